@@ -1,0 +1,39 @@
+/**
+ * The controlled agent: wiring only. Node logic lives in src/nodes.
+ *   START → plan → authorize → (execute | human_review | observe) → observe → (plan | END)
+ */
+import { END, START, StateGraph } from "@langchain/langgraph";
+import { defaultHost } from "../src/bootstrap.js";
+import { loadSettings } from "../src/env.js";
+import type { Host } from "../src/host.js";
+import { makeAuthorizeNode } from "../src/nodes/authorize.js";
+import { makeExecuteNode } from "../src/nodes/execute.js";
+import { makeHumanReviewNode } from "../src/nodes/human_review.js";
+import { makeObserveNode } from "../src/nodes/observe.js";
+import { makePlanNode } from "../src/nodes/plan.js";
+import { afterAuthorize, afterObserve, afterPlan, afterReview, recursionLimitFor } from "../src/runtime/routes.js";
+import { AgentState, NODES } from "../src/state.js";
+
+/** Builds the agent's graph around a host (tests pass their own). */
+export function buildAgent(host: Host) {
+  return new StateGraph(AgentState)
+    .addNode(NODES.plan, makePlanNode(host))
+    .addNode(NODES.authorize, makeAuthorizeNode(host))
+    .addNode(NODES.human_review, makeHumanReviewNode(host))
+    .addNode(NODES.execute, makeExecuteNode(host))
+    .addNode(NODES.observe, makeObserveNode(host))
+    .addEdge(START, NODES.plan)
+    .addConditionalEdges(NODES.plan, afterPlan, [NODES.authorize, NODES.observe])
+    .addConditionalEdges(NODES.authorize, afterAuthorize, [NODES.execute, NODES.human_review, NODES.observe])
+    .addConditionalEdges(NODES.human_review, afterReview, [NODES.execute, NODES.observe])
+    .addEdge(NODES.execute, NODES.observe)
+    .addConditionalEdges(NODES.observe, afterObserve, [NODES.plan, END]);
+}
+
+const settings = loadSettings();
+
+/** The builder on the default host (resources opened lazily on first use). */
+export const builder = buildAgent(defaultHost(settings));
+
+/** What `langgraph.json` serves. The serving layer supplies the checkpointer. */
+export const graph = builder.compile().withConfig({ recursionLimit: recursionLimitFor(settings.budgets) });

@@ -1,0 +1,74 @@
+/**
+ * Composition root: builds the host's resources from settings. Every
+ * resource is opened lazily on first use (never at import) and closed by
+ * `close()`.
+ */
+import type { Settings } from "./env.js";
+import { lazy, type Host } from "./host.js";
+import { connectTools, type ToolHost } from "./mcp/tool-host.js";
+import { openDatabase, type Database } from "./persistence/database.js";
+import { createModelPlanner } from "./planners/model.js";
+import type { Planner } from "./planners/planner.js";
+import { createRulesPlanner } from "./planners/rules.js";
+import { loadConfig } from "./policy/config.js";
+
+export interface Runtime {
+  host: Host;
+  database(): Promise<Database>;
+  close(): Promise<void>;
+}
+
+export function plannerFor(settings: Settings): Planner {
+  if (settings.planner === "rules") return createRulesPlanner();
+  return createModelPlanner({
+    model: settings.model.name,
+    ...(settings.model.baseUrl ? { baseUrl: settings.model.baseUrl } : {}),
+    ...(settings.model.apiKey ? { apiKey: settings.model.apiKey } : {}),
+  });
+}
+
+/** Everything the nodes need, from settings; `overrides` replace parts (tests, CLI). */
+export function createRuntime(
+  settings: Settings,
+  overrides: { database?: Database; tools?: ToolHost; planner?: Planner; now?: () => number } = {},
+): Runtime {
+  const database = overrides.database
+    ? async () => overrides.database as Database
+    : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
+  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(async () => connectTools(await loadConfig(settings.configPath)));
+  const planner = overrides.planner ? async () => overrides.planner as Planner : lazy(async () => plannerFor(settings));
+  let opened = { database: false, tools: false };
+  const host: Host = {
+    budgets: settings.budgets,
+    tools: async () => {
+      opened.tools = true;
+      return tools();
+    },
+    planner,
+    ledger: async () => {
+      opened.database = true;
+      return (await database()).ledger;
+    },
+    now: overrides.now ?? Date.now,
+  };
+  return {
+    host,
+    database: async () => {
+      opened.database = true;
+      return database();
+    },
+    async close() {
+      const closing: Promise<unknown>[] = [];
+      // Only what we opened ourselves; overrides belong to the caller.
+      if (opened.tools && !overrides.tools) closing.push(tools().then((host) => host.close()));
+      if (opened.database && !overrides.database) closing.push(database().then((db) => db.close()));
+      opened = { database: false, tools: false };
+      await Promise.allSettled(closing);
+    },
+  };
+}
+
+/** The host `graphs/agent.ts` uses when served without our entry points. */
+export function defaultHost(settings: Settings): Host {
+  return createRuntime(settings).host;
+}

@@ -1,0 +1,108 @@
+/**
+ * Terminal entry point: runs one request as a dev principal and prints the
+ * answer, its citations, the tool ledger and why the run stopped.
+ *
+ *   npm run chat -- --user alice "Compare self-attention with cross-attention using my notes"
+ *   npm run chat -- --user alice --thread <id>            continue a thread (e.g. after a crash)
+ *   npm run chat -- --user alice --thread <id> --resume '{"decisions":[{"type":"approve"}]}'
+ */
+import { randomUUID } from "node:crypto";
+import { parseArgs } from "node:util";
+import { HumanMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
+import { buildAgent } from "../../graphs/agent.js";
+import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
+import { createRuntime } from "../bootstrap.js";
+import { loadSettings } from "../env.js";
+import { describeError, WarrantError } from "../errors.js";
+import { recursionLimitFor } from "../runtime/routes.js";
+import type { State } from "../state.js";
+import { formatRun } from "./format.js";
+
+const USAGE = `usage: npm run chat -- --user <user_id> [--thread <id>] [--resume <json>] [--json] ["request"]`;
+
+class UsageError extends WarrantError {
+  constructor(message: string) {
+    super("usage", message);
+  }
+}
+
+function parseCommandLine(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      user: { type: "string" },
+      thread: { type: "string" },
+      resume: { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) return { help: true as const };
+  if (!values.user) throw new UsageError("--user is required");
+  const request = positionals.join(" ").trim();
+  if (!request && !values.thread) throw new UsageError("give a request, or --thread to continue one");
+  if (request.length > 8_000) throw new UsageError("the request is longer than 8000 characters");
+  if (values.thread !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(values.thread)) throw new UsageError("--thread must be an id of letters, digits, - or _");
+  let resume: unknown;
+  if (values.resume !== undefined) {
+    try {
+      resume = JSON.parse(values.resume);
+    } catch {
+      throw new UsageError("--resume must be JSON");
+    }
+  }
+  return { help: false as const, user: values.user, thread: values.thread, request, resume, json: values.json };
+}
+
+async function main(): Promise<number> {
+  const options = parseCommandLine(process.argv.slice(2));
+  if (options.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const settings = loadSettings();
+  const principal = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), options.user);
+  const runtime = createRuntime(settings);
+  try {
+    const database = await runtime.database();
+    await runtime.host.tools();
+    const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
+    const threadId = options.thread ?? randomUUID();
+    const config = {
+      configurable: { thread_id: threadId, langgraph_auth_user: principal },
+      recursionLimit: recursionLimitFor(settings.budgets),
+    };
+    if (options.resume !== undefined) {
+      await graph.invoke(new Command({ resume: options.resume }), config);
+    } else if (options.request) {
+      await graph.invoke({ messages: [new HumanMessage(options.request)] }, config);
+    } else {
+      const snapshot = await graph.getState(config);
+      if (snapshot.next.length === 0) {
+        console.error(`warrant: thread ${threadId} has nothing left to run`);
+      } else {
+        // Continue from the last checkpoint: the run picks up at the node that was interrupted.
+        await graph.invoke(null, config);
+      }
+    }
+    const snapshot = await graph.getState(config);
+    const interrupts = snapshot.tasks.flatMap((task) => task.interrupts.map((item) => item.value));
+    const state = snapshot.values as State;
+    if (options.json) console.log(JSON.stringify({ thread_id: threadId, status: state.status, result: state.result, termination_reason: state.termination_reason, ledger: state.ledger, usage: state.usage, interrupts }));
+    else console.log(formatRun(threadId, state, interrupts));
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`warrant: ${describeError(error)}`);
+    if ((error as { code?: unknown }).code === "usage") console.error(USAGE);
+    process.exit(error instanceof UsageError ? 2 : 1);
+  },
+);

@@ -1,0 +1,125 @@
+/**
+ * The only module that reads `process.env`. It returns a fully defaulted,
+ * validated settings object; everything else receives settings as arguments.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { ConfigError } from "./errors.js";
+
+/** Repository root, resolved from this file (works under tsx and the LangGraph CLI). */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, "must be a positive integer")
+    .transform(Number)
+    .refine((n) => Number.isSafeInteger(n) && n > 0, "must be a positive integer")
+    .optional()
+    .transform((n) => n ?? fallback);
+
+const databaseUrl = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()))
+  .superRefine((value, context) => {
+    if (value === undefined) return;
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      context.addIssue({ code: "custom", message: "is not a URL (expected postgres://user@host:port/database)" });
+      return;
+    }
+    if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
+      context.addIssue({ code: "custom", message: `has protocol ${parsed.protocol}, expected postgres:` });
+    }
+    if (parsed.hostname === "") context.addIssue({ code: "custom", message: "has no host" });
+  });
+
+const EnvSchema = z.object({
+  DATABASE_URL: databaseUrl,
+  WARRANT_DATA_DIR: z.string().min(1).optional(),
+  WARRANT_CONFIG: z.string().min(1).optional(),
+  WARRANT_PRINCIPALS: z.string().min(1).optional(),
+  WARRANT_PLANNER: z.enum(["rules", "model"]).optional(),
+  WARRANT_MODEL: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  WARRANT_MAX_MODEL_TURNS: positiveInt(8),
+  WARRANT_MAX_TOOL_CALLS: positiveInt(12),
+  WARRANT_DEADLINE_MS: positiveInt(120_000),
+  WARRANT_MAX_REPEATS: positiveInt(2),
+  WARRANT_NO_PROGRESS_STEPS: positiveInt(3),
+  WARRANT_MAX_TOKENS: positiveInt(200_000),
+});
+
+/** Hard per-run limits. A run that reaches one stops with `budget_exhausted`. */
+export interface Budgets {
+  /** Planner turns (model calls) per run. */
+  model_turns: number;
+  /** Tool execution attempts per run; every call of a parallel response counts, failures too. */
+  tool_calls: number;
+  /** Wall-clock limit per run, from its first step. */
+  deadline_ms: number;
+  /** Input plus output tokens per run. */
+  tokens: number;
+  /** How many times one action fingerprint may be authorized per run. */
+  max_repeats: number;
+  /** Consecutive observe steps without new evidence before the run stops. */
+  no_progress_steps: number;
+}
+
+export interface Settings {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  configPath: string;
+  principalsPath: string;
+  planner: "rules" | "model";
+  model: { name: string; baseUrl: string | undefined; apiKey: string | undefined };
+  budgets: Budgets;
+}
+
+/** Reads and validates the environment. Throws a `ConfigError` naming the variable. */
+export function loadSettings(source: Record<string, string | undefined> = process.env): Settings {
+  const parsed = EnvSchema.safeParse(source);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = issue?.path.join(".") ?? "environment";
+    throw new ConfigError("config_invalid", `${variable} ${issue?.message ?? "is invalid"}`);
+  }
+  const env = parsed.data;
+  const fromRoot = (value: string | undefined, fallback: string) => path.resolve(REPO_ROOT, value ?? fallback);
+  return {
+    databaseUrl: env.DATABASE_URL,
+    dataDir: fromRoot(env.WARRANT_DATA_DIR, ".data"),
+    configPath: fromRoot(env.WARRANT_CONFIG, "warrant.config.json"),
+    principalsPath: fromRoot(env.WARRANT_PRINCIPALS, "src/auth/dev-principals.json"),
+    // The rules planner is the default whenever no model is configured.
+    planner: env.WARRANT_PLANNER ?? (env.WARRANT_MODEL ? "model" : "rules"),
+    model: { name: env.WARRANT_MODEL ?? "gpt-4o-mini", baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY },
+    budgets: {
+      model_turns: env.WARRANT_MAX_MODEL_TURNS,
+      tool_calls: env.WARRANT_MAX_TOOL_CALLS,
+      deadline_ms: env.WARRANT_DEADLINE_MS,
+      tokens: env.WARRANT_MAX_TOKENS,
+      max_repeats: env.WARRANT_MAX_REPEATS,
+      no_progress_steps: env.WARRANT_NO_PROGRESS_STEPS,
+    },
+  };
+}
+
+/**
+ * The environment for child processes we spawn (MCP servers): the parent's
+ * variables minus secrets that a tool server has no business seeing.
+ */
+export function childEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (/^(OPENAI_|WARRANT_AUTH_SECRET|DATABASE_URL)/.test(key)) continue;
+    result[key] = value;
+  }
+  return { ...result, ...extra };
+}

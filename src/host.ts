@@ -1,0 +1,30 @@
+/**
+ * What the nodes need from the outside world, behind one interface so tests
+ * and entry points can supply their own. Resources are obtained lazily on
+ * first use, never at import time.
+ */
+import type { Budgets } from "./env.js";
+import type { ToolHost } from "./mcp/tool-host.js";
+import type { Planner } from "./planners/planner.js";
+import type { LedgerStore } from "./runtime/ledger.js";
+
+export interface Host {
+  budgets: Budgets;
+  tools(): Promise<ToolHost>;
+  planner(): Promise<Planner>;
+  ledger(): Promise<LedgerStore>;
+  /** Milliseconds since the epoch; injectable for deadline tests. */
+  now(): number;
+}
+
+/** Memoizes an async factory so concurrent first calls share one result; a failure is not cached. */
+export function lazy<T>(factory: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= factory().catch((error: unknown) => {
+      pending = undefined;
+      throw error;
+    });
+    return pending;
+  };
+}

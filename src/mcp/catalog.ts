@@ -1,0 +1,104 @@
+/**
+ * The catalog: MCP tools that have a contract, with the schema the model sees
+ * (host-injected arguments removed, unknown keys forbidden).
+ */
+import type { ToolContract } from "../policy/config.js";
+import type { ToolSpec } from "../planners/planner.js";
+
+/** MCP tool annotations: hints only, they never authorize anything. */
+export interface ToolHints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** The MCP spec's defaults for hints a server leaves out. */
+export const DEFAULT_HINTS: ToolHints = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+
+export interface CatalogTool {
+  /** Name the agent and the model use. */
+  name: string;
+  /** Name on the MCP server. */
+  remote_name: string;
+  server: string;
+  contract: ToolContract;
+  description: string;
+  /** JSON Schema of the model-visible arguments. */
+  model_schema: Record<string, unknown>;
+  hints: ToolHints;
+}
+
+/** A raw tool as listed by an MCP server. */
+export interface ListedTool {
+  name: string;
+  description?: string | undefined;
+  inputSchema: Record<string, unknown>;
+  annotations?: Partial<Record<keyof ToolHints, unknown>> | undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Removes injected arguments from a server's input schema and forbids unknown keys. */
+export function modelSchemaFor(inputSchema: Record<string, unknown>, injected: readonly string[]): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  const serverProperties = isRecord(inputSchema["properties"]) ? inputSchema["properties"] : {};
+  for (const [key, schema] of Object.entries(serverProperties)) {
+    if (!injected.includes(key)) properties[key] = schema;
+  }
+  const required = Array.isArray(inputSchema["required"])
+    ? inputSchema["required"].filter((key): key is string => typeof key === "string" && !injected.includes(key))
+    : [];
+  return { type: "object", properties, required, additionalProperties: false };
+}
+
+function hintsFrom(annotations: ListedTool["annotations"]): ToolHints {
+  const hint = (key: keyof ToolHints) => {
+    const value = annotations?.[key];
+    return typeof value === "boolean" ? value : DEFAULT_HINTS[key];
+  };
+  return {
+    readOnlyHint: hint("readOnlyHint"),
+    destructiveHint: hint("destructiveHint"),
+    idempotentHint: hint("idempotentHint"),
+    openWorldHint: hint("openWorldHint"),
+  };
+}
+
+/**
+ * Joins contracts with the tools servers actually list. A listed tool without
+ * a contract is left out (hidden); a contract whose tool is not listed is
+ * reported in `missing`.
+ */
+export function buildCatalog(
+  contracts: Record<string, ToolContract>,
+  listed: Record<string, ListedTool[]>,
+): { tools: CatalogTool[]; missing: string[] } {
+  const tools: CatalogTool[] = [];
+  const missing: string[] = [];
+  for (const [name, contract] of Object.entries(contracts)) {
+    const remoteName = contract.remote_name ?? name;
+    const match = (listed[contract.server] ?? []).find((tool) => tool.name === remoteName);
+    if (!match) {
+      missing.push(name);
+      continue;
+    }
+    tools.push({
+      name,
+      remote_name: remoteName,
+      server: contract.server,
+      contract,
+      description: contract.description ?? match.description ?? name,
+      model_schema: modelSchemaFor(match.inputSchema, Object.keys(contract.injected)),
+      hints: hintsFrom(match.annotations),
+    });
+  }
+  return { tools, missing };
+}
+
+/** What a planner is shown for a tool. */
+export function toToolSpec(tool: CatalogTool): ToolSpec {
+  return { name: tool.name, description: tool.description, parameters: tool.model_schema };
+}

@@ -1,0 +1,85 @@
+/**
+ * human_review: the only node that pauses. It asks once for every pending
+ * approval of the step (no side effects before `interrupt()`), binds each
+ * decision to the exact action, and re-checks an edit as a new proposal.
+ * Only the run's owner or a principal with `approvals:decide` may decide; the
+ * approver is the authenticated principal of the resume request.
+ */
+import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { principalFromConfig, type Principal } from "../auth/principal.js";
+import type { Host } from "../host.js";
+import { bindResume, interruptPayload, type InterruptPayload, type ResumeDecision } from "../policy/approval.js";
+import { pendingReview, type Decision } from "../policy/decision.js";
+import { actionFingerprint } from "../runtime/fingerprint.js";
+import { transition } from "../runtime/transitions.js";
+import type { NodeUpdate, State } from "../state.js";
+import { checkProposal, runBoundFrom, threadIdFrom } from "./authorize.js";
+
+type Review = Extract<Decision, { type: "review" }>;
+
+export const REVIEWER_SCOPE = "approvals:decide";
+
+function mayDecide(approver: Principal, owner: string | undefined): boolean {
+  return approver.user_id === owner || approver.scopes.includes(REVIEWER_SCOPE);
+}
+
+export function makeHumanReviewNode(host: Host) {
+  return async function human_review(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"human_review">> {
+    const pending = pendingReview(state.decisions ?? []);
+    const request = interruptPayload(pending);
+    let payload: InterruptPayload = request;
+    // Each refused resume asks the same question again; nothing is lost.
+    for (;;) {
+      const answer: unknown = interrupt(payload);
+      const approver = principalFromConfig(config);
+      if (!mayDecide(approver, state.run?.owner)) {
+        payload = { ...request, error: { code: "approver_not_permitted", message: "only the run's owner or a reviewer may decide" } };
+        continue;
+      }
+      const binding = bindResume(answer, pending);
+      if (!binding.ok) {
+        payload = { ...request, error: { code: "invalid_resume", message: binding.message } };
+        continue;
+      }
+      const tools = await host.tools();
+      const context = { principal: principalFromConfig(config), threadId: threadIdFrom(config), runBound: runBoundFrom(config) };
+      const resolved = new Map<string, Decision>();
+      for (const { review, decision } of binding.pairs) {
+        resolved.set(review.call_id, await resolve(review, decision, host, tools, context, state.tool_offer?.offered ?? []));
+      }
+      const decisions = (state.decisions ?? []).map((decision) => resolved.get(decision.call_id) ?? decision);
+      const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
+      return { ...transition(state.status, next), decisions };
+    }
+  };
+}
+
+async function resolve(
+  review: Review,
+  decision: ResumeDecision,
+  host: Host,
+  tools: Awaited<ReturnType<Host["tools"]>>,
+  context: Parameters<typeof checkProposal>[3],
+  offered: readonly string[],
+): Promise<Decision> {
+  const { approval, description: _description, type: _type, ...action } = review;
+  if (Date.parse(approval.expires_at) <= host.now()) {
+    return { type: "deny", call_id: review.call_id, tool: review.tool, code: "approval_expired", message: "the approval request expired" };
+  }
+  if (decision.type === "reject") {
+    return { type: "deny", call_id: review.call_id, tool: review.tool, code: "approval_rejected", message: decision.message ?? "rejected by the reviewer" };
+  }
+  if (decision.type === "approve") return { type: "allow", ...action };
+  // An edit is a new version of the action: validated and authorized again.
+  if (decision.edited_action.name !== review.tool) {
+    return { type: "deny", call_id: review.call_id, tool: review.tool, code: "tool_not_permitted", message: "an edit may not change the tool" };
+  }
+  const checked = checkProposal(
+    { call_id: review.call_id, name: review.tool, raw_arguments: JSON.stringify(decision.edited_action.args) },
+    offered,
+    tools,
+    context,
+  );
+  if (!checked.ok) return checked.decision;
+  return { ...action, type: "allow", args: checked.args, model_args: checked.modelArgs, fingerprint: actionFingerprint(review.tool, checked.modelArgs) };
+}

@@ -1,0 +1,126 @@
+/**
+ * observe: turns this turn's decisions and results into tool messages and
+ * evidence, checks every stop condition, and either ends the run with a
+ * termination reason or hands back to plan. It is the only node that ends a run.
+ */
+import { createHash } from "node:crypto";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { Host } from "../host.js";
+import { extractEvidence } from "../mcp/evidence.js";
+import { exhaustedBudget } from "../policy/budgets.js";
+import type { Decision } from "../policy/decision.js";
+import { mergeEvidence, type Evidence } from "../runtime/evidence.js";
+import { transition, type RunStatus } from "../runtime/transitions.js";
+import type { CallResult, Citation, NodeUpdate, Progress, RunResult, State, TerminationReason } from "../state.js";
+
+function errorMessage(callId: string, tool: string, code: string, message: string): ToolMessage {
+  return new ToolMessage({ tool_call_id: callId, name: tool, status: "error", content: JSON.stringify({ error: { code, message } }) });
+}
+
+/** One tool message per proposal, in proposal order, so every tool call has its answer. */
+function toolMessages(decisions: readonly Decision[], results: readonly CallResult[]): ToolMessage[] {
+  return decisions.map((decision) => {
+    if (decision.type === "deny") return errorMessage(decision.call_id, decision.tool, decision.code, decision.message);
+    const result = results.find((entry) => entry.call_id === decision.call_id);
+    if (!result) return errorMessage(decision.call_id, decision.tool, "approval_required", "the call was not executed");
+    if (!result.ok) return errorMessage(result.call_id, result.tool, result.code, result.message);
+    return new ToolMessage({ tool_call_id: result.call_id, name: result.tool, content: result.text, artifact: result.structured });
+  });
+}
+
+function resultHash(result: Extract<CallResult, { ok: true }>): string {
+  return createHash("sha256").update(result.tool).update("\u0000").update(result.text).digest("hex").slice(0, 32);
+}
+
+function citationsFor(refs: readonly string[], evidence: readonly Evidence[]): { citations: Citation[]; unsupported: string[] } {
+  const citations: Citation[] = [];
+  const unsupported: string[] = [];
+  for (const ref of new Set(refs)) {
+    const item = evidence.find((entry) => entry.ref === ref);
+    if (!item) {
+      unsupported.push(ref);
+      continue;
+    }
+    const citation: Citation = { ref, source_id: item.source_id };
+    if (item.page !== undefined) citation.page = item.page;
+    if (item.title !== undefined) citation.title = item.title;
+    citations.push(citation);
+  }
+  return { citations, unsupported };
+}
+
+function answerMessage(result: RunResult): AIMessage {
+  const sources = result.citations.map(
+    (citation, index) => `[${index + 1}] ${citation.source_id}${citation.page !== undefined ? ` p.${citation.page}` : ""} (${citation.ref})`,
+  );
+  const content = sources.length > 0 ? `${result.answer}\n\nSources:\n${sources.join("\n")}` : result.answer;
+  return new AIMessage({ content, additional_kwargs: { warrant_result: result } });
+}
+
+export function makeObserveNode(host: Host) {
+  return async function observe(state: State, _config: LangGraphRunnableConfig): Promise<NodeUpdate<"observe">> {
+    const run = state.run;
+    const turn = run?.turn ?? 0;
+    const decisions = state.verdict?.type === "tool_calls" ? (state.decisions ?? []) : [];
+    const results = state.verdict?.type === "tool_calls" ? (state.call_results ?? []) : [];
+    const messages = toolMessages(decisions, results);
+
+    const successes = results.filter((result): result is Extract<CallResult, { ok: true }> => result.ok);
+    const fresh = successes.flatMap((result) => extractEvidence(result.structured, result.tool, result.call_id));
+    const known = new Set(state.evidence.map((item) => item.ref));
+    const newEvidence = fresh.filter((item) => !known.has(item.ref));
+    const allEvidence = mergeEvidence(state.evidence, fresh);
+
+    const previous: Progress =
+      state.progress && state.progress.run_id === run?.run_id ? state.progress : { run_id: run?.run_id ?? "", steps_without_progress: 0, seen_results: [] };
+    const hashes = successes.map(resultHash);
+    const novel = hashes.filter((hash) => !previous.seen_results.includes(hash));
+    const progressed = newEvidence.length > 0 || novel.length > 0;
+    const progress: Progress = {
+      run_id: previous.run_id,
+      steps_without_progress: decisions.length === 0 || progressed ? 0 : previous.steps_without_progress + 1,
+      seen_results: [...previous.seen_results, ...novel],
+    };
+
+    const end = (status: RunStatus, reason: Omit<TerminationReason, "turn">, result: RunResult | null = null, extra: AIMessage[] = []) => ({
+      ...transition(state.status, status),
+      messages: [...messages, ...extra],
+      evidence: fresh,
+      progress,
+      termination_reason: { ...reason, turn },
+      result,
+    });
+
+    const verdict = state.verdict;
+    if (verdict?.type === "final") {
+      const { citations, unsupported } = citationsFor(verdict.citations, allEvidence);
+      if (unsupported.length > 0) {
+        return end("failed", { code: "unsupported_citation", detail: `cited refs not in evidence: ${unsupported.join(", ")}` });
+      }
+      const result: RunResult = { answer: verdict.answer, citations, abstained: verdict.abstained };
+      if (verdict.abstained) return end("abstained", { code: "abstained", detail: "no supporting evidence" }, result, [answerMessage(result)]);
+      return end("completed", { code: "final_answer", detail: `answered with ${citations.length} citation(s)` }, result, [answerMessage(result)]);
+    }
+    if (verdict?.type === "needs_human") return end("needs_human", { code: "needs_human", detail: verdict.reason });
+    if (verdict?.type === "error") return end("failed", { code: "planner_error", detail: `${verdict.code}: ${verdict.message}` });
+
+    const stopDenial = decisions.find(
+      (decision): decision is Extract<Decision, { type: "deny" }> => decision.type === "deny" && (decision.code === "budget_exhausted" || decision.code === "repeated_action"),
+    );
+    const stopResult = results.find((result) => !result.ok && result.code === "budget_exhausted");
+    if (stopDenial?.code === "repeated_action") {
+      return end("stopped", { code: "repeated_action", detail: `${stopDenial.tool} was proposed again with the same arguments` });
+    }
+    if (stopDenial || stopResult) {
+      return end("stopped", { code: "budget_exhausted", budget: "tool_calls", detail: `tool-call budget of ${host.budgets.tool_calls} used up` });
+    }
+    const budget = run ? exhaustedBudget(state.usage, host.budgets, run.started_at, host.now()) : undefined;
+    if (budget) return end("stopped", { code: "budget_exhausted", budget, detail: `${budget} budget used up` });
+    if (progress.steps_without_progress >= host.budgets.no_progress_steps) {
+      return end("stopped", { code: "no_progress", detail: `${progress.steps_without_progress} turns without new results or evidence` });
+    }
+    // A new run on an old thread clears the previous run's outcome here.
+    return { ...transition(state.status, "planning"), messages, evidence: fresh, progress, termination_reason: null, result: null };
+  };
+}

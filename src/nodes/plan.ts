@@ -1,0 +1,128 @@
+/**
+ * plan: builds the planner's context, offers this step's effective tools,
+ * asks the planner, and records its proposals. It never runs anything.
+ */
+import { randomUUID } from "node:crypto";
+import { AIMessage } from "@langchain/core/messages";
+import { isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { principalFromConfig } from "../auth/principal.js";
+import { isModelBehaviorError } from "../errors.js";
+import type { Host } from "../host.js";
+import { toToolSpec } from "../mcp/catalog.js";
+import { parseToolArguments } from "../planners/arguments.js";
+import { latestRequest, plannerContext } from "../planners/context.js";
+import type { PlanResult, Proposal } from "../planners/planner.js";
+import { effectiveTools } from "../policy/effective-tools.js";
+import { isTerminal, transition, type RunStatus } from "../runtime/transitions.js";
+import type { NodeUpdate, RunInfo, State } from "../state.js";
+
+/** Reads and writes are planned in the default stage; writes still need approval in authorize. */
+const STAGE = "default";
+
+function startsNewRun(status: RunStatus): boolean {
+  return status === "created" || isTerminal(status);
+}
+
+/**
+ * Call ids key the ledger for the whole thread, so they must be unique there.
+ * A planner's id is kept unless it repeats one already used (a careless or
+ * hostile model may reuse ids); then a fresh id replaces it.
+ */
+export function uniqueCallIds(calls: readonly Proposal[], messages: State["messages"]): Proposal[] {
+  const used = new Set<string>();
+  for (const message of messages) {
+    if (AIMessage.isInstance(message)) for (const toolCall of message.tool_calls ?? []) if (toolCall.id) used.add(toolCall.id);
+  }
+  return calls.map((call) => {
+    const callId = call.call_id.length > 0 && call.call_id.length <= 128 && !used.has(call.call_id) ? call.call_id : `call_${randomUUID()}`;
+    used.add(callId);
+    return { ...call, call_id: callId };
+  });
+}
+
+function toolCallMessage(result: Extract<PlanResult["outcome"], { type: "tool_calls" }>): AIMessage {
+  return new AIMessage({
+    content: result.text ?? "",
+    tool_calls: result.calls.map((call) => {
+      const parsed = parseToolArguments(call.raw_arguments);
+      return { id: call.call_id, name: call.name, args: parsed.ok ? parsed.value : {}, type: "tool_call" as const };
+    }),
+  });
+}
+
+export function makePlanNode(host: Host) {
+  return async function plan(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"plan">> {
+    const principal = principalFromConfig(config);
+    const newRun = startsNewRun(state.status);
+    const request = latestRequest(state.messages);
+    const run: RunInfo =
+      newRun || !state.run
+        ? { run_id: randomUUID(), request, started_at: new Date(host.now()).toISOString(), turn: 1, owner: principal.user_id }
+        : { ...state.run, turn: state.run.turn + 1 };
+    const hops: RunStatus[] = state.status === "planning" ? [] : ["planning"];
+
+    const tools = await host.tools();
+    const offer = effectiveTools({
+      tools: tools.catalog(),
+      principal,
+      stage: STAGE,
+      allowedRisks: ["read", "write_reversible", "write_irreversible"],
+      isHealthy: (server) => tools.isHealthy(server),
+      maxTools: tools.maxTools,
+      request,
+    });
+    const base = {
+      run,
+      tool_offer: { offered: offer.offered.map((tool) => tool.name), withheld: offer.withheld },
+    };
+    const usageReset = newRun ? { reset: true } : {};
+
+    let result: PlanResult;
+    try {
+      const planner = await host.planner();
+      result = await planner.plan({
+        request,
+        messages: plannerContext(state.messages),
+        tools: offer.offered.map(toToolSpec),
+        evidence: state.evidence,
+        turn: run.turn,
+        ...(config.signal ? { signal: config.signal } : {}),
+      });
+    } catch (error) {
+      if (isGraphInterrupt(error)) throw error;
+      if (!isModelBehaviorError(error)) throw error;
+      // A bad model reply still costs a turn; observe ends the run with planner_error.
+      return {
+        ...base,
+        ...transition(state.status, ...hops, "observing"),
+        proposals: [],
+        verdict: { type: "error", code: error.code, message: error.message },
+        usage: { ...usageReset, model_calls: 1 },
+      };
+    }
+
+    const usage = {
+      ...usageReset,
+      model_calls: 1,
+      input_tokens: result.usage.input_tokens,
+      output_tokens: result.usage.output_tokens,
+    };
+    const outcome = result.outcome;
+    if (outcome.type === "tool_calls" && outcome.calls.length > 0) {
+      const calls = uniqueCallIds(outcome.calls, state.messages);
+      return {
+        ...base,
+        ...transition(state.status, ...hops, "tool_proposed"),
+        messages: [toolCallMessage({ ...outcome, calls })],
+        proposals: calls,
+        verdict: { type: "tool_calls" },
+        usage,
+      };
+    }
+    const verdict =
+      outcome.type === "tool_calls"
+        ? { type: "error" as const, code: "model_empty_reply", message: "the planner proposed an empty set of calls" }
+        : outcome;
+    return { ...base, ...transition(state.status, ...hops, "observing"), proposals: [], verdict, usage };
+  };
+}

@@ -1,0 +1,294 @@
+/**
+ * Opens Warrant's Postgres: a real server when `DATABASE_URL` is set, else an
+ * embedded PGlite served over a local socket so both modes share one code
+ * path (`pg.Pool` → `PostgresSaver` + ledger store).
+ *
+ * Embedded-mode facts this module is built around (read from
+ * `@electric-sql/pglite-socket` 0.2.17 and measured):
+ * - PGlite is ONE single-user Postgres backend. The socket server can accept
+ *   more connections (`maxConnections`), but they all share that one session:
+ *   advisory locks, prepared statements and `SET`s are shared, and only
+ *   explicit transaction blocks are kept apart by its query queue, so an
+ *   extended-protocol message sequence from one socket can interleave with
+ *   another's. Concurrent connections are therefore not safe, so the
+ *   embedded pool has `max: 1`, and no wait timeout (callers queue for the
+ *   one client instead of failing).
+ * - The server's slot limit is 2, not its default 1, and that is headroom,
+ *   not concurrency: `pg.Pool#query` destroys its client on ANY query error
+ *   (even a unique violation) and the next query connects a replacement at
+ *   once, while the old socket is still closing. With one slot that
+ *   replacement is refused ("Connection terminated unexpectedly"); measured:
+ *   every other query failed after an error. With two, the pool (still at
+ *   most one live client) always gets in. No idle timeout either, so the
+ *   pool does not churn connections for nothing.
+ * - PGlite starts Postgres with `-F` (fsync off), but its Node filesystem
+ *   writes straight through to the host files, and commits still write the
+ *   WAL (synchronous_commit stays on). Committed data therefore survives the
+ *   process being SIGKILLed (see the crash test); it is not guaranteed to
+ *   survive an OS crash or power loss.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import pg from "pg";
+import { ConfigError } from "../errors.js";
+import type { LedgerStore } from "../runtime/ledger.js";
+import { createLedgerStore, ledgerMigrations, quoteSchemaName } from "./ledger-store.js";
+
+/** An open database. Everything shares `pool`. */
+export interface Database {
+  mode: "server" | "embedded";
+  /**
+   * In embedded mode this pool has exactly ONE connection: never hold a
+   * client (`pool.connect()`) while awaiting anything else that needs the
+   * pool, or the process deadlocks.
+   */
+  pool: pg.Pool;
+  /** LangGraph checkpointer; its tables are already set up (default schema `public`). */
+  saver: PostgresSaver;
+  ledger: LedgerStore;
+  /** Ends the pool, then (embedded) stops the socket server and closes PGlite. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** `postgres://user[:password]@host[:port]/database`; unset means embedded PGlite. */
+  databaseUrl?: string;
+  /** Embedded mode keeps its files in `<dataDir>/pglite`. Unused in server mode. */
+  dataDir: string;
+  /** Schema for Warrant's own tables; default `warrant`. */
+  schema?: string;
+}
+
+const DEFAULT_SCHEMA = "warrant";
+
+/** How long a server-mode connection attempt (or a wait for a pool slot) may take. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/** One live pool client plus one slot for a replacement while the old socket closes (see the header). */
+const EMBEDDED_SOCKET_SLOTS = 2;
+
+/** Fixed key for the setup lock: the ASCII bytes of "WARRANT" read as a bigint. Text, so JS never rounds it. */
+const SETUP_LOCK_KEY = "24560144796962388";
+
+/**
+ * Opens the database and runs setup (checkpointer tables + ledger migrations)
+ * once, under an advisory lock. Throws `ConfigError` `config_invalid` for a
+ * malformed URL or schema name, `database_unreachable` when the server cannot
+ * be reached or the embedded files cannot be opened.
+ */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  quoteSchemaName(schema); // validates the name before any connection is made
+  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema);
+  return openEmbedded(options.dataDir, schema);
+}
+
+async function openServer(databaseUrl: string, schema: string): Promise<Database> {
+  const target = describeTarget(databaseUrl);
+  const pool = new pg.Pool({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  watchIdleErrors(pool);
+  try {
+    return await assemble("server", pool, schema, target.label, () => pool.end());
+  } catch (error) {
+    throw withoutSecret(error, target.password);
+  }
+}
+
+async function openEmbedded(dataDir: string, schema: string): Promise<Database> {
+  const directory = path.resolve(dataDir, "pglite");
+  const pglite = await startPglite(directory);
+  const server = new PGLiteSocketServer({ db: pglite, host: "127.0.0.1", port: 0, maxConnections: EMBEDDED_SOCKET_SLOTS });
+  try {
+    await server.start();
+  } catch (error) {
+    await pglite.close();
+    throw new ConfigError("database_unreachable", `cannot serve the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
+  }
+  // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
+  const pool = new pg.Pool({
+    connectionString: `postgres://postgres@${server.getServerConn()}/postgres`,
+    max: 1,
+    idleTimeoutMillis: 0,
+  });
+  watchIdleErrors(pool);
+  const shutdown = async (): Promise<void> => {
+    try {
+      await pool.end();
+    } finally {
+      try {
+        await server.stop();
+      } finally {
+        await pglite.close();
+      }
+    }
+  };
+  return assemble("embedded", pool, schema, `embedded PGlite in ${directory}`, shutdown);
+}
+
+async function startPglite(directory: string): Promise<PGlite> {
+  try {
+    await fs.mkdir(directory, { recursive: true });
+    return await PGlite.create({ dataDir: directory });
+  } catch (error) {
+    throw new ConfigError("database_unreachable", `cannot open the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
+  }
+}
+
+/** Runs setup, then builds the handle; on a setup failure releases everything it was given. */
+async function assemble(
+  mode: Database["mode"],
+  pool: pg.Pool,
+  schema: string,
+  target: string,
+  shutdown: () => Promise<void>,
+): Promise<Database> {
+  try {
+    await setUp(pool, schema, target);
+  } catch (error) {
+    await shutdown().catch(() => undefined);
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    mode,
+    pool,
+    saver: new PostgresSaver(pool),
+    ledger: createLedgerStore(pool, schema),
+    close: () => (closing ??= shutdown()),
+  };
+}
+
+/**
+ * Setup on ONE client that holds the advisory lock for the whole time.
+ *
+ * `PostgresSaver.setup()` is not safe to run concurrently (it reads its
+ * migration version, then inserts it), and `create ... if not exists` races
+ * on the catalog, so concurrent openers must serialize. But `setup()` takes
+ * its own client with `pool.connect()`; with the one-connection embedded pool
+ * that would wait forever for the client we hold. Rather than skip the lock
+ * in embedded mode (two code paths), setup runs on a saver built over
+ * `lendClient(...)`, a view of the pool whose `connect()` hands out the
+ * locked client with a no-op `release()`. In embedded mode the lock is
+ * redundant (one process owns the data directory) but harmless.
+ */
+async function setUp(pool: pg.Pool, schema: string, target: string): Promise<void> {
+  const client = await connectOrExplain(pool, target);
+  let broken: Error | undefined;
+  try {
+    await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
+    try {
+      await new PostgresSaver(lendClient(pool, client)).setup();
+      for (const statement of ledgerMigrations(schema)) await client.query(statement);
+    } finally {
+      await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
+    }
+  } catch (error) {
+    broken = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    // A client that failed mid-setup may still hold the lock or a broken
+    // connection; passing the error makes the pool destroy it.
+    client.release(broken);
+  }
+}
+
+async function connectOrExplain(pool: pg.Pool, target: string): Promise<pg.PoolClient> {
+  try {
+    return await pool.connect();
+  } catch (error) {
+    throw new ConfigError("database_unreachable", `cannot connect to Postgres at ${target}: ${oneLine(error)}`, { cause: error });
+  }
+}
+
+/**
+ * The pool as seen by one setup call: `connect()` resolves to `client`
+ * (whose `release()` does nothing, so the caller keeps it) and `query()`
+ * runs on `client`. PostgresSaver 1.0.5's `setup()` uses only these two.
+ */
+function lendClient(pool: pg.Pool, client: pg.PoolClient): pg.Pool {
+  const lent = new Proxy(client, {
+    get(target, property) {
+      if (property === "release") return () => undefined;
+      return bindToTarget(target, Reflect.get(target, property, target));
+    },
+  });
+  return new Proxy(pool, {
+    get(target, property) {
+      if (property === "connect") return async () => lent;
+      if (property === "query") return bindToTarget(client, Reflect.get(client, property, client));
+      return bindToTarget(target, Reflect.get(target, property, target));
+    },
+  });
+}
+
+function bindToTarget(target: object, value: unknown): unknown {
+  return typeof value === "function" ? value.bind(target) : value;
+}
+
+/**
+ * An idle pooled client whose connection dies (server restart, embedded
+ * socket closed) makes the pool emit `error`; without a listener Node would
+ * crash the process. The pool already discards that client and the next
+ * query reconnects, so there is nothing more to do here.
+ */
+function watchIdleErrors(pool: pg.Pool): void {
+  pool.on("error", () => undefined);
+}
+
+interface Target {
+  /** `host:port/database`, the only form of the URL that appears in messages. */
+  label: string;
+  /** Decoded password ("" if none), kept only to scrub it from driver messages. */
+  password: string;
+}
+
+/** Checks the URL's shape; never echoes the URL itself, which may hold a password. */
+function describeTarget(databaseUrl: string): Target {
+  let parsed: URL;
+  try {
+    parsed = new URL(databaseUrl);
+  } catch {
+    throw new ConfigError("config_invalid", "DATABASE_URL is not a URL (expected postgres://user@host:port/database)");
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
+    throw new ConfigError("config_invalid", `DATABASE_URL has protocol ${parsed.protocol}, expected postgres:`);
+  }
+  if (parsed.hostname === "") throw new ConfigError("config_invalid", "DATABASE_URL has no host");
+  const database = safeDecode(parsed.pathname.replace(/^\//, "")) || "(default database)";
+  return { label: `${parsed.hostname}:${parsed.port || "5432"}/${database}`, password: safeDecode(parsed.password) };
+}
+
+/**
+ * Belt and braces: driver messages name users and hosts, not passwords, but
+ * if one ever echoed the connection string the password must not escape.
+ */
+function withoutSecret(error: unknown, password: string): unknown {
+  if (password === "" || !(error instanceof Error) || !error.message.includes(password)) return error;
+  error.message = error.message.split(password).join("***");
+  return error;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * First line of an error's message: ConfigError messages are one line. Node
+ * reports a failed dual-stack connect as an AggregateError with an empty
+ * message, so fall back to its first inner error, then to its code.
+ */
+function oneLine(error: unknown): string {
+  if (error instanceof AggregateError && error.message === "" && error.errors.length > 0) return oneLine(error.errors[0]);
+  const message = error instanceof Error ? error.message : String(error);
+  const first = message.split(/\r?\n/, 1)[0]?.trim();
+  if (first !== undefined && first !== "") return first;
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" ? code : "unknown error";
+}

@@ -1,0 +1,58 @@
+/**
+ * The Planner interface. A planner only ever proposes: its output is data
+ * that `authorize` checks. Neither planner is trusted.
+ */
+import type { BaseMessage } from "@langchain/core/messages";
+import type { Evidence } from "../runtime/evidence.js";
+
+/** A tool as the planner sees it: name, description and the arguments the model may set. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the model-visible arguments (host-injected arguments removed). */
+  parameters: Record<string, unknown>;
+}
+
+/** One proposed tool call, arguments kept as the raw text the planner produced. */
+export interface Proposal {
+  /** The tool_call_id: one proposal, one result. */
+  call_id: string;
+  name: string;
+  /** The argument text exactly as proposed; `authorize` parses it strictly. */
+  raw_arguments: string;
+}
+
+export type PlanOutcome =
+  | { type: "tool_calls"; calls: Proposal[]; text?: string }
+  | { type: "final"; answer: string; citations: string[]; abstained: boolean }
+  | { type: "needs_human"; reason: string };
+
+export interface PlanUsage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface PlannerInput {
+  /** The request that started this run (latest human message). */
+  request: string;
+  /** Transcript, already filtered and trimmed by the plan node. */
+  messages: BaseMessage[];
+  /** This step's effective tools. Only these may be bound to a model. */
+  tools: ToolSpec[];
+  /** Evidence gathered so far in this thread. */
+  evidence: Evidence[];
+  /** 1-based planner turn within the run. */
+  turn: number;
+  signal?: AbortSignal;
+}
+
+export interface PlanResult {
+  outcome: PlanOutcome;
+  usage: PlanUsage;
+}
+
+export interface Planner {
+  readonly kind: "rules" | "model" | "scripted";
+  /** Throws `ModelBehaviorError` when the reply is not a usable plan. */
+  plan(input: PlannerInput): Promise<PlanResult>;
+}

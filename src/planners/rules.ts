@@ -1,0 +1,116 @@
+/**
+ * The rules planner: a deterministic decision tree in code, no model. For the
+ * notes domain: search → read the best passages → answer with citations, or
+ * abstain when there is no evidence. It is the default planner when no model
+ * is configured and the driver of the control-plane tests.
+ */
+import { randomUUID } from "node:crypto";
+import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import type { Evidence } from "../runtime/evidence.js";
+import type { PlanOutcome, Planner, PlannerInput, Proposal } from "./planner.js";
+
+/** How many of the best search hits are read before answering. */
+const READ_TOP = 3;
+const SEARCH_LIMIT = 5;
+const FILLER = new Set(
+  "a an and are about between compare comparing contrast difference differences do does explain for from how i in is it me my notes note of on or please summarize tell the to use using what when which why with".split(" "),
+);
+
+interface Observation {
+  tool: string;
+  ok: boolean;
+  structured: unknown;
+}
+
+/** Tool results since the newest human message, oldest first. */
+function observationsSinceRequest(messages: readonly BaseMessage[]): Observation[] {
+  const result: Observation[] = [];
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const message = messages[index];
+    if (!message || message.getType() === "human") break;
+    if (ToolMessage.isInstance(message)) {
+      result.unshift({ tool: message.name ?? "", ok: message.status !== "error", structured: message.artifact });
+    }
+  }
+  return result;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Note ids of search hits, best first. */
+function hitIds(structured: unknown): string[] {
+  if (!isRecord(structured) || !Array.isArray(structured["hits"])) return [];
+  return structured["hits"].flatMap((hit) => (isRecord(hit) && typeof hit["note_id"] === "string" ? [hit["note_id"]] : []));
+}
+
+function readIds(observations: readonly Observation[]): Set<string> {
+  return new Set(
+    observations.flatMap((observation) =>
+      observation.tool === "read_note" && isRecord(observation.structured) && typeof observation.structured["note_id"] === "string"
+        ? [observation.structured["note_id"]]
+        : [],
+    ),
+  );
+}
+
+/** The request without filler words, as a search query. */
+export function searchQuery(request: string): string {
+  const words = request
+    .toLowerCase()
+    .split(/[^a-z0-9-]+/)
+    .filter((word) => word.length > 1 && !FILLER.has(word));
+  return (words.length > 0 ? words.join(" ") : request.trim()).slice(0, 500);
+}
+
+function call(name: string, args: Record<string, unknown>): Proposal {
+  return { call_id: `call_${randomUUID().replace(/-/g, "").slice(0, 20)}`, name, raw_arguments: JSON.stringify(args) };
+}
+
+function firstSentences(text: string, count = 2): string {
+  const sentences = text.match(/[^.!?]+[.!?]+/g) ?? [text];
+  return sentences.slice(0, count).join(" ").trim();
+}
+
+function answerFrom(evidence: readonly Evidence[]): PlanOutcome {
+  const lines = evidence.map((item, index) => `- ${item.title ?? item.item_id}: ${firstSentences(item.excerpt)} [${index + 1}]`);
+  return { type: "final", answer: `From your notes:\n${lines.join("\n")}`, citations: evidence.map((item) => item.ref), abstained: false };
+}
+
+const ABSTAIN: PlanOutcome = {
+  type: "final",
+  answer: "I could not find anything in the notes you can access that answers this, so I will not guess.",
+  citations: [],
+  abstained: true,
+};
+
+/** The fixed decision tree. Exported for tests; `createRulesPlanner` wraps it. */
+export function decide(input: PlannerInput): PlanOutcome {
+  const offered = new Set(input.tools.map((tool) => tool.name));
+  const observations = observationsSinceRequest(input.messages);
+  const searches = observations.filter((observation) => observation.tool === "search_notes");
+  if (searches.length === 0) {
+    if (!offered.has("search_notes")) return { type: "needs_human", reason: "no tool that can search the notes is available to you" };
+    return { type: "tool_calls", calls: [call("search_notes", { query: searchQuery(input.request), limit: SEARCH_LIMIT })] };
+  }
+  const hits = searches.flatMap((search) => (search.ok ? hitIds(search.structured) : []));
+  if (hits.length === 0) return ABSTAIN;
+
+  const best = hits.slice(0, READ_TOP);
+  const attempted = observations.filter((observation) => observation.tool === "read_note").length;
+  const read = readIds(observations);
+  const unread = best.filter((id) => !read.has(id));
+  if (attempted === 0 && unread.length > 0 && offered.has("read_note")) {
+    return { type: "tool_calls", calls: unread.map((noteId) => call("read_note", { note_id: noteId })) };
+  }
+  const supporting = best.flatMap((id) => input.evidence.filter((item) => item.item_id === id));
+  return supporting.length > 0 ? answerFrom(supporting) : ABSTAIN;
+}
+
+export function createRulesPlanner(): Planner {
+  return {
+    kind: "rules",
+    plan: async (input) => ({ outcome: decide(input), usage: { input_tokens: 0, output_tokens: 0 } }),
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * `warrant.config.json`: the MCP servers the host connects to and a contract
+ * for every tool the agent may see. A tool without a contract stays hidden.
+ */
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import { ConfigError } from "../errors.js";
+import { RISKS } from "../runtime/ledger.js";
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const StdioServerSchema = z
+  .object({
+    transport: z.literal("stdio"),
+    /** `node` means this very Node binary (process.execPath). */
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    cwd: z.string().optional(),
+  })
+  .strict();
+
+const HttpServerSchema = z
+  .object({
+    transport: z.literal("http"),
+    url: z.string().url(),
+    /** Audience of the task tokens minted for this server. */
+    audience: z.string().min(1).optional(),
+  })
+  .strict();
+
+export const ServerConfigSchema = z.discriminatedUnion("transport", [StdioServerSchema, HttpServerSchema]);
+export type ServerConfig = z.infer<typeof ServerConfigSchema>;
+
+/** Where a host-injected argument's value comes from. */
+export const INJECTION_SOURCES = ["principal.user_id", "principal.tenant", "run.thread_id"] as const;
+
+export const ToolContractSchema = z
+  .object({
+    server: z.string().regex(NAME),
+    /** The tool's name on its server, when it differs from the name the agent uses. */
+    remote_name: z.string().min(1).optional(),
+    version: z.string().default("1"),
+    description: z.string().min(1).max(2000).optional(),
+    risk: z.enum(RISKS),
+    scopes: z.array(z.string().min(1)).default([]),
+    stages: z.array(z.string().min(1)).default(["any"]),
+    timeout_ms: z.number().int().min(100).max(600_000).default(10_000),
+    max_attempts: z.number().int().min(1).max(5).default(1),
+    run_bound: z.array(z.string().min(1)).default([]),
+    injected: z.record(z.string().min(1), z.enum(INJECTION_SOURCES)).default({}),
+    /** Resource check before any existence check: the value of `argument` must map into the principal's `principal_field`. */
+    resource: z
+      .object({
+        argument: z.string().min(1),
+        /** Regex with one capture group that extracts the resource's owner key (e.g. the course) from the argument. */
+        pattern: z.string().min(1),
+        principal_field: z.enum(["courses", "tenant"]),
+      })
+      .strict()
+      .optional(),
+    max_string_chars: z.number().int().min(1).max(100_000).default(2_000),
+    output: z
+      .object({
+        max_items: z.number().int().min(1).max(1_000).default(10),
+        max_chars: z.number().int().min(100).max(200_000).default(8_000),
+      })
+      .strict()
+      .default({ max_items: 10, max_chars: 8_000 }),
+    always_available: z.boolean().default(false),
+  })
+  .strict();
+export type ToolContract = z.infer<typeof ToolContractSchema>;
+
+export const WarrantConfigSchema = z
+  .object({
+    servers: z.record(z.string().regex(NAME), ServerConfigSchema),
+    tools: z.record(z.string().regex(NAME), ToolContractSchema),
+    selection: z
+      .object({ max_tools: z.number().int().min(1).max(128).default(8) })
+      .strict()
+      .default({ max_tools: 8 }),
+  })
+  .strict()
+  .superRefine((config, context) => {
+    for (const [tool, contract] of Object.entries(config.tools)) {
+      if (!Object.hasOwn(config.servers, contract.server)) {
+        context.addIssue({ code: "custom", path: ["tools", tool, "server"], message: `names unknown server "${contract.server}"` });
+      }
+      if (contract.resource) {
+        try {
+          new RegExp(contract.resource.pattern);
+        } catch {
+          context.addIssue({ code: "custom", path: ["tools", tool, "resource", "pattern"], message: "is not a valid regular expression" });
+        }
+      }
+    }
+  });
+export type WarrantConfig = z.infer<typeof WarrantConfigSchema>;
+
+/** Parses config text; every problem becomes one `ConfigError` line naming the path. */
+export function parseConfig(text: string, source = "warrant.config.json"): WarrantConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError("config_invalid", `${source}: not valid JSON (${(error as Error).message})`);
+  }
+  const parsed = WarrantConfigSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join(".") : "(root)";
+    throw new ConfigError("config_invalid", `${source}: ${where} ${issue?.message ?? "is invalid"}`);
+  }
+  return parsed.data;
+}
+
+/** Reads and validates the config file. Files over 1 MiB are refused. */
+export async function loadConfig(filePath: string): Promise<WarrantConfig> {
+  let text: string;
+  try {
+    text = await readFile(filePath, "utf8");
+  } catch (error) {
+    throw new ConfigError("config_invalid", `cannot read ${filePath}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  if (Buffer.byteLength(text) > 1024 * 1024) throw new ConfigError("config_invalid", `${filePath}: larger than 1 MiB`);
+  return parseConfig(text, filePath);
+}

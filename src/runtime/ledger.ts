@@ -1,0 +1,48 @@
+/**
+ * The effect ledger: one row per tool execution attempt, written before the
+ * external call starts and updated after it ends. The same rows live in the
+ * run state (for clients) and in Postgres (`warrant.ledger`, for recovery).
+ */
+import { z } from "zod";
+import { TOOL_ERROR_CODES } from "../errors.js";
+
+export const RISKS = ["read", "write_reversible", "write_irreversible"] as const;
+export type Risk = (typeof RISKS)[number];
+
+export const LEDGER_STATUSES = ["running", "succeeded", "failed", "outcome_unknown", "abandoned"] as const;
+export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
+
+export const LedgerRowSchema = z.object({
+  /** The proposal's tool_call_id: one proposal, one result. */
+  call_id: z.string().min(1),
+  /** 1 for the first attempt; retries and recoveries increment it. */
+  attempt: z.number().int().positive(),
+  tool: z.string().min(1),
+  server: z.string().min(1),
+  risk: z.enum(RISKS),
+  /** SHA-256 of tool + canonical arguments. */
+  fingerprint: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Set for writes: one business intent, reused across attempts. */
+  idempotency_key: z.string().nullable(),
+  status: z.enum(LEDGER_STATUSES),
+  error_code: z.enum(TOOL_ERROR_CODES).nullable(),
+  started_at: z.string(),
+  finished_at: z.string().nullable(),
+  elapsed_ms: z.number().int().nonnegative().nullable(),
+});
+export type LedgerRow = z.infer<typeof LedgerRowSchema>;
+
+/** What is written when an attempt ends. */
+export type LedgerOutcome = Pick<LedgerRow, "status" | "error_code" | "finished_at" | "elapsed_ms">;
+
+/** Durable ledger, keyed by thread. Implemented in `src/persistence/ledger-store.ts`. */
+export interface LedgerStore {
+  /** Inserts a `running` row. Fails if (thread, call_id, attempt) exists. */
+  begin(threadId: string, row: LedgerRow): Promise<void>;
+  /** Records how an attempt ended. */
+  finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome): Promise<void>;
+  /** Every row of a thread, oldest first. */
+  list(threadId: string): Promise<LedgerRow[]>;
+  /** The newest attempt for a call, if any. */
+  latest(threadId: string, callId: string): Promise<LedgerRow | undefined>;
+}

@@ -1,0 +1,188 @@
+/**
+ * The one state schema. Every field says who owns (writes) it. Fields with a
+ * single writer are last-value channels, so a second writer in the same step
+ * fails loudly (INVALID_CONCURRENT_GRAPH_UPDATE); shared fields have an
+ * explicit reducer.
+ */
+import { Annotation, messagesStateReducer } from "@langchain/langgraph";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { Proposal } from "./planners/planner.js";
+import type { BudgetName, Decision } from "./policy/decision.js";
+import { mergeEvidence, type Evidence } from "./runtime/evidence.js";
+import type { LedgerRow } from "./runtime/ledger.js";
+import { statusReducer, type RunStatus } from "./runtime/transitions.js";
+import type { ToolErrorCode } from "./errors.js";
+
+/** Per-run counters. `reset` starts a new run's totals (written by plan at the start of a run). */
+export interface Usage {
+  model_calls: number;
+  tool_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  elapsed_ms: number;
+}
+export type UsageUpdate = Partial<Usage> & { reset?: boolean };
+
+export const ZERO_USAGE: Usage = {
+  model_calls: 0,
+  tool_calls: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  cost_usd: 0,
+  elapsed_ms: 0,
+};
+
+export function sumUsage(current: Usage, update: UsageUpdate): Usage {
+  const base = update.reset ? ZERO_USAGE : current;
+  return {
+    model_calls: base.model_calls + (update.model_calls ?? 0),
+    tool_calls: base.tool_calls + (update.tool_calls ?? 0),
+    input_tokens: base.input_tokens + (update.input_tokens ?? 0),
+    output_tokens: base.output_tokens + (update.output_tokens ?? 0),
+    cost_usd: base.cost_usd + (update.cost_usd ?? 0),
+    elapsed_ms: base.elapsed_ms + (update.elapsed_ms ?? 0),
+  };
+}
+
+/** Ledger reducer: append, a row with the same (call_id, attempt) replaces the earlier one. */
+export function appendLedger(current: LedgerRow[], update: LedgerRow[]): LedgerRow[] {
+  const key = (row: LedgerRow) => `${row.call_id}#${row.attempt}`;
+  const rows = new Map(current.map((row) => [key(row), row]));
+  for (const row of update) rows.set(key(row), row);
+  return [...rows.values()];
+}
+
+export type TerminationCode =
+  | "final_answer"
+  | "abstained"
+  | "needs_human"
+  | "budget_exhausted"
+  | "repeated_action"
+  | "no_progress"
+  | "planner_error"
+  | "unsupported_citation"
+  | "tool_failure";
+
+/** Why the run stopped: machine-readable code plus the details a reader needs. */
+export interface TerminationReason {
+  code: TerminationCode;
+  detail: string;
+  budget?: BudgetName;
+  /** Planner turn at which the run stopped. */
+  turn: number;
+}
+
+export interface Citation {
+  ref: string;
+  source_id: string;
+  page?: number;
+  title?: string;
+}
+
+/** The structured final answer. */
+export interface RunResult {
+  answer: string;
+  citations: Citation[];
+  abstained: boolean;
+}
+
+/** The run currently being processed on this thread. */
+export interface RunInfo {
+  run_id: string;
+  request: string;
+  started_at: string;
+  /** Planner turns taken in this run. */
+  turn: number;
+  /** user_id of the principal who started the run; approvals are checked against it. */
+  owner: string;
+}
+
+/** What the planner returned this turn when it was not a set of tool calls. */
+export type PlanVerdict =
+  | { type: "tool_calls" }
+  | { type: "final"; answer: string; citations: string[]; abstained: boolean }
+  | { type: "needs_human"; reason: string }
+  | { type: "error"; code: string; message: string };
+
+/** Outcome of one executed call (written by execute, read by observe). */
+export type CallResult =
+  | { call_id: string; tool: string; ok: true; text: string; structured: unknown }
+  | { call_id: string; tool: string; ok: false; code: ToolErrorCode; message: string };
+
+/** Tools offered to the planner this turn, and why the others were not. */
+export interface ToolOffer {
+  offered: string[];
+  withheld: { tool: string; reason: string }[];
+}
+
+/** Counters observe keeps to decide no-progress stops, per run. */
+export interface Progress {
+  run_id: string;
+  steps_without_progress: number;
+  /** Hashes of successful results seen in this run: a repeat of one is not progress. */
+  seen_results: string[];
+}
+
+/** Authorized action fingerprints per run, for repeat detection. */
+export interface RepeatCounts {
+  run_id: string;
+  counts: Record<string, number>;
+}
+
+export const AgentState = Annotation.Root({
+  /** Chat transcript for the UI and the model. Owners: plan (AI turns), observe (tool results, final answer). */
+  messages: Annotation<BaseMessage[]>({ reducer: messagesStateReducer, default: () => [] }),
+  /** Run status. Owners: every node, through runtime/transitions; the reducer rejects illegal transitions. */
+  status: Annotation<RunStatus, RunStatus | RunStatus[]>({ reducer: statusReducer, default: () => "created" }),
+  /** This turn's proposed calls. Owner: plan. */
+  proposals: Annotation<Proposal[]>,
+  /** Per proposal: allow / deny / review. Owners: authorize, then human_review. */
+  decisions: Annotation<Decision[]>,
+  /** One row per tool execution attempt. Owner: execute (append by call_id). */
+  ledger: Annotation<LedgerRow[]>({ reducer: appendLedger, default: () => [] }),
+  /** Sources the run has seen, merged by ref. Owner: observe. */
+  evidence: Annotation<Evidence[]>({ reducer: mergeEvidence, default: () => [] }),
+  /** Per-run usage, summed. Owners: plan (model calls, tokens), execute (tool calls). */
+  usage: Annotation<Usage, UsageUpdate>({ reducer: sumUsage, default: () => ZERO_USAGE }),
+  /** Why the run stopped. Owner: observe. */
+  termination_reason: Annotation<TerminationReason | null>,
+  /** Structured final answer. Owner: observe. */
+  result: Annotation<RunResult | null>,
+  /** The run in progress (id, request, start, turn). Owner: plan. */
+  run: Annotation<RunInfo | null>,
+  /** The planner's verdict when it did not propose calls. Owner: plan. */
+  verdict: Annotation<PlanVerdict | null>,
+  /** Tools offered this turn and why others were withheld. Owner: plan. */
+  tool_offer: Annotation<ToolOffer | null>,
+  /** Authorized fingerprints per run. Owner: authorize. */
+  repeats: Annotation<RepeatCounts | null>,
+  /** Results of this turn's executed calls. Owner: execute. */
+  call_results: Annotation<CallResult[]>,
+  /** No-progress counter per run. Owner: observe. */
+  progress: Annotation<Progress | null>,
+});
+
+export type State = typeof AgentState.State;
+export type Update = typeof AgentState.Update;
+
+/** The fields each node may write. A unit test checks every node's returned keys against this. */
+export const FIELD_OWNERS = {
+  plan: ["messages", "status", "proposals", "usage", "run", "verdict", "tool_offer"],
+  authorize: ["status", "decisions", "repeats"],
+  human_review: ["status", "decisions"],
+  execute: ["status", "ledger", "usage", "call_results"],
+  observe: ["messages", "status", "evidence", "termination_reason", "result", "progress"],
+} as const satisfies Record<string, readonly (keyof Update)[]>;
+
+export type NodeName = keyof typeof FIELD_OWNERS;
+/** The slice of the update a node may return. */
+export type NodeUpdate<N extends NodeName> = Pick<Update, (typeof FIELD_OWNERS)[N][number]>;
+
+export const NODES = {
+  plan: "plan",
+  authorize: "authorize",
+  human_review: "human_review",
+  execute: "execute",
+  observe: "observe",
+} as const satisfies Record<NodeName, NodeName>;

@@ -1,0 +1,215 @@
+/**
+ * `notes` MCP server over stdio: searches and reads the shipped course notes,
+ * enforcing the access rule itself from the principal directory (it never
+ * trusts the host to have filtered anything).
+ *
+ * Run: `npx tsx tools/notes/server.ts [--help] [--data PATH] [--principals PATH]`.
+ * stdout carries only the MCP protocol; every log line goes to stderr.
+ */
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ACCESS_DENIED_TEXT,
+  ReadNoteInputSchema,
+  ReadNoteOutputSchema,
+  SearchNotesInputSchema,
+  SearchNotesOutputSchema,
+  buildSearchIndex,
+  findPrincipal,
+  loadCorpus,
+  loadPrincipalDirectory,
+  readNote,
+  searchNotes,
+  type PrincipalDirectory,
+  type SearchIndex,
+} from "./corpus.js";
+
+const SERVER_NAME = "warrant-notes";
+const SERVER_VERSION = "0.1.0";
+
+// Defaults are resolved from this file's location so the server works from any working directory.
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO_ROOT = path.resolve(HERE, "..", "..");
+const DEFAULT_DATA_PATH = path.join(HERE, "data", "notes.json");
+const DEFAULT_PRINCIPALS_PATH = path.join(REPO_ROOT, "src", "auth", "dev-principals.json");
+
+const USAGE = `Usage: tsx tools/notes/server.ts [--help] [--data PATH] [--principals PATH]
+
+MCP server (stdio) over the course-notes corpus. Tools: search_notes, read_note.
+
+Options:
+  --help             Print this message and exit.
+  --data PATH        Corpus JSON (default: ${path.relative(REPO_ROOT, DEFAULT_DATA_PATH)}).
+  --principals PATH  Principal directory JSON (default: ${path.relative(REPO_ROOT, DEFAULT_PRINCIPALS_PATH)}).
+
+Environment (for tests):
+  WARRANT_NOTES_DELAY_MS=N   Sleep N ms before answering each read_note call.
+  WARRANT_NOTES_FAIL_START=1 Exit with code 1 before connecting.
+`;
+
+interface Options {
+  readonly help: boolean;
+  readonly dataPath: string;
+  readonly principalsPath: string;
+}
+
+interface ServerState {
+  readonly index: SearchIndex;
+  readonly directory: PrincipalDirectory;
+  readonly readDelayMs: number;
+}
+
+function log(message: string): void {
+  process.stderr.write(`[notes] ${message}\n`);
+}
+
+/** Parses argv; relative paths are taken relative to the working directory, as users expect of CLI flags. */
+function parseOptions(argv: readonly string[]): Options {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      data: { type: "string" },
+      principals: { type: "string" },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  return {
+    help: values.help === true,
+    dataPath: values.data === undefined ? DEFAULT_DATA_PATH : path.resolve(values.data),
+    principalsPath: values.principals === undefined ? DEFAULT_PRINCIPALS_PATH : path.resolve(values.principals),
+  };
+}
+
+/** `WARRANT_NOTES_DELAY_MS` as a positive integer; anything else means no delay. */
+function readDelayFromEnvironment(value: string | undefined): number {
+  if (value === undefined || value === "") return 0;
+  if (!/^[1-9][0-9]*$/.test(value)) {
+    log(`ignoring WARRANT_NOTES_DELAY_MS=${JSON.stringify(value)}: not a positive integer`);
+    return 0;
+  }
+  return Number(value);
+}
+
+/** A successful tool result carrying the payload both as structured content and as JSON text. */
+function jsonResult(payload: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(payload) }], structuredContent: payload };
+}
+
+/** The one error result for missing and forbidden notes alike (see ACCESS_DENIED in corpus.ts). */
+function accessDeniedResult(): CallToolResult {
+  return { content: [{ type: "text", text: ACCESS_DENIED_TEXT }], isError: true };
+}
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+function registerSearchNotes(server: McpServer, state: ServerState): void {
+  server.registerTool(
+    "search_notes",
+    {
+      title: "Search course notes",
+      description:
+        "Full-text search over the course notes the caller may read. Returns the best-matching notes (id, source, page, score, snippet), best first.",
+      inputSchema: SearchNotesInputSchema,
+      outputSchema: SearchNotesOutputSchema,
+      annotations: READ_ONLY,
+    },
+    (args) => {
+      const principal = findPrincipal(state.directory, args.user_id);
+      return jsonResult(searchNotes(state.index, principal, { query: args.query, limit: args.limit, course: args.course }));
+    },
+  );
+}
+
+function registerReadNote(server: McpServer, state: ServerState): void {
+  server.registerTool(
+    "read_note",
+    {
+      title: "Read a course note",
+      description: "Returns the full text of one course note by id, if the caller may read it.",
+      inputSchema: ReadNoteInputSchema,
+      outputSchema: ReadNoteOutputSchema,
+      annotations: READ_ONLY,
+    },
+    async (args) => {
+      if (state.readDelayMs > 0) await sleep(state.readDelayMs);
+      const view = readNote(state.index, findPrincipal(state.directory, args.user_id), args.note_id);
+      return view === undefined ? accessDeniedResult() : jsonResult(view);
+    },
+  );
+}
+
+function createServer(state: ServerState): McpServer {
+  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION });
+  registerSearchNotes(server, state);
+  registerReadNote(server, state);
+  return server;
+}
+
+async function loadState(options: Options): Promise<ServerState> {
+  const [corpus, directory] = await Promise.all([loadCorpus(options.dataPath), loadPrincipalDirectory(options.principalsPath)]);
+  return {
+    index: buildSearchIndex(corpus),
+    directory,
+    readDelayMs: readDelayFromEnvironment(process.env["WARRANT_NOTES_DELAY_MS"]),
+  };
+}
+
+/** Closes the server when the host goes away, so the process does not linger. */
+function closeOnShutdown(server: McpServer): void {
+  const shutdown = (): void => {
+    void server.close().finally(() => process.exit(0));
+  };
+  process.stdin.once("end", shutdown);
+  process.once("SIGTERM", shutdown);
+  process.once("SIGINT", shutdown);
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let options: Options;
+  try {
+    options = parseOptions(argv);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (process.env["WARRANT_NOTES_FAIL_START"] === "1") {
+    log("start-up failure forced by WARRANT_NOTES_FAIL_START=1");
+    return 1;
+  }
+
+  let state: ServerState;
+  try {
+    state = await loadState(options);
+  } catch (error) {
+    log(`cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+
+  const server = createServer(state);
+  await server.connect(new StdioServerTransport());
+  closeOnShutdown(server);
+  log(`ready: ${state.index.entries.length} notes, ${state.directory.principals.length} principals`);
+  return 0;
+}
+
+// Setting exitCode (rather than calling exit) lets stdio drain; a connected server keeps the loop alive by itself.
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    log(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exitCode = 1;
+  },
+);
