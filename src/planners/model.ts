@@ -349,7 +349,6 @@ function callsFromChunks(reply: BaseMessage): RawCall[] {
 
 /** Non-streamed replies: the server's own `tool_calls`, kept by LangChain in `additional_kwargs`. */
 function callsFromWire(reply: BaseMessage): RawCall[] {
-  if (reply) return [];
   return arrayField(reply.additional_kwargs, "tool_calls").filter(isRecord).map((call) => {
     const fn = call["function"];
     return { id: stringField(call, "id"), name: stringField(fn, "name"), argumentText: stringField(fn, "arguments") };

@@ -138,7 +138,11 @@ function registerReadNote(server: McpServer, state: ServerState): void {
       annotations: READ_ONLY,
     },
     async (args) => {
-      if (state.readDelayMs > 0) await sleep(state.readDelayMs);
+      if (state.readDelayMs > 0) {
+        // Tests wait for this line to know a call is in flight (e.g. to kill the host mid-call).
+        log(`read_note delayed ${state.readDelayMs} ms`);
+        await sleep(state.readDelayMs);
+      }
       const view = readNote(state.index, findPrincipal(state.directory, args.user_id), args.note_id);
       return view === undefined ? accessDeniedResult() : jsonResult(view);
     },

@@ -1,0 +1,60 @@
+/**
+ * Builds the real agent graph for integration tests: real notes MCP server,
+ * real Postgres (server or embedded), a planner of the test's choosing.
+ */
+import { randomUUID } from "node:crypto";
+import { HumanMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
+import { buildAgent } from "../../../graphs/agent.js";
+import { findPrincipal, loadPrincipalDirectory, type Principal } from "../../../src/auth/principal.js";
+import { createRuntime } from "../../../src/bootstrap.js";
+import { loadSettings, type Budgets } from "../../../src/env.js";
+import type { ToolHost } from "../../../src/mcp/tool-host.js";
+import type { Database } from "../../../src/persistence/database.js";
+import type { Planner } from "../../../src/planners/planner.js";
+import { recursionLimitFor } from "../../../src/runtime/routes.js";
+import type { State } from "../../../src/state.js";
+
+export const settings = loadSettings({});
+
+export async function principal(userId: string): Promise<Principal> {
+  return findPrincipal(await loadPrincipalDirectory(settings.principalsPath), userId);
+}
+
+export interface AgentHarness {
+  budgets: Budgets;
+  run(userId: string, request: string, threadId?: string): Promise<{ threadId: string; state: State }>;
+  resume(userId: string, threadId: string, value: unknown): Promise<State>;
+  state(threadId: string): Promise<State>;
+  interrupts(threadId: string): Promise<unknown[]>;
+}
+
+export function agentHarness(options: { database: Database; tools: ToolHost; planner: Planner; budgets?: Partial<Budgets>; now?: () => number }): AgentHarness {
+  const budgets = { ...settings.budgets, ...options.budgets };
+  const runtime = createRuntime(
+    { ...settings, budgets },
+    { database: options.database, tools: options.tools, planner: options.planner, ...(options.now ? { now: options.now } : {}) },
+  );
+  const graph = buildAgent(runtime.host).compile({ checkpointer: options.database.saver });
+  const configFor = async (userId: string, threadId: string) => ({
+    configurable: { thread_id: threadId, langgraph_auth_user: await principal(userId) },
+    recursionLimit: recursionLimitFor(budgets),
+  });
+  const state = async (threadId: string) => (await graph.getState({ configurable: { thread_id: threadId } })).values as State;
+  return {
+    budgets,
+    async run(userId, request, threadId = randomUUID()) {
+      await graph.invoke({ messages: [new HumanMessage(request)] }, await configFor(userId, threadId));
+      return { threadId, state: await state(threadId) };
+    },
+    async resume(userId, threadId, value) {
+      await graph.invoke(new Command({ resume: value }), await configFor(userId, threadId));
+      return state(threadId);
+    },
+    state,
+    async interrupts(threadId) {
+      const snapshot = await graph.getState({ configurable: { thread_id: threadId } });
+      return snapshot.tasks.flatMap((task) => task.interrupts.map((item) => item.value));
+    },
+  };
+}
