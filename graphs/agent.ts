@@ -11,7 +11,7 @@ import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
 import { makeObserveNode } from "../src/nodes/observe.js";
 import { makePlanNode } from "../src/nodes/plan.js";
-import { afterAuthorize, afterObserve, afterPlan, afterReview, recursionLimitFor } from "../src/runtime/routes.js";
+import { afterAuthorize, afterObserve, afterPlan, afterReview, runOptions } from "../src/runtime/routes.js";
 import { AgentState, NODES } from "../src/state.js";
 
 /** Builds the agent's graph around a host (tests pass their own). */
@@ -36,4 +36,4 @@ const settings = loadSettings();
 export const builder = buildAgent(defaultHost(settings));
 
 /** What `langgraph.json` serves. The serving layer supplies the checkpointer. */
-export const graph = builder.compile().withConfig({ recursionLimit: recursionLimitFor(settings.budgets) });
+export const graph = builder.compile().withConfig(runOptions(settings.budgets));

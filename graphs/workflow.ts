@@ -6,11 +6,11 @@
 import { createRuntime } from "../src/bootstrap.js";
 import { loadSettings } from "../src/env.js";
 import { createRulesPlanner } from "../src/planners/rules.js";
-import { recursionLimitFor } from "../src/runtime/routes.js";
+import { runOptions } from "../src/runtime/routes.js";
 import { buildAgent } from "./agent.js";
 
 const settings = loadSettings();
 
 export const builder = buildAgent(createRuntime(settings, { planner: createRulesPlanner() }).host);
 
-export const graph = builder.compile().withConfig({ recursionLimit: recursionLimitFor(settings.budgets) });
+export const graph = builder.compile().withConfig(runOptions(settings.budgets));

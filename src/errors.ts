@@ -17,6 +17,7 @@ export const TOOL_ERROR_CODES = [
   // business
   "not_found",
   "capacity_exceeded",
+  "tool_failed",
   // transient
   "tool_timeout",
   "transient_error",
@@ -43,6 +44,7 @@ const CLASS_OF: Record<ToolErrorCode, ErrorClass> = {
   approval_expired: "authorization",
   not_found: "business",
   capacity_exceeded: "business",
+  tool_failed: "business",
   tool_timeout: "transient",
   transient_error: "transient",
   protocol_error: "protocol",

@@ -10,12 +10,11 @@ import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import { buildAgent } from "../../graphs/agent.js";
 import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
 import { createRuntime } from "../bootstrap.js";
 import { loadSettings } from "../env.js";
 import { describeError, WarrantError } from "../errors.js";
-import { recursionLimitFor } from "../runtime/routes.js";
+import { runOptions } from "../runtime/routes.js";
 import type { State } from "../state.js";
 import { formatRun } from "./format.js";
 
@@ -27,10 +26,11 @@ class UsageError extends WarrantError {
   }
 }
 
-function parseCommandLine(argv: string[]) {
-  const { values, positionals } = parseArgs({
+function parseOptions(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
+    strict: true,
     options: {
       user: { type: "string" },
       thread: { type: "string" },
@@ -39,6 +39,17 @@ function parseCommandLine(argv: string[]) {
       help: { type: "boolean", default: false },
     },
   });
+}
+
+function parseCommandLine(argv: string[]) {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions(argv);
+  } catch (error) {
+    // Unknown flags and missing values are usage errors, not crashes.
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
   if (values.help) return { help: true as const };
   if (!values.user) throw new UsageError("--user is required");
   const request = positionals.join(" ").trim();
@@ -68,11 +79,14 @@ async function main(): Promise<number> {
   try {
     const database = await runtime.database();
     await runtime.host.tools();
+    // Imported here, not at the top: graph modules read settings on import, and a
+    // configuration error must reach the one-line error handler below.
+    const { buildAgent } = await import("../../graphs/agent.js");
     const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
     const threadId = options.thread ?? randomUUID();
     const config = {
       configurable: { thread_id: threadId, langgraph_auth_user: principal },
-      recursionLimit: recursionLimitFor(settings.budgets),
+      ...runOptions(settings.budgets),
     };
     if (options.resume !== undefined) {
       await graph.invoke(new Command({ resume: options.resume }), config);

@@ -51,7 +51,10 @@ export function modelSchemaFor(inputSchema: Record<string, unknown>, injected: r
   const required = Array.isArray(inputSchema["required"])
     ? inputSchema["required"].filter((key): key is string => typeof key === "string" && !injected.includes(key))
     : [];
-  return { type: "object", properties, required, additionalProperties: false };
+  const schema: Record<string, unknown> = { type: "object", properties, required, additionalProperties: false };
+  // Keep local definitions so `$ref`s inside properties still resolve.
+  for (const key of ["$defs", "definitions"]) if (isRecord(inputSchema[key])) schema[key] = inputSchema[key];
+  return schema;
 }
 
 function hintsFrom(annotations: ListedTool["annotations"]): ToolHints {

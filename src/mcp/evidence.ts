@@ -1,6 +1,6 @@
 /**
- * Extracts evidence from a normalized structured result: any object that
- * carries an explicit `evidence_ref`, or a source id with full text.
+ * Extracts evidence from a normalized structured result: any object with a
+ * `source_id` and either an explicit `evidence_ref` or full text.
  * Snippets (search hits) are leads, not evidence.
  */
 import type { Evidence } from "../runtime/evidence.js";

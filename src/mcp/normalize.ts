@@ -58,7 +58,9 @@ function errorFrom(text: string): { code: ToolErrorCode; message: string } {
   }
   // Schema and validation failures reported by the server are contract errors.
   if (/validation|invalid arguments|input validation/i.test(text)) return { code: "invalid_arguments", message: "the server rejected the arguments" };
-  return { code: "transient_error", message: firstLine(text) };
+  // Only errors that say they are temporary are transient (and so retried for reads).
+  if (/timed? ?out|temporar|unavailable|try again|ECONN|overloaded/i.test(text)) return { code: "transient_error", message: firstLine(text) };
+  return { code: "tool_failed", message: firstLine(text) };
 }
 
 function firstLine(text: string): string {

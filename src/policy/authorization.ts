@@ -26,8 +26,9 @@ export function authorizeCall(
   if (!hasScopes(principal, tool.contract)) {
     return { ok: false, code: "tool_not_permitted", message: `${tool.name} is not available to you` };
   }
+  // Fail closed: a run-bound argument needs a value fixed for the run, and must equal it.
   for (const name of tool.contract.run_bound) {
-    if (Object.hasOwn(args, name) && Object.hasOwn(runBound, name) && args[name] !== runBound[name]) {
+    if (Object.hasOwn(args, name) && (!Object.hasOwn(runBound, name) || args[name] !== runBound[name])) {
       return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
     }
   }

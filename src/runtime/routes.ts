@@ -27,3 +27,12 @@ export const afterObserve = (state: State) => (isTerminal(state.status) ? END : 
 export function recursionLimitFor(budgets: Budgets): number {
   return budgets.model_turns * 5 + 10;
 }
+
+/**
+ * Run options every entry point uses. Checkpoints are written synchronously:
+ * with LangGraph's default ("async") a process killed mid-step can leave a
+ * step's writes without its checkpoint, and the run could not be continued.
+ */
+export function runOptions(budgets: Budgets): { recursionLimit: number; durability: "sync" } {
+  return { recursionLimit: recursionLimitFor(budgets), durability: "sync" };
+}

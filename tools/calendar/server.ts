@@ -1,0 +1,276 @@
+/**
+ * `calendar` MCP server over stdio: lists and creates study events in a JSON
+ * store file, with per-user idempotency keys so a retried write never creates
+ * a second event (see the module comment of calendar.ts for the exact rule).
+ *
+ * Run: `npx tsx tools/calendar/server.ts [--help] [--data PATH]`.
+ * stdout carries only the MCP protocol; every log line goes to stderr.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CalendarFile,
+  CreateStudyEventInputSchema,
+  CreateStudyEventOutputSchema,
+  GetWriteStatusInputSchema,
+  GetWriteStatusOutputSchema,
+  ListEventsInputSchema,
+  ListEventsOutputSchema,
+  getWriteStatus,
+  listEvents,
+  planCreate,
+  type CalendarError,
+  type CalendarStore,
+  type CreatePlan,
+} from "./calendar.js";
+
+const SERVER_NAME = "warrant-calendar";
+const SERVER_VERSION = "0.1.0";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO_ROOT = path.resolve(HERE, "..", "..");
+const DEFAULT_DATA_PATH = path.join(REPO_ROOT, ".data", "calendar.json");
+const DATA_ENV = "WARRANT_CALENDAR_DATA";
+const FAIL_ENV = "WARRANT_CALENDAR_FAIL";
+
+/** Test switches for `create_study_event`, read once at start-up. */
+const FAIL_MODES = ["timeout", "lose_response", "timeout_after_apply"] as const;
+type FailMode = (typeof FAIL_MODES)[number];
+
+const USAGE = `Usage: tsx tools/calendar/server.ts [--help] [--data PATH]
+
+MCP server (stdio) over a per-user study calendar stored in one JSON file.
+Tools: list_events, create_study_event, get_write_status.
+
+Options:
+  --help        Print this message and exit.
+  --data PATH   Store file, created on first write
+                (default: $${DATA_ENV}, else ${path.relative(REPO_ROOT, DEFAULT_DATA_PATH)} under the repo root).
+
+Environment (for tests):
+  ${FAIL_ENV}=timeout              create_study_event never answers and writes nothing.
+  ${FAIL_ENV}=lose_response        create_study_event writes, then the process exits with code 1.
+  ${FAIL_ENV}=timeout_after_apply  create_study_event writes, then never answers.
+`;
+
+interface Options {
+  readonly help: boolean;
+  readonly dataPath: string;
+}
+
+interface ServerState {
+  readonly file: CalendarFile;
+  readonly failMode: FailMode | undefined;
+}
+
+function log(message: string): void {
+  process.stderr.write(`[calendar] ${message}\n`);
+}
+
+/** Parses argv; --data wins over the environment, which wins over the default. Relative paths resolve against the cwd. */
+function parseOptions(argv: readonly string[], environment: NodeJS.ProcessEnv): Options {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      data: { type: "string" },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const fromEnvironment = environment[DATA_ENV];
+  const chosen = values.data ?? (fromEnvironment === undefined || fromEnvironment === "" ? undefined : fromEnvironment);
+  return { help: values.help === true, dataPath: chosen === undefined ? DEFAULT_DATA_PATH : path.resolve(chosen) };
+}
+
+/** The fail switch; unset or empty means none. */
+function parseFailMode(value: string | undefined): FailMode | undefined {
+  if (value === undefined || value === "") return undefined;
+  const mode = FAIL_MODES.find((candidate) => candidate === value);
+  if (mode === undefined) throw new Error(`unknown ${FAIL_ENV}=${JSON.stringify(value)} (expected one of ${FAIL_MODES.join(", ")})`);
+  return mode;
+}
+
+/** A successful tool result carrying the payload both as structured content and as JSON text. */
+function jsonResult(payload: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(payload) }], structuredContent: payload };
+}
+
+/** A business error: JSON `{code, message}` as text, no structured content. */
+function errorResult(error: CalendarError): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify({ code: error.code, message: error.message }) }], isError: true };
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A promise that never settles: the request stays unanswered until the client gives up. */
+function never(): Promise<never> {
+  return new Promise<never>(() => undefined);
+}
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+const IDEMPOTENT_WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+function registerListEvents(server: McpServer, state: ServerState): void {
+  server.registerTool(
+    "list_events",
+    {
+      title: "List calendar events",
+      description:
+        "Lists the caller's events, sorted by start. Optional: one calendar, and a window (from/to, ISO 8601 with offset) of which events must overlap part.",
+      inputSchema: ListEventsInputSchema,
+      outputSchema: ListEventsOutputSchema,
+      annotations: READ_ONLY,
+    },
+    async (args) => {
+      let store: CalendarStore;
+      try {
+        store = await state.file.read();
+      } catch (error) {
+        log(`list_events: cannot read store: ${describeError(error)}`);
+        return errorResult({ code: "transient_error", message: "calendar store unavailable" });
+      }
+      const outcome = listEvents(store, args);
+      return outcome.ok ? jsonResult(outcome.result) : errorResult(outcome.error);
+    },
+  );
+}
+
+function registerCreateStudyEvent(server: McpServer, state: ServerState): void {
+  server.registerTool(
+    "create_study_event",
+    {
+      title: "Create a study event",
+      description:
+        "Creates one study event (at most 24 h, end after start) in the caller's calendar. The idempotency_key makes retries safe: " +
+        "repeating a call with the same key and arguments returns the original event with replayed: true and creates nothing; " +
+        'the same key with different arguments fails with invalid_arguments ("idempotency key reused with different arguments"). ' +
+        "After a timeout, check get_write_status with the same key before retrying with a new one.",
+      inputSchema: CreateStudyEventInputSchema,
+      outputSchema: CreateStudyEventOutputSchema,
+      annotations: IDEMPOTENT_WRITE,
+    },
+    async (args) => {
+      if (state.failMode === "timeout") {
+        log("create_study_event: not answering and not writing (WARRANT_CALENDAR_FAIL=timeout)");
+        return never();
+      }
+      let plan: CreatePlan;
+      try {
+        plan = await state.file.update<CreatePlan>((store) => {
+          const decided = planCreate(store, args);
+          return decided.kind === "created" ? { store: decided.store, value: decided } : { value: decided };
+        });
+      } catch (error) {
+        // Every failure inside update happens before the rename, so nothing was applied.
+        log(`create_study_event: store update failed: ${describeError(error)}`);
+        return errorResult({ code: "transient_error", message: "calendar store unavailable; nothing was written" });
+      }
+      if (plan.kind === "created") log(`create_study_event: created ${plan.result.event.event_id} for ${args.user_id}`);
+      if (state.failMode === "lose_response") {
+        log("create_study_event: exiting before answering (WARRANT_CALENDAR_FAIL=lose_response)");
+        process.exit(1);
+      }
+      if (state.failMode === "timeout_after_apply") {
+        log("create_study_event: applied, not answering (WARRANT_CALENDAR_FAIL=timeout_after_apply)");
+        return never();
+      }
+      return plan.kind === "rejected" ? errorResult(plan.error) : jsonResult(plan.result);
+    },
+  );
+}
+
+function registerGetWriteStatus(server: McpServer, state: ServerState): void {
+  server.registerTool(
+    "get_write_status",
+    {
+      title: "Get write status",
+      description:
+        "Reconciliation after a lost or timed-out create_study_event: whether a write with this idempotency key was applied for the caller, and its event if so.",
+      inputSchema: GetWriteStatusInputSchema,
+      outputSchema: GetWriteStatusOutputSchema,
+      annotations: READ_ONLY,
+    },
+    async (args) => {
+      try {
+        return jsonResult(getWriteStatus(await state.file.read(), args));
+      } catch (error) {
+        log(`get_write_status: cannot read store: ${describeError(error)}`);
+        return errorResult({ code: "transient_error", message: "calendar store unavailable" });
+      }
+    },
+  );
+}
+
+function createServer(state: ServerState): McpServer {
+  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION });
+  registerListEvents(server, state);
+  registerCreateStudyEvent(server, state);
+  registerGetWriteStatus(server, state);
+  return server;
+}
+
+/** Closes the server when the host goes away, so the process does not linger. */
+function closeOnShutdown(server: McpServer): void {
+  const shutdown = (): void => {
+    void server.close().finally(() => process.exit(0));
+  };
+  process.stdin.once("end", shutdown);
+  process.once("SIGTERM", shutdown);
+  process.once("SIGINT", shutdown);
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let options: Options;
+  try {
+    options = parseOptions(argv, process.env);
+  } catch (error) {
+    process.stderr.write(`${describeError(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+
+  let failMode: FailMode | undefined;
+  try {
+    failMode = parseFailMode(process.env[FAIL_ENV]);
+  } catch (error) {
+    log(describeError(error));
+    return 1;
+  }
+
+  const file = new CalendarFile(options.dataPath);
+  let eventCount: number;
+  try {
+    // Fail fast on a corrupt store rather than on the first call; a missing file is fine.
+    eventCount = (await file.read()).events.length;
+  } catch (error) {
+    log(`cannot start: ${describeError(error).split("\n").join(" ")}`);
+    return 1;
+  }
+
+  const server = createServer({ file, failMode });
+  await server.connect(new StdioServerTransport());
+  closeOnShutdown(server);
+  log(`ready: ${options.dataPath} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}`}`);
+  return 0;
+}
+
+// Setting exitCode (rather than calling exit) lets stdio drain; a connected server keeps the loop alive by itself.
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    log(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exitCode = 1;
+  },
+);
