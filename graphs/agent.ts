@@ -12,16 +12,19 @@ import { makeHumanReviewNode } from "../src/nodes/human_review.js";
 import { makeObserveNode } from "../src/nodes/observe.js";
 import { makePlanNode } from "../src/nodes/plan.js";
 import { afterAuthorize, afterObserve, afterPlan, afterReview, runOptions } from "../src/runtime/routes.js";
-import { AgentState, NODES } from "../src/state.js";
+import { AgentState, NODES, type NodeName } from "../src/state.js";
+
+/** Wraps a node function (tracing, tests that check which fields a node writes). */
+export type NodeWrapper = <F extends (...args: never[]) => Promise<unknown>>(name: NodeName, node: F) => F;
 
 /** Builds the agent's graph around a host (tests pass their own). */
-export function buildAgent(host: Host) {
+export function buildAgent(host: Host, wrap: NodeWrapper = (_name, node) => node) {
   return new StateGraph(AgentState)
-    .addNode(NODES.plan, makePlanNode(host))
-    .addNode(NODES.authorize, makeAuthorizeNode(host))
-    .addNode(NODES.human_review, makeHumanReviewNode(host))
-    .addNode(NODES.execute, makeExecuteNode(host))
-    .addNode(NODES.observe, makeObserveNode(host))
+    .addNode(NODES.plan, wrap(NODES.plan, makePlanNode(host)))
+    .addNode(NODES.authorize, wrap(NODES.authorize, makeAuthorizeNode(host)))
+    .addNode(NODES.human_review, wrap(NODES.human_review, makeHumanReviewNode(host)))
+    .addNode(NODES.execute, wrap(NODES.execute, makeExecuteNode(host)))
+    .addNode(NODES.observe, wrap(NODES.observe, makeObserveNode(host)))
     .addEdge(START, NODES.plan)
     .addConditionalEdges(NODES.plan, afterPlan, [NODES.authorize, NODES.observe])
     .addConditionalEdges(NODES.authorize, afterAuthorize, [NODES.execute, NODES.human_review, NODES.observe])

@@ -83,7 +83,9 @@ export interface Settings {
 
 /** Reads and validates the environment. Throws a `ConfigError` naming the variable. */
 export function loadSettings(source: Record<string, string | undefined> = process.env): Settings {
-  const parsed = EnvSchema.safeParse(source);
+  // An empty variable (e.g. copied from .env.example) means "not set".
+  const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value.trim() !== ""));
+  const parsed = EnvSchema.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const variable = issue?.path.join(".") ?? "environment";

@@ -177,7 +177,11 @@ describe("loadSettings", () => {
     expect(error.message).not.toContain("s3cret");
   });
 
-  it.each(["abc", "0", "-1", "1.5", "", " 3", "1e3", "99999999999999999999"])("refuses budget %j with config_invalid naming the variable", (value) => {
+  it("treats an empty variable as unset (a copied .env.example)", () => {
+    expect(loadSettings({ WARRANT_MAX_TOOL_CALLS: "", WARRANT_PLANNER: " ", DATABASE_URL: "" })).toMatchObject({ budgets: { tool_calls: 12 }, planner: "rules", databaseUrl: undefined });
+  });
+
+  it.each(["abc", "0", "-1", "1.5", " 3", "1e3", "99999999999999999999"])("refuses budget %j with config_invalid naming the variable", (value) => {
     const error = configErrorOf({ WARRANT_MAX_TOOL_CALLS: value });
     expect(error.message).toContain("WARRANT_MAX_TOOL_CALLS");
   });

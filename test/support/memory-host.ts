@@ -1,0 +1,81 @@
+/**
+ * An in-memory host for unit tests (no processes, no database): a catalog of
+ * fake tools with canned results, an in-memory ledger, a given planner.
+ */
+import { loadSettings, type Budgets } from "../../src/env.js";
+import type { Host } from "../../src/host.js";
+import { buildCatalog, type ListedTool } from "../../src/mcp/catalog.js";
+import type { NormalizedResult } from "../../src/mcp/normalize.js";
+import type { ToolHost } from "../../src/mcp/tool-host.js";
+import type { Planner } from "../../src/planners/planner.js";
+import { ToolContractSchema } from "../../src/policy/config.js";
+import type { LedgerRow, LedgerStore } from "../../src/runtime/ledger.js";
+
+export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> } {
+  const rows = new Map<string, LedgerRow[]>();
+  const threadRows = (threadId: string) => rows.get(threadId) ?? rows.set(threadId, []).get(threadId) ?? [];
+  return {
+    rows,
+    async begin(threadId, row) {
+      const list = threadRows(threadId);
+      if (list.some((existing) => existing.call_id === row.call_id && existing.attempt === row.attempt)) throw new Error("duplicate ledger row");
+      list.push({ ...row });
+    },
+    async finish(threadId, callId, attempt, outcome) {
+      const row = threadRows(threadId).find((existing) => existing.call_id === callId && existing.attempt === attempt);
+      if (!row) throw new Error("no such ledger row");
+      Object.assign(row, { status: outcome.status, error_code: outcome.error_code, finished_at: outcome.finished_at, elapsed_ms: outcome.elapsed_ms });
+    },
+    async list(threadId) {
+      return threadRows(threadId).map((row) => ({ ...row }));
+    },
+    async latest(threadId, callId) {
+      return threadRows(threadId)
+        .filter((row) => row.call_id === callId)
+        .sort((a, b) => b.attempt - a.attempt)[0];
+    },
+  };
+}
+
+const NOTE_SCHEMA = { type: "object", properties: { user_id: { type: "string" }, note_id: { type: "string", maxLength: 100 } }, required: ["user_id", "note_id"] };
+const EVENT_SCHEMA = { type: "object", properties: { user_id: { type: "string" }, title: { type: "string", maxLength: 200 } }, required: ["user_id", "title"] };
+
+/** Two fake tools: `read_note` (read) and `create_event` (a write that needs approval). */
+export function memoryTools(results: (tool: string, args: Record<string, unknown>) => NormalizedResult): ToolHost & { calls: { tool: string; args: Record<string, unknown> }[] } {
+  const listed: Record<string, ListedTool[]> = {
+    fake: [
+      { name: "read_note", description: "read a note", inputSchema: NOTE_SCHEMA },
+      { name: "create_event", description: "create an event", inputSchema: EVENT_SCHEMA },
+    ],
+  };
+  const contracts = {
+    read_note: ToolContractSchema.parse({ server: "fake", risk: "read", scopes: ["notes:read"], injected: { user_id: "principal.user_id" } }),
+    create_event: ToolContractSchema.parse({ server: "fake", risk: "write_reversible", scopes: ["notes:read"], injected: { user_id: "principal.user_id" } }),
+  };
+  const { tools } = buildCatalog(contracts, listed);
+  const calls: { tool: string; args: Record<string, unknown> }[] = [];
+  return {
+    calls,
+    maxTools: 8,
+    catalog: () => tools,
+    isHealthy: () => true,
+    isListed: (name) => tools.some((tool) => tool.name === name),
+    async call(tool, args) {
+      calls.push({ tool: tool.name, args });
+      return results(tool.name, args);
+    },
+    async close() {},
+  };
+}
+
+export function memoryHost(options: { planner: Planner; tools: ToolHost; budgets?: Partial<Budgets>; now?: () => number }): Host & { ledgerStore: ReturnType<typeof memoryLedger> } {
+  const ledgerStore = memoryLedger();
+  return {
+    budgets: { ...loadSettings({}).budgets, ...options.budgets },
+    tools: async () => options.tools,
+    planner: async () => options.planner,
+    ledger: async () => ledgerStore,
+    now: options.now ?? Date.now,
+    ledgerStore,
+  };
+}
