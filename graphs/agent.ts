@@ -28,7 +28,7 @@ export function buildAgent(host: Host, wrap: NodeWrapper = (_name, node) => node
     .addEdge(START, NODES.plan)
     .addConditionalEdges(NODES.plan, afterPlan, [NODES.authorize, NODES.observe])
     .addConditionalEdges(NODES.authorize, afterAuthorize, [NODES.execute, NODES.human_review, NODES.observe])
-    .addConditionalEdges(NODES.human_review, afterReview, [NODES.execute, NODES.observe])
+    .addConditionalEdges(NODES.human_review, afterReview, [NODES.execute, NODES.observe, NODES.human_review])
     .addEdge(NODES.execute, NODES.observe)
     .addConditionalEdges(NODES.observe, afterObserve, [NODES.plan, END]);
 }

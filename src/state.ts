@@ -116,6 +116,12 @@ export interface ToolOffer {
   withheld: { tool: string; reason: string }[];
 }
 
+/** A refused resume: the same approval request is asked again with this error. */
+export interface ReviewFeedback {
+  code: "invalid_resume" | "approver_not_permitted";
+  message: string;
+}
+
 /** Counters observe keeps to decide no-progress stops, per run. */
 export interface Progress {
   run_id: string;
@@ -159,6 +165,8 @@ export const AgentState = Annotation.Root({
   repeats: Annotation<RepeatCounts | null>,
   /** Results of this turn's executed calls. Owner: execute. */
   call_results: Annotation<CallResult[]>,
+  /** Why the last resume was refused (shown in the next approval request). Owner: human_review. */
+  review_feedback: Annotation<ReviewFeedback | null>,
   /** No-progress counter per run. Owner: observe. */
   progress: Annotation<Progress | null>,
 });
@@ -170,7 +178,7 @@ export type Update = typeof AgentState.Update;
 export const FIELD_OWNERS = {
   plan: ["messages", "status", "proposals", "usage", "run", "verdict", "tool_offer"],
   authorize: ["status", "decisions", "repeats"],
-  human_review: ["status", "decisions"],
+  human_review: ["status", "decisions", "review_feedback"],
   execute: ["status", "ledger", "usage", "call_results"],
   observe: ["messages", "status", "evidence", "termination_reason", "result", "progress"],
 } as const satisfies Record<string, readonly (keyof Update)[]>;

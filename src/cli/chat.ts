@@ -14,11 +14,12 @@ import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
 import { createRuntime } from "../bootstrap.js";
 import { loadSettings } from "../env.js";
 import { describeError, WarrantError } from "../errors.js";
+import { CASE_ID } from "../planners/rules-caseops.js";
 import { runOptions } from "../runtime/routes.js";
 import type { State } from "../state.js";
 import { formatRun } from "./format.js";
 
-const USAGE = `usage: npm run chat -- --user <user_id> [--thread <id>] [--resume <json>] [--json] ["request"]`;
+const USAGE = `usage: npm run chat -- --user <user_id> [--thread <id>] [--case C-102] [--resume <json>] [--json] ["request"]`;
 
 class UsageError extends WarrantError {
   constructor(message: string) {
@@ -34,6 +35,7 @@ function parseOptions(argv: string[]) {
     options: {
       user: { type: "string" },
       thread: { type: "string" },
+      case: { type: "string" },
       resume: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -64,7 +66,19 @@ function parseCommandLine(argv: string[]) {
       throw new UsageError("--resume must be JSON");
     }
   }
-  return { help: false as const, user: values.user, thread: values.thread, request, resume, json: values.json };
+  if (values.case !== undefined && !CASE_ID_ONLY.test(values.case)) throw new UsageError("--case must look like C-102");
+  return { help: false as const, user: values.user, thread: values.thread, caseId: values.case, request, resume, json: values.json };
+}
+
+const CASE_ID_ONLY = /^C-[0-9]{3}$/;
+
+/**
+ * The run-bound resources the host fixes for this run: the case a CaseOps
+ * run may touch (--case, or the one case id the request names).
+ */
+function runBoundFor(options: { caseId?: string | undefined; request: string }): Record<string, string> {
+  const caseId = options.caseId ?? CASE_ID.exec(options.request)?.[0];
+  return caseId ? { case_id: caseId } : {};
 }
 
 async function main(): Promise<number> {
@@ -85,7 +99,7 @@ async function main(): Promise<number> {
     const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
     const threadId = options.thread ?? randomUUID();
     const config = {
-      configurable: { thread_id: threadId, langgraph_auth_user: principal },
+      configurable: { thread_id: threadId, langgraph_auth_user: principal, warrant_run_bound: runBoundFor(options) },
       ...runOptions(settings.budgets),
     };
     if (options.resume !== undefined) {

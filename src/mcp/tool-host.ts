@@ -9,14 +9,22 @@
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
+import { randomBytes } from "node:crypto";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Principal } from "../auth/principal.js";
+import { mintTaskToken } from "../auth/task-token.js";
 import { ConfigError, type ToolErrorCode } from "../errors.js";
+import { connectHttp, launchHttpServer, withTaskToken, type LaunchedServer } from "./http-session.js";
 import type { ServerConfig, WarrantConfig } from "../policy/config.js";
 import { buildCatalog, type CatalogTool, type ListedTool } from "./catalog.js";
 import { normalizeResult, type NormalizedResult } from "./normalize.js";
 
 export interface CallOptions {
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
+  /** Who the call is for: task tokens for HTTP servers are minted from it. */
+  principal: Principal;
+  threadId: string;
 }
 
 /** The tools side of the host: catalog, health, calls. */
@@ -38,8 +46,8 @@ type AdapterConnection = ConstructorParameters<typeof MultiServerMCPClient>[0] e
     : never
   : never;
 
-function toConnection(server: ServerConfig): AdapterConnection {
-  if (server.transport === "stdio") {
+function toConnection(server: Extract<ServerConfig, { transport: "stdio" }>): AdapterConnection {
+  {
     return {
       transport: "stdio",
       // "node" means the Node running us, so child servers never depend on PATH.
@@ -50,7 +58,6 @@ function toConnection(server: ServerConfig): AdapterConnection {
       stderr: "inherit",
     } as AdapterConnection;
   }
-  return { transport: "http", url: server.url } as AdapterConnection;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -70,35 +77,92 @@ export function classifyCallFailure(error: unknown): { code: ToolErrorCode; mess
   return { code: "server_unavailable", message: "the server could not be reached" };
 }
 
+/** Task-token settings: the signing secret shared with HTTP servers we launch. */
+export interface TokenSettings {
+  secret: Uint8Array;
+  ttlSeconds: number;
+}
+
+/** Mints a fresh secret when none is configured (it is handed to the servers we launch). */
+export function ephemeralTokenSettings(): TokenSettings {
+  return { secret: new Uint8Array(randomBytes(32)), ttlSeconds: 120 };
+}
+
+interface HttpServer {
+  name: string;
+  url: string;
+  audience: string;
+  launched: LaunchedServer | undefined;
+  /** One session per tenant: the server binds a session to the tenant that opened it. */
+  sessions: Map<string, Promise<Client>>;
+}
+
 /**
  * Starts every configured server and lists its tools. A server that fails
  * to start is a `ConfigError("mcp_start_failed")` naming it.
  */
-export async function connectTools(config: WarrantConfig): Promise<ToolHost> {
-  const mcpServers: Record<string, AdapterConnection> = {};
-  for (const [name, server] of Object.entries(config.servers)) mcpServers[name] = toConnection(server);
-  const client = new MultiServerMCPClient({ mcpServers, onConnectionError: "throw", useStandardContentBlocks: true });
+export async function connectTools(config: WarrantConfig, tokens: TokenSettings = ephemeralTokenSettings()): Promise<ToolHost> {
+  const stdioServers: Record<string, AdapterConnection> = {};
+  for (const [name, server] of Object.entries(config.servers)) if (server.transport === "stdio") stdioServers[name] = toConnection(server);
+  const client = new MultiServerMCPClient({ mcpServers: stdioServers, onConnectionError: "throw", useStandardContentBlocks: true });
+  const httpServers = new Map<string, HttpServer>();
   const unhealthy = new Set<string>();
   const listed: Record<string, ListedTool[]> = {};
+  const secretHex = Buffer.from(tokens.secret).toString("hex");
+
+  const tokenFor = (server: HttpServer, principal: Pick<Principal, "tenant" | "user_id" | "scopes">, task: string) =>
+    mintTaskToken(tokens.secret, { audience: server.audience, tenant: principal.tenant, subject: principal.user_id, task, scopes: principal.scopes }, { ttlSeconds: tokens.ttlSeconds });
+
+  const closeAll = async () => {
+    await client.close().catch(() => undefined);
+    for (const server of httpServers.values()) {
+      for (const [tenant, session] of server.sessions) {
+        const token = await tokenFor(server, { tenant, user_id: "warrant-host", scopes: [] }, "shutdown").catch(() => "");
+        await withTaskToken(token, () => session.then((open) => open.close())).catch(() => undefined);
+      }
+      server.launched?.process.kill("SIGTERM");
+    }
+  };
+
   try {
-    for (const server of Object.keys(config.servers)) {
-      const session = await client.getClient(server);
-      if (!session) throw new Error(`server "${server}" did not connect`);
-      const { tools } = await session.listTools();
-      listed[server] = tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: tool.inputSchema as Record<string, unknown>,
-        annotations: tool.annotations as ListedTool["annotations"],
-      }));
+    for (const [name, server] of Object.entries(config.servers)) {
+      if (server.transport === "stdio") {
+        const session = await client.getClient(name);
+        if (!session) throw new Error(`server "${name}" did not connect`);
+        listed[name] = toListed((await session.listTools()).tools);
+        continue;
+      }
+      const launched = server.launch
+        ? await launchHttpServer(server.launch.command, server.launch.args, { ...server.launch.env, WARRANT_TASK_TOKEN_SECRET: secretHex })
+        : undefined;
+      const entry: HttpServer = { name, url: server.url ?? launched?.url ?? "", audience: server.audience, launched, sessions: new Map() };
+      httpServers.set(name, entry);
+      // Listing tools needs no tenant data: a host-only token, a short-lived session.
+      const catalogToken = await tokenFor(entry, { tenant: "warrant-host", user_id: "warrant-host", scopes: [] }, "catalog");
+      const lister = await connectHttp(entry.url, catalogToken);
+      listed[name] = await withTaskToken(catalogToken, async () => {
+        const tools = toListed((await lister.listTools()).tools);
+        await lister.close();
+        return tools;
+      });
     }
   } catch (error) {
-    await client.close().catch(() => undefined);
+    await closeAll();
     const message = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
     throw new ConfigError("mcp_start_failed", `an MCP server failed to start: ${message}`);
   }
   const { tools } = buildCatalog(config.tools, listed);
   const listedNames = new Set(Object.values(listed).flatMap((serverTools) => serverTools.map((tool) => tool.name)));
+
+  const httpSession = async (server: HttpServer, options: CallOptions, token: string): Promise<Client> => {
+    let session = server.sessions.get(options.principal.tenant);
+    if (!session) {
+      session = connectHttp(server.url, token);
+      server.sessions.set(options.principal.tenant, session);
+      session.catch(() => server.sessions.delete(options.principal.tenant));
+    }
+    return session;
+  };
 
   return {
     catalog: () => tools,
@@ -106,16 +170,20 @@ export async function connectTools(config: WarrantConfig): Promise<ToolHost> {
     isHealthy: (server) => !unhealthy.has(server),
     isListed: (name) => listedNames.has(name) || tools.some((tool) => tool.name === name),
     async call(tool, args, options) {
-      const session = await client.getClient(tool.server).catch(() => undefined);
-      if (!session) {
-        unhealthy.add(tool.server);
-        return { ok: false, code: "server_unavailable", message: `server ${tool.server} is not connected` };
-      }
+      const http = httpServers.get(tool.server);
       try {
-        const raw = await session.callTool({ name: tool.remote_name, arguments: args }, undefined, {
-          timeout: options.timeoutMs,
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
+        const request = { name: tool.remote_name, arguments: args };
+        const requestOptions = { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) };
+        let raw: unknown;
+        if (http) {
+          const token = await tokenFor(http, options.principal, options.threadId);
+          const session = await httpSession(http, options, token);
+          raw = await withTaskToken(token, () => session.callTool(request, undefined, requestOptions));
+        } else {
+          const session = await client.getClient(tool.server);
+          if (!session) throw new McpError(ErrorCode.ConnectionClosed, "not connected");
+          raw = await session.callTool(request, undefined, requestOptions);
+        }
         return normalizeResult(raw, tool.contract.output);
       } catch (error) {
         const failure = classifyCallFailure(error);
@@ -123,6 +191,15 @@ export async function connectTools(config: WarrantConfig): Promise<ToolHost> {
         return { ok: false, ...failure };
       }
     },
-    close: () => client.close(),
+    close: closeAll,
   };
+}
+
+function toListed(tools: { name: string; description?: string | undefined; inputSchema: unknown; annotations?: unknown }[]): ListedTool[] {
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema as Record<string, unknown>,
+    annotations: tool.annotations as ListedTool["annotations"],
+  }));
 }

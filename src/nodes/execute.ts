@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { principalFromConfig, type Principal } from "../auth/principal.js";
 import type { Host } from "../host.js";
 import { allowed, type Decision } from "../policy/decision.js";
 import { remainingToolCalls } from "../policy/budgets.js";
@@ -23,9 +24,16 @@ interface CallContext {
   tools: ToolHost;
   ledger: LedgerStore;
   threadId: string;
+  principal: Principal;
   signal: AbortSignal | undefined;
   /** Attempts this node may still start (the run's tool-call budget). */
   budget: { left: number };
+}
+
+/** The key the host injected for a write, if its contract has one. */
+function idempotencyKeyOf(action: Allowed): string | null {
+  const key = action.args["idempotency_key"];
+  return action.risk !== "read" && typeof key === "string" ? key : null;
 }
 
 function failure(action: Allowed, code: Extract<CallResult, { ok: false }>["code"], message: string): CallResult {
@@ -60,7 +68,7 @@ async function runCall(action: Allowed, context: CallContext): Promise<{ result:
       server: action.server,
       risk: action.risk,
       fingerprint: action.fingerprint,
-      idempotency_key: null,
+      idempotency_key: idempotencyKeyOf(action),
       status: "running",
       error_code: null,
       started_at: new Date(started).toISOString(),
@@ -68,7 +76,12 @@ async function runCall(action: Allowed, context: CallContext): Promise<{ result:
       elapsed_ms: null,
     };
     await ledger.begin(threadId, row);
-    const outcome = await context.tools.call(tool, action.args, { timeoutMs: tool.contract.timeout_ms, signal: context.signal });
+    const outcome = await context.tools.call(tool, action.args, {
+      timeoutMs: tool.contract.timeout_ms,
+      signal: context.signal,
+      principal: context.principal,
+      threadId,
+    });
     const finished = host.now();
     const done: LedgerRow = {
       ...row,
@@ -94,6 +107,7 @@ export function makeExecuteNode(host: Host) {
       tools: await host.tools(),
       ledger: await host.ledger(),
       threadId: threadIdFrom(config),
+      principal: principalFromConfig(config),
       signal: config.signal,
       budget: { left: remainingToolCalls(state.usage, host.budgets) },
     };

@@ -27,30 +27,27 @@ export function makeHumanReviewNode(host: Host) {
   return async function human_review(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"human_review">> {
     const pending = pendingReview(state.decisions ?? []);
     const request = interruptPayload(pending);
-    let payload: InterruptPayload = request;
-    // Each refused resume asks the same question again; nothing is lost.
-    for (;;) {
-      const answer: unknown = interrupt(payload);
-      const approver = principalFromConfig(config);
-      if (!mayDecide(approver, state.run?.owner)) {
-        payload = { ...request, error: { code: "approver_not_permitted", message: "only the run's owner or a reviewer may decide" } };
-        continue;
-      }
-      const binding = bindResume(answer, pending);
-      if (!binding.ok) {
-        payload = { ...request, error: { code: "invalid_resume", message: binding.message } };
-        continue;
-      }
-      const tools = await host.tools();
-      const context = { principal: principalFromConfig(config), threadId: threadIdFrom(config), runBound: runBoundFrom(config) };
-      const resolved = new Map<string, Decision>();
-      for (const { review, decision } of binding.pairs) {
-        resolved.set(review.call_id, await resolve(review, decision, host, tools, context, state.tool_offer?.offered ?? []));
-      }
-      const decisions = (state.decisions ?? []).map((decision) => resolved.get(decision.call_id) ?? decision);
-      const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
-      return { ...transition(state.status, next), decisions };
+    const payload: InterruptPayload = state.review_feedback ? { ...request, error: state.review_feedback } : request;
+    // Exactly one interrupt per node run. A refused answer ends this run of the
+    // node and the graph routes back here: the next run is a new task, so a
+    // refused value is never replayed and re-judged under a later approver.
+    const answer: unknown = interrupt(payload);
+    const approver = principalFromConfig(config);
+    if (!mayDecide(approver, state.run?.owner)) {
+      return { review_feedback: { code: "approver_not_permitted", message: "only the run's owner or a reviewer may decide" } };
     }
+    const binding = bindResume(answer, pending);
+    if (!binding.ok) return { review_feedback: { code: "invalid_resume", message: binding.message } };
+
+    const tools = await host.tools();
+    const context = { principal: approver, threadId: threadIdFrom(config), runBound: runBoundFrom(config) };
+    const resolved = new Map<string, Decision>();
+    for (const { review, decision } of binding.pairs) {
+      resolved.set(review.call_id, await resolve(review, decision, host, tools, context, state.tool_offer?.offered ?? []));
+    }
+    const decisions = (state.decisions ?? []).map((decision) => resolved.get(decision.call_id) ?? decision);
+    const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
+    return { ...transition(state.status, next), decisions, review_feedback: null };
   };
 }
 

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Evidence } from "../runtime/evidence.js";
 import type { PlanOutcome, Planner, PlannerInput, Proposal } from "./planner.js";
+import { CASE_ID, decideCase } from "./rules-caseops.js";
 
 /** How many of the best search hits are read before answering. */
 const READ_TOP = 3;
@@ -85,10 +86,35 @@ const ABSTAIN: PlanOutcome = {
   abstained: true,
 };
 
+/** Minutes, days and a daily limit read from a scheduling request, if it is one. */
+export function scheduleRequest(request: string): { total_minutes: number; days: number; daily_limit: number } | undefined {
+  const total = /(\d{1,6})\s*(?:minutes|min)\b/i.exec(request);
+  const days = /(\d{1,3})\s*days?\b/i.exec(request);
+  if (!total?.[1] || !days?.[1]) return undefined;
+  const limit = /(?:at most|max(?:imum)?|limit(?: of)?|up to)\s*(\d{1,4})/i.exec(request);
+  const totalMinutes = Number(total[1]);
+  return { total_minutes: totalMinutes, days: Number(days[1]), daily_limit: limit?.[1] ? Number(limit[1]) : Math.min(1440, totalMinutes) };
+}
+
+function decideSchedule(args: NonNullable<ReturnType<typeof scheduleRequest>>, observations: readonly Observation[]): PlanOutcome {
+  const result = observations.filter((observation) => observation.tool === "calculate_schedule").at(-1);
+  if (!result) return { type: "tool_calls", calls: [call("calculate_schedule", args)] };
+  const allocation = isRecord(result.structured) && Array.isArray(result.structured["allocation"]) ? result.structured["allocation"] : undefined;
+  if (!result.ok || !allocation) {
+    return { type: "needs_human", reason: `${args.total_minutes} minutes do not fit in ${args.days} day(s) at ${args.daily_limit} a day; change the limit or the days` };
+  }
+  const plan = allocation.map((minutes, index) => `day ${index + 1}: ${String(minutes)} min`).join(", ");
+  return { type: "final", answer: `Schedule: ${plan}.`, citations: [], abstained: false };
+}
+
 /** The fixed decision tree. Exported for tests; `createRulesPlanner` wraps it. */
 export function decide(input: PlannerInput): PlanOutcome {
   const offered = new Set(input.tools.map((tool) => tool.name));
   const observations = observationsSinceRequest(input.messages);
+  const caseId = CASE_ID.exec(input.request)?.[0];
+  if (caseId && offered.has("get_case_snapshot")) return decideCase(caseId, observations, input.evidence, call);
+  const schedule = scheduleRequest(input.request);
+  if (schedule && offered.has("calculate_schedule")) return decideSchedule(schedule, observations);
   const searches = observations.filter((observation) => observation.tool === "search_notes");
   if (searches.length === 0) {
     if (!offered.has("search_notes")) return { type: "needs_human", reason: "no tool that can search the notes is available to you" };

@@ -3,7 +3,9 @@
  * existence check, so an unauthorized resource and a missing one look the
  * same (`access_denied`).
  */
+import { createHash } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
+import { actionFingerprint } from "../runtime/fingerprint.js";
 import type { CatalogTool } from "../mcp/catalog.js";
 import type { ToolContract } from "./config.js";
 
@@ -53,7 +55,23 @@ export function injectArguments(
 ): Record<string, unknown> {
   const args: Record<string, unknown> = { ...modelArgs };
   for (const [name, source] of Object.entries(tool.contract.injected)) {
-    args[name] = source === "principal.user_id" ? principal.user_id : source === "principal.tenant" ? principal.tenant : threadId;
+    args[name] =
+      source === "principal.user_id"
+        ? principal.user_id
+        : source === "principal.tenant"
+          ? principal.tenant
+          : source === "run.thread_id"
+            ? threadId
+            : idempotencyKey(threadId, tool.name, modelArgs);
   }
   return args;
+}
+
+/**
+ * One business intent = the same action in the same thread, so the key is
+ * derived from both: every retry or re-proposal of that intent reuses it and
+ * the server applies the write at most once.
+ */
+export function idempotencyKey(threadId: string, tool: string, modelArgs: Record<string, unknown>): string {
+  return `wk_${createHash("sha256").update(threadId).update("\u0000").update(actionFingerprint(tool, modelArgs)).digest("hex").slice(0, 40)}`;
 }

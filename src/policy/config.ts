@@ -23,17 +23,24 @@ const StdioServerSchema = z
 const HttpServerSchema = z
   .object({
     transport: z.literal("http"),
-    url: z.string().url(),
+    /** The server's MCP endpoint; omit it when `launch` starts the server (it announces its URL). */
+    url: z.string().url().optional(),
     /** Audience of the task tokens minted for this server. */
-    audience: z.string().min(1).optional(),
+    audience: z.string().min(1).max(64),
+    /** Start the server as a child process that prints `… listening on <url>` on stdout. */
+    launch: z
+      .object({ command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).default({}) })
+      .strict()
+      .optional(),
   })
-  .strict();
+  .strict()
+  .refine((server) => server.url !== undefined || server.launch !== undefined, { message: "needs a url or a launch command" });
 
 export const ServerConfigSchema = z.discriminatedUnion("transport", [StdioServerSchema, HttpServerSchema]);
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
 
 /** Where a host-injected argument's value comes from. */
-export const INJECTION_SOURCES = ["principal.user_id", "principal.tenant", "run.thread_id"] as const;
+export const INJECTION_SOURCES = ["principal.user_id", "principal.tenant", "run.thread_id", "action.idempotency_key"] as const;
 
 export const ToolContractSchema = z
   .object({

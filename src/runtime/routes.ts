@@ -16,7 +16,12 @@ export const afterAuthorize = (state: State) => {
   return allowed(decisions).length > 0 ? NODES.execute : NODES.observe;
 };
 
-export const afterReview = (state: State) => (allowed(state.decisions ?? []).length > 0 ? NODES.execute : NODES.observe);
+/** A refused resume leaves the reviews pending: ask again (a fresh task, so nothing is replayed). */
+export const afterReview = (state: State) => {
+  const decisions = state.decisions ?? [];
+  if (pendingReview(decisions).length > 0) return NODES.human_review;
+  return allowed(decisions).length > 0 ? NODES.execute : NODES.observe;
+};
 
 export const afterObserve = (state: State) => (isTerminal(state.status) ? END : NODES.plan);
 

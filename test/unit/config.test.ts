@@ -46,8 +46,19 @@ function invalid(text: string): string {
 describe("parseConfig: valid configs", () => {
   it("parses the shipped warrant.config.json", () => {
     const config = parseConfig(SHIPPED_TEXT);
-    expect(Object.keys(config.servers)).toEqual(["notes"]);
-    expect(Object.keys(config.tools).sort()).toEqual(["read_note", "search_notes"]);
+    expect(Object.keys(config.servers)).toEqual(["notes", "schedule", "calendar", "caseops"]);
+    expect(Object.keys(config.tools).sort()).toEqual([
+      "calculate_schedule",
+      "create_study_event",
+      "get_case_snapshot",
+      "get_policy_requirements",
+      "get_write_status",
+      "list_events",
+      "list_unclassified_documents",
+      "read_note",
+      "resolve_document_alias",
+      "search_notes",
+    ]);
     expect(config.tools["read_note"]).toMatchObject({
       server: "notes",
       risk: "read",

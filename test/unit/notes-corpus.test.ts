@@ -136,7 +136,7 @@ describe("parseCorpus", () => {
 describe("parsePrincipalDirectory", () => {
   it("drops unknown keys but keeps required ones", () => {
     const alice = principal("alice");
-    expect(alice).toEqual({ user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] });
+    expect(alice).toEqual({ user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read", "calendar:read", "calendar:write"], courses: ["cs301"] });
   });
 
   it("rejects principals missing required fields", () => {
