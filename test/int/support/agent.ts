@@ -29,7 +29,14 @@ export interface AgentHarness {
   interrupts(threadId: string): Promise<unknown[]>;
 }
 
-export function agentHarness(options: { database: Database; tools: ToolHost; planner: Planner; budgets?: Partial<Budgets>; now?: () => number }): AgentHarness {
+export function agentHarness(options: {
+  database: Database;
+  tools: ToolHost;
+  planner: Planner;
+  budgets?: Partial<Budgets>;
+  now?: () => number;
+  runBound?: Record<string, string>;
+}): AgentHarness {
   const budgets = { ...settings.budgets, ...options.budgets };
   const runtime = createRuntime(
     { ...settings, budgets },
@@ -37,7 +44,7 @@ export function agentHarness(options: { database: Database; tools: ToolHost; pla
   );
   const graph = buildAgent(runtime.host).compile({ checkpointer: options.database.saver });
   const configFor = async (userId: string, threadId: string) => ({
-    configurable: { thread_id: threadId, langgraph_auth_user: await principal(userId) },
+    configurable: { thread_id: threadId, langgraph_auth_user: await principal(userId), warrant_run_bound: options.runBound ?? {} },
     ...runOptions(budgets),
   });
   const state = async (threadId: string) => (await graph.getState({ configurable: { thread_id: threadId } })).values as State;
