@@ -6,6 +6,7 @@
  * Run: `npx tsx tools/notes/server.ts [--help] [--data PATH] [--principals PATH]`.
  * stdout carries only the MCP protocol; every log line goes to stderr.
  */
+import { closeOnShutdown, runEntry } from "../shared/stdio-entry.js";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -165,16 +166,6 @@ async function loadState(options: Options): Promise<ServerState> {
   };
 }
 
-/** Closes the server when the host goes away, so the process does not linger. */
-function closeOnShutdown(server: McpServer): void {
-  const shutdown = (): void => {
-    void server.close().finally(() => process.exit(0));
-  };
-  process.stdin.once("end", shutdown);
-  process.once("SIGTERM", shutdown);
-  process.once("SIGINT", shutdown);
-}
-
 async function main(argv: readonly string[]): Promise<number> {
   let options: Options;
   try {
@@ -207,13 +198,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-// Setting exitCode (rather than calling exit) lets stdio drain; a connected server keeps the loop alive by itself.
-main(process.argv.slice(2)).then(
-  (code) => {
-    if (code !== 0) process.exitCode = code;
-  },
-  (error: unknown) => {
-    log(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    process.exitCode = 1;
-  },
-);
+runEntry(main, log);
