@@ -78,5 +78,11 @@ async function resolve(
     context,
   );
   if (!checked.ok) return checked.decision;
-  return { ...action, type: "allow", args: checked.args, model_args: checked.modelArgs, fingerprint: actionFingerprint(review.tool, checked.modelArgs) };
+  // Identity injected from the principal stays the run owner's (set when the action was
+  // proposed), not the reviewer's; an edited action gets its own idempotency key.
+  const args = { ...checked.args };
+  for (const [name, source] of Object.entries(checked.tool.contract.injected)) {
+    if (source.startsWith("principal.") && Object.hasOwn(review.args, name)) args[name] = review.args[name];
+  }
+  return { ...action, type: "allow", args, model_args: checked.modelArgs, fingerprint: actionFingerprint(review.tool, checked.modelArgs) };
 }

@@ -134,6 +134,12 @@ describe("human_review: decisions", () => {
     expect((await h.values())["status"]).toBe("completed");
   });
 
+  it("a reviewer's edit keeps the run owner's injected identity, not the reviewer's", async () => {
+    const h = await pendingWrite("study");
+    await h.resume({ decisions: [{ type: "edit", edited_action: { name: "create_event", args: { title: "revised" } } }] }, rita);
+    expect(h.tools.calls).toEqual([{ tool: "create_event", args: { title: "revised", user_id: "alice" } }]);
+  });
+
   it("a valid edit is re-checked and runs with the edited title and the principal's injected user_id", async () => {
     const h = await pendingWrite("study");
     await h.resume({ decisions: [{ type: "edit", edited_action: { name: "create_event", args: { title: "revised" } } }] });
