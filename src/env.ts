@@ -53,6 +53,15 @@ const EnvSchema = z.object({
   WARRANT_MAX_REPEATS: positiveInt(2),
   WARRANT_NO_PROGRESS_STEPS: positiveInt(3),
   WARRANT_MAX_TOKENS: positiveInt(200_000),
+  WARRANT_AUTH_SECRET: z.string().min(1).optional(),
+  PORT: z
+    .string()
+    .regex(/^[0-9]{1,5}$/, "must be a port number")
+    .transform(Number)
+    .refine((n) => n >= 0 && n <= 65535, "must be a port number")
+    .optional(),
+  HOST: z.string().min(1).max(255).optional(),
+  WARRANT_MAX_BODY_BYTES: positiveInt(1024 * 1024),
 });
 
 /** Hard per-run limits. A run that reaches one stops with `budget_exhausted`. */
@@ -79,6 +88,14 @@ export interface Settings {
   planner: "rules" | "model";
   model: { name: string; baseUrl: string | undefined; apiKey: string | undefined };
   budgets: Budgets;
+  server: {
+    /** `WARRANT_AUTH_SECRET`; unset means a random secret kept in `<dataDir>/auth-secret`. */
+    authSecret: string | undefined;
+    port: number;
+    host: string;
+    /** Requests with a larger body are refused with 413. */
+    maxBodyBytes: number;
+  };
 }
 
 /** Reads and validates the environment. Throws a `ConfigError` naming the variable. */
@@ -108,6 +125,12 @@ export function loadSettings(source: Record<string, string | undefined> = proces
       tokens: env.WARRANT_MAX_TOKENS,
       max_repeats: env.WARRANT_MAX_REPEATS,
       no_progress_steps: env.WARRANT_NO_PROGRESS_STEPS,
+    },
+    server: {
+      authSecret: env.WARRANT_AUTH_SECRET,
+      port: env.PORT ?? 2024,
+      host: env.HOST ?? "127.0.0.1",
+      maxBodyBytes: env.WARRANT_MAX_BODY_BYTES,
     },
   };
 }
