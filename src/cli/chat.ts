@@ -14,7 +14,7 @@ import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
 import { createRuntime } from "../bootstrap.js";
 import { loadSettings } from "../env.js";
 import { describeError, WarrantError } from "../errors.js";
-import { CASE_ID } from "../planners/rules-caseops.js";
+import { runBoundFor } from "../policy/run-bound.js";
 import { runOptions } from "../runtime/routes.js";
 import type { State } from "../state.js";
 import { formatRun } from "./format.js";
@@ -72,15 +72,6 @@ function parseCommandLine(argv: string[]) {
 
 const CASE_ID_ONLY = /^C-[0-9]{3}$/;
 
-/**
- * The run-bound resources the host fixes for this run: the case a CaseOps
- * run may touch (--case, or the one case id the request names).
- */
-function runBoundFor(options: { caseId?: string | undefined; request: string }): Record<string, string> {
-  const caseId = options.caseId ?? CASE_ID.exec(options.request)?.[0];
-  return caseId ? { case_id: caseId } : {};
-}
-
 async function main(): Promise<number> {
   const options = parseCommandLine(process.argv.slice(2));
   if (options.help) {
@@ -99,7 +90,7 @@ async function main(): Promise<number> {
     const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
     const threadId = options.thread ?? randomUUID();
     const config = {
-      configurable: { thread_id: threadId, langgraph_auth_user: principal, warrant_run_bound: runBoundFor(options) },
+      configurable: { thread_id: threadId, langgraph_auth_user: principal, warrant_run_bound: runBoundFor(options.request ?? "", options.caseId) },
       ...runOptions(settings.budgets),
     };
     if (options.resume !== undefined) {

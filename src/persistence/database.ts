@@ -36,6 +36,7 @@ import pg from "pg";
 import { ConfigError } from "../errors.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import { createLedgerStore, ledgerMigrations, quoteSchemaName } from "./ledger-store.js";
+import { createThreadStore, threadMigrations, type ThreadStore } from "./thread-store.js";
 
 /** An open database. Everything shares `pool`. */
 export interface Database {
@@ -48,6 +49,8 @@ export interface Database {
   pool: pg.Pool;
   /** LangGraph checkpointer; its tables are already set up (default schema `public`). */
   saver: PostgresSaver;
+  /** Thread ownership, runs and the per-thread run lease (the API server). */
+  threads: ThreadStore;
   ledger: LedgerStore;
   /** Ends the pool, then (embedded) stops the socket server and closes PGlite. Idempotent. */
   close(): Promise<void>;
@@ -157,6 +160,7 @@ async function assemble(
     pool,
     saver: new PostgresSaver(pool),
     ledger: createLedgerStore(pool, schema),
+    threads: createThreadStore(pool, schema),
     close: () => (closing ??= shutdown()),
   };
 }
@@ -181,7 +185,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
       await new PostgresSaver(lendClient(pool, client)).setup();
-      for (const statement of ledgerMigrations(schema)) await client.query(statement);
+      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema)]) await client.query(statement);
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
     }

@@ -1,0 +1,239 @@
+/**
+ * What the API server keeps beside the checkpoints: who owns each thread,
+ * its runs, and the one-run-at-a-time lock. The lock is a lease on the
+ * thread row (`active_run`, `lease_until`), taken with one conditional
+ * UPDATE, so any number of server processes sharing this Postgres agree on
+ * which of them runs a thread; a process that dies holding it loses it when
+ * the lease runs out, and another process may continue the thread.
+ *
+ * Every read and write names the owner: a thread that belongs to somebody
+ * else is indistinguishable from one that does not exist.
+ */
+import type pg from "pg";
+import { quoteSchemaName } from "./ledger-store.js";
+
+export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
+export type RunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+
+/** The owner of a thread: the verified principal's tenant and user. */
+export interface Owner {
+  tenant: string;
+  user_id: string;
+}
+
+export interface ThreadRow {
+  thread_id: string;
+  owner: string;
+  tenant: string;
+  metadata: Record<string, unknown>;
+  graph_id: string | null;
+  run_bound: Record<string, string>;
+  status: ThreadStatus;
+  active_run: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface RunRow {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  owner: string;
+  tenant: string;
+  status: RunStatus;
+  metadata: Record<string, unknown>;
+  kwargs: Record<string, unknown>;
+  error: { error: string; message: string } | null;
+  cancel_requested: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function threadMigrations(schema: string): string[] {
+  const s = quoteSchemaName(schema);
+  return [
+    `create schema if not exists ${s}`,
+    `create table if not exists ${s}.threads (
+      thread_id uuid primary key,
+      owner text not null,
+      tenant text not null,
+      metadata jsonb not null default '{}'::jsonb,
+      graph_id text,
+      run_bound jsonb not null default '{}'::jsonb,
+      status text not null default 'idle',
+      active_run uuid,
+      lease_until timestamptz,
+      created_at timestamptz not null default now(),
+      updated_at timestamptz not null default now()
+    )`,
+    `create index if not exists threads_by_owner on ${s}.threads (tenant, owner, updated_at desc)`,
+    `create table if not exists ${s}.runs (
+      run_id uuid primary key,
+      thread_id uuid not null references ${s}.threads (thread_id) on delete cascade,
+      assistant_id text not null,
+      owner text not null,
+      tenant text not null,
+      status text not null,
+      metadata jsonb not null default '{}'::jsonb,
+      kwargs jsonb not null default '{}'::jsonb,
+      error jsonb,
+      cancel_requested boolean not null default false,
+      created_at timestamptz not null default now(),
+      updated_at timestamptz not null default now()
+    )`,
+    `create index if not exists runs_by_thread on ${s}.runs (thread_id, created_at desc)`,
+  ];
+}
+
+export interface ThreadSearch {
+  metadata?: Record<string, unknown> | undefined;
+  status?: ThreadStatus | undefined;
+  limit: number;
+  offset: number;
+}
+
+export interface ThreadStore {
+  create(owner: Owner, thread: { thread_id: string; metadata: Record<string, unknown> }): Promise<ThreadRow | undefined>;
+  get(owner: Owner, threadId: string): Promise<ThreadRow | undefined>;
+  search(owner: Owner, query: ThreadSearch): Promise<ThreadRow[]>;
+  count(owner: Owner, query: Omit<ThreadSearch, "limit" | "offset">): Promise<number>;
+  patchMetadata(owner: Owner, threadId: string, metadata: Record<string, unknown>): Promise<ThreadRow | undefined>;
+  /** Deletes an idle thread (and its runs); false when missing or busy. */
+  delete(owner: Owner, threadId: string): Promise<"deleted" | "missing" | "busy">;
+  /**
+   * Takes the thread's run lease for `runId` when nobody holds a live one.
+   * Returns false when another run holds it.
+   */
+  acquire(owner: Owner, threadId: string, runId: string, leaseMs: number, fields: { graph_id: string; run_bound?: Record<string, string> }): Promise<boolean>;
+  /** Extends the lease; false when the run no longer holds it. Also reports a cancel request. */
+  heartbeat(threadId: string, runId: string, leaseMs: number): Promise<{ held: boolean; cancel: boolean }>;
+  /** Releases the lease and sets the thread's status (only if `runId` still holds it). */
+  release(threadId: string, runId: string, status: ThreadStatus): Promise<void>;
+
+  createRun(owner: Owner, run: { run_id: string; thread_id: string; assistant_id: string; status: RunStatus; metadata: Record<string, unknown>; kwargs: Record<string, unknown> }): Promise<RunRow>;
+  getRun(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
+  listRuns(owner: Owner, threadId: string, options: { limit: number; offset: number; status?: RunStatus | undefined }): Promise<RunRow[]>;
+  setRunStatus(runId: string, status: RunStatus, error?: { error: string; message: string }): Promise<void>;
+  /** Marks a run for cancellation (seen by whichever process runs it at its next heartbeat). */
+  requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
+  /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
+  orphanedRuns(): Promise<RunRow[]>;
+}
+
+const THREAD_COLUMNS = "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, active_run::text as active_run, created_at, updated_at";
+const runColumns = (alias = "") =>
+  ["run_id::text as run_id", "thread_id::text as thread_id", "assistant_id", "owner", "tenant", "status", "metadata", "kwargs", "error", "cancel_requested", "created_at", "updated_at"]
+    .map((column) => `${alias}${column}`)
+    .join(", ");
+const RUN_COLUMNS = runColumns();
+
+export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
+  const s = quoteSchemaName(schema);
+  const one = async <T>(sql: string, params: unknown[]): Promise<T | undefined> => (await pool.query(sql, params)).rows[0] as T | undefined;
+  const many = async <T>(sql: string, params: unknown[]): Promise<T[]> => (await pool.query(sql, params)).rows as T[];
+
+  const filters = (owner: Owner, query: Omit<ThreadSearch, "limit" | "offset">) => {
+    const clauses = ["tenant = $1", "owner = $2"];
+    const params: unknown[] = [owner.tenant, owner.user_id];
+    if (query.metadata && Object.keys(query.metadata).length > 0) {
+      params.push(JSON.stringify(query.metadata));
+      clauses.push(`metadata @> $${params.length}::jsonb`);
+    }
+    if (query.status) {
+      params.push(query.status);
+      clauses.push(`status = $${params.length}`);
+    }
+    return { where: clauses.join(" and "), params };
+  };
+
+  return {
+    create: (owner, thread) =>
+      one<ThreadRow>(
+        `insert into ${s}.threads (thread_id, owner, tenant, metadata) values ($1, $2, $3, $4::jsonb)
+         on conflict (thread_id) do nothing returning ${THREAD_COLUMNS}`,
+        [thread.thread_id, owner.user_id, owner.tenant, JSON.stringify(thread.metadata)],
+      ),
+    get: (owner, threadId) => one<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where thread_id = $1 and tenant = $2 and owner = $3`, [threadId, owner.tenant, owner.user_id]),
+    async search(owner, query) {
+      const { where, params } = filters(owner, query);
+      params.push(query.limit, query.offset);
+      return many<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where ${where} order by updated_at desc, thread_id limit $${params.length - 1} offset $${params.length}`, params);
+    },
+    async count(owner, query) {
+      const { where, params } = filters(owner, query);
+      const row = await one<{ n: string }>(`select count(*)::text as n from ${s}.threads where ${where}`, params);
+      return Number(row?.n ?? 0);
+    },
+    patchMetadata: (owner, threadId, metadata) =>
+      one<ThreadRow>(
+        `update ${s}.threads set metadata = metadata || $4::jsonb, updated_at = now() where thread_id = $1 and tenant = $2 and owner = $3 returning ${THREAD_COLUMNS}`,
+        [threadId, owner.tenant, owner.user_id, JSON.stringify(metadata)],
+      ),
+    async delete(owner, threadId) {
+      const row = await one<{ thread_id: string }>(
+        `delete from ${s}.threads where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now()) returning thread_id::text`,
+        [threadId, owner.tenant, owner.user_id],
+      );
+      if (row) return "deleted";
+      return (await this.get(owner, threadId)) ? "busy" : "missing";
+    },
+    async acquire(owner, threadId, runId, leaseMs, fields) {
+      const row = await one<{ thread_id: string }>(
+        `update ${s}.threads
+            set active_run = $4, lease_until = now() + make_interval(secs => $5::double precision / 1000),
+                status = 'busy', graph_id = $6, run_bound = coalesce($7::jsonb, run_bound), updated_at = now()
+          where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now())
+          returning thread_id::text`,
+        [threadId, owner.tenant, owner.user_id, runId, leaseMs, fields.graph_id, fields.run_bound ? JSON.stringify(fields.run_bound) : null],
+      );
+      return row !== undefined;
+    },
+    async heartbeat(threadId, runId, leaseMs) {
+      const row = await one<{ cancel: boolean }>(
+        `with lease as (
+           update ${s}.threads set lease_until = now() + make_interval(secs => $3::double precision / 1000)
+            where thread_id = $1 and active_run = $2 returning thread_id)
+         select exists(select 1 from lease) as held,
+                coalesce((select cancel_requested from ${s}.runs where run_id = $2), false) as cancel`,
+        [threadId, runId, leaseMs],
+      );
+      const result = row as unknown as { held: boolean; cancel: boolean } | undefined;
+      return { held: result?.held ?? false, cancel: result?.cancel ?? false };
+    },
+    async release(threadId, runId, status) {
+      await pool.query(`update ${s}.threads set active_run = null, lease_until = null, status = $3, updated_at = now() where thread_id = $1 and active_run = $2`, [threadId, runId, status]);
+    },
+    async createRun(owner, run) {
+      const row = await one<RunRow>(
+        `insert into ${s}.runs (run_id, thread_id, assistant_id, owner, tenant, status, metadata, kwargs)
+         values ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb) returning ${RUN_COLUMNS}`,
+        [run.run_id, run.thread_id, run.assistant_id, owner.user_id, owner.tenant, run.status, JSON.stringify(run.metadata), JSON.stringify(run.kwargs)],
+      );
+      if (!row) throw new Error("run insert returned nothing");
+      return row;
+    },
+    getRun: (owner, threadId, runId) =>
+      one<RunRow>(`select ${RUN_COLUMNS} from ${s}.runs where run_id = $1 and thread_id = $2 and tenant = $3 and owner = $4`, [runId, threadId, owner.tenant, owner.user_id]),
+    listRuns: (owner, threadId, options) =>
+      many<RunRow>(
+        `select ${RUN_COLUMNS} from ${s}.runs where thread_id = $1 and tenant = $2 and owner = $3 and ($4::text is null or status = $4)
+          order by created_at desc, run_id limit $5 offset $6`,
+        [threadId, owner.tenant, owner.user_id, options.status ?? null, options.limit, options.offset],
+      ),
+    async setRunStatus(runId, status, error) {
+      await pool.query(`update ${s}.runs set status = $2, error = $3::jsonb, updated_at = now() where run_id = $1`, [runId, status, error ? JSON.stringify(error) : null]);
+    },
+    requestCancel: (owner, threadId, runId) =>
+      one<RunRow>(
+        `update ${s}.runs set cancel_requested = true, updated_at = now()
+          where run_id = $1 and thread_id = $2 and tenant = $3 and owner = $4 returning ${RUN_COLUMNS}`,
+        [runId, threadId, owner.tenant, owner.user_id],
+      ),
+    orphanedRuns: () =>
+      many<RunRow>(
+        `select ${runColumns("r.")} from ${s}.runs r join ${s}.threads t on t.thread_id = r.thread_id
+          where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())`,
+        [],
+      ),
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Errors the HTTP API answers with: a status and a typed code, always as
+ * `{ "error": code, "message": text }`. Nothing else (no stack, no
+ * validation dump, no echo of the request) reaches the client.
+ */
+import { WarrantError } from "../errors.js";
+
+export type ApiErrorCode =
+  | "token_missing"
+  | "token_malformed"
+  | "token_invalid"
+  | "token_expired"
+  | "invalid_json"
+  | "invalid_request"
+  | "body_too_large"
+  | "not_found"
+  | "thread_busy"
+  | "thread_exists"
+  | "no_pending_interrupt"
+  | "nothing_to_run"
+  | "command_not_allowed"
+  | "state_write_refused"
+  | "fork_refused"
+  | "unsupported"
+  | "shutting_down"
+  | "internal_error";
+
+const STATUS: Record<ApiErrorCode, number> = {
+  token_missing: 401,
+  token_malformed: 401,
+  token_invalid: 401,
+  token_expired: 401,
+  invalid_json: 400,
+  invalid_request: 422,
+  body_too_large: 413,
+  not_found: 404,
+  thread_busy: 409,
+  thread_exists: 409,
+  no_pending_interrupt: 409,
+  nothing_to_run: 409,
+  command_not_allowed: 400,
+  state_write_refused: 403,
+  fork_refused: 409,
+  unsupported: 422,
+  shutting_down: 503,
+  internal_error: 500,
+};
+
+export class ApiError extends WarrantError {
+  declare readonly code: ApiErrorCode;
+  readonly status: number;
+  constructor(code: ApiErrorCode, message: string) {
+    super(code, message);
+    this.status = STATUS[code];
+  }
+}
+
+export const isApiError = (error: unknown): error is ApiError =>
+  typeof error === "object" && error !== null && (error as { name?: unknown }).name === "ApiError";
+
+/** The one shape of every error body. */
+export function errorBody(code: ApiErrorCode, message: string): { error: ApiErrorCode; message: string } {
+  return { error: code, message };
+}
+
+export const notFound = (what: string) => new ApiError("not_found", `${what} not found`);

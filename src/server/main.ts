@@ -1,0 +1,38 @@
+/**
+ * `npm start`: the API server on `HOST:PORT` (default 127.0.0.1:2024).
+ * Prints `warrant listening on <url>` once it accepts requests. SIGTERM or
+ * SIGINT drains and exits 0; a configuration or infrastructure error at
+ * start-up prints one `warrant: <code>: <message>` line and exits 1.
+ */
+import { loadSettings } from "../env.js";
+import { describeError, isConfigError } from "../errors.js";
+import { startServer } from "./server.js";
+
+async function main(): Promise<void> {
+  const settings = loadSettings();
+  const server = await startServer({ settings });
+  console.log(`warrant listening on ${server.url}`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`warrant-server: ${signal}: draining`);
+    server.close().then(
+      () => {
+        console.error("warrant-server: stopped");
+        process.exit(0);
+      },
+      (error: unknown) => {
+        console.error(`warrant-server: shutdown failed: ${describeError(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  console.error(`warrant: ${isConfigError(error) ? describeError(error) : `startup_failed: ${describeError(error)}`}`);
+  process.exit(1);
+});

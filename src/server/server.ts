@@ -1,0 +1,102 @@
+/**
+ * Starts the API server: database (embedded or `DATABASE_URL`), MCP tools,
+ * both graphs on the Postgres checkpointer, the run manager and the HTTP
+ * listener. `close()` drains: it stops taking new runs, lets in-flight runs
+ * finish (up to `drainMs`, then aborts them at their last checkpoint),
+ * closes HTTP connections, MCP child processes, the pool and the embedded
+ * database.
+ */
+import { serve, type ServerType } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { loadApiSecret } from "../auth/api-token.js";
+import { createRuntime } from "../bootstrap.js";
+import type { Settings } from "../env.js";
+import type { Host } from "../host.js";
+import type { ToolHost } from "../mcp/tool-host.js";
+import type { Planner } from "../planners/planner.js";
+import { createRulesPlanner } from "../planners/rules.js";
+import { createApp } from "./app.js";
+import { RunManager, type ServedGraph } from "./runs.js";
+
+export interface StartedServer {
+  url: string;
+  port: number;
+  manager: RunManager;
+  /** Drains and releases everything. Idempotent. */
+  close(options?: { drainMs?: number }): Promise<void>;
+}
+
+export interface StartServerOptions {
+  settings: Settings;
+  /** Replace parts of the runtime (tests): the agent's planner, the tools. */
+  overrides?: { planner?: Planner; tools?: ToolHost };
+  /** Lease on a thread while a run executes (tests shorten it). */
+  leaseMs?: number;
+  drainMs?: number;
+  log?: (line: string) => void;
+  version?: string;
+}
+
+export async function startServer(options: StartServerOptions): Promise<StartedServer> {
+  const { settings } = options;
+  const log = options.log ?? ((line: string) => console.error(`warrant-server: ${line}`));
+  const runtime = createRuntime(settings, options.overrides ?? {});
+  try {
+    const database = await runtime.database();
+    // Tools start with the server, so a broken MCP configuration fails here, not in the first run.
+    await runtime.host.tools();
+    const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
+    // Imported here: graph modules read settings on import, after configuration errors have had their chance.
+    const { buildAgent } = await import("../../graphs/agent.js");
+    const workflowHost: Host = { ...runtime.host, planner: async () => createRulesPlanner() };
+    const graphs = new Map<string, ServedGraph>([
+      ["agent", buildAgent(runtime.host).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
+      ["workflow", buildAgent(workflowHost).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
+    ]);
+    const manager = new RunManager({ graphs, store: database.threads, budgets: settings.budgets, log, ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
+    const recovered = await manager.recoverOrphans();
+    if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);
+    const app = createApp({
+      manager,
+      store: database.threads,
+      graphs,
+      secret,
+      maxBodyBytes: settings.server.maxBodyBytes,
+      ping: async () => {
+        await database.pool.query("select 1");
+      },
+      version: options.version ?? "0.1.0",
+    });
+    const server = await listen(app.fetch, settings.server.host, settings.server.port);
+    const port = (server.address() as AddressInfo).port;
+    let closing: Promise<void> | undefined;
+    return {
+      url: `http://${settings.server.host}:${port}`,
+      port,
+      manager,
+      close: (closeOptions = {}) =>
+        (closing ??= (async () => {
+          const http = server as unknown as Server;
+          // No new connections; idle keep-alive sockets go now, streams end with their runs.
+          http.close();
+          http.closeIdleConnections?.();
+          await manager.drain(closeOptions.drainMs ?? options.drainMs ?? 10_000);
+          // Give streams a moment to flush their last events, then cut what is left.
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          http.closeAllConnections?.();
+          await runtime.close();
+        })()),
+    };
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+}
+
+function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch, hostname, port }, () => resolve(server));
+    server.once("error", reject);
+  });
+}
