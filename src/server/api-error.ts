@@ -16,6 +16,7 @@ export type ApiErrorCode =
   | "not_found"
   | "thread_busy"
   | "thread_exists"
+  | "thread_unfinished"
   | "no_pending_interrupt"
   | "nothing_to_run"
   | "command_not_allowed"
@@ -36,6 +37,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   not_found: 404,
   thread_busy: 409,
   thread_exists: 409,
+  thread_unfinished: 409,
   no_pending_interrupt: 409,
   nothing_to_run: 409,
   command_not_allowed: 400,

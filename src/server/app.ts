@@ -58,6 +58,8 @@ export interface AppOptions {
 
 type Env = { Variables: { principal: Principal } };
 
+/** How much of an oversized body is read and discarded before answering 413. */
+const DISCARD_CAP_BYTES = 16 * 1024 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SERVER_STARTED = new Date().toISOString();
 
@@ -82,13 +84,21 @@ export function createApp(options: AppOptions): Hono<Env> {
     }
   });
 
-  app.use(
-    "*",
-    bodyLimit({
+  // Oversized bodies: 413 before the handler sees anything. The rest of the
+  // body is read and discarded (up to a cap) so the client receives the
+  // answer instead of a reset connection.
+  app.use("*", async (c, next) => {
+    const declared = Number(c.req.header("content-length") ?? "NaN");
+    if (Number.isFinite(declared) && declared > options.maxBodyBytes) {
+      await discardBody(c.req.raw, DISCARD_CAP_BYTES);
+      c.header("Connection", "close");
+      return c.json(errorBody("body_too_large", `the body is larger than ${options.maxBodyBytes} bytes`), 413);
+    }
+    return bodyLimit({
       maxSize: options.maxBodyBytes,
-      onError: (c) => c.json(errorBody("body_too_large", `the body is larger than ${options.maxBodyBytes} bytes`), 413),
-    }),
-  );
+      onError: (inner) => inner.json(errorBody("body_too_large", `the body is larger than ${options.maxBodyBytes} bytes`), 413),
+    })(c, next);
+  });
 
   // Every route below needs a valid bearer token.
   app.use("*", async (c, next) => {
@@ -337,6 +347,8 @@ export function createApp(options: AppOptions): Hono<Env> {
       resume = { value };
     } else if (input) {
       if (pending.length > 0) throw new ApiError("thread_busy", "the thread is waiting for a review decision; answer it with command.resume");
+      // A run that stopped part-way (cancelled, or its server died) is finished first: starting over could strand an effect in flight.
+      if (snapshot.next.length > 0) throw new ApiError("thread_unfinished", "the thread's last run stopped before it finished; continue it with input null first");
     } else if (snapshot.next.length === 0) {
       throw new ApiError("nothing_to_run", "the thread has nothing left to run; send input");
     } else if (pending.length > 0) {
@@ -562,5 +574,22 @@ async function deleteCheckpoints(graph: ServedGraph, threadId: string): Promise<
   const saver = graph.checkpointer;
   if (saver && typeof saver === "object" && "deleteThread" in saver && typeof saver.deleteThread === "function") {
     await (saver as { deleteThread(id: string): Promise<void> }).deleteThread(threadId);
+  }
+}
+
+/** Reads and drops a request body, stopping after `cap` bytes. */
+async function discardBody(request: Request, cap: number): Promise<void> {
+  const reader = request.body?.getReader();
+  if (!reader) return;
+  let read = 0;
+  try {
+    while (read <= cap) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      read += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The client went away: nothing left to discard.
   }
 }

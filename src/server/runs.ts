@@ -133,7 +133,7 @@ export class RunManager {
   /** Asks a run to stop, wherever it executes. Undefined when the run is not the owner's. */
   async cancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined> {
     const run = await this.#options.store.requestCancel(owner, threadId, runId);
-    if (run) this.#active.get(runId)?.controller.abort(new Error("cancelled"));
+    if (run) this.#active.get(runId)?.controller.abort(abortReason("cancelled"));
     return run;
   }
 
@@ -181,7 +181,7 @@ export class RunManager {
     const all = () => Promise.allSettled([...this.#active.values()].map((run) => run.settled));
     const timedOut = await Promise.race([all().then(() => false), delay(timeoutMs).then(() => true)]);
     if (timedOut) {
-      for (const run of this.#active.values()) run.controller.abort(new Error("server shutting down"));
+      for (const run of this.#active.values()) run.controller.abort(abortReason("server shutting down"));
       await all();
     }
     for (const { timer } of this.#finished.values()) clearTimeout(timer);
@@ -195,8 +195,8 @@ export class RunManager {
     const heartbeat = setInterval(() => {
       store.heartbeat(threadId, run.run_id, leaseMs).then(
         ({ held, cancel }) => {
-          if (cancel) controller.abort(new Error("cancelled"));
-          else if (!held) controller.abort(new Error("lease lost"));
+          if (cancel) controller.abort(abortReason("cancelled"));
+          else if (!held) controller.abort(abortReason("lease lost"));
         },
         (error: unknown) => this.#options.log(`heartbeat for run ${run.run_id} failed: ${String(error)}`),
       );
@@ -324,4 +324,11 @@ function abortPromise(signal?: AbortSignal): Promise<void> {
     if (signal.aborted) resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
+}
+
+/** Abort reasons are AbortErrors, so tool calls cut short read as cancelled, not as a broken server. */
+function abortReason(message: string): Error {
+  const reason = new Error(message);
+  reason.name = "AbortError";
+  return reason;
 }

@@ -31,7 +31,7 @@ export interface StartServerOptions {
   settings: Settings;
   /** Replace parts of the runtime (tests): the agent's planner, the tools. */
   overrides?: { planner?: Planner; tools?: ToolHost };
-  /** Lease on a thread while a run executes (tests shorten it). */
+  /** Lease on a thread while a run executes; default `settings.server.runLeaseMs`. */
   leaseMs?: number;
   drainMs?: number;
   log?: (line: string) => void;
@@ -54,7 +54,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       ["agent", buildAgent(runtime.host).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
       ["workflow", buildAgent(workflowHost).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
     ]);
-    const manager = new RunManager({ graphs, store: database.threads, budgets: settings.budgets, log, ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
+    const manager = new RunManager({ graphs, store: database.threads, budgets: settings.budgets, log, leaseMs: options.leaseMs ?? settings.server.runLeaseMs });
     const recovered = await manager.recoverOrphans();
     if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);
     const app = createApp({

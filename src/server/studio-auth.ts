@@ -8,9 +8,10 @@
  * `configurable.langgraph_auth_user`, where the graph reads it through
  * `PrincipalSchema`.
  *
- * Authorization: a thread belongs to whoever created it (`metadata.owner`);
- * every thread and run operation is filtered by owner, so another user's
- * thread looks the same as a missing one. Assistants are a shared catalog
+ * Authorization: a thread belongs to whoever created it (`metadata.owner` and
+ * `metadata.tenant`, as `npm start` shows them); every thread and run
+ * operation is filtered by both, so another user's thread looks the same as
+ * a missing one. Assistants are a shared catalog
  * (the system `agent` and `workflow` plus any a user creates) that only their
  * creator may change. Any event not handled here (store, crons, future ones)
  * is refused.
@@ -26,7 +27,7 @@ import { loadSettings } from "../env.js";
 
 /** What the API keeps as the request's user: the principal plus LangGraph's user fields. */
 export type StudioUser = Principal & {
-  /** `<tenant>:<user_id>`: user ids are only unique within a tenant. Threads are owned by it. */
+  /** `<tenant>:<user_id>`: user ids are only unique within a tenant. */
   identity: string;
   /** The principal's scopes (LangGraph's name for them). */
   permissions: string[];
@@ -48,30 +49,36 @@ export function studioUser(principal: Principal): StudioUser {
   };
 }
 
+// The API answers with `message` as the body verbatim, so it carries the same
+// JSON error body as `npm start` (src/server/api-error.ts).
 function unauthorized(code: ApiTokenFailure, message: string): HTTPException {
   const challenge = code === "token_missing" ? 'Bearer realm="warrant"' : 'Bearer realm="warrant", error="invalid_token"';
-  // The API turns `message` into the response body verbatim, so it carries the JSON error.
   return new HTTPException(401, {
-    message: JSON.stringify({ error: { code, message } }),
+    message: JSON.stringify({ error: code, message }),
     headers: { "content-type": "application/json", "www-authenticate": challenge },
   });
 }
 
 function forbidden(code: string, message: string): HTTPException {
   return new HTTPException(403, {
-    message: JSON.stringify({ error: { code, message } }),
+    message: JSON.stringify({ error: code, message }),
     headers: { "content-type": "application/json" },
   });
+}
+
+/** The owner keys a thread carries in its metadata, and the filter on them. */
+function ownedBy(user: StudioUser): { owner: string; tenant: string } {
+  return { owner: user.user_id, tenant: user.tenant };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Sets `metadata.owner` in place: the API reads the mutated value back (and `threads.copy` keeps its own object). */
+/** Sets the owner keys in place: the API reads the mutated value back (and `threads.copy` keeps its own object). */
 function stampOwner(value: { metadata?: Record<string, unknown> | null | undefined }, user: StudioUser): void {
   value.metadata ??= {};
-  value.metadata["owner"] = user.identity;
+  Object.assign(value.metadata, ownedBy(user));
 }
 
 /** Removes identity keys a client put into an assistant's config or context. */
@@ -111,8 +118,6 @@ export function createStudioAuth(loadSecret: () => Promise<Uint8Array>) {
     });
     return secret;
   };
-  const ownedBy = (user: StudioUser) => ({ owner: user.identity });
-
   return (
     new Auth()
       .authenticate<StudioUser>(async (request) => {
@@ -139,7 +144,7 @@ export function createStudioAuth(loadSecret: () => Promise<Uint8Array>) {
       })
       .on("threads:update", ({ user, value }) => {
         // Metadata updates are merged into the thread's: the owner cannot be changed.
-        if (value.metadata) value.metadata["owner"] = user.identity;
+        if (value.metadata) stampOwner(value, user);
         return ownedBy(user);
       })
       .on(["threads:read", "threads:search", "threads:delete"], ({ user }) => ownedBy(user))
@@ -149,7 +154,7 @@ export function createStudioAuth(loadSecret: () => Promise<Uint8Array>) {
         scrubIdentity(value.context);
       })
       .on("assistants:update", ({ user, value }) => {
-        if (value.metadata) value.metadata["owner"] = user.identity;
+        if (value.metadata) stampOwner(value, user);
         scrubIdentity(value.config?.configurable);
         scrubIdentity(value.context);
         // System assistants have no owner, so nobody can change or delete them.
