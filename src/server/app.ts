@@ -334,7 +334,10 @@ export function createApp(options: AppOptions): Hono<Env> {
       thread = threadRow;
     }
 
-    const snapshot = await snapshotOf(thread.thread_id);
+    // A fork runs from the checkpoint it names: that is the state every check below looks at.
+    const checkpointId = request.checkpoint_id ?? request.checkpoint?.checkpoint_id ?? undefined;
+    const head = await snapshotOf(thread.thread_id);
+    const snapshot = checkpointId ? await forkTarget(anyGraph(), thread.thread_id, checkpointId, head) : head;
     const pending = pendingInterrupts(snapshot);
     let resume: { value: unknown } | undefined;
     if (request.command) {
@@ -355,8 +358,6 @@ export function createApp(options: AppOptions): Hono<Env> {
       throw new ApiError("no_pending_interrupt", "the thread is waiting for a review decision; answer it with command.resume");
     }
 
-    const checkpointId = request.checkpoint_id ?? request.checkpoint?.checkpoint_id ?? undefined;
-    if (checkpointId) await assertForkAllowed(anyGraph(), thread.thread_id, checkpointId, snapshot);
 
     return manager.start({
       principal,
@@ -548,12 +549,12 @@ function answersEach(value: unknown, pending: { id: string | undefined }[]): boo
 }
 
 /**
- * Refuses a fork (a run from an earlier checkpoint) that could replay an
+ * The checkpoint a fork runs from. Refuses a fork that could replay an
  * approval or a write: when a review was answered after that checkpoint, or
  * a write was executed after it. Forking to the head is a no-op and allowed.
  */
-async function assertForkAllowed(graph: ServedGraph, threadId: string, checkpointId: string, head: StateSnapshot): Promise<void> {
-  if (head.config?.configurable?.["checkpoint_id"] === checkpointId) return;
+async function forkTarget(graph: ServedGraph, threadId: string, checkpointId: string, head: StateSnapshot): Promise<StateSnapshot> {
+  if (head.config?.configurable?.["checkpoint_id"] === checkpointId) return head;
   const target = await graph.getState({ configurable: { thread_id: threadId, checkpoint_id: checkpointId } });
   if (target.config?.configurable?.["checkpoint_id"] !== checkpointId) throw notFound("checkpoint");
   const ranAfter = new Set<string>(target.next);
@@ -567,6 +568,7 @@ async function assertForkAllowed(graph: ServedGraph, threadId: string, checkpoin
   if (ranAfter.has("human_review") || writesAfter) {
     throw new ApiError("fork_refused", "forking to this checkpoint could replay an approval or a write");
   }
+  return target;
 }
 
 /** Removes a thread's checkpoints (the saver's own delete). */

@@ -249,14 +249,13 @@ describe("integrity: clients may only resume", () => {
       const response = await json(
         await server.fetch(`/threads/${threadId}/runs/wait`, { method: "POST", user: "alice", body: JSON.stringify({ assistant_id: "agent", command: { resume: APPROVE }, ...fork }) }),
       );
-      // No pending interrupt at the head; and the fork itself is refused before anything runs.
-      expect([409]).toContain(response.status);
-      expect(["fork_refused", "no_pending_interrupt"]).toContain(response.body["error"]);
+      // The target still shows the pending approval, but a review was answered after it.
+      expect(response).toMatchObject({ status: 409, body: { error: "fork_refused" } });
     }
     const forkWithInput = await json(
       await server.fetch(`/threads/${threadId}/runs/wait`, { method: "POST", user: "alice", body: JSON.stringify({ assistant_id: "agent", input: null, checkpoint_id: awaiting.checkpoint.checkpoint_id }) }),
     );
-    expect(forkWithInput).toMatchObject({ status: 409 });
+    expect(forkWithInput).toMatchObject({ status: 409, body: { error: "fork_refused" } });
     // A fork through configurable is not even seen: client configurable never reaches the run.
     const viaConfig = await json(
       await server.fetch(`/threads/${threadId}/runs/wait`, {
@@ -267,6 +266,16 @@ describe("integrity: clients may only resume", () => {
     );
     expect(viaConfig).toMatchObject({ status: 409, body: { error: "no_pending_interrupt" } });
     expect(await server.calendarEvents()).toHaveLength(1);
+  });
+
+  it("allows a fork that can only replay reads", async () => {
+    const thread = await alice.threads.create();
+    await alice.runs.wait(thread.thread_id, "agent", ask(NOTES_QUESTION));
+    const history = await alice.threads.getHistory(thread.thread_id, { limit: 100 });
+    // The checkpoint where the first authorized calls wait to execute: only reads follow it.
+    const beforeReads = history.find((state) => state.next.includes("execute"))!;
+    const forked = (await alice.runs.wait(thread.thread_id, "agent", { input: null, checkpointId: beforeReads.checkpoint.checkpoint_id! })) as Values;
+    expect(forked.status).toBe("completed");
   });
 
   it("lets exactly one of two concurrent resumes of one interrupt proceed", async () => {
