@@ -317,6 +317,21 @@ describe("background runs, joins, disconnects and cancel", () => {
     expect(replay[0]).toBe("metadata");
   });
 
+  it("a rejoining client resumes after its Last-Event-ID and misses nothing", async () => {
+    const thread = await alice.threads.create();
+    const all: { id?: string; event: string }[] = [];
+    let runId = "";
+    for await (const part of alice.runs.stream(thread.thread_id, "agent", { ...ask(NOTES_QUESTION), streamMode: ["updates"], onRunCreated: (meta) => (runId = meta.run_id) })) {
+      all.push(part as { id?: string; event: string });
+    }
+    expect(all.length).toBeGreaterThan(5);
+    const cut = all[3]!;
+    expect(cut.id).toBeDefined();
+    const rest: { id?: string; event: string }[] = [];
+    for await (const part of alice.runs.joinStream(thread.thread_id, runId, { lastEventId: cut.id! })) rest.push(part as { id?: string; event: string });
+    expect(rest.map((part) => part.id)).toEqual(all.slice(4).map((part) => part.id));
+  });
+
   it("a client that disconnects mid-stream does not cancel the run", async () => {
     const thread = await alice.threads.create();
     const controller = new AbortController();
