@@ -87,17 +87,22 @@ function scrubIdentity(record: unknown): void {
   for (const key of IDENTITY_KEYS) delete record[key];
 }
 
+/** Keys that make the API trace a run to LangSmith (a client's `langsmith_tracer` lands here). */
+const TRACING_KEYS = ["langsmith_project", "langsmith_example_id"] as const;
+
 /**
  * Makes the run's identity the verified user's, whatever the client sent:
  * the API copies every `x-*` request header into `configurable` (our graph
  * reads none of them) and merges client `configurable`/`context` into the run.
+ * Also keeps the run offline: no client-requested LangSmith tracing.
  */
-function pinRunIdentity(kwargs: Record<string, unknown>, user: StudioUser): void {
+function sanitizeRun(kwargs: Record<string, unknown>, user: StudioUser): void {
   if (!isRecord(kwargs["config"])) kwargs["config"] = {};
   const config = kwargs["config"] as Record<string, unknown>;
   if (!isRecord(config["configurable"])) config["configurable"] = {};
   const configurable = config["configurable"] as Record<string, unknown>;
   for (const key of Object.keys(configurable)) if (key.startsWith("x-")) delete configurable[key];
+  for (const key of TRACING_KEYS) delete configurable[key];
   configurable["langgraph_auth_user"] = user;
   configurable["langgraph_auth_user_id"] = user.identity;
   configurable["langgraph_auth_permissions"] = [...user.permissions];
@@ -139,7 +144,7 @@ export function createStudioAuth(loadSecret: () => Promise<Uint8Array>) {
       .on("threads:create_run", ({ user, value }) => {
         // A new thread created by this run takes the run's metadata.
         stampOwner(value, user);
-        pinRunIdentity(value.kwargs, user);
+        sanitizeRun(value.kwargs, user);
         return ownedBy(user);
       })
       .on("threads:update", ({ user, value }) => {
