@@ -62,6 +62,7 @@ const EnvSchema = z.object({
     .optional(),
   HOST: z.string().min(1).max(255).optional(),
   WARRANT_MAX_BODY_BYTES: positiveInt(1024 * 1024),
+  WARRANT_RUN_LEASE_MS: positiveInt(30_000),
 });
 
 /** Hard per-run limits. A run that reaches one stops with `budget_exhausted`. */
@@ -95,6 +96,12 @@ export interface Settings {
     host: string;
     /** Requests with a larger body are refused with 413. */
     maxBodyBytes: number;
+    /**
+     * `WARRANT_RUN_LEASE_MS`: how long a run's lease on its thread lives
+     * without a heartbeat, i.e. how soon a run left by a crashed server can
+     * be recovered by another process.
+     */
+    runLeaseMs: number;
   };
 }
 
@@ -131,6 +138,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
       port: env.PORT ?? 2024,
       host: env.HOST ?? "127.0.0.1",
       maxBodyBytes: env.WARRANT_MAX_BODY_BYTES,
+      runLeaseMs: env.WARRANT_RUN_LEASE_MS,
     },
   };
 }

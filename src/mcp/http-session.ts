@@ -1,16 +1,27 @@
 /**
  * Streamable HTTP MCP servers with per-call task tokens. One MCP session per
- * server serves every call: the token is minted for each call (audience,
+ * tenant serves every call of that tenant (the server binds a session to the
+ * tenant that opened it): the token is minted for each call (audience,
  * tenant, task, subject, scopes) and attached by a fetch wrapper from the
  * call's async context. (The adapter opens a new connection per distinct
  * header set, which would grow without bound with per-call tokens.)
+ *
+ * Health: a launched server's exit reports it down at once; an error on a
+ * session's stream makes it suspect (probed with a fresh session); a session
+ * the server no longer knows (404) is replaced once, transparently, because
+ * the server did not process the request.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
+import type { ServerConfig } from "../policy/config.js";
+import { listAllTools, negotiated, OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, type ConnectionEvents, type ServerConnection } from "./connection.js";
+import { reasonOf } from "./health.js";
 
 const currentToken = new AsyncLocalStorage<string>();
 
@@ -31,7 +42,22 @@ export interface LaunchedServer {
   process: ChildProcess;
 }
 
-/** Starts a server that announces `… listening on <url>` on its first stdout line. */
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** Stops a child we started: SIGTERM, then SIGKILL if it lingers; resolves once it has exited. */
+export async function stopChild(child: ChildProcess, graceMs = 3_000): Promise<void> {
+  if (hasExited(child)) return;
+  const exited = once(child, "exit").then(() => undefined);
+  child.kill("SIGTERM");
+  const stopped = await Promise.race([exited.then(() => true), sleep(graceMs, false, { ref: false })]);
+  if (stopped || hasExited(child)) return;
+  child.kill("SIGKILL");
+  await Promise.race([exited, sleep(graceMs, undefined, { ref: false })]);
+}
+
+/** Starts a server that announces `… listening on <url>` on its first stdout line. A server that fails to announce is stopped. */
 export async function launchHttpServer(command: string, args: string[], environment: Record<string, string>, timeoutMs = 20_000): Promise<LaunchedServer> {
   const child = spawn(command === "node" ? process.execPath : command, args, {
     cwd: REPO_ROOT,
@@ -39,27 +65,210 @@ export async function launchHttpServer(command: string, args: string[], environm
     stdio: ["ignore", "pipe", "inherit"],
   });
   const lines = createInterface({ input: child.stdout });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not announce its URL`)), timeoutMs);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${args.at(-1) ?? command} exited with code ${code ?? "signal"} before listening`));
-    });
-    lines.on("line", (line) => {
-      const match = /listening on (http:\/\/\S+)/.exec(line);
-      if (match?.[1]) {
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not announce its URL`)), timeoutMs);
+      child.once("error", (error) => {
         clearTimeout(timer);
-        resolve(match[1]);
-      }
+        reject(error);
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`${args.at(-1) ?? command} exited with code ${code ?? "signal"} before listening`));
+      });
+      lines.on("line", (line) => {
+        const match = /listening on (http:\/\/\S+)/.exec(line);
+        if (match?.[1]) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
+      });
     });
-  });
-  return { url, process: child };
+    return { url, process: child };
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+}
+
+/** One MCP session over Streamable HTTP. */
+export interface HttpSession {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
 }
 
 /** Connects one MCP client session to a Streamable HTTP server; the first token opens the session. */
-export async function connectHttp(url: string, initialToken: string): Promise<Client> {
+export async function connectHttp(url: string, initialToken: string): Promise<HttpSession> {
   const client = new Client({ name: "warrant-host", version: "0.1.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: authorizingFetch });
-  await withTaskToken(initialToken, () => client.connect(transport));
-  return client;
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    fetch: authorizingFetch,
+    // The SDK re-opens a dropped event stream itself; a few quick tries, then we hear about it through onerror.
+    reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 2_000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
+  });
+  await withTaskToken(initialToken, () => client.connect(transport, { timeout: OPEN_TIMEOUT_MS }));
+  return { client, transport };
+}
+
+/** Closes our side of a session without reporting anything (its errors no longer matter). */
+async function retire(session: HttpSession): Promise<void> {
+  session.client.onerror = undefined;
+  await session.client.close().catch(() => undefined);
+}
+
+/** Ends a session on the server too (DELETE), then closes it. */
+async function endSession(session: HttpSession, token: string): Promise<void> {
+  await withTaskToken(token, () => session.transport.terminateSession()).catch(() => undefined);
+  await retire(session);
+}
+
+/** A 404 on a session request: the server no longer knows the session (restarted, or expired it). */
+export function isSessionGone(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
+}
+
+type HttpServer = Extract<ServerConfig, { transport: "http" }>;
+
+/** Claims of a task token, minus the audience (fixed per server). */
+export interface TokenRequest {
+  tenant: string;
+  subject: string;
+  scopes: readonly string[];
+  task: string;
+}
+
+export interface HttpConnectionOptions {
+  server: HttpServer;
+  /** Mints a task token for this server's audience. */
+  mint: (request: TokenRequest) => Promise<string>;
+  /** Extra environment for a launched server (its token secret). */
+  launchEnvironment: Record<string, string>;
+  events: ConnectionEvents;
+}
+
+/** The host's own identity towards HTTP servers: listing tools and probing need no tenant data. */
+const HOST = "warrant-host";
+
+export function httpConnection(options: HttpConnectionOptions): ServerConnection {
+  const { server, mint, events } = options;
+  let url = server.url ?? "";
+  let launched: LaunchedServer | undefined;
+  let closing = false;
+  /** One session per tenant: the promise while it opens, the session once open. */
+  const sessions = new Map<string, { opening: Promise<HttpSession>; open?: HttpSession }>();
+
+  const hostToken = (task: string) => mint({ tenant: HOST, subject: HOST, scopes: [], task });
+
+  /** Runs `work` on a short-lived host session that is ended on the server afterwards. */
+  const withHostSession = async <T>(task: string, work: (client: Client) => Promise<T>): Promise<T> => {
+    const token = await hostToken(task);
+    const session = await connectHttp(url, token);
+    try {
+      return await withTaskToken(token, () => work(session.client));
+    } finally {
+      await endSession(session, token);
+    }
+  };
+
+  /** Drops a tenant's session (if it is still the current one) and closes our side of it. */
+  const forget = (tenant: string, session: HttpSession): void => {
+    if (sessions.get(tenant)?.open === session) sessions.delete(tenant);
+    void retire(session);
+  };
+
+  const dropSessions = async (): Promise<void> => {
+    const open = [...sessions.values()];
+    sessions.clear();
+    await Promise.all(open.map((entry) => entry.opening.then(retire, () => undefined)));
+  };
+
+  const tenantSession = (tenant: string, token: string): Promise<HttpSession> => {
+    const known = sessions.get(tenant);
+    if (known) return known.opening;
+    const entry: { opening: Promise<HttpSession>; open?: HttpSession } = {
+      opening: connectHttp(url, token).then((opened) => {
+        opened.client.onerror = (error) => {
+          if (isSessionGone(error)) forget(tenant, opened);
+          events.suspect(`session stream error: ${reasonOf(error)}`);
+        };
+        entry.open = opened;
+        return opened;
+      }),
+    };
+    sessions.set(tenant, entry);
+    entry.opening.catch(() => {
+      if (sessions.get(tenant) === entry) sessions.delete(tenant);
+    });
+    return entry.opening;
+  };
+
+  const launch = async (): Promise<void> => {
+    if (!server.launch || (launched && !hasExited(launched.process))) return;
+    const started = await launchHttpServer(server.launch.command, server.launch.args, { ...server.launch.env, ...options.launchEnvironment });
+    launched = started;
+    url = started.url;
+    started.process.once("exit", () => {
+      if (launched === started && !closing) events.down("the server process exited");
+    });
+  };
+
+  return {
+    async open() {
+      if (closing) throw new Error("the connection is shut down");
+      // Sessions of the previous connection belong to a server that failed; calls open fresh ones.
+      await dropSessions();
+      await launch();
+      if (closing) throw new Error("the connection is shut down");
+      try {
+        return await withHostSession("catalog", async (client) => {
+          const capabilities = negotiated(client);
+          return { capabilities, tools: await listAllTools(client, capabilities) };
+        });
+      } catch (error) {
+        // A server we launched that cannot list its tools is restarted on the next attempt.
+        if (launched) await stopChild(launched.process);
+        throw error;
+      }
+    },
+    async session(caller) {
+      const tenant = caller.principal.tenant;
+      const token = await mint({ tenant, subject: caller.principal.user_id, scopes: caller.principal.scopes, task: caller.threadId });
+      return {
+        meta: undefined,
+        async run(work) {
+          const first = await tenantSession(tenant, token);
+          try {
+            return await withTaskToken(token, () => work(first.client));
+          } catch (error) {
+            // The server refused the session before processing the request: carry it once on a fresh session.
+            if (!isSessionGone(error)) throw error;
+            forget(tenant, first);
+            const fresh = await tenantSession(tenant, token);
+            return withTaskToken(token, () => work(fresh.client));
+          }
+        },
+      };
+    },
+    async probe() {
+      await withHostSession("probe", (client) => client.ping({ timeout: PROBE_TIMEOUT_MS }));
+    },
+    async shutdown() {
+      closing = true;
+      const open = [...sessions.entries()];
+      sessions.clear();
+      await Promise.all(
+        open.map(async ([tenant, entry]) => {
+          const session = await entry.opening.catch(() => undefined);
+          if (!session) return;
+          const token = await hostTokenFor(tenant).catch(() => "");
+          await endSession(session, token);
+        }),
+      );
+      if (launched) await stopChild(launched.process);
+    },
+  };
+
+  /** Ending a tenant's session needs a token of that tenant (the server binds sessions to tenants). */
+  function hostTokenFor(tenant: string): Promise<string> {
+    return mint({ tenant, subject: HOST, scopes: [], task: "shutdown" });
+  }
 }

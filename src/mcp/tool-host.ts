@@ -1,34 +1,44 @@
 /**
- * Connects the configured MCP servers through `@langchain/mcp-adapters`,
- * builds the catalog of contracted tools, and calls them. Calls go through the
- * adapter's underlying MCP client so that we see the raw result
- * (`structuredContent`, `isError`) and can validate arguments ourselves; the
- * adapter's own tool wrappers pass extra arguments through and double-encode
- * structured content.
+ * Connects the configured MCP servers (stdio through the MCP SDK client,
+ * Streamable HTTP with task tokens), builds the catalog of contracted tools,
+ * and calls them. Calls go through the SDK client so that we see the raw
+ * result (`structuredContent`, `isError`) and validate arguments ourselves.
+ *
+ * Each server has a health supervisor (health.ts): a crash is noticed from the
+ * transport, the server's tools leave the effective set while it is down, and
+ * it is reconnected in the background with backoff, its tools listed again.
  */
-import { MultiServerMCPClient } from "@langchain/mcp-adapters";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { childEnvironment, REPO_ROOT } from "../env.js";
 import { randomBytes } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
 import { mintTaskToken } from "../auth/task-token.js";
 import { ConfigError, type ToolErrorCode } from "../errors.js";
-import { connectHttp, launchHttpServer, withTaskToken, type LaunchedServer } from "./http-session.js";
 import type { ServerConfig, WarrantConfig } from "../policy/config.js";
 import { buildCatalog, type CatalogTool, type ListedTool } from "./catalog.js";
+import type { ConnectionEvents, ServerConnection } from "./connection.js";
+import { classifyCallFailure, classifyRequestFailure, type Failure } from "./failures.js";
+import { reasonOf, supervise, type HealthEvent, type Supervisor } from "./health.js";
+import { httpConnection } from "./http-session.js";
 import { normalizeResult, type NormalizedResult } from "./normalize.js";
+import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
+import { stdioConnection } from "./stdio-session.js";
+
+export { classifyCallFailure } from "./failures.js";
+export type { PromptResult } from "./resources.js";
+export type { HealthEvent } from "./health.js";
 
 export interface CallOptions {
   timeoutMs: number;
   signal?: AbortSignal | undefined;
-  /** Who the call is for: task tokens for HTTP servers are minted from it. */
+  /** Who the call is for: task tokens for HTTP servers are minted from it, stdio servers get it in `_meta`. */
   principal: Principal;
   threadId: string;
 }
 
-/** The tools side of the host: catalog, health, calls. */
+/** The tools side of the host: catalog, health, calls, resources and prompts. */
 export interface ToolHost {
+  /** Contracted tools of the servers as last listed (a server that is down keeps its last listing). */
   catalog(): CatalogTool[];
   /** Above this many eligible tools, only the most relevant are offered. */
   readonly maxTools: number;
@@ -37,44 +47,18 @@ export interface ToolHost {
   /** Whether any connected server lists a tool by this name (contracted or not). */
   isListed(name: string): boolean;
   call(tool: CatalogTool, args: Record<string, unknown>, options: CallOptions): Promise<NormalizedResult>;
+  /**
+   * Reads a resource. ok → `text` is the resource's text contents joined by
+   * newlines, `structured` the parsed JSON when the (single) content is JSON.
+   * Errors: `unknown_tool` for a server not in the config, `tool_not_permitted`
+   * when the server did not advertise the resources capability,
+   * `server_unavailable` while it is down, `not_found` for an unknown URI,
+   * otherwise as for calls.
+   */
+  readResource(server: string, uri: string, options: CallOptions): Promise<NormalizedResult>;
+  /** Gets a prompt; errors as for `readResource` (capability: prompts). */
+  getPrompt(server: string, name: string, args: Record<string, string>, options: CallOptions): Promise<PromptResult>;
   close(): Promise<void>;
-}
-
-type AdapterConnection = ConstructorParameters<typeof MultiServerMCPClient>[0] extends infer C
-  ? C extends { mcpServers: Record<string, infer S> }
-    ? S
-    : never
-  : never;
-
-function toConnection(server: Extract<ServerConfig, { transport: "stdio" }>): AdapterConnection {
-  {
-    return {
-      transport: "stdio",
-      // "node" means the Node running us, so child servers never depend on PATH.
-      command: server.command === "node" ? process.execPath : server.command,
-      args: server.args,
-      env: childEnvironment(server.env),
-      cwd: server.cwd ?? REPO_ROOT,
-      stderr: "inherit",
-    } as AdapterConnection;
-  }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Maps a thrown call failure onto our error classes. */
-export function classifyCallFailure(error: unknown): { code: ToolErrorCode; message: string } {
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) return { code: "tool_timeout", message: "the tool did not answer in time" };
-    if (error.code === ErrorCode.InvalidParams) return { code: "invalid_arguments", message: "the server rejected the arguments" };
-    if (error.code === ErrorCode.ConnectionClosed) return { code: "server_unavailable", message: "the server connection closed" };
-    return { code: "protocol_error", message: `MCP error ${error.code}` };
-  }
-  const name = isRecord(error) ? error["name"] : undefined;
-  if (name === "AbortError" || name === "TimeoutError") return { code: "tool_timeout", message: "the tool did not answer in time" };
-  return { code: "server_unavailable", message: "the server could not be reached" };
 }
 
 /** Task-token settings: the signing secret shared with HTTP servers we launch. */
@@ -88,118 +72,196 @@ export function ephemeralTokenSettings(): TokenSettings {
   return { secret: new Uint8Array(randomBytes(32)), ttlSeconds: 120 };
 }
 
-interface HttpServer {
-  name: string;
-  url: string;
-  audience: string;
-  launched: LaunchedServer | undefined;
-  /** One session per tenant: the server binds a session to the tenant that opened it. */
-  sessions: Map<string, Promise<Client>>;
+export interface ConnectOptions {
+  /** Health changes of servers; by default each one is a line on stderr. */
+  onHealth?: (event: HealthEvent) => void;
+  /** Jitter source for reconnect delays (tests). */
+  random?: () => number;
 }
 
+/** The default health log: one line per change, never prefixed like a CLI error. */
+function logHealth(event: HealthEvent): void {
+  const line =
+    event.type === "unhealthy"
+      ? `server ${event.server} unavailable: ${event.reason}`
+      : event.type === "reconnect_failed"
+        ? `server ${event.server} reconnect attempt ${event.attempt} failed: ${event.reason}`
+        : event.type === "healthy" && event.attempt > 0
+          ? `server ${event.server} reconnected after ${event.attempt} attempt(s)`
+          : undefined;
+  if (line) process.stderr.write(`[warrant mcp] ${line}\n`);
+}
+
+interface ServerEntry {
+  connection: ServerConnection;
+  supervisor: Supervisor;
+}
+
+type Failed = { ok: false; code: ToolErrorCode; message: string };
+
+const MAX_URI_CHARS = 2_048;
+const MAX_PROMPT_NAME_CHARS = 128;
+
 /**
- * Starts every configured server and lists its tools. A server that fails
- * to start is a `ConfigError("mcp_start_failed")` naming it.
+ * Starts every configured server and lists its tools. A required server that
+ * fails to start is a `ConfigError("mcp_start_failed")` naming it; an
+ * `optional` one starts unhealthy and is retried in the background.
  */
-export async function connectTools(config: WarrantConfig, tokens: TokenSettings = ephemeralTokenSettings()): Promise<ToolHost> {
-  const stdioServers: Record<string, AdapterConnection> = {};
-  for (const [name, server] of Object.entries(config.servers)) if (server.transport === "stdio") stdioServers[name] = toConnection(server);
-  const client = new MultiServerMCPClient({ mcpServers: stdioServers, onConnectionError: "throw", useStandardContentBlocks: true });
-  const httpServers = new Map<string, HttpServer>();
-  const unhealthy = new Set<string>();
-  const listed: Record<string, ListedTool[]> = {};
+export async function connectTools(config: WarrantConfig, tokens: TokenSettings = ephemeralTokenSettings(), options: ConnectOptions = {}): Promise<ToolHost> {
+  const onHealth = options.onHealth ?? logHealth;
+  const listed = new Map<string, ListedTool[]>();
+  let tools: CatalogTool[] = [];
+  const entries = new Map<string, ServerEntry>();
   const secretHex = Buffer.from(tokens.secret).toString("hex");
 
-  const tokenFor = (server: HttpServer, principal: Pick<Principal, "tenant" | "user_id" | "scopes">, task: string) =>
-    mintTaskToken(tokens.secret, { audience: server.audience, tenant: principal.tenant, subject: principal.user_id, task, scopes: principal.scopes }, { ttlSeconds: tokens.ttlSeconds });
+  const connectionFor = (server: ServerConfig, events: ConnectionEvents): ServerConnection =>
+    server.transport === "stdio"
+      ? stdioConnection(server, events)
+      : httpConnection({
+          server,
+          mint: (request) =>
+            mintTaskToken(
+              tokens.secret,
+              { audience: server.audience, tenant: request.tenant, subject: request.subject, task: request.task, scopes: [...request.scopes] },
+              { ttlSeconds: tokens.ttlSeconds },
+            ),
+          launchEnvironment: { WARRANT_TASK_TOKEN_SECRET: secretHex },
+          events,
+        });
 
-  const closeAll = async () => {
-    await client.close().catch(() => undefined);
-    for (const server of httpServers.values()) {
-      for (const [tenant, session] of server.sessions) {
-        const token = await tokenFor(server, { tenant, user_id: "warrant-host", scopes: [] }, "shutdown").catch(() => "");
-        await withTaskToken(token, () => session.then((open) => open.close())).catch(() => undefined);
-      }
-      server.launched?.process.kill("SIGTERM");
+  /** What each server advertised when it last connected. */
+  const capabilities = new Map<string, ServerCapabilities>();
+  for (const [name, server] of Object.entries(config.servers)) {
+    let supervisor: Supervisor | undefined;
+    const connection = connectionFor(server, {
+      down: (reason) => supervisor?.markDown(reason),
+      suspect: (reason) => supervisor?.suspect(reason),
+    });
+    supervisor = supervise({
+      server: name,
+      policy: server.reconnect,
+      connect: async () => {
+        const opened = await connection.open();
+        capabilities.set(name, opened.capabilities);
+        listed.set(name, opened.tools);
+        // Null prototype: a server named like an Object.prototype member must not find one.
+        const byServer: Record<string, ListedTool[]> = Object.assign(Object.create(null) as Record<string, ListedTool[]>, Object.fromEntries(listed));
+        tools = buildCatalog(config.tools, byServer).tools;
+      },
+      probe: () => connection.probe(),
+      onEvent: onHealth,
+      ...(options.random ? { random: options.random } : {}),
+    });
+    entries.set(name, { connection, supervisor });
+  }
+
+  let closing: Promise<void> | undefined;
+  const closeAll = (): Promise<void> => {
+    closing ??= Promise.all(
+      [...entries.values()].map(async (entry) => {
+        // Shut down first so a reconnect in flight fails fast, wait for it, then once more for anything it opened.
+        const stopping = entry.supervisor.close();
+        await entry.connection.shutdown().catch(() => undefined);
+        await stopping;
+        await entry.connection.shutdown().catch(() => undefined);
+      }),
+    ).then(() => undefined);
+    return closing;
+  };
+
+  const names = [...entries.keys()];
+  const started = await Promise.allSettled(names.map((name) => entries.get(name)?.supervisor.start()));
+  const failures: string[] = [];
+  started.forEach((outcome, index) => {
+    const name = names[index] ?? "";
+    if (outcome.status === "fulfilled") return;
+    if (config.servers[name]?.optional) entries.get(name)?.supervisor.markDown(`start-up failed: ${reasonOf(outcome.reason)}`);
+    else failures.push(`${name}: ${reasonOf(outcome.reason)}`);
+  });
+  if (failures.length > 0) {
+    await closeAll();
+    throw new ConfigError("mcp_start_failed", `an MCP server failed to start: ${failures.join("; ")}`);
+  }
+
+  const failed = (entry: ServerEntry, failure: Failure): Failed => {
+    // The call found the server gone: its tools leave the effective set until it is back.
+    if (failure.code === "server_unavailable") entry.supervisor.markDown(failure.message);
+    return { ok: false, ...failure };
+  };
+
+  /** Sends one request on a caller's session; every failure becomes a typed result. */
+  const send = async <R>(
+    server: string,
+    entry: ServerEntry,
+    callOptions: CallOptions,
+    work: (client: Client, meta: Record<string, string> | undefined, requestOptions: { timeout: number; signal?: AbortSignal }) => Promise<unknown>,
+    normalize: (raw: unknown) => R,
+    classify: (error: unknown) => Failure,
+  ): Promise<R | Failed> => {
+    if (!entry.supervisor.healthy) return { ok: false, code: "server_unavailable", message: `the ${server} server is unavailable; it is being reconnected` };
+    const requestOptions = { timeout: callOptions.timeoutMs, ...(callOptions.signal ? { signal: callOptions.signal } : {}) };
+    try {
+      const session = await entry.connection.session({ principal: callOptions.principal, threadId: callOptions.threadId });
+      const raw = await session.run((client) => work(client, session.meta, requestOptions));
+      return normalize(raw);
+    } catch (error) {
+      return failed(entry, classify(error));
     }
   };
 
-  try {
-    for (const [name, server] of Object.entries(config.servers)) {
-      if (server.transport === "stdio") {
-        const session = await client.getClient(name);
-        if (!session) throw new Error(`server "${name}" did not connect`);
-        listed[name] = toListed((await session.listTools()).tools);
-        continue;
-      }
-      const launched = server.launch
-        ? await launchHttpServer(server.launch.command, server.launch.args, { ...server.launch.env, WARRANT_TASK_TOKEN_SECRET: secretHex })
-        : undefined;
-      const entry: HttpServer = { name, url: server.url ?? launched?.url ?? "", audience: server.audience, launched, sessions: new Map() };
-      httpServers.set(name, entry);
-      // Listing tools needs no tenant data: a host-only token, a short-lived session.
-      const catalogToken = await tokenFor(entry, { tenant: "warrant-host", user_id: "warrant-host", scopes: [] }, "catalog");
-      const lister = await connectHttp(entry.url, catalogToken);
-      listed[name] = await withTaskToken(catalogToken, async () => {
-        const tools = toListed((await lister.listTools()).tools);
-        await lister.close();
-        return tools;
-      });
-    }
-  } catch (error) {
-    await closeAll();
-    const message = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
-    throw new ConfigError("mcp_start_failed", `an MCP server failed to start: ${message}`);
-  }
-  const { tools } = buildCatalog(config.tools, listed);
-  const listedNames = new Set(Object.values(listed).flatMap((serverTools) => serverTools.map((tool) => tool.name)));
-
-  const httpSession = async (server: HttpServer, options: CallOptions, token: string): Promise<Client> => {
-    let session = server.sessions.get(options.principal.tenant);
-    if (!session) {
-      session = connectHttp(server.url, token);
-      server.sessions.set(options.principal.tenant, session);
-      session.catch(() => server.sessions.delete(options.principal.tenant));
-    }
-    return session;
+  /** The entry of a server that offers `capability`, or why not. */
+  const serverFor = (server: string, capability: "resources" | "prompts"): { ok: true; entry: ServerEntry } | Failed => {
+    const entry = entries.get(server);
+    if (!entry) return { ok: false, code: "unknown_tool", message: "no such server" };
+    if (!entry.supervisor.healthy) return { ok: false, code: "server_unavailable", message: `the ${server} server is unavailable; it is being reconnected` };
+    if (!capabilities.get(server)?.[capability]) return { ok: false, code: "tool_not_permitted", message: `the ${server} server offers no ${capability}` };
+    return { ok: true, entry };
   };
 
   return {
     catalog: () => tools,
     maxTools: config.selection.max_tools,
-    isHealthy: (server) => !unhealthy.has(server),
-    isListed: (name) => listedNames.has(name) || tools.some((tool) => tool.name === name),
-    async call(tool, args, options) {
-      const http = httpServers.get(tool.server);
-      try {
-        const request = { name: tool.remote_name, arguments: args };
-        const requestOptions = { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) };
-        let raw: unknown;
-        if (http) {
-          const token = await tokenFor(http, options.principal, options.threadId);
-          const session = await httpSession(http, options, token);
-          raw = await withTaskToken(token, () => session.callTool(request, undefined, requestOptions));
-        } else {
-          const session = await client.getClient(tool.server);
-          if (!session) throw new McpError(ErrorCode.ConnectionClosed, "not connected");
-          raw = await session.callTool(request, undefined, requestOptions);
-        }
-        return normalizeResult(raw, tool.contract.output);
-      } catch (error) {
-        const failure = classifyCallFailure(error);
-        if (failure.code === "server_unavailable") unhealthy.add(tool.server);
-        return { ok: false, ...failure };
-      }
+    isHealthy: (server) => entries.get(server)?.supervisor.healthy === true,
+    isListed: (name) => [...listed.values()].some((serverTools) => serverTools.some((tool) => tool.name === name)) || tools.some((tool) => tool.name === name),
+    async call(tool, args, callOptions) {
+      const entry = entries.get(tool.server);
+      if (!entry) return { ok: false, code: "unknown_tool", message: "no such server" };
+      return send(
+        tool.server,
+        entry,
+        callOptions,
+        (client, _meta, requestOptions) => client.callTool({ name: tool.remote_name, arguments: args }, undefined, requestOptions),
+        (raw) => normalizeResult(raw, tool.contract.output),
+        classifyCallFailure,
+      );
+    },
+    async readResource(server, uri, callOptions) {
+      if (typeof uri !== "string" || uri.length === 0 || uri.length > MAX_URI_CHARS) return { ok: false, code: "invalid_arguments", message: "the resource URI is empty or too long" };
+      const found = serverFor(server, "resources");
+      if (!found.ok) return found;
+      return send(
+        server,
+        found.entry,
+        callOptions,
+        (client, meta, requestOptions) => client.readResource({ uri, ...(meta ? { _meta: meta } : {}) }, requestOptions),
+        normalizeResource,
+        classifyRequestFailure,
+      );
+    },
+    async getPrompt(server, name, args, callOptions) {
+      if (typeof name !== "string" || name.length === 0 || name.length > MAX_PROMPT_NAME_CHARS) return { ok: false, code: "invalid_arguments", message: "the prompt name is empty or too long" };
+      if (Object.values(args).some((value) => typeof value !== "string")) return { ok: false, code: "invalid_arguments", message: "prompt arguments must be strings" };
+      const found = serverFor(server, "prompts");
+      if (!found.ok) return found;
+      return send(
+        server,
+        found.entry,
+        callOptions,
+        (client, meta, requestOptions) => client.getPrompt({ name, arguments: { ...args }, ...(meta ? { _meta: meta } : {}) }, requestOptions),
+        normalizePrompt,
+        classifyRequestFailure,
+      );
     },
     close: closeAll,
   };
-}
-
-function toListed(tools: { name: string; description?: string | undefined; inputSchema: unknown; annotations?: unknown }[]): ListedTool[] {
-  return tools.map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputSchema as Record<string, unknown>,
-    annotations: tool.annotations as ListedTool["annotations"],
-  }));
 }

@@ -9,9 +9,27 @@ import { RISKS } from "../runtime/ledger.js";
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
+/** Reconnect backoff for a server that failed or crashed: exponential from `base_ms`, capped at `max_ms`, with jitter. */
+export const ReconnectSchema = z
+  .object({
+    base_ms: z.number().int().min(10).max(60_000).default(200),
+    max_ms: z.number().int().min(10).max(600_000).default(10_000),
+  })
+  .strict()
+  .refine((policy) => policy.max_ms >= policy.base_ms, { message: "max_ms must be at least base_ms" })
+  .default({ base_ms: 200, max_ms: 10_000 });
+
+/** Settings every server has, whatever its transport. */
+const serverCommon = {
+  /** An optional server that fails at start-up starts unhealthy and is retried; a required one stops start-up. */
+  optional: z.boolean().default(false),
+  reconnect: ReconnectSchema,
+};
+
 const StdioServerSchema = z
   .object({
     transport: z.literal("stdio"),
+    ...serverCommon,
     /** `node` means this very Node binary (process.execPath). */
     command: z.string().min(1),
     args: z.array(z.string()).default([]),
@@ -23,6 +41,7 @@ const StdioServerSchema = z
 const HttpServerSchema = z
   .object({
     transport: z.literal("http"),
+    ...serverCommon,
     /** The server's MCP endpoint; omit it when `launch` starts the server (it announces its URL). */
     url: z.string().url().optional(),
     /** Audience of the task tokens minted for this server. */
@@ -41,6 +60,19 @@ export type ServerConfig = z.infer<typeof ServerConfigSchema>;
 
 /** Where a host-injected argument's value comes from. */
 export const INJECTION_SOURCES = ["principal.user_id", "principal.tenant", "run.thread_id", "action.idempotency_key"] as const;
+
+/** How a write's status tool is asked and read. */
+export const ReconcileSchema = z
+  .object({
+    /** A contracted `read` tool on the same server. */
+    tool: z.string().regex(NAME),
+    /** The status tool's argument that receives the write's idempotency key. */
+    key_argument: z.string().min(1),
+    /** The boolean field of its structured result that says whether the write was applied. */
+    applied_field: z.string().min(1).default("applied"),
+  })
+  .strict();
+export type ReconcileContract = z.infer<typeof ReconcileSchema>;
 
 export const ToolContractSchema = z
   .object({
@@ -75,6 +107,12 @@ export const ToolContractSchema = z
       .strict()
       .default({ max_items: 10, max_chars: 8_000 }),
     always_available: z.boolean().default(false),
+    /**
+     * For a write: the read tool that says whether an idempotency key was
+     * applied. A write whose outcome is unknown (timeout, lost response, crash)
+     * is reconciled through it instead of being re-run blindly (DESIGN §6, §9).
+     */
+    reconcile: ReconcileSchema.optional(),
   })
   .strict();
 export type ToolContract = z.infer<typeof ToolContractSchema>;
@@ -94,6 +132,7 @@ export const WarrantConfigSchema = z
       if (!Object.hasOwn(config.servers, contract.server)) {
         context.addIssue({ code: "custom", path: ["tools", tool, "server"], message: `names unknown server "${contract.server}"` });
       }
+      if (contract.reconcile) checkReconcile(config.tools, tool, contract, context);
       if (contract.resource) {
         try {
           new RegExp(contract.resource.pattern);
@@ -104,6 +143,23 @@ export const WarrantConfigSchema = z
     }
   });
 export type WarrantConfig = z.infer<typeof WarrantConfigSchema>;
+
+/** A reconcile rule must name a read tool on the write's server, and the write must carry a host-made idempotency key. */
+function checkReconcile(tools: Record<string, ToolContract>, name: string, contract: ToolContract, context: z.RefinementCtx): void {
+  const rule = contract.reconcile;
+  if (!rule) return;
+  const path = ["tools", name, "reconcile"];
+  if (contract.risk === "read") context.addIssue({ code: "custom", path, message: "is only for write tools" });
+  if (!Object.values(contract.injected).includes("action.idempotency_key")) {
+    context.addIssue({ code: "custom", path, message: "needs an argument injected from action.idempotency_key" });
+  }
+  const status = Object.hasOwn(tools, rule.tool) ? tools[rule.tool] : undefined;
+  if (!status) {
+    context.addIssue({ code: "custom", path: [...path, "tool"], message: `names unknown tool "${rule.tool}"` });
+  } else if (status.risk !== "read" || status.server !== contract.server) {
+    context.addIssue({ code: "custom", path: [...path, "tool"], message: "must be a read tool on the same server" });
+  }
+}
 
 /** Parses config text; every problem becomes one `ConfigError` line naming the path. */
 export function parseConfig(text: string, source = "warrant.config.json"): WarrantConfig {

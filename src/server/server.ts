@@ -54,9 +54,17 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       ["agent", buildAgent(runtime.host).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
       ["workflow", buildAgent(workflowHost).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
     ]);
-    const manager = new RunManager({ graphs, store: database.threads, budgets: settings.budgets, log, leaseMs: options.leaseMs ?? settings.server.runLeaseMs });
-    const recovered = await manager.recoverOrphans();
-    if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);
+    const leaseMs = options.leaseMs ?? settings.server.runLeaseMs;
+    const manager = new RunManager({ graphs, store: database.threads, budgets: settings.budgets, log, leaseMs });
+    const recoverOrphans = async () => {
+      const recovered = await manager.recoverOrphans();
+      if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);
+    };
+    await recoverOrphans();
+    // Another process sharing this Postgres may die at any time, not only before we start:
+    // look again every lease, or its runs stay "running" (and their joins wait) forever.
+    const sweep = setInterval(() => void recoverOrphans().catch((error: unknown) => log(`orphan sweep failed: ${String(error)}`)), leaseMs);
+    sweep.unref();
     const app = createApp({
       manager,
       store: database.threads,
@@ -68,7 +76,8 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       },
       version: options.version ?? "0.1.0",
     });
-    const server = await listen(app.fetch, settings.server.host, settings.server.port);
+    const requests = new InFlight();
+    const server = await listen((request, env) => requests.track(() => app.fetch(request, env)), settings.server.host, settings.server.port);
     const port = (server.address() as AddressInfo).port;
     let closing: Promise<void> | undefined;
     return {
@@ -78,10 +87,16 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       close: (closeOptions = {}) =>
         (closing ??= (async () => {
           const http = server as unknown as Server;
+          clearInterval(sweep);
           // No new connections; idle keep-alive sockets go now, streams end with their runs.
           http.close();
           http.closeIdleConnections?.();
-          await manager.drain(closeOptions.drainMs ?? options.drainMs ?? 10_000);
+          const drainMs = closeOptions.drainMs ?? options.drainMs ?? 10_000;
+          const deadline = Date.now() + drainMs;
+          await manager.drain(drainMs);
+          // Requests being handled (a wait or join whose run just ended, or runs on
+          // another process) get their answer before connections are cut.
+          await requests.idle(deadline - Date.now());
           // Give streams a moment to flush their last events, then cut what is left.
           await new Promise((resolve) => setTimeout(resolve, 100));
           http.closeAllConnections?.();
@@ -94,7 +109,34 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
   }
 }
 
-function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+/**
+ * Counts requests whose handler has not returned a response yet (an SSE
+ * response counts until its headers are out; its body ends with its run).
+ */
+class InFlight {
+  #count = 0;
+  #waiters: (() => void)[] = [];
+
+  async track(handle: () => Response | Promise<Response>): Promise<Response> {
+    this.#count += 1;
+    try {
+      return await handle();
+    } finally {
+      this.#count -= 1;
+      if (this.#count === 0) for (const resolve of this.#waiters.splice(0)) resolve();
+    }
+  }
+
+  /** Resolves when no request is in flight, or after `timeoutMs`. */
+  async idle(timeoutMs: number): Promise<void> {
+    if (this.#count === 0 || timeoutMs <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => this.#waiters.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+  }
+}
+
+function listen(fetch: (request: Request, env: unknown) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, hostname, port }, () => resolve(server));
     server.once("error", reject);

@@ -25,6 +25,7 @@ export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> }
       const row = threadRows(threadId).find((existing) => existing.call_id === callId && existing.attempt === attempt);
       if (!row) throw new Error("no such ledger row");
       Object.assign(row, { status: outcome.status, error_code: outcome.error_code, finished_at: outcome.finished_at, elapsed_ms: outcome.elapsed_ms });
+      if (outcome.reconciled_by) row.reconciled_by = outcome.reconciled_by;
     },
     async list(threadId) {
       return threadRows(threadId).map((row) => ({ ...row }));
@@ -63,6 +64,12 @@ export function memoryTools(results: (tool: string, args: Record<string, unknown
     async call(tool, args) {
       calls.push({ tool: tool.name, args });
       return results(tool.name, args);
+    },
+    async readResource() {
+      return { ok: false, code: "tool_not_permitted", message: "no resources in memory" };
+    },
+    async getPrompt() {
+      return { ok: false, code: "tool_not_permitted", message: "no prompts in memory" };
     },
     async close() {},
   };

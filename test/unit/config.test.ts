@@ -87,12 +87,12 @@ describe("parseConfig: valid configs", () => {
       output: { max_items: 10, max_chars: 8_000 },
       always_available: false,
     });
-    expect(config.servers["notes"]).toEqual({ transport: "stdio", command: "node", args: ["server.js"], env: {} });
+    expect(config.servers["notes"]).toEqual({ transport: "stdio", command: "node", args: ["server.js"], env: {}, optional: false, reconnect: { base_ms: 200, max_ms: 10_000 } });
   });
 
   it("accepts an http server", () => {
     const config = parseConfig(configText(({ servers }) => (servers["notes"] = { transport: "http", url: "http://127.0.0.1:7000/mcp", audience: "notes" })));
-    expect(config.servers["notes"]).toEqual({ transport: "http", url: "http://127.0.0.1:7000/mcp", audience: "notes" });
+    expect(config.servers["notes"]).toEqual({ transport: "http", url: "http://127.0.0.1:7000/mcp", audience: "notes", optional: false, reconnect: { base_ms: 200, max_ms: 10_000 } });
   });
 });
 

@@ -43,7 +43,7 @@ export const BOOKING_REQUEST = "Book a study block for attention in my calendar"
  */
 export function bookingPlanner(): Planner {
   return {
-    kind: "rules+booking",
+    kind: "scripted",
     async plan(input: PlannerInput) {
       if (!/\bbook\b/i.test(input.request)) return { outcome: decide(input), usage: { input_tokens: 0, output_tokens: 0 } };
       const booked = sinceRequest(input).find((message) => message.name === "create_study_event");

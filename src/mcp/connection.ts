@@ -1,0 +1,82 @@
+/**
+ * What the host needs from one MCP server, whatever its transport: open (or
+ * reopen) it, get a session for a caller, probe it, shut it down. stdio and
+ * Streamable HTTP implement this in their own modules.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { Principal } from "../auth/principal.js";
+import type { ListedTool } from "./catalog.js";
+
+/** Who a request is for. */
+export interface Caller {
+  principal: Principal;
+  threadId: string;
+}
+
+/** What a successful open learned: the negotiated capabilities and the tools listed. */
+export interface OpenedServer {
+  capabilities: ServerCapabilities;
+  tools: ListedTool[];
+}
+
+/** A caller's way into a server. */
+export interface CallerSession {
+  /** Identity for the request's `_meta` (stdio servers, which have no token to read it from). */
+  meta: Record<string, string> | undefined;
+  /** Runs one request on the caller's client (for HTTP: with the caller's task token). */
+  run<T>(work: (client: Client) => Promise<T>): Promise<T>;
+}
+
+export interface ServerConnection {
+  /** Initialize, capability negotiation and tools/list; replaces any previous connection. */
+  open(): Promise<OpenedServer>;
+  session(caller: Caller): Promise<CallerSession>;
+  /** A cheap liveness check; rejects when the server is gone. */
+  probe(): Promise<void>;
+  /** Closes every session and stops any process we started. */
+  shutdown(): Promise<void>;
+}
+
+/** Callbacks a connection uses to report trouble to its supervisor. */
+export interface ConnectionEvents {
+  /** The server is certainly gone (its process exited, its stream closed). */
+  down(reason: string): void;
+  /** Something failed that may or may not mean the server is gone. */
+  suspect(reason: string): void;
+}
+
+/** How long initialize may take: servers started through tsx need a few seconds on a cold cache. */
+export const OPEN_TIMEOUT_MS = 30_000;
+/** How long a liveness probe may take. */
+export const PROBE_TIMEOUT_MS = 5_000;
+/** tools/list pages followed at most (a defence against a server that never stops paginating). */
+const MAX_TOOL_PAGES = 50;
+
+/** Lists every tool (following pagination) when the server advertises tools; none otherwise. */
+export async function listAllTools(client: Client, capabilities: ServerCapabilities): Promise<ListedTool[]> {
+  if (!capabilities.tools) return [];
+  const tools: ListedTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
+    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: OPEN_TIMEOUT_MS });
+    for (const tool of result.tools) {
+      tools.push({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema as Record<string, unknown>,
+        annotations: tool.annotations as ListedTool["annotations"],
+      });
+    }
+    cursor = result.nextCursor;
+    if (cursor === undefined) return tools;
+  }
+  throw new Error(`tools/list did not end after ${MAX_TOOL_PAGES} pages`);
+}
+
+/** The capabilities a connected client negotiated; a server that sent none is a protocol failure. */
+export function negotiated(client: Client): ServerCapabilities {
+  const capabilities = client.getServerCapabilities();
+  if (!capabilities) throw new Error("the server did not complete initialization");
+  return capabilities;
+}
