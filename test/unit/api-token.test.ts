@@ -1,0 +1,115 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { SignJWT } from "jose";
+import { afterEach, describe, expect, it } from "vitest";
+import { authenticate, loadApiSecret, mintApiToken, verifyApiToken, MAX_API_TOKEN_TTL_SECONDS } from "../../src/auth/api-token.js";
+import type { Principal } from "../../src/auth/principal.js";
+
+const secret = new Uint8Array(randomBytes(32));
+const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
+const claims = { tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
+
+async function signed(overrides: { payload?: Record<string, unknown>; issuer?: string; audience?: string; ttl?: number; iat?: number; alg?: string; key?: Uint8Array } = {}) {
+  const iat = overrides.iat ?? Math.floor(Date.now() / 1000);
+  return new SignJWT({ ...claims, ...overrides.payload })
+    .setProtectedHeader({ alg: overrides.alg ?? "HS256" })
+    .setIssuer(overrides.issuer ?? "warrant-api")
+    .setAudience(overrides.audience ?? "warrant-api")
+    .setSubject("alice")
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + (overrides.ttl ?? 600))
+    .setJti("t1")
+    .sign(overrides.key ?? secret);
+}
+
+describe("API tokens", () => {
+  it("round-trips the principal", async () => {
+    const token = await mintApiToken(secret, { ...alice, display_name: "Alice" });
+    expect(await verifyApiToken(secret, token)).toEqual({ ok: true, principal: { ...alice, display_name: "Alice" } });
+  });
+
+  it("refuses every bad token with a typed code, signature before claims", async () => {
+    const good = await mintApiToken(secret, alice);
+    const [header, payload] = good.split(".");
+    const cases: [unknown, string][] = [
+      [undefined, "token_missing"],
+      ["", "token_missing"],
+      [42, "token_malformed"],
+      ["a.b", "token_malformed"],
+      ["x".repeat(9000), "token_malformed"],
+      [`${header}.${payload}.`, "token_malformed"],
+      [`${header}.${payload}.AAAA`, "token_invalid"],
+      [await mintApiToken(new Uint8Array(32).fill(1), alice), "token_invalid"],
+      [await signed({ alg: "HS512", key: new Uint8Array(64).fill(2) }), "token_invalid"],
+      [await signed({ issuer: "other" }), "token_malformed"],
+      [await signed({ audience: "caseops" }), "token_malformed"],
+      [await signed({ payload: { extra: true } }), "token_malformed"],
+      [await signed({ payload: { scopes: "notes:read" } }), "token_malformed"],
+      [await signed({ payload: { tenant: "UNI; drop" } }), "token_malformed"],
+      [await signed({ ttl: MAX_API_TOKEN_TTL_SECONDS + 10 }), "token_malformed"],
+      [await signed({ iat: Math.floor(Date.now() / 1000) + 3600 }), "token_malformed"],
+      [await signed({ iat: Math.floor(Date.now() / 1000) - 7200, ttl: 60 }), "token_expired"],
+    ];
+    for (const [token, code] of cases) {
+      const result = await verifyApiToken(secret, token);
+      expect({ token: String(token).slice(0, 40), code: result.ok ? "ok" : result.code }).toEqual({ token: String(token).slice(0, 40), code });
+    }
+  });
+
+  it("reads only 'Bearer <token>' from the Authorization header", async () => {
+    const token = await mintApiToken(secret, alice);
+    expect((await authenticate(secret, `Bearer ${token}`)).ok).toBe(true);
+    expect((await authenticate(secret, `bearer ${token}`)).ok).toBe(true);
+    for (const [header, code] of [
+      [undefined, "token_missing"],
+      [`Basic ${token}`, "token_malformed"],
+      [`Bearer ${token} extra`, "token_malformed"],
+      [`Bearer`, "token_malformed"],
+    ] as const) {
+      const result = await authenticate(secret, header);
+      expect(result.ok ? "ok" : result.code).toBe(code);
+    }
+  });
+
+  it("refuses to mint with a short secret or an out-of-range lifetime", async () => {
+    await expect(mintApiToken(new Uint8Array(16), alice)).rejects.toThrow(RangeError);
+    await expect(mintApiToken(secret, alice, { ttlSeconds: 0 })).rejects.toThrow(RangeError);
+    await expect(mintApiToken(secret, alice, { ttlSeconds: MAX_API_TOKEN_TTL_SECONDS + 1 })).rejects.toThrow(RangeError);
+  });
+});
+
+describe("the API secret", () => {
+  let dir: string | undefined;
+  afterEach(async () => {
+    if (dir) await fs.rm(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it("is generated once into the data dir with mode 0600 and reused", async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-secret-"));
+    const dataDir = path.join(dir, "data");
+    const first = await loadApiSecret({ configured: undefined, dataDir });
+    const stat = await fs.stat(path.join(dataDir, "auth-secret"));
+    expect(stat.mode & 0o777).toBe(0o600);
+    expect(first.byteLength).toBe(32);
+    expect(Buffer.from(await loadApiSecret({ configured: undefined, dataDir })).equals(Buffer.from(first))).toBe(true);
+  });
+
+  it("uses WARRANT_AUTH_SECRET when set and rejects a weak or undecodable one", async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-secret-"));
+    const hex = "cd".repeat(32);
+    expect(Buffer.from(await loadApiSecret({ configured: hex, dataDir: dir })).toString("hex")).toBe(hex);
+    await expect(loadApiSecret({ configured: "abcd", dataDir: dir })).rejects.toMatchObject({ code: "config_invalid" });
+    await expect(loadApiSecret({ configured: "not a secret!", dataDir: dir })).rejects.toMatchObject({ code: "config_invalid" });
+    // Nothing was generated when a secret was configured.
+    await expect(fs.stat(path.join(dir, "auth-secret"))).rejects.toThrow();
+  });
+
+  it("refuses a corrupt secret file rather than replacing it", async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-secret-"));
+    await fs.writeFile(path.join(dir, "auth-secret"), "short\n", { mode: 0o600 });
+    await expect(loadApiSecret({ configured: undefined, dataDir: dir })).rejects.toMatchObject({ code: "config_invalid" });
+  });
+});
