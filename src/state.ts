@@ -6,7 +6,7 @@
  */
 import { Annotation, messagesStateReducer } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { Proposal } from "./planners/planner.js";
+import type { CourseContext, Proposal } from "./planners/planner.js";
 import type { BudgetName, Decision } from "./policy/decision.js";
 import { mergeEvidence, type Evidence } from "./runtime/evidence.js";
 import type { LedgerRow } from "./runtime/ledger.js";
@@ -96,6 +96,8 @@ export interface RunInfo {
   turn: number;
   /** user_id of the principal who started the run; approvals are checked against it. */
   owner: string;
+  /** The course a quiz request names, with its outline and prompt, fetched once at the run's start (plan). */
+  course_context?: CourseContext | null;
 }
 
 /** What the planner returned this turn when it was not a set of tool calls. */

@@ -10,11 +10,13 @@ import { isModelBehaviorError } from "../errors.js";
 import type { Host } from "../host.js";
 import { toToolSpec } from "../mcp/catalog.js";
 import { parseToolArguments } from "../planners/arguments.js";
+import { loadCourseContext } from "../planners/course.js";
 import { latestRequest, plannerContext } from "../planners/context.js";
 import type { PlanResult, Proposal } from "../planners/planner.js";
 import { effectiveTools } from "../policy/effective-tools.js";
 import { isTerminal, transition, type RunStatus } from "../runtime/transitions.js";
 import type { NodeUpdate, RunInfo, State } from "../state.js";
+import { threadIdFrom } from "./authorize.js";
 
 /** Reads and writes are planned in the default stage; writes still need approval in authorize. */
 const STAGE = "default";
@@ -40,6 +42,21 @@ export function uniqueCallIds(calls: readonly Proposal[], messages: State["messa
   });
 }
 
+/**
+ * A write whose effect is still unknown after execute tried to reconcile it
+ * (no status tool, status unreachable, no budget left to ask) stops the run
+ * for a human, with that reason: neither the planner nor the host may guess
+ * whether to send it again.
+ */
+export function unresolvedWrites(state: Pick<State, "proposals" | "call_results">): string | undefined {
+  // call_results keeps its last value across turns with no execution; only the results of the last proposals count.
+  const proposed = new Set((state.proposals ?? []).map((proposal) => proposal.call_id));
+  const unknown = (state.call_results ?? []).filter((result) => !result.ok && result.code === "outcome_unknown" && proposed.has(result.call_id));
+  if (unknown.length === 0) return undefined;
+  const calls = unknown.map((result) => `${result.tool} (${result.call_id})${result.ok ? "" : `: ${result.message}`}`);
+  return `outcome_unknown: ${calls.join("; ")}. Check whether it took effect before asking again.`;
+}
+
 function toolCallMessage(result: Extract<PlanResult["outcome"], { type: "tool_calls" }>): AIMessage {
   return new AIMessage({
     content: result.text ?? "",
@@ -55,10 +72,6 @@ export function makePlanNode(host: Host) {
     const principal = principalFromConfig(config);
     const newRun = startsNewRun(state.status);
     const request = latestRequest(state.messages);
-    const run: RunInfo =
-      newRun || !state.run
-        ? { run_id: randomUUID(), request, started_at: new Date(host.now()).toISOString(), turn: 1, owner: principal.user_id }
-        : { ...state.run, turn: state.run.turn + 1 };
     const hops: RunStatus[] = state.status === "planning" ? [] : ["planning"];
 
     const tools = await host.tools();
@@ -71,11 +84,25 @@ export function makePlanNode(host: Host) {
       maxTools: tools.maxTools,
       request,
     });
+    const starting = newRun || !state.run;
+    // Course context is read once, at the start of a run, as this principal; later turns reuse it.
+    const courseContext = starting
+      ? ((await loadCourseContext({ tools, offered: offer.offered, request, principal, threadId: threadIdFrom(config), signal: config.signal })) ?? null)
+      : (state.run?.course_context ?? null);
+    const run: RunInfo =
+      starting || !state.run
+        ? { run_id: randomUUID(), request, started_at: new Date(host.now()).toISOString(), turn: 1, owner: principal.user_id, course_context: courseContext }
+        : { ...state.run, turn: state.run.turn + 1 };
     const base = {
       run,
       tool_offer: { offered: offer.offered.map((tool) => tool.name), withheld: offer.withheld },
     };
     const usageReset = newRun ? { reset: true } : {};
+
+    const unresolved = newRun ? undefined : unresolvedWrites(state);
+    if (unresolved !== undefined) {
+      return { ...base, ...transition(state.status, ...hops, "observing"), proposals: [], verdict: { type: "needs_human", reason: unresolved }, usage: usageReset };
+    }
 
     let result: PlanResult;
     try {
@@ -86,6 +113,7 @@ export function makePlanNode(host: Host) {
         tools: offer.offered.map(toToolSpec),
         evidence: state.evidence,
         turn: run.turn,
+        ...(courseContext ? { course: courseContext } : {}),
         ...(config.signal ? { signal: config.signal } : {}),
       });
     } catch (error) {

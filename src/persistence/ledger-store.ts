@@ -47,11 +47,14 @@ export function ledgerMigrations(schema: string): string[] {
       primary key (thread_id, call_id, attempt)
     )`,
     `create index if not exists ledger_thread_id_idx on ${quoted}.ledger (thread_id)`,
+    // Reconciliation of unknown write outcomes (added after the first release, hence not in the create).
+    `alter table ${quoted}.ledger add column if not exists reconciles integer`,
+    `alter table ${quoted}.ledger add column if not exists reconciled_by integer`,
   ];
 }
 
 const COLUMNS =
-  "call_id, attempt, tool, server, risk, fingerprint, idempotency_key, status, error_code, started_at, finished_at, elapsed_ms";
+  "call_id, attempt, tool, server, risk, fingerprint, idempotency_key, status, error_code, started_at, finished_at, elapsed_ms, reconciles, reconciled_by";
 
 /** A row as `pg` returns it: timestamps arrive as `Date` (default parser) or text (if someone changed the parser). */
 type StoredRow = Record<string, unknown>;
@@ -70,7 +73,7 @@ export function createLedgerStore(pool: pg.Pool, schema: string): LedgerStore {
       const valid = LedgerRowSchema.parse(row);
       await pool.query(
         `insert into ${table} (thread_id, ${COLUMNS})
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::timestamptz, $12::timestamptz, $13)`,
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::timestamptz, $12::timestamptz, $13, $14, $15)`,
         [
           threadId,
           valid.call_id,
@@ -85,18 +88,21 @@ export function createLedgerStore(pool: pg.Pool, schema: string): LedgerStore {
           valid.started_at,
           valid.finished_at,
           valid.elapsed_ms,
+          valid.reconciles ?? null,
+          valid.reconciled_by ?? null,
         ],
       );
     },
 
     async finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome): Promise<void> {
       requireThreadId(threadId);
-      const valid = LedgerRowSchema.pick({ status: true, error_code: true, finished_at: true, elapsed_ms: true }).parse(outcome);
+      const valid = LedgerRowSchema.pick({ status: true, error_code: true, finished_at: true, elapsed_ms: true, reconciled_by: true }).parse(outcome);
+      // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
       const result = await pool.query(
         `update ${table}
-            set status = $4, error_code = $5, finished_at = $6::timestamptz, elapsed_ms = $7
+            set status = $4, error_code = $5, finished_at = $6::timestamptz, elapsed_ms = $7, reconciled_by = coalesce($8, reconciled_by)
           where thread_id = $1 and call_id = $2 and attempt = $3`,
-        [threadId, callId, attempt, valid.status, valid.error_code, valid.finished_at, valid.elapsed_ms],
+        [threadId, callId, attempt, valid.status, valid.error_code, valid.finished_at, valid.elapsed_ms, valid.reconciled_by ?? null],
       );
       // Finishing an attempt that was never begun means the caller lost track of its own effects.
       if (result.rowCount !== 1) {
@@ -127,12 +133,15 @@ function requireThreadId(threadId: string): void {
   if (threadId.length === 0) throw new InvariantError("illegal_transition", "ledger thread id must not be empty");
 }
 
-/** Normalizes timestamps to ISO strings, then validates the whole row. */
+/** Normalizes timestamps to ISO strings, leaves out unset reconciliation links, then validates the whole row. */
 function toLedgerRow(stored: StoredRow): LedgerRow {
+  const { reconciles, reconciled_by: reconciledBy, ...rest } = stored;
   return LedgerRowSchema.parse({
-    ...stored,
+    ...rest,
     started_at: toIsoString(stored.started_at),
     finished_at: stored.finished_at === null ? null : toIsoString(stored.finished_at),
+    ...(reconciles === null || reconciles === undefined ? {} : { reconciles }),
+    ...(reconciledBy === null || reconciledBy === undefined ? {} : { reconciled_by: reconciledBy }),
   });
 }
 

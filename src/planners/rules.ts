@@ -1,13 +1,15 @@
 /**
  * The rules planner: a deterministic decision tree in code, no model. For the
  * notes domain: search → read the best passages → answer with citations, or
- * abstain when there is no evidence. It is the default planner when no model
+ * abstain when there is no evidence. A quiz request naming a course uses the
+ * course outline the plan node fetched: outline → read the chosen notes →
+ * questions citing them, or abstain when there is no outline. It is the default planner when no model
  * is configured and the driver of the control-plane tests.
  */
 import { randomUUID } from "node:crypto";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Evidence } from "../runtime/evidence.js";
-import type { PlanOutcome, Planner, PlannerInput, Proposal } from "./planner.js";
+import type { CourseContext, PlanOutcome, Planner, PlannerInput, Proposal } from "./planner.js";
 import { CASE_ID, decideCase } from "./rules-caseops.js";
 
 /** How many of the best search hits are read before answering. */
@@ -107,6 +109,47 @@ function decideSchedule(args: NonNullable<ReturnType<typeof scheduleRequest>>, o
   return { type: "final", answer: `Schedule: ${plan}.`, citations: [], abstained: false };
 }
 
+/** How many notes a quiz is built from (one question each). */
+export const QUIZ_NOTES = 3;
+
+/**
+ * The notes a quiz reads, from the outline: those whose titles share a word
+ * with the request (a topic such as "attention"), else notes spread evenly
+ * over the course; at most {@link QUIZ_NOTES}, in outline order.
+ */
+export function quizNotes(outline: NonNullable<CourseContext["outline"]>, request: string, course: string): string[] {
+  const words = new Set(searchQuery(request).split(" ").filter((word) => word.length > 2 && word !== course && !QUIZ_FILLER.has(word)));
+  const topical = outline.notes.filter((note) => note.title.toLowerCase().split(/[^a-z0-9]+/).some((word) => words.has(word) || words.has(word.replace(/s$/, ""))));
+  if (topical.length > 0) return topical.slice(0, QUIZ_NOTES).map((note) => note.note_id);
+  const count = Math.min(QUIZ_NOTES, outline.notes.length);
+  return Array.from({ length: count }, (_, index) => outline.notes[Math.floor((index * outline.notes.length) / count)]?.note_id ?? "").filter((id) => id !== "");
+}
+const QUIZ_FILLER = new Set(["quiz", "quizzes", "make", "create", "write", "give", "generate", "questions", "question", "course", "short", "some"]);
+
+function quizFrom(evidence: readonly Evidence[], course: string): PlanOutcome {
+  const lines = evidence.map(
+    (item, index) => `${index + 1}. ${item.title ?? item.item_id}: what do your notes say about it? Answer: ${firstSentences(item.excerpt, 1)} [${index + 1}]`,
+  );
+  return { type: "final", answer: `Quiz from your ${course} notes:\n${lines.join("\n")}`, citations: evidence.map((item) => item.ref), abstained: false };
+}
+
+/**
+ * A quiz over a course: the outline chooses the notes, `read_note` reads
+ * them (authorized and recorded like any call), and the questions cite what
+ * was read. No outline (not enrolled, or the server refused) means no quiz.
+ */
+function decideQuiz(context: CourseContext, input: PlannerInput, observations: readonly Observation[], offered: ReadonlySet<string>): PlanOutcome {
+  if (context.outline === null) return ABSTAIN;
+  const chosen = quizNotes(context.outline, input.request, context.course);
+  const attempted = observations.some((observation) => observation.tool === "read_note");
+  if (!attempted && chosen.length > 0) {
+    if (!offered.has("read_note")) return { type: "needs_human", reason: "no tool that can read the notes is available to you" };
+    return { type: "tool_calls", calls: chosen.map((noteId) => call("read_note", { note_id: noteId })) };
+  }
+  const supporting = chosen.flatMap((id) => input.evidence.filter((item) => item.item_id === id));
+  return supporting.length > 0 ? quizFrom(supporting, context.course) : ABSTAIN;
+}
+
 /** The fixed decision tree. Exported for tests; `createRulesPlanner` wraps it. */
 export function decide(input: PlannerInput): PlanOutcome {
   const offered = new Set(input.tools.map((tool) => tool.name));
@@ -115,6 +158,7 @@ export function decide(input: PlannerInput): PlanOutcome {
   if (caseId && offered.has("get_case_snapshot")) return decideCase(caseId, observations, input.evidence, call);
   const schedule = scheduleRequest(input.request);
   if (schedule && offered.has("calculate_schedule")) return decideSchedule(schedule, observations);
+  if (input.course) return decideQuiz(input.course, input, observations, offered);
   const searches = observations.filter((observation) => observation.tool === "search_notes");
   if (searches.length === 0) {
     if (!offered.has("search_notes")) return { type: "needs_human", reason: "no tool that can search the notes is available to you" };

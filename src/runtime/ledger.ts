@@ -29,17 +29,28 @@ export const LedgerRowSchema = z.object({
   started_at: z.string(),
   finished_at: z.string().nullable(),
   elapsed_ms: z.number().int().nonnegative().nullable(),
+  /**
+   * On a status check made to reconcile a write (its tool is the write's
+   * status tool, its call_id the write's): the attempt of the write it asked about.
+   */
+  reconciles: z.number().int().positive().nullable().optional(),
+  /**
+   * On a write attempt whose outcome was unknown and then learned from a
+   * status check: that check's attempt. `succeeded` means the server confirmed
+   * the write was applied; `failed` that it was not.
+   */
+  reconciled_by: z.number().int().positive().nullable().optional(),
 });
 export type LedgerRow = z.infer<typeof LedgerRowSchema>;
 
-/** What is written when an attempt ends. */
-export type LedgerOutcome = Pick<LedgerRow, "status" | "error_code" | "finished_at" | "elapsed_ms">;
+/** What is written when an attempt ends (or when a status check settles an unknown outcome). */
+export type LedgerOutcome = Pick<LedgerRow, "status" | "error_code" | "finished_at" | "elapsed_ms" | "reconciled_by">;
 
 /** Durable ledger, keyed by thread. Implemented in `src/persistence/ledger-store.ts`. */
 export interface LedgerStore {
   /** Inserts a `running` row. Fails if (thread, call_id, attempt) exists. */
   begin(threadId: string, row: LedgerRow): Promise<void>;
-  /** Records how an attempt ended. */
+  /** Records how an attempt ended; again when a status check settles an `outcome_unknown` write. */
   finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome): Promise<void>;
   /** Every row of a thread, oldest first. */
   list(threadId: string): Promise<LedgerRow[]>;

@@ -37,6 +37,8 @@ const REPO_ROOT = path.resolve(HERE, "..", "..");
 const DEFAULT_DATA_PATH = path.join(REPO_ROOT, ".data", "calendar.json");
 const DATA_ENV = "WARRANT_CALENDAR_DATA";
 const FAIL_ENV = "WARRANT_CALENDAR_FAIL";
+const FAIL_COUNT_ENV = "WARRANT_CALENDAR_FAIL_COUNT";
+const STATUS_FAIL_ENV = "WARRANT_CALENDAR_STATUS_FAIL";
 
 /** Test switches for `create_study_event`, read once at start-up. */
 const FAIL_MODES = ["timeout", "lose_response", "timeout_after_apply"] as const;
@@ -56,6 +58,10 @@ Environment (for tests):
   ${FAIL_ENV}=timeout              create_study_event never answers and writes nothing.
   ${FAIL_ENV}=lose_response        create_study_event writes, then the process exits with code 1.
   ${FAIL_ENV}=timeout_after_apply  create_study_event writes, then never answers.
+  ${FAIL_COUNT_ENV}=N              The fail switch applies to the first N create_study_event
+                                   calls of this process only (default: every call), so a
+                                   retry can succeed (e.g. after a timeout that applied nothing).
+  ${STATUS_FAIL_ENV}=error         get_write_status answers transient_error (reconciliation tests).
 `;
 
 interface Options {
@@ -66,6 +72,10 @@ interface Options {
 interface ServerState {
   readonly file: CalendarFile;
   readonly failMode: FailMode | undefined;
+  /** How many more create_study_event calls the fail switch applies to (Infinity: all). */
+  failuresLeft: number;
+  /** get_write_status always fails (it cannot tell whether a write was applied). */
+  readonly statusFails: boolean;
 }
 
 function log(message: string): void {
@@ -94,6 +104,27 @@ function parseFailMode(value: string | undefined): FailMode | undefined {
   const mode = FAIL_MODES.find((candidate) => candidate === value);
   if (mode === undefined) throw new Error(`unknown ${FAIL_ENV}=${JSON.stringify(value)} (expected one of ${FAIL_MODES.join(", ")})`);
   return mode;
+}
+
+/** `WARRANT_CALENDAR_FAIL_COUNT` as a positive integer; unset or empty means every call. */
+function parseFailCount(value: string | undefined): number {
+  if (value === undefined || value === "") return Number.POSITIVE_INFINITY;
+  if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new Error(`invalid ${FAIL_COUNT_ENV}=${JSON.stringify(value)} (expected a positive integer)`);
+  return Number(value);
+}
+
+/** `WARRANT_CALENDAR_STATUS_FAIL`: unset or empty means none, `error` makes get_write_status fail. */
+function parseStatusFail(value: string | undefined): boolean {
+  if (value === undefined || value === "") return false;
+  if (value === "error") return true;
+  throw new Error(`unknown ${STATUS_FAIL_ENV}=${JSON.stringify(value)} (expected error)`);
+}
+
+/** The fail mode for this create_study_event call, consuming one of the remaining failures. */
+function takeFailure(state: ServerState): FailMode | undefined {
+  if (state.failMode === undefined || state.failuresLeft <= 0) return undefined;
+  state.failuresLeft -= 1;
+  return state.failMode;
 }
 
 /** A successful tool result carrying the payload both as structured content and as JSON text. */
@@ -158,7 +189,8 @@ function registerCreateStudyEvent(server: McpServer, state: ServerState): void {
       annotations: IDEMPOTENT_WRITE,
     },
     async (args) => {
-      if (state.failMode === "timeout") {
+      const failMode = takeFailure(state);
+      if (failMode === "timeout") {
         log("create_study_event: not answering and not writing (WARRANT_CALENDAR_FAIL=timeout)");
         return never();
       }
@@ -174,11 +206,11 @@ function registerCreateStudyEvent(server: McpServer, state: ServerState): void {
         return errorResult({ code: "transient_error", message: "calendar store unavailable; nothing was written" });
       }
       if (plan.kind === "created") log(`create_study_event: created ${plan.result.event.event_id} for ${args.user_id}`);
-      if (state.failMode === "lose_response") {
+      if (failMode === "lose_response") {
         log("create_study_event: exiting before answering (WARRANT_CALENDAR_FAIL=lose_response)");
         process.exit(1);
       }
-      if (state.failMode === "timeout_after_apply") {
+      if (failMode === "timeout_after_apply") {
         log("create_study_event: applied, not answering (WARRANT_CALENDAR_FAIL=timeout_after_apply)");
         return never();
       }
@@ -199,6 +231,10 @@ function registerGetWriteStatus(server: McpServer, state: ServerState): void {
       annotations: READ_ONLY,
     },
     async (args) => {
+      if (state.statusFails) {
+        log(`get_write_status: failing (${STATUS_FAIL_ENV}=error)`);
+        return errorResult({ code: "transient_error", message: "write status unavailable" });
+      }
       try {
         return jsonResult(getWriteStatus(await state.file.read(), args));
       } catch (error) {
@@ -231,8 +267,12 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   let failMode: FailMode | undefined;
+  let failuresLeft: number;
+  let statusFails: boolean;
   try {
     failMode = parseFailMode(process.env[FAIL_ENV]);
+    failuresLeft = parseFailCount(process.env[FAIL_COUNT_ENV]);
+    statusFails = parseStatusFail(process.env[STATUS_FAIL_ENV]);
   } catch (error) {
     log(describeError(error));
     return 1;
@@ -248,10 +288,10 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
-  const server = createServer({ file, failMode });
+  const server = createServer({ file, failMode, failuresLeft, statusFails });
   await server.connect(new StdioServerTransport());
   closeOnShutdown(server);
-  log(`ready: ${options.dataPath} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}`}`);
+  log(`ready: ${options.dataPath} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}${Number.isFinite(failuresLeft) ? ` for ${failuresLeft} call(s)` : ""}`}`);
   return 0;
 }
 

@@ -54,10 +54,20 @@ export const NoteSchema = z
   })
   .strict();
 
+/** A course's display title (used by the outline resource and the quiz prompt). */
+export const CourseSchema = z
+  .object({
+    course: z.string().regex(COURSE_PATTERN),
+    title: z.string().min(1).max(200),
+  })
+  .strict();
+
 /** The whole shipped corpus. Ids must be unique and agree with their course. */
 export const CorpusSchema = z
   .object({
     version: z.number().int().min(1),
+    /** Course titles; a course without one is shown by its code. */
+    courses: z.array(CourseSchema).optional(),
     notes: z.array(NoteSchema),
   })
   .strict()

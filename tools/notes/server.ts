@@ -1,7 +1,11 @@
 /**
  * `notes` MCP server over stdio: searches and reads the shipped course notes,
  * enforcing the access rule itself from the principal directory (it never
- * trusts the host to have filtered anything).
+ * trusts the host to have filtered anything). It also serves each course's
+ * outline as the resource `notes://courses/{course}/outline` and the prompt
+ * `quiz_from_notes(course_id[, questions])`; for those the caller's identity
+ * comes from the request's `_meta` (`warrant/user_id`, `warrant/tenant`),
+ * which the host sets, and is checked against the same directory.
  *
  * Run: `npx tsx tools/notes/server.ts [--help] [--data PATH] [--principals PATH]`.
  * stdout carries only the MCP protocol; every log line goes to stderr.
@@ -11,9 +15,10 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, type CallToolResult, type GetPromptResult, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import {
   ACCESS_DENIED_TEXT,
   ReadNoteInputSchema,
@@ -26,9 +31,23 @@ import {
   loadPrincipalDirectory,
   readNote,
   searchNotes,
+  type Corpus,
+  type Principal,
   type PrincipalDirectory,
   type SearchIndex,
 } from "./corpus.js";
+import {
+  COURSE_UNAVAILABLE,
+  META_TENANT,
+  META_USER_ID,
+  MAX_QUIZ_QUESTIONS,
+  OUTLINE_URI_TEMPLATE,
+  callerFromMeta,
+  courseOutline,
+  questionCount,
+  quizPromptText,
+  type Outline,
+} from "./outline.js";
 
 const SERVER_NAME = "warrant-notes";
 const SERVER_VERSION = "0.1.0";
@@ -42,6 +61,7 @@ const DEFAULT_PRINCIPALS_PATH = path.join(REPO_ROOT, "src", "auth", "dev-princip
 const USAGE = `Usage: tsx tools/notes/server.ts [--help] [--data PATH] [--principals PATH]
 
 MCP server (stdio) over the course-notes corpus. Tools: search_notes, read_note.
+Resource template: notes://courses/{course}/outline. Prompt: quiz_from_notes.
 
 Options:
   --help             Print this message and exit.
@@ -60,6 +80,7 @@ interface Options {
 }
 
 interface ServerState {
+  readonly corpus: Corpus;
   readonly index: SearchIndex;
   readonly directory: PrincipalDirectory;
   readonly readDelayMs: number;
@@ -150,16 +171,85 @@ function registerReadNote(server: McpServer, state: ServerState): void {
   );
 }
 
+/**
+ * The one refusal for a course that is missing and one the caller may not
+ * see: same code, message and data, so the two cannot be told apart.
+ */
+function courseUnavailable(): McpError {
+  return new McpError(ErrorCode.InvalidParams, COURSE_UNAVAILABLE.message, { ...COURSE_UNAVAILABLE });
+}
+
+/** The caller named by the request's `_meta`; a request without one is refused before anything is looked up. */
+function requireCaller(state: ServerState, meta: unknown): Principal | undefined {
+  const caller = callerFromMeta(meta, state.directory);
+  if (caller.kind === "anonymous") {
+    throw new McpError(ErrorCode.InvalidRequest, `caller identity required: send _meta "${META_USER_ID}" and "${META_TENANT}"`);
+  }
+  return caller.principal;
+}
+
+/** The outline the caller may see, or the uniform refusal. */
+function outlineFor(state: ServerState, meta: unknown, course: unknown): Outline {
+  const principal = requireCaller(state, meta);
+  const outline = typeof course === "string" ? courseOutline(state.corpus, principal, course) : undefined;
+  if (outline === undefined) throw courseUnavailable();
+  return outline;
+}
+
+function registerOutline(server: McpServer, state: ServerState): void {
+  server.registerResource(
+    "course_outline",
+    // No listing: which courses exist depends on who asks, and a list request need not say.
+    new ResourceTemplate(OUTLINE_URI_TEMPLATE, { list: undefined }),
+    {
+      title: "Course outline",
+      description: "A course's title and the notes the caller may read (ids and titles), in syllabus order. Only for enrolled callers.",
+      mimeType: "application/json",
+    },
+    (uri, variables, extra): ReadResourceResult => {
+      const outline = outlineFor(state, extra._meta, variables["course"]);
+      return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(outline) }] };
+    },
+  );
+}
+
+function registerQuizPrompt(server: McpServer, state: ServerState): void {
+  server.registerPrompt(
+    "quiz_from_notes",
+    {
+      title: "Quiz from course notes",
+      description: `Instructions for writing quiz questions grounded only in one course's notes, each citing a note id (1–${MAX_QUIZ_QUESTIONS} questions, default 5).`,
+      // Loose on purpose: a malformed course id gets the same refusal as a missing or forbidden one.
+      argsSchema: {
+        course_id: z.string().max(64).describe("Course code, e.g. cs301."),
+        questions: z.string().max(2).optional().describe(`How many questions, 1–${MAX_QUIZ_QUESTIONS} (default 5).`),
+      },
+    },
+    (args, extra): GetPromptResult => {
+      const outline = outlineFor(state, extra._meta, args.course_id);
+      const questions = questionCount(args.questions);
+      if (questions === undefined) throw new McpError(ErrorCode.InvalidParams, `questions must be a whole number from 1 to ${MAX_QUIZ_QUESTIONS}`);
+      return {
+        description: `Quiz of ${questions} question(s) from the ${outline.course} notes`,
+        messages: [{ role: "user", content: { type: "text", text: quizPromptText(outline, questions) } }],
+      };
+    },
+  );
+}
+
 function createServer(state: ServerState): McpServer {
   const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION });
   registerSearchNotes(server, state);
   registerReadNote(server, state);
+  registerOutline(server, state);
+  registerQuizPrompt(server, state);
   return server;
 }
 
 async function loadState(options: Options): Promise<ServerState> {
   const [corpus, directory] = await Promise.all([loadCorpus(options.dataPath), loadPrincipalDirectory(options.principalsPath)]);
   return {
+    corpus,
     index: buildSearchIndex(corpus),
     directory,
     readDelayMs: readDelayFromEnvironment(process.env["WARRANT_NOTES_DELAY_MS"]),
