@@ -1,0 +1,225 @@
+/**
+ * The API server as a child process, started the way `npm start` starts it
+ * (`node --import tsx src/server/main.ts`), for tests that need real process
+ * boundaries: signals, restarts, crashes, two servers on one Postgres.
+ *
+ * Each server is spawned detached, so it leads its own process group and its
+ * MCP children are in that group: `livePids()` answers "did anything
+ * outlive it" by pid, and `kill()` removes the whole group.
+ *
+ * A `ServerSandbox` owns what servers share: a throwaway database, a data
+ * directory, a signing secret and a calendar file. `cleanup()` kills every
+ * server it started (whole groups), drops its database and removes its
+ * directory, and nothing else.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Client } from "@langchain/langgraph-sdk";
+import { mintApiToken } from "../../../src/auth/api-token.js";
+import { findPrincipal, loadPrincipalDirectory } from "../../../src/auth/principal.js";
+import { REPO_ROOT } from "../../../src/env.js";
+import { createTestDatabase, type TestDatabase } from "./postgres.js";
+
+const PRINCIPALS_PATH = path.join(REPO_ROOT, "src/auth/dev-principals.json");
+const LISTENING = /^warrant listening on (http:\/\/\S+)$/;
+/** Output kept per server for failure messages. */
+const MAX_LOG_CHARS = 200_000;
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ServerProcess {
+  /** Also its process group id. */
+  pid: number;
+  url: string;
+  /** Everything the server and its MCP children wrote to stderr so far. */
+  stderr(): string;
+  /** Resolves when `stderr` contains `text` (polling), rejects after `timeoutMs`. */
+  waitForStderr(text: string, timeoutMs?: number): Promise<void>;
+  /** Resolves once the server process has exited. */
+  exited: Promise<Exit>;
+  /** Sends a signal to the server process only (not to its group). */
+  signal(signal: NodeJS.Signals): void;
+  /** Live (non-zombie) processes of its process group: the server and its MCP children. */
+  livePids(): Promise<number[]>;
+  /** SIGKILLs the whole group and waits until nothing in it is alive. */
+  kill(): Promise<void>;
+}
+
+/** Live, non-zombie processes whose process group is `groupId` (Linux /proc). */
+export async function processGroup(groupId: number): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await fs.readdir("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = await fs.readFile(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // exited while we looked
+    }
+    // The command name is in parentheses and may contain spaces: fields start after the last ")".
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === groupId && state !== "Z" && state !== "X") pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/** Polls `condition` every 50 ms; throws naming `what` after `timeoutMs`. */
+export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Starts `node --import tsx src/server/main.ts` with exactly `env` (plus PATH
+ * and HOME) and resolves once it prints `warrant listening on <url>`.
+ */
+export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: process.env["HOME"] ?? os.tmpdir(), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error("the server process did not start");
+  let stderr = "";
+  let stdout = "";
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
+    stderr = (stderr + text).slice(-MAX_LOG_CHARS);
+  });
+  const exited = new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const lines = createInterface({ input: child.stdout! });
+  const url = new Promise<string>((resolve, reject) => {
+    lines.on("line", (line) => {
+      stdout = (stdout + line + "\n").slice(-MAX_LOG_CHARS);
+      const match = LISTENING.exec(line.trim());
+      if (match?.[1]) resolve(match[1]);
+    });
+    void exited.then(({ code, signal }) => reject(new Error(`the server exited (${code ?? signal}) before listening:\n${stdout}${stderr}`)));
+  });
+  const server: ServerProcess = {
+    pid,
+    url: "",
+    stderr: () => stderr,
+    waitForStderr: (text, wait = 20_000) => waitUntil(() => stderr.includes(text), `${JSON.stringify(text)} on the server's stderr`, wait),
+    exited,
+    signal: (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+    livePids: () => processGroup(pid),
+    kill: () => killGroup(child, pid),
+  };
+  try {
+    server.url = await Promise.race([
+      url,
+      sleep(timeoutMs).then(() => {
+        throw new Error(`the server did not print its URL within ${timeoutMs} ms:\n${stdout}${stderr}`);
+      }),
+    ]);
+  } catch (error) {
+    await killGroup(child, pid);
+    throw error;
+  }
+  return server;
+}
+
+async function killGroup(child: ChildProcess, groupId: number): Promise<void> {
+  const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : once(child, "exit");
+  try {
+    process.kill(-groupId, "SIGKILL");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+  await exited;
+  await waitUntil(async () => (await processGroup(groupId)).length === 0, `process group ${groupId} to be gone`, 10_000);
+}
+
+export interface ServerSandbox {
+  databaseUrl: string;
+  dataDir: string;
+  calendarPath: string;
+  /** The server environment: shared settings plus `extra`. */
+  env(extra?: Record<string, string>): Record<string, string>;
+  /** Spawns a server on this sandbox; `cleanup()` kills it if it is still running. */
+  start(extra?: Record<string, string>): Promise<ServerProcess>;
+  token(user: string): Promise<string>;
+  /** An SDK client for `user` on `server`, without the SDK's retries (a test sees each answer). */
+  client(server: ServerProcess, user: string): Promise<Client>;
+  /** Raw fetch with `user`'s token; JSON bodies get their content type. */
+  fetch(server: ServerProcess, pathname: string, init?: RequestInit & { user?: string }): Promise<Response>;
+  calendarEvents(): Promise<Record<string, unknown>[]>;
+  cleanup(): Promise<void>;
+}
+
+export async function createServerSandbox(): Promise<ServerSandbox> {
+  const database: TestDatabase = await createTestDatabase();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-process-"));
+  const secretHex = randomBytes(32).toString("hex");
+  const secret = Uint8Array.from(Buffer.from(secretHex, "hex"));
+  const calendarPath = path.join(dataDir, "calendar.json");
+  const directory = await loadPrincipalDirectory(PRINCIPALS_PATH);
+  const started: ServerProcess[] = [];
+  const env = (extra: Record<string, string> = {}) => ({
+    DATABASE_URL: database.url,
+    WARRANT_DATA_DIR: dataDir,
+    WARRANT_AUTH_SECRET: secretHex,
+    WARRANT_CALENDAR_DATA: calendarPath,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    ...extra,
+  });
+  const token = (user: string) => mintApiToken(secret, findPrincipal(directory, user));
+  return {
+    databaseUrl: database.url,
+    dataDir,
+    calendarPath,
+    env,
+    async start(extra) {
+      const server = await spawnServer(env(extra));
+      started.push(server);
+      return server;
+    },
+    token,
+    client: async (server, user) =>
+      new Client({ apiUrl: server.url, defaultHeaders: { Authorization: `Bearer ${await token(user)}` }, callerOptions: { maxRetries: 0 } }),
+    async fetch(server, pathname, init = {}) {
+      const { user, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (user) headers.set("authorization", `Bearer ${await token(user)}`);
+      if (rest.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
+      return fetch(`${server.url}${pathname}`, { ...rest, headers });
+    },
+    async calendarEvents() {
+      try {
+        const data = JSON.parse(await fs.readFile(calendarPath, "utf8")) as { events?: Record<string, unknown>[] };
+        return data.events ?? [];
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+        throw error;
+      }
+    },
+    async cleanup() {
+      try {
+        await Promise.all(started.map((server) => server.kill()));
+      } finally {
+        try {
+          await database.drop();
+        } finally {
+          await fs.rm(dataDir, { recursive: true, force: true });
+        }
+      }
+    },
+  };
+}
