@@ -57,12 +57,17 @@ export async function stopChild(child: ChildProcess, graceMs = 3_000): Promise<v
   await Promise.race([exited, sleep(graceMs, undefined, { ref: false })]);
 }
 
+/** Set for launched HTTP servers: exit when stdin closes (see tools/caseops). */
+export const EXIT_WITH_STDIN_ENV = "WARRANT_EXIT_WITH_STDIN";
+
 /** Starts a server that announces `… listening on <url>` on its first stdout line. A server that fails to announce is stopped. */
 export async function launchHttpServer(command: string, args: string[], environment: Record<string, string>, timeoutMs = 20_000): Promise<LaunchedServer> {
   const child = spawn(command === "node" ? process.execPath : command, args, {
     cwd: REPO_ROOT,
-    env: childEnvironment(environment),
-    stdio: ["ignore", "pipe", "inherit"],
+    // The child's stdin is a pipe it watches: if this process dies without
+    // stopping it (SIGKILL), the pipe closes and the server exits too.
+    env: childEnvironment({ ...environment, [EXIT_WITH_STDIN_ENV]: "1" }),
+    stdio: ["pipe", "pipe", "inherit"],
   });
   const lines = createInterface({ input: child.stdout });
   try {

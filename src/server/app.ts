@@ -325,39 +325,21 @@ export function createApp(options: AppOptions): Hono<Env> {
     if (request.input && request.command) throw new ApiError("invalid_request", "send either input or command, not both");
     const input = request.input ? toGraphInput(request.input) : null;
 
-    let thread: ThreadRow;
-    if (threadRow === "stateless") {
-      const created = await store.create(ownerOf(principal), { thread_id: randomUUID(), metadata: {} });
-      if (!created) throw new ApiError("internal_error", "could not create a thread");
-      thread = created;
-    } else {
-      thread = threadRow;
-    }
-
+    const threadId = threadRow === "stateless" ? randomUUID() : threadRow.thread_id;
     // A fork runs from the checkpoint it names: that is the state every check below looks at.
     const checkpointId = request.checkpoint_id ?? request.checkpoint?.checkpoint_id ?? undefined;
-    const head = await snapshotOf(thread.thread_id);
-    const snapshot = checkpointId ? await forkTarget(anyGraph(), thread.thread_id, checkpointId, head) : head;
-    const pending = pendingInterrupts(snapshot);
-    let resume: { value: unknown } | undefined;
-    if (request.command) {
-      if (pending.length === 0) throw new ApiError("no_pending_interrupt", "the thread has no pending interrupt to resume");
-      const value = request.command.resume;
-      // One plain value would answer EVERY pending interrupt; with several, the client must say which is which.
-      if (pending.length > 1 && !answersEach(value, pending)) {
-        throw new ApiError("invalid_request", "command.resume: several interrupts are pending; send a map keyed by interrupt id");
-      }
-      resume = { value };
-    } else if (input) {
-      if (pending.length > 0) throw new ApiError("thread_busy", "the thread is waiting for a review decision; answer it with command.resume");
-      // A run that stopped part-way (cancelled, or its server died) is finished first: starting over could strand an effect in flight.
-      if (snapshot.next.length > 0) throw new ApiError("thread_unfinished", "the thread's last run stopped before it finished; continue it with input null first");
-    } else if (snapshot.next.length === 0) {
-      throw new ApiError("nothing_to_run", "the thread has nothing left to run; send input");
-    } else if (pending.length > 0) {
-      throw new ApiError("no_pending_interrupt", "the thread is waiting for a review decision; answer it with command.resume");
-    }
-
+    const runnable = async () => {
+      const head = await snapshotOf(threadId);
+      const snapshot = checkpointId ? await forkTarget(anyGraph(), threadId, checkpointId, head) : head;
+      assertRunnable(snapshot, request.command ? { resume: request.command.resume } : undefined, input !== null);
+    };
+    // Checked before the lease (a cheap, clear refusal) and again under it (the state may have moved meanwhile).
+    if (threadRow !== "stateless" && threadRow.active_run) throw new ApiError("thread_busy", "the thread already has a run in progress");
+    await runnable();
+    const resume = request.command ? { value: request.command.resume } : undefined;
+    // A stateless run gets a thread of its own once the request has passed every check.
+    const thread = threadRow === "stateless" ? await store.create(ownerOf(principal), { thread_id: threadId, metadata: {} }) : threadRow;
+    if (!thread) throw new ApiError("internal_error", "could not create a thread");
 
     return manager.start({
       principal,
@@ -367,6 +349,7 @@ export function createApp(options: AppOptions): Hono<Env> {
       resume,
       streamModes: streamModes(request.stream_mode),
       checkpointId,
+      verify: runnable,
       metadata: clientMetadata(request.metadata ?? undefined),
       ...(request.input ? { runBound: runBoundFor(requestText(request.input)) } : {}),
     }).then((active) => ({ active, request }));
@@ -525,6 +508,26 @@ export function createApp(options: AppOptions): Hono<Env> {
   });
 
   return app;
+}
+
+/** Whether the thread, at this snapshot, can take a resume, new input, or a continuation. */
+function assertRunnable(snapshot: StateSnapshot, resume: { resume: unknown } | undefined, hasInput: boolean): void {
+  const pending = pendingInterrupts(snapshot);
+  if (resume) {
+    if (pending.length === 0) throw new ApiError("no_pending_interrupt", "the thread has no pending interrupt to resume");
+    // One plain value would answer EVERY pending interrupt; with several, the client must say which is which.
+    if (pending.length > 1 && !answersEach(resume.resume, pending)) {
+      throw new ApiError("invalid_request", "command.resume: several interrupts are pending; send a map keyed by interrupt id");
+    }
+  } else if (hasInput) {
+    if (pending.length > 0) throw new ApiError("thread_busy", "the thread is waiting for a review decision; answer it with command.resume");
+    // A run that stopped part-way (cancelled, or its server died) is finished first: starting over could strand an effect in flight.
+    if (snapshot.next.length > 0) throw new ApiError("thread_unfinished", "the thread's last run stopped before it finished; continue it with input null first");
+  } else if (pending.length > 0) {
+    throw new ApiError("no_pending_interrupt", "the thread is waiting for a review decision; answer it with command.resume");
+  } else if (snapshot.next.length === 0) {
+    throw new ApiError("nothing_to_run", "the thread has nothing left to run; send input");
+  }
 }
 
 function checkpointRef(config: { configurable?: Record<string, unknown> } | undefined) {

@@ -37,6 +37,12 @@ export interface RunRequest {
   metadata: Record<string, unknown>;
   /** Run-bound arguments fixed for a new request (kept on the thread for its resumes). */
   runBound?: Record<string, string> | undefined;
+  /**
+   * Re-checks, under the lease, what the caller checked before taking it
+   * (e.g. that an interrupt is still pending): a run that finished in
+   * between must not be followed by a second one acting on stale state.
+   */
+  verify?: () => Promise<void>;
 }
 
 export interface ActiveRun {
@@ -109,6 +115,7 @@ export class RunManager {
     if (!acquired) throw new ApiError("thread_busy", "the thread already has a run in progress");
     let run: RunRow;
     try {
+      await request.verify?.();
       run = await this.#options.store.createRun(owner, {
         run_id: runId,
         thread_id: request.thread.thread_id,
@@ -118,7 +125,8 @@ export class RunManager {
         kwargs: { stream_mode: request.streamModes, kind: request.resume ? "resume" : request.input ? "input" : "continue" },
       });
     } catch (error) {
-      await this.#options.store.release(request.thread.thread_id, runId, "idle");
+      const status = await this.threadStatus(request.assistantId, request.thread.thread_id).catch((): ThreadStatus => "idle");
+      await this.#options.store.release(request.thread.thread_id, runId, status);
       throw error;
     }
     const log = new EventLog();

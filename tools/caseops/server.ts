@@ -544,6 +544,12 @@ async function main(argv: readonly string[]): Promise<number> {
   };
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);
+  // Launched by a host that gave us a stdin pipe: when the host is gone (even SIGKILLed), so are we.
+  if (process.env["WARRANT_EXIT_WITH_STDIN"] === "1") {
+    process.stdin.once("end", shutdown);
+    process.stdin.once("close", shutdown);
+    process.stdin.resume();
+  }
   return 0;
 }
 
