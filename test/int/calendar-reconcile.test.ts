@@ -5,7 +5,7 @@
  * planner and an approval resume. Assertions are on the events in the
  * calendar's store file, the ledger rows (state and durable) and codes.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
@@ -21,6 +21,7 @@ import type { State } from "../../src/state.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
 import { backends, type OpenedBackend } from "./support/postgres.js";
+import { storedCalendarEvents } from "./support/calendar.js";
 
 const REQUEST = "Put a study block for attention in my calendar on Monday evening";
 const EVENT = {
@@ -94,15 +95,7 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
     return host;
   }
 
-  /** Events in the calendar's store file; an absent file holds none. */
-  async function storedEvents(): Promise<Array<Record<string, unknown>>> {
-    try {
-      return (JSON.parse(await readFile(dataPath, "utf8")) as { events: Array<Record<string, unknown>> }).events;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw error;
-    }
-  }
+  const storedEvents = () => storedCalendarEvents(dataPath);
 
   /** alice asks, the planner proposes the write, alice approves; returns the state after the resume. */
   async function approvedWrite(host: ToolHost, steps: ScriptStep[]) {

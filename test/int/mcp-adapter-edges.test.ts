@@ -36,7 +36,7 @@ import type { CatalogTool } from "../../src/mcp/catalog.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig, parseConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { validateArguments } from "../../src/policy/validation.js";
-import { startCaseopsServer, type CaseopsServerHandle } from "../../tools/caseops/server.js";
+import { countingCaseops } from "./support/caseops.js";
 import { principal, settings } from "./support/agent.js";
 
 const SECRET = new Uint8Array(randomBytes(32));
@@ -244,20 +244,7 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
   ];
 
   /** A caseops server of the test's own, and the tenant of every session it opened, in order. */
-  async function countingCaseops(): Promise<{ server: CaseopsServerHandle; opened: string[] }> {
-    const opened: string[] = [];
-    const server = await startCaseopsServer({
-      port: 0,
-      host: "127.0.0.1",
-      secret: SECRET,
-      audience: "caseops",
-      log: (line) => {
-        const match = /^session opened for tenant (\S+)/.exec(line);
-        if (match?.[1]) opened.push(match[1]);
-      },
-    });
-    return { server, opened };
-  }
+  const countingCaseopsServer = () => countingCaseops(SECRET);
 
   const bearer = async (tenant: string, subject: string, task: string): Promise<Record<string, string>> => ({
     authorization: `Bearer ${await mintTaskToken(SECRET, { audience: "caseops", tenant, subject, task, scopes: ["cases:read"] }, { ttlSeconds: 120 })}`,
@@ -269,7 +256,7 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
   }
 
   it("adapter edge: headers from beforeToolCall open a new MCP session on every call, even for a repeated header set, and close() ends none", async () => {
-    const { server, opened } = await countingCaseops();
+    const { server, opened } = await countingCaseopsServer();
     const adapter = new MultiServerMCPClient({
       mcpServers: {
         caseops: { transport: "http", url: server.url, headers: await bearer("warrant-host", "warrant-host", "catalog"), automaticSSEFallback: false },
@@ -306,7 +293,7 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
   });
 
   it("adapter edge: getTools(servers, { headers }) opens one session per distinct header set, so one per call with per-call tokens", async () => {
-    const { server, opened } = await countingCaseops();
+    const { server, opened } = await countingCaseopsServer();
     // No connection-level headers: the adapter lets those override the per-call ones.
     const adapter = new MultiServerMCPClient({ mcpServers: { caseops: { transport: "http", url: server.url, automaticSSEFallback: false } } });
     try {
@@ -332,7 +319,7 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
   });
 
   it("our host: the same calls with fresh tokens use one session per tenant, ended on close", async () => {
-    const { server, opened } = await countingCaseops();
+    const { server, opened } = await countingCaseopsServer();
     const host = await connectTools(await configFor(["caseops"], server.url), { secret: SECRET, ttlSeconds: 120 });
     try {
       const snapshot = catalogTool(host, "get_case_snapshot");

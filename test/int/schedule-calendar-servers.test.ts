@@ -4,7 +4,7 @@
  * Every calendar test gets its own temporary store file.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,6 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { storedCalendarEvents } from "./support/calendar.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -166,15 +167,7 @@ describe("calendar server over stdio", () => {
     return client;
   }
 
-  /** Events in the store file; an absent file holds none. */
-  async function storedEvents(): Promise<Array<Record<string, unknown>>> {
-    try {
-      return (JSON.parse(await readFile(dataPath, "utf8")) as { events: Array<Record<string, unknown>> }).events;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw error;
-    }
-  }
+  const storedEvents = () => storedCalendarEvents(dataPath);
 
   beforeEach(async () => {
     directory = await mkdtemp(path.join(os.tmpdir(), "calendar-int-"));

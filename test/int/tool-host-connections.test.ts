@@ -8,7 +8,8 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig, parseConfig } from "../../src/policy/config.js";
-import { startCaseopsServer, type CaseopsServerHandle } from "../../tools/caseops/server.js";
+import type { CaseopsServerHandle } from "../../tools/caseops/server.js";
+import { countingCaseops } from "./support/caseops.js";
 import { principal, settings } from "./support/agent.js";
 
 const SECRET = new Uint8Array(randomBytes(32));
@@ -18,19 +19,10 @@ const CONCURRENCY = 10;
 let caseops: CaseopsServerHandle;
 let tools: ToolHost;
 /** Every session the server opened, by tenant, in order. */
-const opened: string[] = [];
+let opened: string[] = [];
 
 beforeAll(async () => {
-  caseops = await startCaseopsServer({
-    port: 0,
-    host: "127.0.0.1",
-    secret: SECRET,
-    audience: "caseops",
-    log: (line) => {
-      const match = /^session opened for tenant (\S+)/.exec(line);
-      if (match?.[1]) opened.push(match[1]);
-    },
-  });
+  ({ server: caseops, opened } = await countingCaseops(SECRET));
   const shipped = await loadConfig(settings.configPath);
   const contracts = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => contract.server === "caseops"));
   const config = parseConfig(JSON.stringify({ servers: { caseops: { transport: "http", url: caseops.url, audience: "caseops" } }, tools: contracts }), "test config");
@@ -90,19 +82,8 @@ describe("ToolHost connections to a Streamable HTTP server", () => {
 
 describe("a session the server no longer knows", () => {
   it("is replaced by a fresh one without failing the call or the server", async () => {
-    const sessionsOpened: string[] = [];
     // Sessions idle for a second are closed by the server (swept every second).
-    const server = await startCaseopsServer({
-      port: 0,
-      host: "127.0.0.1",
-      secret: SECRET,
-      audience: "caseops",
-      sessionIdleMs: 1_000,
-      log: (line) => {
-        const match = /^session opened for tenant (\S+)/.exec(line);
-        if (match?.[1]) sessionsOpened.push(match[1]);
-      },
-    });
+    const { server, opened: sessionsOpened } = await countingCaseops(SECRET, { sessionIdleMs: 1_000 });
     const host = await connectTools(
       parseConfig(JSON.stringify({ servers: { caseops: { transport: "http", url: server.url, audience: "caseops" } }, tools: { get_case_snapshot: { server: "caseops", risk: "read" } } }), "test config"),
       { secret: SECRET, ttlSeconds: 120 },

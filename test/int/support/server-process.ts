@@ -25,6 +25,8 @@ import { mintApiToken } from "../../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../../src/auth/principal.js";
 import { REPO_ROOT } from "../../../src/env.js";
 import { createTestDatabase, type TestDatabase } from "./postgres.js";
+import { storedCalendarEvents } from "./calendar.js";
+import { fetchAs } from "./http.js";
 
 const PRINCIPALS_PATH = path.join(REPO_ROOT, "src/auth/dev-principals.json");
 const LISTENING = /^warrant listening on (http:\/\/\S+)$/;
@@ -196,20 +198,9 @@ export async function createServerSandbox(): Promise<ServerSandbox> {
       new Client({ apiUrl: server.url, defaultHeaders: { Authorization: `Bearer ${await token(user)}` }, callerOptions: { maxRetries: 0 } }),
     async fetch(server, pathname, init = {}) {
       const { user, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (user) headers.set("authorization", `Bearer ${await token(user)}`);
-      if (rest.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
-      return fetch(`${server.url}${pathname}`, { ...rest, headers });
+      return fetchAs(`${server.url}${pathname}`, rest, user ? await token(user) : undefined);
     },
-    async calendarEvents() {
-      try {
-        const data = JSON.parse(await fs.readFile(calendarPath, "utf8")) as { events?: Record<string, unknown>[] };
-        return data.events ?? [];
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-        throw error;
-      }
-    },
+    calendarEvents: () => storedCalendarEvents(calendarPath),
     async cleanup() {
       try {
         await Promise.all(started.map((server) => server.kill()));

@@ -15,6 +15,8 @@ import { loadSettings } from "../../../src/env.js";
 import type { Planner, PlannerInput } from "../../../src/planners/planner.js";
 import { decide } from "../../../src/planners/rules.js";
 import { startServer, type StartedServer } from "../../../src/server/server.js";
+import { storedCalendarEvents } from "./calendar.js";
+import { fetchAs } from "./http.js";
 import { createTestDatabase } from "./postgres.js";
 
 export interface TestServer {
@@ -101,19 +103,9 @@ export async function startTestServer(options: { planner?: Planner; leaseMs?: nu
     client: async (user) => new Client({ apiUrl: server.url, defaultHeaders: { Authorization: `Bearer ${await token(user)}` } }),
     async fetch(pathname, init = {}) {
       const { user, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (user) headers.set("authorization", `Bearer ${await token(user)}`);
-      if (rest.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
-      return fetch(`${server.url}${pathname}`, { ...rest, headers });
+      return fetchAs(`${server.url}${pathname}`, rest, user ? await token(user) : undefined);
     },
-    async calendarEvents() {
-      try {
-        const data = JSON.parse(await fs.readFile(calendarPath, "utf8")) as { events?: unknown[] };
-        return data.events ?? [];
-      } catch {
-        return [];
-      }
-    },
+    calendarEvents: () => storedCalendarEvents(calendarPath),
     async close() {
       try {
         await server.close({ drainMs: 2_000 });
