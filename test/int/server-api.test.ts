@@ -65,6 +65,19 @@ describe("a run as alice", () => {
     expect(found.map((item) => item.thread_id)).toContain(thread.thread_id);
   });
 
+  it("patches metadata (never the owner) and deletes a thread with its checkpoints", async () => {
+    const thread = await alice.threads.create();
+    await alice.runs.wait(thread.thread_id, "agent", ask(NOTES_QUESTION));
+    const patched = await alice.threads.update(thread.thread_id, { metadata: { label: "done", owner: "bob", tenant: "other" } });
+    expect(patched.metadata).toMatchObject({ label: "done", owner: "alice", tenant: "uni" });
+    await alice.threads.delete(thread.thread_id);
+    expect((await json(await server.fetch(`/threads/${thread.thread_id}`, { user: "alice" }))).status).toBe(404);
+    expect((await json(await server.fetch(`/threads/${thread.thread_id}/state`, { user: "alice" }))).status).toBe(404);
+    // Re-creating the id starts empty: the checkpoints went with the thread.
+    await alice.threads.create({ threadId: thread.thread_id });
+    expect((await alice.threads.getState(thread.thread_id)).checkpoint.checkpoint_id).toBeNull();
+  });
+
   it("streams node updates in order, values, and the run metadata first", async () => {
     const thread = await alice.threads.create();
     const events: { event: string; data: unknown }[] = [];

@@ -9,6 +9,8 @@
  * kills their process groups afterwards.
  */
 import http from "node:http";
+import fs from "node:fs/promises";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterEach, describe, expect, it } from "vitest";
@@ -211,6 +213,28 @@ describe("npm start as a process", () => {
     expect(fake.pending()).toBe(0);
     expect(fake.requests).toHaveLength(2);
     expect((await aliceAgain.threads.get(threadId)).status).toBe("idle");
+  }, 120_000);
+
+  it("serves on the embedded Postgres when DATABASE_URL is unset and keeps threads across a restart", async () => {
+    sandbox = await createServerSandbox();
+    // An empty DATABASE_URL means unset: the server opens PGlite under WARRANT_DATA_DIR.
+    const first = await sandbox.start({ DATABASE_URL: "" });
+    const alice = await sandbox.client(first, "alice");
+    const thread = await alice.threads.create();
+    const values = (await alice.runs.wait(thread.thread_id, "agent", ask(NOTES_QUESTION))) as Values;
+    expect(values.status).toBe("completed");
+    first.signal("SIGTERM");
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    await expectGroupGone(first);
+    await expect(fs.stat(path.join(sandbox.dataDir, "pglite"))).resolves.toBeTruthy();
+
+    const second = await sandbox.start({ DATABASE_URL: "" });
+    const again = await sandbox.client(second, "alice");
+    const state = await again.threads.getState(thread.thread_id);
+    expect((state.values as Values).status).toBe("completed");
+    expect((await again.runs.list(thread.thread_id)).map((run) => run.status)).toEqual(["success"]);
+    // Nothing of it is in the server database the sandbox also offers.
+    expect((await (await sandbox.client(await sandbox.start(), "alice")).threads.search()).map((item) => item.thread_id)).not.toContain(thread.thread_id);
   }, 120_000);
 
   it("drains on SIGTERM: in-flight requests are answered, new ones refused, exit 0", async () => {
