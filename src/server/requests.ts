@@ -107,8 +107,18 @@ export const RunCreate = z.object({
   stream_mode: z.union([StreamMode, z.array(StreamMode).max(STREAM_MODES.length)]).optional(),
   stream_subgraphs: z.boolean().optional(),
   stream_resumable: z.boolean().optional(),
-  checkpoint_id: z.string().min(1).max(128).optional(),
-  checkpoint: z.object({ checkpoint_id: z.string().min(1).max(128).optional(), checkpoint_ns: z.string().max(256).optional(), thread_id: z.string().max(128).optional() }).strict().nullable().optional(),
+  checkpoint_id: z.string().min(1).max(128).nullable().optional(),
+  checkpoint: z
+    .object({
+      checkpoint_id: z.string().min(1).max(128).nullable().optional(),
+      checkpoint_ns: z.string().max(256).optional(),
+      thread_id: z.string().max(128).nullable().optional(),
+      // Sent by useStream with a thread head; ignored.
+      checkpoint_map: z.record(z.string().max(256), z.unknown()).nullable().optional(),
+    })
+    .strict()
+    .nullable()
+    .optional(),
   multitask_strategy: z.enum(["reject", "interrupt", "rollback", "enqueue"]).optional(),
   if_not_exists: z.enum(["create", "reject"]).optional(),
   on_disconnect: z.enum(["cancel", "continue"]).optional(),

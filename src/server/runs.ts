@@ -19,7 +19,7 @@ import { ApiError } from "./api-error.js";
 import { EventLog } from "./events.js";
 
 /** Stream modes a client may ask for (the SDK's names). */
-export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints"] as const;
+export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints", "tools"] as const;
 export type ClientStreamMode = (typeof STREAM_MODES)[number];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -227,7 +227,7 @@ export class RunManager {
         metadata: { run_id: run.run_id, assistant_id: run.assistant_id },
         ...runOptions(budgets),
         signal: controller.signal,
-        streamMode: [...libModes] as ("values" | "updates" | "messages" | "custom" | "tasks" | "checkpoints")[],
+        streamMode: [...libModes] as ("values" | "updates" | "messages" | "custom" | "tasks" | "checkpoints" | "tools")[],
       };
       const input = request.resume ? new Command({ resume: request.resume.value }) : request.input;
       const stream = await graph.stream(input, config);
