@@ -82,6 +82,8 @@ export function threadMigrations(schema: string): string[] {
       updated_at timestamptz not null default now()
     )`,
     `create index if not exists runs_by_thread on ${s}.runs (thread_id, created_at desc)`,
+    // The orphan sweep (every lease interval) looks only at unfinished runs.
+    `create index if not exists runs_unfinished on ${s}.runs (thread_id) where status in ('pending', 'running')`,
   ];
 }
 
