@@ -102,7 +102,12 @@ const StreamMode = z.enum(STREAM_MODES);
 export const RunCreate = z.object({
   assistant_id: z.string().min(1).max(128),
   input: RunInput.nullable().optional(),
-  command: z.object({ resume: z.unknown() }).strict().nullable().optional(),
+  command: z
+    .object({ resume: z.unknown() })
+    .strict()
+    .refine((command) => command.resume !== undefined && command.resume !== null, { message: "command.resume is required (a review decision)", path: ["resume"] })
+    .nullable()
+    .optional(),
   metadata: Metadata.nullable().optional(),
   stream_mode: z.union([StreamMode, z.array(StreamMode).max(STREAM_MODES.length)]).optional(),
   stream_subgraphs: z.boolean().optional(),

@@ -304,6 +304,47 @@ describe("integrity: clients may only resume", () => {
     expect(await server.calendarEvents()).toHaveLength(1);
   });
 
+  it("re-asks on malformed, wrong-type and hostile resume values; nothing executes until a valid approval", async () => {
+    const threadId = await interruptedBooking();
+    const before = (await server.calendarEvents()).length;
+    const bad: unknown[] = [
+      "yes",
+      42,
+      [],
+      { decisions: "approve" },
+      { decisions: [{ type: "approve" }, { type: "approve" }] },
+      { decisions: [{ type: "maybe" }] },
+      { decisions: [{ type: "edit", args: { title: "x", user_id: "bob", idempotency_key: "mine" } }] },
+      { decisions: [{ type: "approve", action_id: "someone-else" }] },
+    ];
+    for (const value of bad) {
+      const response = await json(
+        await server.fetch(`/threads/${threadId}/runs/wait`, { method: "POST", user: "alice", body: JSON.stringify({ assistant_id: "agent", command: { resume: value } }) }),
+      );
+      expect(response.status, JSON.stringify(value)).toBe(200);
+      const pending = (response.body["__interrupt__"] as { value: { error?: { code: string } } }[] | undefined) ?? [];
+      // Either the edit was re-validated into a new review, or the value was refused and the review asked again.
+      expect(pending, JSON.stringify(value)).toHaveLength(1);
+      expect((await server.calendarEvents()).length, JSON.stringify(value)).toBe(before);
+    }
+    // No resume value at all is refused before anything runs (LangGraph would fail the run on it).
+    // Neither is a prototype-polluting key.
+    for (const body of [
+      JSON.stringify({ assistant_id: "agent", command: { resume: null } }),
+      JSON.stringify({ assistant_id: "agent", command: {} }),
+      '{"assistant_id":"agent","command":{"resume":{"decisions":[{"type":"approve"}],"__proto__":{"admin":true}}}}',
+    ]) {
+      const response = await json(await server.fetch(`/threads/${threadId}/runs/wait`, { method: "POST", user: "alice", body }));
+      expect(response).toMatchObject({ status: 422, body: { error: "invalid_request" } });
+    }
+    const state = await alice.threads.getState(threadId);
+    expect(state.next).toEqual(["human_review"]);
+    expect((await alice.threads.get(threadId)).status).toBe("interrupted");
+    const done = (await alice.runs.wait(threadId, "agent", { command: { resume: APPROVE } })) as Values;
+    expect(done.status).toBe("completed");
+    expect((await server.calendarEvents()).length).toBe(before + 1);
+  });
+
   it("allows a fork that can only replay reads", async () => {
     const thread = await alice.threads.create();
     await alice.runs.wait(thread.thread_id, "agent", ask(NOTES_QUESTION));
