@@ -65,6 +65,8 @@ function parseCommandLine(argv: string[]) {
     } catch {
       throw new UsageError("--resume must be JSON");
     }
+    // LangGraph treats a null resume as no input at all and fails the run.
+    if (resume === null) throw new UsageError("--resume must be a review decision, not null");
   }
   if (values.case !== undefined && !CASE_ID_ONLY.test(values.case)) throw new UsageError("--case must look like C-102");
   return { help: false as const, user: values.user, thread: values.thread, caseId: values.case, request, resume, json: values.json };

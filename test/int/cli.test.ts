@@ -156,6 +156,7 @@ describe("chat CLI refuses bad input with one clear line", () => {
     [["--user", "alice"]],
     [["--user", "alice", "--thread", "../../etc", "hi"]],
     [["--user", "alice", "--thread", "t1", "--resume", "{not json"]],
+    [["--user", "alice", "--thread", "t1", "--resume", "null"]],
     [["--user", "alice", "--bogus", "hi"]],
   ])("exits 2 on usage errors: %j", async (args) => {
     const finished = await runCli(args, {});
