@@ -132,6 +132,16 @@ export interface Progress {
   seen_results: string[];
 }
 
+/**
+ * Time a run spent waiting for human decisions, per reviewed call: the run's
+ * deadline measures the agent's own working time, not the reviewer's.
+ */
+export interface ReviewWaits {
+  run_id: string;
+  /** call_id → ms from the approval request to the decision (the latest answer counts). */
+  by_call: Record<string, number>;
+}
+
 /** Authorized action fingerprints per run, for repeat detection. */
 export interface RepeatCounts {
   run_id: string;
@@ -169,6 +179,8 @@ export const AgentState = Annotation.Root({
   call_results: Annotation<CallResult[]>,
   /** Why the last resume was refused (shown in the next approval request). Owner: human_review. */
   review_feedback: Annotation<ReviewFeedback | null>,
+  /** Time spent waiting for reviewers in this run (excluded from the deadline). Owner: human_review. */
+  review_waits: Annotation<ReviewWaits | null>,
   /** No-progress counter per run. Owner: observe. */
   progress: Annotation<Progress | null>,
 });
@@ -180,7 +192,7 @@ export type Update = typeof AgentState.Update;
 export const FIELD_OWNERS = {
   plan: ["messages", "status", "proposals", "usage", "run", "verdict", "tool_offer"],
   authorize: ["status", "decisions", "repeats"],
-  human_review: ["status", "decisions", "review_feedback"],
+  human_review: ["status", "decisions", "review_feedback", "review_waits"],
   execute: ["status", "ledger", "usage", "call_results"],
   observe: ["messages", "status", "evidence", "termination_reason", "result", "progress"],
 } as const satisfies Record<string, readonly (keyof Update)[]>;

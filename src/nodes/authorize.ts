@@ -22,6 +22,11 @@ import type { NodeUpdate, RepeatCounts, State } from "../state.js";
 /** How long a reviewer has to decide on an approval request. */
 export const APPROVAL_TTL_MS = 15 * 60 * 1000;
 
+/** When an approval was requested (its expiry minus the TTL it was issued with). */
+export function approvalRequestedAt(approval: { expires_at: string }): number {
+  return Date.parse(approval.expires_at) - APPROVAL_TTL_MS;
+}
+
 export interface CheckContext {
   principal: Principal;
   threadId: string;

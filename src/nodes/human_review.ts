@@ -12,8 +12,8 @@ import { bindResume, interruptPayload, type InterruptPayload, type ResumeDecisio
 import { pendingReview, type Decision } from "../policy/decision.js";
 import { actionFingerprint } from "../runtime/fingerprint.js";
 import { transition } from "../runtime/transitions.js";
-import type { NodeUpdate, State } from "../state.js";
-import { checkProposal, runBoundFrom, threadIdFrom } from "./authorize.js";
+import type { NodeUpdate, ReviewWaits, State } from "../state.js";
+import { approvalRequestedAt, checkProposal, runBoundFrom, threadIdFrom } from "./authorize.js";
 
 type Review = Extract<Decision, { type: "review" }>;
 
@@ -32,12 +32,13 @@ export function makeHumanReviewNode(host: Host) {
     // node and the graph routes back here: the next run is a new task, so a
     // refused value is never replayed and re-judged under a later approver.
     const answer: unknown = interrupt(payload);
+    const review_waits = waitsUntilNow(state, pending, host.now());
     const approver = principalFromConfig(config);
     if (!mayDecide(approver, state.run?.owner)) {
-      return { review_feedback: { code: "approver_not_permitted", message: "only the run's owner or a reviewer may decide" } };
+      return { review_feedback: { code: "approver_not_permitted", message: "only the run's owner or a reviewer may decide" }, review_waits };
     }
     const binding = bindResume(answer, pending);
-    if (!binding.ok) return { review_feedback: { code: "invalid_resume", message: binding.message } };
+    if (!binding.ok) return { review_feedback: { code: "invalid_resume", message: binding.message }, review_waits };
 
     const tools = await host.tools();
     const context = { principal: approver, threadId: threadIdFrom(config), runBound: runBoundFrom(config) };
@@ -47,8 +48,17 @@ export function makeHumanReviewNode(host: Host) {
     }
     const decisions = (state.decisions ?? []).map((decision) => resolved.get(decision.call_id) ?? decision);
     const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
-    return { ...transition(state.status, next), decisions, review_feedback: null };
+    return { ...transition(state.status, next), decisions, review_feedback: null, review_waits };
   };
+}
+
+/** This run's review waits with the pending reviews' waits measured up to `now` (a later answer replaces an earlier one). */
+function waitsUntilNow(state: State, pending: readonly Review[], now: number): ReviewWaits | null {
+  const runId = state.run?.run_id;
+  if (!runId) return state.review_waits ?? null;
+  const byCall = state.review_waits?.run_id === runId ? { ...state.review_waits.by_call } : {};
+  for (const review of pending) byCall[review.call_id] = Math.max(0, now - approvalRequestedAt(review.approval));
+  return { run_id: runId, by_call: byCall };
 }
 
 async function resolve(

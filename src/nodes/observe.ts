@@ -115,7 +115,9 @@ export function makeObserveNode(host: Host) {
     if (stopDenial || stopResult) {
       return end("stopped", { code: "budget_exhausted", budget: "tool_calls", detail: `tool-call budget of ${host.budgets.tool_calls} used up` });
     }
-    const budget = run ? exhaustedBudget(state.usage, host.budgets, run.started_at, host.now()) : undefined;
+    const waits = state.review_waits?.run_id === run?.run_id ? Object.values(state.review_waits?.by_call ?? {}) : [];
+    const waited = waits.reduce((sum, ms) => sum + ms, 0);
+    const budget = run ? exhaustedBudget(state.usage, host.budgets, run.started_at, host.now(), waited) : undefined;
     if (budget) return end("stopped", { code: "budget_exhausted", budget, detail: `${budget} budget used up` });
     if (progress.steps_without_progress >= host.budgets.no_progress_steps) {
       return end("stopped", { code: "no_progress", detail: `${progress.steps_without_progress} turns without new results or evidence` });

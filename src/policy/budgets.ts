@@ -6,9 +6,13 @@ import type { Budgets } from "../env.js";
 import type { Usage } from "../state.js";
 import type { BudgetName } from "./decision.js";
 
-/** The first run-level budget that is used up, if any (tool calls are checked per call in authorize). */
-export function exhaustedBudget(usage: Usage, budgets: Budgets, startedAt: string, now: number): BudgetName | undefined {
-  if (now - Date.parse(startedAt) >= budgets.deadline_ms) return "deadline";
+/**
+ * The first run-level budget that is used up, if any (tool calls are checked
+ * per call in authorize). `waitedMs` is time spent waiting for reviewers: it
+ * does not count against the deadline.
+ */
+export function exhaustedBudget(usage: Usage, budgets: Budgets, startedAt: string, now: number, waitedMs = 0): BudgetName | undefined {
+  if (now - Date.parse(startedAt) - waitedMs >= budgets.deadline_ms) return "deadline";
   if (usage.input_tokens + usage.output_tokens >= budgets.tokens) return "tokens";
   if (usage.model_calls >= budgets.model_turns) return "model_turns";
   return undefined;

@@ -399,6 +399,48 @@ describe("human_review: expiry", () => {
   });
 });
 
+describe("human_review: waiting for a reviewer does not spend the run's deadline", () => {
+  const START = Date.parse("2030-01-01T00:00:00.000Z");
+  const budgets = { deadline_ms: 60_000 };
+
+  it("a decision ten minutes later still lets the run finish with its answer", async () => {
+    let clock = START;
+    const h = await pendingWrite("study", { now: () => clock, budgets });
+    clock = START + 10 * 60_000;
+    await h.resume({ decisions: [{ type: "approve" }] });
+    h.planner.assertDone();
+    const values = await h.values();
+    expect(values["status"]).toBe("completed");
+    expect(values["review_waits"]).toMatchObject({ by_call: { [h.write.call_id]: 10 * 60_000 } });
+  });
+
+  it("a refused answer and a later valid one count the wait once, up to the valid answer", async () => {
+    let clock = START;
+    const h = await pendingWrite("study", { now: () => clock, budgets });
+    clock = START + 5 * 60_000;
+    await h.resume("yes");
+    clock = START + 9 * 60_000;
+    await h.resume({ decisions: [{ type: "approve" }] });
+    const values = await h.values();
+    expect(values["status"]).toBe("completed");
+    expect(values["review_waits"]).toMatchObject({ by_call: { [h.write.call_id]: 9 * 60_000 } });
+  });
+
+  it("the agent's own time still counts: past the deadline after the review, the run stops", async () => {
+    let clock = START;
+    // The planner's next turn happens after the agent has worked past its deadline (not counting the review).
+    const slow: ScriptStep = () => {
+      clock += 61_000;
+      return { type: "tool_calls", calls: [proposal("read_note", { note_id: "n1" })] };
+    };
+    const h = await pendingWrite("study", { now: () => clock, budgets }, [slow]);
+    clock = START + 5 * 60_000;
+    await h.resume({ decisions: [{ type: "approve" }] });
+    const values = await h.values();
+    expect(values["termination_reason"]).toMatchObject({ code: "budget_exhausted", budget: "deadline" });
+  });
+});
+
 describe("human_review: several writes in one step", () => {
   async function twoWrites() {
     const first: Proposal = proposal("create_event", { title: "first" });
