@@ -102,12 +102,21 @@ async function openServer(databaseUrl: string, schema: string): Promise<Database
 
 async function openEmbedded(dataDir: string, schema: string): Promise<Database> {
   const directory = path.resolve(dataDir, "pglite");
-  const pglite = await startPglite(directory);
+  // PGlite is single-process: a second opener (say `npm run chat` beside `npm start`) would corrupt it.
+  const unlock = await lockDataDir(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await startPglite(directory);
+  } catch (error) {
+    await unlock();
+    throw error;
+  }
   const server = new PGLiteSocketServer({ db: pglite, host: "127.0.0.1", port: 0, maxConnections: EMBEDDED_SOCKET_SLOTS });
   try {
     await server.start();
   } catch (error) {
     await pglite.close();
+    await unlock();
     throw new ConfigError("database_unreachable", `cannot serve the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
   }
   // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
@@ -124,11 +133,56 @@ async function openEmbedded(dataDir: string, schema: string): Promise<Database> 
       try {
         await server.stop();
       } finally {
-        await pglite.close();
+        try {
+          await pglite.close();
+        } finally {
+          await unlock();
+        }
       }
     }
   };
   return assemble("embedded", pool, schema, `embedded PGlite in ${directory}`, shutdown);
+}
+
+/**
+ * Takes `<dataDir>/pglite.lock` (created exclusively, holding our pid). A
+ * lock whose process is gone (killed) is stale and taken over. Returns the
+ * release function.
+ */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  await fs.mkdir(dataDir, { recursive: true });
+  const lockPath = path.join(dataDir, "pglite.lock");
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      await fs.writeFile(lockPath, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
+      return async () => {
+        await fs.rm(lockPath, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+        throw new ConfigError("database_unreachable", `cannot lock the embedded database in ${dataDir}: ${oneLine(error)}`, { cause: error });
+      }
+    }
+    const holder = Number((await fs.readFile(lockPath, "utf8").catch(() => "")).trim());
+    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+      throw new ConfigError(
+        "database_unreachable",
+        `the embedded database in ${dataDir} is in use by process ${holder}; stop it, or set DATABASE_URL to share a Postgres server`,
+      );
+    }
+    // Stale (its process is gone) or unreadable: remove it and try once more.
+    await fs.rm(lockPath, { force: true });
+  }
+  throw new ConfigError("database_unreachable", `cannot lock the embedded database in ${dataDir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 async function startPglite(directory: string): Promise<PGlite> {

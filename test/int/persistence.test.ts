@@ -176,7 +176,11 @@ describe("embedded backend", () => {
     const directory = await createEmbeddedDir();
     const threadId = uniqueThread();
     try {
-      await runChildUntilReadyThenKill(directory.dir, threadId);
+      // While the child holds the data directory, nobody else may open it (PGlite is single-process).
+      await runChildUntilReadyThenKill(directory.dir, threadId, async () => {
+        await expect(openDatabase({ dataDir: directory.dir })).rejects.toMatchObject({ code: "database_unreachable", message: expect.stringMatching(/in use by process \d+/) });
+      });
+      // Its lock outlived it (SIGKILL): it is stale now and taken over.
       const database = await openDatabase({ dataDir: directory.dir });
       try {
         const rows = await database.ledger.list(threadId);
@@ -192,7 +196,7 @@ describe("embedded backend", () => {
 });
 
 /** Spawns the child writer, waits for "ready", SIGKILLs it and waits for it to exit. */
-async function runChildUntilReadyThenKill(dataDir: string, threadId: string): Promise<void> {
+async function runChildUntilReadyThenKill(dataDir: string, threadId: string, whileAlive: () => Promise<void> = async () => undefined): Promise<void> {
   const child = spawn(process.execPath, ["--import", "tsx", CHILD_SCRIPT, dataDir, threadId], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
@@ -216,6 +220,7 @@ async function runChildUntilReadyThenKill(dataDir: string, threadId: string): Pr
         reject(new Error(`child exited (${code}) before ready: ${stderr}`));
       });
     });
+    await whileAlive();
   } finally {
     child.kill("SIGKILL");
   }
