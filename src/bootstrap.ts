@@ -49,6 +49,10 @@ export function createRuntime(
       opened.database = true;
       return (await database()).ledger;
     },
+    approvals: async () => {
+      opened.database = true;
+      return (await database()).approvals;
+    },
     now: overrides.now ?? Date.now,
   };
   return {

@@ -6,6 +6,7 @@
 import type { Budgets } from "./env.js";
 import type { ToolHost } from "./mcp/tool-host.js";
 import type { Planner } from "./planners/planner.js";
+import type { ApprovalStore } from "./runtime/approvals.js";
 import type { LedgerStore } from "./runtime/ledger.js";
 
 export interface Host {
@@ -13,6 +14,7 @@ export interface Host {
   tools(): Promise<ToolHost>;
   planner(): Promise<Planner>;
   ledger(): Promise<LedgerStore>;
+  approvals(): Promise<ApprovalStore>;
   /** Milliseconds since the epoch; injectable for deadline tests. */
   now(): number;
 }

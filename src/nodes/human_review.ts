@@ -12,6 +12,7 @@ import { bindResume, interruptPayload, type InterruptPayload, type ResumeDecisio
 import { pendingReview, type Decision } from "../policy/decision.js";
 import { actionFingerprint } from "../runtime/fingerprint.js";
 import { transition } from "../runtime/transitions.js";
+import type { ApprovalOutcome, ApprovalRecord } from "../runtime/approvals.js";
 import type { NodeUpdate, ReviewWaits, State } from "../state.js";
 import { approvalRequestedAt, checkProposal, runBoundFrom, threadIdFrom } from "./authorize.js";
 
@@ -43,9 +44,31 @@ export function makeHumanReviewNode(host: Host) {
     const tools = await host.tools();
     const context = { principal: approver, threadId: threadIdFrom(config), runBound: runBoundFrom(config) };
     const resolved = new Map<string, Decision>();
+    const records: ApprovalRecord[] = [];
+    const decidedAt = new Date(host.now()).toISOString();
     for (const { review, decision } of binding.pairs) {
-      resolved.set(review.call_id, await resolve(review, decision, host, tools, context, state.tool_offer?.offered ?? []));
+      const result = await resolve(review, decision, host, tools, context, state.tool_offer?.offered ?? []);
+      const outcome = outcomeOf(review, decision, result, host.now());
+      resolved.set(review.call_id, { ...result, review: { approver: approver.user_id, outcome, decided_at: decidedAt } } as Decision);
+      records.push({
+        thread_id: context.threadId,
+        run_id: state.run?.run_id ?? "",
+        call_id: review.call_id,
+        tool: review.tool,
+        action_id: review.approval.action_id,
+        version: review.approval.version,
+        fingerprint: review.approval.fingerprint,
+        outcome,
+        edited_fingerprint: outcome === "edit" && result.type === "allow" ? result.fingerprint : null,
+        approver: approver.user_id,
+        approver_tenant: approver.tenant,
+        owner: state.run?.owner ?? "",
+        decided_at: decidedAt,
+        expires_at: review.approval.expires_at,
+      });
     }
+    // The record exists before any approved effect can start (execute runs after this node).
+    await (await host.approvals()).record(records);
     const decisions = (state.decisions ?? []).map((decision) => resolved.get(decision.call_id) ?? decision);
     const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
     return { ...transition(state.status, next), decisions, review_feedback: null, review_waits };
@@ -59,6 +82,12 @@ function waitsUntilNow(state: State, pending: readonly Review[], now: number): R
   const byCall = state.review_waits?.run_id === runId ? { ...state.review_waits.by_call } : {};
   for (const review of pending) byCall[review.call_id] = Math.max(0, now - approvalRequestedAt(review.approval));
   return { run_id: runId, by_call: byCall };
+}
+
+function outcomeOf(review: Review, decision: ResumeDecision, result: Decision, now: number): ApprovalOutcome {
+  if (Date.parse(review.approval.expires_at) <= now) return "expired";
+  if (decision.type === "edit") return result.type === "allow" ? "edit" : "edit_refused";
+  return decision.type;
 }
 
 async function resolve(

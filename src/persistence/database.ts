@@ -37,6 +37,8 @@ import { ConfigError } from "../errors.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import { createLedgerStore, ledgerMigrations, quoteSchemaName } from "./ledger-store.js";
 import { createThreadStore, threadMigrations, type ThreadStore } from "./thread-store.js";
+import { approvalMigrations, createApprovalStore } from "./approval-store.js";
+import type { ApprovalStore } from "../runtime/approvals.js";
 
 /** An open database. Everything shares `pool`. */
 export interface Database {
@@ -52,6 +54,8 @@ export interface Database {
   /** Thread ownership, runs and the per-thread run lease (the API server). */
   threads: ThreadStore;
   ledger: LedgerStore;
+  /** Decided reviews (human_review). */
+  approvals: ApprovalStore;
   /** Ends the pool, then (embedded) stops the socket server and closes PGlite. Idempotent. */
   close(): Promise<void>;
 }
@@ -215,6 +219,7 @@ async function assemble(
     saver: new PostgresSaver(pool),
     ledger: createLedgerStore(pool, schema),
     threads: createThreadStore(pool, schema),
+    approvals: createApprovalStore(pool, schema),
     close: () => (closing ??= shutdown()),
   };
 }
@@ -239,7 +244,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
       await new PostgresSaver(lendClient(pool, client)).setup();
-      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema)]) await client.query(statement);
+      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema)]) await client.query(statement);
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
     }

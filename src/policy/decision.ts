@@ -3,6 +3,7 @@
  * discriminated union, never a boolean plus a string.
  */
 import type { ToolErrorCode } from "../errors.js";
+import type { ApprovalOutcome } from "../runtime/approvals.js";
 import type { Risk } from "../runtime/ledger.js";
 
 /** The fields every checked, well-formed action carries. */
@@ -26,9 +27,16 @@ export interface ApprovalRequest {
   expires_at: string;
 }
 
+/** Who decided a review, and how (set on decisions that came out of human_review). */
+export interface ReviewStamp {
+  approver: string;
+  outcome: ApprovalOutcome;
+  decided_at: string;
+}
+
 export type Decision =
-  | ({ type: "allow" } & CheckedAction)
-  | { type: "deny"; call_id: string; tool: string; code: ToolErrorCode; message: string; budget?: BudgetName }
+  | ({ type: "allow"; review?: ReviewStamp } & CheckedAction)
+  | { type: "deny"; call_id: string; tool: string; code: ToolErrorCode; message: string; budget?: BudgetName; review?: ReviewStamp }
   | ({ type: "review"; approval: ApprovalRequest; description: string } & CheckedAction);
 
 export type BudgetName = "model_turns" | "tool_calls" | "deadline" | "tokens" | "cost";

@@ -6,6 +6,7 @@
  * runs and client disconnects.
  */
 import { SignJWT } from "jose";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@langchain/langgraph-sdk";
 import { mintApiToken } from "../../src/auth/api-token.js";
@@ -25,6 +26,17 @@ afterAll(async () => server?.close(), 60_000);
 
 const ask = (content: string) => ({ input: { messages: [{ role: "user", content }] } });
 type Values = { status?: string; result?: { citations?: { ref: string; source_id: string }[] }; termination_reason?: { code: string }; ledger?: { tool: string; status: string }[]; __interrupt__?: unknown[]; __error__?: unknown };
+
+/** The approval records of a thread, straight from Postgres. */
+async function approvalRows(threadId: string): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: server.databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query("select * from warrant.approvals where thread_id = $1", [threadId])).rows as Record<string, unknown>[];
+  } finally {
+    await client.end();
+  }
+}
 
 async function json(response: Response): Promise<{ status: number; body: Record<string, unknown> }> {
   const text = await response.text();
@@ -368,6 +380,12 @@ describe("integrity: clients may only resume", () => {
       expect(["thread_busy", "no_pending_interrupt"]).toContain(refused.body["error"]);
     }
     expect((await server.calendarEvents()).length).toBe(before + 1);
+    // One approval record, bound to alice (the token's subject) and the reviewed action.
+    const interruptValue = (await alice.threads.getHistory(threadId, { limit: 100 }))
+      .flatMap((state) => state.tasks.flatMap((task) => task.interrupts.map((item) => item.value as { approvals: { action_id: string }[] })))
+      .at(0);
+    const records = await approvalRows(threadId);
+    expect(records).toEqual([expect.objectContaining({ outcome: "approve", approver: "alice", approver_tenant: "uni", owner: "alice", action_id: interruptValue?.approvals[0]?.action_id })]);
   });
 
   it("refuses a second run on a busy thread, and a resume without a pending interrupt", async () => {

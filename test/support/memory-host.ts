@@ -9,6 +9,7 @@ import type { NormalizedResult } from "../../src/mcp/normalize.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
 import type { Planner } from "../../src/planners/planner.js";
 import { ToolContractSchema } from "../../src/policy/config.js";
+import type { ApprovalRecord, ApprovalStore } from "../../src/runtime/approvals.js";
 import type { LedgerRow, LedgerStore } from "../../src/runtime/ledger.js";
 
 export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> } {
@@ -75,14 +76,37 @@ export function memoryTools(results: (tool: string, args: Record<string, unknown
   };
 }
 
-export function memoryHost(options: { planner: Planner; tools: ToolHost; budgets?: Partial<Budgets>; now?: () => number }): Host & { ledgerStore: ReturnType<typeof memoryLedger> } {
+/** Approval records in memory, with the same keep-the-first rule as the table. */
+export function memoryApprovals(): ApprovalStore & { rows: ApprovalRecord[] } {
+  const rows: ApprovalRecord[] = [];
+  return {
+    rows,
+    async record(records) {
+      for (const record of records) {
+        const exists = rows.some((row) => row.thread_id === record.thread_id && row.action_id === record.action_id && row.version === record.version);
+        if (!exists) rows.push({ ...record });
+      }
+    },
+    async list(threadId) {
+      return rows.filter((row) => row.thread_id === threadId).map((row) => ({ ...row }));
+    },
+  };
+}
+
+export function memoryHost(options: { planner: Planner; tools: ToolHost; budgets?: Partial<Budgets>; now?: () => number }): Host & {
+  ledgerStore: ReturnType<typeof memoryLedger>;
+  approvalStore: ReturnType<typeof memoryApprovals>;
+} {
   const ledgerStore = memoryLedger();
+  const approvalStore = memoryApprovals();
   return {
     budgets: { ...loadSettings({}).budgets, ...options.budgets },
     tools: async () => options.tools,
     planner: async () => options.planner,
     ledger: async () => ledgerStore,
+    approvals: async () => approvalStore,
     now: options.now ?? Date.now,
     ledgerStore,
+    approvalStore,
   };
 }

@@ -399,6 +399,57 @@ describe("human_review: expiry", () => {
   });
 });
 
+describe("human_review: the approval record", () => {
+  it("records the authenticated approver, the bound action and the outcome before the write runs", async () => {
+    const h = await pendingWrite("study");
+    const approval = h.payload.approvals[0]!;
+    let recordedBeforeCall = false;
+    const call = h.tools.call.bind(h.tools);
+    h.tools.call = async (...args) => {
+      recordedBeforeCall = h.host.approvalStore.rows.length === 1;
+      return call(...args);
+    };
+    await h.resume({ decisions: [{ type: "approve" }] }, rita);
+    expect(recordedBeforeCall).toBe(true);
+    expect(h.host.approvalStore.rows).toEqual([
+      expect.objectContaining({
+        call_id: h.write.call_id,
+        tool: "create_event",
+        action_id: approval.action_id,
+        version: 1,
+        fingerprint: approval.fingerprint,
+        outcome: "approve",
+        edited_fingerprint: null,
+        approver: "rita",
+        approver_tenant: "uni",
+        owner: "alice",
+        expires_at: approval.expires_at,
+      }),
+    ]);
+    const decisions = (await h.values())["decisions"] as { review?: { approver: string; outcome: string } }[];
+    expect(decisions[0]?.review).toMatchObject({ approver: "rita", outcome: "approve" });
+  });
+
+  it("records rejects, edits (with the edited fingerprint) and expiries; refused resumes leave no record", async () => {
+    const rejected = await pendingWrite("study");
+    await rejected.resume("not a decision");
+    expect(rejected.host.approvalStore.rows).toEqual([]);
+    await rejected.resume({ decisions: [{ type: "reject", message: "no" }] });
+    expect(rejected.host.approvalStore.rows.map((row) => row.outcome)).toEqual(["reject"]);
+
+    const edited = await pendingWrite("study");
+    await edited.resume({ decisions: [{ type: "edit", edited_action: { name: "create_event", args: { title: "revised" } } }] });
+    expect(edited.host.approvalStore.rows[0]).toMatchObject({ outcome: "edit", edited_fingerprint: actionFingerprint("create_event", { title: "revised" }) });
+
+    let clock = Date.parse("2030-01-01T00:00:00.000Z");
+    const expired = await pendingWrite("study", { now: () => clock, budgets: { deadline_ms: 24 * 3600 * 1000 } });
+    clock += 16 * 60_000;
+    await expired.resume({ decisions: [{ type: "approve" }] });
+    expect(expired.host.approvalStore.rows.map((row) => row.outcome)).toEqual(["expired"]);
+    expect(expired.tools.calls).toEqual([]);
+  });
+});
+
 describe("human_review: waiting for a reviewer does not spend the run's deadline", () => {
   const START = Date.parse("2030-01-01T00:00:00.000Z");
   const budgets = { deadline_ms: 60_000 };

@@ -1,0 +1,55 @@
+/**
+ * The Postgres side of the approval record (`<schema>.approvals`).
+ * Parameterized statements; the only interpolated identifier is the schema.
+ */
+import type pg from "pg";
+import type { ApprovalRecord, ApprovalStore } from "../runtime/approvals.js";
+import { quoteSchemaName } from "./ledger-store.js";
+
+export function approvalMigrations(schema: string): string[] {
+  const s = quoteSchemaName(schema);
+  return [
+    `create schema if not exists ${s}`,
+    `create table if not exists ${s}.approvals (
+      thread_id text not null,
+      action_id text not null,
+      version integer not null,
+      run_id text not null,
+      call_id text not null,
+      tool text not null,
+      fingerprint text not null,
+      outcome text not null,
+      edited_fingerprint text,
+      approver text not null,
+      approver_tenant text not null,
+      owner text not null,
+      decided_at timestamptz not null,
+      expires_at timestamptz not null,
+      primary key (thread_id, action_id, version)
+    )`,
+  ];
+}
+
+const COLUMNS = ["thread_id", "action_id", "version", "run_id", "call_id", "tool", "fingerprint", "outcome", "edited_fingerprint", "approver", "approver_tenant", "owner", "decided_at", "expires_at"] as const;
+
+export function createApprovalStore(pool: pg.Pool, schema: string): ApprovalStore {
+  const table = `${quoteSchemaName(schema)}.approvals`;
+  return {
+    async record(rows) {
+      for (const row of rows) {
+        const placeholders = COLUMNS.map((_, index) => `$${index + 1}`).join(", ");
+        await pool.query(`insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict (thread_id, action_id, version) do nothing`, COLUMNS.map((column) => row[column]));
+      }
+    },
+    async list(threadId) {
+      const result = await pool.query(
+        `select ${COLUMNS.filter((column) => column !== "decided_at" && column !== "expires_at").join(", ")},
+                to_char(decided_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as decided_at,
+                to_char(expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as expires_at
+           from ${table} where thread_id = $1 order by decided_at, action_id, version`,
+        [threadId],
+      );
+      return result.rows as ApprovalRecord[];
+    },
+  };
+}

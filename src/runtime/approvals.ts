@@ -1,0 +1,37 @@
+/**
+ * The approval record (DESIGN §8, §9): one row per decided review, bound to
+ * the action (`action_id`, version, fingerprint), the run, and the
+ * authenticated approver. Written by human_review before it returns, so the
+ * record exists before any approved effect starts. Replays of the same
+ * decision (a resumed node re-running) do not add rows.
+ */
+
+export const APPROVAL_OUTCOMES = ["approve", "edit", "reject", "expired", "edit_refused"] as const;
+export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
+
+export interface ApprovalRecord {
+  thread_id: string;
+  run_id: string;
+  call_id: string;
+  tool: string;
+  action_id: string;
+  version: number;
+  /** Fingerprint of the action the reviewer was shown. */
+  fingerprint: string;
+  outcome: ApprovalOutcome;
+  /** For an accepted edit: the fingerprint of the edited action that will run. */
+  edited_fingerprint: string | null;
+  /** The authenticated principal who decided (from the resume request, never its body). */
+  approver: string;
+  approver_tenant: string;
+  /** The run's owner. */
+  owner: string;
+  decided_at: string;
+  expires_at: string;
+}
+
+export interface ApprovalStore {
+  /** Inserts records; one already stored for the same (thread, action, version) is kept as it is. */
+  record(rows: readonly ApprovalRecord[]): Promise<void>;
+  list(threadId: string): Promise<ApprovalRecord[]>;
+}
