@@ -8,12 +8,15 @@
  * own database, data directory, calendar file and server processes, and
  * kills their process groups afterwards.
  */
+import { execFile } from "node:child_process";
 import http from "node:http";
 import fs from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterEach, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../../src/env.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 import { BOOKING_REQUEST, NOTES_QUESTION } from "./support/server.js";
@@ -364,4 +367,38 @@ describe("npm start as a process", () => {
     const values = (await alice.runs.wait(thread.thread_id, "agent", { input: null })) as Values;
     expect(values.status).toBe("completed");
   }, 120_000);
+});
+
+describe("npm start refuses to start on bad configuration", () => {
+  it("prints one warrant: <code> line and exits 1 (unreachable database, bad PORT, port in use, weak secret)", async () => {
+    const blocker = http.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const busyPort = String((blocker.address() as { port: number }).port);
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-badstart-"));
+    const start = (env: Record<string, string>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        execFile(process.execPath, ["--import", "tsx", "src/server/main.ts"], { cwd: REPO_ROOT, env: { ...process.env, WARRANT_DATA_DIR: dataDir, HOST: "127.0.0.1", ...env }, timeout: 60_000 }, (error, _stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr }),
+        );
+      });
+    try {
+      const cases: [Record<string, string>, RegExp][] = [
+        [{ DATABASE_URL: "postgres://postgres@127.0.0.1:1/nothing", PORT: "0" }, /^warrant: database_unreachable: /],
+        [{ DATABASE_URL: "mysql://root@127.0.0.1/x", PORT: "0" }, /^warrant: config_invalid: DATABASE_URL /],
+        [{ PORT: "http" }, /^warrant: config_invalid: PORT /],
+        [{ WARRANT_AUTH_SECRET: "tooshort", PORT: "0", DATABASE_URL: "" }, /^warrant: config_invalid: WARRANT_AUTH_SECRET/],
+        [{ PORT: busyPort, DATABASE_URL: "" }, /^warrant: startup_failed: .*EADDRINUSE/],
+      ];
+      for (const [env, line] of cases) {
+        const result = await start(env);
+        const lines = result.stderr.split("\n").filter((text) => text.startsWith("warrant:"));
+        expect({ env, code: result.code, lines: lines.length }).toEqual({ env, code: 1, lines: 1 });
+        expect(lines[0]).toMatch(line);
+        expect(result.stderr).not.toMatch(/^\s+at /m);
+      }
+    } finally {
+      blocker.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
