@@ -1,0 +1,225 @@
+/**
+ * Runs: create (background), stream, wait, join, cancel, stateless runs.
+ * Everything a request could be refused for is checked before anything is
+ * written, and the state checks are repeated under the thread's lease.
+ */
+import { randomUUID } from "node:crypto";
+import type { Context, Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
+import { runBoundFor } from "../../policy/run-bound.js";
+import { ApiError, notFound } from "../api-error.js";
+import type { Env, RouteContext } from "../context.js";
+import { toWire, toWireJson } from "../events.js";
+import { assertRunnable, forkTarget } from "../run-checks.js";
+import { clientMetadata, parseBody, requestText, RunCreate, RunListQuery, streamModes, toGraphInput, type RunCreateBody } from "../requests.js";
+import { ownerOf, pendingInterrupts } from "../runs.js";
+
+export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
+  const { manager, store, principalOf, body, threadParam, ownedThread, ownedRun, snapshotOf, anyGraph } = context;
+  /** Validates a run request and starts it; everything checked before anything is written. */
+  const startRun = async (c: Context<Env>, threadRow: ThreadRow | "stateless", raw: unknown) => {
+    const principal = principalOf(c);
+    // Before the schema, so the refusal names the real reason.
+    const command = (raw as { command?: unknown } | null)?.command;
+    if (command && typeof command === "object" && ("update" in command || "goto" in command)) {
+      throw new ApiError("command_not_allowed", "clients may only send command.resume (update and goto are refused)");
+    }
+    const request = parseBody(RunCreate, raw);
+    manager.graph(request.assistant_id);
+    if (request.interrupt_before !== undefined || request.interrupt_after !== undefined) {
+      throw new ApiError("unsupported", "interrupt_before/interrupt_after are not supported: reviews are decided by policy");
+    }
+    if (request.multitask_strategy !== undefined && request.multitask_strategy !== "reject") {
+      throw new ApiError("unsupported", "only multitask_strategy \"reject\" is supported: one run per thread");
+    }
+    if (request.input && request.command) throw new ApiError("invalid_request", "send either input or command, not both");
+    const input = request.input ? toGraphInput(request.input) : null;
+
+    const threadId = threadRow === "stateless" ? randomUUID() : threadRow.thread_id;
+    // A fork runs from the checkpoint it names: that is the state every check below looks at.
+    const checkpointId = request.checkpoint_id ?? request.checkpoint?.checkpoint_id ?? undefined;
+    const runnable = async () => {
+      const head = await snapshotOf(threadId);
+      const snapshot = checkpointId ? await forkTarget(anyGraph(), threadId, checkpointId, head) : head;
+      assertRunnable(snapshot, request.command ? { resume: request.command.resume } : undefined, input !== null);
+    };
+    // Checked before the lease (a cheap, clear refusal) and again under it (the state may have moved meanwhile).
+    if (threadRow !== "stateless" && threadRow.active_run) throw new ApiError("thread_busy", "the thread already has a run in progress");
+    await runnable();
+    const resume = request.command ? { value: request.command.resume } : undefined;
+    // A stateless run gets a thread of its own once the request has passed every check.
+    const thread = threadRow === "stateless" ? await store.create(ownerOf(principal), { thread_id: threadId, metadata: {} }) : threadRow;
+    if (!thread) throw new ApiError("internal_error", "could not create a thread");
+
+    return manager.start({
+      principal,
+      thread,
+      assistantId: request.assistant_id,
+      input,
+      resume,
+      streamModes: streamModes(request.stream_mode),
+      checkpointId,
+      verify: runnable,
+      metadata: clientMetadata(request.metadata ?? undefined),
+      ...(request.input ? { runBound: runBoundFor(requestText(request.input)) } : {}),
+    }).then((active) => ({ active, request }));
+  };
+
+  const threadForRun = async (c: Context<Env>, raw: unknown): Promise<ThreadRow> => {
+    const owner = ownerOf(principalOf(c));
+    const threadId = threadParam(c);
+    const existing = await store.get(owner, threadId);
+    if (existing) return existing;
+    if ((raw as RunCreateBody | null)?.if_not_exists === "create") {
+      manager.graph(String((raw as RunCreateBody).assistant_id ?? ""));
+      const created = await store.create(owner, { thread_id: threadId, metadata: {} });
+      if (created) return created;
+    }
+    throw notFound("thread");
+  };
+
+  const runJson = (run: RunRow) => ({
+    run_id: run.run_id,
+    thread_id: run.thread_id,
+    assistant_id: run.assistant_id,
+    created_at: run.created_at.toISOString(),
+    updated_at: run.updated_at.toISOString(),
+    status: run.status,
+    metadata: run.metadata,
+    kwargs: run.kwargs,
+    multitask_strategy: "reject",
+    ...(run.error ? { error: run.error } : {}),
+  });
+
+  const locate = (c: Context<Env>, run: RunRow) => {
+    c.header("Content-Location", `/threads/${run.thread_id}/runs/${run.run_id}`);
+    c.header("Location", `/threads/${run.thread_id}/runs/${run.run_id}/stream`);
+  };
+
+  /** The thread's values as `runs.wait` and `join` return them. */
+  const finalValues = async (run: RunRow | undefined, threadId: string) => {
+    if (run?.status === "error") return { __error__: run.error ?? { error: "Error", message: "the run failed" } };
+    const snapshot = await snapshotOf(threadId);
+    const values = toWire<Record<string, unknown>>(snapshot.values ?? {});
+    const pending = pendingInterrupts(snapshot);
+    return pending.length > 0 ? { ...values, __interrupt__: toWire(pending) } : values;
+  };
+
+  const streamRun = (c: Context<Env>, run: RunRow) => {
+    const log = manager.log(run.run_id);
+    const lastEventId = parseLastEventId(c.req.header("last-event-id"));
+    return streamSSE(c, async (stream) => {
+      // A client that goes away only stops its own reader; the run goes on.
+      stream.onAbort(() => undefined);
+      if (!log) {
+        // The run executes in another process (or finished long ago): wait for it, then send the final values.
+        const ended = await manager.wait(ownerOf(principalOf(c)), run.thread_id, run.run_id, c.req.raw.signal);
+        await stream.writeSSE({ event: "values", data: toWireJson(await finalValues(ended, run.thread_id)) });
+        return;
+      }
+      for await (const event of log.read(lastEventId, c.req.raw.signal)) {
+        await stream.writeSSE({ id: String(event.id), event: event.event, data: toWireJson(event.data) });
+      }
+    });
+  };
+
+  const deleteIfStateless = async (c: Context<Env>, request: RunCreateBody, run: RunRow) => {
+    if (request.on_completion === "keep") return;
+    const ended = await manager.wait(ownerOf(principalOf(c)), run.thread_id, run.run_id);
+    if (ended?.status !== "success") return;
+    if ((await manager.threadStatus(run.assistant_id, run.thread_id)) === "interrupted") return;
+    await store.delete(ownerOf(principalOf(c)), run.thread_id);
+    await context.deleteCheckpoints(run.thread_id);
+  };
+
+  app.post("/threads/:thread_id/runs", async (c) => {
+    const raw = await body(c);
+    const { active } = await startRun(c, await threadForRun(c, raw), raw);
+    locate(c, active.run);
+    return c.json(runJson(active.run));
+  });
+  app.post("/threads/:thread_id/runs/stream", async (c) => {
+    const raw = await body(c);
+    const { active } = await startRun(c, await threadForRun(c, raw), raw);
+    locate(c, active.run);
+    return streamRun(c, active.run);
+  });
+  app.post("/threads/:thread_id/runs/wait", async (c) => {
+    const raw = await body(c);
+    const { active } = await startRun(c, await threadForRun(c, raw), raw);
+    locate(c, active.run);
+    const ended = await manager.wait(ownerOf(principalOf(c)), active.run.thread_id, active.run.run_id);
+    return c.json(await finalValues(ended, active.run.thread_id));
+  });
+  app.post("/runs", async (c) => {
+    const { active, request } = await startRun(c, "stateless", await body(c));
+    locate(c, active.run);
+    void deleteIfStateless(c, request, active.run).catch(() => undefined);
+    return c.json(runJson(active.run));
+  });
+  app.post("/runs/stream", async (c) => {
+    const { active, request } = await startRun(c, "stateless", await body(c));
+    locate(c, active.run);
+    void deleteIfStateless(c, request, active.run).catch(() => undefined);
+    return streamRun(c, active.run);
+  });
+  app.post("/runs/wait", async (c) => {
+    const { active, request } = await startRun(c, "stateless", await body(c));
+    locate(c, active.run);
+    const ended = await manager.wait(ownerOf(principalOf(c)), active.run.thread_id, active.run.run_id);
+    const values = await finalValues(ended, active.run.thread_id);
+    await deleteIfStateless(c, request, active.run);
+    return c.json(values);
+  });
+  app.post("/runs/batch", () => {
+    throw new ApiError("unsupported", "batch runs are not supported");
+  });
+  app.post("/runs/cancel", () => {
+    throw new ApiError("unsupported", "cancel runs one by one: POST /threads/{thread_id}/runs/{run_id}/cancel");
+  });
+
+  app.get("/threads/:thread_id/runs", async (c) => {
+    const thread = await ownedThread(c);
+    const limit = Number(c.req.query("limit") ?? 10);
+    const offset = Number(c.req.query("offset") ?? 0);
+    const status = c.req.query("status");
+    const query = parseBody(RunListQuery, { limit, offset, ...(status ? { status } : {}) });
+    const runs = await store.listRuns(ownerOf(principalOf(c)), thread.thread_id, { limit: query.limit ?? 10, offset: query.offset ?? 0, status: query.status });
+    return c.json(runs.map(runJson));
+  });
+  app.get("/threads/:thread_id/runs/:run_id", async (c) => c.json(runJson(await ownedRun(c, await ownedThread(c)))));
+  app.delete("/threads/:thread_id/runs/:run_id", async (c) => {
+    const run = await ownedRun(c, await ownedThread(c));
+    if (run.status === "running" || run.status === "pending") throw new ApiError("thread_busy", "the run is still in progress; cancel it first");
+    throw new ApiError("unsupported", "runs are kept as the thread's audit trail");
+  });
+  app.post("/threads/:thread_id/runs/:run_id/cancel", async (c) => {
+    const thread = await ownedThread(c);
+    const run = await ownedRun(c, thread);
+    if (c.req.query("action") === "rollback") throw new ApiError("unsupported", "rollback is not supported: it would erase the ledger of effects");
+    await manager.cancel(ownerOf(principalOf(c)), thread.thread_id, run.run_id);
+    if (c.req.query("wait") === "1" || c.req.query("wait") === "true") {
+      await manager.wait(ownerOf(principalOf(c)), thread.thread_id, run.run_id, c.req.raw.signal);
+      return c.body(null, 204);
+    }
+    return c.body(null, 202);
+  });
+  app.get("/threads/:thread_id/runs/:run_id/join", async (c) => {
+    const thread = await ownedThread(c);
+    const run = await ownedRun(c, thread);
+    const ended = await manager.wait(ownerOf(principalOf(c)), thread.thread_id, run.run_id, c.req.raw.signal);
+    return c.json(await finalValues(ended, thread.thread_id));
+  });
+  app.get("/threads/:thread_id/runs/:run_id/stream", async (c) => {
+    const thread = await ownedThread(c);
+    const run = await ownedRun(c, thread);
+    locate(c, run);
+    return streamRun(c, run);
+  });
+}
+
+function parseLastEventId(header: string | undefined): number | undefined {
+  if (header === undefined || !/^[0-9]{1,9}$/.test(header)) return undefined;
+  return Number(header);
+}
