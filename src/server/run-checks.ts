@@ -22,7 +22,7 @@ export function assertRunnable(snapshot: StateSnapshot, resume: { resume: unknow
     // A run that stopped part-way (cancelled, or its server died) is finished first: starting over could strand an effect in flight.
     if (snapshot.next.length > 0) throw new ApiError("thread_unfinished", "the thread's last run stopped before it finished; continue it with input null first");
   } else if (pending.length > 0) {
-    throw new ApiError("no_pending_interrupt", "the thread is waiting for a review decision; answer it with command.resume");
+    throw new ApiError("thread_busy", "the thread is waiting for a review decision; answer it with command.resume");
   } else if (snapshot.next.length === 0) {
     throw new ApiError("nothing_to_run", "the thread has nothing left to run; send input");
   }
@@ -31,8 +31,7 @@ export function assertRunnable(snapshot: StateSnapshot, resume: { resume: unknow
 /** Whether a resume value is a map with an entry for every pending interrupt id. */
 function answersEach(value: unknown, pending: { id: string | undefined }[]): boolean {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const keys = Object.keys(value);
-  return pending.every((item) => item.id !== undefined && keys.includes(item.id));
+  return pending.every((item) => item.id !== undefined && Object.hasOwn(value, item.id));
 }
 
 /**
