@@ -33,6 +33,8 @@ export interface AppOptions {
   /** Answers /healthz: throws when the database is unreachable. */
   ping: () => Promise<void>;
   version: string;
+  /** SSE heartbeat interval on run streams (default 10 s). */
+  heartbeatMs?: number;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -87,7 +89,7 @@ export function createApp(options: AppOptions): Hono<Env> {
 
   app.get("/info", (c) => c.json({ version: options.version, name: "warrant", flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false } }));
 
-  const context = routeContext(manager, store, graphs);
+  const context = routeContext(manager, store, graphs, options.heartbeatMs ?? 10_000);
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);

@@ -29,9 +29,11 @@ export interface RouteContext {
   ownedRun(c: Context<Env>, thread: ThreadRow): Promise<RunRow>;
   snapshotOf(threadId: string, checkpointId?: string): Promise<StateSnapshot>;
   deleteCheckpoints(threadId: string): Promise<void>;
+  /** Interval of SSE heartbeat comments on run streams. */
+  heartbeatMs: number;
 }
 
-export function routeContext(manager: RunManager, store: ThreadStore, graphs: Map<string, ServedGraph>): RouteContext {
+export function routeContext(manager: RunManager, store: ThreadStore, graphs: Map<string, ServedGraph>, heartbeatMs: number): RouteContext {
   const anyGraph = () => {
     const graph = graphs.get("agent") ?? [...graphs.values()][0];
     if (!graph) throw new Error("no graph is served");
@@ -47,6 +49,7 @@ export function routeContext(manager: RunManager, store: ThreadStore, graphs: Ma
     manager,
     store,
     graphs,
+    heartbeatMs,
     anyGraph,
     principalOf,
     body: async (c) => parseJson(await c.req.text()),

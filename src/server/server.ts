@@ -36,6 +36,8 @@ export interface StartServerOptions {
   drainMs?: number;
   log?: (line: string) => void;
   version?: string;
+  /** SSE heartbeat interval on run streams (tests shorten it). */
+  heartbeatMs?: number;
 }
 
 export async function startServer(options: StartServerOptions): Promise<StartedServer> {
@@ -75,6 +77,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
         await database.pool.query("select 1");
       },
       version: options.version ?? "0.1.0",
+      ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
     });
     const requests = new InFlight();
     const server = await listen((request, env) => requests.track(() => app.fetch(request, env)), settings.server.host, settings.server.port);

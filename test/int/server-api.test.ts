@@ -427,6 +427,17 @@ describe("background runs, joins, disconnects and cancel", () => {
     expect(rest.map((part) => part.id)).toEqual(all.slice(4).map((part) => part.id));
   });
 
+  it("sends SSE heartbeat comments while a run is quiet, with event ids and a reconnect Location", async () => {
+    const thread = await alice.threads.create();
+    const response = await server.fetch(`/threads/${thread.thread_id}/runs/stream`, { method: "POST", user: "alice", body: JSON.stringify({ assistant_id: "agent", ...ask(NOTES_QUESTION), stream_mode: ["updates"] }) });
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(response.headers.get("location")).toMatch(new RegExp(`^/threads/${thread.thread_id}/runs/[0-9a-f-]{36}/stream$`));
+    const text = await response.text();
+    // read_note is delayed 300 ms in this suite and heartbeats come every 100 ms.
+    expect(text).toMatch(/^: heartbeat$/m);
+    expect(text).toMatch(/^event: metadata\ndata: .*\nid: 0$/m);
+  });
+
   it("a client that disconnects mid-stream does not cancel the run", async () => {
     const thread = await alice.threads.create();
     const controller = new AbortController();

@@ -112,14 +112,21 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     return streamSSE(c, async (stream) => {
       // A client that goes away only stops its own reader; the run goes on.
       stream.onAbort(() => undefined);
-      if (!log) {
-        // The run executes in another process (or finished long ago): wait for it, then send the final values.
-        const ended = await manager.wait(ownerOf(principalOf(c)), run.thread_id, run.run_id, c.req.raw.signal);
-        await stream.writeSSE({ event: "values", data: toWireJson(await finalValues(ended, run.thread_id)) });
-        return;
-      }
-      for await (const event of log.read(lastEventId, c.req.raw.signal)) {
-        await stream.writeSSE({ id: String(event.id), event: event.event, data: toWireJson(event.data) });
+      // Comment lines while the run is quiet (a slow tool, a pending model call): the SDK
+      // learns the cadence from them and reconnects (Last-Event-ID) when a socket dies.
+      const heartbeat = setInterval(() => void stream.write(": heartbeat\n\n").catch(() => undefined), context.heartbeatMs);
+      try {
+        if (!log) {
+          // The run executes in another process (or finished long ago): wait for it, then send the final values.
+          const ended = await manager.wait(ownerOf(principalOf(c)), run.thread_id, run.run_id, c.req.raw.signal);
+          await stream.writeSSE({ event: "values", data: toWireJson(await finalValues(ended, run.thread_id)) });
+          return;
+        }
+        for await (const event of log.read(lastEventId, c.req.raw.signal)) {
+          await stream.writeSSE({ id: String(event.id), event: event.event, data: toWireJson(event.data) });
+        }
+      } finally {
+        clearInterval(heartbeat);
       }
     });
   };

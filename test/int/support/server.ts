@@ -83,7 +83,13 @@ export async function startTestServer(options: { planner?: Planner; leaseMs?: nu
   const settings = loadSettings({ DATABASE_URL: database.url, WARRANT_DATA_DIR: dataDir, WARRANT_AUTH_SECRET: secretHex, PORT: "0", HOST: "127.0.0.1" });
   let server: StartedServer;
   try {
-    server = await startServer({ settings, overrides: { planner: options.planner ?? bookingPlanner() }, log: () => undefined, ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
+    server = await startServer({
+      settings,
+      overrides: { planner: options.planner ?? bookingPlanner() },
+      log: () => undefined,
+      heartbeatMs: 100,
+      ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    });
   } catch (error) {
     await database.drop();
     throw error;
