@@ -63,6 +63,11 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).max(255).optional(),
   WARRANT_MAX_BODY_BYTES: positiveInt(1024 * 1024),
   WARRANT_RUN_LEASE_MS: positiveInt(30_000),
+  WARRANT_CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((value) => (value ?? "").split(",").map((origin) => origin.trim()).filter((origin) => origin !== ""))
+    .refine((origins) => origins.every((origin) => /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(origin)), "must be a comma-separated list of origins like http://localhost:3000"),
 });
 
 /** Hard per-run limits. A run that reaches one stops with `budget_exhausted`. */
@@ -102,6 +107,8 @@ export interface Settings {
      * be recovered by another process.
      */
     runLeaseMs: number;
+    /** `WARRANT_CORS_ORIGINS`: browser origins allowed to call the API (e.g. an agent-chat-ui on another port); none by default. */
+    corsOrigins: string[];
   };
 }
 
@@ -139,6 +146,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
       host: env.HOST ?? "127.0.0.1",
       maxBodyBytes: env.WARRANT_MAX_BODY_BYTES,
       runLeaseMs: env.WARRANT_RUN_LEASE_MS,
+      corsOrigins: env.WARRANT_CORS_ORIGINS,
     },
   };
 }

@@ -15,6 +15,7 @@
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
 import { authenticate } from "../auth/api-token.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
 import { errorBody, isApiError } from "./api-error.js";
@@ -35,6 +36,8 @@ export interface AppOptions {
   version: string;
   /** SSE heartbeat interval on run streams (default 10 s). */
   heartbeatMs?: number;
+  /** Browser origins allowed to call the API (CORS); none by default. */
+  corsOrigins?: string[];
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -59,6 +62,20 @@ export function createApp(options: AppOptions): Hono<Env> {
       return c.json({ ok: false, error: "database_unreachable" }, 503);
     }
   });
+
+  // Cross-origin browser clients (a chat app on another port): only the listed origins, and
+  // preflights are answered before authentication. Tokens travel in a header, never a cookie.
+  if (options.corsOrigins && options.corsOrigins.length > 0) {
+    app.use(
+      "*",
+      cors({
+        origin: options.corsOrigins,
+        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID"],
+        exposeHeaders: ["Content-Location", "Location"],
+        maxAge: 600,
+      }),
+    );
+  }
 
   // Oversized bodies: 413 before the handler sees anything. The rest of the
   // body is read and discarded (up to a cap) so the client receives the

@@ -73,6 +73,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       graphs,
       secret,
       maxBodyBytes: settings.server.maxBodyBytes,
+      corsOrigins: settings.server.corsOrigins,
       ping: async () => {
         await database.pool.query("select 1");
       },

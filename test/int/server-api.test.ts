@@ -18,7 +18,7 @@ let bob: Client;
 
 beforeAll(async () => {
   // read_note is slowed a little so that runs stay in flight long enough to race against.
-  server = await startTestServer({ env: { WARRANT_NOTES_DELAY_MS: "300" } });
+  server = await startTestServer({ env: { WARRANT_NOTES_DELAY_MS: "300" }, settings: { WARRANT_CORS_ORIGINS: "http://localhost:3000" } });
   alice = await server.client("alice");
   bob = await server.client("bob");
 }, 120_000);
@@ -141,6 +141,30 @@ describe("a run as alice", () => {
   it("runs the workflow assistant and stateless /runs/wait", async () => {
     const values = (await alice.runs.wait(null, "workflow", ask(NOTES_QUESTION))) as Values;
     expect(values.status).toBe("completed");
+  });
+});
+
+describe("browser clients on another origin (CORS)", () => {
+  it("answers preflights for listed origins only, before authentication, and exposes the run location headers", async () => {
+    const preflight = (origin: string) =>
+      fetch(`${server.url}/threads/search`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" } });
+    const allowed = await preflight("http://localhost:3000");
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("http://localhost:3000");
+    expect(allowed.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("authorization");
+    expect(allowed.headers.get("access-control-allow-credentials")).toBeNull();
+    const other = await preflight("http://evil.example");
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+
+    const thread = await alice.threads.create();
+    const run = await server.fetch(`/threads/${thread.thread_id}/runs`, { method: "POST", user: "alice", headers: { origin: "http://localhost:3000" }, body: JSON.stringify({ assistant_id: "agent", ...ask(NOTES_QUESTION) }) });
+    expect(run.status).toBe(200);
+    expect(run.headers.get("access-control-allow-origin")).toBe("http://localhost:3000");
+    expect(run.headers.get("access-control-expose-headers")).toMatch(/Content-Location/);
+    await alice.runs.join(thread.thread_id, ((await run.json()) as { run_id: string }).run_id);
+    // CORS is no way around authentication.
+    const anonymous = await fetch(`${server.url}/threads/search`, { method: "POST", headers: { origin: "http://localhost:3000", "content-type": "application/json" }, body: "{}" });
+    expect(anonymous.status).toBe(401);
   });
 });
 

@@ -125,13 +125,27 @@ describe("loadSettings", () => {
       planner: "rules",
       model: { name: "gpt-4o-mini", baseUrl: undefined, apiKey: undefined },
       budgets: { model_turns: 8, tool_calls: 12, deadline_ms: 120_000, tokens: 200_000, max_repeats: 2, no_progress_steps: 3 },
-      server: { authSecret: undefined, port: 2024, host: "127.0.0.1", maxBodyBytes: 1_048_576, runLeaseMs: 30_000 },
+      server: { authSecret: undefined, port: 2024, host: "127.0.0.1", maxBodyBytes: 1_048_576, runLeaseMs: 30_000, corsOrigins: [] },
     });
   });
 
   it("reads the serving settings and rejects bad ones with the variable's name", () => {
-    const settings = loadSettings({ PORT: "0", HOST: "0.0.0.0", WARRANT_MAX_BODY_BYTES: "2048", WARRANT_RUN_LEASE_MS: "500", WARRANT_AUTH_SECRET: "ab".repeat(32) });
-    expect(settings.server).toEqual({ authSecret: "ab".repeat(32), port: 0, host: "0.0.0.0", maxBodyBytes: 2048, runLeaseMs: 500 });
+    const settings = loadSettings({
+      PORT: "0",
+      HOST: "0.0.0.0",
+      WARRANT_MAX_BODY_BYTES: "2048",
+      WARRANT_RUN_LEASE_MS: "500",
+      WARRANT_AUTH_SECRET: "ab".repeat(32),
+      WARRANT_CORS_ORIGINS: "http://localhost:3000, https://chat.example.com",
+    });
+    expect(settings.server).toEqual({
+      authSecret: "ab".repeat(32),
+      port: 0,
+      host: "0.0.0.0",
+      maxBodyBytes: 2048,
+      runLeaseMs: 500,
+      corsOrigins: ["http://localhost:3000", "https://chat.example.com"],
+    });
     for (const [name, value] of [
       ["PORT", "http"],
       ["PORT", "70000"],
@@ -139,6 +153,9 @@ describe("loadSettings", () => {
       ["WARRANT_MAX_BODY_BYTES", "0"],
       ["WARRANT_MAX_BODY_BYTES", "1e6"],
       ["WARRANT_RUN_LEASE_MS", "soon"],
+      ["WARRANT_CORS_ORIGINS", "*"],
+      ["WARRANT_CORS_ORIGINS", "http://localhost:3000/path"],
+      ["WARRANT_CORS_ORIGINS", "javascript:alert(1)"],
     ] as const) {
       expect(() => loadSettings({ [name]: value }), `${name}=${value}`).toThrow(new RegExp(`^${name} `));
     }

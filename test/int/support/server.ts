@@ -71,7 +71,9 @@ function sinceRequest(input: PlannerInput): ToolMessage[] {
   return result;
 }
 
-export async function startTestServer(options: { planner?: Planner; leaseMs?: number; env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { planner?: Planner; leaseMs?: number; env?: Record<string, string>; settings?: Record<string, string> } = {},
+): Promise<TestServer> {
   const database = await createTestDatabase();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-server-"));
   const secretHex = randomBytes(32).toString("hex");
@@ -80,7 +82,7 @@ export async function startTestServer(options: { planner?: Planner; leaseMs?: nu
   // MCP children inherit the environment: each server gets its own calendar file.
   process.env["WARRANT_CALENDAR_DATA"] = calendarPath;
   for (const [key, value] of Object.entries(options.env ?? {})) process.env[key] = value;
-  const settings = loadSettings({ DATABASE_URL: database.url, WARRANT_DATA_DIR: dataDir, WARRANT_AUTH_SECRET: secretHex, PORT: "0", HOST: "127.0.0.1" });
+  const settings = loadSettings({ DATABASE_URL: database.url, WARRANT_DATA_DIR: dataDir, WARRANT_AUTH_SECRET: secretHex, PORT: "0", HOST: "127.0.0.1", ...options.settings });
   let server: StartedServer;
   try {
     server = await startServer({
