@@ -44,9 +44,17 @@ export interface RunRow {
   metadata: Record<string, unknown>;
   kwargs: Record<string, unknown>;
   error: { error: string; message: string } | null;
+  /** Where the run left the thread: its status and, when it ended, why (the termination reason). */
+  outcome: RunOutcome | null;
   cancel_requested: boolean;
   created_at: Date;
   updated_at: Date;
+}
+
+export interface RunOutcome {
+  status: string;
+  termination_reason: unknown;
+  pending_review: boolean;
 }
 
 export function threadMigrations(schema: string): string[] {
@@ -81,6 +89,7 @@ export function threadMigrations(schema: string): string[] {
       created_at timestamptz not null default now(),
       updated_at timestamptz not null default now()
     )`,
+    `alter table ${s}.runs add column if not exists outcome jsonb`,
     `create index if not exists runs_by_thread on ${s}.runs (thread_id, created_at desc)`,
     // The orphan sweep (every lease interval) looks only at unfinished runs.
     `create index if not exists runs_unfinished on ${s}.runs (thread_id) where status in ('pending', 'running')`,
@@ -115,7 +124,7 @@ export interface ThreadStore {
   createRun(owner: Owner, run: { run_id: string; thread_id: string; assistant_id: string; status: RunStatus; metadata: Record<string, unknown>; kwargs: Record<string, unknown> }): Promise<RunRow>;
   getRun(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
   listRuns(owner: Owner, threadId: string, options: { limit: number; offset: number; status?: RunStatus | undefined }): Promise<RunRow[]>;
-  setRunStatus(runId: string, status: RunStatus, error?: { error: string; message: string }): Promise<void>;
+  setRunStatus(runId: string, status: RunStatus, error?: { error: string; message: string }, outcome?: RunOutcome): Promise<void>;
   /** Marks a run for cancellation (seen by whichever process runs it at its next heartbeat). */
   requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
   /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
@@ -124,7 +133,7 @@ export interface ThreadStore {
 
 const THREAD_COLUMNS = "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, active_run::text as active_run, created_at, updated_at";
 const runColumns = (alias = "") =>
-  ["run_id::text as run_id", "thread_id::text as thread_id", "assistant_id", "owner", "tenant", "status", "metadata", "kwargs", "error", "cancel_requested", "created_at", "updated_at"]
+  ["run_id::text as run_id", "thread_id::text as thread_id", "assistant_id", "owner", "tenant", "status", "metadata", "kwargs", "error", "outcome", "cancel_requested", "created_at", "updated_at"]
     .map((column) => `${alias}${column}`)
     .join(", ");
 const RUN_COLUMNS = runColumns();
@@ -222,8 +231,13 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
           order by created_at desc, run_id limit $5 offset $6`,
         [threadId, owner.tenant, owner.user_id, options.status ?? null, options.limit, options.offset],
       ),
-    async setRunStatus(runId, status, error) {
-      await pool.query(`update ${s}.runs set status = $2, error = $3::jsonb, updated_at = now() where run_id = $1`, [runId, status, error ? JSON.stringify(error) : null]);
+    async setRunStatus(runId, status, error, outcome) {
+      await pool.query(`update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now() where run_id = $1`, [
+        runId,
+        status,
+        error ? JSON.stringify(error) : null,
+        outcome ? JSON.stringify(outcome) : null,
+      ]);
     },
     requestCancel: (owner, threadId, runId) =>
       one<RunRow>(

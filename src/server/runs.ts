@@ -13,7 +13,7 @@ import { Command, type CompiledStateGraph, type StateSnapshot } from "@langchain
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Principal } from "../auth/principal.js";
 import type { Budgets } from "../env.js";
-import type { Owner, RunRow, ThreadRow, ThreadStore, ThreadStatus } from "../persistence/thread-store.js";
+import type { Owner, RunOutcome, RunRow, ThreadRow, ThreadStore, ThreadStatus } from "../persistence/thread-store.js";
 import { runOptions } from "../runtime/routes.js";
 import { ApiError } from "./api-error.js";
 import { EventLog } from "./events.js";
@@ -173,10 +173,20 @@ export class RunManager {
 
   /** A thread's status from its checkpoint: interrupted while a review is pending, idle otherwise. */
   async threadStatus(assistantId: string, threadId: string): Promise<ThreadStatus> {
+    return (await this.#inspect(assistantId, threadId)).thread;
+  }
+
+  /** The thread's status from its checkpoint, and the run outcome recorded on the run row. */
+  async #inspect(assistantId: string, threadId: string): Promise<{ thread: ThreadStatus; outcome: RunOutcome | undefined }> {
     const graph = this.#options.graphs.get(assistantId) ?? [...this.#options.graphs.values()][0];
-    if (!graph) return "idle";
+    if (!graph) return { thread: "idle", outcome: undefined };
     const snapshot = await graph.getState({ configurable: { thread_id: threadId } });
-    return pendingInterrupts(snapshot).length > 0 ? "interrupted" : "idle";
+    const pending = pendingInterrupts(snapshot).length > 0;
+    const values = (snapshot.values ?? {}) as { status?: unknown; termination_reason?: unknown };
+    return {
+      thread: pending ? "interrupted" : "idle",
+      outcome: { status: typeof values.status === "string" ? values.status : "unknown", termination_reason: values.termination_reason ?? null, pending_review: pending },
+    };
   }
 
   /**
@@ -214,6 +224,7 @@ export class RunManager {
     let runStatus: RunRow["status"] = "success";
     let threadStatus: ThreadStatus = "idle";
     let failure: { error: string; message: string } | undefined;
+    let outcome: RunOutcome | undefined;
     try {
       const libModes = new Set<string>(["values"]);
       for (const mode of request.streamModes) libModes.add(mode === "messages-tuple" ? "messages" : mode);
@@ -245,11 +256,11 @@ export class RunManager {
         }
         if ((request.streamModes as string[]).includes(mode)) log.push(mode, data);
       }
-      threadStatus = await this.threadStatus(run.assistant_id, threadId);
+      ({ thread: threadStatus, outcome } = await this.#inspect(run.assistant_id, threadId));
     } catch (error) {
       if (controller.signal.aborted) {
         runStatus = "interrupted";
-        threadStatus = await this.threadStatus(run.assistant_id, threadId).catch((): ThreadStatus => "idle");
+        ({ thread: threadStatus, outcome } = await this.#inspect(run.assistant_id, threadId).catch(() => ({ thread: "idle" as ThreadStatus, outcome: undefined })));
         const reason = controller.signal.reason instanceof Error ? controller.signal.reason.message : "cancelled";
         log.push("error", { error: "run_cancelled", message: `the run was stopped: ${reason}` });
       } else {
@@ -262,7 +273,7 @@ export class RunManager {
     } finally {
       clearInterval(heartbeat);
       try {
-        await store.setRunStatus(run.run_id, runStatus, failure);
+        await store.setRunStatus(run.run_id, runStatus, failure, outcome);
         await store.release(threadId, run.run_id, threadStatus);
       } catch (error) {
         this.#options.log(`could not record the end of run ${run.run_id}: ${String(error)}`);

@@ -48,6 +48,8 @@ async function interruptedBooking(client: Client = alice): Promise<string> {
   const thread = await client.threads.create();
   const values = (await client.runs.wait(thread.thread_id, "agent", ask(BOOKING_REQUEST))) as Values;
   expect(values.__interrupt__).toHaveLength(1);
+  const [run] = await client.runs.list(thread.thread_id);
+  expect((run as unknown as { outcome: unknown }).outcome).toMatchObject({ status: "waiting_approval", termination_reason: null, pending_review: true });
   return thread.thread_id;
 }
 
@@ -73,6 +75,8 @@ describe("a run as alice", () => {
     const runs = await alice.runs.list(thread.thread_id);
     expect(runs).toHaveLength(1);
     expect(runs[0]!.status).toBe("success");
+    // Why the run stopped is on the run record too (and in warrant.runs).
+    expect((runs[0] as unknown as { outcome: unknown }).outcome).toEqual({ status: "completed", termination_reason: expect.objectContaining({ code: "final_answer" }), pending_review: false });
     const found = await alice.threads.search({ metadata: { topic: "attention" } });
     expect(found.map((item) => item.thread_id)).toContain(thread.thread_id);
   });

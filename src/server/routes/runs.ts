@@ -90,6 +90,7 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     kwargs: run.kwargs,
     multitask_strategy: "reject",
     ...(run.error ? { error: run.error } : {}),
+    ...(run.outcome ? { outcome: run.outcome } : {}),
   });
 
   const locate = (c: Context<Env>, run: RunRow) => {
