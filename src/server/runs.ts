@@ -210,13 +210,20 @@ export class RunManager {
     const { store, leaseMs, budgets } = this.#options;
     const threadId = run.thread_id;
     log.push("metadata", { run_id: run.run_id, attempt: 1 });
+    // The lease was taken just now; each renewal extends it by leaseMs from the database's clock.
+    let renewedAt = Date.now();
     const heartbeat = setInterval(() => {
       store.heartbeat(threadId, run.run_id, leaseMs).then(
         ({ held, cancel }) => {
+          if (held) renewedAt = Date.now();
           if (cancel) controller.abort(abortReason("cancelled"));
           else if (!held) controller.abort(abortReason("lease lost"));
         },
-        (error: unknown) => this.#options.log(`heartbeat for run ${run.run_id} failed: ${String(error)}`),
+        (error: unknown) => {
+          this.#options.log(`heartbeat for run ${run.run_id} failed: ${String(error)}`);
+          // Unrenewed past its lease, another process may take the thread: stop rather than run twice.
+          if (Date.now() - renewedAt >= leaseMs) controller.abort(abortReason("lease lost"));
+        },
       );
     }, Math.max(50, Math.floor(leaseMs / 3)));
     heartbeat.unref();
