@@ -98,6 +98,8 @@ export function threadMigrations(schema: string): string[] {
 
 export interface ThreadSearch {
   metadata?: Record<string, unknown> | undefined;
+  /** Only these thread ids. */
+  ids?: string[] | undefined;
   status?: ThreadStatus | undefined;
   limit: number;
   offset: number;
@@ -153,6 +155,10 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
     if (query.status) {
       params.push(query.status);
       clauses.push(`status = $${params.length}`);
+    }
+    if (query.ids) {
+      params.push(query.ids);
+      clauses.push(`thread_id = any($${params.length}::uuid[])`);
     }
     return { where: clauses.join(" and "), params };
   };

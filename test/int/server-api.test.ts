@@ -81,6 +81,19 @@ describe("a run as alice", () => {
     expect(found.map((item) => item.thread_id)).toContain(thread.thread_id);
   });
 
+  it("searches threads by ids, status and metadata, only ever among the caller's own", async () => {
+    const mine = await Promise.all([1, 2, 3].map((n) => alice.threads.create({ metadata: { batch: "search-test", n } })));
+    const bobs = await bob.threads.create({ metadata: { batch: "search-test" } });
+    const oldest = mine[0]!.thread_id;
+    // By id, even when the thread is not on the first page of the caller's threads.
+    const byId = await alice.threads.search({ ids: [oldest, bobs.thread_id], limit: 1 });
+    expect(byId.map((thread) => thread.thread_id)).toEqual([oldest]);
+    const batch = await alice.threads.search({ metadata: { batch: "search-test" }, limit: 10 });
+    expect(batch.map((thread) => thread.thread_id).sort()).toEqual(mine.map((thread) => thread.thread_id).sort());
+    expect((await alice.threads.search({ metadata: { batch: "search-test" }, status: "busy" })).length).toBe(0);
+    expect(await alice.threads.count({ metadata: { batch: "search-test" } })).toBe(3);
+  });
+
   it("patches metadata (never the owner) and deletes a thread with its checkpoints", async () => {
     const thread = await alice.threads.create();
     await alice.runs.wait(thread.thread_id, "agent", ask(NOTES_QUESTION));

@@ -43,8 +43,13 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   app.post("/threads/search", async (c) => {
     const query = parseBody(ThreadSearch, (await body(c)) ?? {});
     const owner = ownerOf(principalOf(c));
-    let rows = await store.search(owner, { metadata: query.metadata, status: query.status, limit: query.limit ?? 10, offset: query.offset ?? 0 });
-    if (query.ids) rows = rows.filter((row) => query.ids!.includes(row.thread_id));
+    const rows = await store.search(owner, {
+      metadata: query.metadata,
+      status: query.status,
+      ids: query.ids?.map((id) => id.toLowerCase()),
+      limit: query.limit ?? 10,
+      offset: query.offset ?? 0,
+    });
     return c.json(await Promise.all(rows.map((row) => threadJson(row))));
   });
   app.post("/threads/count", async (c) => {
