@@ -292,6 +292,15 @@ describe("ownership", () => {
       const response = await json(await server.fetch(pathname, { method, user: "bob", ...(body ? { body: JSON.stringify(body) } : {}) }));
       expect({ method, pathname, status: response.status, error: response.body["error"] }).toEqual({ method, pathname, status: 404, error: "not_found" });
     }
+    // if_not_exists creates a thread only for a valid request.
+    const freshId = "5b1f3f0e-8c1a-4c55-9a43-0d5a4b7e2a11";
+    for (const bad of [{ assistant_id: "agent", if_not_exists: "create", input: { messages: [] } }, { assistant_id: "nope", if_not_exists: "create", ...ask("hi") }, { assistant_id: "agent", if_not_exists: "create", command: { resume: APPROVE } }]) {
+      const refused = await json(await server.fetch(`/threads/${freshId}/runs/wait`, { method: "POST", user: "alice", body: JSON.stringify(bad) }));
+      expect(refused.status).toBeGreaterThanOrEqual(400);
+    }
+    expect((await json(await server.fetch(`/threads/${freshId}`, { user: "alice" }))).status).toBe(404);
+    const created = (await alice.runs.wait(freshId, "agent", { ...ask(NOTES_QUESTION), ifNotExists: "create" })) as Values;
+    expect(created.status).toBe("completed");
     // Even if-not-exists cannot take over somebody else's thread id.
     const takeover = await json(await server.fetch(`/threads/${threadId}/runs/wait`, { method: "POST", user: "bob", body: JSON.stringify({ assistant_id: "agent", if_not_exists: "create", ...ask("hi") }) }));
     expect(takeover.status).toBeGreaterThanOrEqual(400);

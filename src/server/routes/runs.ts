@@ -72,7 +72,11 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     const existing = await store.get(owner, threadId);
     if (existing) return existing;
     if ((raw as RunCreateBody | null)?.if_not_exists === "create") {
-      manager.graph(String((raw as RunCreateBody).assistant_id ?? ""));
+      // The request must be valid before the thread is written.
+      const request = parseBody(RunCreate, raw);
+      manager.graph(request.assistant_id);
+      if (request.command || !request.input) throw new ApiError("invalid_request", "if_not_exists: a new thread needs input");
+      toGraphInput(request.input);
       const created = await store.create(owner, { thread_id: threadId, metadata: {} });
       if (created) return created;
     }
