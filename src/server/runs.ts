@@ -146,12 +146,13 @@ export class RunManager {
   }
 
   /** Waits for a run to end: in this process by its log, elsewhere by polling its row. */
-  async wait(owner: Owner, threadId: string, runId: string, signal?: AbortSignal): Promise<RunRow | undefined> {
+  async wait(owner: Owner, threadId: string, runId: string, signal?: AbortSignal, onPoll?: () => Promise<void>): Promise<RunRow | undefined> {
     const local = this.#active.get(runId);
     if (local) await Promise.race([local.settled, abortPromise(signal)]);
     for (;;) {
       const run = await this.#options.store.getRun(owner, threadId, runId);
       if (!run || (run.status !== "running" && run.status !== "pending") || signal?.aborted) return run;
+      await onPoll?.();
       await delay(250, signal);
     }
   }

@@ -278,6 +278,22 @@ describe("npm start as a process", () => {
     await expectGroupGone(draining);
   }, 90_000);
 
+  it("streams the progress of a run executing on another process from its checkpoints", async () => {
+    sandbox = await createServerSandbox();
+    const [a, b] = await Promise.all([sandbox.start({ WARRANT_NOTES_DELAY_MS: "700" }), sandbox.start()]);
+    const aliceOnA = await sandbox.client(a, "alice");
+    const thread = await aliceOnA.threads.create();
+    const run = await aliceOnA.runs.create(thread.thread_id, "agent", ask(NOTES_QUESTION));
+    const statuses: string[] = [];
+    for await (const part of (await sandbox.client(b, "alice")).runs.joinStream(thread.thread_id, run.run_id)) {
+      if (part.event === "values") statuses.push(String((part.data as Values).status));
+    }
+    // At least one state while the run was going (the reads take 700 ms), then the final one.
+    expect(statuses.length).toBeGreaterThanOrEqual(2);
+    expect(statuses.at(-1)).toBe("completed");
+    expect(statuses.slice(0, -1).some((status) => status !== "completed")).toBe(true);
+  }, 120_000);
+
   it("lets exactly one of two concurrent resumes sent to two processes on one Postgres proceed", async () => {
     fake = await startFakeOpenAI();
     sandbox = await createServerSandbox();

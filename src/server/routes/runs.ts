@@ -122,8 +122,17 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
       const heartbeat = setInterval(() => void stream.write(": heartbeat\n\n").catch(() => undefined), context.heartbeatMs);
       try {
         if (!log) {
-          // The run executes in another process (or finished long ago): wait for it, then send the final values.
-          const ended = await manager.wait(ownerOf(principalOf(c)), run.thread_id, run.run_id, c.req.raw.signal);
+          // The run executes in another process (or finished long ago): its events are there, its
+          // checkpoints are here. Send the state at each new checkpoint, then the final values.
+          let seen: unknown = undefined;
+          const progress = async () => {
+            const snapshot = await snapshotOf(run.thread_id);
+            const checkpoint = snapshot.config?.configurable?.["checkpoint_id"];
+            if (checkpoint === undefined || checkpoint === seen) return;
+            seen = checkpoint;
+            await stream.writeSSE({ event: "values", data: toWireJson(snapshot.values ?? {}) });
+          };
+          const ended = await manager.wait(ownerOf(principalOf(c)), run.thread_id, run.run_id, c.req.raw.signal, progress);
           await stream.writeSSE({ event: "values", data: toWireJson(await finalValues(ended, run.thread_id)) });
           return;
         }
