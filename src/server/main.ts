@@ -12,6 +12,7 @@ async function main(): Promise<void> {
   const settings = loadSettings();
   const server = await startServer({ settings });
   console.log(`warrant listening on ${server.url}`);
+  console.error(`warrant-server: ${settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`}; mint a token with: npm run -s token -- --user alice`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
