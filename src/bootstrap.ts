@@ -53,6 +53,10 @@ export function createRuntime(
       opened.database = true;
       return (await database()).approvals;
     },
+    audit: async () => {
+      opened.database = true;
+      return (await database()).audit;
+    },
     now: overrides.now ?? Date.now,
   };
   return {

@@ -7,6 +7,7 @@ import type { Budgets } from "./env.js";
 import type { ToolHost } from "./mcp/tool-host.js";
 import type { Planner } from "./planners/planner.js";
 import type { ApprovalStore } from "./runtime/approvals.js";
+import type { AuditStore } from "./runtime/audit.js";
 import type { LedgerStore } from "./runtime/ledger.js";
 
 export interface Host {
@@ -15,6 +16,7 @@ export interface Host {
   planner(): Promise<Planner>;
   ledger(): Promise<LedgerStore>;
   approvals(): Promise<ApprovalStore>;
+  audit(): Promise<AuditStore>;
   /** Milliseconds since the epoch; injectable for deadline tests. */
   now(): number;
 }

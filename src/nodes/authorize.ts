@@ -115,6 +115,26 @@ export function makeAuthorizeNode(host: Host) {
       };
     });
 
+    // Each denial is also an audit event, recorded before the step is (idempotent on replay).
+    const at = new Date(host.now()).toISOString();
+    const denials = decisions.filter((decision): decision is Extract<Decision, { type: "deny" }> => decision.type === "deny");
+    if (denials.length > 0) {
+      await (await host.audit()).record(
+        denials.map((denial) => ({
+          thread_id: context.threadId,
+          run_id: runId,
+          kind: "denied" as const,
+          subject: denial.call_id,
+          node: "authorize" as const,
+          actor: context.principal.user_id,
+          code: denial.code,
+          tool: denial.tool,
+          detail: denial.message,
+          at,
+        })),
+      );
+    }
+
     const repeats: RepeatCounts = { run_id: runId, counts };
     const next = decisions.some((decision) => decision.type === "review")
       ? "waiting_approval"

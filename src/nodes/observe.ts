@@ -13,6 +13,7 @@ import type { Decision } from "../policy/decision.js";
 import { mergeEvidence, type Evidence } from "../runtime/evidence.js";
 import { transition, type RunStatus } from "../runtime/transitions.js";
 import type { CallResult, Citation, NodeUpdate, Progress, RunResult, State, TerminationReason } from "../state.js";
+import { threadIdFrom } from "./authorize.js";
 
 function errorMessage(callId: string, tool: string, code: string, message: string): ToolMessage {
   return new ToolMessage({ tool_call_id: callId, name: tool, status: "error", content: JSON.stringify({ error: { code, message } }) });
@@ -59,7 +60,7 @@ function answerMessage(result: RunResult): AIMessage {
 }
 
 export function makeObserveNode(host: Host) {
-  return async function observe(state: State, _config: LangGraphRunnableConfig): Promise<NodeUpdate<"observe">> {
+  return async function observe(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"observe">> {
     const run = state.run;
     const turn = run?.turn ?? 0;
     const decisions = state.verdict?.type === "tool_calls" ? (state.decisions ?? []) : [];
@@ -83,14 +84,31 @@ export function makeObserveNode(host: Host) {
       seen_results: [...previous.seen_results, ...novel],
     };
 
-    const end = (status: RunStatus, reason: Omit<TerminationReason, "turn">, result: RunResult | null = null, extra: AIMessage[] = []) => ({
-      ...transition(state.status, status),
-      messages: [...messages, ...extra],
-      evidence: fresh,
-      progress,
-      termination_reason: { ...reason, turn },
-      result,
-    });
+    const end = async (status: RunStatus, reason: Omit<TerminationReason, "turn">, result: RunResult | null = null, extra: AIMessage[] = []) => {
+      // How the run ended is also an audit event (one per run, idempotent on replay).
+      await (await host.audit()).record([
+        {
+          thread_id: threadIdFrom(config),
+          run_id: run?.run_id ?? "",
+          kind: "run_ended",
+          subject: "",
+          node: "observe",
+          actor: run?.owner ?? "",
+          code: reason.code,
+          tool: null,
+          detail: reason.budget ? `${reason.detail} (${reason.budget})` : reason.detail,
+          at: new Date(host.now()).toISOString(),
+        },
+      ]);
+      return {
+        ...transition(state.status, status),
+        messages: [...messages, ...extra],
+        evidence: fresh,
+        progress,
+        termination_reason: { ...reason, turn },
+        result,
+      };
+    };
 
     const verdict = state.verdict;
     if (verdict?.type === "final") {

@@ -38,6 +38,8 @@ import type { LedgerStore } from "../runtime/ledger.js";
 import { createLedgerStore, ledgerMigrations, quoteSchemaName } from "./ledger-store.js";
 import { createThreadStore, threadMigrations, type ThreadStore } from "./thread-store.js";
 import { approvalMigrations, createApprovalStore } from "./approval-store.js";
+import { auditMigrations, createAuditStore } from "./audit-store.js";
+import type { AuditStore } from "../runtime/audit.js";
 import type { ApprovalStore } from "../runtime/approvals.js";
 
 /** An open database. Everything shares `pool`. */
@@ -56,6 +58,8 @@ export interface Database {
   ledger: LedgerStore;
   /** Decided reviews (human_review). */
   approvals: ApprovalStore;
+  /** Denials (authorize) and run endings (observe). */
+  audit: AuditStore;
   /** Ends the pool, then (embedded) stops the socket server and closes PGlite. Idempotent. */
   close(): Promise<void>;
 }
@@ -220,6 +224,7 @@ async function assemble(
     ledger: createLedgerStore(pool, schema),
     threads: createThreadStore(pool, schema),
     approvals: createApprovalStore(pool, schema),
+    audit: createAuditStore(pool, schema),
     close: () => (closing ??= shutdown()),
   };
 }
@@ -244,7 +249,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
       await new PostgresSaver(lendClient(pool, client)).setup();
-      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema)]) await client.query(statement);
+      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema)]) await client.query(statement);
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
     }

@@ -27,16 +27,19 @@ afterAll(async () => server?.close(), 60_000);
 const ask = (content: string) => ({ input: { messages: [{ role: "user", content }] } });
 type Values = { status?: string; result?: { citations?: { ref: string; source_id: string }[] }; termination_reason?: { code: string }; ledger?: { tool: string; status: string }[]; __interrupt__?: unknown[]; __error__?: unknown };
 
-/** The approval records of a thread, straight from Postgres. */
-async function approvalRows(threadId: string): Promise<Record<string, unknown>[]> {
+/** Rows straight from the server's Postgres. */
+async function sqlRows(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: server.databaseUrl });
   await client.connect();
   try {
-    return (await client.query("select * from warrant.approvals where thread_id = $1", [threadId])).rows as Record<string, unknown>[];
+    return (await client.query(sql, params)).rows as Record<string, unknown>[];
   } finally {
     await client.end();
   }
 }
+
+/** The approval records of a thread. */
+const approvalRows = (threadId: string) => sqlRows("select * from warrant.approvals where thread_id = $1", [threadId]);
 
 async function json(response: Response): Promise<{ status: number; body: Record<string, unknown> }> {
   const text = await response.text();
@@ -75,6 +78,9 @@ describe("a run as alice", () => {
     const runs = await alice.runs.list(thread.thread_id);
     expect(runs).toHaveLength(1);
     expect(runs[0]!.status).toBe("success");
+    // How the run ended is an audit event in Postgres.
+    const ended = await sqlRows("select kind, code, actor, node from warrant.audit_events where thread_id = $1", [thread.thread_id]);
+    expect(ended).toEqual([{ kind: "run_ended", code: "final_answer", actor: "alice", node: "observe" }]);
     // Why the run stopped is on the run record too (and in warrant.runs).
     expect((runs[0] as unknown as { outcome: unknown }).outcome).toEqual({ status: "completed", termination_reason: expect.objectContaining({ code: "final_answer" }), pending_review: false });
     const found = await alice.threads.search({ metadata: { topic: "attention" } });

@@ -10,6 +10,7 @@ import type { ToolHost } from "../../src/mcp/tool-host.js";
 import type { Planner } from "../../src/planners/planner.js";
 import { ToolContractSchema } from "../../src/policy/config.js";
 import type { ApprovalRecord, ApprovalStore } from "../../src/runtime/approvals.js";
+import type { AuditEvent, AuditStore } from "../../src/runtime/audit.js";
 import type { LedgerRow, LedgerStore } from "../../src/runtime/ledger.js";
 
 export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> } {
@@ -93,20 +94,39 @@ export function memoryApprovals(): ApprovalStore & { rows: ApprovalRecord[] } {
   };
 }
 
+/** Audit events in memory, with the table's one-event-per-key rule. */
+export function memoryAudit(): AuditStore & { events: AuditEvent[] } {
+  const events: AuditEvent[] = [];
+  const key = (event: AuditEvent) => [event.thread_id, event.run_id, event.kind, event.subject].join("\u0000");
+  return {
+    events,
+    async record(records) {
+      for (const record of records) if (!events.some((event) => key(event) === key(record))) events.push({ ...record });
+    },
+    async list(threadId) {
+      return events.filter((event) => event.thread_id === threadId).map((event) => ({ ...event }));
+    },
+  };
+}
+
 export function memoryHost(options: { planner: Planner; tools: ToolHost; budgets?: Partial<Budgets>; now?: () => number }): Host & {
   ledgerStore: ReturnType<typeof memoryLedger>;
   approvalStore: ReturnType<typeof memoryApprovals>;
+  auditStore: ReturnType<typeof memoryAudit>;
 } {
   const ledgerStore = memoryLedger();
   const approvalStore = memoryApprovals();
+  const auditStore = memoryAudit();
   return {
     budgets: { ...loadSettings({}).budgets, ...options.budgets },
     tools: async () => options.tools,
     planner: async () => options.planner,
     ledger: async () => ledgerStore,
     approvals: async () => approvalStore,
+    audit: async () => auditStore,
     now: options.now ?? Date.now,
     ledgerStore,
     approvalStore,
+    auditStore,
   };
 }
