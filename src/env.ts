@@ -63,6 +63,7 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).max(255).optional(),
   WARRANT_MAX_BODY_BYTES: positiveInt(1024 * 1024),
   WARRANT_RUN_LEASE_MS: positiveInt(30_000),
+  WARRANT_MAX_ACTIVE_RUNS: positiveInt(4),
   WARRANT_CORS_ORIGINS: z
     .string()
     .optional()
@@ -107,6 +108,8 @@ export interface Settings {
      * be recovered by another process.
      */
     runLeaseMs: number;
+    /** `WARRANT_MAX_ACTIVE_RUNS`: runs one principal may have going at once (across threads); more → 429. */
+    maxActiveRuns: number;
     /** `WARRANT_CORS_ORIGINS`: browser origins allowed to call the API (e.g. an agent-chat-ui on another port); none by default. */
     corsOrigins: string[];
   };
@@ -146,6 +149,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
       host: env.HOST ?? "127.0.0.1",
       maxBodyBytes: env.WARRANT_MAX_BODY_BYTES,
       runLeaseMs: env.WARRANT_RUN_LEASE_MS,
+      maxActiveRuns: env.WARRANT_MAX_ACTIVE_RUNS,
       corsOrigins: env.WARRANT_CORS_ORIGINS,
     },
   };

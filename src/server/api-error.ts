@@ -23,6 +23,7 @@ export type ApiErrorCode =
   | "state_write_refused"
   | "fork_refused"
   | "unsupported"
+  | "too_many_runs"
   | "shutting_down"
   | "internal_error";
 
@@ -44,6 +45,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   state_write_refused: 403,
   fork_refused: 409,
   unsupported: 422,
+  too_many_runs: 429,
   shutting_down: 503,
   internal_error: 500,
 };

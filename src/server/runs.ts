@@ -60,6 +60,8 @@ export interface RunManagerOptions {
   leaseMs?: number;
   /** How long a finished run's events stay joinable. */
   retainMs?: number;
+  /** Runs one principal may have going at once, across threads and processes (checked when a run starts). */
+  maxActiveRuns?: number;
   log?: (line: string) => void;
 }
 
@@ -77,7 +79,7 @@ export class RunManager {
   #accepting = true;
 
   constructor(options: RunManagerOptions) {
-    this.#options = { leaseMs: 30_000, retainMs: 10 * 60_000, log: () => undefined, ...options };
+    this.#options = { leaseMs: 30_000, retainMs: 10 * 60_000, maxActiveRuns: 4, log: () => undefined, ...options };
   }
 
   get accepting(): boolean {
@@ -107,6 +109,9 @@ export class RunManager {
     if (!this.#accepting) throw new ApiError("shutting_down", "the server is shutting down; retry on another instance");
     const graph = this.graph(request.assistantId);
     const owner = ownerOf(request.principal);
+    if ((await this.#options.store.activeRuns(owner)) >= this.#options.maxActiveRuns) {
+      throw new ApiError("too_many_runs", `at most ${this.#options.maxActiveRuns} runs may be in progress at once; wait for one to finish`);
+    }
     const runId = randomUUID();
     const acquired = await this.#options.store.acquire(owner, request.thread.thread_id, runId, this.#options.leaseMs, {
       graph_id: request.assistantId,

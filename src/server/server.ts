@@ -57,7 +57,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       ["workflow", buildAgent(workflowHost).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
     ]);
     const leaseMs = options.leaseMs ?? settings.server.runLeaseMs;
-    const manager = new RunManager({ graphs, store: database.threads, budgets: settings.budgets, log, leaseMs });
+    const manager = new RunManager({ graphs, store: database.threads, budgets: settings.budgets, log, leaseMs, maxActiveRuns: settings.server.maxActiveRuns });
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
       if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);

@@ -444,6 +444,20 @@ describe("integrity: clients may only resume", () => {
     expect(records).toEqual([expect.objectContaining({ outcome: "approve", approver: "alice", approver_tenant: "uni", owner: "alice", action_id: interruptValue?.approvals[0]?.action_id })]);
   });
 
+  it("limits how many runs one principal has going at once (429), per principal", async () => {
+    // The limit is 4 (WARRANT_MAX_ACTIVE_RUNS default); alice's runs read three notes at 300 ms each, so these are all in flight.
+    const threads = await Promise.all([1, 2, 3, 4, 5].map(() => alice.threads.create()));
+    const started = await Promise.all(threads.slice(0, 4).map((thread) => alice.runs.create(thread.thread_id, "agent", ask(NOTES_QUESTION))));
+    const fifth = await json(await server.fetch(`/threads/${threads[4]!.thread_id}/runs`, { method: "POST", user: "alice", body: JSON.stringify({ assistant_id: "agent", ...ask(NOTES_QUESTION) }) }));
+    expect(fifth).toMatchObject({ status: 429, body: { error: "too_many_runs" } });
+    // Nothing was written for it, and other principals are not affected.
+    expect(await alice.runs.list(threads[4]!.thread_id)).toHaveLength(0);
+    const bobThread = await bob.threads.create();
+    expect(((await bob.runs.wait(bobThread.thread_id, "agent", ask(NOTES_QUESTION))) as Values).termination_reason?.code).toBe("abstained");
+    await Promise.all(started.map((run) => alice.runs.join(run.thread_id, run.run_id)));
+    expect(((await alice.runs.wait(threads[4]!.thread_id, "agent", ask(NOTES_QUESTION))) as Values).status).toBe("completed");
+  });
+
   it("refuses a second run on a busy thread, and a resume without a pending interrupt", async () => {
     const thread = await alice.threads.create();
     const first = await alice.runs.create(thread.thread_id, "agent", ask(NOTES_QUESTION));

@@ -125,7 +125,7 @@ describe("loadSettings", () => {
       planner: "rules",
       model: { name: "gpt-4o-mini", baseUrl: undefined, apiKey: undefined },
       budgets: { model_turns: 8, tool_calls: 12, deadline_ms: 120_000, tokens: 200_000, max_repeats: 2, no_progress_steps: 3 },
-      server: { authSecret: undefined, port: 2024, host: "127.0.0.1", maxBodyBytes: 1_048_576, runLeaseMs: 30_000, corsOrigins: [] },
+      server: { authSecret: undefined, port: 2024, host: "127.0.0.1", maxBodyBytes: 1_048_576, runLeaseMs: 30_000, maxActiveRuns: 4, corsOrigins: [] },
     });
   });
 
@@ -144,6 +144,7 @@ describe("loadSettings", () => {
       host: "0.0.0.0",
       maxBodyBytes: 2048,
       runLeaseMs: 500,
+      maxActiveRuns: 4,
       corsOrigins: ["http://localhost:3000", "https://chat.example.com"],
     });
     for (const [name, value] of [
@@ -153,6 +154,7 @@ describe("loadSettings", () => {
       ["WARRANT_MAX_BODY_BYTES", "0"],
       ["WARRANT_MAX_BODY_BYTES", "1e6"],
       ["WARRANT_RUN_LEASE_MS", "soon"],
+      ["WARRANT_MAX_ACTIVE_RUNS", "0"],
       ["WARRANT_CORS_ORIGINS", "*"],
       ["WARRANT_CORS_ORIGINS", "http://localhost:3000/path"],
       ["WARRANT_CORS_ORIGINS", "javascript:alert(1)"],
