@@ -9,22 +9,19 @@ import { createRulesPlanner } from "../../src/planners/rules.js";
 import { loadConfig } from "../../src/policy/config.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, settings } from "./support/agent.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { openTestDatabase } from "./support/postgres.js";
+import type { Database } from "../../src/persistence/database.js";
 
 let tools: ToolHost;
-let testDatabase: TestDatabase;
 let database: Database;
 
 beforeAll(async () => {
   tools = await connectTools(await loadConfig(settings.configPath));
-  testDatabase = await createTestDatabase();
-  database = await openDatabase({ databaseUrl: testDatabase.url, dataDir: settings.dataDir });
+  database = await openTestDatabase();
 });
 afterAll(async () => {
   await tools?.close();
   await database?.close();
-  await testDatabase?.drop();
 });
 
 describe("CaseOps over Streamable HTTP with task tokens", () => {

@@ -12,13 +12,13 @@ import { ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isConfigError } from "../../src/errors.js";
 import { connectTools, type HealthEvent, type ToolHost } from "../../src/mcp/tool-host.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/persistence/database.js";
 import { loadConfig, parseConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { effectiveTools } from "../../src/policy/effective-tools.js";
 import { startCaseopsServer, type CaseopsServerHandle } from "../../tools/caseops/server.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { openTestDatabase } from "./support/postgres.js";
 import { childProcesses, childrenRunning, waitFor } from "./support/processes.js";
 
 const NOTES_SERVER = "tools/notes/server.ts";
@@ -74,18 +74,15 @@ const callOptions = async (user: string) => ({ timeoutMs: 10_000, principal: awa
 describe("a stdio server that crashes", () => {
   let tools: ToolHost;
   const events: HealthEvent[] = [];
-  let testDatabase: TestDatabase;
   let database: Database;
 
   beforeAll(async () => {
     tools = await connectTools(configWith({ notes: notesServer() }), undefined, { onHealth: (event) => events.push(event) });
-    testDatabase = await createTestDatabase();
-    database = await openDatabase({ databaseUrl: testDatabase.url, dataDir: settings.dataDir });
+    database = await openTestDatabase();
   }, 60_000);
   afterAll(async () => {
     await tools?.close();
     await database?.close();
-    await testDatabase?.drop();
   });
 
   it("is marked unhealthy from its transport, withdrawn, and reconnected with its tools callable", async () => {

@@ -13,14 +13,14 @@ import { ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/persistence/database.js";
 import type { InterruptPayload } from "../../src/policy/approval.js";
 import { parseConfig } from "../../src/policy/config.js";
 import type { PlannerInput } from "../../src/planners/planner.js";
 import type { State } from "../../src/state.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
-import { agentHarness, settings } from "./support/agent.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { agentHarness } from "./support/agent.js";
+import { openTestDatabase } from "./support/postgres.js";
 
 const EXAMPLE = path.join(REPO_ROOT, "examples", "third-party.config.json");
 const EXAMPLE_FOLDER = "examples/files";
@@ -28,7 +28,6 @@ const CONTRACTED = ["echo", "get_sum", "list_directory", "read_text_file", "writ
 
 let folder: string;
 let tools: ToolHost;
-let testDatabase: TestDatabase;
 let database: Database;
 
 /** The example config with its folder argument pointed at this test's temp folder (nothing else changed). */
@@ -56,14 +55,12 @@ beforeAll(async () => {
   await writeFile(path.join(folder, "notes.txt"), "The exam is on Friday.\n");
   await writeFile(path.join(folder, "keep.txt"), "do not move me\n");
   tools = await connectTools(await exampleConfigFor(folder));
-  testDatabase = await createTestDatabase();
-  database = await openDatabase({ databaseUrl: testDatabase.url, dataDir: settings.dataDir });
+  database = await openTestDatabase();
 }, 60_000);
 
 afterAll(async () => {
   await tools?.close();
   await database?.close();
-  await testDatabase?.drop();
   if (folder) await rm(folder, { recursive: true, force: true });
 });
 

@@ -33,6 +33,7 @@ import { isInitializeRequest, type CallToolResult } from "@modelcontextprotocol/
 import { z } from "zod";
 import { loadTaskTokenSecret, MIN_SECRET_BYTES, verifyTaskToken, type TaskTokenClaims, type TaskTokenFailure } from "../../src/auth/task-token.js";
 import { describeError } from "../../src/errors.js";
+import { exitOnShutdown, runEntry } from "../shared/stdio-entry.js";
 import {
   AliasResolutionSchema,
   CaseInputSchema,
@@ -539,17 +540,8 @@ async function main(argv: readonly string[]): Promise<number> {
 
   process.stdout.write(`caseops listening on ${handle.url}\n`);
   logToStderr(`ready: audience ${options.audience}`);
-  const shutdown = (): void => {
-    void handle.close().finally(() => process.exit(0));
-  };
-  process.once("SIGTERM", shutdown);
-  process.once("SIGINT", shutdown);
   // Launched by a host that gave us a stdin pipe: when the host is gone (even SIGKILLed), so are we.
-  if (process.env["WARRANT_EXIT_WITH_STDIN"] === "1") {
-    process.stdin.once("end", shutdown);
-    process.stdin.once("close", shutdown);
-    process.stdin.resume();
-  }
+  exitOnShutdown(() => handle.close(), { stdin: process.env["WARRANT_EXIT_WITH_STDIN"] === "1" });
   return 0;
 }
 
@@ -558,14 +550,4 @@ function isEntryPoint(): boolean {
   return script !== undefined && import.meta.url === pathToFileURL(path.resolve(script)).href;
 }
 
-if (isEntryPoint()) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      if (code !== 0) process.exitCode = code;
-    },
-    (error: unknown) => {
-      logToStderr(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (isEntryPoint()) runEntry(main, logToStderr);

@@ -1,17 +1,29 @@
 /**
- * What every stdio MCP server in tools/ does around its own logic: close when
- * the host goes away, and turn `main`'s result into an exit code.
+ * What every MCP server in tools/ does around its own logic: close when the
+ * host goes away, and turn `main`'s result into an exit code.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 
-/** Closes the server when the host goes away, so the process does not linger. */
-export function closeOnShutdown(server: McpServer): void {
+/**
+ * Runs `close` and exits on SIGTERM/SIGINT and, with `stdin`, when the host's
+ * end of our stdin closes (the host is gone, even if it was SIGKILLed).
+ */
+export function exitOnShutdown(close: () => Promise<void>, options: { stdin: boolean }): void {
   const shutdown = (): void => {
-    void server.close().finally(() => process.exit(0));
+    void close().finally(() => process.exit(0));
   };
-  process.stdin.once("end", shutdown);
+  if (options.stdin) {
+    process.stdin.once("end", shutdown);
+    process.stdin.once("close", shutdown);
+    process.stdin.resume();
+  }
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);
+}
+
+/** Closes a stdio server when the host goes away, so the process does not linger. */
+export function closeOnShutdown(server: McpServer): void {
+  exitOnShutdown(() => server.close(), { stdin: true });
 }
 
 /**

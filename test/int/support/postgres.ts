@@ -74,6 +74,27 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
+/** A fresh server database, opened (ledger, checkpoints, …); closing it also drops it. */
+export async function openTestDatabase(): Promise<Database> {
+  const test = await createTestDatabase();
+  try {
+    const database = await openDatabase({ databaseUrl: test.url, dataDir: os.tmpdir() });
+    return {
+      ...database,
+      async close() {
+        try {
+          await database.close();
+        } finally {
+          await test.drop();
+        }
+      },
+    };
+  } catch (error) {
+    await test.drop();
+    throw error;
+  }
+}
+
 /** A fresh temporary directory; `remove()` deletes it recursively. */
 export async function createEmbeddedDir(): Promise<EmbeddedDir> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-pglite-"));
