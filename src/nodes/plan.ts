@@ -10,7 +10,7 @@ import { isModelBehaviorError } from "../errors.js";
 import type { Host } from "../host.js";
 import { toToolSpec } from "../mcp/catalog.js";
 import { parseToolArguments } from "../planners/arguments.js";
-import { loadCourseContext } from "../planners/course.js";
+import { loadCourseContext } from "../domains/notes/course-context.js";
 import { latestRequest, plannerContext } from "../planners/context.js";
 import type { PlanResult, Proposal } from "../planners/planner.js";
 import { effectiveTools } from "../policy/effective-tools.js";

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Evidence } from "../runtime/evidence.js";
 import type { CourseContext, PlanOutcome, Planner, PlannerInput, Proposal } from "./planner.js";
-import { CASE_ID, decideCase } from "./rules-caseops.js";
+import { CASE_ID, decideCase } from "../domains/caseops/rules.js";
 
 /** How many of the best search hits are read before answering. */
 const READ_TOP = 3;

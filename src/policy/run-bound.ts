@@ -4,7 +4,7 @@
  * Authorization denies any call whose argument differs (fail-closed when a
  * contract declares a run-bound argument and the run has none).
  */
-import { CASE_ID } from "../planners/rules-caseops.js";
+import { CASE_ID } from "../domains/caseops/rules.js";
 
 /** The run-bound values for a request: the explicit case, else the one case id the request names. */
 export function runBoundFor(request: string, caseId?: string): Record<string, string> {

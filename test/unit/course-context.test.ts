@@ -8,7 +8,7 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import type { CallOptions, PromptResult, ToolHost } from "../../src/mcp/tool-host.js";
 import type { NormalizedResult } from "../../src/mcp/normalize.js";
-import { isQuizRequest, loadCourseContext, namedCourses, parseOutline } from "../../src/planners/course.js";
+import { isQuizRequest, loadCourseContext, namedCourses, parseOutline } from "../../src/domains/notes/course-context.js";
 import { buildMessages } from "../../src/planners/model.js";
 import type { CourseContext, PlannerInput } from "../../src/planners/planner.js";
 import { decide, quizNotes } from "../../src/planners/rules.js";

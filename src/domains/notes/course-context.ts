@@ -10,10 +10,10 @@
  * execute and the ledger.
  */
 import { z } from "zod";
-import type { Principal } from "../auth/principal.js";
-import type { CatalogTool } from "../mcp/catalog.js";
-import type { ToolHost } from "../mcp/tool-host.js";
-import type { CourseContext } from "./planner.js";
+import type { Principal } from "../../auth/principal.js";
+import type { CatalogTool } from "../../mcp/catalog.js";
+import type { ToolHost } from "../../mcp/tool-host.js";
+import type { CourseContext } from "../../planners/planner.js";
 
 /** A request for a quiz (the only kind that uses course context today). */
 const QUIZ_REQUEST = /\bquiz(?:zes)?\b/i;
