@@ -8,8 +8,9 @@
  *
  * Health: a launched server's exit reports it down at once; an error on a
  * session's stream makes it suspect (probed with a fresh session); a session
- * the server no longer knows (404) is replaced once, transparently, because
- * the server did not process the request.
+ * the server no longer knows (a 404 to a request carrying its id) is replaced
+ * once, transparently, because the server did not process the request. A 404
+ * to the optional GET event stream only means the server offers none.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -30,12 +31,42 @@ export function withTaskToken<T>(token: string, work: () => Promise<T>): Promise
   return currentToken.run(token, work);
 }
 
-const authorizingFetch: typeof fetch = (input, init) => {
-  const headers = new Headers(init?.headers);
-  const token = currentToken.getStore();
-  if (token) headers.set("authorization", `Bearer ${token}`);
-  return fetch(input, { ...init, headers });
-};
+/**
+ * The standalone GET event stream is optional (spec: Streamable HTTP,
+ * "Listening for Messages from the Server"): a server without one should
+ * answer 405, and many (the conformance suite's among them) answer 404. The
+ * SDK treats 405 as "no stream" and anything else as a transport error, which
+ * would read as a lost session. So a 404 to the standalone GET (no
+ * Last-Event-ID: not the resumption of a response) reaches the SDK as the 405
+ * it means. A resumption GET, a POST or a DELETE keeps its 404.
+ */
+export function isStandaloneStreamRefusal(method: string, headers: Headers, status: number): boolean {
+  return method.toUpperCase() === "GET" && !headers.has("last-event-id") && status === 404;
+}
+
+/**
+ * A 404 to a GET resuming a response stream under our session id: the server
+ * lost the session, and the response that stream was to carry with it. No
+ * caller receives that error (the SDK only reports it), so the session says so.
+ */
+function isResumptionRefused(method: string, headers: Headers, status: number): boolean {
+  return method.toUpperCase() === "GET" && headers.has("last-event-id") && headers.has("mcp-session-id") && status === 404;
+}
+
+/** The fetch of one session: the call's task token, the GET stream's 404 read as "no stream", a lost resumption reported. */
+function sessionFetch(onResumptionRefused: () => void): typeof fetch {
+  return async (input, init) => {
+    const headers = new Headers(init?.headers);
+    const token = currentToken.getStore();
+    if (token) headers.set("authorization", `Bearer ${token}`);
+    const method = init?.method ?? "GET";
+    const response = await fetch(input, { ...init, headers });
+    if (isResumptionRefused(method, headers, response.status)) onResumptionRefused();
+    if (!isStandaloneStreamRefusal(method, headers, response.status)) return response;
+    await response.body?.cancel().catch(() => undefined);
+    return new Response(null, { status: 405, statusText: "no server-initiated stream (the server answered 404)" });
+  };
+}
 
 export interface LaunchedServer {
   url: string;
@@ -102,11 +133,15 @@ export interface HttpSession {
   transport: StreamableHTTPClientTransport;
 }
 
-/** Connects one MCP client session to a Streamable HTTP server; the first token opens the session. */
-export async function connectHttp(url: string, initialToken: string): Promise<HttpSession> {
+/**
+ * Connects one MCP client session to a Streamable HTTP server; the first token
+ * opens the session. `onLost` hears of a lost session that no request's
+ * answer reports (a refused stream resumption).
+ */
+export async function connectHttp(url: string, initialToken: string, onLost: () => void = () => undefined): Promise<HttpSession> {
   const client = new Client({ name: "warrant-host", version: "0.1.0" });
   const transport = new StreamableHTTPClientTransport(new URL(url), {
-    fetch: authorizingFetch,
+    fetch: sessionFetch(onLost),
     // The SDK re-opens a dropped event stream itself; a few quick tries, then we hear about it through onerror.
     reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 2_000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
   });
@@ -126,9 +161,14 @@ async function endSession(session: HttpSession, token: string): Promise<void> {
   await retire(session);
 }
 
-/** A 404 on a session request: the server no longer knows the session (restarted, or expired it). */
-export function isSessionGone(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code === 404;
+/**
+ * A 404 answering a request that carried our session id: the server no longer
+ * knows the session (restarted, or expired it). Without a session id (a
+ * stateless server) a 404 is just a failed request, and the standalone GET's
+ * 404 never gets here (see `isStandaloneStreamRefusal`).
+ */
+export function isSessionGone(error: unknown, session: HttpSession): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404 && session.transport.sessionId !== undefined;
 }
 
 type HttpServer = Extract<ServerConfig, { transport: "http" }>;
@@ -190,9 +230,15 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
     const known = sessions.get(tenant);
     if (known) return known.opening;
     const entry: { opening: Promise<HttpSession>; open?: HttpSession } = {
-      opening: connectHttp(url, token).then((opened) => {
+      // A lost resumption ends the session: the response it was to carry is gone with it.
+      opening: connectHttp(url, token, () => {
+        if (entry.open) forget(tenant, entry.open);
+      }).then((opened) => {
         opened.client.onerror = (error) => {
-          if (isSessionGone(error)) forget(tenant, opened);
+          // A 404 to a request carrying our session id: the server is up and the
+          // request that got it retries on a fresh session (run, below). Closing
+          // the client here would abort that request and every other in flight.
+          if (isSessionGone(error, opened)) return;
           events.suspect(`session stream error: ${reasonOf(error)}`);
         };
         entry.open = opened;
@@ -245,7 +291,7 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
             return await withTaskToken(token, () => work(first.client));
           } catch (error) {
             // The server refused the session before processing the request: carry it once on a fresh session.
-            if (!isSessionGone(error)) throw error;
+            if (!isSessionGone(error, first)) throw error;
             forget(tenant, first);
             const fresh = await tenantSession(tenant, token);
             return withTaskToken(token, () => work(fresh.client));
