@@ -16,6 +16,7 @@ import { remainingToolCalls } from "../policy/budgets.js";
 import type { Decision } from "../policy/decision.js";
 import { validateArguments } from "../policy/validation.js";
 import { actionFingerprint } from "../runtime/fingerprint.js";
+import { runStartOf } from "../runtime/audit-chain.js";
 import { transition } from "../runtime/transitions.js";
 import type { NodeUpdate, RepeatCounts, State } from "../state.js";
 
@@ -132,6 +133,7 @@ export function makeAuthorizeNode(host: Host) {
           detail: denial.message,
           at,
         })),
+        runStartOf(context.threadId, state.run),
       );
     }
 

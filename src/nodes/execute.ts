@@ -18,6 +18,7 @@ import { injectArguments } from "../policy/authorization.js";
 import { remainingToolCalls } from "../policy/budgets.js";
 import type { ReconcileContract } from "../policy/config.js";
 import { allowed, type Decision } from "../policy/decision.js";
+import { runStartOf, type RunStart } from "../runtime/audit-chain.js";
 import { actionFingerprint } from "../runtime/fingerprint.js";
 import type { LedgerOutcome, LedgerRow, LedgerStore } from "../runtime/ledger.js";
 import { effectUnknown, idempotencyArgument, MAX_WRITE_SENDS, readStatus, statusArguments, statusCheckRetryable } from "../runtime/reconcile.js";
@@ -34,6 +35,8 @@ interface CallContext {
   tools: ToolHost;
   ledger: LedgerStore;
   threadId: string;
+  /** The run's start record: each ledger write is a link of its audit chain. */
+  run: RunStart | undefined;
   principal: Principal;
   signal: AbortSignal | undefined;
   /** Attempts this node may still start (the run's tool-call budget); status checks count too. */
@@ -78,7 +81,7 @@ class CallJournal {
       elapsed_ms: null,
     };
     this.next += 1;
-    await this.context.ledger.begin(this.context.threadId, row);
+    await this.context.ledger.begin(this.context.threadId, row, this.context.run);
     this.rows.set(row.attempt, row);
     return row;
   }
@@ -94,7 +97,7 @@ class CallJournal {
       finished_at,
       elapsed_ms,
       ...(done.reconciled_by ? { reconciled_by: done.reconciled_by } : {}),
-    });
+    }, this.context.run);
     this.rows.set(done.attempt, done);
     return done;
   }
@@ -309,6 +312,7 @@ export function makeExecuteNode(host: Host) {
       tools: await host.tools(),
       ledger: await host.ledger(),
       threadId: threadIdFrom(config),
+      run: runStartOf(threadIdFrom(config), state.run),
       principal: principalFromConfig(config),
       signal: config.signal,
       budget: { left: remainingToolCalls(state.usage, host.budgets) },

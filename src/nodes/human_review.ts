@@ -11,6 +11,7 @@ import type { Host } from "../host.js";
 import { bindResume, interruptPayload, type InterruptPayload, type ResumeDecision } from "../policy/approval.js";
 import { pendingReview, type Decision } from "../policy/decision.js";
 import { actionFingerprint } from "../runtime/fingerprint.js";
+import { runStartOf } from "../runtime/audit-chain.js";
 import { transition } from "../runtime/transitions.js";
 import type { ApprovalOutcome, ApprovalRecord } from "../runtime/approvals.js";
 import type { NodeUpdate, ReviewWaits, State } from "../state.js";
@@ -68,7 +69,7 @@ export function makeHumanReviewNode(host: Host) {
       });
     }
     // The record exists before any approved effect can start (execute runs after this node).
-    await (await host.approvals()).record(records);
+    await (await host.approvals()).record(records, runStartOf(context.threadId, state.run));
     const decisions = (state.decisions ?? []).map((decision) => resolved.get(decision.call_id) ?? decision);
     const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
     return { ...transition(state.status, next), decisions, review_feedback: null, review_waits };

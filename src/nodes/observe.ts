@@ -11,6 +11,7 @@ import { extractEvidence } from "../mcp/evidence.js";
 import { exhaustedBudget } from "../policy/budgets.js";
 import type { Decision } from "../policy/decision.js";
 import { mergeEvidence, type Evidence } from "../runtime/evidence.js";
+import { runStartOf } from "../runtime/audit-chain.js";
 import { transition, type RunStatus } from "../runtime/transitions.js";
 import type { CallResult, Citation, NodeUpdate, Progress, RunResult, State, TerminationReason } from "../state.js";
 import { threadIdFrom } from "./authorize.js";
@@ -99,7 +100,7 @@ export function makeObserveNode(host: Host) {
           detail: reason.budget ? `${reason.detail} (${reason.budget})` : reason.detail,
           at: new Date(host.now()).toISOString(),
         },
-      ]);
+      ], runStartOf(threadIdFrom(config), run));
       return {
         ...transition(state.status, status),
         messages: [...messages, ...extra],

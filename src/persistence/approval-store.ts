@@ -4,6 +4,7 @@
  */
 import type pg from "pg";
 import type { ApprovalRecord, ApprovalStore } from "../runtime/approvals.js";
+import { chainedStatement, Params, rowLink, runChained } from "./audit-chain-store.js";
 import { quoteSchemaName } from "./ledger-store.js";
 
 export function approvalMigrations(schema: string): string[] {
@@ -32,13 +33,23 @@ export function approvalMigrations(schema: string): string[] {
 
 const COLUMNS = ["thread_id", "action_id", "version", "run_id", "call_id", "tool", "fingerprint", "outcome", "edited_fingerprint", "approver", "approver_tenant", "owner", "decided_at", "expires_at"] as const;
 
+const CASTS: Partial<Record<(typeof COLUMNS)[number], string>> = { version: "integer", decided_at: "timestamptz", expires_at: "timestamptz" };
+
 export function createApprovalStore(pool: pg.Pool, schema: string): ApprovalStore {
   const table = `${quoteSchemaName(schema)}.approvals`;
   return {
-    async record(rows) {
+    async record(rows, run) {
       for (const row of rows) {
-        const placeholders = COLUMNS.map((_, index) => `$${index + 1}`).join(", ");
-        await pool.query(`insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict (thread_id, action_id, version) do nothing`, COLUMNS.map((column) => row[column]));
+        const params = new Params();
+        const placeholders = COLUMNS.map((column) => params.add(row[column], CASTS[column] ?? "text")).join(", ");
+        const insert = `insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict (thread_id, action_id, version) do nothing`;
+        if (!run) {
+          await pool.query(insert, params.values);
+          continue;
+        }
+        // The record and its audit-chain link in one statement; a replayed record (kept as it was) appends nothing.
+        const link = rowLink(params, "approvals", run, { kind: "approval", key: "w.action_id || '/' || w.version::text", node: "human_review", actor: "w.approver", code: "w.outcome" });
+        await runChained(pool, chainedStatement(schema, params, run, { ctes: [`written as (${insert} returning *)`], link }), params);
       }
     },
     async list(threadId) {

@@ -1,6 +1,7 @@
 /** The Postgres side of the audit events (`<schema>.audit_events`). */
 import type pg from "pg";
 import type { AuditEvent, AuditStore } from "../runtime/audit.js";
+import { chainedStatement, Params } from "./audit-chain-store.js";
 import { quoteSchemaName } from "./ledger-store.js";
 
 export function auditMigrations(schema: string): string[] {
@@ -26,13 +27,31 @@ export function auditMigrations(schema: string): string[] {
 
 const COLUMNS = ["thread_id", "run_id", "kind", "subject", "node", "actor", "code", "tool", "detail", "at"] as const;
 
+const UNIQUE_VIOLATION = "23505";
+
 export function createAuditStore(pool: pg.Pool, schema: string): AuditStore {
   const table = `${quoteSchemaName(schema)}.audit_events`;
   return {
-    async record(events) {
+    async record(events, run) {
       for (const event of events) {
-        const placeholders = COLUMNS.map((_, index) => `$${index + 1}`).join(", ");
-        await pool.query(`insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict do nothing`, COLUMNS.map((column) => event[column]));
+        const params = new Params();
+        if (!run) {
+          const placeholders = COLUMNS.map((column) => params.add(event[column], column === "at" ? "timestamptz" : "text")).join(", ");
+          await pool.query(`insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict do nothing`, params.values);
+          continue;
+        }
+        // The event is its own chain link. One already stored (a node replayed after a crash) appends nothing.
+        const [thread, runId, kind, subject] = [params.add(event.thread_id), params.add(run.run_id), params.add(event.kind), params.add(event.subject)];
+        const link = `select ${thread} as thread_id, ${runId} as run_id, ${kind} as kind, ${subject} as subject, false as numbered,
+                             ${params.add(event.node)} as node, ${params.add(event.actor)} as actor, ${params.add(event.code)} as code, ${params.add(event.tool)} as tool,
+                             ${params.add(event.detail)} as detail, ${params.add(event.at, "timestamptz")} as at
+                       where not exists (select 1 from ${table} e where e.thread_id = ${thread} and e.run_id = ${runId} and e.kind = ${kind} and e.subject = ${subject})`;
+        try {
+          await pool.query(chainedStatement(schema, params, run, { ctes: [], link }), params.values);
+        } catch (error) {
+          // The same event written at the same moment by a second copy of the node: the statement (head included) rolled back.
+          if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+        }
       }
     },
     async list(threadId) {

@@ -39,6 +39,8 @@ import { createLedgerStore, ledgerMigrations, quoteSchemaName } from "./ledger-s
 import { createThreadStore, threadMigrations, type ThreadStore } from "./thread-store.js";
 import { approvalMigrations, createApprovalStore } from "./approval-store.js";
 import { auditMigrations, createAuditStore } from "./audit-store.js";
+import { chainMigrations, loadChain } from "./audit-chain-store.js";
+import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
 import type { ApprovalStore } from "../runtime/approvals.js";
 
@@ -60,6 +62,8 @@ export interface Database {
   approvals: ApprovalStore;
   /** Denials (authorize) and run endings (observe). */
   audit: AuditStore;
+  /** Recomputes the audit chains (one run's, or all) and lists where they are broken. */
+  verifyAudit(runId?: string): Promise<VerifyReport>;
   /** Ends the pool, then (embedded) stops the socket server and closes PGlite. Idempotent. */
   close(): Promise<void>;
 }
@@ -225,6 +229,7 @@ async function assemble(
     threads: createThreadStore(pool, schema),
     approvals: createApprovalStore(pool, schema),
     audit: createAuditStore(pool, schema),
+    verifyAudit: async (runId) => verifyChains({ ...(await loadChain(pool, schema, runId)), runId }),
     close: () => (closing ??= shutdown()),
   };
 }
@@ -249,7 +254,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
       await new PostgresSaver(lendClient(pool, client)).setup();
-      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema)]) await client.query(statement);
+      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema)]) await client.query(statement);
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
     }

@@ -5,7 +5,9 @@
  */
 import type pg from "pg";
 import { ConfigError, InvariantError } from "../errors.js";
+import type { RunStart } from "../runtime/audit-chain.js";
 import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
+import { chainedStatement, Params, rowLink, runChained } from "./audit-chain-store.js";
 
 /** Lower-case Postgres identifier of at most 63 bytes: safe to quote, never needs escaping. */
 const SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -65,47 +67,57 @@ type StoredRow = Record<string, unknown>;
  */
 export function createLedgerStore(pool: pg.Pool, schema: string): LedgerStore {
   const table = `${quoteSchemaName(schema)}.ledger`;
+  const chained = (params: Params, run: RunStart, written: string) =>
+    chainedStatement(schema, params, run, {
+      ctes: [written],
+      link: rowLink(params, "ledger", run, { kind: "ledger", key: "w.call_id || '/' || w.attempt::text", node: "execute", actor: params.add(run.owner), code: "w.status" }),
+    });
 
   return {
-    async begin(threadId: string, row: LedgerRow): Promise<void> {
+    async begin(threadId: string, row: LedgerRow, run?: RunStart): Promise<void> {
       requireThreadId(threadId);
       // Validate before writing so a malformed row never reaches the durable record.
       const valid = LedgerRowSchema.parse(row);
-      await pool.query(
-        `insert into ${table} (thread_id, ${COLUMNS})
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::timestamptz, $12::timestamptz, $13, $14, $15)`,
-        [
-          threadId,
-          valid.call_id,
-          valid.attempt,
-          valid.tool,
-          valid.server,
-          valid.risk,
-          valid.fingerprint,
-          valid.idempotency_key,
-          valid.status,
-          valid.error_code,
-          valid.started_at,
-          valid.finished_at,
-          valid.elapsed_ms,
-          valid.reconciles ?? null,
-          valid.reconciled_by ?? null,
-        ],
-      );
+      const params = new Params();
+      const values = [
+        params.add(threadId),
+        params.add(run?.run_id ?? null),
+        params.add(valid.call_id),
+        params.add(valid.attempt, "integer"),
+        params.add(valid.tool),
+        params.add(valid.server),
+        params.add(valid.risk),
+        params.add(valid.fingerprint),
+        params.add(valid.idempotency_key),
+        params.add(valid.status),
+        params.add(valid.error_code),
+        params.add(valid.started_at, "timestamptz"),
+        params.add(valid.finished_at, "timestamptz"),
+        params.add(valid.elapsed_ms, "integer"),
+        params.add(valid.reconciles ?? null, "integer"),
+        params.add(valid.reconciled_by ?? null, "integer"),
+      ].join(", ");
+      const insert = `insert into ${table} (thread_id, run_id, ${COLUMNS}) values (${values})`;
+      if (!run) {
+        await pool.query(insert, params.values);
+        return;
+      }
+      // The row and its audit-chain link in one statement (see audit-chain-store.ts).
+      await runChained(pool, chained(params, run, `written as (${insert} returning *)`), params);
     },
 
-    async finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome): Promise<void> {
+    async finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
       requireThreadId(threadId);
       const valid = LedgerRowSchema.pick({ status: true, error_code: true, finished_at: true, elapsed_ms: true, reconciled_by: true }).parse(outcome);
+      const params = new Params();
       // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
-      const result = await pool.query(
-        `update ${table}
-            set status = $4, error_code = $5, finished_at = $6::timestamptz, elapsed_ms = $7, reconciled_by = coalesce($8, reconciled_by)
-          where thread_id = $1 and call_id = $2 and attempt = $3`,
-        [threadId, callId, attempt, valid.status, valid.error_code, valid.finished_at, valid.elapsed_ms, valid.reconciled_by ?? null],
-      );
+      const update = `update ${table}
+            set status = ${params.add(valid.status)}, error_code = ${params.add(valid.error_code)}, finished_at = ${params.add(valid.finished_at, "timestamptz")},
+                elapsed_ms = ${params.add(valid.elapsed_ms, "integer")}, reconciled_by = coalesce(${params.add(valid.reconciled_by ?? null, "integer")}, reconciled_by)
+          where thread_id = ${params.add(threadId)} and call_id = ${params.add(callId)} and attempt = ${params.add(attempt, "integer")}`;
+      const changed = run ? await runChained(pool, chained(params, run, `written as (${update} returning *)`), params) : ((await pool.query(update, params.values)).rowCount ?? 0);
       // Finishing an attempt that was never begun means the caller lost track of its own effects.
-      if (result.rowCount !== 1) {
+      if (changed !== 1) {
         throw new InvariantError("illegal_transition", `ledger has no attempt ${attempt} of call ${callId} in thread ${threadId}`);
       }
     },

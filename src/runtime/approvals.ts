@@ -5,6 +5,7 @@
  * record exists before any approved effect starts. Replays of the same
  * decision (a resumed node re-running) do not add rows.
  */
+import type { RunStart } from "./audit-chain.js";
 
 export const APPROVAL_OUTCOMES = ["approve", "edit", "reject", "expired", "edit_refused"] as const;
 export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
@@ -31,7 +32,10 @@ export interface ApprovalRecord {
 }
 
 export interface ApprovalStore {
-  /** Inserts records; one already stored for the same (thread, action, version) is kept as it is. */
-  record(rows: readonly ApprovalRecord[]): Promise<void>;
+  /**
+   * Inserts records; one already stored for the same (thread, action, version) is kept as it is.
+   * With `run`, each new record is hashed into that run's audit chain.
+   */
+  record(rows: readonly ApprovalRecord[], run?: RunStart): Promise<void>;
   list(threadId: string): Promise<ApprovalRecord[]>;
 }

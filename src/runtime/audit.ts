@@ -4,9 +4,15 @@
  * proposal (authorize) and how each run ended (observe). Effects are in the
  * ledger, review decisions in the approval record. One event per
  * (thread, run, kind, subject): a node that runs again after a crash does
- * not add a second one.
+ * not add a second one. Each event is a link of its run's hash chain.
  */
 
+import type { RunStart } from "./audit-chain.js";
+
+/**
+ * Kinds a node records. The chain adds `ledger` and `approval` link events
+ * (src/runtime/audit-chain.ts), written by the ledger and approval stores.
+ */
 export const AUDIT_KINDS = ["denied", "run_ended"] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
@@ -28,6 +34,7 @@ export interface AuditEvent {
 }
 
 export interface AuditStore {
-  record(events: readonly AuditEvent[]): Promise<void>;
+  /** With `run`, each event is appended to that run's audit chain. */
+  record(events: readonly AuditEvent[], run?: RunStart): Promise<void>;
   list(threadId: string): Promise<AuditEvent[]>;
 }

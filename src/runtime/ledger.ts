@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { TOOL_ERROR_CODES } from "../errors.js";
+import type { RunStart } from "./audit-chain.js";
 
 export const RISKS = ["read", "write_reversible", "write_irreversible"] as const;
 export type Risk = (typeof RISKS)[number];
@@ -48,10 +49,10 @@ export type LedgerOutcome = Pick<LedgerRow, "status" | "error_code" | "finished_
 
 /** Durable ledger, keyed by thread. Implemented in `src/persistence/ledger-store.ts`. */
 export interface LedgerStore {
-  /** Inserts a `running` row. Fails if (thread, call_id, attempt) exists. */
-  begin(threadId: string, row: LedgerRow): Promise<void>;
-  /** Records how an attempt ended; again when a status check settles an `outcome_unknown` write. */
-  finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome): Promise<void>;
+  /** Inserts a `running` row. Fails if (thread, call_id, attempt) exists. With `run`, the row is hashed into its audit chain. */
+  begin(threadId: string, row: LedgerRow, run?: RunStart): Promise<void>;
+  /** Records how an attempt ended; again when a status check settles an `outcome_unknown` write. With `run`, as for `begin`. */
+  finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void>;
   /** Every row of a thread, oldest first. */
   list(threadId: string): Promise<LedgerRow[]>;
   /** The newest attempt for a call, if any. */

@@ -1,0 +1,79 @@
+/**
+ * `npm run audit -- verify [RUN_ID] [--json]`: recomputes the tamper-evident
+ * audit chains (every run's, or one) from the database named by DATABASE_URL
+ * (else the embedded one) and names the first broken link: table, primary
+ * key, and the column when it can be told. Exit 0 when intact, 1 when broken
+ * or on a configuration or database error, 2 on a usage error.
+ */
+import { parseArgs } from "node:util";
+import { loadSettings } from "../env.js";
+import { isConfigError } from "../errors.js";
+import { openDatabase } from "../persistence/database.js";
+import type { ChainBreak, VerifyReport } from "../runtime/audit-chain.js";
+
+const USAGE = `usage: npm run audit -- verify [RUN_ID] [--json]
+  Recomputes the audit chains of all runs (or of RUN_ID) and names the first broken link.`;
+
+/** The run ids plan makes are UUIDs; anything up to 128 characters from the API is accepted. */
+const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+function describe(broken: ChainBreak): string {
+  const key = Object.entries(broken.key)
+    .map(([column, value]) => `${column}=${JSON.stringify(value)}`)
+    .join(", ");
+  return `${broken.table} (${key})${broken.column ? ` column ${broken.column}` : ""}: ${broken.problem}`;
+}
+
+function report(result: VerifyReport, json: boolean): string {
+  if (json) return JSON.stringify({ ok: result.breaks.length === 0, first: result.breaks[0] ?? null, ...result });
+  const counted = `${result.runs} run(s), ${result.events} event(s), ${result.rows} ledger/approval row(s)`;
+  if (result.breaks.length === 0) return `audit chain intact: ${counted}`;
+  const [first, ...rest] = result.breaks;
+  const lines = [`audit chain broken: first broken link: ${first ? describe(first) : ""}`];
+  for (const broken of rest.slice(0, 20)) lines.push(`  also: ${describe(broken)}`);
+  if (rest.length > 20) lines.push(`  … and ${rest.length - 20} more`);
+  lines.push(`checked ${counted}`);
+  return lines.join("\n");
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: { values: { json?: boolean | undefined; help?: boolean | undefined }; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    process.stderr.write(`warrant: usage: ${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const [command, runId, ...extra] = parsed.positionals;
+  if (command !== "verify" || extra.length > 0 || (runId !== undefined && !RUN_ID.test(runId))) {
+    process.stderr.write(`warrant: usage: expected \`verify [RUN_ID]\`\n${USAGE}\n`);
+    return 2;
+  }
+  try {
+    const settings = loadSettings();
+    const database = await openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir });
+    try {
+      const result = await database.verifyAudit(runId);
+      process.stdout.write(`${report(result, parsed.values.json === true)}\n`);
+      if (runId !== undefined && result.runs === 0) {
+        process.stderr.write(`warrant: not_found: no audit chain for run ${runId}\n`);
+        return 1;
+      }
+      return result.breaks.length === 0 ? 0 : 1;
+    } finally {
+      await database.close();
+    }
+  } catch (error) {
+    if (isConfigError(error)) {
+      process.stderr.write(`warrant: ${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
