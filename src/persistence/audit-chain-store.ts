@@ -57,7 +57,6 @@ export function chainMigrations(schema: string): string[] {
     `alter table ${s}.audit_events add column if not exists prev_hash text`,
     `alter table ${s}.audit_events add column if not exists hash text`,
     `create index if not exists audit_events_chain on ${s}.audit_events (run_id, seq)`,
-    `alter table ${s}.ledger add column if not exists run_id text`,
     // The SQL twin of linkHash (src/runtime/audit-chain.ts); verification recomputes in TypeScript.
     `create or replace function ${s}.audit_link_hash(prev text, thread_id text, run_id text, seq integer, kind text, subject text, node text, actor text, code text, tool text, detail text, at timestamptz)
        returns text language sql stable as $$

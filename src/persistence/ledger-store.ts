@@ -52,11 +52,16 @@ export function ledgerMigrations(schema: string): string[] {
     // Reconciliation of unknown write outcomes (added after the first release, hence not in the create).
     `alter table ${quoted}.ledger add column if not exists reconciles integer`,
     `alter table ${quoted}.ledger add column if not exists reconciled_by integer`,
+    // One run id across tables; the owner every effect acts for, and who approved it.
+    `alter table ${quoted}.ledger add column if not exists run_id text`,
+    `alter table ${quoted}.ledger add column if not exists owner text`,
+    `alter table ${quoted}.ledger add column if not exists approved_by text`,
+    `create index if not exists ledger_run_id_idx on ${quoted}.ledger (run_id)`,
   ];
 }
 
 const COLUMNS =
-  "call_id, attempt, tool, server, risk, fingerprint, idempotency_key, status, error_code, started_at, finished_at, elapsed_ms, reconciles, reconciled_by";
+  "call_id, attempt, tool, server, risk, fingerprint, idempotency_key, status, error_code, started_at, finished_at, elapsed_ms, reconciles, reconciled_by, run_id, owner, approved_by";
 
 /** A row as `pg` returns it: timestamps arrive as `Date` (default parser) or text (if someone changed the parser). */
 type StoredRow = Record<string, unknown>;
@@ -81,7 +86,6 @@ export function createLedgerStore(pool: pg.Pool, schema: string): LedgerStore {
       const params = new Params();
       const values = [
         params.add(threadId),
-        params.add(run?.run_id ?? null),
         params.add(valid.call_id),
         params.add(valid.attempt, "integer"),
         params.add(valid.tool),
@@ -96,8 +100,11 @@ export function createLedgerStore(pool: pg.Pool, schema: string): LedgerStore {
         params.add(valid.elapsed_ms, "integer"),
         params.add(valid.reconciles ?? null, "integer"),
         params.add(valid.reconciled_by ?? null, "integer"),
+        params.add(valid.run_id ?? run?.run_id ?? null),
+        params.add(valid.owner ?? null),
+        params.add(valid.approved_by ?? null),
       ].join(", ");
-      const insert = `insert into ${table} (thread_id, run_id, ${COLUMNS}) values (${values})`;
+      const insert = `insert into ${table} (thread_id, ${COLUMNS}) values (${values})`;
       if (!run) {
         await pool.query(insert, params.values);
         return;
@@ -147,9 +154,12 @@ function requireThreadId(threadId: string): void {
 
 /** Normalizes timestamps to ISO strings, leaves out unset reconciliation links, then validates the whole row. */
 function toLedgerRow(stored: StoredRow): LedgerRow {
-  const { reconciles, reconciled_by: reconciledBy, ...rest } = stored;
+  const { reconciles, reconciled_by: reconciledBy, run_id: runId, owner, approved_by: approvedBy, ...rest } = stored;
   return LedgerRowSchema.parse({
     ...rest,
+    ...(typeof runId === "string" ? { run_id: runId } : {}),
+    ...(typeof owner === "string" ? { owner } : {}),
+    ...(typeof approvedBy === "string" ? { approved_by: approvedBy } : {}),
     started_at: toIsoString(stored.started_at),
     finished_at: stored.finished_at === null ? null : toIsoString(stored.finished_at),
     ...(reconciles === null || reconciles === undefined ? {} : { reconciles }),

@@ -7,8 +7,9 @@
  */
 import type { RunStart } from "./audit-chain.js";
 
-export const APPROVAL_OUTCOMES = ["approve", "edit", "reject", "expired", "edit_refused"] as const;
-export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
+import type { ApprovalOutcome } from "../policy/decision.js";
+
+export { APPROVAL_OUTCOMES, type ApprovalOutcome } from "../policy/decision.js";
 
 export interface ApprovalRecord {
   thread_id: string;

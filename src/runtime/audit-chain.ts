@@ -58,7 +58,7 @@ export type CoveredTable = (typeof LINK_KINDS)[keyof typeof LINK_KINDS];
 export const COVERED_COLUMNS: Record<CoveredTable, { key: readonly string[]; columns: readonly string[] }> = {
   ledger: {
     key: ["thread_id", "call_id", "attempt"],
-    columns: ["thread_id", "run_id", "call_id", "attempt", "tool", "server", "risk", "fingerprint", "idempotency_key", "status", "error_code", "started_at", "finished_at", "elapsed_ms", "reconciles", "reconciled_by"],
+    columns: ["thread_id", "run_id", "call_id", "attempt", "tool", "server", "risk", "fingerprint", "idempotency_key", "status", "error_code", "started_at", "finished_at", "elapsed_ms", "reconciles", "reconciled_by", "owner", "approved_by"],
   },
   approvals: {
     key: ["thread_id", "action_id", "version"],

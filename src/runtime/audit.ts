@@ -6,7 +6,7 @@
  * (thread, run, kind, subject): a node that runs again after a crash does
  * not add a second one. Each event is a link of its run's hash chain.
  */
-
+import type { Denial } from "../policy/decision.js";
 import type { RunStart } from "./audit-chain.js";
 
 /**
@@ -23,7 +23,7 @@ export interface AuditEvent {
   /** The call_id for a denial; "" for run-level events. */
   subject: string;
   /** The node that wrote it. */
-  node: "authorize" | "observe";
+  node: "authorize" | "human_review" | "execute" | "observe";
   /** The principal the run acts for. */
   actor: string;
   /** A denial's error code, or the termination reason's code. */
@@ -37,4 +37,28 @@ export interface AuditStore {
   /** With `run`, each event is appended to that run's audit chain. */
   record(events: readonly AuditEvent[], run?: RunStart): Promise<void>;
   list(threadId: string): Promise<AuditEvent[]>;
+}
+
+/** Each denial of a step as an audit event (idempotent per thread, run, kind and call). */
+export async function recordDenials(
+  store: AuditStore,
+  denied: readonly Denial[],
+  at: { thread_id: string; run_id: string; actor: string; at: string; node?: "authorize" | "human_review" | "execute"; run?: RunStart | undefined },
+): Promise<void> {
+  if (denied.length === 0) return;
+  await store.record(
+    denied.map((denial) => ({
+      thread_id: at.thread_id,
+      run_id: at.run_id,
+      kind: "denied" as const,
+      subject: denial.call_id,
+      node: at.node ?? "authorize",
+      actor: at.actor,
+      code: denial.code,
+      tool: denial.tool,
+      detail: `${denial.check}${denial.withheld ? ` (${denial.withheld})` : ""}: ${denial.message}`,
+      at: at.at,
+    })),
+    at.run,
+  );
 }
