@@ -37,7 +37,13 @@ export function createRuntime(
   const database = overrides.database
     ? async () => overrides.database as Database
     : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
-  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(async () => connectTools(await config()));
+  // Tool definitions are pinned in the database, so the tools need it open.
+  const tools = overrides.tools
+    ? async () => overrides.tools as ToolHost
+    : lazy(async () => {
+        opened.database = true;
+        return connectTools(await config(), undefined, { pins: (await database()).pins });
+      });
   const config = lazy(() => loadConfig(settings.configPath));
   const principals = overrides.principals ?? principalDirectory(settings.principalsPath);
   const planner = overrides.planner ? async () => overrides.planner as Planner : lazy(async () => plannerFor(settings));

@@ -11,6 +11,8 @@ export interface ListedTool {
   name: string;
   description?: string | undefined;
   inputSchema: Record<string, unknown>;
+  /** Part of the pinned definition (src/mcp/pins.ts). */
+  outputSchema?: Record<string, unknown> | undefined;
   annotations?: Partial<Record<keyof ToolHints, unknown>> | undefined;
 }
 

@@ -4,7 +4,7 @@
  * Streamable HTTP implement this in their own modules.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { ToolListChangedNotificationSchema, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
 import type { ListedTool } from "./catalog.js";
 
@@ -14,10 +14,17 @@ export interface Caller {
   threadId: string;
 }
 
-/** What a successful open learned: the negotiated capabilities and the tools listed. */
+/** What a successful open learned: the negotiated capabilities, the server's name and version, and the tools listed. */
 export interface OpenedServer {
   capabilities: ServerCapabilities;
+  info: ServerInfo;
   tools: ListedTool[];
+}
+
+/** The server's `serverInfo` from initialize (part of every pinned tool definition). */
+export interface ServerInfo {
+  name: string;
+  version: string;
 }
 
 /** A caller's way into a server. */
@@ -32,6 +39,8 @@ export interface ServerConnection {
   /** Initialize, capability negotiation and tools/list; replaces any previous connection. */
   open(): Promise<OpenedServer>;
   session(caller: Caller): Promise<CallerSession>;
+  /** Lists the tools again on the open connection (after `notifications/tools/list_changed`). */
+  relist(): Promise<ListedTool[]>;
   /** A cheap liveness check; rejects when the server is gone. */
   probe(): Promise<void>;
   /** Closes every session and stops any process we started. */
@@ -44,6 +53,8 @@ export interface ConnectionEvents {
   down(reason: string): void;
   /** Something failed that may or may not mean the server is gone. */
   suspect(reason: string): void;
+  /** The server said its tool list changed (`notifications/tools/list_changed`). */
+  toolsChanged(): void;
 }
 
 /** How long initialize may take: servers started through tsx need a few seconds on a cold cache. */
@@ -65,6 +76,7 @@ export async function listAllTools(client: Client, capabilities: ServerCapabilit
         name: tool.name,
         description: tool.description,
         inputSchema: tool.inputSchema as Record<string, unknown>,
+        ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
         annotations: tool.annotations as ListedTool["annotations"],
       });
     }
@@ -72,6 +84,17 @@ export async function listAllTools(client: Client, capabilities: ServerCapabilit
     if (cursor === undefined) return tools;
   }
   throw new Error(`tools/list did not end after ${MAX_TOOL_PAGES} pages`);
+}
+
+/** The server's name and version as it announced them ("" when it left them out). */
+export function serverInfoOf(client: Client): ServerInfo {
+  const info = client.getServerVersion();
+  return { name: info?.name ?? "", version: info?.version ?? "" };
+}
+
+/** Has `client` tell `events` when the server's tool list changes. */
+export function watchToolList(client: Client, events: ConnectionEvents): void {
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.toolsChanged());
 }
 
 /** The capabilities a connected client negotiated; a server that sent none is a protocol failure. */

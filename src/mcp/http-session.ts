@@ -21,7 +21,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
 import type { ServerConfig } from "../policy/config.js";
-import { listAllTools, negotiated, OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, type ConnectionEvents, type ServerConnection } from "./connection.js";
+import { listAllTools, negotiated, OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, serverInfoOf, watchToolList, type ConnectionEvents, type ServerConnection } from "./connection.js";
 import { reasonOf } from "./health.js";
 
 const currentToken = new AsyncLocalStorage<string>();
@@ -234,6 +234,7 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
       opening: connectHttp(url, token, () => {
         if (entry.open) forget(tenant, entry.open);
       }).then((opened) => {
+        watchToolList(opened.client, events);
         opened.client.onerror = (error) => {
           // A 404 to a request carrying our session id: the server is up and the
           // request that got it retries on a fresh session (run, below). Closing
@@ -272,7 +273,7 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
       try {
         return await withHostSession("catalog", async (client) => {
           const capabilities = negotiated(client);
-          return { capabilities, tools: await listAllTools(client, capabilities) };
+          return { capabilities, info: serverInfoOf(client), tools: await listAllTools(client, capabilities) };
         });
       } catch (error) {
         // A server we launched that cannot list its tools is restarted on the next attempt.
@@ -298,6 +299,10 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
           }
         },
       };
+    },
+    async relist() {
+      // Tenant sessions hear list_changed on their event streams; the listing itself is the host's.
+      return withHostSession("catalog", (client) => listAllTools(client, negotiated(client)));
     },
     async probe() {
       await withHostSession("probe", (client) => client.ping({ timeout: PROBE_TIMEOUT_MS }));

@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
 import type { ServerConfig } from "../policy/config.js";
-import { listAllTools, negotiated, OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, type ConnectionEvents, type ServerConnection } from "./connection.js";
+import { listAllTools, negotiated, OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, serverInfoOf, watchToolList, type ConnectionEvents, type ServerConnection } from "./connection.js";
 
 type StdioServer = Extract<ServerConfig, { transport: "stdio" }>;
 
@@ -52,6 +52,13 @@ export function stdioConnection(server: StdioServer, events: ConnectionEvents): 
           events.down("the server process exited");
         }
       };
+      watchToolList(client, {
+        ...events,
+        // Only the current client's notifications count: one still opening lists its tools itself.
+        toolsChanged: () => {
+          if (current === client) events.toolsChanged();
+        },
+      });
       opening = client;
       try {
         await client.connect(transport, { timeout: OPEN_TIMEOUT_MS });
@@ -60,7 +67,7 @@ export function stdioConnection(server: StdioServer, events: ConnectionEvents): 
         if (exited) throw new Error("the server process exited during start-up");
         if (closed) throw new Error("the connection is shut down");
         current = client;
-        return { capabilities, tools };
+        return { capabilities, info: serverInfoOf(client), tools };
       } catch (error) {
         await retire(client);
         throw error;
@@ -77,6 +84,10 @@ export function stdioConnection(server: StdioServer, events: ConnectionEvents): 
           return work(client);
         },
       };
+    },
+    async relist() {
+      if (!current) throw new Error("not connected");
+      return listAllTools(current, negotiated(current));
     },
     async probe() {
       if (!current) throw new Error("not connected");

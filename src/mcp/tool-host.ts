@@ -16,7 +16,8 @@ import { mintTaskToken } from "../auth/task-token.js";
 import { ConfigError, type ToolErrorCode } from "../errors.js";
 import type { ServerConfig, WarrantConfig } from "../policy/config.js";
 import { buildCatalog, type CatalogTool, type ListedTool } from "./catalog.js";
-import type { ConnectionEvents, ServerConnection } from "./connection.js";
+import type { ConnectionEvents, ServerConnection, ServerInfo } from "./connection.js";
+import { definitionOf, type PinStore } from "./pins.js";
 import { classifyCallFailure, classifyRequestFailure, type Failure } from "./failures.js";
 import { reasonOf, supervise, type HealthEvent, type Supervisor } from "./health.js";
 import { httpConnection } from "./http-session.js";
@@ -73,6 +74,13 @@ export function ephemeralTokenSettings(): TokenSettings {
 }
 
 export interface ConnectOptions {
+  /**
+   * Pinned tool definitions. With a store, each contracted tool's definition
+   * is pinned on first sight and a tool served with another definition is
+   * withheld (`definition_changed`) until an operator approves it. Without
+   * one (tests, the conformance client) nothing is pinned.
+   */
+  pins?: PinStore;
   /** Health changes of servers; by default each one is a line on stderr. */
   onHealth?: (event: HealthEvent) => void;
   /** Jitter source for reconnect delays (tests). */
@@ -131,11 +139,58 @@ export async function connectTools(config: WarrantConfig, tokens: TokenSettings 
 
   /** What each server advertised when it last connected. */
   const capabilities = new Map<string, ServerCapabilities>();
+  const serverInfo = new Map<string, ServerInfo>();
+  /** Per server: its contracted tools whose served definition differs from the pin. */
+  const changed = new Map<string, Map<string, { pinned_hash: string; served_hash: string }>>();
+
+  /** Compares a server's contracted tools with their pins (pinning new ones). */
+  const checkPins = async (server: string, serverTools: readonly ListedTool[]): Promise<Map<string, { pinned_hash: string; served_hash: string }>> => {
+    const found = new Map<string, { pinned_hash: string; served_hash: string }>();
+    if (!options.pins) return found;
+    const info = serverInfo.get(server) ?? { name: "", version: "" };
+    const definitions = Object.entries(config.tools).flatMap(([tool, contract]) => {
+      if (contract.server !== server) return [];
+      const served = serverTools.find((candidate) => candidate.name === (contract.remote_name ?? tool));
+      return served ? [definitionOf(tool, server, info, served)] : [];
+    });
+    for (const verdict of await options.pins.check(definitions)) {
+      if (verdict.status !== "changed") continue;
+      found.set(verdict.tool, { pinned_hash: verdict.pinned_hash, served_hash: verdict.served_hash });
+      if (changed.get(server)?.get(verdict.tool)?.served_hash !== verdict.served_hash) {
+        process.stderr.write(
+          `[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}); review with \`npm run tools -- diff ${verdict.tool}\`\n`,
+        );
+      }
+    }
+    return found;
+  };
+
+  /** Takes a server's listing (after a pin check) into the catalog. */
+  const adopt = async (server: string, serverTools: ListedTool[]): Promise<void> => {
+    const withdrawn = await checkPins(server, serverTools);
+    listed.set(server, serverTools);
+    changed.set(server, withdrawn);
+    // Null prototype: a server named like an Object.prototype member must not find one.
+    const byServer: Record<string, ListedTool[]> = Object.assign(Object.create(null) as Record<string, ListedTool[]>, Object.fromEntries(listed));
+    tools = buildCatalog(config.tools, byServer).tools.map((tool) => {
+      const difference = changed.get(tool.server)?.get(tool.name);
+      return difference ? { ...tool, definition_changed: difference } : tool;
+    });
+  };
+
   for (const [name, server] of Object.entries(config.servers)) {
     let supervisor: Supervisor | undefined;
+    /** Re-listings after list_changed, one at a time. */
+    let relisting: Promise<void> = Promise.resolve();
     const connection = connectionFor(server, {
       down: (reason) => supervisor?.markDown(reason),
       suspect: (reason) => supervisor?.suspect(reason),
+      toolsChanged: () => {
+        relisting = relisting
+          .then(async () => adopt(name, await connection.relist()))
+          // Fail closed: a listing we could not check against the pins takes the server down until it reconnects.
+          .catch((error: unknown) => supervisor?.markDown(`re-listing tools failed: ${reasonOf(error)}`));
+      },
     });
     supervisor = supervise({
       server: name,
@@ -143,10 +198,8 @@ export async function connectTools(config: WarrantConfig, tokens: TokenSettings 
       connect: async () => {
         const opened = await connection.open();
         capabilities.set(name, opened.capabilities);
-        listed.set(name, opened.tools);
-        // Null prototype: a server named like an Object.prototype member must not find one.
-        const byServer: Record<string, ListedTool[]> = Object.assign(Object.create(null) as Record<string, ListedTool[]>, Object.fromEntries(listed));
-        tools = buildCatalog(config.tools, byServer).tools;
+        serverInfo.set(name, opened.info);
+        await adopt(name, opened.tools);
       },
       probe: () => connection.probe(),
       onEvent: onHealth,
@@ -226,6 +279,10 @@ export async function connectTools(config: WarrantConfig, tokens: TokenSettings 
     async call(tool, args, callOptions) {
       const entry = entries.get(tool.server);
       if (!entry) return { ok: false, code: "unknown_tool", message: "no such server" };
+      // Checked at the moment of the call: the definition may have changed since the step was planned.
+      if (changed.get(tool.server)?.has(tool.name)) {
+        return { ok: false, code: "tool_not_permitted", message: "the tool's definition changed since it was pinned; an operator must review it" };
+      }
       return send(
         tool.server,
         entry,

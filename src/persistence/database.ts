@@ -40,6 +40,8 @@ import { createThreadStore, threadMigrations, type ThreadStore } from "./thread-
 import { approvalMigrations, createApprovalStore } from "./approval-store.js";
 import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
+import { createPinStore, pinMigrations } from "./pin-store.js";
+import type { PinStore } from "../mcp/pins.js";
 import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
 import type { ApprovalStore } from "../runtime/approvals.js";
@@ -62,6 +64,8 @@ export interface Database {
   approvals: ApprovalStore;
   /** Denials (authorize) and run endings (observe). */
   audit: AuditStore;
+  /** Pinned tool definitions (src/mcp/pins.ts). */
+  pins: PinStore;
   /** Recomputes the audit chains (one run's, or all) and lists where they are broken. */
   verifyAudit(runId?: string): Promise<VerifyReport>;
   /** Ends the pool, then (embedded) stops the socket server and closes PGlite. Idempotent. */
@@ -229,6 +233,7 @@ async function assemble(
     threads: createThreadStore(pool, schema),
     approvals: createApprovalStore(pool, schema),
     audit: createAuditStore(pool, schema),
+    pins: createPinStore(pool, schema),
     verifyAudit: async (runId) => verifyChains({ ...(await loadChain(pool, schema, runId)), runId }),
     close: () => (closing ??= shutdown()),
   };
@@ -254,7 +259,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
       await new PostgresSaver(lendClient(pool, client)).setup();
-      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema)]) await client.query(statement);
+      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema), ...pinMigrations(schema)]) await client.query(statement);
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
     }

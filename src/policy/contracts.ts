@@ -122,6 +122,8 @@ export interface CatalogTool {
   /** JSON Schema of the model-visible arguments. */
   model_schema: Record<string, unknown>;
   hints: ToolHints;
+  /** Set when the server now serves a definition other than the pinned one: the tool is withheld until approved. */
+  definition_changed?: { pinned_hash: string; served_hash: string };
 }
 
 /** A tool as a planner sees it: name, description and the arguments the model may set. */

@@ -1,6 +1,6 @@
 /**
- * Effective tools for one step = catalog ∩ principal scopes ∩ stage policy ∩
- * risk policy ∩ healthy servers, then, when still large, the top-k most
+ * Effective tools for one step = catalog (minus tools whose definition changed
+ * since it was pinned) ∩ principal scopes ∩ stage policy ∩ risk policy ∩ healthy servers, then, when still large, the top-k most
  * relevant to the request plus the always-available ones. Pure.
  */
 import type { Principal } from "../auth/principal.js";
@@ -20,7 +20,7 @@ export interface EffectiveToolsInput {
 
 export interface EffectiveTools {
   offered: CatalogTool[];
-  withheld: { tool: string; reason: "scope" | "stage" | "risk" | "unhealthy" | "not_relevant" }[];
+  withheld: { tool: string; reason: "definition_changed" | "scope" | "stage" | "risk" | "unhealthy" | "not_relevant" }[];
 }
 
 function words(text: string): Set<string> {
@@ -38,7 +38,8 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveTools {
   const eligible: CatalogTool[] = [];
   for (const tool of input.tools) {
     const stages = tool.contract.stages;
-    if (!hasScopes(input.principal, tool.contract)) withheld.push({ tool: tool.name, reason: "scope" });
+    if (tool.definition_changed) withheld.push({ tool: tool.name, reason: "definition_changed" });
+    else if (!hasScopes(input.principal, tool.contract)) withheld.push({ tool: tool.name, reason: "scope" });
     else if (!stages.includes("any") && !stages.includes(input.stage)) withheld.push({ tool: tool.name, reason: "stage" });
     else if (!input.allowedRisks.includes(tool.contract.risk)) withheld.push({ tool: tool.name, reason: "risk" });
     else if (!input.isHealthy(tool.server)) withheld.push({ tool: tool.name, reason: "unhealthy" });

@@ -1,0 +1,84 @@
+/**
+ * `npm run tools -- diff NAME` shows how the definition a server now serves
+ * for tool NAME differs from its pin; `npm run tools -- approve NAME [--by
+ * WHO]` pins the served definition (an audit event records who approved
+ * which hash). A running host offers the tool again the next time it lists
+ * that server's tools (a restart, a reconnect, or list_changed).
+ * Exit 0 on success, 1 when there is nothing to diff or approve (or on a
+ * configuration or database error), 2 on a usage error.
+ */
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { loadSettings } from "../env.js";
+import { isConfigError } from "../errors.js";
+import { manifestDiff } from "../mcp/pins.js";
+import { openDatabase } from "../persistence/database.js";
+
+const USAGE = `usage: npm run tools -- diff NAME
+       npm run tools -- approve NAME [--by WHO]
+  diff     what changed in the definition the server serves for tool NAME since it was pinned
+  approve  pin the served definition of NAME (WHO defaults to the OS user)`;
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: { values: { by?: string | undefined; help?: boolean | undefined }; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: { by: { type: "string" }, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    process.stderr.write(`warrant: usage: ${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const [command, name, ...extra] = parsed.positionals;
+  if ((command !== "diff" && command !== "approve") || name === undefined || !NAME.test(name) || extra.length > 0) {
+    process.stderr.write(`warrant: usage: expected \`diff NAME\` or \`approve NAME\`\n${USAGE}\n`);
+    return 2;
+  }
+  const approver = parsed.values.by ?? os.userInfo().username;
+  if (!/^[A-Za-z0-9_.@-]{1,64}$/.test(approver)) {
+    process.stderr.write("warrant: usage: --by must be 1..64 of A-Z a-z 0-9 _ . @ -\n");
+    return 2;
+  }
+  try {
+    const settings = loadSettings();
+    const database = await openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir });
+    try {
+      const pin = await database.pins.get(name);
+      if (!pin) {
+        process.stderr.write(`warrant: not_found: tool ${name} has no pinned definition\n`);
+        return 1;
+      }
+      if (pin.served_hash === null || pin.served_manifest === null) {
+        process.stdout.write(`${name}: served as pinned (${pin.hash})${command === "approve" ? "; nothing to approve" : ""}\n`);
+        return command === "approve" ? 1 : 0;
+      }
+      if (command === "diff") {
+        const lines = [`${name} (server ${pin.server}): pinned ${pin.hash} (${pin.pinned_at}), served ${pin.served_hash} (${pin.served_at ?? "?"})`];
+        for (const entry of manifestDiff(pin.manifest, pin.served_manifest)) lines.push(`  ${entry.field}:`, `    - ${entry.pinned}`, `    + ${entry.served}`);
+        process.stdout.write(`${lines.join("\n")}\n`);
+        return 0;
+      }
+      const approved = await database.pins.approve(name, approver, pin.served_hash);
+      if (!approved) {
+        process.stderr.write(`warrant: conflict: the definition of ${name} changed again; run diff first\n`);
+        return 1;
+      }
+      process.stdout.write(`${name}: pinned ${approved.hash} (approved by ${approver})\n`);
+      return 0;
+    } finally {
+      await database.close();
+    }
+  } catch (error) {
+    if (isConfigError(error)) {
+      process.stderr.write(`warrant: ${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

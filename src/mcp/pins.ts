@@ -1,0 +1,94 @@
+/**
+ * Pinned tool definitions (issue 11, item 1: the MCP "rug pull"). The first
+ * time the host sees a contracted tool it records a hash of its definition:
+ * name, description, input and output schema, and the server's name and
+ * version. A server that later serves a different definition for a pinned
+ * tool loses that tool until an operator reviews the difference and approves
+ * it (`npm run tools -- diff NAME`, `… approve NAME`). The store is in
+ * Postgres (src/persistence/pin-store.ts); this file is the pure part.
+ */
+import { canonicalJson } from "../policy/fingerprint.js";
+import { sha256Hex } from "../runtime/audit-chain.js";
+import type { ListedTool } from "./catalog.js";
+
+/** What is pinned of a tool. */
+export interface ToolManifest {
+  server: { name: string; version: string };
+  name: string;
+  description: string | null;
+  input_schema: Record<string, unknown>;
+  output_schema: Record<string, unknown> | null;
+}
+
+/** A contracted tool's definition as a server serves it now. */
+export interface ToolDefinition {
+  /** The contract's name for the tool (what the agent and the operator use). */
+  tool: string;
+  /** The config's name for its server. */
+  server: string;
+  hash: string;
+  manifest: ToolManifest;
+}
+
+export function manifestOf(serverInfo: { name: string; version: string }, listed: ListedTool): ToolManifest {
+  return {
+    server: { name: serverInfo.name, version: serverInfo.version },
+    name: listed.name,
+    description: listed.description ?? null,
+    input_schema: listed.inputSchema,
+    output_schema: listed.outputSchema ?? null,
+  };
+}
+
+/** SHA-256 (hex) of the manifest's canonical JSON: equal definitions, equal hashes, whatever the key order. */
+export function manifestHash(manifest: ToolManifest): string {
+  return sha256Hex(canonicalJson(manifest));
+}
+
+export function definitionOf(tool: string, server: string, serverInfo: { name: string; version: string }, listed: ListedTool): ToolDefinition {
+  const manifest = manifestOf(serverInfo, listed);
+  return { tool, server, manifest, hash: manifestHash(manifest) };
+}
+
+/** How a served definition compares with the pin. */
+export type PinVerdict =
+  | { tool: string; status: "pinned_now" | "matches"; pinned_hash: string }
+  | { tool: string; status: "changed"; pinned_hash: string; served_hash: string };
+
+/** A stored pin, with the differing definition last served (if any) for review. */
+export interface ToolPin {
+  tool: string;
+  server: string;
+  hash: string;
+  manifest: ToolManifest;
+  pinned_at: string;
+  /** Who approved the pinned definition; null when it was pinned on first sight. */
+  approved_by: string | null;
+  served_hash: string | null;
+  served_manifest: ToolManifest | null;
+  served_at: string | null;
+}
+
+export interface PinStore {
+  /**
+   * Pins each definition not pinned yet and compares the others with their
+   * pin. A differing definition is recorded for review (once per new hash,
+   * with an audit event naming the pinned and the served hash).
+   */
+  check(definitions: readonly ToolDefinition[]): Promise<PinVerdict[]>;
+  get(tool: string): Promise<ToolPin | undefined>;
+  /**
+   * Pins the definition last served for review (only if it is still the one
+   * with hash `served`, when given: approve what was reviewed); undefined when
+   * there is none to approve.
+   */
+  approve(tool: string, approver: string, served?: string): Promise<ToolPin | undefined>;
+}
+
+/** One line per differing field of two manifests: what an operator reviews before approving. */
+export function manifestDiff(pinned: ToolManifest, served: ToolManifest): { field: string; pinned: string; served: string }[] {
+  const fields: (keyof ToolManifest)[] = ["server", "name", "description", "input_schema", "output_schema"];
+  return fields
+    .map((field) => ({ field, pinned: canonicalJson(pinned[field]), served: canonicalJson(served[field]) }))
+    .filter((entry) => entry.pinned !== entry.served);
+}
