@@ -13,7 +13,8 @@ import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
-export type RunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+/** An API run's status (the LangGraph API's names), not the agent's `RunStatus` in runtime/transitions.ts. */
+export type ApiRunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
 
 /** The owner of a thread: the verified principal's tenant and user. */
 export interface Owner {
@@ -40,7 +41,7 @@ export interface RunRow {
   assistant_id: string;
   owner: string;
   tenant: string;
-  status: RunStatus;
+  status: ApiRunStatus;
   metadata: Record<string, unknown>;
   kwargs: Record<string, unknown>;
   error: { error: string; message: string } | null;
@@ -126,10 +127,10 @@ export interface ThreadStore {
   /** Releases the lease and sets the thread's status (only if `runId` still holds it). */
   release(threadId: string, runId: string, status: ThreadStatus): Promise<void>;
 
-  createRun(owner: Owner, run: { run_id: string; thread_id: string; assistant_id: string; status: RunStatus; metadata: Record<string, unknown>; kwargs: Record<string, unknown> }): Promise<RunRow>;
+  createRun(owner: Owner, run: { run_id: string; thread_id: string; assistant_id: string; status: ApiRunStatus; metadata: Record<string, unknown>; kwargs: Record<string, unknown> }): Promise<RunRow>;
   getRun(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
-  listRuns(owner: Owner, threadId: string, options: { limit: number; offset: number; status?: RunStatus | undefined }): Promise<RunRow[]>;
-  setRunStatus(runId: string, status: RunStatus, error?: { error: string; message: string }, outcome?: RunOutcome): Promise<void>;
+  listRuns(owner: Owner, threadId: string, options: { limit: number; offset: number; status?: ApiRunStatus | undefined }): Promise<RunRow[]>;
+  setRunStatus(runId: string, status: ApiRunStatus, error?: { error: string; message: string }, outcome?: RunOutcome): Promise<void>;
   /** Marks a run for cancellation (seen by whichever process runs it at its next heartbeat). */
   requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
   /** How many runs of this owner are pending or running (in any process). */
