@@ -137,6 +137,10 @@ export interface ThreadStore {
   activeRuns(owner: Owner): Promise<number>;
   /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
   orphanedRuns(): Promise<RunRow[]>;
+  /** The reviewer inbox's threads: interrupted threads of a tenant (of one owner, when given), newest first. */
+  interruptedThreads(tenant: string, options: { owner?: string | undefined; limit: number }): Promise<ThreadRow[]>;
+  /** A thread of the tenant, whoever owns it (the inbox's lookup; never an owner's route). */
+  getInTenant(tenant: string, threadId: string): Promise<ThreadRow | undefined>;
 }
 
 const THREAD_COLUMNS = "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, active_run::text as active_run, created_at, updated_at";
@@ -267,5 +271,12 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
           where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())`,
         [],
       ),
+    interruptedThreads: (tenant, options) =>
+      many<ThreadRow>(
+        `select ${THREAD_COLUMNS} from ${s}.threads where tenant = $1 and status = 'interrupted' and ($2::text is null or owner = $2)
+          order by updated_at desc, thread_id limit $3`,
+        [tenant, options.owner ?? null, options.limit],
+      ),
+    getInTenant: (tenant, threadId) => one<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where thread_id = $1 and tenant = $2`, [threadId, tenant]),
   };
 }
