@@ -1,6 +1,6 @@
 /** The Postgres side of the audit events (`<schema>.audit_events`). */
 import type pg from "pg";
-import type { AuditEvent, AuditStore } from "../runtime/audit.js";
+import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../runtime/audit.js";
 import { chainedStatement, Params } from "./audit-chain-store.js";
 import { quoteSchemaName } from "./ledger-store.js";
 
@@ -57,8 +57,9 @@ export function createAuditStore(pool: pg.Pool, schema: string): AuditStore {
     async list(threadId) {
       const result = await pool.query(
         `select ${COLUMNS.filter((column) => column !== "at").join(", ")}, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at
-           from ${table} where thread_id = $1 order by at, kind, subject`,
-        [threadId],
+           from ${table} where thread_id = $1 and kind = any($2::text[]) order by at, kind, subject`,
+        // The nodes' events; the chain's link events for ledger and approval rows are read by verification.
+        [threadId, [...AUDIT_KINDS]],
       );
       return result.rows as AuditEvent[];
     },
