@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import type { Database } from "../../src/persistence/database.js";
-import { createRulesPlanner } from "../../src/planners/rules.js";
+import { createRulesPlanner } from "../../src/domains/rules-planner.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import type { State } from "../../src/state.js";
 import { agentHarness, principal, settings, type AgentHarness } from "./support/agent.js";

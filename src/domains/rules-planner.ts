@@ -13,12 +13,12 @@
 import { randomUUID } from "node:crypto";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Evidence } from "../runtime/evidence.js";
-import type { CourseContext, PlanOutcome, Planner, PlannerInput, Proposal } from "./planner.js";
-import { CASE_ID, decideCase } from "../domains/caseops/rules.js";
-import { isQuizRequest } from "../domains/notes/course-context.js";
-import { contentTerms, isRelevant, searchHits } from "../domains/notes/relevance.js";
-import { parseStudyRequest } from "../domains/study/parse.js";
-import { decideStudy, type StudyObservation } from "../domains/study/rules.js";
+import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/planner.js";
+import { courseContextOf, isQuizRequest, type CourseContext } from "./notes/course-context.js";
+import { CASE_ID, decideCase } from "./caseops/rules.js";
+import { contentTerms, isRelevant, searchHits } from "./notes/relevance.js";
+import { parseStudyRequest } from "./study/parse.js";
+import { decideStudy, type StudyObservation } from "./study/rules.js";
 
 /** How many of the best search hits are read before answering. */
 const READ_TOP = 3;
@@ -176,7 +176,8 @@ export function decide(input: PlannerInput): PlanOutcome {
   const study = parseStudyRequest(input.request);
   if (study.type === "needs_human") return study;
   if (study.type === "request") return decideStudy(study.request, input.tools, input.evidence, observations, call);
-  if (input.course) return decideQuiz(input.course, input, observations, offered);
+  const course = courseContextOf(input.context);
+  if (course) return decideQuiz(course, input, observations, offered);
   if (isQuizRequest(input.request)) return { type: "needs_human", reason: 'missing_course: which course should the quiz be from? e.g. "a quiz from my cs301 notes"' };
   if (outsideRepertoire(input.request)) return { type: "needs_human", reason: NEEDS_MODEL };
   const searches = observations.filter((observation) => observation.tool === "search_notes");
