@@ -86,6 +86,13 @@ describe("a study plan into the calendar, reviewed once", () => {
     ]);
     expect(payload.action_requests.every((request) => request.args["title"] === "Study: attention (40 min)")).toBe(true);
     expect(payload.approvals).toHaveLength(3);
+    // The contents travel in `description` exactly when the calendar's schema declares it (validation is strict).
+    const writer = tools.catalog().find((tool) => tool.name === "create_study_event");
+    const declared = (writer?.model_schema["properties"] ?? {}) as Record<string, unknown>;
+    for (const request of payload.action_requests) {
+      if (Object.hasOwn(declared, "description")) expect(String(request.args["description"])).toMatch(/^Topic: attention\. Session \d of 3 \(40 min\)\. Notes: cs301\./);
+      else expect(Object.hasOwn(request.args, "description")).toBe(false);
+    }
     expect(await eventsBetween("2026-12-02T00:00:00Z", "2026-12-05T00:00:00Z")).toHaveLength(0);
 
     const state = await agent.resume("alice", threadId, { decisions: [{ type: "approve" }, { type: "approve" }, { type: "approve" }] });
