@@ -27,8 +27,9 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     if (command && typeof command === "object" && ("update" in command || "goto" in command)) {
       if (endsThread(command)) {
         // agent-chat-ui's "Mark as resolved": refused while a review is pending (a review is never skipped).
+        // The rest of the body is checked as a resume would be (an empty input beside the command is no input).
         const { command: _end, ...rest } = raw as Record<string, unknown>;
-        manager.graph(parseBody(RunCreate, rest).assistant_id);
+        manager.graph(parseBody(RunCreate, { ...rest, command: { resume: true } }).assistant_id);
         if (threadRow !== "stateless") assertRunnable(await snapshotOf(threadId), { kind: "end" });
         throw new ApiError("no_pending_interrupt", "the thread has no pending review to resolve");
       }
