@@ -271,7 +271,9 @@ export class RunManager {
         signal: controller.signal,
         streamMode: [...libModes] as ("values" | "updates" | "messages" | "custom" | "tasks" | "checkpoints" | "tools" | "debug")[],
       };
-      if (request.closeStopped) await closeStoppedRun(graph, threadId, config.metadata);
+      // The closing checkpoint must not carry this run's run_id: LangGraph would take the new
+      // input for a resume of the same run (and drop it).
+      if (request.closeStopped) await closeStoppedRun(graph, threadId, { closed_by_run: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id });
       const input = request.resume ? new Command({ resume: request.resume.value }) : request.input;
       const stream = await graph.stream(input, config);
       const messages = new MessageAccumulator();
