@@ -120,6 +120,8 @@ describe("runs", () => {
       { strict_resume: false },
       { feedback_keys: ["score"] },
       { stream_mode: ["values", "events"] },
+      { on_completion: "delete" },
+      { checkpoint: { checkpoint_ns: "subgraph" } },
     ];
     for (const extra of refused) {
       const response = await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: "agent", ...ask(NOTES_QUESTION), ...extra });

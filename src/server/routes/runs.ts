@@ -44,6 +44,14 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
       throw new ApiError("unsupported", "only multitask_strategy \"reject\" is supported: one run per thread");
     }
     refuseUnsupported(request, where);
+    if (threadRow !== "stateless" && request.on_completion !== undefined) {
+      throw new ApiError("unsupported", "on_completion applies to stateless runs (POST /runs…) only; delete a thread with DELETE /threads/{id}");
+    }
+    // The graphs have no subgraphs: a checkpoint namespace could only name one that does not exist.
+    if (request.checkpoint?.checkpoint_ns) throw new ApiError("unsupported", "checkpoint.checkpoint_ns: the graphs have no subgraphs");
+    if (request.checkpoint?.thread_id && request.checkpoint.thread_id.toLowerCase() !== threadId) {
+      throw new ApiError("invalid_request", "checkpoint.thread_id: names another thread");
+    }
     if (request.input && request.command) throw new ApiError("invalid_request", "send either input or command, not both");
     const input = request.input ? toGraphInput(request.input) : null;
     const ask: RunAsk = request.command
