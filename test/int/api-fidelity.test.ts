@@ -44,8 +44,8 @@ describe("runs", () => {
   it("after a cancel, a new message starts a new run; the cancelled run is closed, its ledger kept", async () => {
     const thread = await alice.threads.create();
     const run = await alice.runs.create(thread.thread_id, "agent", ask(NOTES_QUESTION));
-    // Let it reach the slow reads, then stop it.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Let it reach the slow reads (a ledger row exists), then stop it.
+    for (let waited = 0; (await ledgerRows(thread.thread_id)) < 2 && waited < 20_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     await alice.runs.cancel(thread.thread_id, run.run_id, true);
     expect((await alice.runs.get(thread.thread_id, run.run_id)).status).toBe("interrupted");
     const stopped = await alice.threads.getState(thread.thread_id);
