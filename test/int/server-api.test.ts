@@ -82,7 +82,8 @@ describe("a run as alice", () => {
     const ended = await sqlRows("select kind, code, actor, node from warrant.audit_events where thread_id = $1", [thread.thread_id]);
     expect(ended).toEqual([{ kind: "run_ended", code: "final_answer", actor: "alice", node: "observe" }]);
     // Why the run stopped is on the run record too (and in warrant.runs).
-    expect((runs[0] as unknown as { outcome: unknown }).outcome).toEqual({ status: "completed", termination_reason: expect.objectContaining({ code: "final_answer" }), pending_review: false });
+    // One run id: the Warrant run this API run started is the API run itself.
+    expect((runs[0] as unknown as { outcome: unknown }).outcome).toEqual({ status: "completed", termination_reason: expect.objectContaining({ code: "final_answer" }), pending_review: false, warrant_run_id: runs[0]!.run_id });
     const found = await alice.threads.search({ metadata: { topic: "attention" } });
     expect(found.map((item) => item.thread_id)).toContain(thread.thread_id);
   });
