@@ -10,7 +10,8 @@ import { openDatabase, type Database } from "./persistence/database.js";
 import { createModelPlanner } from "./planners/model.js";
 import type { Planner } from "./planners/planner.js";
 import { createRulesPlanner } from "./planners/rules.js";
-import { loadConfig } from "./policy/config.js";
+import { loadConfig, type WarrantConfig } from "./policy/config.js";
+import { priceOf } from "./policy/pricing.js";
 
 export interface Runtime {
   host: Host;
@@ -18,10 +19,13 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export function plannerFor(settings: Settings): Planner {
+/** The configured planner; `prices` are the config's `models` (an unlisted model costs 0). */
+export function plannerFor(settings: Settings, prices: WarrantConfig["models"] = {}): Planner {
   if (settings.planner === "rules") return createRulesPlanner();
+  const price = priceOf(prices, settings.model.name);
   return createModelPlanner({
     model: settings.model.name,
+    ...(price ? { price } : {}),
     ...(settings.model.baseUrl ? { baseUrl: settings.model.baseUrl } : {}),
     ...(settings.model.apiKey ? { apiKey: settings.model.apiKey } : {}),
   });
@@ -36,7 +40,9 @@ export function createRuntime(
     ? async () => overrides.database as Database
     : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
   const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(async () => connectTools(await loadConfig(settings.configPath)));
-  const planner = overrides.planner ? async () => overrides.planner as Planner : lazy(async () => plannerFor(settings));
+  const planner = overrides.planner
+    ? async () => overrides.planner as Planner
+    : lazy(async () => plannerFor(settings, settings.planner === "model" ? (await loadConfig(settings.configPath)).models : {}));
   let opened = { database: false, tools: false };
   const host: Host = {
     budgets: settings.budgets,

@@ -59,6 +59,8 @@ export function checkProposal(
   tools: ToolHost,
   context: CheckContext,
 ): { ok: true; tool: CatalogTool; modelArgs: Record<string, unknown>; args: Record<string, unknown> } | { ok: false; decision: Decision } {
+  // The plan node refused a name or id it could not keep (planners/sanitize); what is left is a safe stand-in.
+  if (proposal.refusal) return { ok: false, decision: deny(proposal, proposal.refusal.code, proposal.refusal.message) };
   const tool = offered.includes(proposal.name) ? tools.catalog().find((entry) => entry.name === proposal.name) : undefined;
   if (!tool) {
     const code = tools.isListed(proposal.name) ? "tool_not_permitted" : "unknown_tool";

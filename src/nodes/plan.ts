@@ -3,17 +3,17 @@
  * asks the planner, and records its proposals. It never runs anything.
  */
 import { randomUUID } from "node:crypto";
-import { AIMessage } from "@langchain/core/messages";
 import { isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { principalFromConfig } from "../auth/principal.js";
 import { isModelBehaviorError } from "../errors.js";
 import type { Host } from "../host.js";
 import { toToolSpec } from "../mcp/catalog.js";
-import { parseToolArguments } from "../planners/arguments.js";
 import { loadCourseContext } from "../domains/notes/course-context.js";
 import { latestRequest, plannerContext } from "../planners/context.js";
-import type { PlanResult, Proposal } from "../planners/planner.js";
+import type { PlanResult, Planner } from "../planners/planner.js";
+import { sanitizeOutcome, sanitizeProposals, toolCallMessage } from "../planners/sanitize.js";
 import { effectiveTools } from "../policy/effective-tools.js";
+import { costOf } from "../policy/pricing.js";
 import { isTerminal, transition, type RunStatus } from "../runtime/transitions.js";
 import type { NodeUpdate, RunInfo, State } from "../state.js";
 import { threadIdFrom } from "./authorize.js";
@@ -23,23 +23,6 @@ const STAGE = "default";
 
 function startsNewRun(status: RunStatus): boolean {
   return status === "created" || isTerminal(status);
-}
-
-/**
- * Call ids key the ledger for the whole thread, so they must be unique there.
- * A planner's id is kept unless it repeats one already used (a careless or
- * hostile model may reuse ids); then a fresh id replaces it.
- */
-export function uniqueCallIds(calls: readonly Proposal[], messages: State["messages"]): Proposal[] {
-  const used = new Set<string>();
-  for (const message of messages) {
-    if (AIMessage.isInstance(message)) for (const toolCall of message.tool_calls ?? []) if (toolCall.id) used.add(toolCall.id);
-  }
-  return calls.map((call) => {
-    const callId = call.call_id.length > 0 && call.call_id.length <= 128 && !used.has(call.call_id) ? call.call_id : `call_${randomUUID()}`;
-    used.add(callId);
-    return { ...call, call_id: callId };
-  });
 }
 
 /**
@@ -55,16 +38,6 @@ export function unresolvedWrites(state: Pick<State, "proposals" | "call_results"
   if (unknown.length === 0) return undefined;
   const calls = unknown.map((result) => `${result.tool} (${result.call_id})${result.ok ? "" : `: ${result.message}`}`);
   return `outcome_unknown: ${calls.join("; ")}. Check whether it took effect before asking again.`;
-}
-
-function toolCallMessage(result: Extract<PlanResult["outcome"], { type: "tool_calls" }>): AIMessage {
-  return new AIMessage({
-    content: result.text ?? "",
-    tool_calls: result.calls.map((call) => {
-      const parsed = parseToolArguments(call.raw_arguments);
-      return { id: call.call_id, name: call.name, args: parsed.ok ? parsed.value : {}, type: "tool_call" as const };
-    }),
-  });
 }
 
 export function makePlanNode(host: Host) {
@@ -105,8 +78,10 @@ export function makePlanNode(host: Host) {
     }
 
     let result: PlanResult;
+    let price: Planner["price"];
     try {
       const planner = await host.planner();
+      price = planner.price;
       result = await planner.plan({
         request,
         messages: plannerContext(state.messages),
@@ -134,10 +109,12 @@ export function makePlanNode(host: Host) {
       model_calls: 1,
       input_tokens: result.usage.input_tokens,
       output_tokens: result.usage.output_tokens,
+      cost_usd: costOf(result.usage, price),
     };
-    const outcome = result.outcome;
+    // Planner output is untrusted text: nothing unstorable reaches the checkpoint or our tables.
+    const outcome = sanitizeOutcome(result.outcome);
     if (outcome.type === "tool_calls" && outcome.calls.length > 0) {
-      const calls = uniqueCallIds(outcome.calls, state.messages);
+      const calls = sanitizeProposals(outcome.calls, state.messages);
       return {
         ...base,
         ...transition(state.status, ...hops, "tool_proposed"),

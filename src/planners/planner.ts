@@ -20,6 +20,13 @@ export interface Proposal {
   name: string;
   /** The argument text exactly as proposed; `authorize` parses it strictly. */
   raw_arguments: string;
+  /**
+   * Set by the plan node when the planner's tool name or call id could not
+   * be kept (control, bidi or zero-width characters; see planners/sanitize):
+   * the name or id above is then a safe replacement, and authorize denies
+   * the proposal with this typed error, so the model sees why.
+   */
+  refusal?: { code: "unknown_tool" | "invalid_arguments"; message: string };
 }
 
 export type PlanOutcome =
@@ -70,8 +77,19 @@ export interface PlanResult {
   usage: PlanUsage;
 }
 
+/** USD per million tokens of the planner's model (validated in policy/config, from `models` in warrant.config.json). */
+export interface ModelPrice {
+  input_per_million_usd: number;
+  output_per_million_usd: number;
+}
+
 export interface Planner {
   readonly kind: "rules" | "model" | "scripted";
+  /**
+   * The configured price of the model behind this planner, set by our code
+   * from the config (never from a reply); absent means its calls cost 0.
+   */
+  readonly price?: ModelPrice;
   /** Throws `ModelBehaviorError` when the reply is not a usable plan. */
   plan(input: PlannerInput): Promise<PlanResult>;
 }
