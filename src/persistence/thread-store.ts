@@ -11,6 +11,7 @@
  */
 import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
+import { replaceUnstorable } from "../runtime/safe-text.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 export type RunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
@@ -244,8 +245,8 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       await pool.query(`update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now() where run_id = $1`, [
         runId,
         status,
-        error ? JSON.stringify(error) : null,
-        outcome ? JSON.stringify(outcome) : null,
+        error ? storableJson(error) : null,
+        outcome ? storableJson(outcome) : null,
       ]);
     },
     requestCancel: (owner, threadId, runId) =>
@@ -265,4 +266,14 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
         [],
       ),
   };
+}
+
+/**
+ * JSON for a jsonb column from values our code shaped but whose strings may
+ * quote untrusted text (a tool's error message in a termination reason, an
+ * exception's message): jsonb refuses `\u0000` and lone surrogates, and a
+ * failed status write would leave the run `running` for good.
+ */
+function storableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => (typeof item === "string" ? replaceUnstorable(item) : item));
 }

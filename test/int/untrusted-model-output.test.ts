@@ -5,6 +5,7 @@
  * real MCP servers: each hostile reply ends as a typed refusal the model
  * sees, the run ends normally, and the thread stays readable afterwards.
  */
+import { randomUUID } from "node:crypto";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
@@ -148,6 +149,21 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
     expect(run.state.termination_reason).toMatchObject({ code: "needs_human", detail: "ask\ufffd a\ufffd person" });
     const ended = (await opened.database.audit.list(run.threadId)).find((event) => event.kind === "run_ended");
     expect(ended?.detail).toBe("ask\ufffd a\ufffd person");
+  });
+
+  it("stores audit details and run outcomes that quote unstorable text (e.g. a tool's error message)", async () => {
+    const owner = { tenant: "uni", user_id: "alice" };
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    await opened.database.threads.create(owner, { thread_id: threadId, metadata: {} });
+    await opened.database.threads.createRun(owner, { run_id: runId, thread_id: threadId, assistant_id: "agent", status: "running", metadata: {}, kwargs: {} });
+    const detail = "outcome_unknown: create_study_event (call_1): server said \u0000\ud800";
+    await opened.database.threads.setRunStatus(runId, "error", { error: "x", message: "boom\u0000" }, { status: "needs_human", termination_reason: { code: "needs_human", detail }, pending_review: false });
+    const run = await opened.database.threads.getRun(owner, threadId, runId);
+    expect(run?.outcome?.termination_reason).toMatchObject({ detail: "outcome_unknown: create_study_event (call_1): server said \ufffd\ufffd" });
+    expect(run?.error).toEqual({ error: "x", message: "boom\ufffd" });
+    await opened.database.audit.record([{ thread_id: threadId, run_id: runId, kind: "run_ended", subject: "", node: "observe", actor: "alice", code: "needs_human", tool: null, detail, at: new Date().toISOString() }]);
+    expect((await opened.database.audit.list(threadId))[0]?.detail).toBe("outcome_unknown: create_study_event (call_1): server said \ufffd\ufffd");
   });
 
   it("keeps every stored name and id a safe identifier", async () => {
