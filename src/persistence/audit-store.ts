@@ -1,7 +1,7 @@
 /** The Postgres side of the audit events (`<schema>.audit_events`). */
 import type pg from "pg";
 import type { AuditEvent, AuditStore } from "../runtime/audit.js";
-import { replaceUnstorable } from "../runtime/safe-text.js";
+import { replaceUnstorable } from "../policy/safe-text.js";
 import { quoteSchemaName } from "./ledger-store.js";
 
 export function auditMigrations(schema: string): string[] {

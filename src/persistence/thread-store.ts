@@ -11,7 +11,7 @@
  */
 import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
-import { replaceUnstorable } from "../runtime/safe-text.js";
+import { replaceUnstorable } from "../policy/safe-text.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 export type RunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
@@ -56,6 +56,8 @@ export interface RunOutcome {
   status: string;
   termination_reason: unknown;
   pending_review: boolean;
+  /** The Warrant run (`state.run.run_id`, ledger, approvals, audit) this API run worked on. */
+  warrant_run_id?: string;
 }
 
 export function threadMigrations(schema: string): string[] {

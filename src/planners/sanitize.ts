@@ -9,8 +9,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import { replaceUnstorable, unsafeKeyReason } from "../runtime/safe-text.js";
-import { MAX_ARGUMENT_BYTES, parseToolArguments } from "./arguments.js";
+import { replaceUnstorable, unsafeKeyReason } from "../policy/safe-text.js";
+import { MAX_ARGUMENT_BYTES, parseToolArguments } from "../policy/arguments.js";
 import type { PlanOutcome, Proposal } from "./planner.js";
 
 /** Stands in for a tool name that could not be kept. No contract can match it: refusals are checked first. */

@@ -4,9 +4,11 @@
  * is a pure function of its recorded token counts and that price.
  */
 
-import type { ModelPrice } from "../planners/planner.js";
-
-export type { ModelPrice };
+/** USD per million tokens of a model, as providers publish them (validated by `ModelPriceSchema` in config). */
+export interface ModelPrice {
+  input_per_million_usd: number;
+  output_per_million_usd: number;
+}
 
 /**
  * The cost in USD of one reply's tokens. No price (a local model, or one

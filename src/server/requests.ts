@@ -6,8 +6,8 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { z } from "zod";
-import { MAX_ARGUMENT_DEPTH } from "../planners/arguments.js";
-import { findUnsafeJson, unsafeKeyReason, unsafeTextReason } from "../runtime/safe-text.js";
+import { MAX_ARGUMENT_DEPTH } from "../policy/arguments.js";
+import { findUnsafeJson, unsafeKeyReason, unsafeTextReason } from "../policy/safe-text.js";
 import { ApiError } from "./api-error.js";
 import { STREAM_MODES, type ClientStreamMode } from "./runs.js";
 

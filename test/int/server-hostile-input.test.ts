@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@langchain/langgraph-sdk";
 import type { Planner } from "../../src/planners/planner.js";
-import { isSafeKey } from "../../src/runtime/safe-text.js";
+import { isSafeKey } from "../../src/policy/safe-text.js";
 import { bookingPlanner, NOTES_QUESTION, startTestServer, type TestServer } from "./support/server.js";
 
 /** Requests that make the planner reply with one hostile proposal on its first turn, then a final answer. */

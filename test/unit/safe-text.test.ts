@@ -3,7 +3,7 @@
  * reaches Postgres, a checkpoint or a log line.
  */
 import { describe, expect, it } from "vitest";
-import { escapeUnsafe, findUnsafeJson, isSafeKey, isStorableText, jsonTextDepth, replaceUnstorable, unsafeKeyReason, unsafeTextReason } from "../../src/runtime/safe-text.js";
+import { escapeUnsafe, findUnsafeJson, isSafeKey, isStorableText, jsonTextDepth, replaceUnstorable, unsafeKeyReason, unsafeTextReason } from "../../src/policy/safe-text.js";
 
 const HOSTILE_TEXT: [string, string, string][] = [
   ["NUL", "a\u0000b", "contains U+0000"],

@@ -5,10 +5,10 @@
  */
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { MAX_ARGUMENT_BYTES } from "../../src/planners/arguments.js";
+import { MAX_ARGUMENT_BYTES } from "../../src/policy/arguments.js";
 import type { Proposal } from "../../src/planners/planner.js";
 import { INVALID_TOOL_NAME, sanitizeOutcome, sanitizeProposals, toolCallMessage } from "../../src/planners/sanitize.js";
-import { isSafeKey } from "../../src/runtime/safe-text.js";
+import { isSafeKey } from "../../src/policy/safe-text.js";
 
 const FRESH_ID = /^call_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -3,7 +3,7 @@
  * text through untouched; `authorize` calls this and turns a failure into a
  * repairable `invalid_arguments` observation for the model.
  */
-import { escapeUnsafe, findUnsafeJson, jsonTextDepth } from "../runtime/safe-text.js";
+import { escapeUnsafe, findUnsafeJson, jsonTextDepth } from "./safe-text.js";
 
 /** Largest argument text accepted, in UTF-8 bytes (64 KiB). */
 export const MAX_ARGUMENT_BYTES = 64 * 1024;
