@@ -6,26 +6,10 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { DomainContext } from "../runtime/context-provider.js";
 import type { Evidence } from "../runtime/evidence.js";
 
-import type { ToolSpec } from "../policy/contracts.js";
+import type { Proposal, ToolSpec } from "../policy/contracts.js";
 import type { ModelPrice } from "../policy/pricing.js";
 
-export type { ToolSpec } from "../policy/contracts.js";
-
-/** One proposed tool call, arguments kept as the raw text the planner produced. */
-export interface Proposal {
-  /** The tool_call_id: one proposal, one result. */
-  call_id: string;
-  name: string;
-  /** The argument text exactly as proposed; `authorize` parses it strictly. */
-  raw_arguments: string;
-  /**
-   * Set by the plan node when the planner's tool name or call id could not
-   * be kept (control, bidi or zero-width characters; see planners/sanitize):
-   * the name or id above is then a safe replacement, and authorize denies
-   * the proposal with this typed error, so the model sees why.
-   */
-  refusal?: { code: "unknown_tool" | "invalid_arguments"; message: string };
-}
+export type { Proposal, ToolSpec } from "../policy/contracts.js";
 
 export type PlanOutcome =
   | { type: "tool_calls"; calls: Proposal[]; text?: string }

@@ -132,6 +132,22 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** One proposed tool call, arguments kept as the raw text the planner produced. */
+export interface Proposal {
+  /** The tool_call_id: one proposal, one result. */
+  call_id: string;
+  name: string;
+  /** The argument text exactly as proposed; `authorize` parses it strictly. */
+  raw_arguments: string;
+  /**
+   * Set by the plan node when the planner's tool name or call id could not
+   * be kept (control, bidi or zero-width characters; see planners/sanitize):
+   * the name or id above is then a safe replacement, and decide denies the
+   * proposal with this typed error, so the model sees why.
+   */
+  refusal?: { code: "unknown_tool" | "invalid_arguments"; message: string };
+}
+
 /** What a planner is shown for a tool. */
 export function toToolSpec(tool: CatalogTool): ToolSpec {
   return { name: tool.name, description: tool.description, parameters: tool.model_schema };

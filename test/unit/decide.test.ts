@@ -450,13 +450,13 @@ describe("mayDecide: who may decide a review", () => {
   const namesake: Principal = { ...alice, tenant: "acme" };
 
   it.each([
-    ["the owner", owner, true, false],
-    ["a reviewer of the owner's tenant", reviewer, true, true],
-    ["a reviewer of another tenant", foreignReviewer, false, false],
-    ["another student of the tenant", otherStudent, false, false],
-    ["the owner who is also a reviewer", ownerReviewer, true, false],
-    ["the owner's user id in another tenant", namesake, false, false],
-  ])("%s: owner_or_reviewer %s, reviewer_not_owner %s", (_label, approver, ownerOrReviewer, reviewerNotOwner) => {
+    ["the owner", true, false, owner],
+    ["a reviewer of the owner's tenant", true, true, reviewer],
+    ["a reviewer of another tenant", false, false, foreignReviewer],
+    ["another student of the tenant", false, false, otherStudent],
+    ["the owner who is also a reviewer", true, false, ownerReviewer],
+    ["the owner's user id in another tenant", false, false, namesake],
+  ])("%s: owner_or_reviewer %s, reviewer_not_owner %s", (_label, ownerOrReviewer, reviewerNotOwner, approver) => {
     expect(mayDecide(approver, owner, "owner_or_reviewer")).toBe(ownerOrReviewer);
     expect(mayDecide(approver, owner, "reviewer_not_owner")).toBe(reviewerNotOwner);
   });
