@@ -207,6 +207,16 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
   return parsed.data;
 }
 
+/**
+ * A resume value sent outside a run body (the reviewer inbox): checked as
+ * `command.resume` is, since it is checkpointed as sent. Throws
+ * `invalid_request` naming the path inside it.
+ */
+export function assertSafeResume(value: unknown): void {
+  const unsafe = findUnsafeJson(value, MAX_RESUME_DEPTH);
+  if (unsafe) throw new ApiError("invalid_request", `${unsafe.path.length > 0 ? unsafe.path.join(".") : "body"}: ${unsafe.reason}`);
+}
+
 /** A checkpoint id from a path: a safe identifier, or `invalid_request` naming `checkpoint_id`. */
 export function checkpointIdParam(value: string): string {
   return parseBody(z.object({ checkpoint_id: CheckpointId }), { checkpoint_id: value }).checkpoint_id;

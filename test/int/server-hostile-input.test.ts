@@ -132,6 +132,16 @@ describe("hostile ids and text", () => {
     expect(response.body.message?.startsWith(field.endsWith(".0.0") ? field : `${field}: `), response.body.message).toBe(true);
   });
 
+  it.each([
+    ["a reject message with NUL", { decisions: [{ type: "reject", message: "no\u0000" }] }, "decisions.0.message: contains U+0000"],
+    ["edited arguments nested 64 levels deep", { decisions: [{ type: "edit", edited_action: { name: "x", args: { a: deep } } }] }, "decisions.0.edited_action.args.a.0.0"],
+  ])("POST /reviews/{thread_id} with %s → 422 naming the field", async (_label, body, field) => {
+    const response = await server.fetch(`/reviews/${witness}`, { method: "POST", user: "rita", body: JSON.stringify(body) });
+    const answer = (await response.json()) as { error?: string; message?: string };
+    expect({ status: response.status, error: answer.error }).toEqual({ status: 422, error: "invalid_request" });
+    expect(answer.message?.startsWith(field), answer.message).toBe(true);
+  });
+
   it("keeps tabs and newlines in a request", async () => {
     const values = (await alice.runs.wait(null, "agent", { input: { messages: [{ role: "user", content: "What is\tBM25?\nThanks" }] } })) as { status?: string };
     expect(values.status).toBeDefined();
