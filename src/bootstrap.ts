@@ -35,7 +35,9 @@ export function createRuntime(
   const database = overrides.database
     ? async () => overrides.database as Database
     : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
-  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(async () => connectTools(await loadConfig(settings.configPath)));
+  // The calendar (and any server whose config asks for it) shares the host's database.
+  const connect = async () => connectTools(await loadConfig(settings.configPath), undefined, { hostValues: { DATABASE_URL: settings.databaseUrl } });
+  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);
   const planner = overrides.planner ? async () => overrides.planner as Planner : lazy(async () => plannerFor(settings));
   let opened = { database: false, tools: false };
   const host: Host = {
