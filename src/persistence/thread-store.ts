@@ -11,6 +11,7 @@
  */
 import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
+import { createRunKeyStore, runKeyMigrations, type RunKeyStore } from "./run-keys.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 export type RunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
@@ -94,6 +95,7 @@ export function threadMigrations(schema: string): string[] {
     // The orphan sweep and the per-principal limit look only at unfinished runs.
     `create index if not exists runs_unfinished on ${s}.runs (thread_id) where status in ('pending', 'running')`,
     `create index if not exists runs_unfinished_by_owner on ${s}.runs (tenant, owner) where status in ('pending', 'running')`,
+    ...runKeyMigrations(schema),
   ];
 }
 
@@ -134,6 +136,8 @@ export interface ThreadStore {
   activeRuns(owner: Owner): Promise<number>;
   /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
   orphanedRuns(): Promise<RunRow[]>;
+  /** Run-level idempotency keys (API `Idempotency-Key`, CLI `--idempotency-key`). */
+  readonly runKeys: RunKeyStore;
 }
 
 const THREAD_COLUMNS = "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, active_run::text as active_run, created_at, updated_at";
@@ -167,6 +171,7 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
   };
 
   return {
+    runKeys: createRunKeyStore(pool, schema),
     create: (owner, thread) =>
       one<ThreadRow>(
         `insert into ${s}.threads (thread_id, owner, tenant, metadata) values ($1, $2, $3, $4::jsonb)

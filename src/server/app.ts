@@ -70,8 +70,8 @@ export function createApp(options: AppOptions): Hono<Env> {
       "*",
       cors({
         origin: options.corsOrigins,
-        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID"],
-        exposeHeaders: ["Content-Location", "Location"],
+        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key"],
+        exposeHeaders: ["Content-Location", "Location", "Idempotent-Replayed"],
         maxAge: 600,
       }),
     );

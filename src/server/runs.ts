@@ -35,6 +35,8 @@ export interface RunRequest {
   streamModes: ClientStreamMode[];
   checkpointId?: string | undefined;
   metadata: Record<string, unknown>;
+  /** The run's id when the caller chose it beforehand (an idempotency key was claimed for it); else a new one. */
+  runId?: string | undefined;
   /** Run-bound arguments fixed for a new request (kept on the thread for its resumes). */
   runBound?: Record<string, string> | undefined;
   /**
@@ -112,7 +114,7 @@ export class RunManager {
     if ((await this.#options.store.activeRuns(owner)) >= this.#options.maxActiveRuns) {
       throw new ApiError("too_many_runs", `at most ${this.#options.maxActiveRuns} runs may be in progress at once; wait for one to finish`);
     }
-    const runId = randomUUID();
+    const runId = request.runId ?? randomUUID();
     const acquired = await this.#options.store.acquire(owner, request.thread.thread_id, runId, this.#options.leaseMs, {
       graph_id: request.assistantId,
       ...(request.runBound ? { run_bound: request.runBound } : {}),
