@@ -111,10 +111,10 @@ async function main(): Promise<number> {
       print(options, principal, threadId, runId, true, await graph.getState(threadConfig(threadId)));
       return 0;
     }
-    await runtime.host.tools();
+    const contracts = (await runtime.host.tools()).catalog().map((tool) => tool.contract);
     const { threadId } = session;
     process.stderr.write(`thread: ${threadId}  run: ${session.runId}\n`);
-    const runBound = runBoundFor(options.request, options.caseId);
+    const runBound = runBoundFor(options.request, contracts, options.caseId ? { case_id: options.caseId } : {});
     const config = (runId: string) => ({ ...runConfigFor({ threadId, runId, principal, runBound }), ...runOptions(settings.budgets) });
 
     if (options.resume !== undefined) {

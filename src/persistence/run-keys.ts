@@ -12,7 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { canonicalJson } from "../runtime/fingerprint.js";
+import { canonicalJson } from "../policy/fingerprint.js";
 import { quoteSchemaName } from "./ledger-store.js";
 import type { Owner } from "./thread-store.js";
 

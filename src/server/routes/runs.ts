@@ -8,7 +8,6 @@ import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { RunKeyRow } from "../../persistence/run-keys.js";
 import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
-import { runBoundFor } from "../../policy/run-bound.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire, toWireJson } from "../events.js";
@@ -16,6 +15,7 @@ import { assertRunnable, forkTarget } from "../run-checks.js";
 import { clientMetadata, parseBody, requestText, RunCreate, RunListQuery, streamModes, toGraphInput, type RunCreateBody } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
 import { idempotencyKeyOf, replayedRun, runRequestHash } from "../idempotency.js";
+import { checkpointIdFrom } from "../../runtime/run-config.js";
 
 /** A run a request started, or (`Idempotency-Key` repeated) the one it started before. */
 interface StartedRun {
@@ -95,7 +95,7 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
         verify: runnable,
         metadata: clientMetadata(request.metadata ?? undefined),
         runId,
-        ...(request.input ? { runBound: runBoundFor(requestText(request.input)) } : {}),
+        ...(request.input ? { runBound: manager.runBoundFor(requestText(request.input)) } : {}),
       });
       return { run: active.run, request, keyed: key !== undefined };
     } catch (error) {
@@ -166,7 +166,7 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
           let seen: unknown = undefined;
           const progress = async () => {
             const snapshot = await snapshotOf(run.thread_id);
-            const checkpoint = snapshot.config?.configurable?.["checkpoint_id"];
+            const checkpoint = checkpointIdFrom(snapshot.config);
             if (checkpoint === undefined || checkpoint === seen) return;
             seen = checkpoint;
             await stream.writeSSE({ event: "values", data: toWireJson(snapshot.values ?? {}) });
