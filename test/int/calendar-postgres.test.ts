@@ -14,7 +14,7 @@ import { REPO_ROOT } from "../../src/env.js";
 import { databaseCalendarEvents } from "./support/calendar.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
-const TIMEOUT_MS = 60_000;
+const TIMEOUT_MS = 180_000;
 const SERVER = ["--import", "tsx", path.join("tools", "calendar", "server.ts")];
 
 const event = {
