@@ -10,6 +10,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,17 +33,25 @@ interface Finished {
 
 let database: TestDatabase;
 let fake: FakeOpenAI;
+let configDirectory: string;
 beforeAll(async () => {
   database = await createTestDatabase();
   fake = await startFakeOpenAI();
+  // The shipped config without caseops (an HTTP server these tests never use): fewer processes to start per CLI run.
+  configDirectory = await mkdtemp(path.join(os.tmpdir(), "cli-review-"));
+  const shipped = JSON.parse(await readFile(path.join(REPO_ROOT, "warrant.config.json"), "utf8")) as { servers: Record<string, unknown>; tools: Record<string, { server: string }> };
+  delete shipped.servers["caseops"];
+  shipped.tools = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => contract.server !== "caseops"));
+  await writeFile(path.join(configDirectory, "warrant.config.json"), JSON.stringify(shipped));
 });
 afterAll(async () => {
   await fake?.close();
   await database?.drop();
+  await rm(configDirectory, { recursive: true, force: true });
 });
 
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { ...process.env, DATABASE_URL: database.url, ...extra };
+  return { ...process.env, DATABASE_URL: database.url, WARRANT_CONFIG: path.join(configDirectory, "warrant.config.json"), ...extra };
 }
 
 function collect(child: ChildProcess): Promise<Finished> {
@@ -190,6 +200,7 @@ describe("CLI review", () => {
       }
     });
     const code = await new Promise<number | null>((resolve) => {
+      child.on("error", () => resolve(null));
       child.on("close", resolve);
       // Fail with the screen rather than hang.
       setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS - 30_000).unref();
