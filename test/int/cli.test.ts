@@ -101,7 +101,7 @@ describe.each(storages)("chat CLI on $name Postgres", (kind) => {
     let stderr = "";
     // Wait until a read_note call is in flight (the notes server says so), then kill everything.
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("the run never reached read_note")), 30_000);
+      const timer = setTimeout(() => reject(new Error("the run never reached read_note")), 75_000);
       child.stderr?.on("data", (chunk: Buffer) => {
         stderr += chunk.toString();
         threadId ||= /^thread: ([0-9a-f-]{36})/m.exec(stderr)?.[1] ?? "";
@@ -129,7 +129,7 @@ describe.each(storages)("chat CLI on $name Postgres", (kind) => {
     }
     // The search finished before the crash and was not repeated.
     expect(output.ledger.filter((row) => row.tool === "search_notes")).toHaveLength(1);
-  }, 90_000);
+  }, 180_000);
 });
 
 describe("chat CLI refuses bad input with one clear line", () => {
