@@ -12,7 +12,7 @@ import type { ResumeDecision } from "../policy/approval.js";
 const PendingReviewSchema = z.object({
   action_requests: z.array(z.object({ name: z.string(), args: z.record(z.string(), z.unknown()), description: z.string().optional() })),
   approvals: z.array(z.object({ action_id: z.string(), fingerprint: z.string(), version: z.number(), expires_at: z.string() })),
-  review_configs: z.array(z.object({ action_name: z.string(), allowed_decisions: z.array(z.string()) })).optional(),
+  review_configs: z.array(z.object({ action_name: z.string(), allowed_decisions: z.array(z.string()), rule: z.string().optional() })).optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
 export type PendingReview = z.infer<typeof PendingReviewSchema>;
@@ -37,7 +37,7 @@ export function approvalCard(review: PendingReview): string {
     const args = action.args;
     lines.push("", `  [${index + 1}] ${action.name}`);
     const field = (label: string, value: string | undefined) => {
-      if (value !== undefined) lines.push(`      ${label.padEnd(12)}${value}`);
+      if (value !== undefined) lines.push(`      ${label.padEnd(12)}${label.length >= 12 ? " " : ""}${value}`);
     };
     field("calendar", text(args["calendar"]));
     field("title", text(args["title"]));
@@ -48,6 +48,7 @@ export function approvalCard(review: PendingReview): string {
     if (description !== undefined) field("contents", description.split("\n").join("\n                  "));
     field("arguments", JSON.stringify(args));
     field("action_id", approval?.action_id);
+    field("who decides", text(review.review_configs?.[index]?.rule));
     field("expires_at", approval?.expires_at);
   });
   return lines.join("\n");

@@ -7,7 +7,10 @@ const payload = {
     { name: "create_study_event", args: { title: "Study attention", description: "Topic: attention\nNotes: cs301/a", start: "2026-12-02T18:00:00Z", end: "2026-12-02T19:00:00Z", timezone: "UTC", calendar: "study" }, description: "…" },
     { name: "create_study_event", args: { title: "Study more", start: "2026-12-03T18:00:00Z", end: "2026-12-03T19:00:00Z", timezone: "UTC", calendar: "study" }, description: "…" },
   ],
-  review_configs: [{ action_name: "create_study_event", allowed_decisions: ["approve", "edit", "reject"] }],
+  review_configs: [
+    { action_name: "create_study_event", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" },
+    { action_name: "create_study_event", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" },
+  ],
   approvals: [
     { action_id: "act_1", fingerprint: "f1", version: 1, expires_at: "2026-12-01T10:15:00.000Z" },
     { action_id: "act_2", fingerprint: "f2", version: 1, expires_at: "2026-12-01T10:15:00.000Z" },
@@ -32,7 +35,7 @@ describe("terminal review", () => {
 
   it("shows tool, destination, times, zone, contents, action id and expiry per action", () => {
     const card = approvalCard(payload);
-    for (const expected of ["[1] create_study_event", "calendar    study", "start       2026-12-02T18:00:00Z", "end         2026-12-03T19:00:00Z", "timezone    UTC", "contents    Topic: attention", "action_id   act_2", "expires_at  2026-12-01T10:15:00.000Z"]) {
+    for (const expected of ["[1] create_study_event", "calendar    study", "start       2026-12-02T18:00:00Z", "end         2026-12-03T19:00:00Z", "timezone    UTC", "contents    Topic: attention", "action_id   act_2", "expires_at  2026-12-01T10:15:00.000Z", "who decides owner_or_reviewer"]) {
       expect(card).toContain(expected);
     }
   });
