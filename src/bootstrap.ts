@@ -41,7 +41,9 @@ export function createRuntime(
   const database = overrides.database
     ? async () => overrides.database as Database
     : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
-  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(async () => connectTools(await config()));
+  // The calendar (and any server whose config asks for it) shares the host's database.
+  const connect = async () => connectTools(await config(), undefined, { hostValues: { DATABASE_URL: settings.databaseUrl } });
+  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);
   const config = lazy(() => loadConfig(settings.configPath));
   const principals = overrides.principals ?? principalDirectory(settings.principalsPath);
   const planner = overrides.planner
