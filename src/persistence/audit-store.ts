@@ -1,6 +1,7 @@
 /** The Postgres side of the audit events (`<schema>.audit_events`). */
 import type pg from "pg";
 import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../runtime/audit.js";
+import { replaceUnstorable } from "../policy/safe-text.js";
 import { chainedStatement, Params } from "./audit-chain-store.js";
 import { quoteSchemaName } from "./ledger-store.js";
 
@@ -29,11 +30,23 @@ const COLUMNS = ["thread_id", "run_id", "kind", "subject", "node", "actor", "cod
 
 const UNIQUE_VIOLATION = "23505";
 
+/** The event with every text field storable (U+FFFD for NUL and lone surrogates). */
+function storable(event: AuditEvent): AuditEvent {
+  const copy = { ...event };
+  for (const column of COLUMNS) {
+    const value = copy[column];
+    if (typeof value === "string") (copy as Record<string, unknown>)[column] = replaceUnstorable(value);
+  }
+  return copy;
+}
+
 export function createAuditStore(pool: pg.Pool, schema: string): AuditStore {
   const table = `${quoteSchemaName(schema)}.audit_events`;
   return {
     async record(events, run) {
-      for (const event of events) {
+      for (const raw of events) {
+        // Details quote untrusted text (model output, server errors); a NUL would fail the insert (22021) and with it the run.
+        const event = storable(raw);
         const params = new Params();
         if (!run) {
           const placeholders = COLUMNS.map((column) => params.add(event[column], column === "at" ? "timestamptz" : "text")).join(", ");
