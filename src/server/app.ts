@@ -24,6 +24,7 @@ import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import type { RunManager, ServedGraph } from "./runs.js";
+import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
 
 export interface AppOptions {
   manager: RunManager;
@@ -38,6 +39,8 @@ export interface AppOptions {
   heartbeatMs?: number;
   /** Browser origins allowed to call the API (CORS); none by default. */
   corsOrigins?: string[];
+  /** The chat page at `/` (web.ts); absent in tests that serve the API alone. */
+  web?: WebOptions;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -93,6 +96,9 @@ export function createApp(options: AppOptions): Hono<Env> {
     })(c, next);
   });
 
+  // The page loads without a token; it asks for one (web.ts).
+  if (options.web) registerPageRoutes(app, options.web);
+
   // Every route below needs a valid bearer token.
   app.use("*", async (c, next) => {
     const result = await authenticate(options.secret, c.req.header("authorization"));
@@ -106,6 +112,7 @@ export function createApp(options: AppOptions): Hono<Env> {
 
   app.get("/info", (c) => c.json({ version: options.version, name: "warrant", flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false } }));
 
+  if (options.web) registerSessionRoutes(app, options.web);
   const context = routeContext(manager, store, graphs, options.heartbeatMs ?? 10_000);
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);

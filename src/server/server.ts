@@ -18,6 +18,7 @@ import type { Planner } from "../planners/planner.js";
 import { createRulesPlanner } from "../planners/rules.js";
 import { createApp } from "./app.js";
 import { RunManager, type ServedGraph } from "./runs.js";
+import { webOptions } from "./web.js";
 
 export interface StartedServer {
   url: string;
@@ -74,6 +75,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       secret,
       maxBodyBytes: settings.server.maxBodyBytes,
       corsOrigins: settings.server.corsOrigins,
+      web: await webOptions(settings, secret, runtime.host.tools),
       ping: async () => {
         await database.pool.query("select 1");
       },
