@@ -1,0 +1,152 @@
+/**
+ * Approval cards in headless Chromium against a real server process on real
+ * Postgres. The planner is the model planner on the fake OpenAI-compatible
+ * endpoint, scripted to propose calendar writes (the rules planner's study
+ * plans are tested in browser-study.test.ts): approve two and reject one →
+ * exactly two events; edit one action's time → the edited event; an invalid
+ * edit is stopped in the page, naming the field.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
+import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
+import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+
+const USAGE = { prompt_tokens: 50, completion_tokens: 20 };
+const session = (day: number) => ({
+  title: `Attention study, day ${day}`,
+  start: `2026-12-0${day + 1}T18:00:00Z`,
+  end: `2026-12-0${day + 1}T18:40:00Z`,
+  timezone: "UTC",
+  calendar: "study",
+});
+const proposeEvents = (sessions: ReturnType<typeof session>[]): ScriptedCompletion => ({
+  kind: "completion",
+  tool_calls: sessions.map((args, index) => ({ id: `call_event_${index + 1}`, name: "create_study_event", arguments: JSON.stringify(args) })),
+  finish_reason: "tool_calls",
+  usage: USAGE,
+});
+const finalReply = (answer: string): ScriptedCompletion => ({
+  kind: "completion",
+  content: JSON.stringify({ answer, citations: [], abstained: false }),
+  finish_reason: "stop",
+  usage: USAGE,
+});
+
+let sandbox: ServerSandbox | undefined;
+let fake: FakeOpenAI | undefined;
+let server: ServerProcess;
+let browser: TestBrowser | undefined;
+
+async function signInAsAlice(page: Page): Promise<void> {
+  await page.goto(server.url);
+  await page.getByRole("button", { name: /^Alice\b/ }).click();
+  await page.getByLabel("Your message").waitFor();
+}
+
+async function ask(page: Page, text: string): Promise<void> {
+  await page.getByLabel("Your message").fill(text);
+  await page.getByLabel("Your message").press("Enter");
+}
+
+const card = (page: Page, index: number) => page.locator("article.approval-card").nth(index);
+
+describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
+  beforeAll(async () => {
+    buildPage();
+    fake = await startFakeOpenAI();
+    sandbox = await createServerSandbox();
+    server = await sandbox.start({ WARRANT_PLANNER: "model", WARRANT_MODEL: "fake-model", OPENAI_BASE_URL: fake.baseUrl });
+    browser = await launchBrowser();
+  }, 180_000);
+  afterEach(() => {
+    // Every scripted completion was used: the page sent exactly the runs the test expects.
+    expect(fake?.pending()).toBe(0);
+  });
+  afterAll(async () => {
+    try {
+      await browser?.close();
+    } finally {
+      try {
+        await sandbox?.cleanup();
+      } finally {
+        await fake?.close();
+      }
+    }
+  });
+
+  it("approve two and reject one: exactly two events, the rejection listed with its reason", async () => {
+    const before = (await sandbox!.calendarEvents()).length;
+    fake!.enqueue(proposeEvents([session(1), session(2), session(3)]), finalReply("Two sessions are in your calendar."));
+    const page = await browser!.page();
+    await signInAsAlice(page);
+    await ask(page, "Put three attention study sessions in my calendar");
+
+    const panel = page.getByRole("region", { name: /Review needed: 3 actions/ });
+    await panel.waitFor({ timeout: 60_000 });
+    expect(await page.locator("article.approval-card").count()).toBe(3);
+    expect(await card(page, 0).locator(".destination").textContent()).toContain("calendar server");
+    expect(await card(page, 0).locator(".countdown").textContent()).toMatch(/expires in \d+:\d\d/);
+    // Typing is closed while a review waits.
+    expect(await page.getByLabel(/Answer the pending review/).isDisabled()).toBe(true);
+
+    await card(page, 0).getByLabel("Approve").check();
+    await card(page, 1).getByLabel("Approve").check();
+    await card(page, 2).getByLabel("Reject").check();
+    await card(page, 2).getByLabel("Why (shown to the agent)").fill("Not on the third day");
+    await browser!.screenshot(page, "approvals-three-decided");
+    await page.getByRole("button", { name: "Send decisions" }).click();
+
+    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 }).toBe("final_answer");
+    const events = (await sandbox!.calendarEvents()).slice(before);
+    expect(events.map((event) => event["title"]).sort()).toEqual([session(1).title, session(2).title]);
+    expect(events.every((event) => event["user_id"] === "alice")).toBe(true);
+
+    const ledgerRows = page.getByRole("table", { name: "Tool ledger" }).locator("tbody tr");
+    expect(await ledgerRows.evaluateAll((rows) => rows.map((row) => `${row.children[0]?.textContent}:${row.getAttribute("data-status")}`))).toEqual([
+      "create_study_event:succeeded",
+      "create_study_event:succeeded",
+    ]);
+    const denial = page.getByRole("region", { name: "Denied proposals" }).locator("li");
+    await denial.first().waitFor();
+    expect(await denial.count()).toBe(1);
+    expect(await denial.getAttribute("data-code")).toBe("approval_rejected");
+    expect(await denial.textContent()).toContain("Not on the third day");
+    await browser!.screenshot(page, "approvals-two-events");
+    await page.close();
+  }, 120_000);
+
+  it("edit one action's time: the edited event is created; an invalid edit is stopped in the page", async () => {
+    const before = (await sandbox!.calendarEvents()).length;
+    fake!.enqueue(proposeEvents([session(1)]), finalReply("Your session is booked."));
+    const page = await browser!.page();
+    await signInAsAlice(page);
+    await ask(page, "Book one attention study session");
+
+    await page.getByRole("region", { name: /Review needed: 1 action/ }).waitFor({ timeout: 60_000 });
+    const first = card(page, 0);
+    await first.getByLabel("Edit").check();
+    // The form is generated from the tool's schema: the model-visible arguments only.
+    expect(await first.locator(".arguments-form input").evaluateAll((inputs) => inputs.map((input) => input.getAttribute("name")))).toEqual(["title", "start", "end", "timezone", "calendar"]);
+
+    await first.getByLabel("start *").fill("tomorrow evening");
+    await page.getByRole("button", { name: "Send decisions" }).click();
+    const fieldError = first.locator(".field-error");
+    await fieldError.waitFor();
+    expect(await fieldError.textContent()).toContain("start");
+    expect(fake!.pending()).toBe(1); // the resume was not sent: the final answer is still unused
+
+    await first.getByLabel("start *").fill("2026-12-05T07:30:00Z");
+    await first.getByLabel("end *").fill("2026-12-05T08:10:00Z");
+    await page.getByRole("button", { name: "Send decisions" }).click();
+
+    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 }).toBe("final_answer");
+    const events = (await sandbox!.calendarEvents()).slice(before);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ title: session(1).title, user_id: "alice" });
+    expect(Date.parse(String(events[0]!["start"]))).toBe(Date.parse("2026-12-05T07:30:00Z"));
+    expect(Date.parse(String(events[0]!["end"]))).toBe(Date.parse("2026-12-05T08:10:00Z"));
+    await browser!.screenshot(page, "approvals-edited-event");
+    await page.close();
+  }, 120_000);
+});
