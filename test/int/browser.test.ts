@@ -2,10 +2,15 @@
  * The chat page in headless Chromium against a real server process on real
  * Postgres (rules planner): sign in as alice, a cited answer whose citation
  * opens its excerpt, the thread kept across a reload, a bad token's sign-in
- * error, and the page at 375 px.
+ * error, the page at 375 px; an expired token sends the user back to sign
+ * in; a server that went away offers a retry that works once it is back.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import net from "node:net";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
+import { mintApiToken } from "../../src/auth/api-token.js";
+import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
+import { REPO_ROOT } from "../../src/env.js";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
@@ -15,8 +20,8 @@ let sandbox: ServerSandbox | undefined;
 let server: ServerProcess;
 let browser: TestBrowser | undefined;
 
-async function signInAs(page: Page, name: string): Promise<void> {
-  await page.goto(server.url);
+async function signInAs(page: Page, name: string, url = server.url): Promise<void> {
+  await page.goto(url);
   await page.getByRole("button", { name: new RegExp(`^${name}\\b`) }).click();
   await expect.poll(() => page.getByTestId("signed-in-as").textContent()).toContain(name);
 }
@@ -110,6 +115,89 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page in Chromium", () => {
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(375);
     await browser!.screenshot(page, "narrow-375");
+    await page.close();
+  }, 120_000);
+});
+
+/** A port nobody listens on right now, so a server can be stopped and started again on it. */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** A token for `user` signed with the sandbox's secret, living `ttlSeconds` from `now`. */
+async function tokenFor(box: ServerSandbox, user: string, options: { ttlSeconds: number; now?: number }): Promise<string> {
+  const secret = Uint8Array.from(Buffer.from(box.env()["WARRANT_AUTH_SECRET"]!, "hex"));
+  const principal = findPrincipal(await loadPrincipalDirectory(`${REPO_ROOT}/src/auth/dev-principals.json`), user);
+  return mintApiToken(secret, principal, options);
+}
+
+describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
+  let box: ServerSandbox | undefined;
+  let tab: TestBrowser | undefined;
+  beforeAll(async () => {
+    buildPage();
+    tab = await launchBrowser();
+  }, 120_000);
+  afterEach(async () => {
+    await box?.cleanup();
+    box = undefined;
+  });
+  afterAll(async () => {
+    await tab?.close();
+  });
+
+  it("an expired token sends the user back to sign in, on load and in the middle of a session", async () => {
+    box = await createServerSandbox();
+    const running = await box.start();
+
+    // Stored from an earlier visit, expired since: the page opens on the sign-in form.
+    const stale = await tokenFor(box, "alice", { ttlSeconds: 60, now: Date.now() - 3_600_000 });
+    const page = await tab!.page();
+    await page.addInitScript((token) => window.sessionStorage.setItem("warrant.token", token), stale);
+    await page.goto(running.url);
+    await expect.poll(() => page.getByRole("alert").getAttribute("data-code")).toBe("token_expired");
+    expect(await page.getByLabel("API token").isVisible()).toBe(true);
+    await page.close();
+
+    // Valid at sign-in, expired (with the server's 5 s clock skew) before the next request.
+    const short = await tokenFor(box, "alice", { ttlSeconds: 1 });
+    const live = await tab!.page();
+    await live.goto(running.url);
+    await live.getByLabel("API token").fill(short);
+    await live.getByRole("button", { name: "Sign in", exact: true }).click();
+    await live.getByLabel("Your message").waitFor();
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    await live.getByLabel("Your message").fill(QUESTION);
+    await live.getByLabel("Your message").press("Enter");
+    await expect.poll(() => live.getByRole("alert").getAttribute("data-code"), { timeout: 20_000 }).toBe("token_expired");
+    expect(await live.getByRole("alert").textContent()).toContain("Sign in again");
+    expect(await live.getByLabel("API token").isVisible()).toBe(true);
+    await tab!.screenshot(live, "expired-token");
+    await live.close();
+  }, 120_000);
+
+  it("server down: the page says so and Retry sends the message once the server is back", async () => {
+    box = await createServerSandbox();
+    const port = String(await freePort());
+    const first = await box.start({ PORT: port });
+    const page = await tab!.page();
+    await signInAs(page, "Alice", first.url);
+
+    await first.kill();
+    await page.getByLabel("Your message").fill(QUESTION);
+    await page.getByLabel("Your message").press("Enter");
+    await expect.poll(() => page.getByRole("alert").getAttribute("data-code"), { timeout: 20_000 }).toBe("server_unreachable");
+    await tab!.screenshot(page, "server-down");
+
+    await box.start({ PORT: port });
+    await page.getByRole("button", { name: "Retry" }).click();
+    await page.getByTestId("answer").waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 }).toBe("final_answer");
+    expect(await page.getByRole("alert").count()).toBe(0);
     await page.close();
   }, 120_000);
 });

@@ -2,8 +2,8 @@
  * An edit form's values: text per field (what inputs hold), turned back into
  * typed arguments by the tool's JSON schema.
  */
-import type { JsonSchema } from "./types";
-import type { FieldError } from "./validate";
+import type { JsonSchema } from "./types.js";
+import type { FieldError } from "./validate.js";
 
 export type Draft = Record<string, string | boolean>;
 

@@ -4,7 +4,7 @@
  * string lengths and patterns, number bounds). The server checks again; this
  * only saves a round trip and says which field is wrong.
  */
-import type { JsonSchema } from "./types";
+import type { JsonSchema } from "./types.js";
 
 export interface FieldError {
   field: string;

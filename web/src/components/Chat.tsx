@@ -3,7 +3,7 @@
  * through `useStream`), the run's details, approval cards for a pending
  * review, and the composer. The thread id lives in the URL.
  */
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { makeClient, problemOf, type Problem } from "../api";
 import { approvalOf } from "../read";
@@ -25,6 +25,8 @@ export function Chat({ token, session, onSignOut }: { token: string; session: Se
   const [problem, setProblem] = useState<Problem | null>(null);
   const [threadsChanged, setThreadsChanged] = useState(0);
   const [view, setView] = useState<"chat" | "reviews">("chat");
+  // What to do again when the server did not answer: the last message or decisions sent.
+  const lastAction = useRef<(() => void) | null>(null);
 
   const report = useCallback(
     (error: unknown) => {
@@ -53,7 +55,15 @@ export function Chat({ token, session, onSignOut }: { token: string; session: Se
     if (stream.error) report(stream.error);
   }, [stream.error, report]);
 
+  const retry = () => {
+    setProblem(null);
+    setThreadsChanged((n) => n + 1);
+    const again = lastAction.current;
+    lastAction.current = null;
+    again?.();
+  };
   const openThread = (id: string | null) => {
+    lastAction.current = null;
     setProblem(null);
     setView("chat");
     setThreadId(id);
@@ -61,10 +71,12 @@ export function Chat({ token, session, onSignOut }: { token: string; session: Se
   };
   const send = (text: string) => {
     setProblem(null);
+    lastAction.current = () => send(text);
     void stream.submit({ messages: [{ type: "human", content: text }] }, { streamMode: ["values", "messages-tuple", "updates", "tools"], onError: report });
   };
   const decide = (decisions: ResumeDecision[]) => {
     setProblem(null);
+    lastAction.current = () => decide(decisions);
     void stream.submit(undefined, { command: { resume: { decisions } }, streamMode: ["values", "messages-tuple", "updates", "tools"], onError: report });
   };
 
@@ -84,7 +96,7 @@ export function Chat({ token, session, onSignOut }: { token: string; session: Se
             {stream.isLoading && <p role="status" className="working">Working…</p>}
             {values.run && <RunPanel client={client} threadId={threadId} values={values} budgets={session.budgets} live={stream.isLoading} />}
             {approval && !stream.isLoading && <ApprovalPanel key={approval.approvals.map((item) => `${item.action_id}:${item.version}`).join(",") + (approval.error?.message ?? "")} request={approval} tools={session.tools} onDecide={decide} />}
-            {problem && <ProblemBanner problem={problem} onDismiss={() => setProblem(null)} {...(problem.kind === "down" ? { onRetry: () => openThread(threadId) } : {})} />}
+            {problem && <ProblemBanner problem={problem} onDismiss={() => setProblem(null)} {...(problem.kind === "down" ? { onRetry: retry } : {})} />}
             <Composer disabled={stream.isLoading || approval !== null} pendingReview={approval !== null} onSend={send} onStop={stream.isLoading ? () => void stream.stop() : undefined} />
           </>
         )}
