@@ -4,7 +4,8 @@
  * endpoint, scripted to propose calendar writes (the rules planner's study
  * plans are tested in browser-study.test.ts): approve two and reject one →
  * exactly two events; edit one action's time → the edited event; an invalid
- * edit is stopped in the page, naming the field.
+ * edit is stopped in the page, naming the field; a denied proposal is listed
+ * with its check and reason.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
@@ -38,11 +39,12 @@ let fake: FakeOpenAI | undefined;
 let server: ServerProcess;
 let browser: TestBrowser | undefined;
 
-async function signInAsAlice(page: Page): Promise<void> {
+async function signInAs(page: Page, name: string): Promise<void> {
   await page.goto(server.url);
-  await page.getByRole("button", { name: /^Alice\b/ }).click();
+  await page.getByRole("button", { name: new RegExp(`^${name}\\b`) }).click();
   await page.getByLabel("Your message").waitFor();
 }
+const signInAsAlice = (page: Page) => signInAs(page, "Alice");
 
 async function ask(page: Page, text: string): Promise<void> {
   await page.getByLabel("Your message").fill(text);
@@ -147,6 +149,25 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     expect(Date.parse(String(events[0]!["start"]))).toBe(Date.parse("2026-12-05T07:30:00Z"));
     expect(Date.parse(String(events[0]!["end"]))).toBe(Date.parse("2026-12-05T08:10:00Z"));
     await browser!.screenshot(page, "approvals-edited-event");
+    await page.close();
+  }, 120_000);
+
+  it("lists a denied proposal with its check and reason", async () => {
+    fake!.enqueue(
+      { kind: "completion", tool_calls: [{ id: "call_read_1", name: "read_note", arguments: JSON.stringify({ note_id: "cs301.self-attention" }) }], finish_reason: "tool_calls", usage: USAGE },
+      finalReply("I cannot read that note."),
+    );
+    const page = await browser!.page();
+    await signInAs(page, "Bob");
+    await ask(page, "Read the cs301 self-attention note");
+    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 }).toBe("final_answer");
+    const denial = page.getByRole("region", { name: "Denied proposals" }).locator("li");
+    expect(await denial.count()).toBe(1);
+    expect(await denial.getAttribute("data-code")).toBe("access_denied");
+    expect(await denial.textContent()).toMatch(/^read_note: access_denied — \S/);
+    // Nothing ran: a denied proposal never reaches the tool.
+    expect(await page.getByRole("table", { name: "Tool ledger" }).count()).toBe(0);
+    await browser!.screenshot(page, "denied-proposal");
     await page.close();
   }, 120_000);
 });

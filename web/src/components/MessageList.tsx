@@ -8,6 +8,19 @@ import { evidenceOf, isRecord, resultOf } from "../read";
 import type { AgentValues } from "../types";
 import { Answer } from "./Answer";
 
+/** A tool result in one line: its error code when it failed or was refused. */
+function outcomeOf(message: Message): string {
+  if (message.type !== "tool" || message.status !== "error") return "returned a result";
+  try {
+    const parsed: unknown = JSON.parse(textOf(message.content));
+    const code = isRecord(parsed) ? (parsed.code ?? parsed.error) : undefined;
+    if (typeof code === "string") return `refused or failed (${code})`;
+  } catch {
+    // Not JSON: the plain word will do.
+  }
+  return "refused or failed";
+}
+
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) return content.map((part) => (isRecord(part) && typeof part.text === "string" ? part.text : "")).join("");
@@ -32,7 +45,7 @@ export function MessageList({ messages, values }: { messages: Message[]; values:
         if (message.type === "tool") {
           return (
             <li key={key} className="message tool">
-              <span className="speaker">Tool</span> {message.name ?? "tool"}: {message.status === "error" ? "failed" : "returned a result"}
+              <span className="speaker">Tool</span> {message.name ?? "tool"}: {outcomeOf(message)}
             </li>
           );
         }
