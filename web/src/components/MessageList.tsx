@@ -13,7 +13,9 @@ function outcomeOf(message: Message): string {
   if (message.type !== "tool" || message.status !== "error") return "returned a result";
   try {
     const parsed: unknown = JSON.parse(textOf(message.content));
-    const code = isRecord(parsed) ? (parsed.code ?? parsed.error) : undefined;
+    // observe writes `{"error": {"code", "message"}}` for refused and failed calls.
+    const error = isRecord(parsed) ? parsed.error : undefined;
+    const code = isRecord(error) ? error.code : error;
     if (typeof code === "string") return `refused or failed (${code})`;
   } catch {
     // Not JSON: the plain word will do.
