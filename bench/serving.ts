@@ -24,6 +24,7 @@ import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js"
 import { loadSettings } from "../src/env.js";
 import { runOptions } from "../src/runtime/routes.js";
 import { startServer } from "../src/server/server.js";
+import { runConfigFor } from "../src/runtime/run-config.js";
 
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 const WARMUP = 3;
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
 
     const ways: Record<string, () => Promise<void>> = {
       baseline: async () => {
-        const config = { configurable: { thread_id: randomUUID(), langgraph_auth_user: alice, warrant_run_bound: {} }, ...runOptions(settings.budgets) };
+        const config = { ...runConfigFor({ threadId: randomUUID(), principal: alice }), ...runOptions(settings.budgets) };
         const values = (await graph.invoke({ messages: [new HumanMessage(QUESTION)] }, config)) as { status?: string };
         if (values.status !== "completed") throw new Error(`baseline run ended ${values.status}`);
       },

@@ -5,7 +5,7 @@
  */
 import { createRuntime } from "../src/bootstrap.js";
 import { loadSettings } from "../src/env.js";
-import { createRulesPlanner } from "../src/planners/rules.js";
+import { createRulesPlanner } from "../src/domains/rules-planner.js";
 import { runOptions } from "../src/runtime/routes.js";
 import { buildAgent } from "./agent.js";
 

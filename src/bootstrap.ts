@@ -3,13 +3,15 @@
  * resource is opened lazily on first use (never at import) and closed by
  * `close()`.
  */
+import { principalDirectory, type PrincipalDirectory } from "./auth/principal-directory.js";
+import { contextProviders } from "./domains/index.js";
 import type { Settings } from "./env.js";
 import { lazy, type Host } from "./host.js";
 import { connectTools, type ToolHost } from "./mcp/tool-host.js";
 import { openDatabase, type Database } from "./persistence/database.js";
 import { createModelPlanner } from "./planners/model.js";
 import type { Planner } from "./planners/planner.js";
-import { createRulesPlanner } from "./planners/rules.js";
+import { createRulesPlanner } from "./domains/rules-planner.js";
 import { loadConfig } from "./policy/config.js";
 
 export interface Runtime {
@@ -30,12 +32,14 @@ export function plannerFor(settings: Settings): Planner {
 /** Everything the nodes need, from settings; `overrides` replace parts (tests, CLI). */
 export function createRuntime(
   settings: Settings,
-  overrides: { database?: Database; tools?: ToolHost; planner?: Planner; now?: () => number } = {},
+  overrides: { database?: Database; tools?: ToolHost; planner?: Planner; now?: () => number; principals?: PrincipalDirectory } = {},
 ): Runtime {
   const database = overrides.database
     ? async () => overrides.database as Database
     : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
-  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(async () => connectTools(await loadConfig(settings.configPath)));
+  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(async () => connectTools(await config()));
+  const config = lazy(() => loadConfig(settings.configPath));
+  const principals = overrides.principals ?? principalDirectory(settings.principalsPath);
   const planner = overrides.planner ? async () => overrides.planner as Planner : lazy(async () => plannerFor(settings));
   let opened = { database: false, tools: false };
   const host: Host = {
@@ -57,6 +61,9 @@ export function createRuntime(
       opened.database = true;
       return (await database()).audit;
     },
+    reviewPolicy: async () => (await config()).review_policy,
+    currentPrincipal: (principal) => principals.current(principal),
+    contextProviders,
     now: overrides.now ?? Date.now,
   };
   return {

@@ -131,7 +131,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
     databaseUrl: env.DATABASE_URL,
     dataDir: fromRoot(env.WARRANT_DATA_DIR, ".data"),
     configPath: fromRoot(env.WARRANT_CONFIG, "warrant.config.json"),
-    principalsPath: fromRoot(env.WARRANT_PRINCIPALS, "src/auth/dev-principals.json"),
+    principalsPath: fromRoot(env.WARRANT_PRINCIPALS, "src/domains/dev-principals.json"),
     // The rules planner is the default whenever no model is configured.
     planner: env.WARRANT_PLANNER ?? (env.WARRANT_MODEL ? "model" : "rules"),
     model: { name: env.WARRANT_MODEL ?? "gpt-4o-mini", baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY },

@@ -3,9 +3,12 @@
  * and entry points can supply their own. Resources are obtained lazily on
  * first use, never at import time.
  */
+import type { Principal } from "./auth/principal.js";
 import type { Budgets } from "./env.js";
 import type { ToolHost } from "./mcp/tool-host.js";
 import type { Planner } from "./planners/planner.js";
+import type { ReviewPolicy } from "./policy/config.js";
+import type { ContextProvider } from "./runtime/context-provider.js";
 import type { ApprovalStore } from "./runtime/approvals.js";
 import type { AuditStore } from "./runtime/audit.js";
 import type { LedgerStore } from "./runtime/ledger.js";
@@ -17,6 +20,16 @@ export interface Host {
   ledger(): Promise<LedgerStore>;
   approvals(): Promise<ApprovalStore>;
   audit(): Promise<AuditStore>;
+  /** Who decides reviews, per risk (from the config). */
+  reviewPolicy(): Promise<ReviewPolicy>;
+  /**
+   * A principal's permissions as they are now: the principal directory is
+   * read again, so a scope revoked while an approval waited is gone at
+   * execution. A user the directory does not list keeps what was verified.
+   */
+  currentPrincipal(principal: Principal): Promise<Principal>;
+  /** Domain context read once at the start of a run (e.g. a course outline), by name. */
+  contextProviders: readonly ContextProvider[];
   /** Milliseconds since the epoch; injectable for deadline tests. */
   now(): number;
 }

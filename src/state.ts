@@ -6,44 +6,15 @@
  */
 import { Annotation, messagesStateReducer } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { CourseContext, Proposal } from "./planners/planner.js";
+import type { Principal } from "./auth/principal.js";
+import type { Proposal } from "./planners/planner.js";
 import type { BudgetName, Decision } from "./policy/decision.js";
+import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "./policy/usage.js";
+import type { DomainContext } from "./runtime/context-provider.js";
 import { mergeEvidence, type Evidence } from "./runtime/evidence.js";
 import type { LedgerRow } from "./runtime/ledger.js";
 import { statusReducer, type RunStatus } from "./runtime/transitions.js";
 import type { ToolErrorCode } from "./errors.js";
-
-/** Per-run counters. `reset` starts a new run's totals (written by plan at the start of a run). */
-export interface Usage {
-  model_calls: number;
-  tool_calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  elapsed_ms: number;
-}
-export type UsageUpdate = Partial<Usage> & { reset?: boolean };
-
-export const ZERO_USAGE: Usage = {
-  model_calls: 0,
-  tool_calls: 0,
-  input_tokens: 0,
-  output_tokens: 0,
-  cost_usd: 0,
-  elapsed_ms: 0,
-};
-
-export function sumUsage(current: Usage, update: UsageUpdate): Usage {
-  const base = update.reset ? ZERO_USAGE : current;
-  return {
-    model_calls: base.model_calls + (update.model_calls ?? 0),
-    tool_calls: base.tool_calls + (update.tool_calls ?? 0),
-    input_tokens: base.input_tokens + (update.input_tokens ?? 0),
-    output_tokens: base.output_tokens + (update.output_tokens ?? 0),
-    cost_usd: base.cost_usd + (update.cost_usd ?? 0),
-    elapsed_ms: base.elapsed_ms + (update.elapsed_ms ?? 0),
-  };
-}
 
 /** Ledger reducer: append, a row with the same (call_id, attempt) replaces the earlier one. */
 export function appendLedger(current: LedgerRow[], update: LedgerRow[]): LedgerRow[] {
@@ -94,13 +65,20 @@ export interface RunInfo {
   started_at: string;
   /** Planner turns taken in this run. */
   turn: number;
-  /** user_id of the principal who started the run; approvals are checked against it. */
+  /** user_id of the principal who started the run: every effect runs on the owner's behalf. */
   owner: string;
-  /** The course a quiz request names, with its outline and prompt, fetched once at the run's start (plan). */
-  course_context?: CourseContext | null;
+  /**
+   * The owner as verified when the run started; `runtime/owner.ts` refreshes
+   * its permissions from the principal directory before use.
+   */
+  principal?: Principal;
+  /** Domain context read once at the run's start, by provider name (see runtime/context-provider.ts). */
+  context?: Record<string, DomainContext>;
 }
 
 /** What the planner returned this turn when it was not a set of tool calls. */
+export type { Usage, UsageUpdate } from "./policy/usage.js";
+
 export type PlanVerdict =
   | { type: "tool_calls" }
   | { type: "final"; answer: string; citations: string[]; abstained: boolean }
@@ -173,7 +151,7 @@ export const AgentState = Annotation.Root({
   verdict: Annotation<PlanVerdict | null>,
   /** Tools offered this turn and why others were withheld. Owner: plan. */
   tool_offer: Annotation<ToolOffer | null>,
-  /** Authorized fingerprints per run. Owner: authorize. */
+  /** Authorized fingerprints per run. Owners: authorize; human_review when an edit replaces an action. */
   repeats: Annotation<RepeatCounts | null>,
   /** Results of this turn's executed calls. Owner: execute. */
   call_results: Annotation<CallResult[]>,
@@ -192,7 +170,7 @@ export type Update = typeof AgentState.Update;
 export const FIELD_OWNERS = {
   plan: ["messages", "status", "proposals", "usage", "run", "verdict", "tool_offer"],
   authorize: ["status", "decisions", "repeats"],
-  human_review: ["status", "decisions", "review_feedback", "review_waits"],
+  human_review: ["status", "decisions", "repeats", "review_feedback", "review_waits"],
   execute: ["status", "ledger", "usage", "call_results"],
   observe: ["messages", "status", "evidence", "termination_reason", "result", "progress"],
 } as const satisfies Record<string, readonly (keyof Update)[]>;

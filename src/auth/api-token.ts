@@ -1,7 +1,7 @@
 /**
  * API tokens: the bearer tokens a client sends to `npm start` (and to
  * `npm run dev`'s custom auth). HS256 JWTs signed with the server's secret,
- * carrying the whole principal — subject, tenant, role, scopes, courses — and
+ * carrying the whole principal — subject, tenant, role, scopes, grants — and
  * an expiry. The server builds the run's principal from a verified token and
  * from nothing else.
  *
@@ -14,7 +14,7 @@ import path from "node:path";
 import { SignJWT, compactVerify, decodeProtectedHeader } from "jose";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
-import { PrincipalSchema, type Principal } from "./principal.js";
+import { GrantsSchema, PrincipalSchema, type Principal } from "./principal.js";
 import { loadTaskTokenSecret, MIN_SECRET_BYTES } from "./task-token.js";
 
 export const API_TOKEN_ISSUER = "warrant-api";
@@ -41,7 +41,7 @@ const PayloadSchema = z
     tenant: PrincipalSchema.shape.tenant,
     role: PrincipalSchema.shape.role,
     scopes: PrincipalSchema.shape.scopes,
-    courses: z.array(z.string().min(1).max(16)).max(64),
+    grants: GrantsSchema,
     name: z.string().max(128).optional(),
     iat: z.number().int().min(0),
     exp: z.number().int().min(0),
@@ -66,7 +66,7 @@ export async function mintApiToken(
     tenant: checked.tenant,
     role: checked.role,
     scopes: checked.scopes,
-    courses: checked.courses,
+    grants: checked.grants,
     ...(checked.display_name ? { name: checked.display_name } : {}),
   })
     .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
@@ -120,7 +120,7 @@ export async function verifyApiToken(secret: Uint8Array, token: unknown, now: nu
       tenant: payload.tenant,
       role: payload.role,
       scopes: [...new Set(payload.scopes)],
-      courses: [...new Set(payload.courses)],
+      grants: Object.fromEntries(Object.entries(payload.grants).map(([kind, values]) => [kind, [...new Set(values)]])),
       ...(payload.name ? { display_name: payload.name } : {}),
     },
   };

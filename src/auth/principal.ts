@@ -4,18 +4,33 @@
  * lookup; never from anything the model or the client body claims.
  */
 import { readFile } from "node:fs/promises";
-import type { RunnableConfig } from "@langchain/core/runnables";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
 
 const ID = /^[a-z0-9_-]{1,64}$/;
+
+const GRANT_KIND = /^[a-z][a-z0-9_]{0,31}$/;
+/** At most 16 kinds of grant, 64 values each. */
+export const GrantsSchema = z
+  .record(z.string().regex(GRANT_KIND), z.array(z.string().min(1).max(64).regex(/^[A-Za-z0-9_.:-]+$/)).max(64))
+  .refine((grants) => Object.keys(grants).length <= 16, { message: "at most 16 kinds of grant" });
+
+/** The values a principal holds of one grant kind (none when absent). */
+export function grantsOf(principal: Pick<Principal, "grants">, kind: string): readonly string[] {
+  return Object.hasOwn(principal.grants, kind) ? (principal.grants[kind] ?? []) : [];
+}
 
 export const PrincipalSchema = z.object({
   user_id: z.string().regex(ID),
   tenant: z.string().regex(ID),
   role: z.string().min(1).max(32),
   scopes: z.array(z.string().min(1).max(64)).max(64),
-  courses: z.array(z.string().min(1).max(16)).max(64).default([]),
+  /**
+   * Resource grants by kind, for contracts' resource rules (e.g.
+   * `{"courses": ["cs301"]}` for the notes domain). The control plane only
+   * matches names; what a grant means belongs to its domain.
+   */
+  grants: GrantsSchema.default({}),
   display_name: z.string().max(128).optional(),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
@@ -42,17 +57,4 @@ export function findPrincipal(directory: Map<string, Principal>, userId: string)
   const principal = directory.get(userId);
   if (!principal) throw new ConfigError("principal_unknown", `no principal "${userId}" in the directory`);
   return principal;
-}
-
-/**
- * Reads the principal the server (or CLI) injected into the run config. It is
- * re-read on every node call, so a resume always acts for the resuming request.
- */
-export function principalFromConfig(config: RunnableConfig | undefined): Principal {
-  const candidate = config?.configurable?.["langgraph_auth_user"];
-  const parsed = PrincipalSchema.safeParse(candidate);
-  if (!parsed.success) {
-    throw new ConfigError("principal_unknown", "the run has no authenticated principal (configurable.langgraph_auth_user)");
-  }
-  return parsed.data;
 }

@@ -15,6 +15,7 @@ import { createRuntime } from "../bootstrap.js";
 import { loadSettings } from "../env.js";
 import { describeError, WarrantError } from "../errors.js";
 import { runBoundFor } from "../policy/run-bound.js";
+import { runConfigFor } from "../runtime/run-config.js";
 import { runOptions } from "../runtime/routes.js";
 import type { State } from "../state.js";
 import { formatRun } from "./format.js";
@@ -91,10 +92,9 @@ async function main(): Promise<number> {
     const { buildAgent } = await import("../../graphs/agent.js");
     const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
     const threadId = options.thread ?? randomUUID();
-    const config = {
-      configurable: { thread_id: threadId, langgraph_auth_user: principal, warrant_run_bound: runBoundFor(options.request ?? "", options.caseId) },
-      ...runOptions(settings.budgets),
-    };
+    const contracts = (await runtime.host.tools()).catalog().map((tool) => tool.contract);
+    const runBound = runBoundFor(options.request ?? "", contracts, options.caseId ? { case_id: options.caseId } : {});
+    const config = { ...runConfigFor({ threadId, runId: randomUUID(), principal, runBound }), ...runOptions(settings.budgets) };
     if (options.resume !== undefined) {
       await graph.invoke(new Command({ resume: options.resume }), config);
     } else if (options.request) {

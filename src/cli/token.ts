@@ -10,7 +10,7 @@ import { loadSettings } from "../env.js";
 import { isConfigError } from "../errors.js";
 
 const USAGE = `usage: npm run token -- --user <id> [--ttl <seconds>]
-  Mints a bearer token for a dev principal (src/auth/dev-principals.json).
+  Mints a bearer token for a dev principal (src/domains/dev-principals.json).
   --ttl  lifetime in seconds, 1..${MAX_API_TOKEN_TTL_SECONDS} (default ${DEFAULT_API_TOKEN_TTL_SECONDS})`;
 
 async function main(argv: string[]): Promise<number> {

@@ -2,32 +2,9 @@
  * The catalog: MCP tools that have a contract, with the schema the model sees
  * (host-injected arguments removed, unknown keys forbidden).
  */
-import type { ToolContract } from "../policy/config.js";
-import type { ToolSpec } from "../planners/planner.js";
+import { DEFAULT_HINTS, type CatalogTool, type ToolContract, type ToolHints } from "../policy/contracts.js";
 
-/** MCP tool annotations: hints only, they never authorize anything. */
-export interface ToolHints {
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint: boolean;
-}
-
-/** The MCP spec's defaults for hints a server leaves out. */
-export const DEFAULT_HINTS: ToolHints = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
-
-export interface CatalogTool {
-  /** Name the agent and the model use. */
-  name: string;
-  /** Name on the MCP server. */
-  remote_name: string;
-  server: string;
-  contract: ToolContract;
-  description: string;
-  /** JSON Schema of the model-visible arguments. */
-  model_schema: Record<string, unknown>;
-  hints: ToolHints;
-}
+export { toToolSpec, type CatalogTool } from "../policy/contracts.js";
 
 /** A raw tool as listed by an MCP server. */
 export interface ListedTool {
@@ -99,9 +76,4 @@ export function buildCatalog(
     });
   }
   return { tools, missing };
-}
-
-/** What a planner is shown for a tool. */
-export function toToolSpec(tool: CatalogTool): ToolSpec {
-  return { name: tool.name, description: tool.description, parameters: tool.model_schema };
 }

@@ -4,27 +4,31 @@
  * failures of read tools are retried blindly. A write whose outcome is unknown
  * (timeout, lost response, or found `running` after a crash) is reconciled
  * through its contract's status tool (src/runtime/reconcile.ts), never re-run
- * blindly.
+ * blindly. Before a call starts, its authorization is checked again against
+ * the owner's current permissions (a scope revoked while an approval waited
+ * is `access_denied`, ledger row `denied`, nothing called). Every call acts
+ * for the run's owner, whoever sent the request that resumed it.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { principalFromConfig, type Principal } from "../auth/principal.js";
+import type { Principal } from "../auth/principal.js";
 import type { ToolErrorCode } from "../errors.js";
 import type { Host } from "../host.js";
 import type { CatalogTool } from "../mcp/catalog.js";
 import type { NormalizedResult } from "../mcp/normalize.js";
 import type { ToolHost } from "../mcp/tool-host.js";
-import { injectArguments } from "../policy/authorization.js";
+import { authorizeFor, injectArguments } from "../policy/authorization.js";
 import { remainingToolCalls } from "../policy/budgets.js";
-import type { ReconcileContract } from "../policy/config.js";
+import type { ReconcileContract } from "../policy/contracts.js";
 import { allowed, type Decision } from "../policy/decision.js";
-import { actionFingerprint } from "../runtime/fingerprint.js";
+import { actionFingerprint } from "../policy/fingerprint.js";
 import type { LedgerOutcome, LedgerRow, LedgerStore } from "../runtime/ledger.js";
 import { effectUnknown, idempotencyArgument, MAX_WRITE_SENDS, readStatus, statusArguments, statusCheckRetryable } from "../runtime/reconcile.js";
 import { backoffMs, isRetryable } from "../runtime/retry.js";
+import { runOwner } from "../runtime/owner.js";
+import { threadIdFrom } from "../runtime/run-config.js";
 import { transition } from "../runtime/transitions.js";
 import type { CallResult, NodeUpdate, State } from "../state.js";
-import { threadIdFrom } from "./authorize.js";
 
 type Allowed = Extract<Decision, { type: "allow" }>;
 type Failure = Extract<CallResult, { ok: false }>;
@@ -34,6 +38,8 @@ interface CallContext {
   tools: ToolHost;
   ledger: LedgerStore;
   threadId: string;
+  runId: string;
+  /** The run's owner with current permissions: the principal of every call. */
   principal: Principal;
   signal: AbortSignal | undefined;
   /** Attempts this node may still start (the run's tool-call budget); status checks count too. */
@@ -71,6 +77,7 @@ class CallJournal {
       call_id: this.action.call_id,
       attempt: this.next,
       ...fields,
+      ...this.identity(),
       status: "running",
       error_code: null,
       started_at: new Date(this.context.host.now()).toISOString(),
@@ -81,6 +88,39 @@ class CallJournal {
     await this.context.ledger.begin(this.context.threadId, row);
     this.rows.set(row.attempt, row);
     return row;
+  }
+
+  /** The run, owner and approver every row of this call carries. */
+  identity(): Pick<LedgerRow, "run_id" | "owner" | "approved_by"> {
+    const approver = this.action.review?.approver;
+    return {
+      ...(this.context.runId ? { run_id: this.context.runId } : {}),
+      owner: this.context.principal.user_id,
+      ...(approver ? { approved_by: approver } : {}),
+    };
+  }
+
+  /** Records a call refused at execution: one row, nothing called, no budget spent. */
+  async refuse(tool: CatalogTool, fingerprint: string, idempotencyKey: string | null, code: ToolErrorCode): Promise<void> {
+    const now = new Date(this.context.host.now()).toISOString();
+    const row: LedgerRow = {
+      call_id: this.action.call_id,
+      attempt: this.next,
+      tool: tool.name,
+      server: tool.server,
+      risk: tool.contract.risk,
+      fingerprint,
+      idempotency_key: idempotencyKey,
+      status: "denied",
+      error_code: code,
+      started_at: now,
+      finished_at: now,
+      elapsed_ms: 0,
+      ...this.identity(),
+    };
+    this.next += 1;
+    await this.context.ledger.begin(this.context.threadId, row);
+    this.rows.set(row.attempt, row);
   }
 
   /** Records how an attempt ended (or how a status check settled it). */
@@ -160,12 +200,24 @@ async function settleCall(action: Allowed, context: CallContext, journal: CallJo
   }
   const tool = context.tools.catalog().find((entry) => entry.name === action.tool);
   if (!tool) return failure(action, "server_unavailable", "the tool is no longer available");
+  // A write already sent is settled by reconciliation whatever changed since; anything else is checked again.
+  const writeSent = action.risk !== "read" && history.some((row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied");
+  if (!writeSent) {
+    // Authorized when proposed (and maybe approved long ago): check again as the owner is now.
+    const authorization = authorizeFor(tool, action.model_args, context.principal);
+    if (!authorization.ok) {
+      const keyArgument = idempotencyArgument(tool.contract);
+      const key = keyArgument !== undefined && typeof action.args[keyArgument] === "string" ? action.args[keyArgument] : null;
+      await journal.refuse(tool, action.fingerprint, key, authorization.code);
+      return failure(action, authorization.code, authorization.message);
+    }
+  }
 
   if (action.risk === "read") return runRead(action, tool, context, journal);
 
   const keyArgument = idempotencyArgument(tool.contract);
   const key = keyArgument !== undefined && typeof action.args[keyArgument] === "string" ? action.args[keyArgument] : null;
-  const sends = history.filter((row) => row.reconciles == null && row.tool === action.tool);
+  const sends = history.filter((row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied");
   if (sends.length > 0) {
     // An earlier execution sent this write and its result never reached the state: ask, do not resend.
     const last = recovered.find((row) => row.attempt === sends.at(-1)?.attempt) ?? sends.at(-1);
@@ -309,7 +361,8 @@ export function makeExecuteNode(host: Host) {
       tools: await host.tools(),
       ledger: await host.ledger(),
       threadId: threadIdFrom(config),
-      principal: principalFromConfig(config),
+      runId: state.run?.run_id ?? "",
+      principal: await runOwner(state, config, host),
       signal: config.signal,
       budget: { left: remainingToolCalls(state.usage, host.budgets) },
       started: { count: 0 },

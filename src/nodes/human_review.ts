@@ -1,28 +1,24 @@
 /**
  * human_review: the only node that pauses. It asks once for every pending
- * approval of the step (no side effects before `interrupt()`), binds each
- * decision to the exact action, and re-checks an edit as a new proposal.
- * Only the run's owner or a principal with `approvals:decide` may decide; the
- * approver is the authenticated principal of the resume request.
+ * approval of the step (no side effects before `interrupt()`), checks that
+ * the authenticated approver may decide each action under the review policy,
+ * binds each decision to the exact action, and runs an edit through the same
+ * policy pipeline as a proposal, as the run's owner.
  */
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { principalFromConfig, type Principal } from "../auth/principal.js";
+import type { Principal } from "../auth/principal.js";
 import type { Host } from "../host.js";
-import { bindResume, interruptPayload, type InterruptPayload, type ResumeDecision } from "../policy/approval.js";
-import { pendingReview, type Decision } from "../policy/decision.js";
-import { actionFingerprint } from "../runtime/fingerprint.js";
+import { bindResume, interruptPayload, mayDecide, type InterruptPayload, type ResumeDecision } from "../policy/approval.js";
+import { remainingToolCalls } from "../policy/budgets.js";
+import { decideOne, type Counters, type DecideContext } from "../policy/decide.js";
+import { pendingReview, type ApprovalOutcome, type Decision, type Denial } from "../policy/decision.js";
+import type { ApprovalRecord } from "../runtime/approvals.js";
+import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
+import { principalFrom } from "../runtime/run-config.js";
 import { transition } from "../runtime/transitions.js";
-import type { ApprovalOutcome, ApprovalRecord } from "../runtime/approvals.js";
-import type { NodeUpdate, ReviewWaits, State } from "../state.js";
-import { approvalRequestedAt, checkProposal, runBoundFrom, threadIdFrom } from "./authorize.js";
+import type { NodeUpdate, RepeatCounts, ReviewWaits, State } from "../state.js";
 
 type Review = Extract<Decision, { type: "review" }>;
-
-export const REVIEWER_SCOPE = "approvals:decide";
-
-function mayDecide(approver: Principal, owner: string | undefined): boolean {
-  return approver.user_id === owner || approver.scopes.includes(REVIEWER_SCOPE);
-}
 
 export function makeHumanReviewNode(host: Host) {
   return async function human_review(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"human_review">> {
@@ -34,45 +30,46 @@ export function makeHumanReviewNode(host: Host) {
     // refused value is never replayed and re-judged under a later approver.
     const answer: unknown = interrupt(payload);
     const review_waits = waitsUntilNow(state, pending, host.now());
-    const approver = principalFromConfig(config);
-    if (!mayDecide(approver, state.run?.owner)) {
-      return { review_feedback: { code: "approver_not_permitted", message: "only the run's owner or a reviewer may decide" }, review_waits };
+    // The approver is who sent this resume, with their permissions as they are now.
+    const approver = await host.currentPrincipal(principalFrom(config));
+    const context = await decideContextFor(state, config, host);
+    const refused = pending.filter((review) => !mayDecide(approver, context.owner, review.rule));
+    if (refused.length > 0) {
+      const names = refused.map((review) => `${review.tool} (${review.approval.action_id}: ${review.rule.replaceAll("_", " ")})`).join(", ");
+      return { review_feedback: { code: "approver_not_permitted", message: `you may not decide ${names}` }, review_waits };
     }
     const binding = bindResume(answer, pending);
     if (!binding.ok) return { review_feedback: { code: "invalid_resume", message: binding.message }, review_waits };
 
-    const tools = await host.tools();
-    const context = { principal: approver, threadId: threadIdFrom(config), runBound: runBoundFrom(config) };
     const resolved = new Map<string, Decision>();
     const records: ApprovalRecord[] = [];
-    const decidedAt = new Date(host.now()).toISOString();
+    const decidedAt = new Date(context.now).toISOString();
+    let repeats = repeatCountsOf(state);
     for (const { review, decision } of binding.pairs) {
-      const result = await resolve(review, decision, host, tools, context, state.tool_offer?.offered ?? []);
-      const outcome = outcomeOf(review, decision, result, host.now());
-      resolved.set(review.call_id, { ...result, review: { approver: approver.user_id, outcome, decided_at: decidedAt } } as Decision);
-      records.push({
-        thread_id: context.threadId,
-        run_id: state.run?.run_id ?? "",
-        call_id: review.call_id,
-        tool: review.tool,
-        action_id: review.approval.action_id,
-        version: review.approval.version,
-        fingerprint: review.approval.fingerprint,
-        outcome,
-        edited_fingerprint: outcome === "edit" && result.type === "allow" ? result.fingerprint : null,
-        approver: approver.user_id,
-        approver_tenant: approver.tenant,
-        owner: state.run?.owner ?? "",
-        decided_at: decidedAt,
-        expires_at: review.approval.expires_at,
-      });
+      const others = (state.decisions ?? []).filter((entry) => entry.call_id !== review.call_id && entry.type !== "deny").length;
+      const counters: Counters = { budgetLeft: remainingToolCalls(state.usage, host.budgets) - others, repeats: withoutOne(repeats, review.fingerprint) };
+      const result = resolve(review, decision, context, counters);
+      if (result.decision.type === "allow" && decision.type === "edit") repeats = result.counters.repeats;
+      const outcome = outcomeOf(review, decision, result.decision, context.now);
+      resolved.set(review.call_id, { ...result.decision, review: { approver: approver.user_id, outcome, decided_at: decidedAt } });
+      records.push(recordOf(state, context, review, approver, outcome, result.decision, decidedAt));
     }
     // The record exists before any approved effect can start (execute runs after this node).
     await (await host.approvals()).record(records);
     const decisions = (state.decisions ?? []).map((decision) => resolved.get(decision.call_id) ?? decision);
     const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
-    return { ...transition(state.status, next), decisions, review_feedback: null, review_waits };
+    const runRepeats: RepeatCounts = { run_id: state.run?.run_id ?? "", counts: { ...repeats } };
+    return { ...transition(state.status, next), decisions, repeats: runRepeats, review_feedback: null, review_waits };
   };
+}
+
+/** The repeat counts with one authorization of `fingerprint` taken back (an edit replaces that action). */
+function withoutOne(repeats: Readonly<Record<string, number>>, fingerprint: string): Record<string, number> {
+  const counts = { ...repeats };
+  const seen = Object.hasOwn(counts, fingerprint) ? (counts[fingerprint] ?? 0) : 0;
+  if (seen <= 1) delete counts[fingerprint];
+  else counts[fingerprint] = seen - 1;
+  return counts;
 }
 
 /** This run's review waits with the pending reviews' waits measured up to `now` (a later answer replaces an earlier one). */
@@ -80,7 +77,7 @@ function waitsUntilNow(state: State, pending: readonly Review[], now: number): R
   const runId = state.run?.run_id;
   if (!runId) return state.review_waits ?? null;
   const byCall = state.review_waits?.run_id === runId ? { ...state.review_waits.by_call } : {};
-  for (const review of pending) byCall[review.call_id] = Math.max(0, now - approvalRequestedAt(review.approval));
+  for (const review of pending) byCall[review.call_id] = Math.max(0, now - Date.parse(review.approval.requested_at));
   return { run_id: runId, by_call: byCall };
 }
 
@@ -90,38 +87,49 @@ function outcomeOf(review: Review, decision: ResumeDecision, result: Decision, n
   return decision.type;
 }
 
-async function resolve(
-  review: Review,
-  decision: ResumeDecision,
-  host: Host,
-  tools: Awaited<ReturnType<Host["tools"]>>,
-  context: Parameters<typeof checkProposal>[3],
-  offered: readonly string[],
-): Promise<Decision> {
-  const { approval, description: _description, type: _type, ...action } = review;
-  if (Date.parse(approval.expires_at) <= host.now()) {
-    return { type: "deny", call_id: review.call_id, tool: review.tool, code: "approval_expired", message: "the approval request expired" };
-  }
-  if (decision.type === "reject") {
-    return { type: "deny", call_id: review.call_id, tool: review.tool, code: "approval_rejected", message: decision.message ?? "rejected by the reviewer" };
-  }
-  if (decision.type === "approve") return { type: "allow", ...action };
-  // An edit is a new version of the action: validated and authorized again.
+function deny(review: Review, code: Denial["code"], check: Denial["check"], message: string): Denial {
+  return { type: "deny", call_id: review.call_id, tool: review.tool, code, check, message };
+}
+
+/** One decision on one pending action. An edit is a new version of the action, decided by the same pipeline as the run's owner. */
+function resolve(review: Review, decision: ResumeDecision, context: DecideContext, counters: Counters): { decision: Exclude<Decision, Review>; counters: Counters } {
+  const { approval, description: _description, rule: _rule, type: _type, ...action } = review;
+  if (Date.parse(approval.expires_at) <= context.now) return { decision: deny(review, "approval_expired", "expiry", "the approval request expired"), counters };
+  if (decision.type === "reject") return { decision: deny(review, "approval_rejected", "review", decision.message ?? "rejected by the reviewer"), counters };
+  if (decision.type === "approve") return { decision: { type: "allow", ...action }, counters };
   if (decision.edited_action.name !== review.tool) {
-    return { type: "deny", call_id: review.call_id, tool: review.tool, code: "tool_not_permitted", message: "an edit may not change the tool" };
+    return { decision: deny(review, "tool_not_permitted", "review", "an edit may not change the tool"), counters };
   }
-  const checked = checkProposal(
-    { call_id: review.call_id, name: review.tool, raw_arguments: JSON.stringify(decision.edited_action.args) },
-    offered,
-    tools,
-    context,
-  );
-  if (!checked.ok) return checked.decision;
-  // Identity injected from the principal stays the run owner's (set when the action was
-  // proposed), not the reviewer's; an edited action gets its own idempotency key.
-  const args = { ...checked.args };
-  for (const [name, source] of Object.entries(checked.tool.contract.injected)) {
-    if (source.startsWith("principal.") && Object.hasOwn(review.args, name)) args[name] = review.args[name];
-  }
-  return { ...action, type: "allow", args, model_args: checked.modelArgs, fingerprint: actionFingerprint(review.tool, checked.modelArgs) };
+  const edited = { call_id: review.call_id, name: review.tool, raw_arguments: JSON.stringify(decision.edited_action.args) };
+  const result = decideOne(edited, context, counters, { reviewed: { version: approval.version + 1 } });
+  // A reviewed edit is allowed or denied, never sent back for review.
+  if (result.decision.type === "review") return { decision: deny(review, "tool_not_permitted", "review", "the edit needs another review"), counters };
+  return { decision: result.decision, counters: result.counters };
+}
+
+function recordOf(
+  state: State,
+  context: DecideContext,
+  review: Review,
+  approver: Principal,
+  outcome: ApprovalOutcome,
+  result: Decision,
+  decidedAt: string,
+): ApprovalRecord {
+  return {
+    thread_id: context.threadId,
+    run_id: state.run?.run_id ?? "",
+    call_id: review.call_id,
+    tool: review.tool,
+    action_id: review.approval.action_id,
+    version: review.approval.version,
+    fingerprint: review.approval.fingerprint,
+    outcome,
+    edited_fingerprint: outcome === "edit" && result.type === "allow" ? result.fingerprint : null,
+    approver: approver.user_id,
+    approver_tenant: approver.tenant,
+    owner: context.owner.user_id,
+    decided_at: decidedAt,
+    expires_at: review.approval.expires_at,
+  };
 }

@@ -7,13 +7,13 @@ import { createHash } from "node:crypto";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Host } from "../host.js";
-import { extractEvidence } from "../mcp/evidence.js";
+import { extractEvidence } from "../runtime/extract-evidence.js";
 import { exhaustedBudget } from "../policy/budgets.js";
 import type { Decision } from "../policy/decision.js";
 import { mergeEvidence, type Evidence } from "../runtime/evidence.js";
 import { transition, type RunStatus } from "../runtime/transitions.js";
 import type { CallResult, Citation, NodeUpdate, Progress, RunResult, State, TerminationReason } from "../state.js";
-import { threadIdFrom } from "./authorize.js";
+import { threadIdFrom } from "../runtime/run-config.js";
 
 function errorMessage(callId: string, tool: string, code: string, message: string): ToolMessage {
   return new ToolMessage({ tool_call_id: callId, name: tool, status: "error", content: JSON.stringify({ error: { code, message } }) });
@@ -57,6 +57,20 @@ function answerMessage(result: RunResult): AIMessage {
   );
   const content = sources.length > 0 ? `${result.answer}\n\nSources:\n${sources.join("\n")}` : result.answer;
   return new AIMessage({ content, additional_kwargs: { warrant_result: result } });
+}
+
+/**
+ * A write whose effect is still unknown after execute tried to reconcile it
+ * (no status tool, status unreachable, no budget left to ask) stops the run
+ * for a human, with that reason: neither the planner nor the host may guess
+ * whether to send it again. Only this step's results count.
+ */
+export function unresolvedWrites(state: Pick<State, "proposals" | "call_results">): string | undefined {
+  const proposed = new Set((state.proposals ?? []).map((proposal) => proposal.call_id));
+  const unknown = (state.call_results ?? []).filter((result) => !result.ok && result.code === "outcome_unknown" && proposed.has(result.call_id));
+  if (unknown.length === 0) return undefined;
+  const calls = unknown.map((result) => `${result.tool} (${result.call_id})${result.ok ? "" : `: ${result.message}`}`);
+  return `outcome_unknown: ${calls.join("; ")}. Check whether it took effect before asking again.`;
 }
 
 export function makeObserveNode(host: Host) {
@@ -109,6 +123,9 @@ export function makeObserveNode(host: Host) {
         result,
       };
     };
+
+    const unresolved = state.verdict?.type === "tool_calls" ? unresolvedWrites(state) : undefined;
+    if (unresolved !== undefined) return end("needs_human", { code: "needs_human", detail: unresolved });
 
     const verdict = state.verdict;
     if (verdict?.type === "final") {

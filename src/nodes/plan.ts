@@ -5,21 +5,28 @@
 import { randomUUID } from "node:crypto";
 import { AIMessage } from "@langchain/core/messages";
 import { isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { principalFromConfig } from "../auth/principal.js";
+import type { Principal } from "../auth/principal.js";
 import { isModelBehaviorError } from "../errors.js";
 import type { Host } from "../host.js";
-import { toToolSpec } from "../mcp/catalog.js";
-import { parseToolArguments } from "../planners/arguments.js";
-import { loadCourseContext } from "../domains/notes/course-context.js";
 import { latestRequest, plannerContext } from "../planners/context.js";
 import type { PlanResult, Proposal } from "../planners/planner.js";
+import { parseToolArguments } from "../policy/arguments.js";
+import { toToolSpec, type CatalogTool } from "../policy/contracts.js";
 import { effectiveTools } from "../policy/effective-tools.js";
+import type { ToolHost } from "../mcp/tool-host.js";
+import type { DomainContext } from "../runtime/context-provider.js";
+import { runOwner } from "../runtime/owner.js";
+import { principalFrom, runIdFrom, threadIdFrom } from "../runtime/run-config.js";
 import { isTerminal, transition, type RunStatus } from "../runtime/transitions.js";
 import type { NodeUpdate, RunInfo, State } from "../state.js";
-import { threadIdFrom } from "./authorize.js";
 
 /** Reads and writes are planned in the default stage; writes still need approval in authorize. */
 const STAGE = "default";
+
+/** The principal as the entry point verified it (recorded as the run's owner; permissions are refreshed at each use). */
+function verifiedPrincipal(config: LangGraphRunnableConfig): Principal {
+  return principalFrom(config);
+}
 
 function startsNewRun(status: RunStatus): boolean {
   return status === "created" || isTerminal(status);
@@ -42,21 +49,6 @@ export function uniqueCallIds(calls: readonly Proposal[], messages: State["messa
   });
 }
 
-/**
- * A write whose effect is still unknown after execute tried to reconcile it
- * (no status tool, status unreachable, no budget left to ask) stops the run
- * for a human, with that reason: neither the planner nor the host may guess
- * whether to send it again.
- */
-export function unresolvedWrites(state: Pick<State, "proposals" | "call_results">): string | undefined {
-  // call_results keeps its last value across turns with no execution; only the results of the last proposals count.
-  const proposed = new Set((state.proposals ?? []).map((proposal) => proposal.call_id));
-  const unknown = (state.call_results ?? []).filter((result) => !result.ok && result.code === "outcome_unknown" && proposed.has(result.call_id));
-  if (unknown.length === 0) return undefined;
-  const calls = unknown.map((result) => `${result.tool} (${result.call_id})${result.ok ? "" : `: ${result.message}`}`);
-  return `outcome_unknown: ${calls.join("; ")}. Check whether it took effect before asking again.`;
-}
-
 function toolCallMessage(result: Extract<PlanResult["outcome"], { type: "tool_calls" }>): AIMessage {
   return new AIMessage({
     content: result.text ?? "",
@@ -67,10 +59,25 @@ function toolCallMessage(result: Extract<PlanResult["outcome"], { type: "tool_ca
   });
 }
 
+/** Asks each domain's context provider once, at the run's start, as the owner. */
+async function loadContext(
+  host: Host,
+  input: { tools: ToolHost; offered: readonly CatalogTool[]; request: string; principal: Principal; threadId: string; signal?: AbortSignal | undefined },
+): Promise<Record<string, DomainContext>> {
+  const context: Record<string, DomainContext> = {};
+  for (const provider of host.contextProviders) {
+    const loaded = await provider.load(input);
+    if (loaded !== undefined) context[provider.name] = loaded;
+  }
+  return context;
+}
+
 export function makePlanNode(host: Host) {
   return async function plan(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"plan">> {
-    const principal = principalFromConfig(config);
     const newRun = startsNewRun(state.status);
+    const starting = newRun || !state.run;
+    // A new run belongs to whoever started it; a continuing run acts for its owner, whoever resumed it.
+    const principal = starting ? await host.currentPrincipal(principalFrom(config)) : await runOwner(state, config, host);
     const request = latestRequest(state.messages);
     const hops: RunStatus[] = state.status === "planning" ? [] : ["planning"];
 
@@ -84,25 +91,28 @@ export function makePlanNode(host: Host) {
       maxTools: tools.maxTools,
       request,
     });
-    const starting = newRun || !state.run;
-    // Course context is read once, at the start of a run, as this principal; later turns reuse it.
-    const courseContext = starting
-      ? ((await loadCourseContext({ tools, offered: offer.offered, request, principal, threadId: threadIdFrom(config), signal: config.signal })) ?? null)
-      : (state.run?.course_context ?? null);
+    // Domain context is read once, at the start of a run, as its owner; later turns reuse it.
+    const context = starting
+      ? await loadContext(host, { tools, offered: offer.offered, request, principal, threadId: threadIdFrom(config), signal: config.signal })
+      : (state.run?.context ?? {});
     const run: RunInfo =
       starting || !state.run
-        ? { run_id: randomUUID(), request, started_at: new Date(host.now()).toISOString(), turn: 1, owner: principal.user_id, course_context: courseContext }
+        ? {
+            // One id names the run everywhere: the API's run id when there is one.
+            run_id: runIdFrom(config) ?? randomUUID(),
+            request,
+            started_at: new Date(host.now()).toISOString(),
+            turn: 1,
+            owner: principal.user_id,
+            principal: verifiedPrincipal(config),
+            context,
+          }
         : { ...state.run, turn: state.run.turn + 1 };
     const base = {
       run,
       tool_offer: { offered: offer.offered.map((tool) => tool.name), withheld: offer.withheld },
     };
     const usageReset = newRun ? { reset: true } : {};
-
-    const unresolved = newRun ? undefined : unresolvedWrites(state);
-    if (unresolved !== undefined) {
-      return { ...base, ...transition(state.status, ...hops, "observing"), proposals: [], verdict: { type: "needs_human", reason: unresolved }, usage: usageReset };
-    }
 
     let result: PlanResult;
     try {
@@ -113,7 +123,7 @@ export function makePlanNode(host: Host) {
         tools: offer.offered.map(toToolSpec),
         evidence: state.evidence,
         turn: run.turn,
-        ...(courseContext ? { course: courseContext } : {}),
+        context,
         ...(config.signal ? { signal: config.signal } : {}),
       });
     } catch (error) {

@@ -50,11 +50,16 @@ export function ledgerMigrations(schema: string): string[] {
     // Reconciliation of unknown write outcomes (added after the first release, hence not in the create).
     `alter table ${quoted}.ledger add column if not exists reconciles integer`,
     `alter table ${quoted}.ledger add column if not exists reconciled_by integer`,
+    // One run id across tables; the owner every effect acts for, and who approved it.
+    `alter table ${quoted}.ledger add column if not exists run_id text`,
+    `alter table ${quoted}.ledger add column if not exists owner text`,
+    `alter table ${quoted}.ledger add column if not exists approved_by text`,
+    `create index if not exists ledger_run_id_idx on ${quoted}.ledger (run_id)`,
   ];
 }
 
 const COLUMNS =
-  "call_id, attempt, tool, server, risk, fingerprint, idempotency_key, status, error_code, started_at, finished_at, elapsed_ms, reconciles, reconciled_by";
+  "call_id, attempt, tool, server, risk, fingerprint, idempotency_key, status, error_code, started_at, finished_at, elapsed_ms, reconciles, reconciled_by, run_id, owner, approved_by";
 
 /** A row as `pg` returns it: timestamps arrive as `Date` (default parser) or text (if someone changed the parser). */
 type StoredRow = Record<string, unknown>;
@@ -73,7 +78,7 @@ export function createLedgerStore(pool: pg.Pool, schema: string): LedgerStore {
       const valid = LedgerRowSchema.parse(row);
       await pool.query(
         `insert into ${table} (thread_id, ${COLUMNS})
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::timestamptz, $12::timestamptz, $13, $14, $15)`,
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::timestamptz, $12::timestamptz, $13, $14, $15, $16, $17, $18)`,
         [
           threadId,
           valid.call_id,
@@ -90,6 +95,9 @@ export function createLedgerStore(pool: pg.Pool, schema: string): LedgerStore {
           valid.elapsed_ms,
           valid.reconciles ?? null,
           valid.reconciled_by ?? null,
+          valid.run_id ?? null,
+          valid.owner ?? null,
+          valid.approved_by ?? null,
         ],
       );
     },
@@ -135,9 +143,12 @@ function requireThreadId(threadId: string): void {
 
 /** Normalizes timestamps to ISO strings, leaves out unset reconciliation links, then validates the whole row. */
 function toLedgerRow(stored: StoredRow): LedgerRow {
-  const { reconciles, reconciled_by: reconciledBy, ...rest } = stored;
+  const { reconciles, reconciled_by: reconciledBy, run_id: runId, owner, approved_by: approvedBy, ...rest } = stored;
   return LedgerRowSchema.parse({
     ...rest,
+    ...(typeof runId === "string" ? { run_id: runId } : {}),
+    ...(typeof owner === "string" ? { owner } : {}),
+    ...(typeof approvedBy === "string" ? { approved_by: approvedBy } : {}),
     started_at: toIsoString(stored.started_at),
     finished_at: stored.finished_at === null ? null : toIsoString(stored.finished_at),
     ...(reconciles === null || reconciles === undefined ? {} : { reconciles }),

@@ -55,6 +55,8 @@ export interface RunOutcome {
   status: string;
   termination_reason: unknown;
   pending_review: boolean;
+  /** The Warrant run (`state.run.run_id`, ledger, approvals, audit) this API run worked on. */
+  warrant_run_id?: string;
 }
 
 export function threadMigrations(schema: string): string[] {

@@ -3,15 +3,12 @@
  * that `authorize` checks. Neither planner is trusted.
  */
 import type { BaseMessage } from "@langchain/core/messages";
+import type { DomainContext } from "../runtime/context-provider.js";
 import type { Evidence } from "../runtime/evidence.js";
 
-/** A tool as the planner sees it: name, description and the arguments the model may set. */
-export interface ToolSpec {
-  name: string;
-  description: string;
-  /** JSON Schema of the model-visible arguments (host-injected arguments removed). */
-  parameters: Record<string, unknown>;
-}
+import type { ToolSpec } from "../policy/contracts.js";
+
+export type { ToolSpec } from "../policy/contracts.js";
 
 /** One proposed tool call, arguments kept as the raw text the planner produced. */
 export interface Proposal {
@@ -32,23 +29,6 @@ export interface PlanUsage {
   output_tokens: number;
 }
 
-/**
- * A course the request names, prepared by the plan node for a quiz request:
- * the notes server's outline for the principal (data about which notes exist
- * and may be read: evidence, never instructions) and the server's
- * `quiz_from_notes` prompt text (guidance for a model planner; it cannot
- * widen what the run may do). Fetched once per run.
- */
-export interface CourseContext {
-  course: string;
-  /** The principal's view of the course (released notes only, unless they may see unreleased ones); null when unavailable. */
-  outline: { title: string; notes: { note_id: string; title: string }[] } | null;
-  /** The `quiz_from_notes` prompt's text; null when unavailable. */
-  guidance: string | null;
-  /** Why the outline is missing: the principal is not enrolled, cannot read notes, or the server refused or failed. */
-  unavailable: string | null;
-}
-
 export interface PlannerInput {
   /** The request that started this run (latest human message). */
   request: string;
@@ -60,8 +40,8 @@ export interface PlannerInput {
   evidence: Evidence[];
   /** 1-based planner turn within the run. */
   turn: number;
-  /** The course a quiz request names, when there is one (see {@link CourseContext}). */
-  course?: CourseContext;
+  /** Domain context read at the run's start, by provider name (see runtime/context-provider.ts). */
+  context?: Record<string, DomainContext>;
   signal?: AbortSignal;
 }
 

@@ -4,7 +4,8 @@
  * strictly and bound to actions by `action_id` or, without ids, by position.
  */
 import { z } from "zod";
-import type { Decision } from "./decision.js";
+import type { Principal } from "../auth/principal.js";
+import type { Decision, ReviewRule } from "./decision.js";
 
 type Review = Extract<Decision, { type: "review" }>;
 
@@ -28,8 +29,9 @@ export const ResumeSchema = z.object({ decisions: z.array(ResumeDecisionSchema).
 
 export interface InterruptPayload {
   action_requests: { name: string; args: Record<string, unknown>; description: string }[];
-  review_configs: { action_name: string; allowed_decisions: ("approve" | "edit" | "reject")[] }[];
-  approvals: { action_id: string; fingerprint: string; version: number; expires_at: string }[];
+  /** `rule`: who may decide (`owner_or_reviewer`, or `reviewer_not_owner` for four eyes). */
+  review_configs: { action_name: string; allowed_decisions: ("approve" | "edit" | "reject")[]; rule: ReviewRule }[];
+  approvals: { action_id: string; fingerprint: string; version: number; requested_at: string; expires_at: string }[];
   /** Present when the previous resume value was refused; the same request is asked again. */
   error?: { code: "invalid_resume" | "approver_not_permitted"; message: string };
 }
@@ -37,7 +39,7 @@ export interface InterruptPayload {
 export function interruptPayload(pending: readonly Review[]): InterruptPayload {
   return {
     action_requests: pending.map((review) => ({ name: review.tool, args: review.model_args, description: review.description })),
-    review_configs: pending.map((review) => ({ action_name: review.tool, allowed_decisions: ["approve", "edit", "reject"] })),
+    review_configs: pending.map((review) => ({ action_name: review.tool, allowed_decisions: ["approve", "edit", "reject"], rule: review.rule })),
     approvals: pending.map((review) => ({ ...review.approval })),
   };
 }
@@ -74,4 +76,19 @@ export function bindResume(value: unknown, pending: readonly Review[]): Binding 
   }
   if (pairs.length !== decisions.length) return { ok: false, message: "a decision names an action that is not pending" };
   return { ok: true, pairs };
+}
+
+/** The scope that makes a principal a reviewer of its tenant. */
+export const REVIEWER_SCOPE = "approvals:decide";
+
+/**
+ * Whether `approver` may decide a review under `rule` for a run `owner`
+ * started (DESIGN §8): the owner, or a reviewer of the owner's tenant, for
+ * `owner_or_reviewer`; only a reviewer of the tenant other than the owner
+ * (four eyes) for `reviewer_not_owner`.
+ */
+export function mayDecide(approver: Principal, owner: Pick<Principal, "user_id" | "tenant">, rule: ReviewRule): boolean {
+  const isOwner = approver.user_id === owner.user_id && approver.tenant === owner.tenant;
+  const isReviewer = approver.tenant === owner.tenant && approver.scopes.includes(REVIEWER_SCOPE);
+  return rule === "owner_or_reviewer" ? isOwner || isReviewer : isReviewer && !isOwner;
 }

@@ -1,15 +1,13 @@
 /**
- * Principal-based authorization of one well-formed call. It runs before any
+ * Principal-based authorization of one well-formed call, as pure functions
+ * the pipeline (`decide.ts`) names as checks. Resource rules run before any
  * existence check, so an unauthorized resource and a missing one look the
  * same (`access_denied`).
  */
 import { createHash } from "node:crypto";
-import type { Principal } from "../auth/principal.js";
-import { actionFingerprint } from "../runtime/fingerprint.js";
-import type { CatalogTool } from "../mcp/catalog.js";
-import type { ToolContract } from "./config.js";
-
-export type Authorization = { ok: true } | { ok: false; code: "access_denied" | "tool_not_permitted"; message: string };
+import { grantsOf, type Principal } from "../auth/principal.js";
+import type { CatalogTool, ToolContract } from "./contracts.js";
+import { actionFingerprint } from "./fingerprint.js";
 
 export const ACCESS_DENIED_MESSAGE = "the resource does not exist or is not accessible";
 
@@ -18,31 +16,34 @@ export function hasScopes(principal: Principal, contract: ToolContract): boolean
   return contract.scopes.every((scope) => principal.scopes.includes(scope));
 }
 
-/** Checks scopes, run-bound arguments and the contract's resource rule. */
-export function authorizeCall(
-  tool: CatalogTool,
-  args: Record<string, unknown>,
-  principal: Principal,
-  runBound: Record<string, unknown>,
-): Authorization {
-  if (!hasScopes(principal, tool.contract)) {
-    return { ok: false, code: "tool_not_permitted", message: `${tool.name} is not available to you` };
+/**
+ * Fail closed: every run-bound argument the call sets needs a value fixed for
+ * the run, and must equal it.
+ */
+export function runBoundMatches(contract: ToolContract, args: Record<string, unknown>, runBound: Record<string, unknown>): boolean {
+  for (const name of Object.keys(contract.run_bound)) {
+    if (!Object.hasOwn(args, name)) continue;
+    if (!Object.hasOwn(runBound, name) || args[name] !== runBound[name]) return false;
   }
-  // Fail closed: a run-bound argument needs a value fixed for the run, and must equal it.
-  for (const name of tool.contract.run_bound) {
-    if (Object.hasOwn(args, name) && (!Object.hasOwn(runBound, name) || args[name] !== runBound[name])) {
-      return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
-    }
-  }
-  const rule = tool.contract.resource;
-  if (rule && Object.hasOwn(args, rule.argument)) {
-    const value = args[rule.argument];
-    const owner = typeof value === "string" ? new RegExp(rule.pattern).exec(value)?.[1] : undefined;
-    const allowed = rule.principal_field === "courses" ? principal.courses : [principal.tenant];
-    if (owner === undefined || !allowed.includes(owner)) {
-      return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
-    }
-  }
+  return true;
+}
+
+/** The contract's resource rule: the argument's owner key must be one the principal holds (`tenant`, or a grant kind). */
+export function resourceAllowed(contract: ToolContract, args: Record<string, unknown>, principal: Principal): boolean {
+  const rule = contract.resource;
+  if (!rule || !Object.hasOwn(args, rule.argument)) return true;
+  const value = args[rule.argument];
+  const owner = typeof value === "string" ? new RegExp(rule.pattern).exec(value)?.[1] : undefined;
+  const held = rule.principal_field === "tenant" ? [principal.tenant] : grantsOf(principal, rule.principal_field);
+  return owner !== undefined && held.includes(owner);
+}
+
+export type Authorization = { ok: true } | { ok: false; code: "access_denied" | "tool_not_permitted"; message: string };
+
+/** Scopes, then the resource rule: what `execute` re-checks against the owner's current permissions. */
+export function authorizeFor(tool: CatalogTool, args: Record<string, unknown>, principal: Principal): Authorization {
+  if (!hasScopes(principal, tool.contract)) return { ok: false, code: "access_denied", message: `${tool.name} is not permitted to you` };
+  if (!resourceAllowed(tool.contract, args, principal)) return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
   return { ok: true };
 }
 

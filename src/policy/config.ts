@@ -5,9 +5,8 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
-import { RISKS } from "../runtime/ledger.js";
+import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
 
-const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /** Reconnect backoff for a server that failed or crashed: exponential from `base_ms`, capped at `max_ms`, with jitter. */
 export const ReconnectSchema = z
@@ -58,69 +57,29 @@ const HttpServerSchema = z
 export const ServerConfigSchema = z.discriminatedUnion("transport", [StdioServerSchema, HttpServerSchema]);
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
 
-/** Where a host-injected argument's value comes from. */
-export const INJECTION_SOURCES = ["principal.user_id", "principal.tenant", "run.thread_id", "action.idempotency_key"] as const;
-
-/** How a write's status tool is asked and read. */
-export const ReconcileSchema = z
+/**
+ * Who decides a tool call of each risk: `none` (no review), `owner_or_reviewer`
+ * (the run's owner or a reviewer of the owner's tenant), `reviewer_not_owner`
+ * (four eyes: a reviewer of the tenant other than the owner).
+ */
+export const REVIEW_RULES = ["none", "owner_or_reviewer", "reviewer_not_owner"] as const;
+export const ReviewPolicySchema = z
   .object({
-    /** A contracted `read` tool on the same server. */
-    tool: z.string().regex(NAME),
-    /** The status tool's argument that receives the write's idempotency key. */
-    key_argument: z.string().min(1),
-    /** The boolean field of its structured result that says whether the write was applied. */
-    applied_field: z.string().min(1).default("applied"),
+    read: z.enum(REVIEW_RULES).default("none"),
+    write_reversible: z.enum(REVIEW_RULES).default("owner_or_reviewer"),
+    write_irreversible: z.enum(REVIEW_RULES).default("reviewer_not_owner"),
   })
-  .strict();
-export type ReconcileContract = z.infer<typeof ReconcileSchema>;
-
-export const ToolContractSchema = z
-  .object({
-    server: z.string().regex(NAME),
-    /** The tool's name on its server, when it differs from the name the agent uses. */
-    remote_name: z.string().min(1).optional(),
-    version: z.string().default("1"),
-    description: z.string().min(1).max(2000).optional(),
-    risk: z.enum(RISKS),
-    scopes: z.array(z.string().min(1)).default([]),
-    stages: z.array(z.string().min(1)).default(["any"]),
-    timeout_ms: z.number().int().min(100).max(600_000).default(10_000),
-    max_attempts: z.number().int().min(1).max(5).default(1),
-    run_bound: z.array(z.string().min(1)).default([]),
-    injected: z.record(z.string().min(1), z.enum(INJECTION_SOURCES)).default({}),
-    /** Resource check before any existence check: the value of `argument` must map into the principal's `principal_field`. */
-    resource: z
-      .object({
-        argument: z.string().min(1),
-        /** Regex with one capture group that extracts the resource's owner key (e.g. the course) from the argument. */
-        pattern: z.string().min(1),
-        principal_field: z.enum(["courses", "tenant"]),
-      })
-      .strict()
-      .optional(),
-    max_string_chars: z.number().int().min(1).max(100_000).default(2_000),
-    output: z
-      .object({
-        max_items: z.number().int().min(1).max(1_000).default(10),
-        max_chars: z.number().int().min(100).max(200_000).default(8_000),
-      })
-      .strict()
-      .default({ max_items: 10, max_chars: 8_000 }),
-    always_available: z.boolean().default(false),
-    /**
-     * For a write: the read tool that says whether an idempotency key was
-     * applied. A write whose outcome is unknown (timeout, lost response, crash)
-     * is reconciled through it instead of being re-run blindly (DESIGN §6, §9).
-     */
-    reconcile: ReconcileSchema.optional(),
-  })
-  .strict();
-export type ToolContract = z.infer<typeof ToolContractSchema>;
+  .strict()
+  .refine((policy) => policy.write_reversible !== "none" && policy.write_irreversible !== "none", { message: "writes always need a review" })
+  .default({ read: "none", write_reversible: "owner_or_reviewer", write_irreversible: "reviewer_not_owner" });
+export type ReviewPolicy = z.infer<typeof ReviewPolicySchema>;
 
 export const WarrantConfigSchema = z
   .object({
     servers: z.record(z.string().regex(NAME), ServerConfigSchema),
     tools: z.record(z.string().regex(NAME), ToolContractSchema),
+    /** Who may decide a review, per risk (DESIGN §8). */
+    review_policy: ReviewPolicySchema,
     selection: z
       .object({ max_tools: z.number().int().min(1).max(128).default(8) })
       .strict()

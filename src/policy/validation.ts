@@ -5,7 +5,7 @@
  */
 import { Ajv, type ValidateFunction } from "ajv";
 import type { CatalogTool } from "../mcp/catalog.js";
-import { parseToolArguments } from "../planners/arguments.js";
+import { parseToolArguments } from "./arguments.js";
 
 export type Validation = { ok: true; args: Record<string, unknown> } | { ok: false; code: "invalid_arguments"; message: string };
 

@@ -6,8 +6,9 @@
  * decision (a resumed node re-running) do not add rows.
  */
 
-export const APPROVAL_OUTCOMES = ["approve", "edit", "reject", "expired", "edit_refused"] as const;
-export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
+import type { ApprovalOutcome } from "../policy/decision.js";
+
+export { APPROVAL_OUTCOMES, type ApprovalOutcome } from "../policy/decision.js";
 
 export interface ApprovalRecord {
   thread_id: string;

@@ -5,11 +5,12 @@
  */
 import { z } from "zod";
 import { TOOL_ERROR_CODES } from "../errors.js";
+import { RISKS } from "../policy/contracts.js";
 
-export const RISKS = ["read", "write_reversible", "write_irreversible"] as const;
-export type Risk = (typeof RISKS)[number];
+export { RISKS, type Risk } from "../policy/contracts.js";
 
-export const LEDGER_STATUSES = ["running", "succeeded", "failed", "outcome_unknown", "abandoned"] as const;
+/** `denied`: re-checked at execution against the owner's current permissions and refused; nothing was called. */
+export const LEDGER_STATUSES = ["running", "succeeded", "failed", "outcome_unknown", "abandoned", "denied"] as const;
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
 
 export const LedgerRowSchema = z.object({
@@ -40,6 +41,12 @@ export const LedgerRowSchema = z.object({
    * the write was applied; `failed` that it was not.
    */
   reconciled_by: z.number().int().positive().nullable().optional(),
+  /** The run (one id across the API, state, ledger, approvals and audit). */
+  run_id: z.string().min(1).max(128).optional(),
+  /** The run's owner: every effect acts on the owner's behalf. */
+  owner: z.string().min(1).max(64).optional(),
+  /** For a reviewed write: who approved it (beside the owner it runs for). */
+  approved_by: z.string().min(1).max(64).optional(),
 });
 export type LedgerRow = z.infer<typeof LedgerRowSchema>;
 

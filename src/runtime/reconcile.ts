@@ -11,7 +11,7 @@
  * unknown and the run stops for a human (see `plan`).
  */
 import type { ToolErrorCode } from "../errors.js";
-import type { ReconcileContract, ToolContract } from "../policy/config.js";
+import type { ReconcileContract, ToolContract } from "../policy/contracts.js";
 
 /**
  * Failures after which a write may or may not have been applied: the request

@@ -4,11 +4,12 @@
  * run's config with {@link runConfigFor}; every node reads it with the readers
  * below. No other file spells a configurable key.
  *
- * Two principals can be involved in one run: the **actor** (who sent this
- * request: the owner, or a reviewer answering a review) and the **owner**
- * (who started the run, on whose behalf every effect happens). Both come from
- * the host: the verified token, the CLI's directory lookup, or the thread row;
- * never from anything a client or the model sends.
+ * The principal here is the **actor**: who sent this request (the owner, or
+ * a reviewer answering a review). It comes from the host (the verified token,
+ * the CLI's directory lookup), never from anything a client or the model
+ * sends. The run's **owner**, on whose behalf every effect happens, is the
+ * actor that started the run; plan records it in `state.run` and
+ * `runtime/owner.ts` reads it back with its current permissions.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { PrincipalSchema, type Principal } from "../auth/principal.js";
@@ -23,11 +24,10 @@ const AUTH_USER = "langgraph_auth_user";
 const API_RUN_ID = "run_id";
 /** Ours. */
 const RUN_ID = "warrant_run_id";
-const OWNER = "warrant_owner";
 const RUN_BOUND = "warrant_run_bound";
 
 /** Keys a client may never set: anything identity- or run-shaped. Studio's auth hook strips these. */
-export const HOST_OWNED_KEYS = [AUTH_USER, "langgraph_auth_user_id", "langgraph_auth_permissions", "user_id", RUN_ID, OWNER, RUN_BOUND] as const;
+export const HOST_OWNED_KEYS = [AUTH_USER, "langgraph_auth_user_id", "langgraph_auth_permissions", "user_id", RUN_ID, RUN_BOUND] as const;
 
 export interface RunIdentity {
   threadId: string;
@@ -35,8 +35,6 @@ export interface RunIdentity {
   runId?: string | undefined;
   /** Who sent this request. */
   principal: Principal;
-  /** On whose behalf effects run: defaults to `principal` (the usual case: the owner continues their own run). */
-  owner?: Principal | undefined;
   /** Values fixed for the run by the host from the request (contract `run_bound`). */
   runBound?: Record<string, string> | undefined;
   /** Start from this checkpoint (a fork, already checked by the server). */
@@ -53,7 +51,6 @@ export function runConfigFor(identity: RunIdentity): RunConfigurable {
     configurable: {
       [THREAD_ID]: identity.threadId,
       [AUTH_USER]: identity.principal,
-      ...(identity.owner && identity.owner.user_id !== identity.principal.user_id ? { [OWNER]: identity.owner } : {}),
       [RUN_BOUND]: identity.runBound ?? {},
       ...(identity.runId ? { [RUN_ID]: identity.runId } : {}),
       ...(identity.checkpointId ? { [CHECKPOINT_ID]: identity.checkpointId } : {}),
@@ -111,17 +108,21 @@ export function principalFrom(config: AnyConfig): Principal {
   return parsed.data;
 }
 
-/** The run's owner as the host supplied it for this request; the actor when the actor is the owner. */
-export function ownerFrom(config: AnyConfig): Principal {
-  const value = configurable(config)[OWNER];
-  if (value === undefined) return principalFrom(config);
-  const parsed = PrincipalSchema.safeParse(value);
-  if (!parsed.success) throw new ConfigError("principal_unknown", "the run's owner is malformed");
-  return parsed.data;
-}
-
 /** Run-bound values the host fixed for this run (set server-side, never from a client body). */
 export function runBoundFrom(config: AnyConfig): Record<string, unknown> {
   const value = configurable(config)[RUN_BOUND];
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/**
+ * For the LangGraph API (Studio), which builds the run config itself from
+ * what the client sent: removes every host-owned key a client put there and
+ * sets the verified user, in the keys that API uses.
+ */
+export function stampVerifiedUser(configurable: Record<string, unknown>, user: { identity: string; permissions: readonly string[] }): void {
+  for (const key of HOST_OWNED_KEYS) delete configurable[key];
+  configurable[AUTH_USER] = user;
+  configurable["langgraph_auth_user_id"] = user.identity;
+  configurable["langgraph_auth_permissions"] = [...user.permissions];
+  configurable["user_id"] = user.identity;
 }

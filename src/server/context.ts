@@ -10,6 +10,7 @@ import type { RunRow, ThreadRow, ThreadStore } from "../persistence/thread-store
 import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
 import { ownerOf, type RunManager, type ServedGraph } from "./runs.js";
+import { threadConfig } from "../runtime/run-config.js";
 
 export type Env = { Variables: { principal: Principal } };
 
@@ -66,7 +67,7 @@ export function routeContext(manager: RunManager, store: ThreadStore, graphs: Ma
       if (!run) throw notFound("run");
       return run;
     },
-    snapshotOf: (threadId, checkpointId) => anyGraph().getState({ configurable: { thread_id: threadId, ...(checkpointId ? { checkpoint_id: checkpointId } : {}) } }),
+    snapshotOf: (threadId, checkpointId) => anyGraph().getState(threadConfig(threadId, checkpointId)),
     async deleteCheckpoints(threadId) {
       const saver = anyGraph().checkpointer;
       if (saver && typeof saver === "object" && "deleteThread" in saver && typeof saver.deleteThread === "function") {

@@ -7,6 +7,7 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import type { LedgerRow } from "../runtime/ledger.js";
 import { ApiError, notFound } from "./api-error.js";
 import { pendingInterrupts, type ServedGraph } from "./runs.js";
+import { checkpointIdFrom, threadConfig } from "../runtime/run-config.js";
 
 /** Whether the thread, at this snapshot, can take a resume, new input, or a continuation. */
 export function assertRunnable(snapshot: StateSnapshot, resume: { resume: unknown } | undefined, hasInput: boolean): void {
@@ -40,13 +41,13 @@ function answersEach(value: unknown, pending: { id: string | undefined }[]): boo
  * a write was executed after it. Forking to the head is a no-op and allowed.
  */
 export async function forkTarget(graph: ServedGraph, threadId: string, checkpointId: string, head: StateSnapshot): Promise<StateSnapshot> {
-  if (head.config?.configurable?.["checkpoint_id"] === checkpointId) return head;
-  const target = await graph.getState({ configurable: { thread_id: threadId, checkpoint_id: checkpointId } });
-  if (target.config?.configurable?.["checkpoint_id"] !== checkpointId) throw notFound("checkpoint");
+  if (checkpointIdFrom(head.config) === checkpointId) return head;
+  const target = await graph.getState(threadConfig(threadId, checkpointId));
+  if (checkpointIdFrom(target.config) !== checkpointId) throw notFound("checkpoint");
   const ranAfter = new Set<string>(target.next);
-  for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } })) {
-    if (snapshot.config?.configurable?.["checkpoint_id"] === checkpointId) break;
-    if (snapshot.config?.configurable?.["checkpoint_id"] !== head.config?.configurable?.["checkpoint_id"]) for (const node of snapshot.next) ranAfter.add(node);
+  for await (const snapshot of graph.getStateHistory(threadConfig(threadId))) {
+    if (checkpointIdFrom(snapshot.config) === checkpointId) break;
+    if (checkpointIdFrom(snapshot.config) !== checkpointIdFrom(head.config)) for (const node of snapshot.next) ranAfter.add(node);
   }
   const key = (row: LedgerRow) => `${row.call_id}#${row.attempt}`;
   const before = new Set(((target.values as { ledger?: LedgerRow[] }).ledger ?? []).map(key));

@@ -14,6 +14,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { Principal } from "../auth/principal.js";
 import type { Budgets } from "../env.js";
 import type { Owner, RunOutcome, RunRow, ThreadRow, ThreadStore, ThreadStatus } from "../persistence/thread-store.js";
+import { runConfigFor, threadConfig } from "../runtime/run-config.js";
 import { runOptions } from "../runtime/routes.js";
 import { ApiError } from "./api-error.js";
 import { EventLog } from "./events.js";
@@ -62,6 +63,8 @@ export interface RunManagerOptions {
   retainMs?: number;
   /** Runs one principal may have going at once, across threads and processes (checked when a run starts). */
   maxActiveRuns?: number;
+  /** The run-bound values a request fixes (from the contracts' `run_bound` rules). */
+  runBound?: (request: string) => Record<string, string>;
   log?: (line: string) => void;
 }
 
@@ -79,7 +82,12 @@ export class RunManager {
   #accepting = true;
 
   constructor(options: RunManagerOptions) {
-    this.#options = { leaseMs: 30_000, retainMs: 10 * 60_000, maxActiveRuns: 4, log: () => undefined, ...options };
+    this.#options = { leaseMs: 30_000, retainMs: 10 * 60_000, maxActiveRuns: 4, log: () => undefined, runBound: () => ({}), ...options };
+  }
+
+  /** The run-bound values a new request fixes. */
+  runBoundFor(request: string): Record<string, string> {
+    return this.#options.runBound(request);
   }
 
   get accepting(): boolean {
@@ -186,12 +194,18 @@ export class RunManager {
   async #inspect(assistantId: string, threadId: string): Promise<{ thread: ThreadStatus; outcome: RunOutcome | undefined }> {
     const graph = this.#options.graphs.get(assistantId) ?? [...this.#options.graphs.values()][0];
     if (!graph) return { thread: "idle", outcome: undefined };
-    const snapshot = await graph.getState({ configurable: { thread_id: threadId } });
+    const snapshot = await graph.getState(threadConfig(threadId));
     const pending = pendingInterrupts(snapshot).length > 0;
-    const values = (snapshot.values ?? {}) as { status?: unknown; termination_reason?: unknown };
+    const values = (snapshot.values ?? {}) as { status?: unknown; termination_reason?: unknown; run?: { run_id?: unknown } | null };
     return {
       thread: pending ? "interrupted" : "idle",
-      outcome: { status: typeof values.status === "string" ? values.status : "unknown", termination_reason: values.termination_reason ?? null, pending_review: pending },
+      outcome: {
+        status: typeof values.status === "string" ? values.status : "unknown",
+        termination_reason: values.termination_reason ?? null,
+        pending_review: pending,
+        // The Warrant run this API run worked on: its own id when it started it, the starting run's when it resumed one.
+        ...(typeof values.run?.run_id === "string" ? { warrant_run_id: values.run.run_id } : {}),
+      },
     };
   }
 
@@ -242,12 +256,7 @@ export class RunManager {
       const libModes = new Set<string>(["values"]);
       for (const mode of request.streamModes) libModes.add(mode === "messages-tuple" ? "messages" : mode);
       const config = {
-        configurable: {
-          thread_id: threadId,
-          langgraph_auth_user: request.principal,
-          warrant_run_bound: runBound,
-          ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
-        },
+        ...runConfigFor({ threadId, runId: run.run_id, principal: request.principal, runBound, checkpointId: request.checkpointId }),
         metadata: { run_id: run.run_id, assistant_id: run.assistant_id },
         ...runOptions(budgets),
         signal: controller.signal,

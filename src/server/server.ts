@@ -11,11 +11,12 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { loadApiSecret } from "../auth/api-token.js";
 import { createRuntime } from "../bootstrap.js";
+import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
 import type { Host } from "../host.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Planner } from "../planners/planner.js";
-import { createRulesPlanner } from "../planners/rules.js";
+import { createRulesPlanner } from "../domains/rules-planner.js";
 import { createApp } from "./app.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
@@ -58,7 +59,16 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       ["workflow", buildAgent(workflowHost).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
     ]);
     const leaseMs = options.leaseMs ?? settings.server.runLeaseMs;
-    const manager = new RunManager({ graphs, store: database.threads, budgets: settings.budgets, log, leaseMs, maxActiveRuns: settings.server.maxActiveRuns });
+    const contracts = (await runtime.host.tools()).catalog().map((tool) => tool.contract);
+    const manager = new RunManager({
+      graphs,
+      store: database.threads,
+      budgets: settings.budgets,
+      log,
+      leaseMs,
+      maxActiveRuns: settings.server.maxActiveRuns,
+      runBound: (request) => runBoundFor(request, contracts),
+    });
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
       if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);

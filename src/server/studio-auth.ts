@@ -24,6 +24,7 @@ import { Auth, HTTPException } from "@langchain/langgraph-sdk/auth";
 import { authenticate, loadApiSecret, type ApiTokenFailure } from "../auth/api-token.js";
 import type { Principal } from "../auth/principal.js";
 import { loadSettings } from "../env.js";
+import { HOST_OWNED_KEYS, stampVerifiedUser } from "../runtime/run-config.js";
 
 /** What the API keeps as the request's user: the principal plus LangGraph's user fields. */
 export type StudioUser = Principal & {
@@ -36,7 +37,7 @@ export type StudioUser = Principal & {
 };
 
 /** Keys through which a client could try to name a run's user. */
-const IDENTITY_KEYS = ["langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions", "user_id"] as const;
+const IDENTITY_KEYS = HOST_OWNED_KEYS;
 
 /** Builds the user object for a verified principal. */
 export function studioUser(principal: Principal): StudioUser {
@@ -103,10 +104,7 @@ function sanitizeRun(kwargs: Record<string, unknown>, user: StudioUser): void {
   const configurable = config["configurable"] as Record<string, unknown>;
   for (const key of Object.keys(configurable)) if (key.startsWith("x-")) delete configurable[key];
   for (const key of TRACING_KEYS) delete configurable[key];
-  configurable["langgraph_auth_user"] = user;
-  configurable["langgraph_auth_user_id"] = user.identity;
-  configurable["langgraph_auth_permissions"] = [...user.permissions];
-  configurable["user_id"] = user.identity;
+  stampVerifiedUser(configurable, user);
   scrubIdentity(kwargs["context"]);
 }
 

@@ -6,7 +6,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import { createRulesPlanner } from "../../src/planners/rules.js";
+import { createRulesPlanner } from "../../src/domains/rules-planner.js";
 import { loadConfig } from "../../src/policy/config.js";
 import type { State } from "../../src/state.js";
 import { calls, endlessPlanner, proposal, scriptedPlanner } from "../support/scripted-planner.js";

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import { createRulesPlanner } from "../../src/planners/rules.js";
+import { createRulesPlanner } from "../../src/domains/rules-planner.js";
 import { loadConfig } from "../../src/policy/config.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, settings } from "./support/agent.js";

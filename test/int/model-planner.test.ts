@@ -8,7 +8,7 @@ import { AIMessageChunk, HumanMessage, type BaseMessage } from "@langchain/core/
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isModelBehaviorError, type ModelErrorCode } from "../../src/errors.js";
-import { parseToolArguments } from "../../src/planners/arguments.js";
+import { parseToolArguments } from "../../src/policy/arguments.js";
 import { createModelPlanner, type ModelPlannerOptions } from "../../src/planners/model.js";
 import type { PlanResult, Planner, PlannerInput, ToolSpec } from "../../src/planners/planner.js";
 import type { Evidence } from "../../src/runtime/evidence.js";

@@ -12,13 +12,14 @@ import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { buildMessages } from "../../src/planners/model.js";
 import type { PlannerInput } from "../../src/planners/planner.js";
-import { createRulesPlanner, quizNotes } from "../../src/planners/rules.js";
+import { createRulesPlanner, quizNotes } from "../../src/domains/rules-planner.js";
 import { loadConfig } from "../../src/policy/config.js";
 import type { State } from "../../src/state.js";
 import { loadCorpus, type Corpus } from "../../tools/notes/corpus.js";
 import { scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
 import { backends, type OpenedBackend } from "./support/postgres.js";
+import { courseContextOf } from "../../src/domains/notes/course-context.js";
 
 const QUIZ = "Make a quiz from my cs301 notes";
 
@@ -58,7 +59,7 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
     expect(state.status).toBe("completed");
     expect(state.termination_reason?.code).toBe("final_answer");
 
-    const context = state.run?.course_context;
+    const context = courseContextOf(state.run?.context);
     expect(context?.course).toBe("cs301");
     expect(context?.unavailable).toBeNull();
     expect(context?.outline?.notes.map((note) => note.note_id)).toEqual(releasedIds("cs301"));
@@ -90,7 +91,7 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
     const { state } = await agent.run("bob", QUIZ);
     expect(state.status).toBe("abstained");
     expect(state.result).toMatchObject({ abstained: true, citations: [] });
-    expect(state.run?.course_context).toEqual({ course: "cs301", outline: null, guidance: null, unavailable: "access_denied" });
+    expect(courseContextOf(state.run?.context)).toEqual({ course: "cs301", outline: null, guidance: null, unavailable: "access_denied" });
     expect(state.ledger).toEqual([]);
     expect(state.evidence).toEqual([]);
     // Nothing but bob's own words mentions cs301, and no cs301 note title reaches him.
@@ -105,7 +106,7 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
     await agent.run("alice", "Write a quiz with questions from cs301");
     planner.assertDone();
     const input = planner.inputs[0] as PlannerInput;
-    expect(input.course?.outline?.notes.map((note) => note.note_id)).toEqual(releasedIds("cs301"));
+    expect(courseContextOf(input.context)?.outline?.notes.map((note) => note.note_id)).toEqual(releasedIds("cs301"));
     const system = buildMessages(input)[0];
     expect(SystemMessage.isInstance(system)).toBe(true);
     const text = String(system?.content);

@@ -203,7 +203,7 @@ describe("authentication", () => {
     const expired = await mintApiToken(server.secret, await server.principal("alice"), { ttlSeconds: 60, now: Date.now() - 3_600_000 });
     const foreign = await mintApiToken(new Uint8Array(32).fill(7), await server.principal("alice"));
     const none = `${Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url")}.${payload}.`;
-    const otherIssuer = await new SignJWT({ tenant: "uni", role: "student", scopes: [], courses: [] })
+    const otherIssuer = await new SignJWT({ tenant: "uni", role: "student", scopes: [], grants: {} })
       .setProtectedHeader({ alg: "HS256" })
       .setIssuer("someone-else")
       .setAudience("warrant-api")

@@ -309,7 +309,7 @@ describe("npm run dev (langgraphjs dev with Warrant auth)", () => {
       // What the run was configured with: bob's principal, no client x-* keys, no LangSmith tracing.
       const [run] = await bob.runs.list(thread);
       const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs.config.configurable;
-      expect(configurable["langgraph_auth_user"]).toMatchObject({ user_id: "bob", identity: "uni:bob", courses: ["db201"] });
+      expect(configurable["langgraph_auth_user"]).toMatchObject({ user_id: "bob", identity: "uni:bob", grants: { courses: ["db201"] } });
       expect(configurable["langgraph_auth_user_id"]).toBe("uni:bob");
       expect(configurable["user_id"]).toBe("uni:bob");
       expect(Object.keys(configurable).filter((key) => key.startsWith("x-") || key.startsWith("langsmith_"))).toEqual([]);

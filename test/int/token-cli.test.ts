@@ -36,7 +36,7 @@ describe("npm run token", () => {
     const last = result.stdout.trim().split("\n").at(-1)!;
     const secret = await loadApiSecret({ configured: undefined, dataDir });
     const verified = await verifyApiToken(secret, last);
-    expect(verified).toMatchObject({ ok: true, principal: { user_id: "alice", tenant: "uni", courses: ["cs301"] } });
+    expect(verified).toMatchObject({ ok: true, principal: { user_id: "alice", tenant: "uni", grants: { courses: ["cs301"] } } });
   }, 60_000);
 
   it("exits 1 for an unknown user and 2 for usage errors, printing no token", async () => {

@@ -2,13 +2,16 @@
  * An in-memory host for unit tests (no processes, no database): a catalog of
  * fake tools with canned results, an in-memory ledger, a given planner.
  */
+import type { Principal } from "../../src/auth/principal.js";
+import { contextProviders } from "../../src/domains/index.js";
 import { loadSettings, type Budgets } from "../../src/env.js";
+import { ReviewPolicySchema, type ReviewPolicy } from "../../src/policy/config.js";
 import type { Host } from "../../src/host.js";
 import { buildCatalog, type ListedTool } from "../../src/mcp/catalog.js";
 import type { NormalizedResult } from "../../src/mcp/normalize.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
 import type { Planner } from "../../src/planners/planner.js";
-import { ToolContractSchema } from "../../src/policy/config.js";
+import { ToolContractSchema } from "../../src/policy/contracts.js";
 import type { ApprovalRecord, ApprovalStore } from "../../src/runtime/approvals.js";
 import type { AuditEvent, AuditStore } from "../../src/runtime/audit.js";
 import type { LedgerRow, LedgerStore } from "../../src/runtime/ledger.js";
@@ -109,7 +112,15 @@ export function memoryAudit(): AuditStore & { events: AuditEvent[] } {
   };
 }
 
-export function memoryHost(options: { planner: Planner; tools: ToolHost; budgets?: Partial<Budgets>; now?: () => number }): Host & {
+export function memoryHost(options: {
+  planner: Planner;
+  tools: ToolHost;
+  budgets?: Partial<Budgets>;
+  now?: () => number;
+  /** The principal directory as it is now (default: everyone stays as verified). */
+  currentPrincipal?: (principal: Principal) => Promise<Principal>;
+  reviewPolicy?: ReviewPolicy;
+}): Host & {
   ledgerStore: ReturnType<typeof memoryLedger>;
   approvalStore: ReturnType<typeof memoryApprovals>;
   auditStore: ReturnType<typeof memoryAudit>;
@@ -124,6 +135,9 @@ export function memoryHost(options: { planner: Planner; tools: ToolHost; budgets
     ledger: async () => ledgerStore,
     approvals: async () => approvalStore,
     audit: async () => auditStore,
+    reviewPolicy: async () => options.reviewPolicy ?? ReviewPolicySchema.parse(undefined),
+    currentPrincipal: options.currentPrincipal ?? (async (principal) => principal),
+    contextProviders,
     now: options.now ?? Date.now,
     ledgerStore,
     approvalStore,

@@ -8,8 +8,8 @@ import { authenticate, loadApiSecret, mintApiToken, verifyApiToken, MAX_API_TOKE
 import type { Principal } from "../../src/auth/principal.js";
 
 const secret = new Uint8Array(randomBytes(32));
-const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
-const claims = { tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
+const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
+const claims = { tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
 
 async function signed(overrides: { payload?: Record<string, unknown>; issuer?: string; audience?: string; ttl?: number; iat?: number; alg?: string; key?: Uint8Array } = {}) {
   const iat = overrides.iat ?? Math.floor(Date.now() / 1000);

@@ -18,7 +18,8 @@ function review(index: number): Review {
     model_args: { title: `item ${index}` },
     fingerprint: String(index).repeat(64),
     description: `action ${index} needs your approval`,
-    approval: { action_id: `action-${index}`, fingerprint: String(index).repeat(64), version: 1, expires_at: "2030-01-01T00:00:00.000Z" },
+    rule: "owner_or_reviewer",
+    approval: { action_id: `action-${index}`, fingerprint: String(index).repeat(64), version: 1, requested_at: "2029-12-31T23:45:00.000Z", expires_at: "2030-01-01T00:00:00.000Z" },
   };
 }
 
@@ -45,12 +46,12 @@ describe("interruptPayload", () => {
         { name: "send_email", args: { title: "item 2" }, description: "action 2 needs your approval" },
       ],
       review_configs: [
-        { action_name: "add_event", allowed_decisions: ["approve", "edit", "reject"] },
-        { action_name: "send_email", allowed_decisions: ["approve", "edit", "reject"] },
+        { action_name: "add_event", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" },
+        { action_name: "send_email", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" },
       ],
       approvals: [
-        { action_id: "action-1", fingerprint: "1".repeat(64), version: 1, expires_at: "2030-01-01T00:00:00.000Z" },
-        { action_id: "action-2", fingerprint: "2".repeat(64), version: 1, expires_at: "2030-01-01T00:00:00.000Z" },
+        { action_id: "action-1", fingerprint: "1".repeat(64), version: 1, requested_at: "2029-12-31T23:45:00.000Z", expires_at: "2030-01-01T00:00:00.000Z" },
+        { action_id: "action-2", fingerprint: "2".repeat(64), version: 1, requested_at: "2029-12-31T23:45:00.000Z", expires_at: "2030-01-01T00:00:00.000Z" },
       ],
     });
   });

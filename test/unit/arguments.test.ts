@@ -3,7 +3,7 @@
  * argument text a planner proposed.
  */
 import { describe, expect, it } from "vitest";
-import { MAX_ARGUMENT_BYTES, parseToolArguments } from "../../src/planners/arguments.js";
+import { MAX_ARGUMENT_BYTES, parseToolArguments } from "../../src/policy/arguments.js";
 
 function expectInvalid(raw: string): string {
   const result = parseToolArguments(raw);

@@ -10,7 +10,7 @@ import { buildAgent } from "../../graphs/agent.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 
-const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
+const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
 
 function harness(steps: Parameters<typeof scriptedPlanner>[0], budgets = {}) {
   const host = memoryHost({ planner: scriptedPlanner(steps), tools: memoryTools(() => ({ ok: true, text: "{}", structured: {} })), budgets });

@@ -5,10 +5,10 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
 import { buildCatalog, type CatalogTool } from "../../src/mcp/catalog.js";
-import { ACCESS_DENIED_MESSAGE, authorizeCall, hasScopes, injectArguments } from "../../src/policy/authorization.js";
-import { ToolContractSchema } from "../../src/policy/config.js";
+import { ACCESS_DENIED_MESSAGE, hasScopes, injectArguments, resourceAllowed, runBoundMatches } from "../../src/policy/authorization.js";
+import { ToolContractSchema } from "../../src/policy/contracts.js";
 
-const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
+const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
 const noScopes: Principal = { ...alice, user_id: "eve", scopes: [] };
 
 function tool(name: string, contractInput: Record<string, unknown>, properties: Record<string, unknown>): CatalogTool {
@@ -35,11 +35,19 @@ const updateCase = tool(
   {
     risk: "write_reversible",
     scopes: ["cases:write"],
-    run_bound: ["case_id"],
+    run_bound: { case_id: { from_request: "c-[0-9]+" } },
     injected: { tenant_id: "principal.tenant", thread: "run.thread_id" },
   },
   { case_id: { type: "string" }, note: { type: "string" }, tenant_id: { type: "string" }, thread: { type: "string" } },
 );
+/** The pipeline's scope, run-bound and resource checks in their order (see decide.ts), as one verdict. */
+function authorizeCall(target: CatalogTool, args: Record<string, unknown>, principal: Principal, runBound: Record<string, unknown>) {
+  if (!hasScopes(principal, target.contract)) return { ok: false, code: "tool_not_permitted" };
+  if (!runBoundMatches(target.contract, args, runBound)) return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
+  if (!resourceAllowed(target.contract, args, principal)) return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
+  return { ok: true };
+}
+
 const caseWorker: Principal = { ...alice, user_id: "carol", scopes: ["cases:write"] };
 
 describe("authorizeCall: resource rule", () => {

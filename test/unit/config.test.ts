@@ -81,11 +81,12 @@ describe("parseConfig: valid configs", () => {
       stages: ["any"],
       timeout_ms: 10_000,
       max_attempts: 1,
-      run_bound: [],
+      run_bound: {},
       injected: {},
       max_string_chars: 2_000,
       output: { max_items: 10, max_chars: 8_000 },
       always_available: false,
+      approval_ttl_ms: 900_000,
     });
     expect(config.servers["notes"]).toEqual({ transport: "stdio", command: "node", args: ["server.js"], env: {}, optional: false, reconnect: { base_ms: 200, max_ms: 10_000 } });
   });

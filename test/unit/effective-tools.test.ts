@@ -5,11 +5,11 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
 import { buildCatalog, type CatalogTool } from "../../src/mcp/catalog.js";
-import { ToolContractSchema } from "../../src/policy/config.js";
+import { ToolContractSchema } from "../../src/policy/contracts.js";
 import { effectiveTools, type EffectiveToolsInput } from "../../src/policy/effective-tools.js";
 import { RISKS } from "../../src/runtime/ledger.js";
 
-const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
+const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
 
 function tool(name: string, description: string, contract: Record<string, unknown> = {}, server = "notes"): CatalogTool {
   const parsed = ToolContractSchema.parse({ server, risk: "read", ...contract });

@@ -121,7 +121,7 @@ describe("loadSettings", () => {
       databaseUrl: undefined,
       dataDir: path.resolve(REPO_ROOT, ".data"),
       configPath: path.resolve(REPO_ROOT, "warrant.config.json"),
-      principalsPath: path.resolve(REPO_ROOT, "src/auth/dev-principals.json"),
+      principalsPath: path.resolve(REPO_ROOT, "src/domains/dev-principals.json"),
       planner: "rules",
       model: { name: "gpt-4o-mini", baseUrl: undefined, apiKey: undefined },
       budgets: { model_turns: 8, tool_calls: 12, deadline_ms: 120_000, tokens: 200_000, max_repeats: 2, no_progress_steps: 3 },

@@ -3,7 +3,7 @@
  */
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { actionFingerprint, canonicalJson } from "../../src/runtime/fingerprint.js";
+import { actionFingerprint, canonicalJson } from "../../src/policy/fingerprint.js";
 
 describe("canonicalJson", () => {
   it("sorts keys at the top level", () => {

@@ -11,14 +11,14 @@ import { buildAgent } from "../../graphs/agent.js";
 import type { Budgets } from "../../src/env.js";
 import type { InterruptPayload } from "../../src/policy/approval.js";
 import type { Proposal } from "../../src/planners/planner.js";
-import { actionFingerprint } from "../../src/runtime/fingerprint.js";
+import { actionFingerprint } from "../../src/policy/fingerprint.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 
-const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
-const bob = { user_id: "bob", tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
-const rita = { user_id: "rita", tenant: "uni", role: "reviewer", scopes: ["notes:read", "approvals:decide"], courses: [] };
-type Principal = typeof alice;
+const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
+const bob = { user_id: "bob", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
+const rita = { user_id: "rita", tenant: "uni", role: "reviewer", scopes: ["notes:read", "approvals:decide"], grants: {} };
+type Principal = import("../../src/auth/principal.js").Principal;
 
 const FINAL: ScriptStep = { type: "final", answer: "done", citations: [], abstained: false };
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -81,11 +81,11 @@ describe("human_review: the interrupt", () => {
     expect(payload.action_requests[0]).toMatchObject({ name: "create_event", args: { title: "study" } });
     expect(payload.action_requests[0]?.args).toEqual({ title: "study" });
     expect(payload.action_requests[0]?.args).not.toHaveProperty("user_id");
-    expect(payload.review_configs).toEqual([{ action_name: "create_event", allowed_decisions: ["approve", "edit", "reject"] }]);
+    expect(payload.review_configs).toEqual([{ action_name: "create_event", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" }]);
 
     expect(payload.approvals).toHaveLength(1);
     const approval = payload.approvals[0];
-    expect(approval).toEqual({ action_id: expect.any(String), fingerprint: expect.any(String), version: 1, expires_at: expect.any(String) });
+    expect(approval).toEqual({ action_id: expect.any(String), fingerprint: expect.any(String), version: 1, requested_at: expect.any(String), expires_at: expect.any(String) });
     expect(approval?.action_id.length).toBeGreaterThan(0);
     expect(approval?.fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(approval?.fingerprint).toBe(actionFingerprint("create_event", { title: "study" }));

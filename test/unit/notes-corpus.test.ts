@@ -31,7 +31,7 @@ import {
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const CORPUS_PATH = path.join(REPO_ROOT, "tools", "notes", "data", "notes.json");
-const PRINCIPALS_PATH = path.join(REPO_ROOT, "src", "auth", "dev-principals.json");
+const PRINCIPALS_PATH = path.join(REPO_ROOT, "src", "domains", "dev-principals.json");
 
 const ATTENTION_QUERY = "compare self-attention with cross-attention";
 
@@ -140,7 +140,7 @@ describe("parsePrincipalDirectory", () => {
   });
 
   it("rejects principals missing required fields", () => {
-    expect(() => parsePrincipalDirectory({ principals: [{ user_id: "x", tenant: "uni", role: "student", scopes: [] }] })).toThrow();
+    expect(() => parsePrincipalDirectory({ principals: [{ user_id: "x", tenant: "uni", role: "student" }] })).toThrow();
   });
 
   it("rejects duplicate user ids", () => {

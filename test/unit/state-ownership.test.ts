@@ -10,7 +10,7 @@ import { AgentState, FIELD_OWNERS, type NodeName } from "../../src/state.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 
-const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], courses: ["cs301"] };
+const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
 
 describe("field ownership", () => {
   it("each of the five nodes writes only its own fields", async () => {

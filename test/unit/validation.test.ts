@@ -3,8 +3,9 @@
  * catalog builds that schema from a server's listing plus a contract.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_HINTS, buildCatalog, modelSchemaFor, type CatalogTool, type ListedTool } from "../../src/mcp/catalog.js";
-import { ToolContractSchema, type ToolContract } from "../../src/policy/config.js";
+import { buildCatalog, modelSchemaFor, type CatalogTool, type ListedTool } from "../../src/mcp/catalog.js";
+import { DEFAULT_HINTS } from "../../src/policy/contracts.js";
+import { ToolContractSchema, type ToolContract } from "../../src/policy/contracts.js";
 import { validateArguments } from "../../src/policy/validation.js";
 
 /** Shaped like the notes server's search_notes input schema. */

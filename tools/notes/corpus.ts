@@ -101,8 +101,9 @@ export const PrincipalSchema = z.object({
   tenant: z.string().min(1),
   role: z.string().min(1),
   scopes: z.array(z.string()),
-  courses: z.array(z.string()),
-});
+  /** Warrant's principal directory keeps enrolments as the `courses` grant. */
+  grants: z.object({ courses: z.array(z.string()).default([]) }).passthrough().default({ courses: [] }),
+}).transform(({ grants, ...principal }) => ({ ...principal, courses: grants.courses }));
 
 /** The principal directory file. Duplicate user ids are rejected because they would make lookups ambiguous. */
 export const PrincipalDirectorySchema = z

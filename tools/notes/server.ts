@@ -56,7 +56,7 @@ const SERVER_VERSION = "0.1.0";
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = path.resolve(HERE, "..", "..");
 const DEFAULT_DATA_PATH = path.join(HERE, "data", "notes.json");
-const DEFAULT_PRINCIPALS_PATH = path.join(REPO_ROOT, "src", "auth", "dev-principals.json");
+const DEFAULT_PRINCIPALS_PATH = path.join(REPO_ROOT, "src", "domains", "dev-principals.json");
 
 const USAGE = `Usage: tsx tools/notes/server.ts [--help] [--data PATH] [--principals PATH]
 

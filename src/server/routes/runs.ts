@@ -7,13 +7,13 @@ import { randomUUID } from "node:crypto";
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
-import { runBoundFor } from "../../policy/run-bound.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire, toWireJson } from "../events.js";
 import { assertRunnable, forkTarget } from "../run-checks.js";
 import { clientMetadata, parseBody, requestText, RunCreate, RunListQuery, streamModes, toGraphInput, type RunCreateBody } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
+import { checkpointIdFrom } from "../../runtime/run-config.js";
 
 export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
   const { manager, store, principalOf, body, threadParam, ownedThread, ownedRun, snapshotOf, anyGraph } = context;
@@ -62,7 +62,7 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
       checkpointId,
       verify: runnable,
       metadata: clientMetadata(request.metadata ?? undefined),
-      ...(request.input ? { runBound: runBoundFor(requestText(request.input)) } : {}),
+      ...(request.input ? { runBound: manager.runBoundFor(requestText(request.input)) } : {}),
     }).then((active) => ({ active, request }));
   };
 
@@ -127,7 +127,7 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
           let seen: unknown = undefined;
           const progress = async () => {
             const snapshot = await snapshotOf(run.thread_id);
-            const checkpoint = snapshot.config?.configurable?.["checkpoint_id"];
+            const checkpoint = checkpointIdFrom(snapshot.config);
             if (checkpoint === undefined || checkpoint === seen) return;
             seen = checkpoint;
             await stream.writeSSE({ event: "values", data: toWireJson(snapshot.values ?? {}) });

@@ -8,6 +8,7 @@ import type { Env, RouteContext } from "../context.js";
 import { toWire } from "../events.js";
 import { clientMetadata, HistoryQuery, parseBody, ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
+import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../runtime/run-config.js";
 
 export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): void {
   const { store, principalOf, body, ownedThread, snapshotOf, anyGraph } = context;
@@ -103,7 +104,7 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   const stateAt = async (c: Context<Env>, checkpointId: string | undefined) => {
     const thread = await ownedThread(c);
     const snapshot = await snapshotOf(thread.thread_id, checkpointId);
-    if (checkpointId && snapshot.config?.configurable?.["checkpoint_id"] !== checkpointId) throw notFound("checkpoint");
+    if (checkpointId && checkpointIdFrom(snapshot.config) !== checkpointId) throw notFound("checkpoint");
     return c.json(stateJson(snapshot));
   };
   app.get("/threads/:thread_id/state", (c) => stateAt(c, undefined));
@@ -123,10 +124,10 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
     const thread = await ownedThread(c);
     const before = typeof query.before === "string" ? query.before : query.before?.checkpoint_id;
     const states: unknown[] = [];
-    const config = { configurable: { thread_id: thread.thread_id, ...(query.checkpoint?.checkpoint_id ? { checkpoint_id: query.checkpoint.checkpoint_id } : {}) } };
+    const config = threadConfig(thread.thread_id, query.checkpoint?.checkpoint_id);
     for await (const snapshot of anyGraph().getStateHistory(config, {
       limit: query.limit ?? 10,
-      ...(before ? { before: { configurable: { thread_id: thread.thread_id, checkpoint_id: before } } } : {}),
+      ...(before ? { before: threadConfig(thread.thread_id, before) } : {}),
       ...(query.metadata ? { filter: query.metadata } : {}),
     })) {
       states.push(stateJson(snapshot));
@@ -144,11 +145,4 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   });
 }
 
-function checkpointRef(config: { configurable?: Record<string, unknown> } | undefined) {
-  const configurable = config?.configurable ?? {};
-  return {
-    thread_id: configurable["thread_id"] ?? null,
-    checkpoint_ns: configurable["checkpoint_ns"] ?? "",
-    checkpoint_id: configurable["checkpoint_id"] ?? null,
-  };
-}
+const checkpointRef = checkpointRefOf;

@@ -12,6 +12,7 @@ import { loadSettings, type Budgets } from "../../../src/env.js";
 import type { ToolHost } from "../../../src/mcp/tool-host.js";
 import type { Database } from "../../../src/persistence/database.js";
 import type { Planner } from "../../../src/planners/planner.js";
+import { runConfigFor } from "../../../src/runtime/run-config.js";
 import { runOptions } from "../../../src/runtime/routes.js";
 import type { State } from "../../../src/state.js";
 
@@ -44,7 +45,7 @@ export function agentHarness(options: {
   );
   const graph = buildAgent(runtime.host).compile({ checkpointer: options.database.saver });
   const configFor = async (userId: string, threadId: string) => ({
-    configurable: { thread_id: threadId, langgraph_auth_user: await principal(userId), warrant_run_bound: options.runBound ?? {} },
+    ...runConfigFor({ threadId, principal: await principal(userId), runBound: options.runBound ?? {} }),
     ...runOptions(budgets),
   });
   const state = async (threadId: string) => (await graph.getState({ configurable: { thread_id: threadId } })).values as State;

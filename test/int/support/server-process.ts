@@ -28,7 +28,7 @@ import { createTestDatabase, type TestDatabase } from "./postgres.js";
 import { storedCalendarEvents } from "./calendar.js";
 import { fetchAs } from "./http.js";
 
-const PRINCIPALS_PATH = path.join(REPO_ROOT, "src/auth/dev-principals.json");
+const PRINCIPALS_PATH = path.join(REPO_ROOT, "src/domains/dev-principals.json");
 const LISTENING = /^warrant listening on (http:\/\/\S+)$/;
 /** Output kept per server for failure messages. */
 const MAX_LOG_CHARS = 200_000;

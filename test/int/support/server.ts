@@ -13,7 +13,7 @@ import { mintApiToken } from "../../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory, type Principal } from "../../../src/auth/principal.js";
 import { loadSettings } from "../../../src/env.js";
 import type { Planner, PlannerInput } from "../../../src/planners/planner.js";
-import { decide } from "../../../src/planners/rules.js";
+import { decide } from "../../../src/domains/rules-planner.js";
 import { startServer, type StartedServer } from "../../../src/server/server.js";
 import { storedCalendarEvents } from "./calendar.js";
 import { fetchAs } from "./http.js";

@@ -9,8 +9,9 @@
 import { randomUUID } from "node:crypto";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Evidence } from "../runtime/evidence.js";
-import type { CourseContext, PlanOutcome, Planner, PlannerInput, Proposal } from "./planner.js";
-import { CASE_ID, decideCase } from "../domains/caseops/rules.js";
+import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/planner.js";
+import { courseContextOf, type CourseContext } from "./notes/course-context.js";
+import { CASE_ID, decideCase } from "./caseops/rules.js";
 
 /** How many of the best search hits are read before answering. */
 const READ_TOP = 3;
@@ -158,7 +159,8 @@ export function decide(input: PlannerInput): PlanOutcome {
   if (caseId && offered.has("get_case_snapshot")) return decideCase(caseId, observations, input.evidence, call);
   const schedule = scheduleRequest(input.request);
   if (schedule && offered.has("calculate_schedule")) return decideSchedule(schedule, observations);
-  if (input.course) return decideQuiz(input.course, input, observations, offered);
+  const course = courseContextOf(input.context);
+  if (course) return decideQuiz(course, input, observations, offered);
   const searches = observations.filter((observation) => observation.tool === "search_notes");
   if (searches.length === 0) {
     if (!offered.has("search_notes")) return { type: "needs_human", reason: "no tool that can search the notes is available to you" };

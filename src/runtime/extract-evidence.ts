@@ -3,7 +3,7 @@
  * `source_id` and either an explicit `evidence_ref` or full text.
  * Snippets (search hits) are leads, not evidence.
  */
-import type { Evidence } from "../runtime/evidence.js";
+import type { Evidence } from "./evidence.js";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -1,0 +1,9 @@
+/**
+ * The shipped domains as the composition root wires them: the context
+ * providers plan asks at the start of a run. A new domain adds its provider
+ * here; the control plane does not change.
+ */
+import type { ContextProvider } from "../runtime/context-provider.js";
+import { courseContextProvider } from "./notes/course-context.js";
+
+export const contextProviders: readonly ContextProvider[] = [courseContextProvider];
