@@ -5,7 +5,7 @@
  * - `GET /` and `GET /assets/<file>`: the built page, without a token (the
  *   page itself asks for one; every API route still needs it).
  * - `GET /dev/principals`, `POST /dev/token {user}`: only when the server runs
- *   on the shipped dev principal directory (`src/auth/dev-principals.json`),
+ *   on the shipped dev principal directory (the default `WARRANT_PRINCIPALS`),
  *   so a person can sign in as alice without a terminal. On any other
  *   directory these routes do not exist (they fall through to the token check
  *   and then 404 like any unknown route).
@@ -19,12 +19,15 @@ import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { mintApiToken } from "../auth/api-token.js";
 import { loadPrincipalDirectory, type Principal } from "../auth/principal.js";
-import { REPO_ROOT, type Budgets, type Settings } from "../env.js";
+import { loadSettings, REPO_ROOT, type Budgets, type Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Env } from "./context.js";
 
-/** The directory shipped with the repository; only it enables the dev sign-in routes. */
-export const SHIPPED_PRINCIPALS_PATH = path.join(REPO_ROOT, "src/auth/dev-principals.json");
+/** The directory shipped with the repository (the default of WARRANT_PRINCIPALS); only it enables the dev sign-in routes. */
+export function shippedPrincipalsPath(): string {
+  // Settings of an empty environment: the defaults, so the path is named in env.ts only.
+  return loadSettings({}).principalsPath;
+}
 /** Where `scripts/build-web.mjs` writes the page. */
 export const WEB_DIST_DIR = path.join(REPO_ROOT, "web/dist");
 /** Dev tokens are short-lived: a sign-in for one sitting. */
@@ -51,10 +54,11 @@ export interface WebOptions {
 
 /** The page's options for a server on `settings`; reads the dev directory only when it is the shipped one. */
 export async function webOptions(settings: Settings, secret: Uint8Array, tools: () => Promise<ToolHost>): Promise<WebOptions> {
-  const shipped = path.resolve(settings.principalsPath) === SHIPPED_PRINCIPALS_PATH;
+  const shippedPath = shippedPrincipalsPath();
+  const shipped = path.resolve(settings.principalsPath) === shippedPath;
   return {
     distDir: WEB_DIST_DIR,
-    devPrincipals: shipped ? await loadPrincipalDirectory(SHIPPED_PRINCIPALS_PATH) : undefined,
+    devPrincipals: shipped ? await loadPrincipalDirectory(shippedPath) : undefined,
     secret,
     budgets: settings.budgets,
     tools,

@@ -113,6 +113,7 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     await denial.first().waitFor();
     expect(await denial.count()).toBe(1);
     expect(await denial.getAttribute("data-code")).toBe("approval_rejected");
+    expect(await denial.getAttribute("data-check")).not.toBe("");
     expect(await denial.textContent()).toContain("Not on the third day");
     await browser!.screenshot(page, "approvals-two-events");
     await page.close();
@@ -165,6 +166,9 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     expect(await denial.count()).toBe(1);
     expect(await denial.getAttribute("data-code")).toBe("access_denied");
     expect(await denial.textContent()).toMatch(/^read_note: access_denied — \S/);
+    // The named check of the policy pipeline that refused it.
+    expect(await denial.getAttribute("data-check")).toMatch(/^(run_bound|authorized)$/);
+    expect(await denial.textContent()).toContain(`(check: ${await denial.getAttribute("data-check")}`);
     // Nothing ran: a denied proposal never reaches the tool.
     expect(await page.getByRole("table", { name: "Tool ledger" }).count()).toBe(0);
     await browser!.screenshot(page, "denied-proposal");

@@ -7,7 +7,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../../src/env.js";
+import { shippedPrincipalsPath } from "../../src/server/web.js";
 import { buildPage } from "./support/browser.js";
 import { createServerSandbox, type ServerSandbox } from "./support/server-process.js";
 
@@ -83,7 +83,7 @@ describe("chat page routes", () => {
     sandbox = await createServerSandbox();
     // The same principals under another path: not the shipped directory, so no dev sign-in.
     const copy = path.join(sandbox.dataDir, "principals.json");
-    await fs.copyFile(path.join(REPO_ROOT, "src/auth/dev-principals.json"), copy);
+    await fs.copyFile(shippedPrincipalsPath(), copy);
     const server = await sandbox.start({ WARRANT_PRINCIPALS: copy });
 
     const anonymous = await fetch(`${server.url}/dev/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ user: "alice" }) });

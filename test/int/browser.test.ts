@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { mintApiToken } from "../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
-import { REPO_ROOT } from "../../src/env.js";
+import { shippedPrincipalsPath } from "../../src/server/web.js";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
@@ -131,7 +131,7 @@ async function freePort(): Promise<number> {
 /** A token for `user` signed with the sandbox's secret, living `ttlSeconds` from `now`. */
 async function tokenFor(box: ServerSandbox, user: string, options: { ttlSeconds: number; now?: number }): Promise<string> {
   const secret = Uint8Array.from(Buffer.from(box.env()["WARRANT_AUTH_SECRET"]!, "hex"));
-  const principal = findPrincipal(await loadPrincipalDirectory(`${REPO_ROOT}/src/auth/dev-principals.json`), user);
+  const principal = findPrincipal(await loadPrincipalDirectory(shippedPrincipalsPath()), user);
   return mintApiToken(secret, principal, options);
 }
 

@@ -39,7 +39,14 @@ export function denialsOf(values: AgentValues): Denial[] {
   const decisions = Array.isArray(values.decisions) ? values.decisions : [];
   return decisions
     .filter((decision): decision is Record<string, unknown> => isRecord(decision) && decision.type === "deny")
-    .map((decision) => ({ call_id: String(decision.call_id ?? ""), tool: String(decision.tool ?? ""), code: String(decision.code ?? ""), message: String(decision.message ?? "") }));
+    .map((decision) => ({
+      call_id: String(decision.call_id ?? ""),
+      tool: String(decision.tool ?? ""),
+      code: String(decision.code ?? ""),
+      message: String(decision.message ?? ""),
+      check: String(decision.check ?? ""),
+      ...(typeof decision.withheld === "string" ? { withheld: decision.withheld } : {}),
+    }));
 }
 
 /** The approval request, when an interrupt value has Warrant's shape. */

@@ -60,6 +60,10 @@ export interface Denial {
   tool: string;
   code: string;
   message: string;
+  /** The named check of the policy pipeline that refused it (`offered`, `arguments`, `authorized`, …). */
+  check: string;
+  /** For `offered`: why the tool was not in this step's set (`scope`, `unhealthy`, …). */
+  withheld?: string;
 }
 
 export interface RunInfo {

@@ -8,8 +8,15 @@ export function DenialList({ denials }: { denials: Denial[] }) {
       <h3>Refused proposals</h3>
       <ul>
         {denials.map((denial) => (
-          <li key={denial.call_id} data-code={denial.code}>
+          <li key={denial.call_id} data-code={denial.code} data-check={denial.check}>
             <code>{denial.tool}</code>: <strong>{denial.code}</strong> — {denial.message}
+            {denial.check && (
+              <small className="check">
+                {" "}
+                (check: {denial.check}
+                {denial.withheld ? `, ${denial.withheld}` : ""})
+              </small>
+            )}
           </li>
         ))}
       </ul>
