@@ -141,7 +141,7 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
   beforeAll(async () => {
     buildPage();
     tab = await launchBrowser();
-  }, 120_000);
+  }, 240_000); // two server starts on a loaded 2-core machine
   afterEach(async () => {
     await box?.cleanup();
     box = undefined;
@@ -178,7 +178,7 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
     expect(await live.getByLabel("API token").isVisible()).toBe(true);
     await tab!.screenshot(live, "expired-token");
     await live.close();
-  }, 120_000);
+  }, 240_000); // two server starts on a loaded 2-core machine
 
   it("server down: the page says so and Retry sends the message once the server is back", async () => {
     box = await createServerSandbox();
@@ -199,5 +199,5 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
     await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 }).toBe("final_answer");
     expect(await page.getByRole("alert").count()).toBe(0);
     await page.close();
-  }, 120_000);
+  }, 240_000); // two server starts on a loaded 2-core machine
 });
