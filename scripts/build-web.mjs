@@ -2,7 +2,7 @@
 // Builds the chat page (web/) into web/dist with Vite when the build is missing or older
 // than any of its inputs, so `npm start` and `npm test` serve a current page on a fresh
 // clone. Offline: Vite bundles only what is in node_modules. `--force` rebuilds anyway.
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -27,6 +27,9 @@ const stale = force || !existsSync(builtMarker) || statSync(builtMarker).mtimeMs
 
 if (stale) {
   process.stderr.write("warrant: building the chat page (web/ → web/dist)…\n");
+  // Built beside, then swapped in: two processes building at once (parallel test files)
+  // never write into one folder, and a reader sees the old build or the new one.
+  const staging = path.join(web, `dist.building-${process.pid}`);
   const { build } = await import("vite");
   await build({
     configFile: false,
@@ -36,7 +39,7 @@ if (stale) {
     // JSX through Vite's own transformer (oxc); no React plugin is needed for a production build.
     oxc: { jsx: { runtime: "automatic", importSource: "react" } },
     build: {
-      outDir,
+      outDir: staging,
       emptyOutDir: true,
       assetsDir: "assets",
       sourcemap: false,
@@ -50,4 +53,18 @@ if (stale) {
       },
     },
   });
+  const retired = path.join(web, `dist.old-${process.pid}`);
+  try {
+    renameSync(outDir, retired);
+  } catch (error) {
+    if (error.code !== "ENOENT") throw error; // no earlier build (or another process moved it)
+  }
+  try {
+    renameSync(staging, outDir);
+  } catch (error) {
+    // Another build was swapped in first: it is as new as ours.
+    if (error.code !== "ENOTEMPTY" && error.code !== "EEXIST") throw error;
+    rmSync(staging, { recursive: true, force: true });
+  }
+  rmSync(retired, { recursive: true, force: true });
 }
