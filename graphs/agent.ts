@@ -11,7 +11,7 @@ import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
 import { makeObserveNode } from "../src/nodes/observe.js";
 import { makePlanNode } from "../src/nodes/plan.js";
-import { afterAuthorize, afterObserve, afterPlan, afterReview, runOptions } from "../src/runtime/routes.js";
+import { afterDecisions, afterObserve, afterPlan, runOptions } from "../src/runtime/routes.js";
 import { AgentState, NODES, type NodeName } from "../src/state.js";
 
 /** Wraps a node function (tracing, tests that check which fields a node writes). */
@@ -27,8 +27,8 @@ export function buildAgent(host: Host, wrap: NodeWrapper = (_name, node) => node
     .addNode(NODES.observe, wrap(NODES.observe, makeObserveNode(host)))
     .addEdge(START, NODES.plan)
     .addConditionalEdges(NODES.plan, afterPlan, [NODES.authorize, NODES.observe])
-    .addConditionalEdges(NODES.authorize, afterAuthorize, [NODES.execute, NODES.human_review, NODES.observe])
-    .addConditionalEdges(NODES.human_review, afterReview, [NODES.execute, NODES.observe, NODES.human_review])
+    .addConditionalEdges(NODES.authorize, afterDecisions, [NODES.execute, NODES.human_review, NODES.observe])
+    .addConditionalEdges(NODES.human_review, afterDecisions, [NODES.execute, NODES.observe, NODES.human_review])
     .addEdge(NODES.execute, NODES.observe)
     .addConditionalEdges(NODES.observe, afterObserve, [NODES.plan, END]);
 }

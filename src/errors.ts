@@ -65,7 +65,7 @@ export function isToolErrorCode(value: unknown): value is ToolErrorCode {
 
 export type ConfigErrorCode = "config_invalid" | "database_unreachable" | "mcp_start_failed" | "principal_unknown";
 export type ModelErrorCode = "model_invalid_arguments" | "model_unknown_finish_reason" | "model_empty_reply" | "model_request_failed";
-export type RuntimeErrorCode = "illegal_transition" | "field_ownership";
+export type RuntimeErrorCode = "illegal_transition";
 
 /** Base of all Warrant errors. */
 export class WarrantError extends Error {
@@ -93,15 +93,7 @@ export class ModelBehaviorError extends WarrantError {
   }
 }
 
-/** A tool call ended in a typed failure. */
-export class ToolError extends WarrantError {
-  declare readonly code: ToolErrorCode;
-  constructor(code: ToolErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-  }
-}
-
-/** A bug in the control plane itself (illegal status transition, a node writing a field it does not own). */
+/** A bug in the control plane itself (an illegal status transition). */
 export class InvariantError extends WarrantError {
   declare readonly code: RuntimeErrorCode;
   constructor(code: RuntimeErrorCode, message: string) {
@@ -115,7 +107,6 @@ function hasName(error: unknown, name: string): error is WarrantError {
 
 export const isConfigError = (error: unknown): error is ConfigError => hasName(error, "ConfigError");
 export const isModelBehaviorError = (error: unknown): error is ModelBehaviorError => hasName(error, "ModelBehaviorError");
-export const isToolError = (error: unknown): error is ToolError => hasName(error, "ToolError");
 export const isInvariantError = (error: unknown): error is InvariantError => hasName(error, "InvariantError");
 
 /** One line, no stack: what a CLI prints before exiting non-zero. */

@@ -13,7 +13,8 @@ import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
-export type RunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
+/** An API run's status (the LangGraph API's names), not the agent's `RunStatus` in runtime/transitions.ts. */
+export type ApiRunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
 
 /** The owner of a thread: the verified principal's tenant and user. */
 export interface Owner {
@@ -40,7 +41,7 @@ export interface RunRow {
   assistant_id: string;
   owner: string;
   tenant: string;
-  status: RunStatus;
+  status: ApiRunStatus;
   metadata: Record<string, unknown>;
   kwargs: Record<string, unknown>;
   error: { error: string; message: string } | null;
@@ -126,16 +127,20 @@ export interface ThreadStore {
   /** Releases the lease and sets the thread's status (only if `runId` still holds it). */
   release(threadId: string, runId: string, status: ThreadStatus): Promise<void>;
 
-  createRun(owner: Owner, run: { run_id: string; thread_id: string; assistant_id: string; status: RunStatus; metadata: Record<string, unknown>; kwargs: Record<string, unknown> }): Promise<RunRow>;
+  createRun(owner: Owner, run: { run_id: string; thread_id: string; assistant_id: string; status: ApiRunStatus; metadata: Record<string, unknown>; kwargs: Record<string, unknown> }): Promise<RunRow>;
   getRun(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
-  listRuns(owner: Owner, threadId: string, options: { limit: number; offset: number; status?: RunStatus | undefined }): Promise<RunRow[]>;
-  setRunStatus(runId: string, status: RunStatus, error?: { error: string; message: string }, outcome?: RunOutcome): Promise<void>;
+  listRuns(owner: Owner, threadId: string, options: { limit: number; offset: number; status?: ApiRunStatus | undefined }): Promise<RunRow[]>;
+  setRunStatus(runId: string, status: ApiRunStatus, error?: { error: string; message: string }, outcome?: RunOutcome): Promise<void>;
   /** Marks a run for cancellation (seen by whichever process runs it at its next heartbeat). */
   requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
   /** How many runs of this owner are pending or running (in any process). */
   activeRuns(owner: Owner): Promise<number>;
   /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
   orphanedRuns(): Promise<RunRow[]>;
+  /** The reviewer inbox's threads: interrupted threads of a tenant (of one owner, when given), newest first. */
+  interruptedThreads(tenant: string, options: { owner?: string | undefined; limit: number }): Promise<ThreadRow[]>;
+  /** A thread of the tenant, whoever owns it (the inbox's lookup; never an owner's route). */
+  getInTenant(tenant: string, threadId: string): Promise<ThreadRow | undefined>;
 }
 
 const THREAD_COLUMNS = "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, active_run::text as active_run, created_at, updated_at";
@@ -266,5 +271,12 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
           where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())`,
         [],
       ),
+    interruptedThreads: (tenant, options) =>
+      many<ThreadRow>(
+        `select ${THREAD_COLUMNS} from ${s}.threads where tenant = $1 and status = 'interrupted' and ($2::text is null or owner = $2)
+          order by updated_at desc, thread_id limit $3`,
+        [tenant, options.owner ?? null, options.limit],
+      ),
+    getInTenant: (tenant, threadId) => one<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where thread_id = $1 and tenant = $2`, [threadId, tenant]),
   };
 }

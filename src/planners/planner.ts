@@ -6,18 +6,9 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { DomainContext } from "../runtime/context-provider.js";
 import type { Evidence } from "../runtime/evidence.js";
 
-import type { ToolSpec } from "../policy/contracts.js";
+import type { Proposal, ToolSpec } from "../policy/contracts.js";
 
-export type { ToolSpec } from "../policy/contracts.js";
-
-/** One proposed tool call, arguments kept as the raw text the planner produced. */
-export interface Proposal {
-  /** The tool_call_id: one proposal, one result. */
-  call_id: string;
-  name: string;
-  /** The argument text exactly as proposed; `authorize` parses it strictly. */
-  raw_arguments: string;
-}
+export type { Proposal, ToolSpec } from "../policy/contracts.js";
 
 export type PlanOutcome =
   | { type: "tool_calls"; calls: Proposal[]; text?: string }

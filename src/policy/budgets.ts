@@ -3,7 +3,7 @@
  * (stopping the run). Pure functions of usage, limits and the clock.
  */
 import type { Budgets } from "../env.js";
-import type { Usage } from "../state.js";
+import type { Usage } from "./usage.js";
 import type { BudgetName } from "./decision.js";
 
 /**

@@ -132,6 +132,15 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** One proposed tool call, arguments kept as the raw text the planner produced. */
+export interface Proposal {
+  /** The tool_call_id: one proposal, one result. */
+  call_id: string;
+  name: string;
+  /** The argument text exactly as proposed; `authorize` parses it strictly. */
+  raw_arguments: string;
+}
+
 /** What a planner is shown for a tool. */
 export function toToolSpec(tool: CatalogTool): ToolSpec {
   return { name: tool.name, description: tool.description, parameters: tool.model_schema };

@@ -12,10 +12,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
-import type { Proposal } from "../planners/planner.js";
 import { hasScopes, injectArguments, resourceAllowed, runBoundMatches, ACCESS_DENIED_MESSAGE } from "./authorization.js";
 import type { ReviewPolicy } from "./config.js";
-import type { CatalogTool } from "./contracts.js";
+import type { CatalogTool, Proposal } from "./contracts.js";
 import type { CheckName, CheckedAction, Decision, Denial, ReviewRule } from "./decision.js";
 import { actionFingerprint } from "./fingerprint.js";
 import { validateArguments } from "./validation.js";

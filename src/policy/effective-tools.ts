@@ -4,8 +4,7 @@
  * relevant to the request plus the always-available ones. Pure.
  */
 import type { Principal } from "../auth/principal.js";
-import type { CatalogTool } from "../mcp/catalog.js";
-import type { Risk } from "../runtime/ledger.js";
+import type { CatalogTool, Risk } from "./contracts.js";
 import { hasScopes } from "./authorization.js";
 
 export interface EffectiveToolsInput {

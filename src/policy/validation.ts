@@ -4,7 +4,7 @@
  * with no coercion, no defaults and no unknown keys.
  */
 import { Ajv, type ValidateFunction } from "ajv";
-import type { CatalogTool } from "../mcp/catalog.js";
+import type { CatalogTool } from "./contracts.js";
 import { parseToolArguments } from "./arguments.js";
 
 export type Validation = { ok: true; args: Record<string, unknown> } | { ok: false; code: "invalid_arguments"; message: string };

@@ -10,14 +10,12 @@ import { isTerminal } from "./transitions.js";
 
 export const afterPlan = (state: State) => ((state.proposals ?? []).length > 0 ? NODES.authorize : NODES.observe);
 
-export const afterAuthorize = (state: State) => {
-  const decisions = state.decisions ?? [];
-  if (pendingReview(decisions).length > 0) return NODES.human_review;
-  return allowed(decisions).length > 0 ? NODES.execute : NODES.observe;
-};
-
-/** A refused resume leaves the reviews pending: ask again (a fresh task, so nothing is replayed). */
-export const afterReview = (state: State) => {
+/**
+ * After authorize and after human_review alike: pending reviews → human_review
+ * (after a refused resume that asks again, as a fresh task, so nothing is
+ * replayed), allowed calls → execute, else observe.
+ */
+export const afterDecisions = (state: State) => {
   const decisions = state.decisions ?? [];
   if (pendingReview(decisions).length > 0) return NODES.human_review;
   return allowed(decisions).length > 0 ? NODES.execute : NODES.observe;

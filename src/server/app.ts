@@ -21,6 +21,7 @@ import type { ThreadStore } from "../persistence/thread-store.js";
 import { errorBody, isApiError } from "./api-error.js";
 import { routeContext, type Env } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
+import { registerReviewRoutes } from "./routes/reviews.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import type { RunManager, ServedGraph } from "./runs.js";
@@ -117,6 +118,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);
+  registerReviewRoutes(app, context);
   return app;
 }
 

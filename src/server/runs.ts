@@ -116,7 +116,8 @@ export class RunManager {
   async start(request: RunRequest): Promise<ActiveRun> {
     if (!this.#accepting) throw new ApiError("shutting_down", "the server is shutting down; retry on another instance");
     const graph = this.graph(request.assistantId);
-    const owner = ownerOf(request.principal);
+    // The thread's owner, also when a reviewer answers the owner's review from the inbox.
+    const owner: Owner = { tenant: request.thread.tenant, user_id: request.thread.owner };
     if ((await this.#options.store.activeRuns(owner)) >= this.#options.maxActiveRuns) {
       throw new ApiError("too_many_runs", `at most ${this.#options.maxActiveRuns} runs may be in progress at once; wait for one to finish`);
     }

@@ -10,14 +10,12 @@ import {
   InvariantError,
   ModelBehaviorError,
   TOOL_ERROR_CODES,
-  ToolError,
   WarrantError,
   describeError,
   errorClassOf,
   isConfigError,
   isInvariantError,
   isModelBehaviorError,
-  isToolError,
   isToolErrorCode,
 } from "../../src/errors.js";
 
@@ -32,7 +30,6 @@ describe("error classes", () => {
     expect(error.message).toBe("bad");
     expect(error.cause).toBe(cause);
     expect(new ModelBehaviorError("model_empty_reply", "x").name).toBe("ModelBehaviorError");
-    expect(new ToolError("not_found", "x").name).toBe("ToolError");
     expect(new InvariantError("illegal_transition", "x").name).toBe("InvariantError");
   });
 
@@ -46,8 +43,7 @@ describe("guards by name", () => {
   const guards = [
     ["ConfigError", isConfigError, new ConfigError("config_invalid", "x")],
     ["ModelBehaviorError", isModelBehaviorError, new ModelBehaviorError("model_empty_reply", "x")],
-    ["ToolError", isToolError, new ToolError("tool_timeout", "x")],
-    ["InvariantError", isInvariantError, new InvariantError("field_ownership", "x")],
+    ["InvariantError", isInvariantError, new InvariantError("illegal_transition", "x")],
   ] as const;
 
   it.each(guards)("%s guard accepts its instances and plain objects with that name (another package copy)", (name, guard, instance) => {
