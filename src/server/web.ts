@@ -21,6 +21,7 @@ import { mintApiToken } from "../auth/api-token.js";
 import { loadPrincipalDirectory, type Principal } from "../auth/principal.js";
 import { loadSettings, REPO_ROOT, type Budgets, type Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
+import { REVIEWER_SCOPE } from "../policy/approval.js";
 import type { Env } from "./context.js";
 
 /** The directory shipped with the repository (the default of WARRANT_PRINCIPALS); only it enables the dev sign-in routes. */
@@ -113,9 +114,11 @@ export function registerPageRoutes(app: Hono<Env>, options: WebOptions): void {
 export function registerSessionRoutes(app: Hono<Env>, options: WebOptions): void {
   app.get("/ui/session", async (c) => {
     const principal = c.get("principal");
+    // A reviewer edits other users' actions too, so sees every tool's schema; others only their own tools'.
+    const reviewer = principal.scopes.includes(REVIEWER_SCOPE);
     const tools = (await options.tools())
       .catalog()
-      .filter((tool) => tool.contract.scopes.every((scope) => principal.scopes.includes(scope)))
+      .filter((tool) => reviewer || tool.contract.scopes.every((scope) => principal.scopes.includes(scope)))
       .map((tool) => ({ name: tool.name, server: tool.server, risk: tool.contract.risk, description: tool.description, schema: tool.model_schema }));
     return c.json({
       principal: { user_id: principal.user_id, display_name: principal.display_name ?? principal.user_id, tenant: principal.tenant, role: principal.role, scopes: principal.scopes },

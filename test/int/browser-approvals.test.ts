@@ -5,7 +5,8 @@
  * plans are tested in browser-study.test.ts): approve two and reject one →
  * exactly two events; edit one action's time → the edited event; an invalid
  * edit is stopped in the page, naming the field; a denied proposal is listed
- * with its check and reason.
+ * with its check and reason; rita approves alice's pending review from the
+ * reviewer inbox.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
@@ -174,4 +175,38 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     await browser!.screenshot(page, "denied-proposal");
     await page.close();
   }, 120_000);
+
+  it("rita approves alice's pending review from the inbox: one event, for alice", async () => {
+    const before = (await sandbox!.calendarEvents()).length;
+    fake!.enqueue(proposeEvents([session(4)]), finalReply("Booked after review."));
+    const alice = await browser!.page();
+    await signInAs(alice, "Alice");
+    await ask(alice, "Book a session; my reviewer will approve it");
+    await alice.getByRole("region", { name: /Review needed: 1 action/ }).waitFor({ timeout: 60_000 });
+
+    const rita = await browser!.page();
+    await signInAs(rita, "Rita");
+    await rita.getByRole("button", { name: "Reviews", exact: true }).click();
+    const entry = rita.locator("ul.reviews button", { hasText: "alice: Book a session" });
+    await entry.waitFor();
+    await entry.click();
+    await rita.getByRole("region", { name: /Review needed: 1 action/ }).waitFor();
+    expect(await card(rita, 0).locator("h3 code").textContent()).toBe("create_study_event");
+    await card(rita, 0).getByLabel("Approve").check();
+    await rita.getByRole("button", { name: "Send decisions" }).click();
+    await expect.poll(() => rita.getByTestId("review-outcome").getAttribute("data-status"), { timeout: 60_000 }).toBe("completed");
+    await browser!.screenshot(rita, "reviewer-inbox-approved");
+
+    const events = (await sandbox!.calendarEvents()).slice(before);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ user_id: "alice", title: session(4).title });
+    // The owner's page, reloaded, shows the finished run; the review has left the inbox.
+    await alice.reload();
+    await expect.poll(() => alice.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 }).toBe("final_answer");
+    expect(await alice.getByRole("region", { name: /Review needed/ }).count()).toBe(0);
+    await rita.getByRole("button", { name: "Back to the inbox" }).click();
+    await expect.poll(() => rita.locator("ul.reviews button", { hasText: "alice: Book a session" }).count()).toBe(0);
+    await alice.close();
+    await rita.close();
+  }, 180_000);
 });

@@ -56,6 +56,9 @@ describe("chat page routes", () => {
     expect(Object.keys(create?.schema.properties ?? {}).sort()).toEqual(["calendar", "end", "start", "timezone", "title"]);
     // Tools outside the principal's scopes are not described to it.
     expect(body.tools.map((tool) => tool.name)).not.toContain("get_case_snapshot");
+    // A reviewer edits other users' actions, so gets those tools' schemas without their scopes.
+    const reviewer = (await (await sandbox.fetch(server, "/ui/session", { user: "rita" })).json()) as typeof body;
+    expect(reviewer.tools.map((tool) => tool.name)).toContain("create_study_event");
   }, 120_000);
 
   it("on the shipped dev principals: lists them and mints a working token for one", async () => {

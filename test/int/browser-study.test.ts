@@ -7,18 +7,19 @@
  * action's time → the edited event; rita approves alice's pending review
  * from the reviewer inbox (`GET /reviews`).
  *
- * The study-plan domain and the reviewer inbox are being built in issue 13.
- * Until they are on main these scenarios are `it.todo`; the bodies below are
- * written and type-checked so that turning STUDY_DOMAIN_ON_MAIN on is the
- * whole change. (The approval UI itself is already tested with a scripted
- * model in browser-approvals.test.ts.)
+ * The reviewer inbox is on main; the study-plan domain (the rules planner
+ * proposing calendar writes) is being built in issue 13. Until it is on main
+ * these scenarios are `it.todo`; the bodies below are written and
+ * type-checked so that turning STUDY_DOMAIN_ON_MAIN on is the whole change.
+ * (The approval cards and the inbox are already tested with a scripted model
+ * in browser-approvals.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
-/** Turn on when issue 13 (study plans, rules-planner calendar writes, `GET /reviews`) has landed on main. */
+/** Turn on when issue 13's study plans (rules-planner calendar writes) have landed on main. */
 const STUDY_DOMAIN_ON_MAIN = false;
 
 const STUDY_REQUEST = "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
@@ -117,12 +118,12 @@ if (STUDY_DOMAIN_ON_MAIN) {
 
       const rita = await browser!.page();
       await signInAs(rita, "Rita");
-      await rita.getByRole("button", { name: "Reviews" }).click();
-      await rita.locator("ul.reviews button").first().click();
+      await rita.getByRole("button", { name: "Reviews", exact: true }).click();
+      await rita.locator("ul.reviews button", { hasText: "alice:" }).first().click();
       await rita.getByRole("region", { name: /Review needed: 3 actions/ }).waitFor({ timeout: 30_000 });
       await rita.getByRole("button", { name: "Approve all" }).click();
       await rita.getByRole("button", { name: "Send decisions" }).click();
-      await finished(rita);
+      await expect.poll(() => rita.getByTestId("review-outcome").getAttribute("data-status"), { timeout: 60_000 }).toBe("completed");
       expect(await eventsOf("alice", before)).toHaveLength(3);
       await browser!.screenshot(rita, "study-reviewer-inbox");
       await alice.close();

@@ -3,7 +3,7 @@
  * with the bearer token, the page's own routes, and one reading of errors.
  */
 import { Client } from "@langchain/langgraph-sdk";
-import type { SessionInfo } from "./types";
+import type { ResumeDecision, SessionInfo } from "./types";
 
 export const API_URL = window.location.origin;
 
@@ -84,3 +84,15 @@ export async function fetchReviews(token: string): Promise<unknown[] | null> {
     return null;
   }
 }
+
+/** What deciding an inbox review answered: where the owner's thread was left. */
+export interface ReviewOutcome {
+  status: string | null;
+  termination_reason: { code: string; detail: string; budget?: string } | null;
+  /** Reviews still pending after the decision (a refused answer is asked again, with `error`). */
+  pending: unknown[];
+}
+
+/** Decides an inbox review (`POST /reviews/{thread_id}`); the run is waited for. */
+export const decideReview = (token: string, threadId: string, decisions: ResumeDecision[]) =>
+  request<ReviewOutcome>(`/reviews/${encodeURIComponent(threadId)}`, { token, method: "POST", body: JSON.stringify({ decisions }) });

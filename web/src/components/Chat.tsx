@@ -88,7 +88,7 @@ export function Chat({ token, session, onSignOut }: { token: string; session: Se
       <ThreadList client={client} current={threadId} changed={threadsChanged} onOpen={openThread} onProblem={report} />
       <main className="conversation" aria-label="Conversation">
         {view === "reviews" ? (
-          <Reviews token={token} onOpen={openThread} />
+          <Reviews token={token} session={session} />
         ) : (
           <>
             <MessageList messages={stream.messages} values={values} />
