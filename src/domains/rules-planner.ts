@@ -1,17 +1,24 @@
 /**
  * The rules planner: a deterministic decision tree in code, no model. For the
  * notes domain: search → read the best passages → answer with citations, or
- * abstain when there is no evidence. A quiz request naming a course uses the
- * course outline the plan node fetched: outline → read the chosen notes →
- * questions citing them, or abstain when there is no outline. It is the default planner when no model
- * is configured and the driver of the control-plane tests.
+ * abstain when there is no evidence (hits below the relevance floor are not
+ * evidence). A quiz request naming a course uses the course outline the plan
+ * node fetched: outline → read the chosen notes → questions citing them, or
+ * abstain when there is no outline. Study requests (plans, calendar
+ * sessions, divisions between topics) go to the study domain. Anything else
+ * (an action it has no branch for) ends `needs_human` saying a model planner
+ * is needed, never with a sourced-looking answer. It is the default planner
+ * when no model is configured and the driver of the control-plane tests.
  */
 import { randomUUID } from "node:crypto";
-import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Evidence } from "../runtime/evidence.js";
 import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/planner.js";
-import { courseContextOf, type CourseContext } from "./notes/course-context.js";
+import { courseContextOf, isQuizRequest, type CourseContext } from "./notes/course-context.js";
 import { CASE_ID, decideCase } from "./caseops/rules.js";
+import { contentTerms, isRelevant, searchHits } from "./notes/relevance.js";
+import { parseStudyRequest } from "./study/parse.js";
+import { decideStudy, type StudyObservation } from "./study/rules.js";
 
 /** How many of the best search hits are read before answering. */
 const READ_TOP = 3;
@@ -20,33 +27,47 @@ const FILLER = new Set(
   "a an and are about between compare comparing contrast difference differences do does explain for from how i in is it me my notes note of on or please summarize tell the to use using what when which why with".split(" "),
 );
 
-interface Observation {
-  tool: string;
-  ok: boolean;
-  structured: unknown;
+type Observation = StudyObservation;
+
+/** The text the plan node wrapped a tool result in (`<tool_result …>\n{body}\n</tool_result>`), unwrapped. */
+function toolBody(content: unknown): string {
+  const text = typeof content === "string" ? content : "";
+  const match = /^<tool_result[^>]*>\n([\s\S]*)\n<\/tool_result>/.exec(text);
+  return match?.[1] ?? text;
 }
 
-/** Tool results since the newest human message, oldest first. */
-function observationsSinceRequest(messages: readonly BaseMessage[]): Observation[] {
-  const result: Observation[] = [];
-  for (let index = messages.length - 1; index >= 0; index -= 1) {
-    const message = messages[index];
-    if (!message || message.getType() === "human") break;
-    if (ToolMessage.isInstance(message)) {
-      result.unshift({ tool: message.name ?? "", ok: message.status !== "error", structured: message.artifact });
-    }
+/** The `{error: {code, message}}` of a failed call, when its body is one. */
+function errorOf(content: unknown): { code?: string; message?: string } {
+  try {
+    const parsed: unknown = JSON.parse(toolBody(content));
+    const error = isRecord(parsed) && isRecord(parsed["error"]) ? parsed["error"] : undefined;
+    if (!error) return {};
+    return {
+      ...(typeof error["code"] === "string" ? { code: error["code"] } : {}),
+      ...(typeof error["message"] === "string" ? { message: error["message"] } : {}),
+    };
+  } catch {
+    return {};
   }
-  return result;
+}
+
+/** Tool results since the newest human message, oldest first, with the arguments each call was proposed with. */
+function observationsSinceRequest(messages: readonly BaseMessage[]): Observation[] {
+  let first = messages.length;
+  while (first > 0 && messages[first - 1]?.getType() !== "human") first -= 1;
+  const recent = messages.slice(first);
+  const proposed = new Map<string, Record<string, unknown>>();
+  for (const message of recent) {
+    if (AIMessage.isInstance(message)) for (const toolCall of message.tool_calls ?? []) if (toolCall.id) proposed.set(toolCall.id, toolCall.args);
+  }
+  return recent.filter((message): message is ToolMessage => ToolMessage.isInstance(message)).map((message) => {
+    const ok = message.status !== "error";
+    return { tool: message.name ?? "", ok, structured: message.artifact, ...(ok ? {} : errorOf(message.content)), args: proposed.get(message.tool_call_id) };
+  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Note ids of search hits, best first. */
-function hitIds(structured: unknown): string[] {
-  if (!isRecord(structured) || !Array.isArray(structured["hits"])) return [];
-  return structured["hits"].flatMap((hit) => (isRecord(hit) && typeof hit["note_id"] === "string" ? [hit["note_id"]] : []));
 }
 
 function readIds(observations: readonly Observation[]): Set<string> {
@@ -89,27 +110,6 @@ const ABSTAIN: PlanOutcome = {
   abstained: true,
 };
 
-/** Minutes, days and a daily limit read from a scheduling request, if it is one. */
-export function scheduleRequest(request: string): { total_minutes: number; days: number; daily_limit: number } | undefined {
-  const total = /(\d{1,6})\s*(?:minutes|min)\b/i.exec(request);
-  const days = /(\d{1,3})\s*days?\b/i.exec(request);
-  if (!total?.[1] || !days?.[1]) return undefined;
-  const limit = /(?:at most|max(?:imum)?|limit(?: of)?|up to)\s*(\d{1,4})/i.exec(request);
-  const totalMinutes = Number(total[1]);
-  return { total_minutes: totalMinutes, days: Number(days[1]), daily_limit: limit?.[1] ? Number(limit[1]) : Math.min(1440, totalMinutes) };
-}
-
-function decideSchedule(args: NonNullable<ReturnType<typeof scheduleRequest>>, observations: readonly Observation[]): PlanOutcome {
-  const result = observations.filter((observation) => observation.tool === "calculate_schedule").at(-1);
-  if (!result) return { type: "tool_calls", calls: [call("calculate_schedule", args)] };
-  const allocation = isRecord(result.structured) && Array.isArray(result.structured["allocation"]) ? result.structured["allocation"] : undefined;
-  if (!result.ok || !allocation) {
-    return { type: "needs_human", reason: `${args.total_minutes} minutes do not fit in ${args.days} day(s) at ${args.daily_limit} a day; change the limit or the days` };
-  }
-  const plan = allocation.map((minutes, index) => `day ${index + 1}: ${String(minutes)} min`).join(", ");
-  return { type: "final", answer: `Schedule: ${plan}.`, citations: [], abstained: false };
-}
-
 /** How many notes a quiz is built from (one question each). */
 export const QUIZ_NOTES = 3;
 
@@ -151,25 +151,47 @@ function decideQuiz(context: CourseContext, input: PlannerInput, observations: r
   return supporting.length > 0 ? quizFrom(supporting, context.course) : ABSTAIN;
 }
 
+/** What a request needs when it asks for something the rules planner has no branch for. */
+export const NEEDS_MODEL = "outside_repertoire: this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)";
+
+/** Polite openings that do not change what is asked ("please", "can you", "I want you to"). */
+const POLITE = /^(?:(?:please|kindly|hey|hi|ok|okay)[\s,]+|(?:can|could|would|will)\s+you\s+(?:please\s+)?|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:you\s+)?to\s+|help\s+me\s+)+/i;
+/** Verbs asking for an effect or an artefact the rules planner cannot produce. */
+const ACTION = /^(?:send|e-?mail|mail|message|text|call|delete|remove|erase|cancel|move|rename|reschedule|save|store|write|create|generate|draw|update|edit|change|modify|upload|download|post|publish|share|forward|reply|buy|order|pay|book|remind|notify|invite|translate|implement|code|program|install|run|execute|deploy|open|close|print|export|import|sign|submit|register|enrol|enroll|grade|mark)\b/i;
+/** Things the rules planner does not handle anywhere in a request: calendars (other than the study branch), mail, reminders, files. */
+const OUT_OF_SCOPE = /\b(?:calendars?|e-?mails?|inbox|reminders?)\b|\b[\w-]+\.(?:txt|md|pdf|docx?|csv|json|ics|xlsx?|pptx?)\b/i;
+
+/** Whether a request is outside what the rules planner does (notes questions, quizzes, study plans, cases). */
+export function outsideRepertoire(request: string): boolean {
+  const asked = request.trim().replace(POLITE, "");
+  return ACTION.test(asked) || OUT_OF_SCOPE.test(request);
+}
+
 /** The fixed decision tree. Exported for tests; `createRulesPlanner` wraps it. */
 export function decide(input: PlannerInput): PlanOutcome {
   const offered = new Set(input.tools.map((tool) => tool.name));
   const observations = observationsSinceRequest(input.messages);
   const caseId = CASE_ID.exec(input.request)?.[0];
   if (caseId && offered.has("get_case_snapshot")) return decideCase(caseId, observations, input.evidence, call);
-  const schedule = scheduleRequest(input.request);
-  if (schedule && offered.has("calculate_schedule")) return decideSchedule(schedule, observations);
+  const study = parseStudyRequest(input.request);
+  if (study.type === "needs_human") return study;
+  if (study.type === "request") return decideStudy(study.request, input.tools, input.evidence, observations, call);
   const course = courseContextOf(input.context);
   if (course) return decideQuiz(course, input, observations, offered);
+  if (isQuizRequest(input.request)) return { type: "needs_human", reason: 'missing_course: which course should the quiz be from? e.g. "a quiz from my cs301 notes"' };
+  if (outsideRepertoire(input.request)) return { type: "needs_human", reason: NEEDS_MODEL };
   const searches = observations.filter((observation) => observation.tool === "search_notes");
+  const query = searchQuery(input.request);
   if (searches.length === 0) {
     if (!offered.has("search_notes")) return { type: "needs_human", reason: "no tool that can search the notes is available to you" };
-    return { type: "tool_calls", calls: [call("search_notes", { query: searchQuery(input.request), limit: SEARCH_LIMIT })] };
+    return { type: "tool_calls", calls: [call("search_notes", { query, limit: SEARCH_LIMIT })] };
   }
-  const hits = searches.flatMap((search) => (search.ok ? hitIds(search.structured) : []));
+  // The relevance floor: a hit sharing no content word with the question is not evidence.
+  const terms = contentTerms(query);
+  const hits = searches.flatMap((search) => (search.ok ? searchHits(search.structured) : [])).filter((hit) => isRelevant(hit, terms)).map((hit) => hit.note_id);
   if (hits.length === 0) return ABSTAIN;
 
-  const best = hits.slice(0, READ_TOP);
+  const best = [...new Set(hits)].slice(0, READ_TOP);
   const attempted = observations.filter((observation) => observation.tool === "read_note").length;
   const read = readIds(observations);
   const unread = best.filter((id) => !read.has(id));

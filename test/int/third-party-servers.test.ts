@@ -129,8 +129,8 @@ describe("third-party MCP servers from config only", () => {
     // The write waits for review: the interrupt names it with the model's arguments only.
     const [payload] = (await agent.interrupts(threadId)) as InterruptPayload[];
     expect(payload?.action_requests).toEqual([{ name: "write_file", args: { path: output, content: "Exam: Friday." }, description: expect.any(String) }]);
-    expect(payload?.review_configs).toEqual([{ action_name: "write_file", allowed_decisions: ["approve", "edit", "reject"] }]);
-    expect(payload?.approvals).toEqual([{ action_id: expect.any(String), fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/), version: 1, expires_at: expect.any(String) }]);
+    expect(payload?.review_configs).toEqual([{ action_name: "write_file", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" }]);
+    expect(payload?.approvals).toEqual([{ action_id: expect.any(String), fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/), version: 1, requested_at: expect.any(String), expires_at: expect.any(String) }]);
     expect((await readdir(folder)).sort()).toEqual(before);
 
     const finished = await agent.resume("alice", threadId, { decisions: [{ type: "approve", action_id: payload?.approvals[0]?.action_id }] });

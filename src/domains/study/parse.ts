@@ -1,0 +1,194 @@
+/**
+ * Understands a study request in the many ways people phrase it, or says
+ * precisely what is missing or wrong. Three kinds:
+ * - a plan over days ("plan 120 minutes of attention over 3 days, at most 60 a
+ *   day, starting 2026-12-02 18:00 UTC", optionally "put it in my calendar");
+ * - one session in the calendar ("put a 40 minute session for attention on
+ *   2026-12-02 at 18:00 UTC in my calendar");
+ * - a division of minutes between topics ("divide 180 minutes between
+ *   self-attention, cross-attention and normalization").
+ * Missing facts come back as `needs_human` reasons, invalid ones as
+ * `invalid_request: …` with a fix hint; nothing is defaulted that the user
+ * would have to know about (a daily limit that was not given is no limit).
+ */
+import { dailyMinutes, hasDuration, takeDailyAmount, takeDays, takeDuration, type Amount } from "./amounts.js";
+import { Scanner } from "./scanner.js";
+import { completeStart, readStart, type StartReading, type StartTime } from "./start.js";
+
+/** Bounds a study plan keeps (the calendar and the run's budgets set them; see README "Study plans"). */
+export const LIMITS = {
+  /** 100 hours: more is not one plan. */
+  max_total_minutes: 6000,
+  /** One review of at most a week of sessions (each a calendar write, each counted against the tool budget). */
+  max_days: 7,
+  /** A calendar event is at most 24 hours. */
+  max_session_minutes: 1440,
+  /** Topics in one division (one search and one read each, within the tool budget). */
+  max_topics: 6,
+} as const;
+
+/** The calendar sessions go to unless the request names another. */
+export const DEFAULT_CALENDAR = "study";
+
+export type StudyRequest =
+  | {
+      kind: "plan";
+      total_minutes: number;
+      days: number;
+      /** The largest number of minutes on one day; the total when no limit was given. */
+      daily_limit: number;
+      topic: string | null;
+      /** The destination calendar when the plan goes into the calendar. */
+      calendar: string | null;
+      start: StartTime | null;
+      uses_notes: boolean;
+    }
+  | { kind: "session"; minutes: number; topic: string | null; calendar: string; start: StartTime; uses_notes: boolean }
+  | { kind: "divide"; total_minutes: number; topics: string[]; uses_notes: boolean };
+
+export type StudyParse = { type: "none" } | { type: "request"; request: StudyRequest } | { type: "needs_human"; reason: string };
+
+const CALENDAR = /\bcalendars?\b/i;
+const CALENDAR_WRITE = /\b(?:put|add|schedule|book|create|plan|block|insert|place|set\s+up|reserve|enter|pencil|save|make|get)\b/i;
+const PLAN_VERB = /\b(?:plan|schedule|split|spread|divide|distribute|allocate|organi[sz]e|arrange|timetable)\b/i;
+const DIVIDE_VERB = /\b(?:divide|split|allocate|distribute|share|spread|apportion|budget)\b/i;
+const TOPIC_LIST = /\b(?:between|among|amongst|across|over)\s+(.+?)(?=\s+(?:using|based\s+on|with|from|according\s+to|in\s+my|by|so|and\s+(?:put|add|schedule))\b|[.?!;:]|$)/i;
+const USES_NOTES = /\bnotes?\b/i;
+const NAMED_CALENDAR = /\b(?:my|the)\s+([a-z0-9][a-z0-9_-]{0,63})\s+calendar\b/i;
+const GENERIC_CALENDAR_NAMES = new Set(["own", "personal", "main", "default", "usual", "google", "outlook", "ical"]);
+
+/**
+ * Words that carry no topic: request mechanics, time words, filler. What is
+ * left of a request after its amounts, dates and these is its topic.
+ */
+const NOT_TOPIC = new Set(
+  (
+    "a about after again all also am an and any are as aside at be been before begin beginning begins best block blocks book but by calendar calendars can could create day days daily do does each enter evenly equally every " +
+    "exam exams for from get give go going have help how i in into is it its just learn learning let like make me minute minutes more most my need next no not notes note now of off on onto or our out over " +
+    "pencil per place plan planned planning please prepare preparing put reserve review reviewing revise revising revision schedule scheduled session sessions set should so some spread " +
+    "start starting starts study studying studies than that the them then these this those time times to together topic topics total up use using want we week weeks what when will with " +
+    "would you your hour hours split divide distribute allocate share between among amongst across evening evenings morning mornings afternoon afternoons separate consecutive different following " +
+    "straight working one two three four five six seven eight nine ten eleven twelve first each utc gmt via add it's i'd i'm based according insert"
+  ).split(" "),
+);
+const WORD = /[a-z0-9]+(?:['-][a-z0-9]+)*/g;
+const MAX_TOPIC_WORDS = 5;
+
+/** The topic words left in `text`, in order, or null when none are. */
+export function topicOf(text: string): string | null {
+  const words = [...new Set((text.toLowerCase().match(WORD) ?? []).filter((word) => !NOT_TOPIC.has(word) && !/^\d+$/.test(word)))];
+  return words.length > 0 ? words.slice(0, MAX_TOPIC_WORDS).join(" ") : null;
+}
+
+function wholeMinutes(minutes: number, what: string): string | undefined {
+  if (!Number.isFinite(minutes)) return `invalid_request: the ${what} is not a number of minutes; write it like "120 minutes" or "2 hours"`;
+  if (!Number.isInteger(minutes)) return `invalid_request: the ${what} (${Math.round(minutes * 100) / 100} minutes) is not a whole number of minutes; round it, e.g. "${Math.round(minutes)} minutes"`;
+  if (minutes < 1) return `invalid_request: the ${what} must be at least 1 minute`;
+  return undefined;
+}
+
+function totalProblem(total: number): string | undefined {
+  const whole = wholeMinutes(total, "total duration");
+  if (whole) return whole;
+  if (total > LIMITS.max_total_minutes) {
+    return `invalid_request: ${total} minutes is more than one study plan holds (at most ${LIMITS.max_total_minutes} minutes, ${LIMITS.max_total_minutes / 60} hours); plan a shorter period`;
+  }
+  return undefined;
+}
+
+function daysProblem(days: number): string | undefined {
+  if (!Number.isInteger(days) || days < 1) return `invalid_request: the number of days must be at least 1; write e.g. "over 3 days"`;
+  if (days > LIMITS.max_days) return `invalid_request: ${days} days is more than one plan covers (at most ${LIMITS.max_days}); plan one week at a time`;
+  return undefined;
+}
+
+function calendarName(scanner: Scanner): string {
+  const named = scanner.take(NAMED_CALENDAR);
+  const name = named?.[1]?.toLowerCase();
+  // "my study calendar" names the default; "my own calendar" names none.
+  return name !== undefined && !GENERIC_CALENDAR_NAMES.has(name) && (name === DEFAULT_CALENDAR || !NOT_TOPIC.has(name)) ? name : DEFAULT_CALENDAR;
+}
+
+/** A division between named topics ("between A, B and C"); undefined when the request is not one. */
+function parseDivision(scanner: Scanner, total: Amount | undefined, usesNotes: boolean): StudyParse | undefined {
+  const list = scanner.peek(TOPIC_LIST);
+  if (!list?.[1]) return undefined;
+  const topics = [...new Set(list[1].split(/\s*(?:,|;|&|\+|\band\b|\bor\b)\s*/i).map((item) => topicOf(item)).filter((item): item is string => item !== null))];
+  if (!total) return { type: "needs_human", reason: `missing_duration: how many minutes should be divided between the topics? e.g. "divide 180 minutes between …"` };
+  const problem = totalProblem(total.minutes);
+  if (problem) return { type: "needs_human", reason: problem };
+  if (topics.length < 2) return { type: "needs_human", reason: `missing_topics: name the topics to divide ${total.minutes} minutes between, e.g. "between self-attention, cross-attention and normalization"` };
+  if (topics.length > LIMITS.max_topics) return { type: "needs_human", reason: `invalid_request: ${topics.length} topics are more than one division holds (at most ${LIMITS.max_topics}); divide fewer at a time` };
+  return { type: "request", request: { kind: "divide", total_minutes: total.minutes, topics, uses_notes: usesNotes } };
+}
+
+/** Reads a study request, or `none` when the request is not about study time at all. */
+export function parseStudyRequest(request: string): StudyParse {
+  const text = request.slice(0, 2000);
+  const toCalendar = CALENDAR.test(text) && CALENDAR_WRITE.test(text);
+  const scanner = new Scanner(text);
+  const usesNotes = USES_NOTES.test(text);
+
+  // Intent comes first, from words only: a notes question with "18:00" or "Mars/Base" in it is not parsed further.
+  const probe = scanner.fork();
+  const probeDaily = takeDailyAmount(probe);
+  const probeDays = takeDays(probe);
+  const probeDuration = hasDuration(probe) || probeDaily !== undefined;
+  const dividing = !toCalendar && probeDays === undefined && DIVIDE_VERB.test(text) && probe.peek(TOPIC_LIST) !== null && probeDuration;
+  const planning = probeDays !== undefined && (probeDuration || PLAN_VERB.test(text));
+  if (!toCalendar && !dividing && !planning) return { type: "none" };
+
+  const calendar = toCalendar ? calendarName(scanner) : null;
+  const startReading: StartReading = toCalendar || planning ? readStart(scanner) : {};
+  const daily = takeDailyAmount(scanner);
+  const days = takeDays(scanner);
+  const total = takeDuration(scanner);
+  // Further durations ("in 40 minute sessions") are read and dropped, so they are not taken for the topic.
+  while (takeDuration(scanner)) {
+    /* consumed */
+  }
+
+  if (dividing) return parseDivision(scanner, total, usesNotes) ?? { type: "none" };
+  if (startReading.invalid?.startsWith("invalid_request")) return { type: "needs_human", reason: startReading.invalid };
+
+  const topic = topicOf(scanner.rest);
+  if (days !== undefined) {
+    const dayProblem = daysProblem(days);
+    if (dayProblem) return { type: "needs_human", reason: dayProblem };
+    let totalMinutes: number | undefined = total?.minutes;
+    let limit: number | undefined;
+    if (daily) {
+      const perDay = dailyMinutes(daily, total);
+      const dailyProblem = wholeMinutes(perDay, "daily limit");
+      if (dailyProblem) return { type: "needs_human", reason: dailyProblem };
+      if (perDay > LIMITS.max_session_minutes) return { type: "needs_human", reason: `invalid_request: a daily limit of ${perDay} minutes is more than a day has (at most ${LIMITS.max_session_minutes})` };
+      if (daily.kind === "per_day" && totalMinutes === undefined) totalMinutes = perDay * days;
+      limit = perDay;
+    }
+    if (totalMinutes === undefined) {
+      return { type: "needs_human", reason: `missing_duration: how many minutes of study in total? e.g. "120 minutes over ${days} days"` };
+    }
+    const problem = totalProblem(totalMinutes);
+    if (problem) return { type: "needs_human", reason: problem };
+    let start: StartTime | null = null;
+    if (toCalendar) {
+      const complete = completeStart(startReading);
+      if ("reason" in complete) return { type: "needs_human", reason: complete.reason };
+      start = complete.start;
+    }
+    const dailyLimit = limit ?? Math.min(LIMITS.max_session_minutes, totalMinutes);
+    return { type: "request", request: { kind: "plan", total_minutes: totalMinutes, days, daily_limit: dailyLimit, topic, calendar, start, uses_notes: usesNotes } };
+  }
+
+  // To the calendar with no days: one session.
+  const minutes = total?.minutes ?? (daily ? dailyMinutes(daily, undefined) : undefined);
+  if (minutes === undefined) return { type: "needs_human", reason: `missing_duration: how long should the study session be? e.g. "a 40 minute study session"` };
+  const problem = wholeMinutes(minutes, "session length");
+  if (problem) return { type: "needs_human", reason: problem };
+  if (minutes > LIMITS.max_session_minutes) {
+    return { type: "needs_human", reason: `invalid_request: a ${minutes} minute session is longer than a calendar event may be (at most ${LIMITS.max_session_minutes}); split it over days, e.g. "over 3 days"` };
+  }
+  const complete = completeStart(startReading);
+  if ("reason" in complete) return { type: "needs_human", reason: complete.reason };
+  return { type: "request", request: { kind: "session", minutes, topic, calendar: calendar ?? DEFAULT_CALENDAR, start: complete.start, uses_notes: usesNotes } };
+}
