@@ -7,20 +7,13 @@
  * action's time → the edited event; rita approves alice's pending review
  * from the reviewer inbox (`GET /reviews`).
  *
- * The reviewer inbox is on main; the study-plan domain (the rules planner
- * proposing calendar writes) is being built in issue 13. Until it is on main
- * these scenarios are `it.todo`; the bodies below are written and
- * type-checked so that turning STUDY_DOMAIN_ON_MAIN on is the whole change.
- * (The approval cards and the inbox are already tested with a scripted model
- * in browser-approvals.test.ts.)
+ * (The same cards and the inbox with a scripted model planner are in
+ * browser-approvals.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
-
-/** Turn on when issue 13's study plans (rules-planner calendar writes) have landed on main. */
-const STUDY_DOMAIN_ON_MAIN = false;
 
 const STUDY_REQUEST = "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 
@@ -57,83 +50,75 @@ async function finished(page: Page): Promise<void> {
 
 const eventsOf = async (user: string, since: number) => (await sandbox!.calendarEvents()).slice(since).filter((event) => event["user_id"] === user);
 
-if (STUDY_DOMAIN_ON_MAIN) {
-  describe.runIf(BROWSER_TESTS_RUN)("study plans through the page (rules planner)", () => {
-    beforeAll(async () => {
-      buildPage();
-      sandbox = await createServerSandbox();
-      server = await sandbox.start({ WARRANT_PLANNER: "rules" });
-      browser = await launchBrowser();
-    }, 180_000);
-    afterAll(async () => {
-      try {
-        await browser?.close();
-      } finally {
-        await sandbox?.cleanup();
-      }
-    });
-
-    it(SCENARIOS.approveTwoRejectOne, async () => {
-      const before = (await sandbox!.calendarEvents()).length;
-      const page = await browser!.page();
-      await signInAs(page, "Alice");
-      await askForPlan(page);
-      await card(page, 0).getByLabel("Approve").check();
-      await card(page, 1).getByLabel("Approve").check();
-      await card(page, 2).getByLabel("Reject").check();
-      await card(page, 2).getByLabel("Why (shown to the agent)").fill("Not that day");
-      await page.getByRole("button", { name: "Send decisions" }).click();
-      await finished(page);
-      expect(await eventsOf("alice", before)).toHaveLength(2);
-      expect(await page.getByRole("region", { name: "Denied proposals" }).locator('li[data-code="approval_rejected"]').count()).toBe(1);
-      await browser!.screenshot(page, "study-two-of-three");
-      await page.close();
-    }, 120_000);
-
-    it(SCENARIOS.editOneTime, async () => {
-      const before = (await sandbox!.calendarEvents()).length;
-      const page = await browser!.page();
-      await signInAs(page, "Alice");
-      await page.getByRole("button", { name: "New conversation" }).click();
-      await askForPlan(page);
-      await card(page, 0).getByLabel("Edit").check();
-      await card(page, 0).getByLabel("start *").fill("2026-12-02T19:00:00Z");
-      await card(page, 0).getByLabel("end *").fill("2026-12-02T19:40:00Z");
-      await card(page, 1).getByLabel("Approve").check();
-      await card(page, 2).getByLabel("Approve").check();
-      await page.getByRole("button", { name: "Send decisions" }).click();
-      await finished(page);
-      const events = await eventsOf("alice", before);
-      expect(events).toHaveLength(3);
-      expect(events.filter((event) => Date.parse(String(event["start"])) === Date.parse("2026-12-02T19:00:00Z"))).toHaveLength(1);
-      await page.close();
-    }, 120_000);
-
-    it(SCENARIOS.reviewerInbox, async () => {
-      const before = (await sandbox!.calendarEvents()).length;
-      const alice = await browser!.page();
-      await signInAs(alice, "Alice");
-      await alice.getByRole("button", { name: "New conversation" }).click();
-      await askForPlan(alice);
-
-      const rita = await browser!.page();
-      await signInAs(rita, "Rita");
-      await rita.getByRole("button", { name: "Reviews", exact: true }).click();
-      await rita.locator("ul.reviews button", { hasText: "alice:" }).first().click();
-      await rita.getByRole("region", { name: /Review needed: 3 actions/ }).waitFor({ timeout: 30_000 });
-      await rita.getByRole("button", { name: "Approve all" }).click();
-      await rita.getByRole("button", { name: "Send decisions" }).click();
-      await expect.poll(() => rita.getByTestId("review-outcome").getAttribute("data-status"), { timeout: 60_000 }).toBe("completed");
-      expect(await eventsOf("alice", before)).toHaveLength(3);
-      await browser!.screenshot(rita, "study-reviewer-inbox");
-      await alice.close();
-      await rita.close();
-    }, 120_000);
+describe.runIf(BROWSER_TESTS_RUN)("study plans through the page (rules planner)", () => {
+  beforeAll(async () => {
+    buildPage();
+    sandbox = await createServerSandbox();
+    server = await sandbox.start({ WARRANT_PLANNER: "rules" });
+    browser = await launchBrowser();
+  }, 180_000);
+  afterAll(async () => {
+    try {
+      await browser?.close();
+    } finally {
+      await sandbox?.cleanup();
+    }
   });
-} else {
-  describe("study plans through the page (rules planner): waiting for issue 13", () => {
-    it.todo(SCENARIOS.approveTwoRejectOne);
-    it.todo(SCENARIOS.editOneTime);
-    it.todo(SCENARIOS.reviewerInbox);
-  });
-}
+
+  it(SCENARIOS.approveTwoRejectOne, async () => {
+    const before = (await sandbox!.calendarEvents()).length;
+    const page = await browser!.page();
+    await signInAs(page, "Alice");
+    await askForPlan(page);
+    await card(page, 0).getByLabel("Approve").check();
+    await card(page, 1).getByLabel("Approve").check();
+    await card(page, 2).getByLabel("Reject").check();
+    await card(page, 2).getByLabel("Why (shown to the agent)").fill("Not that day");
+    await page.getByRole("button", { name: "Send decisions" }).click();
+    await finished(page);
+    expect(await eventsOf("alice", before)).toHaveLength(2);
+    expect(await page.getByRole("region", { name: "Denied proposals" }).locator('li[data-code="approval_rejected"]').count()).toBe(1);
+    await browser!.screenshot(page, "study-two-of-three");
+    await page.close();
+  }, 120_000);
+
+  it(SCENARIOS.editOneTime, async () => {
+    const before = (await sandbox!.calendarEvents()).length;
+    const page = await browser!.page();
+    await signInAs(page, "Alice");
+    await page.getByRole("button", { name: "New conversation" }).click();
+    await askForPlan(page);
+    await card(page, 0).getByLabel("Edit").check();
+    await card(page, 0).getByLabel("start *").fill("2026-12-02T19:00:00Z");
+    await card(page, 0).getByLabel("end *").fill("2026-12-02T19:40:00Z");
+    await card(page, 1).getByLabel("Approve").check();
+    await card(page, 2).getByLabel("Approve").check();
+    await page.getByRole("button", { name: "Send decisions" }).click();
+    await finished(page);
+    const events = await eventsOf("alice", before);
+    expect(events).toHaveLength(3);
+    expect(events.filter((event) => Date.parse(String(event["start"])) === Date.parse("2026-12-02T19:00:00Z"))).toHaveLength(1);
+    await page.close();
+  }, 120_000);
+
+  it(SCENARIOS.reviewerInbox, async () => {
+    const before = (await sandbox!.calendarEvents()).length;
+    const alice = await browser!.page();
+    await signInAs(alice, "Alice");
+    await alice.getByRole("button", { name: "New conversation" }).click();
+    await askForPlan(alice);
+
+    const rita = await browser!.page();
+    await signInAs(rita, "Rita");
+    await rita.getByRole("button", { name: "Reviews", exact: true }).click();
+    await rita.locator("ul.reviews button", { hasText: "alice:" }).first().click();
+    await rita.getByRole("region", { name: /Review needed: 3 actions/ }).waitFor({ timeout: 30_000 });
+    await rita.getByRole("button", { name: "Approve all" }).click();
+    await rita.getByRole("button", { name: "Send decisions" }).click();
+    await expect.poll(() => rita.getByTestId("review-outcome").getAttribute("data-status"), { timeout: 60_000 }).toBe("completed");
+    expect(await eventsOf("alice", before)).toHaveLength(3);
+    await browser!.screenshot(rita, "study-reviewer-inbox");
+    await alice.close();
+    await rita.close();
+  }, 120_000);
+});
