@@ -82,7 +82,16 @@ describe("a run as alice", () => {
     const ended = await sqlRows("select kind, code, actor, node from warrant.audit_events where thread_id = $1", [thread.thread_id]);
     expect(ended).toEqual([{ kind: "run_ended", code: "final_answer", actor: "alice", node: "observe" }]);
     // Why the run stopped is on the run record too (and in warrant.runs).
-    expect((runs[0] as unknown as { outcome: unknown }).outcome).toEqual({ status: "completed", termination_reason: expect.objectContaining({ code: "final_answer" }), pending_review: false });
+    // The run that received the request is the Warrant run: one id in the API, the state and every table.
+    expect((runs[0] as unknown as { outcome: unknown }).outcome).toEqual({
+      status: "completed",
+      termination_reason: expect.objectContaining({ code: "final_answer" }),
+      pending_review: false,
+      warrant_run_id: runs[0]!.run_id,
+    });
+    expect((state.values as { run?: { run_id?: string } }).run?.run_id).toBe(runs[0]!.run_id);
+    const ledgerRunIds = await sqlRows("select distinct run_id from warrant.ledger where thread_id = $1", [thread.thread_id]);
+    expect(ledgerRunIds).toEqual([{ run_id: runs[0]!.run_id }]);
     const found = await alice.threads.search({ metadata: { topic: "attention" } });
     expect(found.map((item) => item.thread_id)).toContain(thread.thread_id);
   });
