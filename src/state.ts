@@ -33,7 +33,9 @@ export type TerminationCode =
   | "no_progress"
   | "planner_error"
   | "unsupported_citation"
-  | "tool_failure";
+  | "tool_failure"
+  /** The API stopped the run (a client's cancel, or its server died) and a new request closed it. */
+  | "cancelled";
 
 /** Why the run stopped: machine-readable code plus the details a reader needs. */
 export interface TerminationReason {

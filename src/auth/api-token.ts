@@ -136,9 +136,30 @@ export function bearerToken(header: string | null | undefined): string | undefin
 /** Verifies an Authorization header value: missing, non-Bearer, or a bad token all fail typed. */
 export async function authenticate(secret: Uint8Array, header: string | null | undefined, now?: number): Promise<ApiTokenVerification> {
   const token = bearerToken(header);
-  if (token === undefined) return fail("token_missing", "send Authorization: Bearer <token> (npm run token -- --user alice)");
+  if (token === undefined) return fail("token_missing", "send Authorization: Bearer <token> or X-Api-Key: <token> (npm run token -- --user alice)");
   if (token === null) return fail("token_malformed", "the Authorization header is not 'Bearer <token>'");
   return verifyApiToken(secret, token, now);
+}
+
+/**
+ * Verifies a request's token, sent as `Authorization: Bearer <token>` or as
+ * `X-Api-Key: <token>` (what agent-chat-ui and the SDK's `apiKey` send).
+ * Both go through `verifyApiToken`, so the claims and the 401 codes are the
+ * same. When both headers are present they must carry the same token: two
+ * different tokens in one request are refused (`token_invalid`) rather than
+ * one of them silently winning.
+ */
+export async function authenticateRequest(
+  secret: Uint8Array,
+  headers: { authorization: string | null | undefined; apiKey: string | null | undefined },
+  now?: number,
+): Promise<ApiTokenVerification> {
+  const apiKey = headers.apiKey === undefined || headers.apiKey === null || headers.apiKey.trim() === "" ? undefined : headers.apiKey.trim();
+  if (apiKey === undefined) return authenticate(secret, headers.authorization, now);
+  const bearer = bearerToken(headers.authorization);
+  if (bearer === null) return fail("token_malformed", "the Authorization header is not 'Bearer <token>'");
+  if (bearer !== undefined && bearer !== apiKey) return fail("token_invalid", "Authorization and X-Api-Key carry different tokens; send one");
+  return verifyApiToken(secret, apiKey, now);
 }
 
 /**

@@ -30,6 +30,8 @@ export interface ThreadRow {
   graph_id: string | null;
   run_bound: Record<string, string>;
   status: ThreadStatus;
+  /** Public state values kept when a run ends (`status`, `termination_reason`, `result`), for `values` filters. */
+  state_values: Record<string, unknown>;
   active_run: string | null;
   created_at: Date;
   updated_at: Date;
@@ -93,6 +95,7 @@ export function threadMigrations(schema: string): string[] {
       updated_at timestamptz not null default now()
     )`,
     `alter table ${s}.runs add column if not exists outcome jsonb`,
+    `alter table ${s}.threads add column if not exists state_values jsonb not null default '{}'::jsonb`,
     `create index if not exists runs_by_thread on ${s}.runs (thread_id, created_at desc)`,
     // The orphan sweep and the per-principal limit look only at unfinished runs.
     `create index if not exists runs_unfinished on ${s}.runs (thread_id) where status in ('pending', 'running')`,
@@ -101,19 +104,31 @@ export function threadMigrations(schema: string): string[] {
 }
 
 export interface ThreadSearch {
+  /**
+   * Metadata containment. The keys the server owns and shows in every
+   * thread's metadata (`owner`, `tenant`, `graph_id`, `assistant_id`) are
+   * matched against the thread row's own columns.
+   */
   metadata?: Record<string, unknown> | undefined;
+  /** Containment on the state values kept at each run's end (`state_values`). */
+  values?: Record<string, unknown> | undefined;
   /** Only these thread ids. */
   ids?: string[] | undefined;
   status?: ThreadStatus | undefined;
+  sort_by?: "thread_id" | "status" | "created_at" | "updated_at" | undefined;
+  sort_order?: "asc" | "desc" | undefined;
   limit: number;
   offset: number;
 }
 
+/** Metadata keys matched against the thread row's columns, not its metadata json. */
+const COLUMN_KEYS: Record<string, string> = { owner: "owner", tenant: "tenant", graph_id: "graph_id", assistant_id: "graph_id" };
+
 export interface ThreadStore {
-  create(owner: Owner, thread: { thread_id: string; metadata: Record<string, unknown> }): Promise<ThreadRow | undefined>;
+  create(owner: Owner, thread: { thread_id: string; metadata: Record<string, unknown>; graph_id?: string | undefined }): Promise<ThreadRow | undefined>;
   get(owner: Owner, threadId: string): Promise<ThreadRow | undefined>;
   search(owner: Owner, query: ThreadSearch): Promise<ThreadRow[]>;
-  count(owner: Owner, query: Omit<ThreadSearch, "limit" | "offset">): Promise<number>;
+  count(owner: Owner, query: Omit<ThreadSearch, "limit" | "offset" | "sort_by" | "sort_order">): Promise<number>;
   patchMetadata(owner: Owner, threadId: string, metadata: Record<string, unknown>): Promise<ThreadRow | undefined>;
   /** Deletes an idle thread (and its runs); false when missing or busy. */
   delete(owner: Owner, threadId: string): Promise<"deleted" | "missing" | "busy">;
@@ -124,8 +139,8 @@ export interface ThreadStore {
   acquire(owner: Owner, threadId: string, runId: string, leaseMs: number, fields: { graph_id: string; run_bound?: Record<string, string> }): Promise<boolean>;
   /** Extends the lease; false when the run no longer holds it. Also reports a cancel request. */
   heartbeat(threadId: string, runId: string, leaseMs: number): Promise<{ held: boolean; cancel: boolean }>;
-  /** Releases the lease and sets the thread's status (only if `runId` still holds it). */
-  release(threadId: string, runId: string, status: ThreadStatus): Promise<void>;
+  /** Releases the lease and sets the thread's status and kept values (only if `runId` still holds it). */
+  release(threadId: string, runId: string, status: ThreadStatus, values?: Record<string, unknown>): Promise<void>;
 
   createRun(owner: Owner, run: { run_id: string; thread_id: string; assistant_id: string; status: ApiRunStatus; metadata: Record<string, unknown>; kwargs: Record<string, unknown> }): Promise<RunRow>;
   getRun(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
@@ -143,7 +158,7 @@ export interface ThreadStore {
   getInTenant(tenant: string, threadId: string): Promise<ThreadRow | undefined>;
 }
 
-const THREAD_COLUMNS = "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, active_run::text as active_run, created_at, updated_at";
+const THREAD_COLUMNS = "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, state_values, active_run::text as active_run, created_at, updated_at";
 const runColumns = (alias = "") =>
   ["run_id::text as run_id", "thread_id::text as thread_id", "assistant_id", "owner", "tenant", "status", "metadata", "kwargs", "error", "outcome", "cancel_requested", "created_at", "updated_at"]
     .map((column) => `${alias}${column}`)
@@ -155,12 +170,29 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
   const one = async <T>(sql: string, params: unknown[]): Promise<T | undefined> => (await pool.query(sql, params)).rows[0] as T | undefined;
   const many = async <T>(sql: string, params: unknown[]): Promise<T[]> => (await pool.query(sql, params)).rows as T[];
 
-  const filters = (owner: Owner, query: Omit<ThreadSearch, "limit" | "offset">) => {
+  const filters = (owner: Owner, query: Omit<ThreadSearch, "limit" | "offset" | "sort_by" | "sort_order">) => {
     const clauses = ["tenant = $1", "owner = $2"];
     const params: unknown[] = [owner.tenant, owner.user_id];
-    if (query.metadata && Object.keys(query.metadata).length > 0) {
-      params.push(JSON.stringify(query.metadata));
+    const json: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(query.metadata ?? {})) {
+      const column = Object.hasOwn(COLUMN_KEYS, key) ? COLUMN_KEYS[key] : undefined;
+      if (column === undefined) {
+        json[key] = value;
+      } else if (typeof value !== "string") {
+        // These columns hold strings: any other value matches no thread.
+        clauses.push("false");
+      } else {
+        params.push(value);
+        clauses.push(`${column} = $${params.length}`);
+      }
+    }
+    if (Object.keys(json).length > 0) {
+      params.push(JSON.stringify(json));
       clauses.push(`metadata @> $${params.length}::jsonb`);
+    }
+    if (query.values && Object.keys(query.values).length > 0) {
+      params.push(JSON.stringify(query.values));
+      clauses.push(`state_values @> $${params.length}::jsonb`);
     }
     if (query.status) {
       params.push(query.status);
@@ -176,15 +208,21 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
   return {
     create: (owner, thread) =>
       one<ThreadRow>(
-        `insert into ${s}.threads (thread_id, owner, tenant, metadata) values ($1, $2, $3, $4::jsonb)
+        `insert into ${s}.threads (thread_id, owner, tenant, metadata, graph_id) values ($1, $2, $3, $4::jsonb, $5)
          on conflict (thread_id) do nothing returning ${THREAD_COLUMNS}`,
-        [thread.thread_id, owner.user_id, owner.tenant, JSON.stringify(thread.metadata)],
+        [thread.thread_id, owner.user_id, owner.tenant, JSON.stringify(thread.metadata), thread.graph_id ?? null],
       ),
     get: (owner, threadId) => one<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where thread_id = $1 and tenant = $2 and owner = $3`, [threadId, owner.tenant, owner.user_id]),
     async search(owner, query) {
       const { where, params } = filters(owner, query);
       params.push(query.limit, query.offset);
-      return many<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where ${where} order by updated_at desc, thread_id limit $${params.length - 1} offset $${params.length}`, params);
+      // Column and direction come from closed lists (never from request text).
+      const column = { thread_id: "thread_id", status: "status", created_at: "created_at", updated_at: "updated_at" }[query.sort_by ?? "updated_at"];
+      const direction = query.sort_order === "asc" ? "asc" : "desc";
+      return many<ThreadRow>(
+        `select ${THREAD_COLUMNS} from ${s}.threads where ${where} order by ${column} ${direction}, thread_id ${direction} limit $${params.length - 1} offset $${params.length}`,
+        params,
+      );
     },
     async count(owner, query) {
       const { where, params } = filters(owner, query);
@@ -227,8 +265,12 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       const result = row as unknown as { held: boolean; cancel: boolean } | undefined;
       return { held: result?.held ?? false, cancel: result?.cancel ?? false };
     },
-    async release(threadId, runId, status) {
-      await pool.query(`update ${s}.threads set active_run = null, lease_until = null, status = $3, updated_at = now() where thread_id = $1 and active_run = $2`, [threadId, runId, status]);
+    async release(threadId, runId, status, values) {
+      await pool.query(
+        `update ${s}.threads set active_run = null, lease_until = null, status = $3, state_values = coalesce($4::jsonb, state_values), updated_at = now()
+          where thread_id = $1 and active_run = $2`,
+        [threadId, runId, status, values ? JSON.stringify(values) : null],
+      );
     },
     async createRun(owner, run) {
       const row = await one<RunRow>(

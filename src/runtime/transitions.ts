@@ -26,8 +26,9 @@ export const TERMINAL_STATUSES = ["completed", "abstained", "needs_human", "stop
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 
 /**
- * Terminal statuses other than `cancelled` accept a new request on the same
- * thread (a new run starts at `planning`); `cancelled` never moves again.
+ * Terminal statuses accept a new request on the same thread (a new run
+ * starts at `planning`). A cancelled run is never resumed: the API closes it
+ * (`cancelled`) and only a new request moves the thread on.
  */
 const NEW_RUN: readonly RunStatus[] = ["planning", "cancelled"];
 
@@ -47,7 +48,7 @@ const LEGAL: Record<RunStatus, readonly RunStatus[]> = {
   needs_human: NEW_RUN,
   stopped: NEW_RUN,
   failed: NEW_RUN,
-  cancelled: [],
+  cancelled: ["planning"],
 };
 
 export function isTerminal(status: RunStatus): status is TerminalStatus {

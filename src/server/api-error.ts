@@ -17,6 +17,7 @@ export type ApiErrorCode =
   | "thread_busy"
   | "thread_exists"
   | "thread_unfinished"
+  | "review_pending"
   | "no_pending_interrupt"
   | "nothing_to_run"
   | "command_not_allowed"
@@ -39,6 +40,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   thread_busy: 409,
   thread_exists: 409,
   thread_unfinished: 409,
+  review_pending: 409,
   no_pending_interrupt: 409,
   nothing_to_run: 409,
   command_not_allowed: 400,

@@ -16,7 +16,8 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
-import { authenticate } from "../auth/api-token.js";
+import { authenticateRequest } from "../auth/api-token.js";
+import type { LedgerStore } from "../runtime/ledger.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
 import { errorBody, isApiError } from "./api-error.js";
 import { routeContext, type Env } from "./context.js";
@@ -30,6 +31,8 @@ import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./we
 export interface AppOptions {
   manager: RunManager;
   store: ThreadStore;
+  /** The thread's ledger rows (to tell whether a stopped run left a write in doubt). */
+  ledger: LedgerStore;
   graphs: Map<string, ServedGraph>;
   secret: Uint8Array;
   maxBodyBytes: number;
@@ -74,7 +77,9 @@ export function createApp(options: AppOptions): Hono<Env> {
       "*",
       cors({
         origin: options.corsOrigins,
-        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID"],
+        // X-Api-Key carries the token for agent-chat-ui and the SDK's apiKey; X-Auth-Scheme is
+        // sent beside it and changes nothing here (a token is verified the same way whatever it says).
+        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key", "X-Auth-Scheme"],
         exposeHeaders: ["Content-Location", "Location"],
         maxAge: 600,
       }),
@@ -100,9 +105,13 @@ export function createApp(options: AppOptions): Hono<Env> {
   // The page loads without a token; it asks for one (web.ts).
   if (options.web) registerPageRoutes(app, options.web);
 
-  // Every route below needs a valid bearer token.
+  // What the server is, for clients probing it before they have a token (agent-chat-ui
+  // checks /info first). Nothing about users, threads or configuration.
+  app.get("/info", (c) => c.json({ version: options.version, name: "warrant", flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false } }));
+
+  // Every route below needs a valid token (Authorization: Bearer, or X-Api-Key).
   app.use("*", async (c, next) => {
-    const result = await authenticate(options.secret, c.req.header("authorization"));
+    const result = await authenticateRequest(options.secret, { authorization: c.req.header("authorization"), apiKey: c.req.header("x-api-key") });
     if (!result.ok) {
       c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
       return c.json(errorBody(result.code, result.message), 401);
@@ -111,10 +120,8 @@ export function createApp(options: AppOptions): Hono<Env> {
     await next();
   });
 
-  app.get("/info", (c) => c.json({ version: options.version, name: "warrant", flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false } }));
-
   if (options.web) registerSessionRoutes(app, options.web);
-  const context = routeContext(manager, store, graphs, options.heartbeatMs ?? 10_000);
+  const context = routeContext(manager, store, options.ledger, graphs, options.heartbeatMs ?? 10_000);
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);

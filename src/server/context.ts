@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
 import type { RunRow, ThreadRow, ThreadStore } from "../persistence/thread-store.js";
+import type { LedgerStore } from "../runtime/ledger.js";
 import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
 import { ownerOf, type RunManager, type ServedGraph } from "./runs.js";
@@ -19,6 +20,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface RouteContext {
   manager: RunManager;
   store: ThreadStore;
+  ledger: LedgerStore;
   graphs: Map<string, ServedGraph>;
   /** Any served graph: they share one checkpointer and one state schema, so any of them reads any thread. */
   anyGraph(): ServedGraph;
@@ -34,7 +36,7 @@ export interface RouteContext {
   heartbeatMs: number;
 }
 
-export function routeContext(manager: RunManager, store: ThreadStore, graphs: Map<string, ServedGraph>, heartbeatMs: number): RouteContext {
+export function routeContext(manager: RunManager, store: ThreadStore, ledger: LedgerStore, graphs: Map<string, ServedGraph>, heartbeatMs: number): RouteContext {
   const anyGraph = () => {
     const graph = graphs.get("agent") ?? [...graphs.values()][0];
     if (!graph) throw new Error("no graph is served");
@@ -49,6 +51,7 @@ export function routeContext(manager: RunManager, store: ThreadStore, graphs: Ma
   return {
     manager,
     store,
+    ledger,
     graphs,
     heartbeatMs,
     anyGraph,

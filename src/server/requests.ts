@@ -35,23 +35,50 @@ export const ThreadCreate = z.object({
   thread_id: Uuid.optional(),
   metadata: Metadata.optional(),
   if_exists: z.enum(["raise", "do_nothing"]).optional(),
-  graph_id: z.string().max(128).optional(),
+  graph_id: z.string().max(128).nullable().optional(),
+  // Refused when set (threads routes): accepted only to say so by name.
   ttl: z.unknown().optional(),
   supersteps: z.unknown().optional(),
 });
 
+/**
+ * The state values a thread search or count can filter on: the thread's
+ * last run status and how it ended, kept beside the thread row when a run
+ * ends (so the filter runs in SQL). Any other key is refused by name.
+ */
+export const FILTERABLE_VALUES = ["status", "termination_reason", "result"] as const;
+const ValuesFilter = z
+  .record(z.string().max(64), z.unknown())
+  .refine((value) => JSON.stringify(value).length <= MAX_METADATA_BYTES, `values is larger than ${MAX_METADATA_BYTES} bytes`)
+  .nullable();
+
+/** Thread fields `select` may name (the SDK's Thread). */
+export const THREAD_FIELDS = ["thread_id", "created_at", "updated_at", "metadata", "status", "values", "interrupts"] as const;
+export const THREAD_SORT_KEYS = ["thread_id", "status", "created_at", "updated_at"] as const;
+
 export const ThreadSearch = z.object({
-  metadata: Metadata.optional(),
-  status: ThreadStatusSchema.optional(),
+  metadata: Metadata.nullable().optional(),
+  status: ThreadStatusSchema.nullable().optional(),
   limit: Limit.optional(),
   offset: Offset.optional(),
-  ids: z.array(Uuid).max(1000).optional(),
-  values: z.unknown().optional(),
-  sort_by: z.string().max(64).optional(),
-  sort_order: z.enum(["asc", "desc"]).optional(),
-  select: z.array(z.string().max(64)).max(32).optional(),
+  ids: z.array(Uuid).max(1000).nullable().optional(),
+  values: ValuesFilter.optional(),
+  sort_by: z.enum(THREAD_SORT_KEYS).nullable().optional(),
+  sort_order: z.enum(["asc", "desc"]).nullable().optional(),
+  select: z.array(z.enum(THREAD_FIELDS)).max(THREAD_FIELDS.length).nullable().optional(),
   extract: z.unknown().optional(),
 });
+
+/** The `values` filter, checked: only keys kept beside the thread row. */
+export function valuesFilter(values: Record<string, unknown> | null | undefined): Record<string, unknown> | undefined {
+  if (!values || Object.keys(values).length === 0) return undefined;
+  for (const key of Object.keys(values)) {
+    if (!(FILTERABLE_VALUES as readonly string[]).includes(key)) {
+      throw new ApiError("unsupported", `values: threads can be filtered on ${FILTERABLE_VALUES.join(", ")} only, not ${JSON.stringify(key.slice(0, 64))}`);
+    }
+  }
+  return values;
+}
 
 export const RunListQuery = z.object({
   limit: Limit.optional(),
@@ -59,7 +86,7 @@ export const RunListQuery = z.object({
   status: z.enum(["pending", "running", "success", "error", "interrupted", "timeout"]).optional(),
 });
 
-export const ThreadCount = z.object({ metadata: Metadata.optional(), status: ThreadStatusSchema.optional(), values: z.unknown().optional() });
+export const ThreadCount = z.object({ metadata: Metadata.nullable().optional(), status: ThreadStatusSchema.nullable().optional(), values: ValuesFilter.optional() });
 
 export const ThreadPatch = z.object({ metadata: Metadata });
 
@@ -70,16 +97,20 @@ export const HistoryQuery = z.object({
   metadata: Metadata.optional(),
 });
 
+export const ASSISTANT_FIELDS = ["assistant_id", "graph_id", "name", "description", "config", "context", "metadata", "version", "created_at", "updated_at"] as const;
+
 export const AssistantSearch = z.object({
-  graph_id: z.string().max(128).optional(),
-  name: z.string().max(128).optional(),
-  metadata: Metadata.optional(),
+  graph_id: z.string().max(128).nullable().optional(),
+  name: z.string().max(128).nullable().optional(),
+  metadata: Metadata.nullable().optional(),
   limit: Limit.optional(),
   offset: Offset.optional(),
-  sort_by: z.string().max(64).optional(),
-  sort_order: z.enum(["asc", "desc"]).optional(),
-  select: z.array(z.string().max(64)).max(32).optional(),
+  sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).nullable().optional(),
+  sort_order: z.enum(["asc", "desc"]).nullable().optional(),
+  select: z.array(z.enum(ASSISTANT_FIELDS)).max(ASSISTANT_FIELDS.length).nullable().optional(),
 });
+
+export const AssistantVersions = z.object({ metadata: Metadata.nullable().optional(), limit: Limit.optional(), offset: Offset.optional() });
 
 const TextBlock = z.object({ type: z.literal("text"), text: z.string().max(MAX_REQUEST_CHARS) }).strict();
 
@@ -94,12 +125,72 @@ const UserMessage = z
   .strict()
   .refine((message) => message.type !== undefined || message.role !== undefined, "a message needs type \"human\" or role \"user\"");
 
-/** Run input: exactly one new user message. Any other state key is a state write and is refused. */
-export const RunInput = z.object({ messages: z.array(UserMessage).length(1) }).strict();
+/**
+ * A placeholder answer to a tool call, as agent-chat-ui puts before the
+ * user's message for every tool call it sees without a result. The server
+ * never takes a tool result from a client: such a message is accepted only
+ * when it names a tool call of this thread that has no result (checked in
+ * run-checks.ts) and is then dropped; the server records its own outcome.
+ */
+const ToolPlaceholder = z
+  .object({
+    type: z.literal("tool"),
+    tool_call_id: z.string().min(1).max(128),
+    id: z.string().min(1).max(128).optional(),
+    name: z.string().max(128).optional(),
+    content: z.union([z.string().max(MAX_REQUEST_CHARS), z.array(TextBlock).max(16)]),
+  })
+  .strict();
 
-const StreamMode = z.enum(STREAM_MODES);
+/** Most placeholders one request may carry (one per unanswered tool call of the last AI turn). */
+const MAX_PLACEHOLDERS = 32;
 
-export const RunCreate = z.object({
+/**
+ * Run input: exactly one new user message, last, optionally preceded by
+ * agent-chat-ui's tool-call placeholders. Any other state key is a state
+ * write and is refused.
+ */
+export const RunInput = z
+  .object({ messages: z.array(z.union([UserMessage, ToolPlaceholder])).min(1).max(MAX_PLACEHOLDERS + 1) })
+  .strict()
+  .superRefine((input, context) => {
+    const users = input.messages.filter((message) => message.type !== "tool");
+    if (users.length !== 1 || input.messages.at(-1)?.type === "tool") {
+      context.addIssue({ code: "custom", path: ["messages"], message: "exactly one user message, last, is required" });
+    }
+  });
+export type RunInputBody = z.infer<typeof RunInput>;
+
+/** The tool-call placeholders of a run input (agent-chat-ui's), in order. */
+export function toolPlaceholders(input: RunInputBody): { tool_call_id: string; name: string | undefined }[] {
+  return input.messages.flatMap((message) => (message.type === "tool" ? [{ tool_call_id: message.tool_call_id, name: message.name }] : []));
+}
+
+/** The user message of a run input. */
+function userMessage(input: RunInputBody): z.infer<typeof UserMessage> {
+  const message = input.messages.find((item): item is z.infer<typeof UserMessage> => item.type !== "tool");
+  if (!message) throw new ApiError("invalid_request", "input.messages: exactly one user message, last, is required");
+  return message;
+}
+
+/** Stream modes the SDK knows that this server does not serve: refused by name, never ignored. */
+const UNSERVED_STREAM_MODES = ["events"] as const;
+const StreamMode = z.enum([...STREAM_MODES, ...UNSERVED_STREAM_MODES]);
+
+/** `{}` or `null` beside a command means "no input" (agent-chat-ui sends `input: {}` with every resume). */
+const emptyInput = (value: unknown) => value === null || (typeof value === "object" && !Array.isArray(value) && Object.keys(value as object).length === 0);
+
+export const RunCreate = z.preprocess(
+  (body) => {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
+    const record = body as Record<string, unknown>;
+    if (record["command"] !== undefined && record["command"] !== null && emptyInput(record["input"])) {
+      const { input: _empty, ...rest } = record;
+      return rest;
+    }
+    return body;
+  },
+  z.object({
   assistant_id: z.string().min(1).max(128),
   input: RunInput.nullable().optional(),
   command: z
@@ -130,18 +221,48 @@ export const RunCreate = z.object({
   on_completion: z.enum(["delete", "keep"]).optional(),
   interrupt_before: z.union([z.literal("*"), z.array(z.string().max(64)).max(16)]).optional(),
   interrupt_after: z.union([z.literal("*"), z.array(z.string().max(64)).max(16)]).optional(),
-  // Accepted and ignored: identity and routing are the server's (see app.ts).
+  // Stripped on purpose (DESIGN §10): identity and configuration are the server's, so a
+  // client's config/context never reach a run, whatever they say.
   config: z.unknown().optional(),
   context: z.unknown().optional(),
+  // The options below are checked by `refuseUnsupported`: each is either what the server
+  // does anyway (accepted) or refused as `unsupported`, never silently ignored.
   webhook: z.unknown().optional(),
   feedback_keys: z.unknown().optional(),
-  after_seconds: z.unknown().optional(),
-  durability: z.unknown().optional(),
-  checkpoint_during: z.unknown().optional(),
+  after_seconds: z.number().min(0).max(86_400).nullable().optional(),
+  durability: z.enum(["sync", "async", "exit"]).nullable().optional(),
+  checkpoint_during: z.boolean().nullable().optional(),
   langsmith_tracer: z.unknown().optional(),
-  strict_resume: z.unknown().optional(),
-});
+  strict_resume: z.boolean().nullable().optional(),
+  }),
+);
 export type RunCreateBody = z.infer<typeof RunCreate>;
+
+/**
+ * Refuses run options this server does not honour, each by name. What is
+ * accepted is what happens: checkpoints are written synchronously at every
+ * step, a resume with nothing pending is always refused (strict), a run starts
+ * at once, and streams can always be resumed (`Last-Event-ID`).
+ */
+export function refuseUnsupported(request: RunCreateBody, where: "background" | "stream" | "wait"): void {
+  const refuse = (message: string) => {
+    throw new ApiError("unsupported", message);
+  };
+  const present = (value: unknown) => value !== undefined && value !== null;
+  if (present(request.webhook)) refuse("webhook is not supported: poll, join or stream the run");
+  if (present(request.feedback_keys) && !(Array.isArray(request.feedback_keys) && request.feedback_keys.length === 0)) refuse("feedback_keys is not supported (no LangSmith)");
+  if (present(request.langsmith_tracer)) refuse("langsmith_tracer is not supported (no LangSmith)");
+  if (present(request.after_seconds) && request.after_seconds !== 0) refuse("after_seconds is not supported: a run starts when it is created");
+  if (present(request.durability) && request.durability !== "sync") refuse(`durability "${request.durability}" is not supported: checkpoints are always written synchronously`);
+  if (request.checkpoint_during === false) refuse("checkpoint_during false is not supported: a checkpoint is written after every step");
+  if (request.strict_resume === false) refuse("strict_resume false is not supported: a resume with nothing pending is always refused");
+  const modes = request.stream_mode === undefined ? [] : Array.isArray(request.stream_mode) ? request.stream_mode : [request.stream_mode];
+  for (const mode of modes) {
+    if ((UNSERVED_STREAM_MODES as readonly string[]).includes(mode)) refuse(`stream mode "${mode}" is not supported; the others (${STREAM_MODES.join(", ")}) are`);
+  }
+  // A background run has no connection whose end could cancel it.
+  if (where === "background" && request.on_disconnect === "cancel") refuse("on_disconnect \"cancel\" needs a connection: use it with runs/stream or runs/wait");
+}
 
 /**
  * Parses a body against a schema; failures are `invalid_request` naming the
@@ -158,8 +279,8 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
 }
 
 /** The request text of a run input. */
-export function requestText(input: z.infer<typeof RunInput>): string {
-  const content = input.messages[0]!.content;
+export function requestText(input: RunInputBody): string {
+  const content = userMessage(input).content;
   const text = typeof content === "string" ? content : content.map((block) => block.text).join("\n");
   if (text.trim() === "") throw new ApiError("invalid_request", "input.messages.0.content: the request is empty");
   if (text.length > MAX_REQUEST_CHARS) throw new ApiError("invalid_request", `input.messages.0.content: longer than ${MAX_REQUEST_CHARS} characters`);
@@ -167,14 +288,14 @@ export function requestText(input: z.infer<typeof RunInput>): string {
 }
 
 /** The graph input for a request: one HumanMessage built by us (no client-chosen kwargs). */
-export function toGraphInput(input: z.infer<typeof RunInput>): { messages: HumanMessage[] } {
-  const message = input.messages[0]!;
+export function toGraphInput(input: RunInputBody): { messages: HumanMessage[] } {
+  const message = userMessage(input);
   return { messages: [new HumanMessage({ content: requestText(input), ...(message.id ? { id: message.id } : {}) })] };
 }
 
 export function streamModes(value: RunCreateBody["stream_mode"]): ClientStreamMode[] {
   if (value === undefined) return ["values"];
-  const modes = Array.isArray(value) ? value : [value];
+  const modes = (Array.isArray(value) ? value : [value]).filter((mode): mode is ClientStreamMode => (STREAM_MODES as readonly string[]).includes(mode));
   return modes.length === 0 ? ["values"] : [...new Set(modes)];
 }
 

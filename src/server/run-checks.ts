@@ -3,30 +3,108 @@
  * resume, new input or a continuation fits the thread's state, and whether a
  * fork to an earlier checkpoint could replay an approval or a write.
  */
+import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { LedgerRow } from "../runtime/ledger.js";
 import { ApiError, notFound } from "./api-error.js";
-import { pendingInterrupts, type ServedGraph } from "./runs.js";
+import { pendingInterrupts, unansweredToolCalls, type ServedGraph } from "./runs.js";
 import { checkpointIdFrom, threadConfig } from "../runtime/run-config.js";
 
-/** Whether the thread, at this snapshot, can take a resume, new input, or a continuation. */
-export function assertRunnable(snapshot: StateSnapshot, resume: { resume: unknown } | undefined, hasInput: boolean): void {
+/** What a run request asks of the thread. */
+export type RunAsk =
+  | { kind: "resume"; value: unknown }
+  /** New input; `placeholders` are agent-chat-ui's tool messages for unanswered tool calls. */
+  | { kind: "input"; placeholders: readonly { tool_call_id: string }[] }
+  | { kind: "continue" }
+  /** `command.goto: "__end__"` (agent-chat-ui's "Mark as resolved"). */
+  | { kind: "end" };
+
+/** How the accepted request proceeds. */
+export interface RunPlan {
+  /** The thread's last run stopped part-way: close it (`cancelled`) before the new request starts. */
+  closeStopped: boolean;
+}
+
+/**
+ * Whether the thread, at this snapshot, can take the request. `ledger` is
+ * the thread's durable ledger (a stopped run's write may be in it while the
+ * checkpoint does not know of it yet).
+ */
+export function assertRunnable(snapshot: StateSnapshot, ask: RunAsk, ledger: readonly LedgerRow[] = []): RunPlan {
   const pending = pendingInterrupts(snapshot);
-  if (resume) {
-    if (pending.length === 0) throw new ApiError("no_pending_interrupt", "the thread has no pending interrupt to resume");
-    // One plain value would answer EVERY pending interrupt; with several, the client must say which is which.
-    if (pending.length > 1 && !answersEach(resume.resume, pending)) {
-      throw new ApiError("invalid_request", "command.resume: several interrupts are pending; send a map keyed by interrupt id");
+  const none: RunPlan = { closeStopped: false };
+  switch (ask.kind) {
+    case "resume":
+      if (pending.length === 0) throw new ApiError("no_pending_interrupt", "the thread has no pending interrupt to resume");
+      // One plain value would answer EVERY pending interrupt; with several, the client must say which is which.
+      if (pending.length > 1 && !answersEach(ask.value, pending)) {
+        throw new ApiError("invalid_request", "command.resume: several interrupts are pending; send a map keyed by interrupt id");
+      }
+      return none;
+    case "end":
+      // Ending the thread must never skip a review: it would drop a decision nobody made.
+      if (pending.length > 0) throw reviewPending(pending, "answer the pending review (approve, edit or reject) first; it cannot be skipped");
+      throw new ApiError("no_pending_interrupt", "the thread has no pending review to resolve");
+    case "continue":
+      if (pending.length > 0) throw reviewPending(pending, "answer it with command.resume (approve, edit or reject)");
+      if (snapshot.next.length === 0) throw new ApiError("nothing_to_run", "the thread has nothing left to run; send input");
+      return none;
+    case "input": {
+      if (pending.length > 0) throw reviewPending(pending, "answer the pending review (approve, edit or reject) before sending a new message");
+      const unanswered = new Set(unansweredToolCalls(((snapshot.values ?? {}) as { messages?: BaseMessage[] }).messages ?? []).map((call) => call.id));
+      for (const placeholder of ask.placeholders) {
+        if (!unanswered.has(placeholder.tool_call_id)) {
+          throw new ApiError("invalid_request", "input.messages: a tool message may only stand for a tool call of this thread that has no result; tool results come from the server");
+        }
+      }
+      if (snapshot.next.length === 0) return none;
+      // The last run stopped part-way (cancelled, or its server died). It is closed, never
+      // resumed, unless a write it started may have taken effect: that is settled first.
+      const doubtful = writesInDoubt(ledger);
+      if (doubtful.length > 0) {
+        throw new ApiError(
+          "thread_unfinished",
+          `the stopped run left a write whose outcome is unknown (${doubtful.map((row) => `${row.tool} ${row.call_id}`).join(", ").slice(0, 300)}); continue the thread with input null to settle it first`,
+        );
+      }
+      return { closeStopped: true };
     }
-  } else if (hasInput) {
-    if (pending.length > 0) throw new ApiError("thread_busy", "the thread is waiting for a review decision; answer it with command.resume");
-    // A run that stopped part-way (cancelled, or its server died) is finished first: starting over could strand an effect in flight.
-    if (snapshot.next.length > 0) throw new ApiError("thread_unfinished", "the thread's last run stopped before it finished; continue it with input null first");
-  } else if (pending.length > 0) {
-    throw new ApiError("thread_busy", "the thread is waiting for a review decision; answer it with command.resume");
-  } else if (snapshot.next.length === 0) {
-    throw new ApiError("nothing_to_run", "the thread has nothing left to run; send input");
   }
+}
+
+/** 409 `review_pending`, naming the pending actions (tool and action_id). */
+function reviewPending(pending: { value: unknown }[], advice: string): ApiError {
+  const actions = pending.flatMap((item) => pendingActions(item.value));
+  const named = actions.length > 0 ? actions.map((action) => `${action.name}${action.action_id ? ` (action_id ${action.action_id})` : ""}`).join(", ") : "an interrupt";
+  return new ApiError("review_pending", `a review is pending for ${named.slice(0, 600)}; ${advice}`);
+}
+
+/** The actions of one interrupt value (Warrant's approval request), defensively read. */
+export function pendingActions(value: unknown): { name: string; action_id: string | undefined }[] {
+  if (typeof value !== "object" || value === null) return [];
+  const requests = (value as { action_requests?: unknown }).action_requests;
+  const approvals = (value as { approvals?: unknown }).approvals;
+  if (!Array.isArray(requests)) return [];
+  return requests.map((request: unknown, index) => {
+    const name = typeof (request as { name?: unknown } | null)?.name === "string" ? String((request as { name: string }).name).slice(0, 128) : "an action";
+    const approval = Array.isArray(approvals) ? (approvals[index] as { action_id?: unknown } | undefined) : undefined;
+    return { name, action_id: typeof approval?.action_id === "string" ? approval.action_id.slice(0, 128) : undefined };
+  });
+}
+
+/**
+ * Writes whose effect is unknown: the latest attempt of a non-read call is
+ * still `running` (its process stopped mid-call) or `outcome_unknown` and
+ * never reconciled.
+ */
+export function writesInDoubt(ledger: readonly LedgerRow[]): LedgerRow[] {
+  const latest = new Map<string, LedgerRow>();
+  for (const row of ledger) {
+    if (row.risk === "read") continue;
+    const seen = latest.get(row.call_id);
+    if (!seen || row.attempt > seen.attempt) latest.set(row.call_id, row);
+  }
+  return [...latest.values()].filter((row) => row.status === "running" || (row.status === "outcome_unknown" && !row.reconciled_by));
 }
 
 /** Whether a resume value is a map with an entry for every pending interrupt id. */

@@ -10,17 +10,18 @@
  */
 import { randomUUID } from "node:crypto";
 import { Command, type CompiledStateGraph, type StateSnapshot } from "@langchain/langgraph";
-import type { BaseMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Principal } from "../auth/principal.js";
 import type { Budgets } from "../env.js";
 import type { Owner, RunOutcome, RunRow, ThreadRow, ThreadStore, ThreadStatus } from "../persistence/thread-store.js";
 import { runConfigFor, threadConfig } from "../runtime/run-config.js";
 import { runOptions } from "../runtime/routes.js";
+import { NODES } from "../state.js";
 import { ApiError } from "./api-error.js";
 import { EventLog } from "./events.js";
 
 /** Stream modes a client may ask for (the SDK's names). */
-export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints", "tools"] as const;
+export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints", "tools", "debug"] as const;
 export type ClientStreamMode = (typeof STREAM_MODES)[number];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -36,6 +37,14 @@ export interface RunRequest {
   streamModes: ClientStreamMode[];
   checkpointId?: string | undefined;
   metadata: Record<string, unknown>;
+  /**
+   * The thread's last run stopped part-way (cancelled, or its server died) and
+   * this new request closes it first: the stopped run is recorded `cancelled`
+   * and never resumed; the new one starts from the beginning.
+   */
+  closeStopped?: boolean | undefined;
+  /** Stop the run when the client that started it goes away (`on_disconnect: "cancel"`). */
+  cancelOn?: AbortSignal | undefined;
   /** Run-bound arguments fixed for a new request (kept on the thread for its resumes). */
   runBound?: Record<string, string> | undefined;
   /**
@@ -179,9 +188,9 @@ export class RunManager {
     const orphans = await this.#options.store.orphanedRuns();
     for (const run of orphans) {
       if (this.#active.has(run.run_id)) continue;
-      await this.#options.store.setRunStatus(run.run_id, "error", { error: "server_restarted", message: "the server running this run stopped; continue the thread with a new run" });
-      const status = await this.threadStatus(run.assistant_id, run.thread_id).catch((): ThreadStatus => "error");
-      await this.#options.store.release(run.thread_id, run.run_id, status);
+      await this.#options.store.setRunStatus(run.run_id, "error", { error: "server_restarted", message: "the server running this run stopped; send a new message or continue the thread with input null" });
+      const inspected = await this.#inspect(run.assistant_id, run.thread_id).catch(() => ({ thread: "error" as ThreadStatus, values: undefined }));
+      await this.#options.store.release(run.thread_id, run.run_id, inspected.thread, inspected.values);
     }
     return orphans.length;
   }
@@ -191,13 +200,16 @@ export class RunManager {
     return (await this.#inspect(assistantId, threadId)).thread;
   }
 
-  /** The thread's status from its checkpoint, and the run outcome recorded on the run row. */
-  async #inspect(assistantId: string, threadId: string): Promise<{ thread: ThreadStatus; outcome: RunOutcome | undefined }> {
+  /**
+   * The thread's status from its checkpoint, the run outcome recorded on the
+   * run row, and the values kept on the thread row for `values` filters.
+   */
+  async #inspect(assistantId: string, threadId: string): Promise<{ thread: ThreadStatus; outcome: RunOutcome | undefined; values?: Record<string, unknown> }> {
     const graph = this.#options.graphs.get(assistantId) ?? [...this.#options.graphs.values()][0];
     if (!graph) return { thread: "idle", outcome: undefined };
     const snapshot = await graph.getState(threadConfig(threadId));
     const pending = pendingInterrupts(snapshot).length > 0;
-    const values = (snapshot.values ?? {}) as { status?: unknown; termination_reason?: unknown; run?: { run_id?: unknown } | null };
+    const values = (snapshot.values ?? {}) as { status?: unknown; termination_reason?: unknown; result?: unknown; run?: { run_id?: unknown } | null };
     return {
       thread: pending ? "interrupted" : "idle",
       outcome: {
@@ -207,6 +219,7 @@ export class RunManager {
         // The Warrant run this API run worked on: its own id when it started it, the starting run's when it resumed one.
         ...(typeof values.run?.run_id === "string" ? { warrant_run_id: values.run.run_id } : {}),
       },
+      values: keptValues(values),
     };
   }
 
@@ -253,16 +266,24 @@ export class RunManager {
     let threadStatus: ThreadStatus = "idle";
     let failure: { error: string; message: string } | undefined;
     let outcome: RunOutcome | undefined;
+    let kept: Record<string, unknown> | undefined;
+    // The client that started the run asked for it to stop when it goes away.
+    const onClientGone = () => controller.abort(abortReason("cancelled: the client disconnected"));
+    request.cancelOn?.addEventListener("abort", onClientGone, { once: true });
     try {
       const libModes = new Set<string>(["values"]);
       for (const mode of request.streamModes) libModes.add(mode === "messages-tuple" ? "messages" : mode);
       const config = {
         ...runConfigFor({ threadId, runId: run.run_id, principal: request.principal, runBound, checkpointId: request.checkpointId }),
-        metadata: { run_id: run.run_id, assistant_id: run.assistant_id },
+        // Also written on every checkpoint of the run (checkpoint-metadata.ts): history filters by it.
+        metadata: { ...request.metadata, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id },
         ...runOptions(budgets),
         signal: controller.signal,
-        streamMode: [...libModes] as ("values" | "updates" | "messages" | "custom" | "tasks" | "checkpoints" | "tools")[],
+        streamMode: [...libModes] as ("values" | "updates" | "messages" | "custom" | "tasks" | "checkpoints" | "tools" | "debug")[],
       };
+      // The closing checkpoint must not carry this run's run_id: LangGraph would take the new
+      // input for a resume of the same run (and drop it).
+      if (request.closeStopped) await closeStoppedRun(graph, threadId, { closed_by_run: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id });
       const input = request.resume ? new Command({ resume: request.resume.value }) : request.input;
       const stream = await graph.stream(input, config);
       const messages = new MessageAccumulator();
@@ -279,11 +300,11 @@ export class RunManager {
         }
         if ((request.streamModes as string[]).includes(mode)) log.push(mode, data);
       }
-      ({ thread: threadStatus, outcome } = await this.#inspect(run.assistant_id, threadId));
+      ({ thread: threadStatus, outcome, values: kept } = await this.#inspect(run.assistant_id, threadId));
     } catch (error) {
       if (controller.signal.aborted) {
         runStatus = "interrupted";
-        ({ thread: threadStatus, outcome } = await this.#inspect(run.assistant_id, threadId).catch(() => ({ thread: "idle" as ThreadStatus, outcome: undefined })));
+        ({ thread: threadStatus, outcome, values: kept } = await this.#inspect(run.assistant_id, threadId).catch(() => ({ thread: "idle" as ThreadStatus, outcome: undefined, values: undefined })));
         const reason = controller.signal.reason instanceof Error ? controller.signal.reason.message : "cancelled";
         log.push("error", { error: "run_cancelled", message: `the run was stopped: ${reason}` });
       } else {
@@ -295,9 +316,10 @@ export class RunManager {
       }
     } finally {
       clearInterval(heartbeat);
+      request.cancelOn?.removeEventListener("abort", onClientGone);
       try {
         await store.setRunStatus(run.run_id, runStatus, failure, outcome);
-        await store.release(threadId, run.run_id, threadStatus);
+        await store.release(threadId, run.run_id, threadStatus, kept);
       } catch (error) {
         this.#options.log(`could not record the end of run ${run.run_id}: ${String(error)}`);
       }
@@ -308,6 +330,41 @@ export class RunManager {
       this.#finished.set(run.run_id, { log, timer });
     }
   }
+}
+
+/** The public values kept beside the thread row when a run ends (what `values` filters match). */
+function keptValues(values: { status?: unknown; termination_reason?: unknown; result?: unknown }): Record<string, unknown> {
+  return JSON.parse(JSON.stringify({ status: values.status ?? null, termination_reason: values.termination_reason ?? null, result: values.result ?? null })) as Record<string, unknown>;
+}
+
+/**
+ * Closes a run that stopped part-way, as observe would end it: status
+ * `cancelled`, a termination reason, and a tool message for every tool call
+ * left without a result (the transcript stays well-formed for any model, and
+ * the pending steps are dropped, never resumed). The ledger is untouched.
+ */
+export async function closeStoppedRun(graph: ServedGraph, threadId: string, metadata: Record<string, unknown>): Promise<void> {
+  const config = { ...threadConfig(threadId), metadata };
+  const snapshot = await graph.getState(config);
+  const values = (snapshot.values ?? {}) as { messages?: BaseMessage[]; run?: { turn?: number } | null };
+  const unanswered = unansweredToolCalls(values.messages ?? []);
+  await graph.updateState(
+    config,
+    {
+      status: "cancelled",
+      termination_reason: { code: "cancelled", detail: "the run was stopped before it finished; a new request closed it", turn: values.run?.turn ?? 0 },
+      messages: unanswered.map((call) => new ToolMessage({ tool_call_id: call.id, name: call.name, status: "error", content: "cancelled: the run stopped before this call finished" })),
+    },
+    NODES.observe,
+  );
+}
+
+/** Tool calls of the transcript that have no tool message answering them. */
+export function unansweredToolCalls(messages: readonly BaseMessage[]): { id: string; name: string }[] {
+  const answered = new Set(messages.flatMap((message) => (ToolMessage.isInstance(message) ? [message.tool_call_id] : [])));
+  return messages.flatMap((message) =>
+    AIMessage.isInstance(message) ? (message.tool_calls ?? []).flatMap((call) => (call.id && !answered.has(call.id) ? [{ id: call.id, name: call.name }] : [])) : [],
+  );
 }
 
 /** Builds the SDK's `messages/*` events from `messages`-mode tuples. */

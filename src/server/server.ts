@@ -18,6 +18,7 @@ import type { ToolHost } from "../mcp/tool-host.js";
 import type { Planner } from "../planners/planner.js";
 import { createRulesPlanner } from "../domains/rules-planner.js";
 import { createApp } from "./app.js";
+import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
 
@@ -54,9 +55,11 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     // Imported here: graph modules read settings on import, after configuration errors have had their chance.
     const { buildAgent } = await import("../../graphs/agent.js");
     const workflowHost: Host = { ...runtime.host, planner: async () => createRulesPlanner() };
+    // Checkpoints written by API runs carry the run's id and metadata (history filters by them).
+    const saver = withRunMetadata(database.saver);
     const graphs = new Map<string, ServedGraph>([
-      ["agent", buildAgent(runtime.host).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
-      ["workflow", buildAgent(workflowHost).compile({ checkpointer: database.saver }) as unknown as ServedGraph],
+      ["agent", buildAgent(runtime.host).compile({ checkpointer: saver }) as unknown as ServedGraph],
+      ["workflow", buildAgent(workflowHost).compile({ checkpointer: saver }) as unknown as ServedGraph],
     ]);
     const leaseMs = options.leaseMs ?? settings.server.runLeaseMs;
     const contracts = (await runtime.host.tools()).catalog().map((tool) => tool.contract);
@@ -81,6 +84,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const app = createApp({
       manager,
       store: database.threads,
+      ledger: database.ledger,
       graphs,
       secret,
       maxBodyBytes: settings.server.maxBodyBytes,

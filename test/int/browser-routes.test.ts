@@ -39,7 +39,7 @@ describe("chat page routes", () => {
       const answer = await fetch(`${server.url}${probe}`);
       expect(answer.status, probe).toBe(404);
     }
-    for (const route of ["/threads/search", "/ui/session", "/info"]) {
+    for (const route of ["/threads/search", "/ui/session"]) {
       const answer = await fetch(`${server.url}${route}`, { method: route === "/threads/search" ? "POST" : "GET" });
       expect(answer.status, route).toBe(401);
       expect(((await answer.json()) as { error: string }).error).toBe("token_missing");

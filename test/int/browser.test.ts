@@ -3,7 +3,8 @@
  * Postgres (rules planner): sign in as alice, a cited answer whose citation
  * opens its excerpt, the thread kept across a reload, a bad token's sign-in
  * error, the page at 375 px; an expired token sends the user back to sign
- * in; a server that went away offers a retry that works once it is back.
+ * in; a server that went away offers a retry that works once it is back; a
+ * reload in the middle of a run neither cancels it nor loses it.
  */
 import net from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -200,4 +201,24 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
     expect(await page.getByRole("alert").count()).toBe(0);
     await page.close();
   }, 240_000); // two server starts on a loaded 2-core machine
+
+  it("a reload in the middle of a run neither cancels it nor loses it: the page joins it again", async () => {
+    box = await createServerSandbox();
+    // Slow reads, so the run is still going when the page reloads.
+    const slow = await box.start({ WARRANT_NOTES_DELAY_MS: "2500" });
+    const page = await tab!.page();
+    await signInAs(page, "Alice", slow.url);
+    await page.getByLabel("Your message").fill(QUESTION);
+    await page.getByLabel("Your message").press("Enter");
+    await page.getByRole("status").filter({ hasText: "Working" }).waitFor();
+    await expect.poll(() => new URL(page.url()).searchParams.get("thread"), { timeout: 20_000 }).toMatch(/^[0-9a-f-]{36}$/);
+    const threadId = new URL(page.url()).searchParams.get("thread")!;
+    await page.reload();
+    // No click: the page finds the running run and follows it to its end.
+    await page.getByTestId("answer").waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 }).toBe("final_answer");
+    const alice = await box.client(slow, "alice");
+    expect((await alice.runs.list(threadId)).map((run) => run.status)).toEqual(["success"]);
+    await page.close();
+  }, 240_000);
 });

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
-import { authenticate, loadApiSecret, mintApiToken, verifyApiToken, MAX_API_TOKEN_TTL_SECONDS } from "../../src/auth/api-token.js";
+import { authenticate, authenticateRequest, loadApiSecret, mintApiToken, verifyApiToken, MAX_API_TOKEN_TTL_SECONDS } from "../../src/auth/api-token.js";
 import type { Principal } from "../../src/auth/principal.js";
 
 const secret = new Uint8Array(randomBytes(32));
@@ -71,6 +71,24 @@ describe("API tokens", () => {
       const result = await authenticate(secret, header);
       expect(result.ok ? "ok" : result.code).toBe(code);
     }
+  });
+
+  it("reads X-Api-Key exactly like a bearer token; two different tokens in one request are refused", async () => {
+    const token = await mintApiToken(secret, alice);
+    const other = await mintApiToken(secret, { ...alice, user_id: "bob" });
+    const viaKey = await authenticateRequest(secret, { authorization: undefined, apiKey: token });
+    expect(viaKey).toEqual(await authenticate(secret, `Bearer ${token}`));
+    expect(viaKey.ok && viaKey.principal.user_id).toBe("alice");
+    for (const bad of ["not-a-jwt", `${token}x`, await signed({ ttl: -10 }), await signed({ key: new Uint8Array(randomBytes(32)) })]) {
+      const byKey = await authenticateRequest(secret, { authorization: undefined, apiKey: bad });
+      const byBearer = await authenticate(secret, `Bearer ${bad}`);
+      expect(byKey.ok).toBe(false);
+      expect(!byKey.ok && byKey.code).toBe(!byBearer.ok && byBearer.code);
+    }
+    expect(await authenticateRequest(secret, { authorization: undefined, apiKey: "" })).toMatchObject({ ok: false, code: "token_missing" });
+    expect(await authenticateRequest(secret, { authorization: `Bearer ${token}`, apiKey: token })).toMatchObject({ ok: true });
+    expect(await authenticateRequest(secret, { authorization: `Bearer ${other}`, apiKey: token })).toMatchObject({ ok: false, code: "token_invalid" });
+    expect(await authenticateRequest(secret, { authorization: "Basic eA==", apiKey: token })).toMatchObject({ ok: false, code: "token_malformed" });
   });
 
   it("refuses to mint with a short secret or an out-of-range lifetime", async () => {

@@ -29,7 +29,7 @@ const EXPECTED_LEGAL: Record<RunStatus, RunStatus[]> = {
   needs_human: ["planning", "cancelled"],
   stopped: ["planning", "cancelled"],
   failed: ["planning", "cancelled"],
-  cancelled: [],
+  cancelled: ["planning"],
 };
 
 const LEGAL_PAIRS = RUN_STATUSES.flatMap((from) => EXPECTED_LEGAL[from].map((to) => [from, to] as const));
@@ -70,7 +70,7 @@ describe("transition table", () => {
   it.each([
     ["created", "tool_running"],
     ["tool_authorized", "observing"],
-    ["cancelled", "planning"],
+    ["cancelled", "observing"],
     ["completed", "tool_proposed"],
     ["created", "completed"],
     ["planning", "tool_running"],
@@ -104,7 +104,14 @@ describe("terminal statuses", () => {
     }
   });
 
-  it.each(RUN_STATUSES.filter((status) => status !== "cancelled"))("cancelled → %s is illegal", (to) => {
+  it.each(["completed", "abstained", "needs_human", "stopped", "failed", "cancelled"] as const)("%s does not resume mid-run (cancelled included)", (status) => {
+    for (const to of ["tool_proposed", "waiting_approval", "tool_authorized", "tool_running", "observing"] as const) {
+      expect(canTransition(status, to)).toBe(false);
+    }
+  });
+
+  // A cancelled run is never resumed; only a new request (planning) moves its thread on.
+  it.each(RUN_STATUSES.filter((status) => status !== "planning" && status !== "cancelled"))("cancelled → %s is illegal", (to) => {
     expectIllegal(() => assertTransition("cancelled", to));
     expectIllegal(() => transition("cancelled", to));
     expectIllegal(() => statusReducer("cancelled", to));

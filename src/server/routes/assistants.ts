@@ -2,7 +2,7 @@
 import type { Context, Hono } from "hono";
 import { errorBody, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
-import { AssistantSearch, parseBody } from "../requests.js";
+import { AssistantSearch, AssistantVersions, parseBody } from "../requests.js";
 import { assistantSchemas } from "../schemas.js";
 
 const SERVER_STARTED = new Date().toISOString();
@@ -25,13 +25,39 @@ export function registerAssistantRoutes(app: Hono<Env>, { graphs, body }: RouteC
     if (!graphs.has(id)) throw notFound("assistant");
     return id;
   };
-  const searchAssistants = (query: ReturnType<typeof AssistantSearch.parse>) =>
-    [...graphs.keys()]
-      .filter((id) => (query.graph_id === undefined || query.graph_id === id) && (query.name === undefined || id.includes(query.name)))
+  /** The fixed assistants matching a search, in SDK order; name is a case-insensitive substring. */
+  const searchAssistants = (query: ReturnType<typeof AssistantSearch.parse>) => {
+    const name = query.name?.toLowerCase();
+    const sortBy = query.sort_by ?? "created_at";
+    const direction = query.sort_order === "asc" ? 1 : -1;
+    const found = [...graphs.keys()]
       .map(assistantJson)
-      .slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 10));
-  app.post("/assistants/search", async (c) => c.json(searchAssistants(parseBody(AssistantSearch, (await body(c)) ?? {}))));
-  app.post("/assistants/count", async (c) => c.json(searchAssistants({ ...parseBody(AssistantSearch, (await body(c)) ?? {}), limit: 1000, offset: 0 }).length));
+      .filter((assistant) => (query.graph_id == null || query.graph_id === assistant.graph_id) && (name == null || assistant.name.toLowerCase().includes(name)))
+      .filter((assistant) => containsAll(assistant.metadata, query.metadata ?? {}))
+      // Both assistants were created together: ties fall back to the id, so the order is stable.
+      .sort((a, b) => direction * (String(a[sortBy]).localeCompare(String(b[sortBy])) || a.assistant_id.localeCompare(b.assistant_id)));
+    return found;
+  };
+  const page = <T>(items: T[], query: { offset?: number | undefined; limit?: number | undefined }) => items.slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 10));
+  app.post("/assistants/search", async (c) => {
+    const query = parseBody(AssistantSearch, (await body(c)) ?? {});
+    const found = page(searchAssistants(query), query);
+    const select = query.select && query.select.length > 0 ? query.select : undefined;
+    return c.json(select ? found.map((assistant) => Object.fromEntries(Object.entries(assistant).filter(([key]) => (select as readonly string[]).includes(key)))) : found);
+  });
+  app.post("/assistants/count", async (c) => c.json(searchAssistants(parseBody(AssistantSearch, (await body(c)) ?? {})).length));
+  // Each assistant has one version, fixed by the server.
+  app.post("/assistants/:assistant_id/versions", async (c) => {
+    const id = assistantParam(c);
+    const query = parseBody(AssistantVersions, (await body(c)) ?? {});
+    const { assistant_id, graph_id, config, context, metadata, version, created_at } = assistantJson(id);
+    const versions = containsAll(metadata, query.metadata ?? {}) ? [{ assistant_id, graph_id, name: id, config, context, metadata, version, created_at }] : [];
+    return c.json(page(versions, query));
+  });
+  app.post("/assistants/:assistant_id/latest", (c) => {
+    assistantParam(c);
+    return c.json(errorBody("unsupported", "assistants are fixed by the server: version 1 is the only one"), 422);
+  });
   app.get("/assistants/:assistant_id", (c) => c.json(assistantJson(assistantParam(c))));
   app.get("/assistants/:assistant_id/schemas", (c) => c.json(assistantSchemas(assistantParam(c))));
   app.get("/assistants/:assistant_id/graph", async (c) => {
@@ -46,4 +72,9 @@ export function registerAssistantRoutes(app: Hono<Env>, { graphs, body }: RouteC
   app.post("/assistants", fixedAssistants);
   app.patch("/assistants/:assistant_id", fixedAssistants);
   app.delete("/assistants/:assistant_id", fixedAssistants);
+}
+
+/** Whether `value` has every key of `filter` with an equal (JSON) value. */
+function containsAll(value: Record<string, unknown>, filter: Record<string, unknown>): boolean {
+  return Object.entries(filter).every(([key, expected]) => Object.hasOwn(value, key) && JSON.stringify(value[key]) === JSON.stringify(expected));
 }

@@ -4,25 +4,35 @@
  * written, and the state checks are repeated under the thread's lease.
  */
 import { randomUUID } from "node:crypto";
+import { END } from "@langchain/langgraph";
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire, toWireJson } from "../events.js";
-import { assertRunnable, forkTarget } from "../run-checks.js";
-import { clientMetadata, parseBody, requestText, RunCreate, RunListQuery, streamModes, toGraphInput, type RunCreateBody } from "../requests.js";
+import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
+import { clientMetadata, parseBody, refuseUnsupported, requestText, RunCreate, RunListQuery, streamModes, toGraphInput, toolPlaceholders, type RunCreateBody } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
 import { checkpointIdFrom } from "../../runtime/run-config.js";
 
 export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
   const { manager, store, principalOf, body, threadParam, ownedThread, ownedRun, snapshotOf, anyGraph } = context;
   /** Validates a run request and starts it; everything checked before anything is written. */
-  const startRun = async (c: Context<Env>, threadRow: ThreadRow | "stateless", raw: unknown) => {
+  const startRun = async (c: Context<Env>, threadRow: ThreadRow | "stateless", raw: unknown, where: "background" | "stream" | "wait") => {
     const principal = principalOf(c);
+    const threadId = threadRow === "stateless" ? randomUUID() : threadRow.thread_id;
     // Before the schema, so the refusal names the real reason.
     const command = (raw as { command?: unknown } | null)?.command;
     if (command && typeof command === "object" && ("update" in command || "goto" in command)) {
+      if (endsThread(command)) {
+        // agent-chat-ui's "Mark as resolved": refused while a review is pending (a review is never skipped).
+        // The rest of the body is checked as a resume would be (an empty input beside the command is no input).
+        const { command: _end, ...rest } = raw as Record<string, unknown>;
+        manager.graph(parseBody(RunCreate, { ...rest, command: { resume: true } }).assistant_id);
+        if (threadRow !== "stateless") assertRunnable(await snapshotOf(threadId), { kind: "end" });
+        throw new ApiError("no_pending_interrupt", "the thread has no pending review to resolve");
+      }
       throw new ApiError("command_not_allowed", "clients may only send command.resume (update and goto are refused)");
     }
     const request = parseBody(RunCreate, raw);
@@ -33,16 +43,31 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     if (request.multitask_strategy !== undefined && request.multitask_strategy !== "reject") {
       throw new ApiError("unsupported", "only multitask_strategy \"reject\" is supported: one run per thread");
     }
+    refuseUnsupported(request, where);
+    if (threadRow !== "stateless" && request.on_completion !== undefined) {
+      throw new ApiError("unsupported", "on_completion applies to stateless runs (POST /runs…) only; delete a thread with DELETE /threads/{id}");
+    }
+    // The graphs have no subgraphs: a checkpoint namespace could only name one that does not exist.
+    if (request.checkpoint?.checkpoint_ns) throw new ApiError("unsupported", "checkpoint.checkpoint_ns: the graphs have no subgraphs");
+    if (request.checkpoint?.thread_id && request.checkpoint.thread_id.toLowerCase() !== threadId) {
+      throw new ApiError("invalid_request", "checkpoint.thread_id: names another thread");
+    }
     if (request.input && request.command) throw new ApiError("invalid_request", "send either input or command, not both");
     const input = request.input ? toGraphInput(request.input) : null;
+    const ask: RunAsk = request.command
+      ? { kind: "resume", value: request.command.resume }
+      : request.input
+        ? { kind: "input", placeholders: toolPlaceholders(request.input) }
+        : { kind: "continue" };
 
-    const threadId = threadRow === "stateless" ? randomUUID() : threadRow.thread_id;
     // A fork runs from the checkpoint it names: that is the state every check below looks at.
     const checkpointId = request.checkpoint_id ?? request.checkpoint?.checkpoint_id ?? undefined;
+    let plan: RunPlan = { closeStopped: false };
     const runnable = async () => {
       const head = await snapshotOf(threadId);
       const snapshot = checkpointId ? await forkTarget(anyGraph(), threadId, checkpointId, head) : head;
-      assertRunnable(snapshot, request.command ? { resume: request.command.resume } : undefined, input !== null);
+      const ledger = ask.kind === "input" && snapshot.next.length > 0 ? await context.ledger.list(threadId) : [];
+      plan = assertRunnable(snapshot, ask, ledger);
     };
     // Checked before the lease (a cheap, clear refusal) and again under it (the state may have moved meanwhile).
     if (threadRow !== "stateless" && threadRow.active_run) throw new ApiError("thread_busy", "the thread already has a run in progress");
@@ -61,6 +86,10 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
       streamModes: streamModes(request.stream_mode),
       checkpointId,
       verify: runnable,
+      get closeStopped() {
+        return plan.closeStopped;
+      },
+      cancelOn: where !== "background" && request.on_disconnect === "cancel" ? c.req.raw.signal : undefined,
       metadata: clientMetadata(request.metadata ?? undefined),
       ...(request.input ? { runBound: manager.runBoundFor(requestText(request.input)) } : {}),
     }).then((active) => ({ active, request }));
@@ -156,37 +185,37 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
 
   app.post("/threads/:thread_id/runs", async (c) => {
     const raw = await body(c);
-    const { active } = await startRun(c, await threadForRun(c, raw), raw);
+    const { active } = await startRun(c, await threadForRun(c, raw), raw, "background");
     locate(c, active.run);
     return c.json(runJson(active.run));
   });
   app.post("/threads/:thread_id/runs/stream", async (c) => {
     const raw = await body(c);
-    const { active } = await startRun(c, await threadForRun(c, raw), raw);
+    const { active } = await startRun(c, await threadForRun(c, raw), raw, "stream");
     locate(c, active.run);
     return streamRun(c, active.run);
   });
   app.post("/threads/:thread_id/runs/wait", async (c) => {
     const raw = await body(c);
-    const { active } = await startRun(c, await threadForRun(c, raw), raw);
+    const { active } = await startRun(c, await threadForRun(c, raw), raw, "wait");
     locate(c, active.run);
     const ended = await manager.wait(ownerOf(principalOf(c)), active.run.thread_id, active.run.run_id);
     return c.json(await finalValues(ended, active.run.thread_id));
   });
   app.post("/runs", async (c) => {
-    const { active, request } = await startRun(c, "stateless", await body(c));
+    const { active, request } = await startRun(c, "stateless", await body(c), "background");
     locate(c, active.run);
     void deleteIfStateless(c, request, active.run).catch(() => undefined);
     return c.json(runJson(active.run));
   });
   app.post("/runs/stream", async (c) => {
-    const { active, request } = await startRun(c, "stateless", await body(c));
+    const { active, request } = await startRun(c, "stateless", await body(c), "stream");
     locate(c, active.run);
     void deleteIfStateless(c, request, active.run).catch(() => undefined);
     return streamRun(c, active.run);
   });
   app.post("/runs/wait", async (c) => {
-    const { active, request } = await startRun(c, "stateless", await body(c));
+    const { active, request } = await startRun(c, "stateless", await body(c), "wait");
     locate(c, active.run);
     const ended = await manager.wait(ownerOf(principalOf(c)), active.run.thread_id, active.run.run_id);
     const values = await finalValues(ended, active.run.thread_id);
@@ -238,6 +267,13 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     locate(c, run);
     return streamRun(c, run);
   });
+}
+
+/** `command.goto` naming only the graph's end, with nothing else: agent-chat-ui's "Mark as resolved". */
+function endsThread(command: object): boolean {
+  const { goto, ...rest } = command as { goto?: unknown };
+  const target = Array.isArray(goto) && goto.length === 1 ? goto[0] : goto;
+  return target === END && Object.keys(rest).every((key) => (rest as Record<string, unknown>)[key] === undefined);
 }
 
 function parseLastEventId(header: string | undefined): number | undefined {

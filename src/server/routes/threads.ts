@@ -6,7 +6,7 @@ import type { ThreadRow } from "../../persistence/thread-store.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire } from "../events.js";
-import { clientMetadata, HistoryQuery, parseBody, ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch } from "../requests.js";
+import { clientMetadata, HistoryQuery, parseBody, ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch, valuesFilter } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
 import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../runtime/run-config.js";
 
@@ -32,9 +32,15 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   app.post("/threads", async (c) => {
     const request = parseBody(ThreadCreate, (await body(c)) ?? {});
     if (request.supersteps !== undefined) throw new ApiError("state_write_refused", "threads cannot be created with state (supersteps)");
+    if (request.ttl !== undefined && request.ttl !== null) throw new ApiError("unsupported", "thread ttl is not supported: delete threads explicitly");
     const owner = ownerOf(principalOf(c));
     const threadId = request.thread_id?.toLowerCase() ?? randomUUID();
-    const created = await store.create(owner, { thread_id: threadId, metadata: clientMetadata(request.metadata) });
+    // The graph a thread is for (the SDK's `graphId`, sent as metadata.graph_id) is a served one or none.
+    const graphId = request.graph_id ?? request.metadata?.["graph_id"];
+    if (graphId !== undefined && graphId !== null && (typeof graphId !== "string" || !context.graphs.has(graphId))) {
+      throw new ApiError("invalid_request", "metadata.graph_id: not a served graph (agent, workflow)");
+    }
+    const created = await store.create(owner, { thread_id: threadId, metadata: clientMetadata(request.metadata), graph_id: graphId ?? undefined });
     if (created) return c.json(await threadJson(created, false));
     // The id exists: the caller's own thread may be returned (do_nothing); anybody else's is a conflict that reveals nothing.
     const mine = await store.get(owner, threadId);
@@ -43,19 +49,27 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   });
   app.post("/threads/search", async (c) => {
     const query = parseBody(ThreadSearch, (await body(c)) ?? {});
+    if (query.extract !== undefined && query.extract !== null) throw new ApiError("unsupported", "extract is not supported; use select");
     const owner = ownerOf(principalOf(c));
     const rows = await store.search(owner, {
-      metadata: query.metadata,
-      status: query.status,
+      metadata: query.metadata ?? undefined,
+      values: valuesFilter(query.values),
+      status: query.status ?? undefined,
       ids: query.ids?.map((id) => id.toLowerCase()),
+      sort_by: query.sort_by ?? undefined,
+      sort_order: query.sort_order ?? undefined,
       limit: query.limit ?? 10,
       offset: query.offset ?? 0,
     });
-    return c.json(await Promise.all(rows.map((row) => threadJson(row))));
+    const select = query.select && query.select.length > 0 ? query.select : undefined;
+    // The state is read only when the answer includes it.
+    const withValues = !select || select.includes("values") || select.includes("interrupts");
+    const threads = await Promise.all(rows.map((row) => threadJson(row, withValues)));
+    return c.json(select ? threads.map((thread) => pick(thread, select)) : threads);
   });
   app.post("/threads/count", async (c) => {
     const query = parseBody(ThreadCount, (await body(c)) ?? {});
-    return c.json(await store.count(ownerOf(principalOf(c)), { metadata: query.metadata, status: query.status }));
+    return c.json(await store.count(ownerOf(principalOf(c)), { metadata: query.metadata ?? undefined, status: query.status ?? undefined, values: valuesFilter(query.values) }));
   });
   app.get("/threads/:thread_id", async (c) => c.json(await threadJson(await ownedThread(c))));
   app.patch("/threads/:thread_id", async (c) => {
@@ -143,6 +157,11 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
     await ownedThread(c);
     throw new ApiError("unsupported", "thread-level streaming is not supported; stream or join a run");
   });
+}
+
+/** Only the named fields of a thread (`select`). */
+function pick<T extends object>(value: T, fields: readonly string[]): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([key]) => fields.includes(key))) as Partial<T>;
 }
 
 const checkpointRef = checkpointRefOf;

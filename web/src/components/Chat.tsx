@@ -4,10 +4,12 @@
  * review, and the composer. The thread id lives in the URL.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { StreamMode } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { makeClient, problemOf, type Problem } from "../api";
 import { approvalOf } from "../read";
 import { setThreadInUrl, threadFromUrl } from "../session";
+import { useRejoin } from "../use-rejoin";
 import type { AgentValues, ResumeDecision, SessionInfo } from "../types";
 import { ApprovalPanel } from "./ApprovalPanel";
 import { Composer } from "./Composer";
@@ -18,6 +20,12 @@ import { Reviews } from "./Reviews";
 import { RunPanel } from "./RunPanel";
 import { ThreadList } from "./ThreadList";
 import { ToolProgressList } from "./ToolProgressList";
+
+/**
+ * How every run is streamed. A run outlives its page: closing or reloading the tab must not
+ * cancel it (the SDK's default for a stream that is not resumable); Stop cancels explicitly.
+ */
+const SUBMIT_OPTIONS = { streamMode: ["values", "messages-tuple", "updates", "tools"] as StreamMode[], streamResumable: true, onDisconnect: "continue" as const };
 
 export function Chat({ token, session, onSignOut }: { token: string; session: SessionInfo; onSignOut: (reason: Problem | null) => void }) {
   const client = useMemo(() => makeClient(token), [token]);
@@ -51,6 +59,8 @@ export function Chat({ token, session, onSignOut }: { token: string; session: Se
     onFinish: () => setThreadsChanged((n) => n + 1),
   });
 
+  useRejoin(client, threadId, stream, SUBMIT_OPTIONS.streamMode);
+
   useEffect(() => {
     if (stream.error) report(stream.error);
   }, [stream.error, report]);
@@ -72,12 +82,12 @@ export function Chat({ token, session, onSignOut }: { token: string; session: Se
   const send = (text: string) => {
     setProblem(null);
     lastAction.current = () => send(text);
-    void stream.submit({ messages: [{ type: "human", content: text }] }, { streamMode: ["values", "messages-tuple", "updates", "tools"], onError: report });
+    void stream.submit({ messages: [{ type: "human", content: text }] }, SUBMIT_OPTIONS);
   };
   const decide = (decisions: ResumeDecision[]) => {
     setProblem(null);
     lastAction.current = () => decide(decisions);
-    void stream.submit(undefined, { command: { resume: { decisions } }, streamMode: ["values", "messages-tuple", "updates", "tools"], onError: report });
+    void stream.submit(undefined, { ...SUBMIT_OPTIONS, command: { resume: { decisions } } });
   };
 
   const values = stream.values ?? {};
