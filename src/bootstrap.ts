@@ -12,7 +12,8 @@ import { openDatabase, type Database } from "./persistence/database.js";
 import { createModelPlanner } from "./planners/model.js";
 import type { Planner } from "./planners/planner.js";
 import { createRulesPlanner } from "./domains/rules-planner.js";
-import { loadConfig } from "./policy/config.js";
+import { loadConfig, type WarrantConfig } from "./policy/config.js";
+import { priceOf } from "./policy/pricing.js";
 
 export interface Runtime {
   host: Host;
@@ -20,10 +21,13 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export function plannerFor(settings: Settings): Planner {
+/** The configured planner; `prices` are the config's `models` (an unlisted model costs 0). */
+export function plannerFor(settings: Settings, prices: WarrantConfig["models"] = {}): Planner {
   if (settings.planner === "rules") return createRulesPlanner();
+  const price = priceOf(prices, settings.model.name);
   return createModelPlanner({
     model: settings.model.name,
+    ...(price ? { price } : {}),
     ...(settings.model.baseUrl ? { baseUrl: settings.model.baseUrl } : {}),
     ...(settings.model.apiKey ? { apiKey: settings.model.apiKey } : {}),
   });
@@ -37,10 +41,14 @@ export function createRuntime(
   const database = overrides.database
     ? async () => overrides.database as Database
     : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
-  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(async () => connectTools(await config()));
+  // The calendar (and any server whose config asks for it) shares the host's database.
+  const connect = async () => connectTools(await config(), undefined, { hostValues: { DATABASE_URL: settings.databaseUrl } });
+  const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);
   const config = lazy(() => loadConfig(settings.configPath));
   const principals = overrides.principals ?? principalDirectory(settings.principalsPath);
-  const planner = overrides.planner ? async () => overrides.planner as Planner : lazy(async () => plannerFor(settings));
+  const planner = overrides.planner
+    ? async () => overrides.planner as Planner
+    : lazy(async () => plannerFor(settings, settings.planner === "model" ? (await config()).models : {}));
   let opened = { database: false, tools: false };
   const host: Host = {
     budgets: settings.budgets,

@@ -19,6 +19,16 @@ const positiveInt = (fallback: number) =>
     .optional()
     .transform((n) => n ?? fallback);
 
+/** A positive amount of US dollars, e.g. `1.00` or `0.25`. */
+const positiveUsd = (fallback: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+(\.[0-9]+)?$/, "must be a positive amount in USD, e.g. 1.00")
+    .transform(Number)
+    .refine((n) => Number.isFinite(n) && n > 0, "must be a positive amount in USD, e.g. 1.00")
+    .optional()
+    .transform((n) => n ?? fallback);
+
 const databaseUrl = z
   .string()
   .optional()
@@ -53,6 +63,7 @@ const EnvSchema = z.object({
   WARRANT_MAX_REPEATS: positiveInt(2),
   WARRANT_NO_PROGRESS_STEPS: positiveInt(3),
   WARRANT_MAX_TOKENS: positiveInt(200_000),
+  WARRANT_MAX_COST_USD: positiveUsd(1),
   WARRANT_AUTH_SECRET: z.string().min(1).optional(),
   PORT: z
     .string()
@@ -81,6 +92,8 @@ export interface Budgets {
   deadline_ms: number;
   /** Input plus output tokens per run. */
   tokens: number;
+  /** Model cost per run in USD, from the prices in the config's `models` (an unpriced model costs 0). */
+  cost_usd: number;
   /** How many times one action fingerprint may be authorized per run. */
   max_repeats: number;
   /** Consecutive observe steps without new evidence before the run stops. */
@@ -140,6 +153,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
       tool_calls: env.WARRANT_MAX_TOOL_CALLS,
       deadline_ms: env.WARRANT_DEADLINE_MS,
       tokens: env.WARRANT_MAX_TOKENS,
+      cost_usd: env.WARRANT_MAX_COST_USD,
       max_repeats: env.WARRANT_MAX_REPEATS,
       no_progress_steps: env.WARRANT_NO_PROGRESS_STEPS,
     },

@@ -64,7 +64,7 @@ export function isToolErrorCode(value: unknown): value is ToolErrorCode {
 }
 
 export type ConfigErrorCode = "config_invalid" | "database_unreachable" | "mcp_start_failed" | "principal_unknown";
-export type ModelErrorCode = "model_invalid_arguments" | "model_unknown_finish_reason" | "model_empty_reply" | "model_request_failed";
+export type ModelErrorCode = "model_invalid_arguments" | "model_unknown_finish_reason" | "model_empty_reply" | "model_request_failed" | "model_invalid_usage";
 export type RuntimeErrorCode = "illegal_transition";
 
 /** Base of all Warrant errors. */

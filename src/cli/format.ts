@@ -1,13 +1,19 @@
 /** Plain-text rendering of a run for the terminal. */
 import type { State } from "../state.js";
+import { approvalCard, type PendingReview } from "./review.js";
 
 function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? [];
   return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ").trimEnd()).join("\n");
 }
 
-export function formatRun(threadId: string, state: State, interrupts: unknown[]): string {
-  const lines: string[] = [`thread: ${threadId}`, `status: ${state.status}`, ""];
+/**
+ * The run as the terminal shows it. `state` may be partial (a thread with no
+ * checkpoint yet); `review` is the pending review, if any, and `resume` the
+ * command that answers it.
+ */
+export function formatRun(threadId: string, state: Partial<State>, review: PendingReview | undefined, resume: string | undefined): string {
+  const lines: string[] = [`thread: ${threadId}`, `status: ${state.status ?? "(no checkpoint yet)"}`, ""];
   if (state.result) {
     lines.push(state.result.answer, "");
     if (state.result.citations.length > 0) {
@@ -18,18 +24,20 @@ export function formatRun(threadId: string, state: State, interrupts: unknown[])
       lines.push("");
     }
   }
-  if (interrupts.length > 0) {
-    lines.push("waiting for approval:", JSON.stringify(interrupts, null, 2), "resume with: --thread " + threadId + ` --resume '{"decisions":[{"type":"approve"}]}'`, "");
+  if (review) {
+    lines.push(approvalCard(review), "");
+    if (resume) lines.push("approve all with:", `  ${resume}`, `(or send {"type":"edit","action_id":…,"edited_action":{"name":…,"args":{…}}} or {"type":"reject","action_id":…,"message":…} per action)`, "");
   }
   lines.push("ledger:");
-  if (state.ledger.length === 0) lines.push("  (no tool executions)");
+  const ledger = state.ledger ?? [];
+  if (ledger.length === 0) lines.push("  (no tool executions)");
   else {
     const rows = [["call_id", "attempt", "tool", "status", "error", "ms"]];
-    for (const row of state.ledger) rows.push([row.call_id, String(row.attempt), row.tool, row.status, row.error_code ?? "", String(row.elapsed_ms ?? "")]);
+    for (const row of ledger) rows.push([row.call_id, String(row.attempt), row.tool, row.status, row.error_code ?? "", String(row.elapsed_ms ?? "")]);
     lines.push(...table(rows).split("\n").map((line) => `  ${line}`));
   }
   const usage = state.usage;
-  lines.push("", `usage: ${usage.model_calls} model call(s), ${usage.tool_calls} tool call(s), ${usage.input_tokens + usage.output_tokens} tokens`);
+  if (usage) lines.push("", `usage: ${usage.model_calls} model call(s), ${usage.tool_calls} tool call(s), ${usage.input_tokens + usage.output_tokens} tokens`);
   const reason = state.termination_reason;
   lines.push(`termination: ${reason ? `${reason.code}${reason.budget ? ` (${reason.budget})` : ""}: ${reason.detail}` : "(run not finished)"}`);
   return lines.join("\n");

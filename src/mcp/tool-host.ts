@@ -23,6 +23,7 @@ import { httpConnection } from "./http-session.js";
 import { normalizeResult, type NormalizedResult } from "./normalize.js";
 import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
 import { stdioConnection } from "./stdio-session.js";
+import { withHostValues, type HostValues } from "./host-values.js";
 
 export { classifyCallFailure } from "./failures.js";
 export type { PromptResult } from "./resources.js";
@@ -77,6 +78,8 @@ export interface ConnectOptions {
   onHealth?: (event: HealthEvent) => void;
   /** Jitter source for reconnect delays (tests). */
   random?: () => number;
+  /** Values for `${NAME}` placeholders in server environments (host-values.ts); unset ones drop their variable. */
+  hostValues?: HostValues;
 }
 
 /** The default health log: one line per change, never prefixed like a CLI error. */
@@ -107,7 +110,8 @@ const MAX_PROMPT_NAME_CHARS = 128;
  * fails to start is a `ConfigError("mcp_start_failed")` naming it; an
  * `optional` one starts unhealthy and is retried in the background.
  */
-export async function connectTools(config: WarrantConfig, tokens: TokenSettings = ephemeralTokenSettings(), options: ConnectOptions = {}): Promise<ToolHost> {
+export async function connectTools(configured: WarrantConfig, tokens: TokenSettings = ephemeralTokenSettings(), options: ConnectOptions = {}): Promise<ToolHost> {
+  const config = withHostValues(configured, options.hostValues ?? {});
   const onHealth = options.onHealth ?? logHealth;
   const listed = new Map<string, ListedTool[]>();
   let tools: CatalogTool[] = [];

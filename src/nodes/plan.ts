@@ -3,16 +3,16 @@
  * asks the planner, and records its proposals. It never runs anything.
  */
 import { randomUUID } from "node:crypto";
-import { AIMessage } from "@langchain/core/messages";
 import { isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
 import { isModelBehaviorError } from "../errors.js";
 import type { Host } from "../host.js";
 import { latestRequest, plannerContext } from "../planners/context.js";
-import type { PlanResult, Proposal } from "../planners/planner.js";
-import { parseToolArguments } from "../policy/arguments.js";
+import type { PlanResult, Planner } from "../planners/planner.js";
+import { sanitizeOutcome, sanitizeProposals, toolCallMessage } from "../planners/sanitize.js";
 import { toToolSpec, type CatalogTool } from "../policy/contracts.js";
 import { effectiveTools } from "../policy/effective-tools.js";
+import { costOf } from "../policy/pricing.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { DomainContext } from "../runtime/context-provider.js";
 import { runOwner } from "../runtime/owner.js";
@@ -30,33 +30,6 @@ function verifiedPrincipal(config: LangGraphRunnableConfig): Principal {
 
 function startsNewRun(status: RunStatus): boolean {
   return status === "created" || isTerminal(status);
-}
-
-/**
- * Call ids key the ledger for the whole thread, so they must be unique there.
- * A planner's id is kept unless it repeats one already used (a careless or
- * hostile model may reuse ids); then a fresh id replaces it.
- */
-export function uniqueCallIds(calls: readonly Proposal[], messages: State["messages"]): Proposal[] {
-  const used = new Set<string>();
-  for (const message of messages) {
-    if (AIMessage.isInstance(message)) for (const toolCall of message.tool_calls ?? []) if (toolCall.id) used.add(toolCall.id);
-  }
-  return calls.map((call) => {
-    const callId = call.call_id.length > 0 && call.call_id.length <= 128 && !used.has(call.call_id) ? call.call_id : `call_${randomUUID()}`;
-    used.add(callId);
-    return { ...call, call_id: callId };
-  });
-}
-
-function toolCallMessage(result: Extract<PlanResult["outcome"], { type: "tool_calls" }>): AIMessage {
-  return new AIMessage({
-    content: result.text ?? "",
-    tool_calls: result.calls.map((call) => {
-      const parsed = parseToolArguments(call.raw_arguments);
-      return { id: call.call_id, name: call.name, args: parsed.ok ? parsed.value : {}, type: "tool_call" as const };
-    }),
-  });
 }
 
 /** Asks each domain's context provider once, at the run's start, as the owner. */
@@ -115,8 +88,10 @@ export function makePlanNode(host: Host) {
     const usageReset = newRun ? { reset: true } : {};
 
     let result: PlanResult;
+    let price: Planner["price"];
     try {
       const planner = await host.planner();
+      price = planner.price;
       result = await planner.plan({
         request,
         messages: plannerContext(state.messages),
@@ -144,10 +119,12 @@ export function makePlanNode(host: Host) {
       model_calls: 1,
       input_tokens: result.usage.input_tokens,
       output_tokens: result.usage.output_tokens,
+      cost_usd: costOf(result.usage, price),
     };
-    const outcome = result.outcome;
+    // Planner output is untrusted text: nothing unstorable reaches the checkpoint or our tables.
+    const outcome = sanitizeOutcome(result.outcome);
     if (outcome.type === "tool_calls" && outcome.calls.length > 0) {
-      const calls = uniqueCallIds(outcome.calls, state.messages);
+      const calls = sanitizeProposals(outcome.calls, state.messages);
       return {
         ...base,
         ...transition(state.status, ...hops, "tool_proposed"),

@@ -1,6 +1,7 @@
 /** The Postgres side of the audit events (`<schema>.audit_events`). */
 import type pg from "pg";
 import type { AuditEvent, AuditStore } from "../runtime/audit.js";
+import { replaceUnstorable } from "../policy/safe-text.js";
 import { quoteSchemaName } from "./ledger-store.js";
 
 export function auditMigrations(schema: string): string[] {
@@ -32,7 +33,12 @@ export function createAuditStore(pool: pg.Pool, schema: string): AuditStore {
     async record(events) {
       for (const event of events) {
         const placeholders = COLUMNS.map((_, index) => `$${index + 1}`).join(", ");
-        await pool.query(`insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict do nothing`, COLUMNS.map((column) => event[column]));
+        // Details quote untrusted text (model output, server errors); a NUL would fail the insert (22021) and with it the run.
+        const values = COLUMNS.map((column) => {
+          const value = event[column];
+          return typeof value === "string" ? replaceUnstorable(value) : value;
+        });
+        await pool.query(`insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict do nothing`, values);
       }
     },
     async list(threadId) {

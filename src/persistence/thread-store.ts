@@ -11,6 +11,8 @@
  */
 import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
+import { replaceUnstorable } from "../policy/safe-text.js";
+import { createRunKeyStore, runKeyMigrations, type RunKeyStore } from "./run-keys.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 /** An API run's status (the LangGraph API's names), not the agent's `RunStatus` in runtime/transitions.ts. */
@@ -100,6 +102,7 @@ export function threadMigrations(schema: string): string[] {
     // The orphan sweep and the per-principal limit look only at unfinished runs.
     `create index if not exists runs_unfinished on ${s}.runs (thread_id) where status in ('pending', 'running')`,
     `create index if not exists runs_unfinished_by_owner on ${s}.runs (tenant, owner) where status in ('pending', 'running')`,
+    ...runKeyMigrations(schema),
   ];
 }
 
@@ -152,6 +155,8 @@ export interface ThreadStore {
   activeRuns(owner: Owner): Promise<number>;
   /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
   orphanedRuns(): Promise<RunRow[]>;
+  /** Run-level idempotency keys (API `Idempotency-Key`, CLI `--idempotency-key`). */
+  readonly runKeys: RunKeyStore;
   /** The reviewer inbox's threads: interrupted threads of a tenant (of one owner, when given), newest first. */
   interruptedThreads(tenant: string, options: { owner?: string | undefined; limit: number }): Promise<ThreadRow[]>;
   /** A thread of the tenant, whoever owns it (the inbox's lookup; never an owner's route). */
@@ -206,6 +211,7 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
   };
 
   return {
+    runKeys: createRunKeyStore(pool, schema),
     create: (owner, thread) =>
       one<ThreadRow>(
         `insert into ${s}.threads (thread_id, owner, tenant, metadata, graph_id) values ($1, $2, $3, $4::jsonb, $5)
@@ -293,8 +299,8 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       await pool.query(`update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now() where run_id = $1`, [
         runId,
         status,
-        error ? JSON.stringify(error) : null,
-        outcome ? JSON.stringify(outcome) : null,
+        error ? storableJson(error) : null,
+        outcome ? storableJson(outcome) : null,
       ]);
     },
     requestCancel: (owner, threadId, runId) =>
@@ -321,4 +327,14 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       ),
     getInTenant: (tenant, threadId) => one<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where thread_id = $1 and tenant = $2`, [threadId, tenant]),
   };
+}
+
+/**
+ * JSON for a jsonb column from values our code shaped but whose strings may
+ * quote untrusted text (a tool's error message in a termination reason, an
+ * exception's message): jsonb refuses `\u0000` and lone surrogates, and a
+ * failed status write would leave the run `running` for good.
+ */
+function storableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => (typeof item === "string" ? replaceUnstorable(item) : item));
 }

@@ -13,6 +13,8 @@ import { ChatOpenAI } from "@langchain/openai";
 import { z } from "zod";
 import { ModelBehaviorError } from "../errors.js";
 import type { Evidence } from "../runtime/evidence.js";
+import { escapeUnsafe } from "../policy/safe-text.js";
+import type { ModelPrice } from "../policy/pricing.js";
 import type { PlanOutcome, PlanResult, Planner, PlannerInput, PlanUsage, Proposal, ToolSpec } from "./planner.js";
 
 /** Settings for {@link createModelPlanner}. */
@@ -27,6 +29,8 @@ export interface ModelPlannerOptions {
   timeoutMs?: number;
   /** Retries of a failed request (5xx, network); 4xx is never retried. Default 1. */
   maxRetries?: number;
+  /** The model's price from the config; without one its calls cost 0. */
+  price?: ModelPrice;
 }
 
 /** Sent when no key is configured: the OpenAI client refuses to start without one. */
@@ -38,6 +42,8 @@ const KNOWN_FINISH_REASONS: ReadonlySet<string> = new Set(["stop", "tool_calls",
 const MAX_EXCERPT_LENGTH = 400;
 /** Longest piece of server-provided text copied into an error message. */
 const MAX_DETAIL_LENGTH = 160;
+/** More tokens than any context window holds: a reply reporting more is lying, and would exhaust or overflow the budgets. */
+export const MAX_TOKENS_PER_REPLY = 10_000_000;
 
 const SYSTEM_PROMPT = [
   "You are the planning step of a controlled assistant. You cannot act yourself: you may only propose calls to the tools you are given, and code decides whether each call runs.",
@@ -77,6 +83,7 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
 
   return {
     kind: "model",
+    ...(options.price ? { price: options.price } : {}),
     async plan(input: PlannerInput): Promise<PlanResult> {
       const runnable: ChatRunnable = input.tools.length > 0 ? chat.bindTools(input.tools.map(toOpenAITool)) : chat;
       const recorder = new FinishReasonRecorder();
@@ -210,12 +217,29 @@ function toOutcome(reply: BaseMessage, finishReason: string | undefined, turn: n
   return parseFinalText(text);
 }
 
+/**
+ * Token counts of one reply, as the endpoint reported them (LangChain copies
+ * `prompt_tokens`/`completion_tokens` into `usage_metadata`). They feed the
+ * token and cost budgets, so they are checked like any other model output:
+ * missing counts are 0 (many local servers send none), but a count that is
+ * not a whole number from 0 to {@link MAX_TOKENS_PER_REPLY} (negative,
+ * fractional, a string, absurdly large) would silently switch a budget off.
+ *
+ * @throws ModelBehaviorError `model_invalid_usage`.
+ */
 function usageOf(reply: BaseMessage): PlanUsage {
   const usage = isRecord(reply) ? reply["usage_metadata"] : undefined;
-  return {
-    input_tokens: numberField(usage, "input_tokens") ?? 0,
-    output_tokens: numberField(usage, "output_tokens") ?? 0,
-  };
+  return { input_tokens: tokenCount(usage, "input_tokens"), output_tokens: tokenCount(usage, "output_tokens") };
+}
+
+function tokenCount(usage: unknown, key: "input_tokens" | "output_tokens"): number {
+  if (!isRecord(usage)) return 0;
+  const value = usage[key];
+  if (value === undefined || value === null) return 0;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && value <= MAX_TOKENS_PER_REPLY) return value;
+  const shown = typeof value === "number" ? String(value) : `a ${typeof value}`;
+  const wire = key === "input_tokens" ? "prompt_tokens" : "completion_tokens";
+  throw new ModelBehaviorError("model_invalid_usage", `the model endpoint reported ${wire} = ${truncate(shown, 40)}; expected a whole number from 0 to ${MAX_TOKENS_PER_REPLY}`);
 }
 
 /** Text blocks only: reasoning or image blocks are not part of the answer. */
@@ -434,7 +458,8 @@ function arrayField(value: unknown, key: string): unknown[] {
   return Array.isArray(field) ? field : [];
 }
 
+/** One line, at most `limit` characters, with anything unstorable escaped: server text ends up in audit rows and run outcomes. */
 function truncate(text: string, limit: number): string {
   const oneLine = text.replace(/\s+/g, " ").trim();
-  return oneLine.length > limit ? `${oneLine.slice(0, limit)}…` : oneLine;
+  return escapeUnsafe(oneLine.length > limit ? `${oneLine.slice(0, limit)}…` : oneLine);
 }

@@ -7,6 +7,7 @@ import type { DomainContext } from "../runtime/context-provider.js";
 import type { Evidence } from "../runtime/evidence.js";
 
 import type { Proposal, ToolSpec } from "../policy/contracts.js";
+import type { ModelPrice } from "../policy/pricing.js";
 
 export type { Proposal, ToolSpec } from "../policy/contracts.js";
 
@@ -43,6 +44,11 @@ export interface PlanResult {
 
 export interface Planner {
   readonly kind: "rules" | "model" | "scripted";
+  /**
+   * The configured price of the model behind this planner, set by our code
+   * from the config (never from a reply); absent means its calls cost 0.
+   */
+  readonly price?: ModelPrice;
   /** Throws `ModelBehaviorError` when the reply is not a usable plan. */
   plan(input: PlannerInput): Promise<PlanResult>;
 }

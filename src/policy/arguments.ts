@@ -3,9 +3,21 @@
  * text through untouched; `authorize` calls this and turns a failure into a
  * repairable `invalid_arguments` observation for the model.
  */
+import { escapeUnsafe, findUnsafeJson, jsonTextDepth } from "./safe-text.js";
 
 /** Largest argument text accepted, in UTF-8 bytes (64 KiB). */
 export const MAX_ARGUMENT_BYTES = 64 * 1024;
+
+/**
+ * Deepest nesting of objects and arrays accepted (the arguments object is
+ * level 1). Parsed arguments are checkpointed inside the AI message and the
+ * decisions, about ten levels below the root of what LangGraph serializes,
+ * and its deserializer refuses anything deeper than 50 levels: 64 nested
+ * levels made a thread unreadable for good. 16 leaves a wide margin for
+ * those wrappers (and for the approval payload around an action) while no
+ * tool schema we know needs more than four.
+ */
+export const MAX_ARGUMENT_DEPTH = 16;
 
 /** Longest parser detail copied into a failure message, so observations stay short. */
 const MAX_DETAIL_LENGTH = 160;
@@ -18,9 +30,12 @@ export type ParsedArguments =
  * Parses tool-call argument text strictly.
  *
  * Accepts only a JSON object at the top level (not an array, string, number,
- * boolean or `null`), at most {@link MAX_ARGUMENT_BYTES} bytes, with no
- * `__proto__` key at any depth. Nothing is repaired or guessed: truncated or
- * otherwise invalid JSON fails.
+ * boolean or `null`), at most {@link MAX_ARGUMENT_BYTES} bytes and
+ * {@link MAX_ARGUMENT_DEPTH} levels deep (measured on the text, before
+ * anything recursive sees it), whose strings are storable text (no NUL or
+ * other C0 control but `\t\n\r`, no lone surrogate) and whose keys are safe
+ * identifiers (no control, bidi or zero-width character, no `__proto__`).
+ * Nothing is repaired or guessed: truncated or otherwise invalid JSON fails.
  *
  * Duplicate keys follow `JSON.parse`: the last occurrence wins. That is safe
  * because the parsed value, never the raw text, is what gets checked and
@@ -34,6 +49,10 @@ export function parseToolArguments(raw: string): ParsedArguments {
   if (size > MAX_ARGUMENT_BYTES) {
     return failure(`arguments are ${size} bytes; the limit is ${MAX_ARGUMENT_BYTES}`);
   }
+  const depth = jsonTextDepth(raw, MAX_ARGUMENT_DEPTH);
+  if (depth > MAX_ARGUMENT_DEPTH) {
+    return failure(`arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -45,6 +64,11 @@ export function parseToolArguments(raw: string): ParsedArguments {
   }
   if (containsProtoKey(parsed)) {
     return failure(`arguments must not contain the key "__proto__"`);
+  }
+  const unsafe = findUnsafeJson(parsed, MAX_ARGUMENT_DEPTH);
+  if (unsafe) {
+    const where = unsafe.path.length > 0 ? `argument "${unsafe.path.join(".")}"` : "arguments";
+    return failure(`${where} ${unsafe.reason}`);
   }
   return { ok: true, value: parsed };
 }
@@ -72,7 +96,9 @@ function describeJsonType(value: unknown): string {
 function describeParseError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const oneLine = message.replace(/\s+/g, " ").trim();
-  return oneLine.length > MAX_DETAIL_LENGTH ? `${oneLine.slice(0, MAX_DETAIL_LENGTH)}…` : oneLine;
+  const short = oneLine.length > MAX_DETAIL_LENGTH ? `${oneLine.slice(0, MAX_DETAIL_LENGTH)}…` : oneLine;
+  // V8 quotes the offending input in its message (and the cut may split a pair): escape what cannot be stored or shown.
+  return escapeUnsafe(short);
 }
 
 /**

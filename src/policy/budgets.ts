@@ -14,6 +14,7 @@ import type { BudgetName } from "./decision.js";
 export function exhaustedBudget(usage: Usage, budgets: Budgets, startedAt: string, now: number, waitedMs = 0): BudgetName | undefined {
   if (now - Date.parse(startedAt) - waitedMs >= budgets.deadline_ms) return "deadline";
   if (usage.input_tokens + usage.output_tokens >= budgets.tokens) return "tokens";
+  if (usage.cost_usd >= budgets.cost_usd) return "cost";
   if (usage.model_calls >= budgets.model_turns) return "model_turns";
   return undefined;
 }

@@ -74,6 +74,10 @@ export const ReviewPolicySchema = z
   .default({ read: "none", write_reversible: "owner_or_reviewer", write_irreversible: "reviewer_not_owner" });
 export type ReviewPolicy = z.infer<typeof ReviewPolicySchema>;
 
+/** USD per million tokens; no model costs more than 10 000, so a larger number is a typo. */
+const usdPerMillion = z.number().finite().min(0).max(10_000);
+export const ModelPriceSchema = z.object({ input_per_million_usd: usdPerMillion, output_per_million_usd: usdPerMillion }).strict();
+
 export const WarrantConfigSchema = z
   .object({
     servers: z.record(z.string().regex(NAME), ServerConfigSchema),
@@ -84,6 +88,8 @@ export const WarrantConfigSchema = z
       .object({ max_tools: z.number().int().min(1).max(128).default(8) })
       .strict()
       .default({ max_tools: 8 }),
+    /** Prices of the models a model planner may use (USD per million tokens); unlisted models cost 0. */
+    models: z.record(z.string().min(1).max(128), ModelPriceSchema).default({}),
   })
   .strict()
   .superRefine((config, context) => {

@@ -139,6 +139,13 @@ export interface Proposal {
   name: string;
   /** The argument text exactly as proposed; `authorize` parses it strictly. */
   raw_arguments: string;
+  /**
+   * Set by the plan node when the planner's tool name or call id could not
+   * be kept (control, bidi or zero-width characters; see planners/sanitize):
+   * the name or id above is then a safe replacement, and decide denies the
+   * proposal with this typed error, so the model sees why.
+   */
+  refusal?: { code: "unknown_tool" | "invalid_arguments"; message: string };
 }
 
 /** What a planner is shown for a tool. */

@@ -64,6 +64,9 @@ const refuse = (code: Denial["code"], message: string, extra: Pick<Denial, "with
 export const offered: Check = {
   name: "offered",
   run(candidate, context) {
+    // plan replaced a name it could not store (control, bidi, zero-width characters) with a placeholder: say why.
+    const refusal = candidate.proposal.refusal;
+    if (refusal?.code === "unknown_tool") return refuse(refusal.code, refusal.message);
     const name = candidate.proposal.name;
     const tool = context.offer.offered.includes(name) ? context.catalog.find(name) : undefined;
     if (tool) return pass({ ...candidate, tool });
@@ -77,6 +80,9 @@ export const offered: Check = {
 export const argumentsValid: Check = {
   name: "arguments",
   run(candidate) {
+    // plan refused a call id it could not store, or argument text over any limit (planners/sanitize).
+    const refusal = candidate.proposal.refusal;
+    if (refusal) return refuse(refusal.code, refusal.message);
     const tool = requireTool(candidate);
     const validation = validateArguments(tool, candidate.proposal.raw_arguments);
     if (!validation.ok) return refuse(validation.code, validation.message);

@@ -25,6 +25,8 @@ export type ApiErrorCode =
   | "fork_refused"
   | "unsupported"
   | "too_many_runs"
+  | "idempotency_key_reused"
+  | "idempotency_key_in_use"
   | "shutting_down"
   | "internal_error";
 
@@ -48,6 +50,8 @@ const STATUS: Record<ApiErrorCode, number> = {
   fork_refused: 409,
   unsupported: 422,
   too_many_runs: 429,
+  idempotency_key_reused: 422,
+  idempotency_key_in_use: 409,
   shutting_down: 503,
   internal_error: 500,
 };

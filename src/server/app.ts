@@ -79,8 +79,8 @@ export function createApp(options: AppOptions): Hono<Env> {
         origin: options.corsOrigins,
         // X-Api-Key carries the token for agent-chat-ui and the SDK's apiKey; X-Auth-Scheme is
         // sent beside it and changes nothing here (a token is verified the same way whatever it says).
-        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key", "X-Auth-Scheme"],
-        exposeHeaders: ["Content-Location", "Location"],
+        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key", "X-Auth-Scheme", "Idempotency-Key"],
+        exposeHeaders: ["Content-Location", "Location", "Idempotent-Replayed"],
         maxAge: 600,
       }),
     );

@@ -6,6 +6,8 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { z } from "zod";
+import { MAX_ARGUMENT_DEPTH } from "../policy/arguments.js";
+import { findUnsafeJson, unsafeKeyReason, unsafeTextReason } from "../policy/safe-text.js";
 import { ApiError } from "./api-error.js";
 import { STREAM_MODES, type ClientStreamMode } from "./runs.js";
 
@@ -17,9 +19,56 @@ const MAX_METADATA_BYTES = 16 * 1024;
 /** Metadata keys only the server writes: a client's values for them are dropped. */
 const RESERVED_METADATA = new Set(["owner", "tenant", "user_id", "graph_id", "assistant_id", "thread_id", "run_id", "langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions"]);
 
-const Metadata = z
-  .record(z.string().min(1).max(128), z.unknown())
-  .refine((value) => JSON.stringify(value).length <= MAX_METADATA_BYTES, `metadata is larger than ${MAX_METADATA_BYTES} bytes`);
+/** Deepest metadata accepted (the metadata object is level 1): it is stored as jsonb and searched with `@>`. */
+const MAX_METADATA_DEPTH = 16;
+/**
+ * Deepest resume value accepted: decisions → decision → edited_action → args
+ * is four levels above the arguments, which the parser bounds at
+ * MAX_ARGUMENT_DEPTH. The raw value is checkpointed before any node reads
+ * it, and LangGraph cannot read back a checkpoint nested deeper than 50.
+ */
+const MAX_RESUME_DEPTH = MAX_ARGUMENT_DEPTH + 4;
+
+/** An identifier a client sends (key, id, name), `min` to `max` characters: storable, and no control, bidi or zero-width character. */
+const safeKey = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .superRefine((value, context) => {
+      const reason = unsafeKeyReason(value);
+      if (reason) context.addIssue({ code: "custom", message: reason });
+    });
+
+/** Free text a client sends, at most `max` characters: storable (no NUL or other C0 control but tab and newlines, no lone surrogate). */
+const safeText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .superRefine((value, context) => {
+      const reason = unsafeTextReason(value);
+      if (reason) context.addIssue({ code: "custom", message: reason });
+    });
+
+/**
+ * A JSON value from a client that is stored (jsonb, a checkpoint): every
+ * key a safe identifier, every string storable, bounded depth. Checked
+ * without recursion before anything recursive (JSON.stringify) sees it;
+ * the issue names the path, e.g. `metadata.foo`.
+ */
+function safeJson(maxDepth: number, maxBytes?: number) {
+  return (value: unknown, context: z.RefinementCtx) => {
+    const unsafe = findUnsafeJson(value, maxDepth);
+    if (unsafe) {
+      context.addIssue({ code: "custom", message: unsafe.reason, path: unsafe.path });
+      return;
+    }
+    if (maxBytes !== undefined && JSON.stringify(value).length > maxBytes) context.addIssue({ code: "custom", message: `is larger than ${maxBytes} bytes` });
+  };
+}
+
+const Metadata = z.record(z.string().min(1).max(128), z.unknown()).superRefine(safeJson(MAX_METADATA_DEPTH, MAX_METADATA_BYTES));
+const CheckpointId = safeKey(1, 128);
 
 /** Drops the keys the server owns. */
 export function clientMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
@@ -35,7 +84,7 @@ export const ThreadCreate = z.object({
   thread_id: Uuid.optional(),
   metadata: Metadata.optional(),
   if_exists: z.enum(["raise", "do_nothing"]).optional(),
-  graph_id: z.string().max(128).nullable().optional(),
+  graph_id: safeKey(0, 128).nullable().optional(),
   // Refused when set (threads routes): accepted only to say so by name.
   ttl: z.unknown().optional(),
   supersteps: z.unknown().optional(),
@@ -47,10 +96,7 @@ export const ThreadCreate = z.object({
  * ends (so the filter runs in SQL). Any other key is refused by name.
  */
 export const FILTERABLE_VALUES = ["status", "termination_reason", "result"] as const;
-const ValuesFilter = z
-  .record(z.string().max(64), z.unknown())
-  .refine((value) => JSON.stringify(value).length <= MAX_METADATA_BYTES, `values is larger than ${MAX_METADATA_BYTES} bytes`)
-  .nullable();
+const ValuesFilter = z.record(z.string().max(64), z.unknown()).superRefine(safeJson(MAX_METADATA_DEPTH, MAX_METADATA_BYTES)).nullable();
 
 /** Thread fields `select` may name (the SDK's Thread). */
 export const THREAD_FIELDS = ["thread_id", "created_at", "updated_at", "metadata", "status", "values", "interrupts"] as const;
@@ -92,8 +138,8 @@ export const ThreadPatch = z.object({ metadata: Metadata });
 
 export const HistoryQuery = z.object({
   limit: Limit.optional(),
-  before: z.union([z.string().max(128), z.object({ checkpoint_id: z.string().max(128) }).passthrough()]).optional(),
-  checkpoint: z.object({ checkpoint_id: z.string().max(128).optional() }).passthrough().optional(),
+  before: z.union([CheckpointId, z.object({ checkpoint_id: CheckpointId }).passthrough()]).optional(),
+  checkpoint: z.object({ checkpoint_id: CheckpointId.optional() }).passthrough().optional(),
   metadata: Metadata.optional(),
 });
 
@@ -112,15 +158,16 @@ export const AssistantSearch = z.object({
 
 export const AssistantVersions = z.object({ metadata: Metadata.nullable().optional(), limit: Limit.optional(), offset: Offset.optional() });
 
-const TextBlock = z.object({ type: z.literal("text"), text: z.string().max(MAX_REQUEST_CHARS) }).strict();
+const TextBlock = z.object({ type: z.literal("text"), text: safeText(MAX_REQUEST_CHARS) }).strict();
 
 /** The one message a request carries: from the user, plain text. */
 const UserMessage = z
   .object({
     type: z.enum(["human", "user"]).optional(),
     role: z.enum(["human", "user"]).optional(),
-    content: z.union([z.string(), z.array(TextBlock).min(1).max(16)]),
-    id: z.string().min(1).max(128).optional(),
+    // NUL and lone surrogates are refused (422), not repaired: the request is what the user meant to send, and they can fix it.
+    content: z.union([safeText(Number.MAX_SAFE_INTEGER), z.array(TextBlock).min(1).max(16)]),
+    id: safeKey(1, 128).optional(),
   })
   .strict()
   .refine((message) => message.type !== undefined || message.role !== undefined, "a message needs type \"human\" or role \"user\"");
@@ -135,10 +182,10 @@ const UserMessage = z
 const ToolPlaceholder = z
   .object({
     type: z.literal("tool"),
-    tool_call_id: z.string().min(1).max(128),
-    id: z.string().min(1).max(128).optional(),
-    name: z.string().max(128).optional(),
-    content: z.union([z.string().max(MAX_REQUEST_CHARS), z.array(TextBlock).max(16)]),
+    tool_call_id: safeKey(1, 128),
+    id: safeKey(1, 128).optional(),
+    name: safeKey(0, 128).optional(),
+    content: z.union([safeText(MAX_REQUEST_CHARS), z.array(TextBlock).max(16)]),
   })
   .strict();
 
@@ -191,10 +238,10 @@ export const RunCreate = z.preprocess(
     return body;
   },
   z.object({
-  assistant_id: z.string().min(1).max(128),
+  assistant_id: safeKey(1, 128),
   input: RunInput.nullable().optional(),
   command: z
-    .object({ resume: z.unknown() })
+    .object({ resume: z.unknown().superRefine(safeJson(MAX_RESUME_DEPTH)) })
     .strict()
     .refine((command) => command.resume !== undefined && command.resume !== null, { message: "command.resume is required (a review decision)", path: ["resume"] })
     .nullable()
@@ -203,12 +250,12 @@ export const RunCreate = z.preprocess(
   stream_mode: z.union([StreamMode, z.array(StreamMode).max(STREAM_MODES.length)]).optional(),
   stream_subgraphs: z.boolean().optional(),
   stream_resumable: z.boolean().optional(),
-  checkpoint_id: z.string().min(1).max(128).nullable().optional(),
+  checkpoint_id: CheckpointId.nullable().optional(),
   checkpoint: z
     .object({
-      checkpoint_id: z.string().min(1).max(128).nullable().optional(),
-      checkpoint_ns: z.string().max(256).optional(),
-      thread_id: z.string().max(128).nullable().optional(),
+      checkpoint_id: CheckpointId.nullable().optional(),
+      checkpoint_ns: safeKey(0, 256).optional(),
+      thread_id: safeKey(0, 128).nullable().optional(),
       // Sent by useStream with a thread head; ignored.
       checkpoint_map: z.record(z.string().max(256), z.unknown()).nullable().optional(),
     })
@@ -276,6 +323,21 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
     throw new ApiError("invalid_request", `${where}: ${issue?.message ?? "invalid"}`);
   }
   return parsed.data;
+}
+
+/**
+ * A resume value sent outside a run body (the reviewer inbox): checked as
+ * `command.resume` is, since it is checkpointed as sent. Throws
+ * `invalid_request` naming the path inside it.
+ */
+export function assertSafeResume(value: unknown): void {
+  const unsafe = findUnsafeJson(value, MAX_RESUME_DEPTH);
+  if (unsafe) throw new ApiError("invalid_request", `${unsafe.path.length > 0 ? unsafe.path.join(".") : "body"}: ${unsafe.reason}`);
+}
+
+/** A checkpoint id from a path: a safe identifier, or `invalid_request` naming `checkpoint_id`. */
+export function checkpointIdParam(value: string): string {
+  return parseBody(z.object({ checkpoint_id: CheckpointId }), { checkpoint_id: value }).checkpoint_id;
 }
 
 /** The request text of a run input. */

@@ -37,6 +37,8 @@ export interface RunRequest {
   streamModes: ClientStreamMode[];
   checkpointId?: string | undefined;
   metadata: Record<string, unknown>;
+  /** The run's id when the caller chose it beforehand (an idempotency key was claimed for it); else a new one. */
+  runId?: string | undefined;
   /**
    * The thread's last run stopped part-way (cancelled, or its server died) and
    * this new request closes it first: the stopped run is recorded `cancelled`
@@ -130,7 +132,7 @@ export class RunManager {
     if ((await this.#options.store.activeRuns(owner)) >= this.#options.maxActiveRuns) {
       throw new ApiError("too_many_runs", `at most ${this.#options.maxActiveRuns} runs may be in progress at once; wait for one to finish`);
     }
-    const runId = randomUUID();
+    const runId = request.runId ?? randomUUID();
     const acquired = await this.#options.store.acquire(owner, request.thread.thread_id, runId, this.#options.leaseMs, {
       graph_id: request.assistantId,
       ...(request.runBound ? { run_bound: request.runBound } : {}),

@@ -4,7 +4,6 @@
  * continued by a new process with --thread and finishes.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
@@ -95,13 +94,17 @@ describe.each(storages)("chat CLI on $name Postgres", (kind) => {
   });
 
   it("continues a run killed in the middle of a tool call, in a new process", async () => {
-    const threadId = randomUUID();
-    const child = startCli(["--user", "alice", "--thread", threadId, "--json", QUESTION], { ...storage.environment, WARRANT_NOTES_DELAY_MS: "60000" });
+    const child = startCli(["--user", "alice", "--json", QUESTION], { ...storage.environment, WARRANT_NOTES_DELAY_MS: "60000" });
     const finished = collect(child);
+    // The thread id is on stderr as soon as the run starts.
+    let threadId = "";
+    let stderr = "";
     // Wait until a read_note call is in flight (the notes server says so), then kill everything.
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("the run never reached read_note")), 30_000);
+      const timer = setTimeout(() => reject(new Error("the run never reached read_note")), 75_000);
       child.stderr?.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+        threadId ||= /^thread: ([0-9a-f-]{36})/m.exec(stderr)?.[1] ?? "";
         if (chunk.toString().includes("read_note delayed")) {
           clearTimeout(timer);
           resolve();
@@ -110,6 +113,7 @@ describe.each(storages)("chat CLI on $name Postgres", (kind) => {
     });
     process.kill(-(child.pid as number), "SIGKILL");
     expect((await finished).code).not.toBe(0);
+    expect(threadId).not.toBe("");
 
     const resumed = await runCli(["--user", "alice", "--thread", threadId, "--json"], storage.environment);
     expect(resumed.code).toBe(0);
@@ -125,7 +129,7 @@ describe.each(storages)("chat CLI on $name Postgres", (kind) => {
     }
     // The search finished before the crash and was not repeated.
     expect(output.ledger.filter((row) => row.tool === "search_notes")).toHaveLength(1);
-  }, 90_000);
+  }, 180_000);
 });
 
 describe("chat CLI refuses bad input with one clear line", () => {

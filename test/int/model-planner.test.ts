@@ -9,7 +9,7 @@ import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isModelBehaviorError, type ModelErrorCode } from "../../src/errors.js";
 import { parseToolArguments } from "../../src/policy/arguments.js";
-import { createModelPlanner, type ModelPlannerOptions } from "../../src/planners/model.js";
+import { createModelPlanner, MAX_TOKENS_PER_REPLY, type ModelPlannerOptions } from "../../src/planners/model.js";
 import type { PlanResult, Planner, PlannerInput, ToolSpec } from "../../src/planners/planner.js";
 import type { Evidence } from "../../src/runtime/evidence.js";
 import { startFakeOpenAI as startFakeServer, type FakeOpenAI as FakeServer, type RecordedRequest, type ScriptedCompletion } from "./support/fake-openai.js";
@@ -350,6 +350,35 @@ describe("model planner against a fake OpenAI-compatible server", () => {
       );
       expect((await planner().plan(plannerInput())).usage).toEqual({ input_tokens: 123, output_tokens: 45 });
       expect((await planner().plan(plannerInput())).usage).toEqual({ input_tokens: 0, output_tokens: 0 });
+    });
+
+    // Usage feeds the token and cost budgets: a negative count would switch them off.
+    it.each([
+      ["a negative prompt_tokens", { prompt_tokens: -1_000_000, completion_tokens: 5 }, "prompt_tokens = -1000000"],
+      ["a fractional completion_tokens", { prompt_tokens: 10, completion_tokens: 2.5 }, "completion_tokens = 2.5"],
+      ["an absurd prompt_tokens", { prompt_tokens: 10_000_001, completion_tokens: 5 }, "prompt_tokens = 10000001"],
+      ["prompt_tokens as text", { prompt_tokens: "12" as unknown as number, completion_tokens: 5 }, "prompt_tokens = a string"],
+    ])("refuses %s as model_invalid_usage, streamed or not", async (_label, usage, detail) => {
+      server.enqueue({ kind: "completion", content: "a", finish_reason: "stop", usage });
+      const error = await expectModelError(planner().plan(plannerInput()), "model_invalid_usage");
+      expect(error.message).toContain(detail);
+      server.enqueue({ kind: "completion", content: "a", finish_reason: "stop", usage });
+      const streamed = await planInsideGraph(planner(), plannerInput()).then(
+        () => undefined,
+        (rejection: unknown) => rejection,
+      );
+      expect(isModelBehaviorError(streamed) && streamed.code).toBe("model_invalid_usage");
+    });
+
+    it("accepts usage at the per-reply limit", async () => {
+      server.enqueue({ kind: "completion", content: "a", finish_reason: "stop", usage: { prompt_tokens: MAX_TOKENS_PER_REPLY, completion_tokens: 0 } });
+      expect((await planner().plan(plannerInput())).usage).toEqual({ input_tokens: MAX_TOKENS_PER_REPLY, output_tokens: 0 });
+    });
+
+    it("carries the configured price, never one from the reply", () => {
+      const price = { input_per_million_usd: 0.15, output_per_million_usd: 0.6 };
+      expect(planner({ price }).price).toEqual(price);
+      expect(planner().price).toBeUndefined();
     });
   });
 

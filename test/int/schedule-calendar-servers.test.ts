@@ -179,11 +179,11 @@ describe("calendar server over stdio", () => {
     await rm(directory, { recursive: true, force: true });
   });
 
-  it("lists three tools with the expected annotations", async () => {
+  it("lists four tools with the expected annotations", async () => {
     const client = await open();
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    expect([...byName.keys()].sort()).toEqual(["create_study_event", "get_write_status", "list_events"]);
+    expect([...byName.keys()].sort()).toEqual(["create_study_event", "export_events_ics", "get_write_status", "list_events"]);
     expect(byName.get("create_study_event")?.annotations).toMatchObject({
       readOnlyHint: false,
       destructiveHint: false,
@@ -191,6 +191,7 @@ describe("calendar server over stdio", () => {
     });
     expect(byName.get("list_events")?.annotations?.readOnlyHint).toBe(true);
     expect(byName.get("get_write_status")?.annotations?.readOnlyHint).toBe(true);
+    expect(byName.get("export_events_ics")?.annotations?.readOnlyHint).toBe(true);
     for (const tool of tools) expect(tool.inputSchema["additionalProperties"]).toBe(false);
   }, SPAWN_TIMEOUT_MS);
 

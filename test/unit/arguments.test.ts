@@ -3,7 +3,7 @@
  * argument text a planner proposed.
  */
 import { describe, expect, it } from "vitest";
-import { MAX_ARGUMENT_BYTES, parseToolArguments } from "../../src/policy/arguments.js";
+import { MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH, parseToolArguments } from "../../src/policy/arguments.js";
 
 function expectInvalid(raw: string): string {
   const result = parseToolArguments(raw);
@@ -87,10 +87,52 @@ describe("parseToolArguments", () => {
     expect(parseToolArguments('{"note_id": "n-1", "note_id": "n-2"}')).toEqual({ ok: true, value: { note_id: "n-2" } });
   });
 
-  it("walks deeply nested arrays without overflowing the stack", () => {
-    const depth = 30_000;
-    const raw = `{"deep": ${"[".repeat(depth)}${"]".repeat(depth)}}`;
-    expect(parseToolArguments(raw).ok).toBe(true);
+  it("accepts nesting up to the depth limit and refuses one level more", () => {
+    // The arguments object is level 1; each array adds one.
+    const nested = (levels: number) => `{"deep": ${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`;
+    expect(parseToolArguments(nested(MAX_ARGUMENT_DEPTH)).ok).toBe(true);
+    expect(expectInvalid(nested(MAX_ARGUMENT_DEPTH + 1))).toBe(`arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`);
+    expect(MAX_ARGUMENT_DEPTH).toBeLessThan(50); // LangGraph's deserializer limit, with room for the envelope
+  });
+
+  it.each([
+    ["64 levels (about 140 bytes)", 64],
+    ["20 000 levels (would overflow a recursive walk)", 20_000],
+    ["30 000 levels", 30_000],
+  ])("refuses %s before anything recursive sees it", (_label, depth) => {
+    const arrays = `{"query": ${"[".repeat(depth)}${"]".repeat(depth)}}`;
+    expect(expectInvalid(arrays)).toBe(`arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`);
+    // Objects cost 5 bytes a level: stay under the size limit so the depth check is what refuses them.
+    const levels = Math.min(depth, 10_000);
+    const objects = `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+    expect(expectInvalid(objects)).toBe(`arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`);
+  });
+
+  it("does not count brackets inside strings as nesting", () => {
+    expect(parseToolArguments(`{"query": "${"[".repeat(100)}"}`).ok).toBe(true);
+  });
+
+  // The raw text holds JSON escapes (\u0000 as six characters), as a model would send them.
+  it.each([
+    ["NUL in a value", String.raw`{"query": "a\u0000b"}`, 'argument "query" contains U+0000'],
+    ["a lone surrogate in a value", String.raw`{"query": "\ud800"}`, 'argument "query" contains a lone surrogate (U+D800)'],
+    ["a control character deep in an array", String.raw`{"items": [{"title": "x\u001b[2J"}]}`, 'argument "items.0.title" contains U+001B'],
+    ["NUL in a key", String.raw`{"qu\u0000ery": "x"}`, String.raw`argument "qu\u{0}ery" has a key that contains U+0000`],
+    ["a zero-width space in a key", String.raw`{"que\u200bry": "x"}`, String.raw`argument "que\u{200b}ry" has a key that contains U+200B`],
+    ["a bidi override in a nested key", String.raw`{"filters": {"\u202ecourse": "x"}}`, String.raw`argument "filters.\u{202e}course" has a key that contains U+202E`],
+  ])("refuses %s", (_label, raw, message) => {
+    expect(expectInvalid(raw)).toBe(message);
+  });
+
+  it("accepts tabs, newlines, emoji and bidi characters inside values", () => {
+    expect(parseToolArguments(String.raw`{"text": "a\tb\nc 👍 \u202e"}`)).toEqual({ ok: true, value: { text: "a\tb\nc 👍 \u202e" } });
+  });
+
+  it("never copies a raw control character from the input into its message", () => {
+    // A raw NUL is invalid JSON, and V8 quotes the text around it in its error.
+    const message = expectInvalid('{"query": "x"\u0000}');
+    expect(message).toMatch(/^arguments are not valid JSON: /);
+    expect(message).not.toContain("\u0000");
   });
 
   it("keeps the parser's reason short and on one line", () => {

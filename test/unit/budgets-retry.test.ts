@@ -10,7 +10,7 @@ import { RISKS } from "../../src/runtime/ledger.js";
 import { backoffMs, isRetryable } from "../../src/runtime/retry.js";
 import type { Usage } from "../../src/state.js";
 
-const BUDGETS: Budgets = { model_turns: 4, tool_calls: 6, deadline_ms: 10_000, tokens: 1_000, max_repeats: 2, no_progress_steps: 3 };
+const BUDGETS: Budgets = { model_turns: 4, tool_calls: 6, deadline_ms: 10_000, tokens: 1_000, cost_usd: 0.5, max_repeats: 2, no_progress_steps: 3 };
 const STARTED_AT = "2030-01-01T00:00:00.000Z";
 const START = Date.parse(STARTED_AT);
 
@@ -38,10 +38,16 @@ describe("exhaustedBudget", () => {
     expect(exhaustedBudget(usage({ model_calls: 4 }), BUDGETS, STARTED_AT, START)).toBe("model_turns");
   });
 
-  it("checks in the order deadline, tokens, model_turns", () => {
-    const everything = usage({ model_calls: 4, input_tokens: 1_000 });
+  it("reports cost once the run's cost in USD reaches the limit", () => {
+    expect(exhaustedBudget(usage({ cost_usd: 0.4999 }), BUDGETS, STARTED_AT, START)).toBeUndefined();
+    expect(exhaustedBudget(usage({ cost_usd: 0.5 }), BUDGETS, STARTED_AT, START)).toBe("cost");
+  });
+
+  it("checks in the order deadline, tokens, cost, model_turns", () => {
+    const everything = usage({ model_calls: 4, input_tokens: 1_000, cost_usd: 1 });
     expect(exhaustedBudget(everything, BUDGETS, STARTED_AT, START + 10_000)).toBe("deadline");
     expect(exhaustedBudget(everything, BUDGETS, STARTED_AT, START)).toBe("tokens");
+    expect(exhaustedBudget(usage({ model_calls: 4, input_tokens: 999, cost_usd: 1 }), BUDGETS, STARTED_AT, START)).toBe("cost");
     expect(exhaustedBudget(usage({ model_calls: 4, input_tokens: 999 }), BUDGETS, STARTED_AT, START)).toBe("model_turns");
   });
 

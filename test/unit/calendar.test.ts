@@ -120,6 +120,14 @@ describe("CreateStudyEventInputSchema", () => {
     expect(CreateStudyEventInputSchema.safeParse(request({ idempotency_key: "k".repeat(128), title: "t".repeat(200) })).success).toBe(true);
   });
 
+  it("accepts a description up to 2000 characters with newlines, and refuses longer or control characters", () => {
+    expect(CreateStudyEventInputSchema.safeParse(request({ description: `Topic: attention\n${"d".repeat(1_982)}` })).success).toBe(true);
+    expect(CreateStudyEventInputSchema.safeParse(request({ description: "d".repeat(2_001) })).success).toBe(false);
+    expect(CreateStudyEventInputSchema.safeParse(request({ description: "nul \u0000 here" })).success).toBe(false);
+    expect(CreateStudyEventInputSchema.safeParse(request({ description: "lone \ud800 surrogate" })).success).toBe(false);
+    expect(CreateStudyEventInputSchema.safeParse(request({ title: "tab\tin title" })).success).toBe(false);
+  });
+
   it("rejects extra keys", () => {
     expect(CreateStudyEventInputSchema.safeParse({ ...request(), location: "library" }).success).toBe(false);
   });
@@ -197,6 +205,18 @@ describe("idempotent creation", () => {
     const reused = planCreate(first.store, request(overrides), testContext());
     expect(reused).toEqual({ kind: "rejected", error: { code: "invalid_arguments", message: KEY_REUSED_MESSAGE } });
     expect(apply(first.store, reused).events).toHaveLength(1);
+  });
+
+  it("stores the description and treats another description under the same key as other arguments", () => {
+    const context = testContext();
+    const created = planCreate(emptyStore(), request({ description: "Topic: attention" }), context);
+    if (created.kind !== "created") throw new Error("expected a created event");
+    expect(created.result.event.description).toBe("Topic: attention");
+    const store = apply(emptyStore(), created);
+    expect(planCreate(store, request({ description: "Topic: attention" }), context).kind).toBe("replayed");
+    const changed = planCreate(store, request({ description: "Topic: something else" }), context);
+    expect(changed.kind === "rejected" && changed.error.message).toBe(KEY_REUSED_MESSAGE);
+    expect(planCreate(store, request(), context).kind).toBe("rejected");
   });
 
   it("creates distinct events for distinct keys and does not mutate the input store", () => {

@@ -50,6 +50,7 @@ describe("parseConfig: valid configs", () => {
     expect(Object.keys(config.tools).sort()).toEqual([
       "calculate_schedule",
       "create_study_event",
+      "export_events_ics",
       "get_case_snapshot",
       "get_policy_requirements",
       "get_write_status",

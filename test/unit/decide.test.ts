@@ -29,6 +29,7 @@ import {
 } from "../../src/policy/decide.js";
 import { CHECK_NAMES, type Decision, type Denial } from "../../src/policy/decision.js";
 import { actionFingerprint } from "../../src/policy/fingerprint.js";
+import { sanitizeProposals } from "../../src/planners/sanitize.js";
 
 const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read", "calendar:write", "cases:write"], grants: { courses: ["cs301"] } };
 const NOW = Date.parse("2026-03-02T10:00:00.000Z");
@@ -458,5 +459,16 @@ describe("mayDecide: who may decide a review", () => {
   ])("%s: owner_or_reviewer %s, reviewer_not_owner %s", (_label, ownerOrReviewer, reviewerNotOwner, approver) => {
     expect(mayDecide(approver, owner, "owner_or_reviewer")).toBe(ownerOrReviewer);
     expect(mayDecide(approver, owner, "reviewer_not_owner")).toBe(reviewerNotOwner);
+  });
+});
+
+describe("refusals set by plan (planners/sanitize)", () => {
+  it("denies a placeholder name at offered with the reason plan gave, and a replaced id at arguments", () => {
+    const [badName] = sanitizeProposals([{ call_id: "call_n", name: "read\u0000note", raw_arguments: '{"note_id":"cs301.x"}' }], []);
+    expect(refusal(decide(badName!))).toEqual({ code: "unknown_tool", check: "offered", withheld: undefined });
+    expect(denial(decide(badName!)).message).toMatch(/^the proposed tool name contains U\+0000/);
+    const [badId] = sanitizeProposals([{ call_id: "call\u202e", name: "read_note", raw_arguments: '{"note_id":"cs301.x"}' }], []);
+    expect(refusal(decide(badId!))).toEqual({ code: "invalid_arguments", check: "arguments", withheld: undefined });
+    expect(denial(decide(badId!)).call_id).toBe(badId?.call_id);
   });
 });

@@ -120,7 +120,7 @@ describe("loadSettings", () => {
       principalsPath: path.resolve(REPO_ROOT, "src/domains/dev-principals.json"),
       planner: "rules",
       model: { name: "gpt-4o-mini", baseUrl: undefined, apiKey: undefined },
-      budgets: { model_turns: 8, tool_calls: 12, deadline_ms: 120_000, tokens: 200_000, max_repeats: 2, no_progress_steps: 3 },
+      budgets: { model_turns: 8, tool_calls: 12, deadline_ms: 120_000, tokens: 200_000, cost_usd: 1, max_repeats: 2, no_progress_steps: 3 },
       server: { authSecret: undefined, port: 2024, host: "127.0.0.1", maxBodyBytes: 1_048_576, runLeaseMs: 30_000, maxActiveRuns: 4, corsOrigins: [] },
     });
   });
@@ -167,8 +167,13 @@ describe("loadSettings", () => {
       WARRANT_MAX_TOKENS: "6000",
       WARRANT_MAX_REPEATS: "1",
       WARRANT_NO_PROGRESS_STEPS: "7",
+      WARRANT_MAX_COST_USD: "0.25",
     });
-    expect(settings.budgets).toEqual({ model_turns: 3, tool_calls: 4, deadline_ms: 5000, tokens: 6000, max_repeats: 1, no_progress_steps: 7 });
+    expect(settings.budgets).toEqual({ model_turns: 3, tool_calls: 4, deadline_ms: 5000, tokens: 6000, cost_usd: 0.25, max_repeats: 1, no_progress_steps: 7 });
+  });
+
+  it.each(["0", "0.0", "-1", "1e3", "$1", "one", "1."])("refuses WARRANT_MAX_COST_USD=%s", (value) => {
+    expect(configErrorOf({ WARRANT_MAX_COST_USD: value }).message).toMatch(/^WARRANT_MAX_COST_USD /);
   });
 
   it("resolves relative paths from the repository root and keeps absolute ones", () => {

@@ -58,6 +58,14 @@ export interface CalendarError {
   readonly message: string;
 }
 
+/** Longest event description (its contents: topic, cited notes). */
+export const MAX_DESCRIPTION_CHARS = 2_000;
+
+/** True when text can be stored as Postgres text: no NUL or other control characters (tab and newline aside), no lone surrogates. */
+export function isStorableText(text: string): boolean {
+  return !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text) && !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+}
+
 /** The exact message for a reused idempotency key. */
 export const KEY_REUSED_MESSAGE = "idempotency key reused with different arguments";
 
@@ -144,6 +152,7 @@ export const EventSchema = z
     event_id: z.string().min(1),
     user_id: z.string(),
     title: z.string(),
+    description: z.string().optional(),
     start: z.string(),
     end: z.string(),
     timezone: z.string(),
@@ -168,7 +177,19 @@ export const CreateStudyEventInputSchema = z
   .object({
     user_id: userIdField,
     idempotency_key: idempotencyKeyField,
-    title: z.string().min(1).max(200).regex(/\S/, "title must not be blank").describe("Event title, 1–200 characters."),
+    title: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/\S/, "title must not be blank")
+      .refine((text) => isStorableText(text) && !/[\n\t]/.test(text), "title must not contain control characters")
+      .describe("Event title, 1–200 characters."),
+    description: z
+      .string()
+      .max(MAX_DESCRIPTION_CHARS)
+      .refine(isStorableText, "description must not contain control characters other than newline and tab")
+      .optional()
+      .describe(`Event contents, e.g. the topic and the notes it cites; at most ${MAX_DESCRIPTION_CHARS} characters.`),
     start: dateTimeField.describe("Start, ISO 8601 with offset, e.g. 2025-03-01T18:00:00+01:00."),
     end: dateTimeField.describe("End, ISO 8601 with offset; after start and at most 24 h later."),
     timezone: timeZoneField,
@@ -238,6 +259,22 @@ function compareEvents(left: CalendarEvent, right: CalendarEvent): number {
   return left.event_id < right.event_id ? -1 : left.event_id > right.event_id ? 1 : 0;
 }
 
+/** A validated list window: epoch milliseconds, either end open. */
+export interface ListWindow {
+  readonly from: number | undefined;
+  readonly to: number | undefined;
+}
+
+/** Checks a list request's window bounds (both stores use it). */
+export function listWindow(input: Pick<ListEventsInput, "from" | "to">): { readonly ok: true; readonly window: ListWindow } | { readonly ok: false; readonly error: CalendarError } {
+  const from = input.from === undefined ? undefined : parseInstant(input.from);
+  const to = input.to === undefined ? undefined : parseInstant(input.to);
+  if (input.from !== undefined && from === undefined) return { ok: false, error: invalid("from is not a valid ISO 8601 date-time with offset") };
+  if (input.to !== undefined && to === undefined) return { ok: false, error: invalid("to is not a valid ISO 8601 date-time with offset") };
+  if (from !== undefined && to !== undefined && from > to) return { ok: false, error: invalid("from must not be after to") };
+  return { ok: true, window: { from, to } };
+}
+
 /**
  * The caller's events, optionally narrowed to one calendar and to those
  * overlapping the window [from, to) — an event counts if it ends after `from`
@@ -247,11 +284,9 @@ export function listEvents(
   store: CalendarStore,
   input: ListEventsInput,
 ): { readonly ok: true; readonly result: ListEventsResult } | { readonly ok: false; readonly error: CalendarError } {
-  const from = input.from === undefined ? undefined : parseInstant(input.from);
-  const to = input.to === undefined ? undefined : parseInstant(input.to);
-  if (input.from !== undefined && from === undefined) return { ok: false, error: invalid("from is not a valid ISO 8601 date-time with offset") };
-  if (input.to !== undefined && to === undefined) return { ok: false, error: invalid("to is not a valid ISO 8601 date-time with offset") };
-  if (from !== undefined && to !== undefined && from > to) return { ok: false, error: invalid("from must not be after to") };
+  const checked = listWindow(input);
+  if (!checked.ok) return checked;
+  const { from, to } = checked.window;
   const events = store.events
     .filter((event) => event.user_id === input.user_id)
     .filter((event) => input.calendar === undefined || event.calendar === input.calendar)
@@ -287,6 +322,7 @@ export function checkEventWindow(start: string, end: string): CalendarError | un
 export function sameArguments(event: CalendarEvent, input: CreateStudyEventInput): boolean {
   return (
     event.title === input.title &&
+    (event.description ?? "") === (input.description ?? "") &&
     event.calendar === input.calendar &&
     event.timezone === input.timezone &&
     instantOf(event.start) === instantOf(input.start) &&
@@ -323,16 +359,26 @@ export function planCreate(store: CalendarStore, input: CreateStudyEventInput, c
   if (windowError !== undefined) return { kind: "rejected", error: windowError };
 
   const existing = findByKey(store, input.user_id, input.idempotency_key);
-  if (existing !== undefined) {
-    return sameArguments(existing, input)
-      ? { kind: "replayed", result: { event: existing, replayed: true } }
-      : { kind: "rejected", error: invalid(KEY_REUSED_MESSAGE) };
-  }
+  if (existing !== undefined) return decideExisting(existing, input);
 
-  const event: CalendarEvent = {
+  const event = newEvent(input, context);
+  return { kind: "created", store: { ...store, events: [...store.events, event] }, result: { event, replayed: false } };
+}
+
+/** What a create with an already used key gets: the original event (same arguments) or `invalid_arguments`. */
+export function decideExisting(existing: CalendarEvent, input: CreateStudyEventInput): Exclude<CreatePlan, { kind: "created" }> {
+  return sameArguments(existing, input)
+    ? { kind: "replayed", result: { event: existing, replayed: true } }
+    : { kind: "rejected", error: invalid(KEY_REUSED_MESSAGE) };
+}
+
+/** The event a first use of a key creates. An empty description is stored as none. */
+export function newEvent(input: CreateStudyEventInput, context: CreateContext = SYSTEM_CONTEXT): CalendarEvent {
+  return {
     event_id: context.newEventId(),
     user_id: input.user_id,
     title: input.title,
+    ...(input.description ? { description: input.description } : {}),
     start: input.start,
     end: input.end,
     timezone: input.timezone,
@@ -340,7 +386,6 @@ export function planCreate(store: CalendarStore, input: CreateStudyEventInput, c
     idempotency_key: input.idempotency_key,
     created_at: context.now().toISOString(),
   };
-  return { kind: "created", store: { ...store, events: [...store.events, event] }, result: { event, replayed: false } };
 }
 
 // ---------------------------------------------------------------------------

@@ -1,33 +1,33 @@
 /**
- * `calendar` MCP server over stdio: lists and creates study events in a JSON
- * store file, with per-user idempotency keys so a retried write never creates
- * a second event (see the module comment of calendar.ts for the exact rule).
+ * `calendar` MCP server over stdio: lists, creates and exports study events,
+ * with per-user idempotency keys so a retried write never creates a second
+ * event (see the module comment of calendar.ts for the exact rule). Events
+ * live in Postgres when a database URL is given (so several processes share
+ * them, exactly once per key), else in a JSON store file.
  *
- * Run: `npx tsx tools/calendar/server.ts [--help] [--data PATH]`.
+ * Run: `npx tsx tools/calendar/server.ts [--help] [--data PATH] [--database-url URL]`.
  * stdout carries only the MCP protocol; every log line goes to stderr.
  */
-import { closeOnShutdown, runEntry } from "../shared/stdio-entry.js";
+import { exitOnShutdown, runEntry } from "../shared/stdio-entry.js";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import {
-  CalendarFile,
   CreateStudyEventInputSchema,
   CreateStudyEventOutputSchema,
   GetWriteStatusInputSchema,
   GetWriteStatusOutputSchema,
   ListEventsInputSchema,
   ListEventsOutputSchema,
-  getWriteStatus,
-  listEvents,
-  planCreate,
   type CalendarError,
-  type CalendarStore,
-  type CreatePlan,
 } from "./calendar.js";
+import { eventsToIcs } from "./ics.js";
+import { openPostgresStore } from "./postgres-store.js";
+import { fileStore, type CalendarStoreBackend, type CreateOutcome, type ListOutcome } from "./store.js";
 
 const SERVER_NAME = "warrant-calendar";
 const SERVER_VERSION = "0.1.0";
@@ -36,6 +36,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = path.resolve(HERE, "..", "..");
 const DEFAULT_DATA_PATH = path.join(REPO_ROOT, ".data", "calendar.json");
 const DATA_ENV = "WARRANT_CALENDAR_DATA";
+const DATABASE_ENV = "WARRANT_CALENDAR_DATABASE_URL";
+const SCHEMA_ENV = "WARRANT_CALENDAR_SCHEMA";
 const FAIL_ENV = "WARRANT_CALENDAR_FAIL";
 const FAIL_COUNT_ENV = "WARRANT_CALENDAR_FAIL_COUNT";
 const STATUS_FAIL_ENV = "WARRANT_CALENDAR_STATUS_FAIL";
@@ -44,15 +46,19 @@ const STATUS_FAIL_ENV = "WARRANT_CALENDAR_STATUS_FAIL";
 const FAIL_MODES = ["timeout", "lose_response", "timeout_after_apply"] as const;
 type FailMode = (typeof FAIL_MODES)[number];
 
-const USAGE = `Usage: tsx tools/calendar/server.ts [--help] [--data PATH]
+const USAGE = `Usage: tsx tools/calendar/server.ts [--help] [--data PATH] [--database-url URL]
 
-MCP server (stdio) over a per-user study calendar stored in one JSON file.
-Tools: list_events, create_study_event, get_write_status.
+MCP server (stdio) over a per-user study calendar, stored in Postgres
+(table <schema>.events, unique per user and idempotency key, shared by every
+process on that database) or, without a database URL, in one JSON file.
+Tools: list_events, create_study_event, get_write_status, export_events_ics.
 
 Options:
-  --help        Print this message and exit.
-  --data PATH   Store file, created on first write
-                (default: $${DATA_ENV}, else ${path.relative(REPO_ROOT, DEFAULT_DATA_PATH)} under the repo root).
+  --help               Print this message and exit.
+  --database-url URL   Keep events in this Postgres (default: $${DATABASE_ENV});
+                       the schema is $${SCHEMA_ENV}, else calendar.
+  --data PATH          Without a database: the store file, created on first write
+                       (default: $${DATA_ENV}, else ${path.relative(REPO_ROOT, DEFAULT_DATA_PATH)} under the repo root).
 
 Environment (for tests):
   ${FAIL_ENV}=timeout              create_study_event never answers and writes nothing.
@@ -67,10 +73,12 @@ Environment (for tests):
 interface Options {
   readonly help: boolean;
   readonly dataPath: string;
+  readonly databaseUrl: string | undefined;
+  readonly schema: string;
 }
 
 interface ServerState {
-  readonly file: CalendarFile;
+  readonly store: CalendarStoreBackend;
   readonly failMode: FailMode | undefined;
   /** How many more create_study_event calls the fail switch applies to (Infinity: all). */
   failuresLeft: number;
@@ -89,13 +97,27 @@ function parseOptions(argv: readonly string[], environment: NodeJS.ProcessEnv): 
     options: {
       help: { type: "boolean", short: "h", default: false },
       data: { type: "string" },
+      "database-url": { type: "string" },
     },
     strict: true,
     allowPositionals: false,
   });
-  const fromEnvironment = environment[DATA_ENV];
-  const chosen = values.data ?? (fromEnvironment === undefined || fromEnvironment === "" ? undefined : fromEnvironment);
-  return { help: values.help === true, dataPath: chosen === undefined ? DEFAULT_DATA_PATH : path.resolve(chosen) };
+  const present = (name: string) => {
+    const value = environment[name]?.trim();
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const chosen = values.data ?? present(DATA_ENV);
+  return {
+    help: values.help === true,
+    dataPath: chosen === undefined ? DEFAULT_DATA_PATH : path.resolve(chosen),
+    databaseUrl: values["database-url"] ?? present(DATABASE_ENV),
+    schema: present(SCHEMA_ENV) ?? "calendar",
+  };
+}
+
+/** The store: Postgres when a database URL is given, else the file. */
+async function openStore(options: Options): Promise<CalendarStoreBackend> {
+  return options.databaseUrl === undefined ? fileStore(options.dataPath) : openPostgresStore(options.databaseUrl, options.schema);
 }
 
 /** The fail switch; unset or empty means none. */
@@ -161,15 +183,40 @@ function registerListEvents(server: McpServer, state: ServerState): void {
       annotations: READ_ONLY,
     },
     async (args) => {
-      let store: CalendarStore;
-      try {
-        store = await state.file.read();
-      } catch (error) {
-        log(`list_events: cannot read store: ${describeError(error)}`);
-        return errorResult({ code: "transient_error", message: "calendar store unavailable" });
-      }
-      const outcome = listEvents(store, args);
+      const outcome = await listOrFail(state, "list_events", args);
       return outcome.ok ? jsonResult(outcome.result) : errorResult(outcome.error);
+    },
+  );
+}
+
+/** Lists through the store; a store failure is a transient error. */
+async function listOrFail(state: ServerState, tool: string, args: z.infer<typeof ListEventsInputSchema>): Promise<ListOutcome> {
+  try {
+    return await state.store.list(args);
+  } catch (error) {
+    log(`${tool}: cannot read store: ${describeError(error)}`);
+    return { ok: false, error: { code: "transient_error", message: "calendar store unavailable" } };
+  }
+}
+
+/** Structured result of `export_events_ics`. */
+const ExportIcsOutputSchema = z.object({ ics: z.string(), event_count: z.number().int().min(0) });
+
+function registerExportEventsIcs(server: McpServer, state: ServerState): void {
+  server.registerTool(
+    "export_events_ics",
+    {
+      title: "Export calendar events as iCalendar",
+      description:
+        "The caller's events (optionally one calendar and a from/to window, as list_events) as one iCalendar (.ics, RFC 5545) document, for import into another calendar app.",
+      inputSchema: ListEventsInputSchema,
+      outputSchema: ExportIcsOutputSchema,
+      annotations: READ_ONLY,
+    },
+    async (args) => {
+      const outcome = await listOrFail(state, "export_events_ics", args);
+      if (!outcome.ok) return errorResult(outcome.error);
+      return jsonResult({ ics: eventsToIcs(outcome.result.events), event_count: outcome.result.events.length });
     },
   );
 }
@@ -194,16 +241,16 @@ function registerCreateStudyEvent(server: McpServer, state: ServerState): void {
         log("create_study_event: not answering and not writing (WARRANT_CALENDAR_FAIL=timeout)");
         return never();
       }
-      let plan: CreatePlan;
+      let plan: CreateOutcome;
       try {
-        plan = await state.file.update<CreatePlan>((store) => {
-          const decided = planCreate(store, args);
-          return decided.kind === "created" ? { store: decided.store, value: decided } : { value: decided };
-        });
+        plan = await state.store.create(args);
       } catch (error) {
-        // Every failure inside update happens before the rename, so nothing was applied.
         log(`create_study_event: store update failed: ${describeError(error)}`);
-        return errorResult({ code: "transient_error", message: "calendar store unavailable; nothing was written" });
+        // The file store fails before its rename (nothing applied); a database may fail after its commit.
+        const message = state.store.failureMayHaveApplied
+          ? "calendar store unavailable; check get_write_status with the same key before retrying"
+          : "calendar store unavailable; nothing was written";
+        return errorResult({ code: "transient_error", message });
       }
       if (plan.kind === "created") log(`create_study_event: created ${plan.result.event.event_id} for ${args.user_id}`);
       if (failMode === "lose_response") {
@@ -236,7 +283,7 @@ function registerGetWriteStatus(server: McpServer, state: ServerState): void {
         return errorResult({ code: "transient_error", message: "write status unavailable" });
       }
       try {
-        return jsonResult(getWriteStatus(await state.file.read(), args));
+        return jsonResult(await state.store.status(args));
       } catch (error) {
         log(`get_write_status: cannot read store: ${describeError(error)}`);
         return errorResult({ code: "transient_error", message: "calendar store unavailable" });
@@ -250,6 +297,7 @@ function createServer(state: ServerState): McpServer {
   registerListEvents(server, state);
   registerCreateStudyEvent(server, state);
   registerGetWriteStatus(server, state);
+  registerExportEventsIcs(server, state);
   return server;
 }
 
@@ -278,20 +326,27 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
-  const file = new CalendarFile(options.dataPath);
+  let store: CalendarStoreBackend;
   let eventCount: number;
   try {
-    // Fail fast on a corrupt store rather than on the first call; a missing file is fine.
-    eventCount = (await file.read()).events.length;
+    // Fail fast on a corrupt store or an unreachable database rather than on the first call; a missing file is fine.
+    store = await openStore(options);
+    eventCount = await store.count().catch(async (error: unknown) => {
+      await store.close();
+      throw error;
+    });
   } catch (error) {
     log(`cannot start: ${describeError(error).split("\n").join(" ")}`);
     return 1;
   }
 
-  const server = createServer({ file, failMode, failuresLeft, statusFails });
+  const server = createServer({ store, failMode, failuresLeft, statusFails });
   await server.connect(new StdioServerTransport());
-  closeOnShutdown(server);
-  log(`ready: ${options.dataPath} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}${Number.isFinite(failuresLeft) ? ` for ${failuresLeft} call(s)` : ""}`}`);
+  exitOnShutdown(async () => {
+    await server.close();
+    await store.close();
+  }, { stdin: true });
+  log(`ready: ${store.label} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}${Number.isFinite(failuresLeft) ? ` for ${failuresLeft} call(s)` : ""}`}`);
   return 0;
 }
 

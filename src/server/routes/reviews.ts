@@ -21,6 +21,7 @@ import { mayDecide, REVIEWER_SCOPE, ResumeSchema, type InterruptPayload } from "
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { pendingInterrupts } from "../runs.js";
+import { assertSafeResume } from "../requests.js";
 
 /** Most reviews listed at once. */
 const INBOX_LIMIT = 100;
@@ -90,6 +91,7 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
 
   app.post("/reviews/:thread_id", async (c) => {
     const raw = await body(c);
+    assertSafeResume(raw);
     const parsed = ResumeSchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

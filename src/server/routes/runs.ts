@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { END } from "@langchain/langgraph";
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
+import type { RunKeyRow } from "../../persistence/run-keys.js";
 import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
@@ -14,14 +15,39 @@ import { toWire, toWireJson } from "../events.js";
 import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
 import { clientMetadata, parseBody, refuseUnsupported, requestText, RunCreate, RunListQuery, streamModes, toGraphInput, toolPlaceholders, type RunCreateBody } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
+import { idempotencyKeyOf, replayedRun, runRequestHash } from "../idempotency.js";
 import { checkpointIdFrom } from "../../runtime/run-config.js";
+
+/** A run a request started, or (`Idempotency-Key` repeated) the one it started before. */
+interface StartedRun {
+  run: RunRow;
+  request: RunCreateBody;
+  /** The request carried an idempotency key. */
+  keyed: boolean;
+}
 
 export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
   const { manager, store, principalOf, body, threadParam, ownedThread, ownedRun, snapshotOf, anyGraph } = context;
-  /** Validates a run request and starts it; everything checked before anything is written. */
-  const startRun = async (c: Context<Env>, threadRow: ThreadRow | "stateless", raw: unknown, where: "background" | "stream" | "wait") => {
+  /**
+   * Validates a run request and starts it; everything checked before anything
+   * is written. With an `Idempotency-Key` already used by this principal, the
+   * run it started is returned instead (`Idempotent-Replayed`), before any
+   * check: the first request's run may well have consumed the interrupt it resumed.
+   */
+  const startRun = async (c: Context<Env>, threadRow: ThreadRow | "stateless", raw: unknown, where: "background" | "stream" | "wait"): Promise<StartedRun> => {
     const principal = principalOf(c);
+    const owner = ownerOf(principal);
     const threadId = threadRow === "stateless" ? randomUUID() : threadRow.thread_id;
+    const key = idempotencyKeyOf(c);
+    const hash = key === undefined ? "" : runRequestHash(threadRow === "stateless" ? "stateless" : threadRow.thread_id, raw);
+    const replay = async (recorded: RunKeyRow): Promise<StartedRun> => {
+      c.header("Idempotent-Replayed", "true");
+      return { run: await replayedRun(store, owner, key as string, recorded, hash), request: parseBody(RunCreate, raw), keyed: true };
+    };
+    if (key !== undefined) {
+      const recorded = await store.runKeys.find(owner, key);
+      if (recorded) return replay(recorded);
+    }
     // Before the schema, so the refusal names the real reason.
     const command = (raw as { command?: unknown } | null)?.command;
     if (command && typeof command === "object" && ("update" in command || "goto" in command)) {
@@ -73,26 +99,39 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     if (threadRow !== "stateless" && threadRow.active_run) throw new ApiError("thread_busy", "the thread already has a run in progress");
     await runnable();
     const resume = request.command ? { value: request.command.resume } : undefined;
-    // A stateless run gets a thread of its own once the request has passed every check.
-    const thread = threadRow === "stateless" ? await store.create(ownerOf(principal), { thread_id: threadId, metadata: {} }) : threadRow;
-    if (!thread) throw new ApiError("internal_error", "could not create a thread");
-
-    return manager.start({
-      principal,
-      thread,
-      assistantId: request.assistant_id,
-      input,
-      resume,
-      streamModes: streamModes(request.stream_mode),
-      checkpointId,
-      verify: runnable,
-      get closeStopped() {
-        return plan.closeStopped;
-      },
-      cancelOn: where !== "background" && request.on_disconnect === "cancel" ? c.req.raw.signal : undefined,
-      metadata: clientMetadata(request.metadata ?? undefined),
-      ...(request.input ? { runBound: manager.runBoundFor(requestText(request.input)) } : {}),
-    }).then((active) => ({ active, request }));
+    const runId = randomUUID();
+    if (key !== undefined) {
+      // Claimed before anything starts: of two requests with one key, one starts and the other replays it.
+      const claim = await store.runKeys.claim(owner, key, { request_hash: hash, thread_id: threadId, run_id: runId });
+      if (!claim.claimed) return replay(claim.existing);
+    }
+    try {
+      // A stateless run gets a thread of its own once the request has passed every check.
+      const thread = threadRow === "stateless" ? await store.create(owner, { thread_id: threadId, metadata: {} }) : threadRow;
+      if (!thread) throw new ApiError("internal_error", "could not create a thread");
+      const active = await manager.start({
+        principal,
+        thread,
+        assistantId: request.assistant_id,
+        input,
+        resume,
+        streamModes: streamModes(request.stream_mode),
+        checkpointId,
+        verify: runnable,
+        get closeStopped() {
+          return plan.closeStopped;
+        },
+        cancelOn: where !== "background" && request.on_disconnect === "cancel" ? c.req.raw.signal : undefined,
+        metadata: clientMetadata(request.metadata ?? undefined),
+        runId,
+        ...(request.input ? { runBound: manager.runBoundFor(requestText(request.input)) } : {}),
+      });
+      return { run: active.run, request, keyed: key !== undefined };
+    } catch (error) {
+      // The run did not start: give the key back, so the client may retry with it.
+      if (key !== undefined) await store.runKeys.release(owner, key, runId).catch(() => undefined);
+      throw error;
+    }
   };
 
   const threadForRun = async (c: Context<Env>, raw: unknown): Promise<ThreadRow> => {
@@ -174,8 +213,10 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     });
   };
 
-  const deleteIfStateless = async (c: Context<Env>, request: RunCreateBody, run: RunRow) => {
-    if (request.on_completion === "keep") return;
+  const deleteIfStateless = async (c: Context<Env>, started: StartedRun) => {
+    const { request, run } = started;
+    // A keyed run is kept, so that a repeat of its request can still be answered with it.
+    if (request.on_completion === "keep" || started.keyed) return;
     const ended = await manager.wait(ownerOf(principalOf(c)), run.thread_id, run.run_id);
     if (ended?.status !== "success") return;
     if ((await manager.threadStatus(run.assistant_id, run.thread_id)) === "interrupted") return;
@@ -185,41 +226,41 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
 
   app.post("/threads/:thread_id/runs", async (c) => {
     const raw = await body(c);
-    const { active } = await startRun(c, await threadForRun(c, raw), raw, "background");
-    locate(c, active.run);
-    return c.json(runJson(active.run));
+    const { run } = await startRun(c, await threadForRun(c, raw), raw, "background");
+    locate(c, run);
+    return c.json(runJson(run));
   });
   app.post("/threads/:thread_id/runs/stream", async (c) => {
     const raw = await body(c);
-    const { active } = await startRun(c, await threadForRun(c, raw), raw, "stream");
-    locate(c, active.run);
-    return streamRun(c, active.run);
+    const { run } = await startRun(c, await threadForRun(c, raw), raw, "stream");
+    locate(c, run);
+    return streamRun(c, run);
   });
   app.post("/threads/:thread_id/runs/wait", async (c) => {
     const raw = await body(c);
-    const { active } = await startRun(c, await threadForRun(c, raw), raw, "wait");
-    locate(c, active.run);
-    const ended = await manager.wait(ownerOf(principalOf(c)), active.run.thread_id, active.run.run_id);
-    return c.json(await finalValues(ended, active.run.thread_id));
+    const { run } = await startRun(c, await threadForRun(c, raw), raw, "wait");
+    locate(c, run);
+    const ended = await manager.wait(ownerOf(principalOf(c)), run.thread_id, run.run_id);
+    return c.json(await finalValues(ended, run.thread_id));
   });
   app.post("/runs", async (c) => {
-    const { active, request } = await startRun(c, "stateless", await body(c), "background");
-    locate(c, active.run);
-    void deleteIfStateless(c, request, active.run).catch(() => undefined);
-    return c.json(runJson(active.run));
+    const started = await startRun(c, "stateless", await body(c), "background");
+    locate(c, started.run);
+    void deleteIfStateless(c, started).catch(() => undefined);
+    return c.json(runJson(started.run));
   });
   app.post("/runs/stream", async (c) => {
-    const { active, request } = await startRun(c, "stateless", await body(c), "stream");
-    locate(c, active.run);
-    void deleteIfStateless(c, request, active.run).catch(() => undefined);
-    return streamRun(c, active.run);
+    const started = await startRun(c, "stateless", await body(c), "stream");
+    locate(c, started.run);
+    void deleteIfStateless(c, started).catch(() => undefined);
+    return streamRun(c, started.run);
   });
   app.post("/runs/wait", async (c) => {
-    const { active, request } = await startRun(c, "stateless", await body(c), "wait");
-    locate(c, active.run);
-    const ended = await manager.wait(ownerOf(principalOf(c)), active.run.thread_id, active.run.run_id);
-    const values = await finalValues(ended, active.run.thread_id);
-    await deleteIfStateless(c, request, active.run);
+    const started = await startRun(c, "stateless", await body(c), "wait");
+    locate(c, started.run);
+    const ended = await manager.wait(ownerOf(principalOf(c)), started.run.thread_id, started.run.run_id);
+    const values = await finalValues(ended, started.run.thread_id);
+    await deleteIfStateless(c, started);
     return c.json(values);
   });
   app.post("/runs/batch", () => {

@@ -6,7 +6,7 @@ import type { ThreadRow } from "../../persistence/thread-store.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire } from "../events.js";
-import { clientMetadata, HistoryQuery, parseBody, ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch, valuesFilter } from "../requests.js";
+import { checkpointIdParam, clientMetadata, HistoryQuery, parseBody, ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch, valuesFilter } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
 import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../runtime/run-config.js";
 
@@ -118,11 +118,12 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   const stateAt = async (c: Context<Env>, checkpointId: string | undefined) => {
     const thread = await ownedThread(c);
     const snapshot = await snapshotOf(thread.thread_id, checkpointId);
-    if (checkpointId && checkpointIdFrom(snapshot.config) !== checkpointId) throw notFound("checkpoint");
+    // An unknown id still gets a snapshot (the config it was asked with, no values, no creation time): that is a 404.
+    if (checkpointId && (snapshot.createdAt === undefined || checkpointIdFrom(snapshot.config) !== checkpointId)) throw notFound("checkpoint");
     return c.json(stateJson(snapshot));
   };
   app.get("/threads/:thread_id/state", (c) => stateAt(c, undefined));
-  app.get("/threads/:thread_id/state/:checkpoint_id", (c) => stateAt(c, c.req.param("checkpoint_id").slice(0, 128)));
+  app.get("/threads/:thread_id/state/:checkpoint_id", (c) => stateAt(c, checkpointIdParam(c.req.param("checkpoint_id"))));
   app.post("/threads/:thread_id/state/checkpoint", async (c) => {
     const request = parseBody(HistoryQuery.shape.checkpoint.unwrap(), await body(c));
     return stateAt(c, request.checkpoint_id);

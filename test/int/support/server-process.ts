@@ -25,7 +25,7 @@ import { mintApiToken } from "../../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../../src/auth/principal.js";
 import { REPO_ROOT } from "../../../src/env.js";
 import { createTestDatabase, type TestDatabase } from "./postgres.js";
-import { storedCalendarEvents } from "./calendar.js";
+import { databaseCalendarEvents, storedCalendarEvents } from "./calendar.js";
 import { fetchAs } from "./http.js";
 
 const PRINCIPALS_PATH = path.join(REPO_ROOT, "src/domains/dev-principals.json");
@@ -200,7 +200,8 @@ export async function createServerSandbox(): Promise<ServerSandbox> {
       const { user, ...rest } = init;
       return fetchAs(`${server.url}${pathname}`, rest, user ? await token(user) : undefined);
     },
-    calendarEvents: () => storedCalendarEvents(calendarPath),
+    // With DATABASE_URL the calendar child keeps its events in that database (warrant.config.json passes it on), else in the file.
+    calendarEvents: async () => [...(await storedCalendarEvents(calendarPath)), ...(await databaseCalendarEvents(database.url))],
     async cleanup() {
       try {
         await Promise.all(started.map((server) => server.kill()));

@@ -15,7 +15,7 @@ import { loadSettings } from "../../../src/env.js";
 import type { Planner, PlannerInput } from "../../../src/planners/planner.js";
 import { decide } from "../../../src/domains/rules-planner.js";
 import { startServer, type StartedServer } from "../../../src/server/server.js";
-import { storedCalendarEvents } from "./calendar.js";
+import { databaseCalendarEvents, storedCalendarEvents } from "./calendar.js";
 import { fetchAs } from "./http.js";
 import { createTestDatabase } from "./postgres.js";
 
@@ -113,7 +113,8 @@ export async function startTestServer(
       const { user, ...rest } = init;
       return fetchAs(`${server.url}${pathname}`, rest, user ? await token(user) : undefined);
     },
-    calendarEvents: () => storedCalendarEvents(calendarPath),
+    // With DATABASE_URL the calendar child keeps its events in that database (warrant.config.json passes it on), else in the file.
+    calendarEvents: async () => [...(await storedCalendarEvents(calendarPath)), ...(await databaseCalendarEvents(database.url))],
     async close() {
       try {
         await server.close({ drainMs: 2_000 });
