@@ -35,6 +35,18 @@ const finalReply = (answer: string): ScriptedCompletion => ({
   usage: USAGE,
 });
 
+type StoredEvent = Record<string, unknown>;
+/** An event's start or end in ms, from the calendar's file store (`start`) or its table (`start_at`). */
+const instant = (event: StoredEvent, which: "start" | "end"): number => {
+  const value = event[which] ?? event[`${which}_at`];
+  return value instanceof Date ? value.getTime() : Date.parse(String(value));
+};
+/** The events created since `before` (a listing taken earlier), whatever order the store lists them in. */
+const createdSince = (before: StoredEvent[], now: StoredEvent[]): StoredEvent[] => {
+  const seen = new Set(before.map((event) => String(event["event_id"])));
+  return now.filter((event) => !seen.has(String(event["event_id"])));
+};
+
 let sandbox: ServerSandbox | undefined;
 let fake: FakeOpenAI | undefined;
 let server: ServerProcess;
@@ -79,7 +91,7 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
   });
 
   it("approve two and reject one: exactly two events, the rejection listed with its reason", async () => {
-    const before = (await sandbox!.calendarEvents()).length;
+    const before = await sandbox!.calendarEvents();
     fake!.enqueue(proposeEvents([session(1), session(2), session(3)]), finalReply("Two sessions are in your calendar."));
     const page = await browser!.page();
     await signInAsAlice(page);
@@ -101,7 +113,7 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     await page.getByRole("button", { name: "Send decisions" }).click();
 
     await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 }).toBe("final_answer");
-    const events = (await sandbox!.calendarEvents()).slice(before);
+    const events = createdSince(before, await sandbox!.calendarEvents());
     expect(events.map((event) => event["title"]).sort()).toEqual([session(1).title, session(2).title]);
     expect(events.every((event) => event["user_id"] === "alice")).toBe(true);
 
@@ -121,7 +133,7 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
   }, 120_000);
 
   it("edit one action's time: the edited event is created; an invalid edit is stopped in the page", async () => {
-    const before = (await sandbox!.calendarEvents()).length;
+    const before = await sandbox!.calendarEvents();
     fake!.enqueue(proposeEvents([session(1)]), finalReply("Your session is booked."));
     const page = await browser!.page();
     await signInAsAlice(page);
@@ -131,7 +143,7 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     const first = card(page, 0);
     await first.getByLabel("Edit").check();
     // The form is generated from the tool's schema: the model-visible arguments only.
-    expect(await first.locator(".arguments-form input").evaluateAll((inputs) => inputs.map((input) => input.getAttribute("name")))).toEqual(["title", "start", "end", "timezone", "calendar"]);
+    expect(await first.locator(".arguments-form input").evaluateAll((inputs) => inputs.map((input) => input.getAttribute("name")))).toEqual(["title", "description", "start", "end", "timezone", "calendar"]);
 
     await first.getByLabel("start *").fill("tomorrow evening");
     await page.getByRole("button", { name: "Send decisions" }).click();
@@ -145,11 +157,11 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     await page.getByRole("button", { name: "Send decisions" }).click();
 
     await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 }).toBe("final_answer");
-    const events = (await sandbox!.calendarEvents()).slice(before);
+    const events = createdSince(before, await sandbox!.calendarEvents());
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ title: session(1).title, user_id: "alice" });
-    expect(Date.parse(String(events[0]!["start"]))).toBe(Date.parse("2026-12-05T07:30:00Z"));
-    expect(Date.parse(String(events[0]!["end"]))).toBe(Date.parse("2026-12-05T08:10:00Z"));
+    expect(instant(events[0]!, "start")).toBe(Date.parse("2026-12-05T07:30:00Z"));
+    expect(instant(events[0]!, "end")).toBe(Date.parse("2026-12-05T08:10:00Z"));
     await browser!.screenshot(page, "approvals-edited-event");
     await page.close();
   }, 120_000);
@@ -177,7 +189,7 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
   }, 120_000);
 
   it("rita approves alice's pending review from the inbox: one event, for alice", async () => {
-    const before = (await sandbox!.calendarEvents()).length;
+    const before = await sandbox!.calendarEvents();
     fake!.enqueue(proposeEvents([session(4)]), finalReply("Booked after review."));
     const alice = await browser!.page();
     await signInAs(alice, "Alice");
@@ -197,7 +209,7 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     await expect.poll(() => rita.getByTestId("review-outcome").getAttribute("data-status"), { timeout: 60_000 }).toBe("completed");
     await browser!.screenshot(rita, "reviewer-inbox-approved");
 
-    const events = (await sandbox!.calendarEvents()).slice(before);
+    const events = createdSince(before, await sandbox!.calendarEvents());
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ user_id: "alice", title: session(4).title });
     // The owner's page, reloaded, shows the finished run; the review has left the inbox.

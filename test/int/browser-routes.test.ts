@@ -53,7 +53,7 @@ describe("chat page routes", () => {
     const create = body.tools.find((tool) => tool.name === "create_study_event");
     expect(create?.risk).toBe("write_reversible");
     // The schema the model sees: host-injected arguments are not the reviewer's to edit.
-    expect(Object.keys(create?.schema.properties ?? {}).sort()).toEqual(["calendar", "end", "start", "timezone", "title"]);
+    expect(Object.keys(create?.schema.properties ?? {}).sort()).toEqual(["calendar", "description", "end", "start", "timezone", "title"]);
     // Tools outside the principal's scopes are not described to it.
     expect(body.tools.map((tool) => tool.name)).not.toContain("get_case_snapshot");
     // A reviewer edits other users' actions, so gets those tools' schemas without their scopes.
