@@ -26,6 +26,7 @@ import { registerReviewRoutes } from "./routes/reviews.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import type { RunManager, ServedGraph } from "./runs.js";
+import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
 
 export interface AppOptions {
   manager: RunManager;
@@ -42,6 +43,8 @@ export interface AppOptions {
   heartbeatMs?: number;
   /** Browser origins allowed to call the API (CORS); none by default. */
   corsOrigins?: string[];
+  /** The chat page at `/` (web.ts); absent in tests that serve the API alone. */
+  web?: WebOptions;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -99,6 +102,9 @@ export function createApp(options: AppOptions): Hono<Env> {
     })(c, next);
   });
 
+  // The page loads without a token; it asks for one (web.ts).
+  if (options.web) registerPageRoutes(app, options.web);
+
   // What the server is, for clients probing it before they have a token (agent-chat-ui
   // checks /info first). Nothing about users, threads or configuration.
   app.get("/info", (c) => c.json({ version: options.version, name: "warrant", flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false } }));
@@ -114,6 +120,7 @@ export function createApp(options: AppOptions): Hono<Env> {
     await next();
   });
 
+  if (options.web) registerSessionRoutes(app, options.web);
   const context = routeContext(manager, store, options.ledger, graphs, options.heartbeatMs ?? 10_000);
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);

@@ -20,6 +20,7 @@ import { createRulesPlanner } from "../domains/rules-planner.js";
 import { createApp } from "./app.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
+import { webOptions } from "./web.js";
 
 export interface StartedServer {
   url: string;
@@ -88,6 +89,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       secret,
       maxBodyBytes: settings.server.maxBodyBytes,
       corsOrigins: settings.server.corsOrigins,
+      web: await webOptions(settings, secret, runtime.host.tools),
       ping: async () => {
         await database.pool.query("select 1");
       },

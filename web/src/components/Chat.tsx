@@ -1,0 +1,116 @@
+/**
+ * The signed-in page: thread list, the open thread's conversation (streamed
+ * through `useStream`), the run's details, approval cards for a pending
+ * review, and the composer. The thread id lives in the URL.
+ */
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { StreamMode } from "@langchain/langgraph-sdk";
+import { useStream } from "@langchain/langgraph-sdk/react";
+import { makeClient, problemOf, type Problem } from "../api";
+import { approvalOf } from "../read";
+import { setThreadInUrl, threadFromUrl } from "../session";
+import { useRejoin } from "../use-rejoin";
+import type { AgentValues, ResumeDecision, SessionInfo } from "../types";
+import { ApprovalPanel } from "./ApprovalPanel";
+import { Composer } from "./Composer";
+import { Header } from "./Header";
+import { MessageList } from "./MessageList";
+import { ProblemBanner } from "./ProblemBanner";
+import { Reviews } from "./Reviews";
+import { RunPanel } from "./RunPanel";
+import { ThreadList } from "./ThreadList";
+import { ToolProgressList } from "./ToolProgressList";
+
+/**
+ * How every run is streamed. A run outlives its page: closing or reloading the tab must not
+ * cancel it (the SDK's default for a stream that is not resumable); Stop cancels explicitly.
+ */
+const SUBMIT_OPTIONS = { streamMode: ["values", "messages-tuple", "updates", "tools"] as StreamMode[], streamResumable: true, onDisconnect: "continue" as const };
+
+export function Chat({ token, session, onSignOut }: { token: string; session: SessionInfo; onSignOut: (reason: Problem | null) => void }) {
+  const client = useMemo(() => makeClient(token), [token]);
+  const [threadId, setThreadId] = useState<string | null>(threadFromUrl);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [threadsChanged, setThreadsChanged] = useState(0);
+  const [view, setView] = useState<"chat" | "reviews">("chat");
+  // What to do again when the server did not answer: the last message or decisions sent.
+  const lastAction = useRef<(() => void) | null>(null);
+
+  const report = useCallback(
+    (error: unknown) => {
+      const found = problemOf(error);
+      if (found.kind === "auth") onSignOut({ ...found, message: `Your sign-in is no longer valid (${found.message}).` });
+      else setProblem(found);
+    },
+    [onSignOut],
+  );
+
+  const stream = useStream<AgentValues>({
+    client,
+    assistantId: "agent",
+    threadId,
+    fetchStateHistory: false,
+    onThreadId: (id) => {
+      setThreadId(id);
+      setThreadInUrl(id);
+      setThreadsChanged((n) => n + 1);
+    },
+    onError: report,
+    onFinish: () => setThreadsChanged((n) => n + 1),
+  });
+
+  useRejoin(client, threadId, stream, SUBMIT_OPTIONS.streamMode);
+
+  useEffect(() => {
+    if (stream.error) report(stream.error);
+  }, [stream.error, report]);
+
+  const retry = () => {
+    setProblem(null);
+    setThreadsChanged((n) => n + 1);
+    const again = lastAction.current;
+    lastAction.current = null;
+    again?.();
+  };
+  const openThread = (id: string | null) => {
+    lastAction.current = null;
+    setProblem(null);
+    setView("chat");
+    setThreadId(id);
+    setThreadInUrl(id);
+  };
+  const send = (text: string) => {
+    setProblem(null);
+    lastAction.current = () => send(text);
+    void stream.submit({ messages: [{ type: "human", content: text }] }, SUBMIT_OPTIONS);
+  };
+  const decide = (decisions: ResumeDecision[]) => {
+    setProblem(null);
+    lastAction.current = () => decide(decisions);
+    void stream.submit(undefined, { ...SUBMIT_OPTIONS, command: { resume: { decisions } } });
+  };
+
+  const values = stream.values ?? {};
+  const approval = approvalOf(stream.interrupt?.value);
+  return (
+    <div className="layout">
+      <Header session={session} view={view} token={token} onView={setView} onSignOut={() => onSignOut(null)} />
+      <ThreadList client={client} current={threadId} changed={threadsChanged} onOpen={openThread} onProblem={report} />
+      <main className="conversation" aria-label="Conversation">
+        {view === "reviews" ? (
+          <Reviews token={token} session={session} />
+        ) : (
+          <>
+            <MessageList messages={stream.messages} values={values} />
+            {stream.isLoading && <ToolProgressList progress={stream.toolProgress} />}
+            {stream.isLoading && <p role="status" className="working">Working…</p>}
+            {values.run && <RunPanel client={client} threadId={threadId} values={values} budgets={session.budgets} live={stream.isLoading} />}
+            {approval && !stream.isLoading && <ApprovalPanel key={approval.approvals.map((item) => `${item.action_id}:${item.version}`).join(",") + (approval.error?.message ?? "")} request={approval} tools={session.tools} onDecide={decide} />}
+            {problem && <ProblemBanner problem={problem} onDismiss={() => setProblem(null)} {...(problem.kind === "down" ? { onRetry: retry } : {})} />}
+            <Composer disabled={stream.isLoading || approval !== null} pendingReview={approval !== null} onSend={send} onStop={stream.isLoading ? () => void stream.stop() : undefined} />
+          </>
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,23 @@
+/** The latest run of the thread: why it stopped, what it spent, its tool ledger and its denied proposals. */
+import type { Client } from "@langchain/langgraph-sdk";
+import { useRunDenials } from "../use-run-denials";
+import { ledgerOf, terminationOf, usageOf } from "../read";
+import type { AgentValues, Budgets } from "../types";
+import { BudgetTable } from "./BudgetTable";
+import { DenialList } from "./DenialList";
+import { LedgerTable } from "./LedgerTable";
+import { Termination } from "./Termination";
+
+export function RunPanel({ client, threadId, values, budgets, live }: { client: Client; threadId: string | null; values: AgentValues; budgets: Budgets; live: boolean }) {
+  const denials = useRunDenials(client, threadId, values, live);
+  const usage = usageOf(values);
+  const termination = terminationOf(values);
+  return (
+    <section className="run-panel" aria-label="This run">
+      {!live && termination && <Termination reason={termination} />}
+      <LedgerTable rows={ledgerOf(values)} />
+      <DenialList denials={denials} />
+      {usage && <BudgetTable usage={usage} budgets={budgets} />}
+    </section>
+  );
+}

@@ -1,0 +1,59 @@
+/**
+ * Sign-in: paste a token (`npm run token -- --user alice`), or, when the
+ * server runs on the shipped dev principals, pick one of them.
+ */
+import { useEffect, useState, type FormEvent } from "react";
+import { fetchDevPrincipals, mintDevToken, problemOf, type Problem } from "../api";
+import { ProblemBanner } from "./ProblemBanner";
+
+type DevPrincipal = { user_id: string; display_name: string; role: string };
+
+export function SignIn({ problem, onToken }: { problem: Problem | null; onToken: (token: string) => void }) {
+  const [pasted, setPasted] = useState("");
+  const [principals, setPrincipals] = useState<DevPrincipal[] | null>(null);
+  const [devProblem, setDevProblem] = useState<Problem | null>(null);
+
+  useEffect(() => {
+    void fetchDevPrincipals().then(setPrincipals);
+  }, []);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (pasted.trim() !== "") onToken(pasted.trim());
+  };
+  const pick = (user: string) => {
+    setDevProblem(null);
+    mintDevToken(user).then(({ token }) => onToken(token), (error: unknown) => setDevProblem(problemOf(error)));
+  };
+
+  return (
+    <main className="centered sign-in">
+      <h1>Warrant</h1>
+      <p>Sign in to chat with the agent that proposes, while code decides.</p>
+      {problem && <ProblemBanner problem={problem} />}
+      <form onSubmit={submit} aria-label="Sign in with a token">
+        <label htmlFor="token">API token</label>
+        <textarea id="token" name="token" rows={3} value={pasted} onChange={(event) => setPasted(event.target.value)} placeholder="eyJ… (npm run -s token -- --user alice)" autoComplete="off" spellCheck={false} />
+        <button type="submit" disabled={pasted.trim() === ""}>
+          Sign in
+        </button>
+      </form>
+      {principals && principals.length > 0 && (
+        <section aria-labelledby="dev-heading" className="dev-principals">
+          <h2 id="dev-heading">Development sign-in</h2>
+          <p>This server runs on the shipped dev principals; pick one.</p>
+          {devProblem && <ProblemBanner problem={devProblem} />}
+          <ul>
+            {principals.map((principal) => (
+              <li key={principal.user_id}>
+                <button type="button" className="secondary" onClick={() => pick(principal.user_id)}>
+                  {principal.display_name} <small>({principal.role})</small>
+                </button>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+    </main>
+  );
+}

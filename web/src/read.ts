@@ -1,0 +1,56 @@
+/**
+ * Reading state values and interrupts defensively: what the server sends is
+ * data, so each reader checks the shape it needs and drops what does not fit.
+ */
+import type { AgentValues, ApprovalInterrupt, Denial, Evidence, LedgerRow, RunResult, TerminationReason, Usage } from "./types";
+
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isString = (value: unknown): value is string => typeof value === "string";
+
+export function ledgerOf(values: AgentValues): LedgerRow[] {
+  const rows = Array.isArray(values.ledger) ? values.ledger : [];
+  const started = values.run?.started_at;
+  // The ledger keeps every run of the thread; a run's rows are those started after it began.
+  return rows.filter((row): row is LedgerRow => isRecord(row) && isString(row.tool) && isString(row.status) && (!started || row.started_at >= started));
+}
+
+export function evidenceOf(values: AgentValues): Evidence[] {
+  return (Array.isArray(values.evidence) ? values.evidence : []).filter((item): item is Evidence => isRecord(item) && isString(item.ref) && isString(item.excerpt));
+}
+
+export function resultOf(values: AgentValues): RunResult | null {
+  const result = values.result;
+  if (!isRecord(result) || !isString(result.answer)) return null;
+  return { answer: result.answer, abstained: result.abstained === true, citations: Array.isArray(result.citations) ? result.citations.filter((c) => isRecord(c) && isString(c.ref)) : [] };
+}
+
+export function usageOf(values: AgentValues): Usage | null {
+  const usage = values.usage;
+  return isRecord(usage) && typeof usage.model_calls === "number" ? (usage as unknown as Usage) : null;
+}
+
+export function terminationOf(values: AgentValues): TerminationReason | null {
+  const reason = values.termination_reason;
+  return isRecord(reason) && isString(reason.code) ? (reason as unknown as TerminationReason) : null;
+}
+
+/** Denied proposals in these values (`decisions` of type deny). */
+export function denialsOf(values: AgentValues): Denial[] {
+  const decisions = Array.isArray(values.decisions) ? values.decisions : [];
+  return decisions
+    .filter((decision): decision is Record<string, unknown> => isRecord(decision) && decision.type === "deny")
+    .map((decision) => ({
+      call_id: String(decision.call_id ?? ""),
+      tool: String(decision.tool ?? ""),
+      code: String(decision.code ?? ""),
+      message: String(decision.message ?? ""),
+      check: String(decision.check ?? ""),
+      ...(typeof decision.withheld === "string" ? { withheld: decision.withheld } : {}),
+    }));
+}
+
+/** The approval request, when an interrupt value has Warrant's shape. */
+export function approvalOf(value: unknown): ApprovalInterrupt | null {
+  if (!isRecord(value) || !Array.isArray(value.action_requests) || !Array.isArray(value.approvals)) return null;
+  return value as unknown as ApprovalInterrupt;
+}

@@ -1,0 +1,141 @@
+/**
+ * The parts of Warrant's state and interrupt the page reads (src/state.ts,
+ * src/policy/approval.ts). Everything arrives over the network, so readers
+ * use the guards in `read.ts` rather than trusting these shapes.
+ */
+
+export interface LedgerRow {
+  call_id: string;
+  attempt: number;
+  tool: string;
+  server: string;
+  risk: string;
+  status: string;
+  error_code: string | null;
+  started_at: string;
+  finished_at: string | null;
+  elapsed_ms: number | null;
+}
+
+export interface Evidence {
+  ref: string;
+  source_id: string;
+  item_id: string;
+  excerpt: string;
+  title?: string;
+  page?: number;
+  version: string;
+  tool: string;
+}
+
+export interface Citation {
+  ref: string;
+  source_id: string;
+  page?: number;
+  title?: string;
+}
+
+export interface RunResult {
+  answer: string;
+  citations: Citation[];
+  abstained: boolean;
+}
+
+export interface Usage {
+  model_calls: number;
+  tool_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  elapsed_ms: number;
+}
+
+export interface TerminationReason {
+  code: string;
+  detail: string;
+  budget?: string;
+}
+
+export interface Denial {
+  call_id: string;
+  tool: string;
+  code: string;
+  message: string;
+  /** The named check of the policy pipeline that refused it (`offered`, `arguments`, `authorized`, …). */
+  check: string;
+  /** For `offered`: why the tool was not in this step's set (`scope`, `unhealthy`, …). */
+  withheld?: string;
+}
+
+export interface RunInfo {
+  run_id: string;
+  request: string;
+  started_at: string;
+}
+
+export interface AgentValues {
+  messages?: unknown[];
+  status?: string;
+  ledger?: LedgerRow[];
+  evidence?: Evidence[];
+  usage?: Usage;
+  termination_reason?: TerminationReason | null;
+  result?: RunResult | null;
+  decisions?: unknown[];
+  run?: RunInfo | null;
+  [key: string]: unknown;
+}
+
+/** The approval request (agent-chat-ui's HITL format plus Warrant's binding). */
+export interface ApprovalInterrupt {
+  action_requests: { name: string; args: Record<string, unknown>; description?: string }[];
+  review_configs: { action_name: string; allowed_decisions: string[] }[];
+  approvals: { action_id: string; fingerprint: string; version: number; expires_at: string }[];
+  /** Present when the previous answer was refused; the same request is asked again. */
+  error?: { code: string; message: string };
+}
+
+export type ResumeDecision =
+  | { type: "approve"; action_id: string }
+  | { type: "edit"; action_id: string; edited_action: { name: string; args: Record<string, unknown> } }
+  | { type: "reject"; action_id: string; message?: string };
+
+export interface ToolInfo {
+  name: string;
+  server: string;
+  risk: string;
+  description: string;
+  schema: JsonSchema;
+}
+
+export interface Budgets {
+  model_turns: number;
+  tool_calls: number;
+  deadline_ms: number;
+  tokens: number;
+  max_repeats: number;
+  no_progress_steps: number;
+}
+
+export interface SessionInfo {
+  principal: { user_id: string; display_name: string; tenant: string; role: string; scopes: string[] };
+  budgets: Budgets;
+  tools: ToolInfo[];
+}
+
+export interface JsonSchema {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  enum?: unknown[];
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  description?: string;
+  format?: string;
+  items?: JsonSchema;
+}
