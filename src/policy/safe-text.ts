@@ -99,21 +99,7 @@ export function isSafeKey(text: string): boolean {
  */
 export function escapeUnsafe(text: string): string {
   if (isSafeKey(text)) return text;
-  let result = "";
-  for (let index = 0; index < text.length; index += 1) {
-    const unit = text.charCodeAt(index);
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = index + 1 < text.length ? text.charCodeAt(index + 1) : 0;
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        result += text[index]! + text[index + 1]!;
-        index += 1;
-        continue;
-      }
-    }
-    const unsafe = (unit >= 0xd800 && unit <= 0xdfff) || isAnyControl(unit) || isInvisibleFormat(unit);
-    result += unsafe ? `\\u{${unit.toString(16)}}` : text[index]!;
-  }
-  return result;
+  return mapUnits(text, (unit, lone) => (lone || isAnyControl(unit) || isInvisibleFormat(unit) ? `\\u{${unit.toString(16)}}` : undefined));
 }
 
 /**
@@ -123,20 +109,27 @@ export function escapeUnsafe(text: string): string {
  */
 export function replaceUnstorable(text: string): string {
   if (isStorableText(text)) return text;
+  return mapUnits(text, (unit, lone) => (lone || isStoredControl(unit) ? "\ufffd" : undefined));
+}
+
+/**
+ * Rewrites a string one UTF-16 unit at a time: surrogate pairs pass through
+ * whole; `replace` sees every other unit (`lone` for an unpaired surrogate)
+ * and returns its replacement, or undefined to keep it.
+ */
+function mapUnits(text: string, replace: (unit: number, lone: boolean) => string | undefined): string {
   let result = "";
   for (let index = 0; index < text.length; index += 1) {
     const unit = text.charCodeAt(index);
     if (unit >= 0xd800 && unit <= 0xdbff) {
       const next = index + 1 < text.length ? text.charCodeAt(index + 1) : 0;
       if (next >= 0xdc00 && next <= 0xdfff) {
-        result += text[index]! + text[index + 1]!;
+        result += text.slice(index, index + 2);
         index += 1;
         continue;
       }
-      result += "\ufffd";
-      continue;
     }
-    result += (unit >= 0xdc00 && unit <= 0xdfff) || isStoredControl(unit) ? "\ufffd" : text[index]!;
+    result += replace(unit, unit >= 0xd800 && unit <= 0xdfff) ?? text[index]!;
   }
   return result;
 }

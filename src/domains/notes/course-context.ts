@@ -10,10 +10,8 @@
  * execute and the ledger.
  */
 import { z } from "zod";
-import { grantsOf, type Principal } from "../../auth/principal.js";
-import type { CatalogTool } from "../../mcp/catalog.js";
-import type { ToolHost } from "../../mcp/tool-host.js";
-import type { ContextProvider } from "../../runtime/context-provider.js";
+import { grantsOf } from "../../auth/principal.js";
+import type { ContextProvider, ContextProviderInput } from "../../runtime/context-provider.js";
 
 /**
  * A course the request names, prepared by the plan node for a quiz request:
@@ -86,14 +84,7 @@ const unavailable = (course: string, reason: string): CourseContext => ({ course
  * one or names no course. A named course the principal is not enrolled in is
  * not asked about at all (`unavailable: "access_denied"`).
  */
-export async function loadCourseContext(options: {
-  tools: ToolHost;
-  offered: readonly CatalogTool[];
-  request: string;
-  principal: Principal;
-  threadId: string;
-  signal?: AbortSignal | undefined;
-}): Promise<CourseContext | undefined> {
+export async function loadCourseContext(options: ContextProviderInput): Promise<CourseContext | undefined> {
   if (!isQuizRequest(options.request)) return undefined;
   const [course] = namedCourses(options.request);
   if (course === undefined) return undefined;
