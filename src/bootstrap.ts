@@ -40,7 +40,7 @@ export function createRuntime(
 ): Runtime {
   const database = overrides.database
     ? async () => overrides.database as Database
-    : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
+    : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir, pool: settings.pool }));
   // The calendar (and any server whose config asks for it) shares the host's database; tool definitions are pinned in it.
   const connect = async () => {
     opened.database = true;

@@ -11,8 +11,8 @@
  *   explicit transaction blocks are kept apart by its query queue, so an
  *   extended-protocol message sequence from one socket can interleave with
  *   another's. Concurrent connections are therefore not safe, so the
- *   embedded pool has `max: 1`, and no wait timeout (callers queue for the
- *   one client instead of failing).
+ *   embedded pool has `max: 1` whatever `pool.max` says; callers queue for
+ *   the one client, for at most `pool.waitMs` like in server mode.
  * - The server's slot limit is 2, not its default 1, and that is headroom,
  *   not concurrency: `pg.Pool#query` destroys its client on ANY query error
  *   (even a unique violation) and the next query connects a replacement at
@@ -45,6 +45,7 @@ import type { PinStore } from "../mcp/pins.js";
 import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
 import type { ApprovalStore } from "../runtime/approvals.js";
+import { createBoundedPool, DEFAULT_POOL_BOUNDS, type PoolBounds } from "./pool.js";
 
 /** An open database. Everything shares `pool`. */
 export interface Database {
@@ -79,12 +80,11 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   /** Schema for Warrant's own tables; default `warrant`. */
   schema?: string;
+  /** The process's one pool: its size (server mode) and how long a query may queue for a connection. */
+  pool?: Partial<PoolBounds>;
 }
 
 const DEFAULT_SCHEMA = "warrant";
-
-/** How long a server-mode connection attempt (or a wait for a pool slot) may take. */
-const CONNECT_TIMEOUT_MS = 5_000;
 
 /** One live pool client plus one slot for a replacement while the old socket closes (see the header). */
 const EMBEDDED_SOCKET_SLOTS = 2;
@@ -101,13 +101,14 @@ const SETUP_LOCK_KEY = "24560144796962388";
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   quoteSchemaName(schema); // validates the name before any connection is made
-  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema);
-  return openEmbedded(options.dataDir, schema);
+  const bounds = { ...DEFAULT_POOL_BOUNDS, ...options.pool };
+  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema, bounds);
+  return openEmbedded(options.dataDir, schema, bounds.waitMs);
 }
 
-async function openServer(databaseUrl: string, schema: string): Promise<Database> {
+async function openServer(databaseUrl: string, schema: string, bounds: PoolBounds): Promise<Database> {
   const target = describeTarget(databaseUrl);
-  const pool = new pg.Pool({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = createBoundedPool({ connectionString: databaseUrl }, bounds);
   watchIdleErrors(pool);
   try {
     return await assemble("server", pool, schema, target.label, () => pool.end());
@@ -116,7 +117,7 @@ async function openServer(databaseUrl: string, schema: string): Promise<Database
   }
 }
 
-async function openEmbedded(dataDir: string, schema: string): Promise<Database> {
+async function openEmbedded(dataDir: string, schema: string, waitMs: number): Promise<Database> {
   const directory = path.resolve(dataDir, "pglite");
   // PGlite is single-process: a second opener (say `npm run chat` beside `npm start`) would corrupt it.
   const unlock = await lockDataDir(dataDir);
@@ -136,11 +137,7 @@ async function openEmbedded(dataDir: string, schema: string): Promise<Database> 
     throw new ConfigError("database_unreachable", `cannot serve the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
   }
   // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
-  const pool = new pg.Pool({
-    connectionString: `postgres://postgres@${server.getServerConn()}/postgres`,
-    max: 1,
-    idleTimeoutMillis: 0,
-  });
+  const pool = createBoundedPool({ connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0 }, { max: 1, waitMs });
   watchIdleErrors(pool);
   const shutdown = async (): Promise<void> => {
     try {

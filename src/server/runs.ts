@@ -19,6 +19,7 @@ import { runOptions } from "../runtime/routes.js";
 import { NODES } from "../state.js";
 import { ApiError } from "./api-error.js";
 import { EventLog } from "./events.js";
+import { admitRun } from "./run-checks.js";
 
 /** Stream modes a client may ask for (the SDK's names). */
 export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints", "tools", "debug"] as const;
@@ -72,7 +73,7 @@ export interface RunManagerOptions {
   leaseMs?: number;
   /** How long a finished run's events stay joinable. */
   retainMs?: number;
-  /** Runs one principal may have going at once, across threads and processes (checked when a run starts). */
+  /** Runs one principal may have going at once, across threads and processes (admitted atomically when a run starts). */
   maxActiveRuns?: number;
   /** The run-bound values a request fixes (from the contracts' `run_bound` rules). */
   runBound?: (request: string) => Record<string, string>;
@@ -122,22 +123,16 @@ export class RunManager {
 
   /**
    * Takes the thread's lease, records the run and starts it. Throws
-   * `thread_busy` when another run holds the thread (in any process).
+   * `thread_busy` when another run holds the thread (in any process),
+   * `too_many_runs` when the owner is at the run limit.
    */
   async start(request: RunRequest): Promise<ActiveRun> {
     if (!this.#accepting) throw new ApiError("shutting_down", "the server is shutting down; retry on another instance");
     const graph = this.graph(request.assistantId);
     // The thread's owner, also when a reviewer answers the owner's review from the inbox.
     const owner: Owner = { tenant: request.thread.tenant, user_id: request.thread.owner };
-    if ((await this.#options.store.activeRuns(owner)) >= this.#options.maxActiveRuns) {
-      throw new ApiError("too_many_runs", `at most ${this.#options.maxActiveRuns} runs may be in progress at once; wait for one to finish`);
-    }
     const runId = request.runId ?? randomUUID();
-    const acquired = await this.#options.store.acquire(owner, request.thread.thread_id, runId, this.#options.leaseMs, {
-      graph_id: request.assistantId,
-      ...(request.runBound ? { run_bound: request.runBound } : {}),
-    });
-    if (!acquired) throw new ApiError("thread_busy", "the thread already has a run in progress");
+    await admitRun(this.#options.store, owner, request.thread.thread_id, runId, { leaseMs: this.#options.leaseMs, limit: this.#options.maxActiveRuns, fields: { graph_id: request.assistantId, ...(request.runBound ? { run_bound: request.runBound } : {}) } });
     let run: RunRow;
     try {
       await request.verify?.();
