@@ -95,7 +95,7 @@ export interface ExecutionEntry {
   attempt: number;
   status: string;
   error_code: string | null;
-  /** The retry class of the error (DESIGN §6): `retryable`, `final`, `unknown_effect`, … */
+  /** The class of the error (DESIGN §6): `transient`, `contract`, `authorization`, `unknown_effect`, … */
   error_class: string | null;
   elapsed_ms: number | null;
   approved_by: string | null;
