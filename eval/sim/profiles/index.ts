@@ -1,0 +1,10 @@
+/** The named behaviour profiles of the simulated model, in the order reports list them. */
+import { careful } from "./careful.js";
+import { obedient } from "./obedient.js";
+import type { Profile } from "./profile.js";
+
+export const PROFILES: readonly Profile[] = [careful, obedient];
+
+export function findProfile(name: string): Profile | undefined {
+  return PROFILES.find((profile) => profile.name === name);
+}
