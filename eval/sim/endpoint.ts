@@ -11,11 +11,9 @@
  * evaluation can set that against what the agent actually executed.
  */
 import { addAttempts, emptyAttempts, type AttemptCounts } from "./attempts.js";
-import { readConversation } from "./conversation.js";
 import { SimulationError } from "./errors.js";
 import { findProfile, PROFILES } from "./profiles/index.js";
-import { drawsFor } from "./random.js";
-import { promptText, toCompletion } from "./reply.js";
+import { respond } from "./respond.js";
 import { COMPLETIONS_PATH, serveCompletions, type WireAnswer, type WireRequest } from "./wire.js";
 
 export { isSimulationError, SimulationError } from "./errors.js";
@@ -66,12 +64,10 @@ export async function startSimulatedModel(options: SimulatedModelOptions): Promi
       return { kind: "failure", status: 404, message: `the simulated model serves only POST ${COMPLETIONS_PATH}` };
     }
     if (options.recordRequests) recorded.push(request.body);
-    const conversation = readConversation(request.body);
-    const draws = drawsFor(options.seed, profile.name, conversation.request, conversation.turns);
-    const reply = profile.reply(conversation, draws);
+    const reply = respond(profile, options.seed, request.body);
     addAttempts(attempts, reply.attempts);
     completions += 1;
-    return { kind: "completion", completion: toCompletion(reply.move, draws, promptText(request.body)) };
+    return { kind: "completion", completion: reply.completion };
   };
 
   const server = await serveCompletions(answer, model);
