@@ -100,7 +100,7 @@ export function threadMigrations(schema: string): string[] {
     `alter table ${s}.runs add column if not exists outcome jsonb`,
     `alter table ${s}.threads add column if not exists state_values jsonb not null default '{}'::jsonb`,
     `create index if not exists runs_by_thread on ${s}.runs (thread_id, created_at desc)`,
-    // The orphan sweep and the per-principal limit look only at unfinished runs.
+    // The orphan sweep looks only at unfinished runs (the per-principal limit counts live leases: run-admission.ts).
     `create index if not exists runs_unfinished on ${s}.runs (thread_id) where status in ('pending', 'running')`,
     `create index if not exists runs_unfinished_by_owner on ${s}.runs (tenant, owner) where status in ('pending', 'running')`,
     ...runKeyMigrations(schema),
@@ -153,8 +153,6 @@ export interface ThreadStore {
   setRunStatus(runId: string, status: ApiRunStatus, error?: { error: string; message: string }, outcome?: RunOutcome): Promise<void>;
   /** Marks a run for cancellation (seen by whichever process runs it at its next heartbeat). */
   requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
-  /** How many runs of this owner are pending or running (in any process). */
-  activeRuns(owner: Owner): Promise<number>;
   /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
   orphanedRuns(): Promise<RunRow[]>;
   /** Run-level idempotency keys (API `Idempotency-Key`, CLI `--idempotency-key`). */
@@ -306,10 +304,6 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
           where run_id = $1 and thread_id = $2 and tenant = $3 and owner = $4 returning ${RUN_COLUMNS}`,
         [runId, threadId, owner.tenant, owner.user_id],
       ),
-    async activeRuns(owner) {
-      const row = await one<{ n: string }>(`select count(*)::text as n from ${s}.runs where tenant = $1 and owner = $2 and status in ('pending', 'running')`, [owner.tenant, owner.user_id]);
-      return Number(row?.n ?? 0);
-    },
     orphanedRuns: () =>
       many<RunRow>(
         `select ${runColumns("r.")} from ${s}.runs r join ${s}.threads t on t.thread_id = r.thread_id
