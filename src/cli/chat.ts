@@ -19,6 +19,7 @@ import { findPrincipal, loadPrincipalDirectory, type Principal } from "../auth/p
 import { createRuntime } from "../bootstrap.js";
 import { loadSettings } from "../env.js";
 import { describeError } from "../errors.js";
+import { logLine } from "../runtime/log-line.js";
 import { isRunKey } from "../persistence/run-keys.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import { runConfigFor, threadConfig } from "../runtime/run-config.js";
@@ -173,7 +174,7 @@ function print(options: Options, principal: Principal, threadId: string, runId: 
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(`warrant: ${describeError(error)}`);
+    console.error(logLine(`warrant: ${describeError(error)}`));
     const code = (error as { code?: unknown }).code;
     if (code === "usage") console.error(USAGE);
     process.exit(code === "usage" ? 2 : 1);

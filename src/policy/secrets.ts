@@ -212,6 +212,16 @@ function pathSegment(key: string): string {
   return `[${JSON.stringify(key.slice(0, MAX_PATH_SEGMENT))}]`;
 }
 
+/**
+ * The marker key of a deployment, derived from its API signing secret
+ * (`WARRANT_AUTH_SECRET` or `<dataDir>/auth-secret`): every process of one
+ * deployment gets the same markers, the key is never stored anywhere, and it
+ * reveals nothing of the signing secret.
+ */
+export function redactionKeyFrom(secret: Uint8Array): Uint8Array {
+  return new Uint8Array(createHmac("sha256", Buffer.from(secret)).update("warrant/redaction-markers/v1").digest());
+}
+
 /** At most this many locations are named in one audit event (the count is always exact). */
 export const MAX_REPORTED_REDACTIONS = 20;
 
