@@ -28,7 +28,7 @@ import { withHostValues, type HostValues } from "./host-values.js";
 import { createSecretScanner, type SecretScanner } from "../policy/secrets.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
-import { logLine, redactLogsWith } from "../runtime/log-line.js";
+import { logLine, useProcessScanner } from "../runtime/process-scanner.js";
 import { recordRedactions } from "../runtime/redaction.js";
 
 export { classifyCallFailure } from "./failures.js";
@@ -155,8 +155,8 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
   const entries = new Map<string, ServerEntry>();
   const secretHex = Buffer.from(tokens.secret).toString("hex");
   const secrets = createSecretScanner({ key: options.redactionKey ?? new Uint8Array(randomBytes(32)), patterns: config.secrets.patterns });
-  // Log lines of this process are redacted with the deployment's patterns and key from now on.
-  redactLogsWith(secrets);
+  // Log lines and resume values of this process are redacted with the deployment's patterns and key from now on.
+  useProcessScanner(secrets);
 
   const connectionFor = (server: ServerConfig, events: ConnectionEvents): ServerConnection =>
     server.transport === "stdio"

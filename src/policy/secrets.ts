@@ -213,6 +213,20 @@ function pathSegment(key: string): string {
 }
 
 /**
+ * The markers already in a value (strings and keys), with their paths: what
+ * an earlier edge (the API's resume intake) redacted, for the audit of a
+ * later one that knows the run.
+ */
+export function markersIn(value: unknown, path: string, depth = 0): Redaction[] {
+  if (typeof value === "string") {
+    return [...value.matchAll(MARKER_PATTERN)].map((match) => ({ path, kind: match[0].slice("[redacted:".length, match[0].lastIndexOf(":")), marker: match[0] }));
+  }
+  if (value === null || typeof value !== "object" || depth >= MAX_SCAN_DEPTH) return [];
+  if (Array.isArray(value)) return value.flatMap((item, index) => markersIn(item, `${path}[${index}]`, depth + 1));
+  return Object.entries(value).flatMap(([key, item]) => [...markersIn(key, `${path}.{key}`, depth + 1), ...markersIn(item, `${path}${pathSegment(key)}`, depth + 1)]);
+}
+
+/**
  * The marker key of a deployment, derived from its API signing secret
  * (`WARRANT_AUTH_SECRET` or `<dataDir>/auth-secret`): every process of one
  * deployment gets the same markers, the key is never stored anywhere, and it

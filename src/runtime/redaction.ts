@@ -6,29 +6,25 @@
  * the tool, the argument or result path, the kind and the marker, never the
  * value. The scanning itself is src/policy/secrets.ts.
  */
-import { randomBytes } from "node:crypto";
 import type { Host } from "../host.js";
 import { redactOutcome, type PlanRedaction } from "../planners/sanitize.js";
 import type { PlanOutcome } from "../planners/planner.js";
 import type { CatalogTool } from "../policy/contracts.js";
-import { createSecretScanner, redactionDetail, type Redaction, type SecretScanner } from "../policy/secrets.js";
+import { markersIn, redactionDetail, type Redaction, type SecretScanner } from "../policy/secrets.js";
+import { processScanner } from "./process-scanner.js";
 import { runStartOf, sha256Hex, type RunStart } from "./audit-chain.js";
 import type { AuditEvent, AuditStore } from "./audit.js";
 
 /** The audit kind and code of a redaction event. */
 export const SECRET_REDACTED = "secret_redacted" as const;
 
-let fallback: SecretScanner | undefined;
-
 /**
  * The deployment's scanner (the tool host's, built from the config and the
- * deployment's key), or for a tool host that has none (test doubles) one
- * with a random key for this process: built-in patterns still apply.
+ * deployment's key), or for a tool host that has none (test doubles) the
+ * process's: built-in patterns still apply.
  */
 export function scannerOf(tools: { secrets?: SecretScanner | undefined }): SecretScanner {
-  if (tools.secrets) return tools.secrets;
-  fallback ??= createSecretScanner({ key: randomBytes(32) });
-  return fallback;
+  return tools.secrets ?? processScanner();
 }
 
 /** One place where values were redacted, as the audit records it. */
@@ -101,7 +97,8 @@ function siteOf(entry: PlanRedaction, turn: number): RedactionSite {
 /**
  * A reviewer's resume value without secrets (an edit's arguments, a
  * rejection's message), sensitive fields of the pending tools included.
- * Called after the approver check and before the value is bound, so an edit
+ * Markers already in the value (the API redacted it on arrival) are
+ * recorded as redactions too. Called after the approver check and before the value is bound, so an edit
  * goes through the checks, the approval record and the effect redacted.
  */
 export async function withoutSecretsInResume(
@@ -110,7 +107,9 @@ export async function withoutSecretsInResume(
 ): Promise<unknown> {
   const tools = await input.host.tools();
   const sensitive = [...new Set(input.tools.flatMap((name) => sensitiveOf(tools.catalog())(name)))];
-  const { value, found } = scannerOf(tools).value(answer, "resume", sensitive);
+  const { value, found: now } = scannerOf(tools).value(answer, "resume", sensitive);
+  // The API and the CLI redact secret shapes before the value is checkpointed (process-scanner.ts); their markers are recorded here.
+  const found = [...markersIn(answer, "resume"), ...now];
   if (found.length === 0) return answer;
   const run = input.run;
   await recordRedactions(

@@ -18,7 +18,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { authenticateRequest } from "../auth/api-token.js";
 import type { LedgerStore } from "../runtime/ledger.js";
-import { logLine } from "../runtime/log-line.js";
+import { logLine } from "../runtime/process-scanner.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
 import { errorBody, isApiError } from "./api-error.js";
 import { routeContext, type Env } from "./context.js";

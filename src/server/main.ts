@@ -6,7 +6,7 @@
  */
 import { loadSettings } from "../env.js";
 import { describeError, isConfigError } from "../errors.js";
-import { logLine } from "../runtime/log-line.js";
+import { logLine } from "../runtime/process-scanner.js";
 import { startServer } from "./server.js";
 
 async function main(): Promise<void> {

@@ -21,7 +21,7 @@ import { createApp } from "./app.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
-import { logLine } from "../runtime/log-line.js";
+import { logLine } from "../runtime/process-scanner.js";
 
 export interface StartedServer {
   url: string;
