@@ -187,7 +187,7 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
     const definitions = Object.entries(config.tools).flatMap(([tool, contract]) => {
       if (contract.server !== server) return [];
       const served = serverTools.find((candidate) => candidate.name === (contract.remote_name ?? tool));
-      return served ? [definitionOf(tool, server, info, served)] : [];
+      return served ? [definitionOf(tool, server, info, served, contract.pin)] : [];
     });
     for (const verdict of await options.pins.check(definitions)) {
       if (verdict.status !== "changed") continue;
