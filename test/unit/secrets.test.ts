@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compilePatterns, createSecretScanner, MARKER_PATTERN, MAX_SCAN_DEPTH, redactionDetail } from "../../src/policy/secrets.js";
+import { compilePatterns, createSecretScanner, MARKER_PATTERN, markersIn, MAX_SCAN_DEPTH, redactionDetail, redactionKeyFrom } from "../../src/policy/secrets.js";
 
 const KEY = new Uint8Array(32).fill(7);
 const scanner = createSecretScanner({ key: KEY });
@@ -136,5 +136,19 @@ describe("secret scanner", () => {
     const detail = JSON.parse(redactionDetail("result", found)) as { where: string; count: number; redactions: unknown[] };
     expect(detail).toMatchObject({ where: "result", count: 30 });
     expect(detail.redactions).toHaveLength(20);
+  });
+
+  it("finds markers an earlier edge left, with their paths and kinds", () => {
+    const redacted = scanner.value({ decisions: [{ type: "edit", edited_action: { args: { description: `use ${OPENAI}`, note: "plain" } } }] }, "resume").value;
+    expect(markersIn(redacted, "resume")).toEqual([{ path: "resume.decisions[0].edited_action.args.description", kind: "api_key", marker: expect.stringMatching(MARKER_PATTERN) }]);
+    expect(markersIn({ a: "no markers" }, "resume")).toEqual([]);
+  });
+
+  it("derives one marker key per deployment secret, revealing nothing of it", () => {
+    const secret = new Uint8Array(32).fill(9);
+    const key = redactionKeyFrom(secret);
+    expect(key).toEqual(redactionKeyFrom(new Uint8Array(32).fill(9)));
+    expect(key).not.toEqual(redactionKeyFrom(new Uint8Array(32).fill(10)));
+    expect(Buffer.from(key).toString("hex")).not.toContain(Buffer.from(secret).toString("hex"));
   });
 });
