@@ -14,6 +14,7 @@ import { z } from "zod";
 import { ModelBehaviorError } from "../errors.js";
 import type { Evidence } from "../runtime/evidence.js";
 import { escapeUnsafe } from "../policy/safe-text.js";
+import { modelFacingTool } from "../policy/model-facing.js";
 import type { ModelPrice } from "../policy/pricing.js";
 import type { PlanOutcome, PlanResult, Planner, PlannerInput, PlanUsage, Proposal, ToolSpec } from "./planner.js";
 
@@ -85,7 +86,7 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
     kind: "model",
     ...(options.price ? { price: options.price } : {}),
     async plan(input: PlannerInput): Promise<PlanResult> {
-      const runnable: ChatRunnable = input.tools.length > 0 ? chat.bindTools(input.tools.map(toOpenAITool)) : chat;
+      const runnable: ChatRunnable = input.tools.length > 0 ? chat.bindTools(input.tools.map((tool) => toOpenAITool(modelFacingTool(tool)))) : chat;
       const recorder = new FinishReasonRecorder();
       const reply = await requestReply(runnable, buildMessages(input), recorder, input.signal, apiKey);
       const finishReason = recorder.finishReason ?? stringField(reply.response_metadata, "finish_reason");
