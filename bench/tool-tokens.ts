@@ -22,6 +22,7 @@ import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js"
 import { mintTaskToken } from "../src/auth/task-token.js";
 import { createRuntime } from "../src/bootstrap.js";
 import { REPO_ROOT, type Settings } from "../src/env.js";
+import { isConfigError } from "../src/errors.js";
 import type { ListedTool } from "../src/mcp/catalog.js";
 import type { ConnectionEvents, ServerConnection } from "../src/mcp/connection.js";
 import { withHostValues } from "../src/mcp/host-values.js";
@@ -114,9 +115,20 @@ export interface ToolTokens {
   all_bound_tool_count: number;
 }
 
+/** Once more after a failed start: on a loaded machine a server launched through tsx can miss its start-up timeout. */
+async function retryingStart<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!isConfigError(error) || error.code !== "mcp_start_failed") throw error;
+    process.stderr.write(`[bench] ${error.message}; trying once more\n`);
+    return work();
+  }
+}
+
 export async function measureToolTokens(settings: Settings, database: Database): Promise<ToolTokens> {
   const config = await everyServerConfig();
-  const offered = (await offeredForQuestion(settings, database, config)).map(modelFacingTool);
+  const offered = (await retryingStart(() => offeredForQuestion(settings, database, config))).map(modelFacingTool);
   const all = await everyListedTool(config);
   return { warrant: definitionTokens(offered), all_bound: definitionTokens(all), warrant_tools: offered.map((tool) => tool.name), all_bound_tool_count: all.length };
 }
