@@ -72,7 +72,7 @@ export async function warrantVariant(settings: Settings, database: Database): Pr
     name: "warrant",
     async run(steps, threadId) {
       const config = { ...runConfigFor({ threadId, principal: alice }), ...runOptions(budgets) };
-      const values = (await graph.invoke({ messages: [new HumanMessage(benchRequest(steps))] }, config)) as { status?: string; ledger?: unknown[] };
+      const values = (await graph.invoke({ messages: [new HumanMessage(benchRequest(steps))] }, config)) as { status?: string };
       if (values.status !== "completed") throw new Error(`warrant thread of ${steps} steps ended ${values.status}`);
     },
     async close() {
