@@ -84,6 +84,8 @@ export interface OpenDatabaseOptions {
   schema?: string;
   /** The process's one pool: its size (server mode) and how long a query may queue for a connection. */
   pool?: Partial<PoolBounds>;
+  /** Called with the pool as soon as it exists, before setup (the benchmark counts its queries). */
+  observePool?: (pool: pg.Pool) => void;
 }
 
 const DEFAULT_SCHEMA = "warrant";
@@ -104,14 +106,15 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const schema = options.schema ?? DEFAULT_SCHEMA;
   quoteSchemaName(schema); // validates the name before any connection is made
   const bounds = { ...DEFAULT_POOL_BOUNDS, ...options.pool };
-  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema, bounds);
-  return openEmbedded(options.dataDir, schema, bounds.waitMs);
+  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema, bounds, options.observePool);
+  return openEmbedded(options.dataDir, schema, bounds.waitMs, options.observePool);
 }
 
-async function openServer(databaseUrl: string, schema: string, bounds: PoolBounds): Promise<Database> {
+async function openServer(databaseUrl: string, schema: string, bounds: PoolBounds, observePool?: (pool: pg.Pool) => void): Promise<Database> {
   const target = describeTarget(databaseUrl);
   const pool = createBoundedPool({ connectionString: databaseUrl }, bounds);
   watchIdleErrors(pool);
+  observePool?.(pool);
   try {
     return await assemble("server", pool, schema, target.label, () => pool.end());
   } catch (error) {
@@ -119,7 +122,7 @@ async function openServer(databaseUrl: string, schema: string, bounds: PoolBound
   }
 }
 
-async function openEmbedded(dataDir: string, schema: string, waitMs: number): Promise<Database> {
+async function openEmbedded(dataDir: string, schema: string, waitMs: number, observePool?: (pool: pg.Pool) => void): Promise<Database> {
   const directory = path.resolve(dataDir, "pglite");
   // PGlite is single-process: a second opener (say `npm run chat` beside `npm start`) would corrupt it.
   const unlock = await lockDataDir(dataDir);
@@ -141,6 +144,7 @@ async function openEmbedded(dataDir: string, schema: string, waitMs: number): Pr
   // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
   const pool = createBoundedPool({ connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0 }, { max: 1, waitMs });
   watchIdleErrors(pool);
+  observePool?.(pool);
   const shutdown = async (): Promise<void> => {
     try {
       await pool.end();
