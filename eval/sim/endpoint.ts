@@ -70,7 +70,7 @@ export async function startSimulatedModel(options: SimulatedModelOptions): Promi
     return { kind: "completion", completion: reply.completion };
   };
 
-  const server = await serveCompletions(answer, model);
+  const server = await serveCompletions(answer, { model, idPrefix: "chatcmpl-simulated-" });
   return {
     baseUrl: server.baseUrl,
     model,
