@@ -83,6 +83,9 @@ describe("the simulated model endpoint through the model planner", () => {
       const agent = await agentWith("sloppy", seed);
       const { state } = await agent.run("alice", QUESTION);
       const attempts = model?.attempts();
+      // Counted per request too, so runs of different tasks on one endpoint can be told apart.
+      expect(model?.attempts(QUESTION)).toEqual(attempts);
+      expect(Object.values(model?.attempts(PLAN) ?? {}).every((count) => count === 0)).toBe(true);
       attempted += Object.values(attempts ?? {}).reduce((sum, count) => sum + count, 0);
       expect(isTerminal(state.status)).toBe(true);
       // alice may read cs301 only: a wrong-course read is proposed, never executed.

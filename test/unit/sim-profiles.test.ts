@@ -70,7 +70,7 @@ const callNames = (completion: WireCompletion) => (completion.tool_calls ?? []).
 const finalOf = (completion: WireCompletion) => JSON.parse(completion.content ?? "null") as { answer: string; citations: string[]; abstained: boolean };
 
 describe("the simulated model's profiles", () => {
-  it("lists careful, sloppy, obedient and hostile, each described; an unknown profile is a typed error", async () => {
+  it("lists careful, sloppy, obedient and hostile, each described; an unknown profile or a bad seed is a typed error", async () => {
     expect(SIMULATED_PROFILES.map((entry) => entry.name)).toEqual(["careful", "sloppy", "obedient", "hostile"]);
     for (const entry of SIMULATED_PROFILES) expect(entry.description.length).toBeGreaterThan(20);
     const error: unknown = await startSimulatedModel({ profile: "reckless", seed: 1 }).then(
@@ -78,6 +78,11 @@ describe("the simulated model's profiles", () => {
       (rejection: unknown) => rejection,
     );
     expect(isSimulationError(error) && error.code).toBe("unknown_profile");
+    const seedError: unknown = await startSimulatedModel({ profile: "careful", seed: 1.5 }).then(
+      () => undefined,
+      (rejection: unknown) => rejection,
+    );
+    expect(isSimulationError(seedError) && seedError.code).toBe("invalid_seed");
   });
 
   it.each(SIMULATED_PROFILES.map((entry) => entry.name))("%s: the same seed gives the same replies, stage by stage", (name) => {
