@@ -8,7 +8,6 @@
  * or failed for good ends the run instead (branches.ts), before any model
  * call; no usable passage → abstain.
  */
-import { HumanMessage } from "@langchain/core/messages";
 import { isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { observationsSinceRequest } from "../domains/rules-planner.js";
 import { isModelBehaviorError } from "../errors.js";
@@ -21,17 +20,18 @@ import { beginStep, concludeStep, type Step, type StepUpdate } from "../runtime/
 import type { State } from "../state.js";
 import { failureEnding, NO_EVIDENCE } from "./branches.js";
 import { extractiveAnswer } from "./extractive.js";
+import { passageTranscript } from "./model-input.js";
 import { rerank } from "./rerank.js";
 import { workflowRequest } from "./request.js";
 import { retrievedEvidence } from "./retrieved.js";
 
-/** The one model call: the request and the passages, no tools, so the reply can only be an answer. */
+/** The one model call: the request and the passages (model-input.ts), no tools, so the reply can only be an answer. */
 async function modelAnswer(state: State, step: Step, planner: Planner, passages: Evidence[], signal: AbortSignal | undefined): Promise<StepUpdate> {
   let result: PlanResult;
   try {
     result = await planner.plan({
       request: step.request,
-      messages: [new HumanMessage(step.request)],
+      messages: passageTranscript(step.request, state.messages, passages),
       tools: [],
       evidence: passages,
       turn: step.run.turn,

@@ -190,11 +190,13 @@ describe("the fixed workflow with a model configured", () => {
     expect(fake.requests).toHaveLength(1);
     expect(fake.pending()).toBe(0);
     expect(fake.requests[0]?.body["tools"]).toBeUndefined();
-    // The evidence shown as citable is the reranked few, not everything read.
-    const system = JSON.stringify((fake.requests[0]?.body["messages"] as unknown[] | undefined)?.[0] ?? "");
-    const shown = system.match(/\{\\"ref\\":/g) ?? [];
+    // The model sees the reranked few, as fenced tool results, and only their refs as citable.
+    const sent = (fake.requests[0]?.body["messages"] ?? []) as { role: string; content?: unknown }[];
+    const shown = sent.filter((message) => message.role === "tool");
     expect(shown.length).toBeGreaterThan(0);
     expect(shown.length).toBeLessThanOrEqual(3);
+    expect(shown.length).toBeLessThan(state.ledger.filter((row) => row.tool === "read_note").length);
+    for (const ref of answer.citations) expect(String(sent[0]?.content)).toContain(ref);
     expect(state.termination_reason?.code).toBe("final_answer");
     expect(state.result?.citations.map((citation) => citation.ref)).toEqual(answer.citations);
     expect(state.usage).toMatchObject({ model_calls: 1, input_tokens: 120, output_tokens: 30 });
