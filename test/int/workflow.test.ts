@@ -206,6 +206,18 @@ describe("the fixed workflow with a model configured", () => {
 describe("the fixed workflow on a study plan", () => {
   const PLAN = "Use my notes to plan 60 minutes of attention study over 1 day starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 
+  it("divides minutes only between topics the retrieved notes support, citing them", async () => {
+    const { state } = await workflow().run("alice", "Divide 180 minutes between self-attention, cross-attention and normalization using my notes");
+    expect(state.termination_reason?.code).toBe("final_answer");
+    const shares = [...(state.result?.answer ?? "").matchAll(/^- ([a-z-]+): (\d+) min/gm)].map((match) => [match[1], Number(match[2])] as const);
+    expect(shares.map(([topic]) => topic)).toEqual(["self-attention", "cross-attention"]);
+    expect(shares.reduce((sum, [, minutes]) => sum + minutes, 0)).toBe(180);
+    const retrieved = retrievedRefs(state);
+    expect(state.result?.citations.length).toBeGreaterThan(0);
+    for (const citation of state.result?.citations ?? []) expect(retrieved.has(citation.ref)).toBe(true);
+    expect(state.usage.model_calls).toBe(0);
+  }, TIMEOUT_MS);
+
   it("allocates through calculate_schedule, pauses the calendar write for review, and approved writes exactly one event", async () => {
     const harness = workflow();
     const { threadId, state } = await harness.run("alice", PLAN);
