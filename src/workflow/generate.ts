@@ -61,7 +61,8 @@ export function makeGenerateNode(host: Host) {
     const passages = rerank(retrievedEvidence(state.messages, state.evidence), request.kind === "notes" ? request.query : step.request, request.kind === "notes" ? request.named : []);
     if (passages.length === 0) return concludeStep(state, step, NO_EVIDENCE);
     const planner = await host.planner();
-    if (planner.kind === "rules") return concludeStep(state, step, extractiveAnswer(passages));
+    // Only the model planner is a model; the rules planner and test doubles of a planner's policy get the extractive answer.
+    if (planner.kind !== "model") return concludeStep(state, step, extractiveAnswer(passages));
     return modelAnswer(state, step, planner, passages, config.signal);
   };
 }
