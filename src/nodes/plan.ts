@@ -7,9 +7,11 @@ import { isModelBehaviorError } from "../errors.js";
 import type { Host } from "../host.js";
 import { plannerContext } from "../planners/context.js";
 import type { PlanResult, Planner } from "../planners/planner.js";
-import { sanitizeOutcome } from "../planners/sanitize.js";
+import { sanitizePlan } from "../planners/sanitize.js";
 import { toToolSpec } from "../policy/contracts.js";
 import { costOf } from "../policy/pricing.js";
+import { withoutSecrets } from "../runtime/redaction.js";
+import { threadIdFrom } from "../runtime/run-config.js";
 import { beginStep, concludeStep, proposeCalls } from "../runtime/step.js";
 import type { NodeUpdate, State } from "../state.js";
 
@@ -45,8 +47,8 @@ export function makePlanNode(host: Host) {
       output_tokens: result.usage.output_tokens,
       cost_usd: costOf(result.usage, price),
     };
-    // Planner output is untrusted text: nothing unstorable reaches the checkpoint or our tables.
-    const outcome = sanitizeOutcome(result.outcome);
+    // Planner output is untrusted text: nothing unstorable, and no secret, reaches the checkpoint or our tables.
+    const outcome = await withoutSecrets(sanitizePlan(result.outcome, state.messages), { host, tools: await host.tools(), threadId: threadIdFrom(config), run });
     if (outcome.type === "tool_calls" && outcome.calls.length > 0) return proposeCalls(state, step, outcome, usage);
     const verdict =
       outcome.type === "tool_calls"

@@ -12,7 +12,7 @@ import type { Host } from "../host.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import { latestRequest } from "../planners/context.js";
 import type { PlanOutcome } from "../planners/planner.js";
-import { sanitizeProposals, toolCallMessage } from "../planners/sanitize.js";
+import { toolCallMessage } from "../planners/sanitize.js";
 import type { CatalogTool } from "../policy/contracts.js";
 import type { Usage } from "../policy/usage.js";
 import { effectiveTools } from "../policy/effective-tools.js";
@@ -108,14 +108,16 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
 /** The fields a proposing step writes (the plan node's slice). */
 export type StepUpdate = Pick<Update, "messages" | "status" | "proposals" | "usage" | "run" | "verdict" | "tool_offer">;
 
-/** Records proposed calls (their text sanitized here): the AI message and the proposals authorize will decide. */
+/**
+ * Records proposed calls already made storable (`sanitizePlan`): the AI
+ * message and the proposals authorize will decide.
+ */
 export function proposeCalls(state: State, step: Step, outcome: Extract<PlanOutcome, { type: "tool_calls" }>, usage: Partial<Usage> = {}): StepUpdate {
-  const calls = sanitizeProposals(outcome.calls, state.messages);
   return {
     ...step.base,
     ...transition(state.status, ...step.hops, "tool_proposed"),
-    messages: [toolCallMessage({ ...outcome, calls })],
-    proposals: calls,
+    messages: [toolCallMessage(outcome)],
+    proposals: outcome.calls,
     verdict: { type: "tool_calls" },
     usage: { ...step.usageReset, ...usage },
   };

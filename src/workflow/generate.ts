@@ -16,6 +16,8 @@ import type { PlanResult, Planner } from "../planners/planner.js";
 import { sanitizeOutcome } from "../planners/sanitize.js";
 import { costOf } from "../policy/pricing.js";
 import type { Evidence } from "../runtime/evidence.js";
+import { withoutSecrets } from "../runtime/redaction.js";
+import { threadIdFrom } from "../runtime/run-config.js";
 import { beginStep, concludeStep, type Step, type StepUpdate } from "../runtime/step.js";
 import type { State } from "../state.js";
 import { failureEnding, NO_EVIDENCE } from "./branches.js";
@@ -26,7 +28,16 @@ import { workflowRequest } from "./request.js";
 import { retrievedEvidence } from "./retrieved.js";
 
 /** The one model call: the request and the passages (model-input.ts), no tools, so the reply can only be an answer. */
-async function modelAnswer(state: State, step: Step, planner: Planner, passages: Evidence[], signal: AbortSignal | undefined): Promise<StepUpdate> {
+async function modelAnswer(
+  host: Host,
+  state: State,
+  step: Step,
+  planner: Planner,
+  passages: Evidence[],
+  config: LangGraphRunnableConfig,
+): Promise<StepUpdate> {
+  const signal = config.signal;
+  const threadId = threadIdFrom(config);
   let result: PlanResult;
   try {
     result = await planner.plan({
@@ -43,8 +54,8 @@ async function modelAnswer(state: State, step: Step, planner: Planner, passages:
     return concludeStep(state, step, { type: "error", code: error.code, message: error.message }, { model_calls: 1 });
   }
   const usage = { model_calls: 1, input_tokens: result.usage.input_tokens, output_tokens: result.usage.output_tokens, cost_usd: costOf(result.usage, planner.price) };
-  // Model output is untrusted text: nothing unstorable reaches the checkpoint.
-  const outcome = sanitizeOutcome(result.outcome);
+  // Model output is untrusted text: nothing unstorable, and no secret, reaches the checkpoint.
+  const outcome = await withoutSecrets(sanitizeOutcome(result.outcome), { host, tools: await host.tools(), threadId, run: step.run });
   if (outcome.type === "tool_calls") {
     return concludeStep(state, step, { type: "error", code: "model_unexpected_calls", message: `the generate step offers no tools; the model proposed ${outcome.calls.length} call(s)` }, usage);
   }
@@ -63,6 +74,6 @@ export function makeGenerateNode(host: Host) {
     const planner = await host.planner();
     // Only the model planner is a model; the rules planner and test doubles of a planner's policy get the extractive answer.
     if (planner.kind !== "model") return concludeStep(state, step, extractiveAnswer(passages));
-    return modelAnswer(state, step, planner, passages, config.signal);
+    return modelAnswer(host, state, step, planner, passages, config);
   };
 }

@@ -8,6 +8,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { contentTerms, isRelevant, searchHits } from "../domains/notes/relevance.js";
 import { observationsSinceRequest } from "../domains/rules-planner.js";
 import type { Host } from "../host.js";
+import { sanitizeProposals } from "../planners/sanitize.js";
 import { beginStep, concludeStep, proposeCalls, type StepUpdate } from "../runtime/step.js";
 import type { State } from "../state.js";
 import { failureEnding, NO_EVIDENCE } from "./branches.js";
@@ -25,6 +26,7 @@ export function makeReadNode(host: Host) {
     const hits = searches.flatMap((search) => searchHits(search.structured)).filter((hit) => isRelevant(hit, terms)).map((hit) => hit.note_id);
     const chosen = [...new Set([...named, ...hits])].slice(0, READ_LIMIT);
     if (chosen.length === 0) return concludeStep(state, step, NO_EVIDENCE);
-    return proposeCalls(state, step, { type: "tool_calls", calls: chosen.map((noteId) => propose("read_note", { note_id: noteId })) });
+    // Note ids come from the search's output: made storable like any proposal before they are kept.
+    return proposeCalls(state, step, { type: "tool_calls", calls: sanitizeProposals(chosen.map((noteId) => propose("read_note", { note_id: noteId })), state.messages) });
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Host } from "../host.js";
+import { sanitizeProposals } from "../planners/sanitize.js";
 import { beginStep, proposeCalls, type StepUpdate } from "../runtime/step.js";
 import type { State } from "../state.js";
 import { propose, SEARCH_LIMIT, workflowRequest } from "./request.js";
@@ -15,6 +16,6 @@ export function makeRetrieveNode(host: Host) {
     const step = await beginStep(host, state, config);
     const request = workflowRequest(step.request);
     const query = request.kind === "notes" ? request.query : step.request;
-    return proposeCalls(state, step, { type: "tool_calls", calls: [propose("search_notes", { query, limit: SEARCH_LIMIT })] });
+    return proposeCalls(state, step, { type: "tool_calls", calls: sanitizeProposals([propose("search_notes", { query, limit: SEARCH_LIMIT })], state.messages) });
   };
 }

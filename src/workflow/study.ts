@@ -12,7 +12,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { observationsSinceRequest } from "../domains/rules-planner.js";
 import { decideStudy } from "../domains/study/rules.js";
 import type { Host } from "../host.js";
-import { sanitizeOutcome } from "../planners/sanitize.js";
+import { sanitizePlan } from "../planners/sanitize.js";
 import { toToolSpec } from "../policy/contracts.js";
 import { beginStep, concludeStep, proposeCalls, type StepUpdate } from "../runtime/step.js";
 import type { State } from "../state.js";
@@ -30,7 +30,7 @@ export function makeStudyNode(host: Host) {
     const observations = observationsSinceRequest(state.messages);
     const ending = failureEnding(observations.filter((observation) => RETRIEVAL_TOOLS.has(observation.tool)));
     if (ending) return concludeStep(state, step, ending);
-    const outcome = sanitizeOutcome(decideStudy(request.parse.request, step.offered.map(toToolSpec), state.evidence, observations, propose));
+    const outcome = sanitizePlan(decideStudy(request.parse.request, step.offered.map(toToolSpec), state.evidence, observations, propose), state.messages);
     if (outcome.type === "tool_calls") return proposeCalls(state, step, outcome);
     return concludeStep(state, step, outcome);
   };
