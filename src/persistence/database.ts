@@ -41,6 +41,7 @@ import { approvalMigrations, createApprovalStore } from "./approval-store.js";
 import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
 import { createPinStore, pinMigrations } from "./pin-store.js";
+import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
 import type { PinStore } from "../mcp/pins.js";
 import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
@@ -59,6 +60,8 @@ export interface Database {
   saver: PostgresSaver;
   /** Thread ownership, runs and the per-thread run lease (the API server). */
   threads: ThreadStore;
+  /** API runs' stream events, for every instance (the API server). */
+  runEvents: RunEventStore;
   ledger: LedgerStore;
   /** Decided reviews (human_review). */
   approvals: ApprovalStore;
@@ -231,6 +234,7 @@ async function assemble(
     saver: new PostgresSaver(pool),
     ledger: createLedgerStore(pool, schema),
     threads: createThreadStore(pool, schema),
+    runEvents: createRunEventStore(pool, schema),
     approvals: createApprovalStore(pool, schema),
     audit: createAuditStore(pool, schema),
     pins: createPinStore(pool, schema),
@@ -259,7 +263,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
       await new PostgresSaver(lendClient(pool, client)).setup();
-      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema), ...pinMigrations(schema)]) await client.query(statement);
+      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...runEventMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema), ...pinMigrations(schema)]) await client.query(statement);
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
     }

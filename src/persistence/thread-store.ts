@@ -153,8 +153,8 @@ export interface ThreadStore {
   requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
   /** How many runs of this owner are pending or running (in any process). */
   activeRuns(owner: Owner): Promise<number>;
-  /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
-  orphanedRuns(): Promise<RunRow[]>;
+  /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired); of one thread when given. */
+  orphanedRuns(threadId?: string): Promise<RunRow[]>;
   /** Run-level idempotency keys (API `Idempotency-Key`, CLI `--idempotency-key`). */
   readonly runKeys: RunKeyStore;
   /** The reviewer inbox's threads: interrupted threads of a tenant (of one owner, when given), newest first. */
@@ -313,11 +313,12 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       const row = await one<{ n: string }>(`select count(*)::text as n from ${s}.runs where tenant = $1 and owner = $2 and status in ('pending', 'running')`, [owner.tenant, owner.user_id]);
       return Number(row?.n ?? 0);
     },
-    orphanedRuns: () =>
+    orphanedRuns: (threadId) =>
       many<RunRow>(
         `select ${runColumns("r.")} from ${s}.runs r join ${s}.threads t on t.thread_id = r.thread_id
-          where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())`,
-        [],
+          where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())
+            and ($1::uuid is null or r.thread_id = $1::uuid)`,
+        [threadId ?? null],
       ),
     interruptedThreads: (tenant, options) =>
       many<ThreadRow>(

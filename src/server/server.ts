@@ -66,6 +66,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const manager = new RunManager({
       graphs,
       store: database.threads,
+      events: database.runEvents,
       budgets: settings.budgets,
       log,
       leaseMs,
@@ -75,6 +76,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
       if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);
+      await manager.purgeEvents();
     };
     await recoverOrphans();
     // Another process sharing this Postgres may die at any time, not only before we start:
