@@ -42,6 +42,7 @@ import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
 import { createPinStore, pinMigrations } from "./pin-store.js";
 import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
+import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
 import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
@@ -62,6 +63,8 @@ export interface Database {
   threads: ThreadStore;
   /** API runs' stream events, for every instance (the API server). */
   runEvents: RunEventStore;
+  /** Opens this instance's LISTEN connection for other instances' run events (server mode). */
+  listenForRunEvents(log: (line: string) => void): Promise<RunEventListener>;
   ledger: LedgerStore;
   /** Decided reviews (human_review). */
   approvals: ApprovalStore;
@@ -235,6 +238,7 @@ async function assemble(
     ledger: createLedgerStore(pool, schema),
     threads: createThreadStore(pool, schema),
     runEvents: createRunEventStore(pool, schema),
+    listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),
     approvals: createApprovalStore(pool, schema),
     audit: createAuditStore(pool, schema),
     pins: createPinStore(pool, schema),

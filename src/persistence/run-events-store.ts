@@ -66,16 +66,27 @@ export function runEventMigrations(schema: string): string[] {
 
 const COLUMNS = "seq, event, chain, delta, data";
 
+/** The channel a schema's inserts are announced on (payload: the run id), for `run-events-listener.ts`. */
+export function runEventsChannel(schema: string): string {
+  quoteSchemaName(schema);
+  // Channel names are identifiers: at most 63 bytes (a clash across long schema names only wakes a reader for nothing).
+  return `run_events_${schema}`.slice(0, 63);
+}
+
 export function createRunEventStore(pool: pg.Pool, schema: string): RunEventStore {
   const s = quoteSchemaName(schema);
+  const channel = runEventsChannel(schema);
   return {
     async append(runId, events) {
       if (events.length === 0) return;
+      // One statement: the rows, and a notification delivered when they are committed.
       await pool.query(
-        `insert into ${s}.run_events (run_id, seq, event, chain, delta, data)
-         select $1, * from unnest($2::integer[], $3::text[], $4::text[], $5::boolean[], $6::text[])
-         on conflict (run_id, seq) do nothing`,
-        [runId, events.map((row) => row.seq), events.map((row) => row.event), events.map((row) => row.chain), events.map((row) => row.delta), events.map((row) => row.data)],
+        `with inserted as (
+           insert into ${s}.run_events (run_id, seq, event, chain, delta, data)
+           select $1, * from unnest($2::integer[], $3::text[], $4::text[], $5::boolean[], $6::text[])
+           on conflict (run_id, seq) do nothing)
+         select pg_notify($7, $1::text)`,
+        [runId, events.map((row) => row.seq), events.map((row) => row.event), events.map((row) => row.chain), events.map((row) => row.delta), events.map((row) => row.data), channel],
       );
     },
     async read(runId, afterSeq, options) {

@@ -29,6 +29,12 @@ export class EventLog {
     return this.#done;
   }
 
+  /** Whether every event after `afterId` is still here (the oldest are dropped past MAX_EVENTS). */
+  holds(afterId: number | undefined): boolean {
+    const oldest = this.#events[0]?.id ?? this.#next;
+    return (afterId ?? -1) + 1 >= oldest;
+  }
+
   /** Appends an event; undefined once the log is closed. */
   push(event: string, data: unknown): RunEvent | undefined {
     if (this.#done) return undefined;

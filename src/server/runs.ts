@@ -14,6 +14,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Budgets } from "../env.js";
+import type { RunEventListener } from "../persistence/run-events-listener.js";
 import type { RunEventStore } from "../persistence/run-events-store.js";
 import type { Owner, RunRow, ThreadStatus, ThreadStore } from "../persistence/thread-store.js";
 import { abortPromise, abortReason, delay } from "./abort.js";
@@ -47,7 +48,9 @@ export interface RunManagerOptions {
   leaseMs?: number;
   /** How long a finished run's events stay joinable (in memory here, in Postgres everywhere). */
   retainMs?: number;
-  /** How often a reader of a run executing elsewhere looks for new events. */
+  /** Wakes readers of runs executing elsewhere when their events are stored (server mode; absent, they poll). */
+  notifications?: RunEventListener | undefined;
+  /** How often a reader of a run executing elsewhere looks for new events (default 100 ms, 1 s with notifications). */
   eventPollMs?: number;
   /** Runs one principal may have going at once, across threads and processes (checked when a run starts). */
   maxActiveRuns?: number;
@@ -62,13 +65,14 @@ const ENDED_CHECK_MS = 500;
 const unfinished = (run: RunRow | undefined) => run?.status === "running" || run?.status === "pending";
 
 export class RunManager {
-  readonly #options: Required<Omit<RunManagerOptions, "log">> & { log: (line: string) => void };
+  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications">> & Pick<RunManagerOptions, "notifications"> & { log: (line: string) => void };
   readonly #active = new Map<string, ActiveRun & { controller: AbortController }>();
   readonly #finished = new Map<string, { log: EventLog; timer: NodeJS.Timeout }>();
   #accepting = true;
 
   constructor(options: RunManagerOptions) {
-    this.#options = { leaseMs: 30_000, retainMs: 10 * 60_000, eventPollMs: 100, maxActiveRuns: 4, log: () => undefined, runBound: () => ({}), ...options };
+    const eventPollMs = options.notifications ? 1_000 : 100;
+    this.#options = { leaseMs: 30_000, retainMs: 10 * 60_000, eventPollMs, maxActiveRuns: 4, log: () => undefined, runBound: () => ({}), ...options };
   }
 
   /** The run-bound values a new request fixes. */
@@ -102,9 +106,12 @@ export class RunManager {
    */
   events(owner: Owner, run: RunRow, afterId: number | undefined, signal: AbortSignal, unstored: (run: RunRow) => Promise<SentEvent[]>): AsyncIterable<SentEvent> {
     const local = this.log(run.run_id);
-    if (local) return local.read(afterId, signal);
+    // The table has what the memory of a long run has dropped.
+    if (local?.holds(afterId)) return local.read(afterId, signal);
     let checkedAt = 0;
+    const { notifications } = this.#options;
     return readStoredEvents({
+      ...(notifications ? { wake: (stop: AbortSignal) => notifications.next(run.run_id, stop) } : {}),
       store: this.#options.events,
       runId: run.run_id,
       afterId,
@@ -129,7 +136,7 @@ export class RunManager {
     // The thread's owner, also when a reviewer answers the owner's review from the inbox.
     const owner: Owner = { tenant: request.thread.tenant, user_id: request.thread.owner };
     // A run whose process died no longer counts, and no longer holds the thread.
-    await this.recoverOrphans(request.thread.thread_id);
+    if (request.thread.active_run !== null) await this.recoverOrphans(request.thread.thread_id);
     // Admission: the one place a new run is let in.
     if ((await this.#options.store.activeRuns(owner)) >= this.#options.maxActiveRuns) {
       throw new ApiError("too_many_runs", `at most ${this.#options.maxActiveRuns} runs may be in progress at once; wait for one to finish`);

@@ -63,7 +63,13 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     ]);
     const leaseMs = options.leaseMs ?? settings.server.runLeaseMs;
     const contracts = (await runtime.host.tools()).catalog().map((tool) => tool.contract);
+    // Other instances' run events wake this one's readers (server mode; the embedded database has one instance).
+    const notifications = database.mode === "server" ? await database.listenForRunEvents(log).catch((error: unknown) => {
+      log(`run event notifications unavailable (${String(error)}); readers of other instances' runs poll`);
+      return undefined;
+    }) : undefined;
     const manager = new RunManager({
+      notifications,
       graphs,
       store: database.threads,
       events: database.runEvents,
@@ -122,6 +128,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
           // Give streams a moment to flush their last events, then cut what is left.
           await new Promise((resolve) => setTimeout(resolve, 100));
           http.closeAllConnections?.();
+          await notifications?.close();
           await runtime.close();
         })()),
     };
