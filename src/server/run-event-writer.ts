@@ -7,7 +7,8 @@
  * a write, except at its end (`close`), so that every event is in the table
  * before the run's row says it ended.
  *
- * `values` snapshots and `messages/partial` messages are stored as deltas
+ * `values` snapshots, `messages/partial` messages, and the state that
+ * `checkpoints`, `tasks` and `debug` events repeat, are stored as deltas
  * against the previous event of their chain (`event-delta.ts`) when that is
  * smaller: a run's transcript is stored once, not once per step.
  */
@@ -20,14 +21,28 @@ const MAX_BATCH = 500;
 /** Pauses before retrying a failed insert; then the table part of the log is given up (the run goes on). */
 const RETRY_DELAYS_MS = [100, 500, 2_000];
 
-/** The delta chain of an event: what it is a newer version of. */
+/** Events that repeat the state (or a message) of the one before them: stored against it. */
+const CHAINED = new Set(["values", "messages/partial", "checkpoints", "tasks", "debug"]);
+
+/** The delta chain of an event: what it is a newer version of (null: stored whole). */
 export function chainOf(event: string, parsed: unknown): string | null {
-  if (event === "values") return "values";
-  if (event === "messages/partial" && Array.isArray(parsed)) {
-    const id = (parsed[0] as { id?: unknown } | null)?.id;
-    if (typeof id === "string") return `partial:${id}`;
+  const record = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  switch (event) {
+    case "values":
+    case "checkpoints":
+      return event;
+    case "messages/partial": {
+      const id = Array.isArray(parsed) ? (parsed[0] as { id?: unknown } | null)?.id : undefined;
+      return typeof id === "string" ? `partial:${id}` : null;
+    }
+    // A task's start carries the state it was given, its end its result: two shapes, two chains.
+    case "tasks":
+      return record ? `tasks:${Object.hasOwn(record, "input") ? "start" : "result"}` : null;
+    case "debug":
+      return typeof record?.["type"] === "string" ? `debug:${record["type"]}` : null;
+    default:
+      return null;
   }
-  return null;
 }
 
 export class RunEventWriter {
@@ -68,7 +83,7 @@ export class RunEventWriter {
 
   #encode(event: RunEvent): StoredEvent {
     const row: StoredEvent = { seq: event.id, event: event.event, chain: null, delta: false, data: event.json };
-    if (event.event !== "values" && event.event !== "messages/partial") return row;
+    if (!CHAINED.has(event.event)) return row;
     const parsed: unknown = JSON.parse(event.json);
     const chain = chainOf(event.event, parsed);
     if (chain === null) return row;

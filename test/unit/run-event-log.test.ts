@@ -81,6 +81,28 @@ describe("run events across instances", () => {
     expect(store.rows.at(-1)).toMatchObject({ seq: local.length, event: "$end" });
   });
 
+  it("stores the state that tasks, checkpoints and debug events repeat once, and serves them whole", async () => {
+    const store = memoryStore();
+    const log = new EventLog();
+    const emitter = new RunEmitter(log, new RunEventWriter(store, "r", () => undefined), ["tasks", "checkpoints", "debug"]);
+    const messages: { id: string; content: string }[] = [];
+    for (let step = 0; step < 4; step += 1) {
+      messages.push({ id: `m${step}`, content: `step ${step} `.repeat(80) });
+      const state = { messages: [...messages], status: `s${step}` };
+      emitter.push("tasks", { id: `t${step}`, name: "plan", input: state, triggers: ["branch:to:plan"] });
+      emitter.push("tasks", { id: `t${step}`, name: "plan", result: { status: `s${step}` }, interrupts: [] });
+      emitter.push("checkpoints", { config: { configurable: { checkpoint_id: `c${step}` } }, values: state, next: ["authorize"] });
+      emitter.push("debug", { step, type: "checkpoint", payload: { values: state } });
+    }
+    await emitter.close();
+    const local = await collect(log.read(undefined));
+    expect(await collect(read(store, undefined, async () => endedRun(null)))).toEqual(local);
+    expect(await collect(read(store, 9, async () => endedRun(null)))).toEqual(local.filter((event) => (event.id ?? -1) > 9));
+    const sent = local.reduce((sum, event) => sum + event.json.length, 0);
+    const stored = store.rows.reduce((sum, row) => sum + row.data.length, 0);
+    expect(stored).toBeLessThan(sent / 2);
+  });
+
   it("follows a run while it goes on, and ends a run whose process died with its row's error, without an id", async () => {
     const store = memoryStore();
     const log = new EventLog();
