@@ -184,14 +184,13 @@ export class RunManager {
   }
 
   /** Waits for a run to end: in this process by its log, elsewhere by polling its row (taking over an expired lease). */
-  async wait(owner: Owner, threadId: string, runId: string, signal?: AbortSignal, onPoll?: () => Promise<void>): Promise<RunRow | undefined> {
+  async wait(owner: Owner, threadId: string, runId: string, signal?: AbortSignal): Promise<RunRow | undefined> {
     const local = this.#active.get(runId);
     if (local) await Promise.race([local.settled, abortPromise(signal)]);
     for (;;) {
       const run = await this.#options.store.getRun(owner, threadId, runId);
       if (!unfinished(run) || signal?.aborted) return run;
       if ((await this.recoverOrphans(threadId)) > 0) continue;
-      await onPoll?.();
       await delay(250, signal);
     }
   }
