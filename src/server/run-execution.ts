@@ -14,6 +14,7 @@ import { Command } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
 import type { RunRow, ThreadStore } from "../persistence/thread-store.js";
 import { runConfigFor } from "../runtime/run-config.js";
+import { withoutSecretShapes } from "../runtime/process-scanner.js";
 import { runOptions } from "../runtime/routes.js";
 import { abortReason } from "./abort.js";
 import type { RunEmitter } from "./run-emission.js";
@@ -64,7 +65,8 @@ export async function executeRun(context: ExecutionContext, execution: Execution
     // The closing checkpoint must not carry this run's run_id: LangGraph would take the new
     // input for a resume of the same run (and drop it).
     if (request.closeStopped) await closeStoppedRun(graph, threadId, { closed_by_run: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id });
-    const input = request.resume ? new Command({ resume: request.resume.value }) : request.input;
+    // A resume value is checkpointed as sent: a secret in a reviewer's edit is redacted first.
+    const input = request.resume ? new Command({ resume: withoutSecretShapes(request.resume.value) }) : request.input;
     const stream = await graph.stream(input, config);
     for await (const [mode, data] of stream as AsyncIterable<[string, unknown]>) emitter.chunk(mode, data);
     ended = await inspect();
