@@ -41,6 +41,8 @@ import { approvalMigrations, createApprovalStore } from "./approval-store.js";
 import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
 import { createPinStore, pinMigrations } from "./pin-store.js";
+import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
+import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
 import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
@@ -62,6 +64,10 @@ export interface Database {
   saver: PostgresSaver;
   /** Thread ownership, runs and the per-thread run lease (the API server). */
   threads: ThreadStore;
+  /** API runs' stream events, for every instance (the API server). */
+  runEvents: RunEventStore;
+  /** Opens this instance's LISTEN connection for other instances' run events (server mode). */
+  listenForRunEvents(log: (line: string) => void): Promise<RunEventListener>;
   ledger: LedgerStore;
   /** Decided reviews (human_review). */
   approvals: ApprovalStore;
@@ -235,6 +241,8 @@ async function assemble(
     saver: new PostgresSaver(pool),
     ledger: createLedgerStore(pool, schema),
     threads: createThreadStore(pool, schema),
+    runEvents: createRunEventStore(pool, schema),
+    listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),
     approvals: createApprovalStore(pool, schema),
     audit: createAuditStore(pool, schema),
     pins: createPinStore(pool, schema),
@@ -263,7 +271,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
       await new PostgresSaver(lendClient(pool, client)).setup();
-      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema), ...pinMigrations(schema)]) await client.query(statement);
+      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...runEventMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema), ...pinMigrations(schema)]) await client.query(statement);
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
     }

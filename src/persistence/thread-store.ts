@@ -153,8 +153,8 @@ export interface ThreadStore {
   setRunStatus(runId: string, status: ApiRunStatus, error?: { error: string; message: string }, outcome?: RunOutcome): Promise<void>;
   /** Marks a run for cancellation (seen by whichever process runs it at its next heartbeat). */
   requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
-  /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
-  orphanedRuns(): Promise<RunRow[]>;
+  /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired); of one thread when given. */
+  orphanedRuns(threadId?: string): Promise<RunRow[]>;
   /** Run-level idempotency keys (API `Idempotency-Key`, CLI `--idempotency-key`). */
   readonly runKeys: RunKeyStore;
   /** Takes a thread's lease only while its owner is under the run limit, in one atomic step. */
@@ -304,11 +304,12 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
           where run_id = $1 and thread_id = $2 and tenant = $3 and owner = $4 returning ${RUN_COLUMNS}`,
         [runId, threadId, owner.tenant, owner.user_id],
       ),
-    orphanedRuns: () =>
+    orphanedRuns: (threadId) =>
       many<RunRow>(
         `select ${runColumns("r.")} from ${s}.runs r join ${s}.threads t on t.thread_id = r.thread_id
-          where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())`,
-        [],
+          where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())
+            and ($1::uuid is null or r.thread_id = $1::uuid)`,
+        [threadId ?? null],
       ),
     interruptedThreads: (tenant, options) =>
       many<ThreadRow>(

@@ -62,9 +62,16 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     ]);
     const leaseMs = options.leaseMs ?? settings.server.runLeaseMs;
     const contracts = (await runtime.host.tools()).catalog().map((tool) => tool.contract);
+    // Other instances' run events wake this one's readers (server mode; the embedded database has one instance).
+    const notifications = database.mode === "server" ? await database.listenForRunEvents(log).catch((error: unknown) => {
+      log(`run event notifications unavailable (${String(error)}); readers of other instances' runs poll`);
+      return undefined;
+    }) : undefined;
     const manager = new RunManager({
+      notifications,
       graphs,
       store: database.threads,
+      events: database.runEvents,
       budgets: settings.budgets,
       log,
       leaseMs,
@@ -74,6 +81,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
       if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);
+      await manager.purgeEvents();
     };
     await recoverOrphans();
     // Another process sharing this Postgres may die at any time, not only before we start:
@@ -119,6 +127,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
           // Give streams a moment to flush their last events, then cut what is left.
           await new Promise((resolve) => setTimeout(resolve, 100));
           http.closeAllConnections?.();
+          await notifications?.close();
           await runtime.close();
         })()),
     };
