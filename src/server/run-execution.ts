@@ -28,6 +28,8 @@ export interface ExecutionContext {
   budgets: Budgets;
   leaseMs: number;
   log: (line: string) => void;
+  /** Called once a run's end is recorded (e.g. to export its trace); never awaited by the run. */
+  onEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
 }
 
 export interface Execution {
@@ -94,6 +96,7 @@ export async function executeRun(context: ExecutionContext, execution: Execution
       context.log(`could not record the end of run ${run.run_id}: ${String(error)}`);
     }
     await emitter.close();
+    context.onEnded?.(run, ended.outcome?.warrant_run_id);
   }
 }
 

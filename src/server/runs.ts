@@ -55,6 +55,8 @@ export interface RunManagerOptions {
   eventPollMs?: number;
   /** Runs one principal may have going at once, across threads and processes (admitted atomically when a run starts). */
   maxActiveRuns?: number;
+  /** Called once each run's end is recorded, with the Warrant run it worked on (the OpenTelemetry export). */
+  onRunEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
   /** The run-bound values a request fixes (from the contracts' `run_bound` rules). */
   runBound?: (request: string) => Record<string, string>;
   log?: (line: string) => void;
@@ -66,7 +68,7 @@ const ENDED_CHECK_MS = 500;
 const unfinished = (run: RunRow | undefined) => run?.status === "running" || run?.status === "pending";
 
 export class RunManager {
-  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications">> & Pick<RunManagerOptions, "notifications"> & { log: (line: string) => void };
+  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded">> & Pick<RunManagerOptions, "notifications" | "onRunEnded"> & { log: (line: string) => void };
   readonly #active = new Map<string, ActiveRun & { controller: AbortController }>();
   readonly #finished = new Map<string, { log: EventLog; timer: NodeJS.Timeout }>();
   #accepting = true;
@@ -163,7 +165,7 @@ export class RunManager {
     const controller = new AbortController();
     const { graphs, store, budgets, leaseMs } = this.#options;
     const settled = executeRun(
-      { graphs, store, budgets, leaseMs, log: this.#options.log },
+      { graphs, store, budgets, leaseMs, log: this.#options.log, onEnded: this.#options.onRunEnded },
       { graph, run, request, runBound: request.runBound ?? request.thread.run_bound, emitter, controller },
     ).finally(() => this.#retire(runId, log));
     const active = { run, log, settled, controller };

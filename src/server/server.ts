@@ -20,6 +20,8 @@ import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
 import { logLine } from "../runtime/process-scanner.js";
+import { runExports } from "../trace/export-runs.js";
+import { otlpConfigured } from "../trace/otel.js";
 
 export interface StartedServer {
   url: string;
@@ -67,8 +69,11 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       log(`run event notifications unavailable (${String(error)}); readers of other instances' runs poll`);
       return undefined;
     }) : undefined;
+    // With an OTLP endpoint configured, each finished run is exported as OpenTelemetry spans (src/trace/otel.ts).
+    const exports = otlpConfigured() ? runExports({ database, graphFor: async (graphId) => graphs.get(graphId ?? "agent") ?? graphs.get("agent")!, log }) : undefined;
     const manager = new RunManager({
       notifications,
+      ...(exports ? { onRunEnded: (run: { run_id: string }, warrantRunId: string | undefined) => exports.enqueue(warrantRunId ?? run.run_id) } : {}),
       graphs,
       store: database.threads,
       events: database.runEvents,
@@ -124,6 +129,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
           // Requests being handled (a wait or join whose run just ended, or runs on
           // another process) get their answer before connections are cut.
           await requests.idle(deadline - Date.now());
+          await exports?.idle(deadline - Date.now());
           // Give streams a moment to flush their last events, then cut what is left.
           await new Promise((resolve) => setTimeout(resolve, 100));
           http.closeAllConnections?.();

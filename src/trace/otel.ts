@@ -16,7 +16,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type IdGenerator, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
-import type { ExecutionEntry, PlanEntry, RunTrace } from "./run-trace.js";
+import { CONTROL_NODES, type ExecutionEntry, type PlanEntry, type RunTrace } from "./run-trace.js";
 
 /** GenAI semantic-convention attribute names (incubating in the conventions package, so spelled here once). */
 const GEN_AI = {
@@ -154,8 +154,8 @@ export async function exportTraceSpans(trace: RunTrace, exporter: SpanExporter):
     for (const node of trace.nodes) {
       const interval = { start: time(node.started_at, start), end: time(node.ended_at ?? node.started_at, start) };
       const span = child(tracer, root, node.node, interval, { "warrant.node": node.node, ...(node.ended_at ? {} : { "warrant.node.open": true }) });
-      if (node.node === "plan") {
-        const plan = plans.find((entry) => entry.at === node.started_at);
+      if (!CONTROL_NODES.has(node.node)) {
+        const plan = plans.find((entry) => entry.at === node.started_at && entry.node === node.node);
         if (plan && plan.usage.model_calls > 0) modelSpan(tracer, span, plan, interval, trace.thread_id);
       }
       if (node.node === "execute") {

@@ -18,7 +18,7 @@ function describe(entry: TraceEntry): string {
       const withheld = entry.withheld.map((item) => `${item.tool}: ${item.reason}`);
       const proposed = entry.proposed.map((call) => `${call.tool} [${short(call.call_id)}]`);
       return [
-        `plan        turn ${entry.turn}${entry.model ? `  model ${entry.model}` : ""}  ${entry.usage.model_calls} model call(s), ${tokens}, $${entry.usage.cost_usd.toFixed(6)}`,
+        `plan        ${entry.node === "plan" ? "" : `(${entry.node}) `}turn ${entry.turn}${entry.model ? `  model ${entry.model}` : ""}  ${entry.usage.model_calls} model call(s), ${tokens}, $${entry.usage.cost_usd.toFixed(6)}`,
         `            offered ${entry.offered.length}: ${names(entry.offered)}${withheld.length ? `; withheld ${withheld.length}: ${names(withheld, 4)}` : ""}`,
         `            verdict ${entry.verdict}${proposed.length ? `; proposed ${names(proposed)}` : ""}`,
       ].join("\n");

@@ -46,6 +46,8 @@ export interface TraceInputs {
 
 export interface PlanEntry {
   kind: "plan";
+  /** `plan` in the agent; the fixed workflow's steps (`retrieve`, `read`, `generate`, `study`, `validate`) write the same fields. */
+  node: string;
   at: string;
   ended_at: string | null;
   turn: number;
@@ -186,6 +188,7 @@ function planEntry(step: NodeStep, writes: Json): PlanEntry {
   const run = isObject(writes["run"]) ? writes["run"] : {};
   return {
     kind: "plan",
+    node: step.node,
     at: step.started_at,
     ended_at: step.ended_at,
     turn: count(run["turn"]),
@@ -276,6 +279,15 @@ function byTime(entries: TraceEntry[]): TraceEntry[] {
     .map(({ entry }) => entry);
 }
 
+/** Nodes that decide, run and observe; every other step plans (the agent's plan, the workflow's steps) and may call a model. */
+export const CONTROL_NODES: ReadonlySet<string> = new Set(["authorize", "human_review", "execute", "observe"]);
+const PLAN_FIELDS = ["run", "tool_offer", "verdict", "proposals"];
+
+/** A step that wrote what plan owns: the agent's plan node, or a step of the fixed workflow. */
+function isPlanStep(node: string, writes: Json): boolean {
+  return node === "plan" || (!CONTROL_NODES.has(node) && PLAN_FIELDS.some((field) => field in writes));
+}
+
 function earliest(at: string, other: string | undefined): string {
   return other !== undefined && Date.parse(other) < Date.parse(at) ? other : at;
 }
@@ -298,7 +310,7 @@ export function assembleTrace(inputs: TraceInputs): RunTrace {
     const statuses = list(writes["status"]).concat(typeof writes["status"] === "string" ? [writes["status"]] : []);
     const last = statuses.at(-1);
     if (typeof last === "string") status = last;
-    if (step.node === "plan") {
+    if (isPlanStep(step.node, writes)) {
       const run = isObject(writes["run"]) ? writes["run"] : {};
       request ??= text(run["request"]);
       entries.push(planEntry(step, writes));

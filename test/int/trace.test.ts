@@ -24,6 +24,7 @@ import { readRunTrace } from "../../src/trace/read-trace.js";
 import type { RunTrace, TraceEntry } from "../../src/trace/run-trace.js";
 import { settings } from "./support/agent.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { waitFor } from "./support/processes.js";
 import { BOOKING_REQUEST, startTestServer } from "./support/server.js";
 import { calendarConfig, EVENT, recordedRun, REQUEST } from "./support/recorded-run.js";
 
@@ -211,8 +212,9 @@ describe("one run's timeline", () => {
 });
 
 describe("the same run id from the API", () => {
-  it("traces a run started and resumed through the API by either API run id or the run id in its values", async () => {
-    const server = await startTestServer();
+  it("traces a run started and resumed through the API by either API run id or the run id in its values; the server exports each finished run over OTLP", async () => {
+    const receiver = await otlpReceiver();
+    const server = await startTestServer({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
     try {
       const alice = await server.client("alice");
       const thread = await alice.threads.create();
@@ -233,8 +235,16 @@ describe("the same run id from the API", () => {
       expect(ofKind(byResume, "execution").map((attempt) => [attempt.tool, attempt.status])).toEqual([["create_study_event", "succeeded"]]);
       expect(byResume.termination?.code).toBe("final_answer");
       expect((await cli(values.run.run_id)).timeline).toEqual(byResume.timeline);
+
+      // Both API runs ended (the first at its review, the second at the answer): each was exported under the run's one trace id.
+      await waitFor(() => receiver.spans.some((span) => span.name === "invoke_agent agent" && attribute(span, "warrant.termination_reason") === "final_answer"), "the finished run's spans", 30_000);
+      const roots = receiver.spans.filter((span) => span.name === "invoke_agent agent");
+      expect(new Set(roots.map((span) => span.traceId))).toEqual(new Set([traceIdOf(values.run.run_id)]));
+      expect(receiver.spans.some((span) => attribute(span, "gen_ai.tool.name") === "create_study_event")).toBe(true);
     } finally {
       await server.close();
+      delete process.env["OTEL_EXPORTER_OTLP_ENDPOINT"];
+      await receiver.close();
     }
   }, TIMEOUT_MS);
 });

@@ -88,4 +88,13 @@ describe("assembleTrace", () => {
     const trace = assembleTrace({ origin: origin("r1"), steps: hostile, ledger: [], approvals: [] });
     expect(trace.timeline).toEqual([expect.objectContaining({ kind: "plan", turn: 0, offered: ["x"], withheld: [], proposed: [] })]);
   });
+
+  it("reads the fixed workflow's steps as plan entries: they write plan's fields under their own names", () => {
+    const workflow = [{ ...plan("r1", 1, 0), node: "retrieve" }, step("validate", 10, { verdict: { type: "final" } }), step("observe", 20, {})];
+    const trace = assembleTrace({ origin: origin("r1"), steps: workflow, ledger: [], approvals: [] });
+    expect(trace.timeline.filter((entry) => entry.kind === "plan").map((entry) => (entry.kind === "plan" ? [entry.node, entry.verdict] : []))).toEqual([
+      ["retrieve", "tool_calls"],
+      ["validate", "final"],
+    ]);
+  });
 });
