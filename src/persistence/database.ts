@@ -35,6 +35,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { ConfigError } from "../errors.js";
 import type { LedgerStore } from "../runtime/ledger.js";
+import { WarrantSaver } from "./checkpointer.js";
 import { createLedgerStore, ledgerMigrations, quoteSchemaName } from "./ledger-store.js";
 import { createThreadStore, threadMigrations, type ThreadStore } from "./thread-store.js";
 import { approvalMigrations, createApprovalStore } from "./approval-store.js";
@@ -228,7 +229,7 @@ async function assemble(
   return {
     mode,
     pool,
-    saver: new PostgresSaver(pool),
+    saver: new WarrantSaver(pool),
     ledger: createLedgerStore(pool, schema),
     threads: createThreadStore(pool, schema),
     approvals: createApprovalStore(pool, schema),
