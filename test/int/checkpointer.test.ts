@@ -51,7 +51,7 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
       await saver.putWrites(firstConfig, [["messages", "not stored"]], "task-a");
       await saver.putWrites(firstConfig, [["__resume__", { decisions: [{ type: "approve" }] }], ["__error__", { message: "x" }]], "task-c");
       const second = sampleCheckpoint("1ef0000a-0000-6000-8000-000000000002", { messages: ["hello", "w1", "w2"], count: 4 }, { messages: "2", count: "2", nested: "1" });
-      await saver.put(firstConfig, second, { source: "loop", step: 0, parents: {}, writes: { plan: { count: 4 } } }, { messages: "2", count: "2" });
+      await saver.put(firstConfig, second, { source: "loop", step: 0, parents: {} }, { messages: "2", count: "2" });
       await saver.putWrites({ configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: second.id } }, [], "task-empty");
     };
     const [theirs, mine] = [uniqueThread(), uniqueThread()];
