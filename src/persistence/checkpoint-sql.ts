@@ -75,7 +75,9 @@ function columns<Row extends readonly unknown[]>(rows: readonly Row[], width: nu
  * data-modifying CTE, which Postgres runs to completion whether or not the
  * main statement reads it.
  */
-export function checkpointsStatement(saves: readonly CheckpointSave[]): Statement {
+export function checkpointsStatement(all: readonly CheckpointSave[]): Statement {
+  // A checkpoint saved twice keeps its last version, as two upserts in a row would.
+  const saves = [...new Map(all.map((save) => [JSON.stringify([save.thread_id, save.checkpoint_ns, save.checkpoint_id]), save])).values()];
   const blobs = saves.flatMap((save) => save.blobs);
   const values: unknown[] = [
     ...columns(blobs, 6),

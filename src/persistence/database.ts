@@ -56,8 +56,8 @@ export interface Database {
    * pool, or the process deadlocks.
    */
   pool: pg.Pool;
-  /** LangGraph checkpointer; its tables are already set up (default schema `public`). */
-  saver: PostgresSaver;
+  /** LangGraph checkpointer (PostgresSaver's tables, fewer writes: see checkpointer.ts); set up already (schema `public`). */
+  saver: WarrantSaver;
   /** Thread ownership, runs and the per-thread run lease (the API server). */
   threads: ThreadStore;
   ledger: LedgerStore;
@@ -226,17 +226,27 @@ async function assemble(
     throw error;
   }
   let closing: Promise<void> | undefined;
+  const saver = new WarrantSaver(pool);
+  // Checkpoint saves still pending are written before the pool ends.
+  const close = async () => {
+    try {
+      await saver.flushAll();
+    } finally {
+      await shutdown();
+    }
+  };
   return {
     mode,
     pool,
-    saver: new WarrantSaver(pool),
-    ledger: createLedgerStore(pool, schema),
+    saver,
+    // A ledger intent row commits with the thread's pending checkpoint saves (see checkpointer.ts).
+    ledger: createLedgerStore(pool, schema, (threadId, work) => saver.transact(threadId, work)),
     threads: createThreadStore(pool, schema),
     approvals: createApprovalStore(pool, schema),
     audit: createAuditStore(pool, schema),
     pins: createPinStore(pool, schema),
     verifyAudit: async (runId) => verifyChains({ ...(await loadChain(pool, schema, runId)), runId }),
-    close: () => (closing ??= shutdown()),
+    close: () => (closing ??= close()),
   };
 }
 
