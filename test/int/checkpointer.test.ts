@@ -5,11 +5,13 @@
  * backends; and a real graph interrupted and resumed on it reads the same.
  */
 import { randomBytes } from "node:crypto";
+import os from "node:os";
 import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { backends, type OpenedBackend } from "./support/postgres.js";
+import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { backends, createTestDatabase, sampleLedgerRow, type OpenedBackend } from "./support/postgres.js";
 
 const SLOW = { timeout: 120_000 };
 const uniqueThread = () => `thread-${randomBytes(4).toString("hex")}`;
@@ -94,18 +96,83 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
       .compile({ checkpointer: opened.database.saver });
     const config = { configurable: { thread_id: uniqueThread() }, durability: "sync" as const };
     await graph.invoke({ log: ["start"] }, config);
+    // Durable when invoke returns: LangGraph's own saver, which has no buffer to flush, reads it from the tables.
+    const plain = await new PostgresSaver(opened.database.pool).getTuple(config);
+    expect(plain?.pendingWrites?.filter(([, channel]) => channel === "__interrupt__").length).toBe(1);
     const paused = await graph.getState(config);
     expect(paused.next).toEqual(["ask"]);
     expect(paused.tasks.flatMap((task) => task.interrupts.map((item) => item.value))).toEqual([{ question: "go?" }]);
     // A second handle on the same storage sees the same interrupt and can resume it.
+    let reopened: Database | undefined;
     const again = new StateGraph(State)
       .addNode("ask", () => ({ log: [`answer:${String(interrupt({ question: "go?" }))}`] }))
       .addNode("after", () => ({ log: ["after"] }))
       .addEdge(START, "ask")
       .addEdge("ask", "after")
       .addEdge("after", END)
-      .compile({ checkpointer: await opened.reopen().then((database) => database.saver) });
+      .compile({ checkpointer: (reopened = await opened.reopen()).saver });
     await again.invoke(new Command({ resume: "yes" }), config);
     expect((await again.getState(config)).values).toEqual({ log: ["start", "answer:yes", "after"] });
+    const ended = reopened ? await new PostgresSaver(reopened.pool).getTuple(config) : undefined;
+    expect(ended?.checkpoint.channel_values).toMatchObject({ log: ["start", "answer:yes", "after"] });
+  });
+});
+
+/** A gate a node waits at, and a signal that it got there. */
+function gate() {
+  let open: () => void = () => undefined;
+  let arrived: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  return { open, reached, wait: () => (arrived(), opened) };
+}
+
+describe("checkpointer: a process killed between a buffered save and its flush", () => {
+  test("resumes from the checkpoint committed with the last ledger intent row, and finds that row", SLOW, async () => {
+    const scratch = await createTestDatabase();
+    const first = await openDatabase({ databaseUrl: scratch.url, dataDir: os.tmpdir() });
+    let second: Database | undefined;
+    try {
+      const threadId = uniqueThread();
+      const State = Annotation.Root({ log: Annotation<string[]>({ reducer: (current, update) => [...current, ...update], default: () => [] }) });
+      const build = (database: Database, afterEffect: () => Promise<void>) =>
+        new StateGraph(State)
+          .addNode("before", () => ({ log: ["before"] }))
+          .addNode("effect", async () => {
+            // The intent row commits the thread's buffered saves with it; the "effect" would start after.
+            const fresh = await database.ledger.beginFirst(threadId, sampleLedgerRow("call-1", 1));
+            return { log: [fresh ? "effect" : "effect found its row"] };
+          })
+          .addNode("after", async () => {
+            await afterEffect();
+            return { log: ["after"] };
+          })
+          .addEdge(START, "before")
+          .addEdge("before", "effect")
+          .addEdge("effect", "after")
+          .addEdge("after", END)
+          .compile({ checkpointer: database.saver });
+      const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
+      const stuck = gate();
+      // The first process gets past the effect and is "killed" (never resumed) inside `after`:
+      // effect's writes and the checkpoint after it are still in its memory only.
+      void build(first, stuck.wait).invoke({ log: ["start"] }, config).catch(() => undefined);
+      await stuck.reached;
+
+      second = await openDatabase({ databaseUrl: scratch.url, dataDir: os.tmpdir() });
+      const restarted = build(second, async () => undefined);
+      const durable = await restarted.getState(config);
+      expect(durable.values).toEqual({ log: ["start", "before"] });
+      expect(durable.next).toEqual(["effect"]);
+      expect((await second.ledger.list(threadId)).map((row) => `${row.call_id}#${row.attempt}:${row.status}`)).toEqual(["call-1#1:running"]);
+
+      await restarted.invoke(null, config);
+      expect((await restarted.getState(config)).values).toEqual({ log: ["start", "before", "effect found its row", "after"] });
+      expect((await new PostgresSaver(second.pool).getTuple(config))?.checkpoint.channel_values).toMatchObject({ log: ["start", "before", "effect found its row", "after"] });
+    } finally {
+      await second?.close();
+      await first.close().catch(() => undefined);
+      await scratch.drop();
+    }
   });
 });
