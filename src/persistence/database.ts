@@ -56,6 +56,8 @@ export interface Database {
    * pool, or the process deadlocks.
    */
   pool: pg.Pool;
+  /** The schema of Warrant's own tables (for readers that query them directly, e.g. the trace). */
+  schema: string;
   /** LangGraph checkpointer (PostgresSaver's tables, fewer writes: see checkpointer.ts); set up already (schema `public`). */
   saver: WarrantSaver;
   /** Thread ownership, runs and the per-thread run lease (the API server). */
@@ -238,6 +240,7 @@ async function assemble(
   return {
     mode,
     pool,
+    schema,
     saver,
     // A ledger intent row commits with the thread's pending checkpoint saves (see checkpointer.ts).
     ledger: createLedgerStore(pool, schema, (threadId, work) => saver.transact(threadId, work)),
