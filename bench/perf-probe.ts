@@ -13,8 +13,8 @@
  *   (read after the pool is closed, so every backend has flushed its stats);
  * - wall time;
  * - checkpoint bytes of a 50-step thread and bytes added by its 50th step
- *   (a 49-step thread's total subtracted), summed over LangGraph's tables and
- *   ours (blob and JSON lengths, before TOAST compression).
+ *   (a 49-step thread's total subtracted), summed over LangGraph's three
+ *   tables (blob and JSON lengths, before TOAST compression).
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
@@ -68,7 +68,6 @@ const CHECKPOINT_BYTES_SQL = `select coalesce(sum(bytes), 0)::bigint as bytes fr
   select octet_length(checkpoint::text) + octet_length(metadata::text) as bytes from checkpoints where thread_id = $1
   union all select coalesce(octet_length(blob), 0) from checkpoint_blobs where thread_id = $1
   union all select octet_length(blob) from checkpoint_writes where thread_id = $1
-  union all select coalesce(sum(octet_length(v.blob)), 0) from warrant_checkpoint_values_for($1) v
 ) parts`;
 
 async function main(): Promise<void> {
@@ -102,12 +101,6 @@ async function main(): Promise<void> {
       return { ms, statements, transactions, xact, bytes };
     };
 
-    await admin.query(`create or replace function warrant_checkpoint_values_for(thread text) returns table(blob bytea) language plpgsql as $$
-      begin
-        if to_regclass('warrant.checkpoint_values') is not null then
-          return query execute 'select blob from warrant.checkpoint_values where thread_id = $1' using thread;
-        end if;
-      end $$`);
     await runThread(2); // warm-up: setup, first connections, JIT
     const short = await runThread(5);
     const long = await runThread(20);
