@@ -38,13 +38,15 @@ import type { Queryable } from "./ledger-store.js";
 const TRIGGER_PREFIX = "branch:to:";
 
 /**
- * Whether some node is triggered by this checkpoint (a trigger channel newer
- * than what that node has seen), i.e. the run goes on from it. Anything else
- * (no StateGraph triggers at all, say) counts as an end and is written at once.
+ * Whether some node is triggered by this checkpoint (a trigger channel that
+ * holds a value, newer than what that node has seen), i.e. the run goes on
+ * from it. A trigger its node consumed is empty (and gets a newer version
+ * all the same, so the value is what tells). Anything else (no StateGraph
+ * triggers at all, say) counts as an end and is written at once.
  */
-export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions" | "versions_seen">): boolean {
+export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions" | "versions_seen" | "channel_values">): boolean {
   return Object.entries(checkpoint.channel_versions).some(([channel, version]) => {
-    if (!channel.startsWith(TRIGGER_PREFIX)) return false;
+    if (!channel.startsWith(TRIGGER_PREFIX) || !Object.hasOwn(checkpoint.channel_values, channel)) return false;
     const node = channel.slice(TRIGGER_PREFIX.length);
     const seen = Object.hasOwn(checkpoint.versions_seen, node) ? checkpoint.versions_seen[node]?.[channel] : undefined;
     return seen === undefined || compareChannelVersions(version, seen) > 0;
