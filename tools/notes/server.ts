@@ -70,6 +70,8 @@ Options:
 
 Environment (for tests):
   WARRANT_NOTES_DELAY_MS=N   Sleep N ms before answering each read_note call.
+  WARRANT_NOTES_DELAY_CALLS=K  With WARRANT_NOTES_DELAY_MS: delay only the first K
+                             read_note calls (a transient slowness a retry recovers).
   WARRANT_NOTES_FAIL_START=1 Exit with code 1 before connecting.
 `;
 
@@ -84,6 +86,8 @@ interface ServerState {
   readonly index: SearchIndex;
   readonly directory: PrincipalDirectory;
   readonly readDelayMs: number;
+  /** How many read_note calls are still delayed; Infinity when every call is. */
+  delayedReads: { left: number };
 }
 
 function log(message: string): void {
@@ -115,6 +119,16 @@ function readDelayFromEnvironment(value: string | undefined): number {
   if (!/^[1-9][0-9]*$/.test(value)) {
     log(`ignoring WARRANT_NOTES_DELAY_MS=${JSON.stringify(value)}: not a positive integer`);
     return 0;
+  }
+  return Number(value);
+}
+
+/** `WARRANT_NOTES_DELAY_CALLS` as a positive integer; anything else means every call is delayed. */
+function delayedCallsFromEnvironment(value: string | undefined): number {
+  if (value === undefined || value === "") return Number.POSITIVE_INFINITY;
+  if (!/^[1-9][0-9]*$/.test(value)) {
+    log(`ignoring WARRANT_NOTES_DELAY_CALLS=${JSON.stringify(value)}: not a positive integer`);
+    return Number.POSITIVE_INFINITY;
   }
   return Number(value);
 }
@@ -160,7 +174,8 @@ function registerReadNote(server: McpServer, state: ServerState): void {
       annotations: READ_ONLY,
     },
     async (args) => {
-      if (state.readDelayMs > 0) {
+      if (state.readDelayMs > 0 && state.delayedReads.left > 0) {
+        state.delayedReads.left -= 1;
         // Tests wait for this line to know a call is in flight (e.g. to kill the host mid-call).
         log(`read_note delayed ${state.readDelayMs} ms`);
         await sleep(state.readDelayMs);
@@ -253,6 +268,7 @@ async function loadState(options: Options): Promise<ServerState> {
     index: buildSearchIndex(corpus),
     directory,
     readDelayMs: readDelayFromEnvironment(process.env["WARRANT_NOTES_DELAY_MS"]),
+    delayedReads: { left: delayedCallsFromEnvironment(process.env["WARRANT_NOTES_DELAY_CALLS"]) },
   };
 }
 
