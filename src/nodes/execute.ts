@@ -56,6 +56,13 @@ function failure(action: Allowed, code: ToolErrorCode, message: string): Failure
 }
 
 /**
+ * Thrown by a journal that assumed a call had no ledger rows yet, at its first
+ * insert, when the ledger had some: nothing external has happened, and the
+ * call is settled again from the rows it has (see runCall).
+ */
+class LedgerHistoryFound extends Error {}
+
+/**
  * The ledger rows of one call as this node leaves them: every attempt it began
  * or finished, each in its latest version, in first-touched order.
  */
@@ -63,12 +70,21 @@ class CallJournal {
   private readonly rows = new Map<number, LedgerRow>();
   next: number;
 
+  /** `assumedFresh`: no history was read; the first insert checks that there is none. */
   constructor(
     private readonly context: CallContext,
     readonly action: Allowed,
     history: readonly LedgerRow[],
+    private readonly assumedFresh = false,
   ) {
     this.next = history.reduce((highest, row) => Math.max(highest, row.attempt), 0) + 1;
+  }
+
+  /** Writes a new attempt's first row (before anything external), checking the fresh-call assumption. */
+  private async insert(row: LedgerRow): Promise<void> {
+    const { ledger, threadId, run } = this.context;
+    if (!this.assumedFresh || row.attempt !== 1) return ledger.begin(threadId, row, run);
+    if (!(await ledger.beginFirst(threadId, row, run))) throw new LedgerHistoryFound();
   }
 
   /** Starts an attempt: reserves budget, writes the `running` row before the external call. */
@@ -87,8 +103,15 @@ class CallJournal {
       finished_at: null,
       elapsed_ms: null,
     };
+    try {
+      await this.insert(row);
+    } catch (error) {
+      // Nothing was started: give the reservation back.
+      this.context.budget.left += 1;
+      this.context.started.count -= 1;
+      throw error;
+    }
     this.next += 1;
-    await this.context.ledger.begin(this.context.threadId, row, this.context.run);
     this.rows.set(row.attempt, row);
     return row;
   }
@@ -121,8 +144,8 @@ class CallJournal {
       elapsed_ms: 0,
       ...this.identity(),
     };
+    await this.insert(row);
     this.next += 1;
-    await this.context.ledger.begin(this.context.threadId, row, this.context.run);
     this.rows.set(row.attempt, row);
   }
 
@@ -181,6 +204,14 @@ const budgetFailure = (action: Allowed) => failure(action, "budget_exhausted", "
 
 /** Runs one allowed call with its retries and reconciliation; returns its result and the ledger rows it wrote. */
 async function runCall(action: Allowed, context: CallContext): Promise<{ result: CallResult; rows: LedgerRow[] }> {
+  // Almost always the call has no rows yet: settle it as such, with no read; its first insert checks.
+  const fresh = new CallJournal(context, action, [], true);
+  try {
+    return { result: await settleCall(action, context, fresh, []), rows: fresh.list() };
+  } catch (error) {
+    if (!(error instanceof LedgerHistoryFound)) throw error;
+  }
+  // An earlier execution of this call left rows (it crashed, or was replayed): recover from them.
   const history = (await context.ledger.list(context.threadId)).filter((row) => row.call_id === action.call_id);
   const journal = new CallJournal(context, action, history);
   const result = await settleCall(action, context, journal, history);

@@ -131,7 +131,7 @@ export function rowLink(params: Params, table: CoveredTable, start: RunStart, fi
 }
 
 /** Runs a chained statement; returns how many link events it inserted (0: nothing was written). */
-export async function runChained(pool: pg.Pool, sql: string, params: Params): Promise<number> {
+export async function runChained(pool: Pick<pg.ClientBase, "query">, sql: string, params: Params): Promise<number> {
   const result = await pool.query(sql, params.values);
   return result.rowCount ?? 0;
 }

@@ -35,6 +35,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { ConfigError } from "../errors.js";
 import type { LedgerStore } from "../runtime/ledger.js";
+import { WarrantSaver } from "./checkpointer.js";
 import { createLedgerStore, ledgerMigrations, quoteSchemaName } from "./ledger-store.js";
 import { createThreadStore, threadMigrations, type ThreadStore } from "./thread-store.js";
 import { approvalMigrations, createApprovalStore } from "./approval-store.js";
@@ -60,8 +61,8 @@ export interface Database {
   pool: pg.Pool;
   /** The schema of Warrant's own tables (for readers that query them directly, e.g. the trace). */
   schema: string;
-  /** LangGraph checkpointer; its tables are already set up (default schema `public`). */
-  saver: PostgresSaver;
+  /** LangGraph checkpointer (PostgresSaver's tables, fewer writes: see checkpointer.ts); set up already (schema `public`). */
+  saver: WarrantSaver;
   /** Thread ownership, runs and the per-thread run lease (the API server). */
   threads: ThreadStore;
   /** API runs' stream events, for every instance (the API server). */
@@ -234,12 +235,22 @@ async function assemble(
     throw error;
   }
   let closing: Promise<void> | undefined;
+  const saver = new WarrantSaver(pool);
+  // Checkpoint saves still pending are written before the pool ends.
+  const close = async () => {
+    try {
+      await saver.flushAll();
+    } finally {
+      await shutdown();
+    }
+  };
   return {
     mode,
     pool,
     schema,
-    saver: new PostgresSaver(pool),
-    ledger: createLedgerStore(pool, schema),
+    saver,
+    // A ledger intent row commits with the thread's pending checkpoint saves (see checkpointer.ts).
+    ledger: createLedgerStore(pool, schema, (threadId, work) => saver.transact(threadId, work)),
     threads: createThreadStore(pool, schema),
     runEvents: createRunEventStore(pool, schema),
     listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),
@@ -247,7 +258,7 @@ async function assemble(
     audit: createAuditStore(pool, schema),
     pins: createPinStore(pool, schema),
     verifyAudit: async (runId) => verifyChains({ ...(await loadChain(pool, schema, runId)), runId }),
-    close: () => (closing ??= shutdown()),
+    close: () => (closing ??= close()),
   };
 }
 

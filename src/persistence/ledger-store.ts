@@ -67,10 +67,21 @@ const COLUMNS =
 type StoredRow = Record<string, unknown>;
 
 /**
- * A `LedgerStore` over `pool`, in `schema` (default layout from `ledgerMigrations`).
- * Uses only `pool.query`, so it never holds a client: safe with the one-connection embedded pool.
+ * Runs a ledger intent write for a thread. The default runs it alone; the
+ * database passes its checkpointer's, which commits it in one transaction
+ * with the thread's checkpoint saves still pending (src/persistence/checkpointer.ts).
  */
-export function createLedgerStore(pool: pg.Pool, schema: string): LedgerStore {
+export type Transact = <T>(threadId: string, work: (client: Queryable) => Promise<T>) => Promise<T>;
+
+/** What a statement runs on: the pool itself, or one client inside a transaction. */
+export type Queryable = Pick<pg.ClientBase, "query">;
+
+/**
+ * A `LedgerStore` over `pool`, in `schema` (default layout from `ledgerMigrations`).
+ * Uses only `pool.query` (and whatever `transact` holds for an intent row), so it
+ * never holds a client while waiting for another: safe with the one-connection embedded pool.
+ */
+export function createLedgerStore(pool: pg.Pool, schema: string, transact: Transact = (_threadId, work) => work(pool)): LedgerStore {
   const table = `${quoteSchemaName(schema)}.ledger`;
   const chained = (params: Params, run: RunStart, written: string) =>
     chainedStatement(schema, params, run, {
@@ -78,39 +89,54 @@ export function createLedgerStore(pool: pg.Pool, schema: string): LedgerStore {
       link: rowLink(params, "ledger", run, { kind: "ledger", key: "w.call_id || '/' || w.attempt::text", node: "execute", actor: params.add(run.owner), code: "w.status" }),
     });
 
+  /**
+   * Inserts a row (with `onlyFirst`: unless the call already has one) and,
+   * with `run`, its audit link, in one statement run through `transact`, so it
+   * commits with the thread's pending checkpoint saves. Returns the rows inserted.
+   */
+  const insertRow = async (threadId: string, row: LedgerRow, run: RunStart | undefined, onlyFirst: boolean): Promise<number> => {
+    requireThreadId(threadId);
+    // Validate before writing so a malformed row never reaches the durable record.
+    const valid = LedgerRowSchema.parse(row);
+    const params = new Params();
+    const thread = params.add(threadId);
+    const call = params.add(valid.call_id);
+    const values = [
+      thread,
+      call,
+      params.add(valid.attempt, "integer"),
+      params.add(valid.tool),
+      params.add(valid.server),
+      params.add(valid.risk),
+      params.add(valid.fingerprint),
+      params.add(valid.idempotency_key),
+      params.add(valid.status),
+      params.add(valid.error_code),
+      params.add(valid.started_at, "timestamptz"),
+      params.add(valid.finished_at, "timestamptz"),
+      params.add(valid.elapsed_ms, "integer"),
+      params.add(valid.reconciles ?? null, "integer"),
+      params.add(valid.reconciled_by ?? null, "integer"),
+      params.add(valid.run_id ?? run?.run_id ?? null),
+      params.add(valid.owner ?? null),
+      params.add(valid.approved_by ?? null),
+    ].join(", ");
+    const guard = onlyFirst ? ` where not exists (select 1 from ${table} where thread_id = ${thread} and call_id = ${call})` : "";
+    const insert = `insert into ${table} (thread_id, ${COLUMNS}) select ${values}${guard}`;
+    return transact(threadId, async (client) => {
+      if (!run) return (await client.query(insert, params.values)).rowCount ?? 0;
+      // The row and its audit-chain link in one statement (see audit-chain-store.ts).
+      return runChained(client, chained(params, run, `written as (${insert} returning *)`), params);
+    });
+  };
+
   return {
     async begin(threadId: string, row: LedgerRow, run?: RunStart): Promise<void> {
-      requireThreadId(threadId);
-      // Validate before writing so a malformed row never reaches the durable record.
-      const valid = LedgerRowSchema.parse(row);
-      const params = new Params();
-      const values = [
-        params.add(threadId),
-        params.add(valid.call_id),
-        params.add(valid.attempt, "integer"),
-        params.add(valid.tool),
-        params.add(valid.server),
-        params.add(valid.risk),
-        params.add(valid.fingerprint),
-        params.add(valid.idempotency_key),
-        params.add(valid.status),
-        params.add(valid.error_code),
-        params.add(valid.started_at, "timestamptz"),
-        params.add(valid.finished_at, "timestamptz"),
-        params.add(valid.elapsed_ms, "integer"),
-        params.add(valid.reconciles ?? null, "integer"),
-        params.add(valid.reconciled_by ?? null, "integer"),
-        params.add(valid.run_id ?? run?.run_id ?? null),
-        params.add(valid.owner ?? null),
-        params.add(valid.approved_by ?? null),
-      ].join(", ");
-      const insert = `insert into ${table} (thread_id, ${COLUMNS}) values (${values})`;
-      if (!run) {
-        await pool.query(insert, params.values);
-        return;
-      }
-      // The row and its audit-chain link in one statement (see audit-chain-store.ts).
-      await runChained(pool, chained(params, run, `written as (${insert} returning *)`), params);
+      await insertRow(threadId, row, run, false);
+    },
+
+    async beginFirst(threadId: string, row: LedgerRow, run?: RunStart): Promise<boolean> {
+      return (await insertRow(threadId, row, run, true)) === 1;
     },
 
     async finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {

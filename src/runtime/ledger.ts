@@ -58,6 +58,13 @@ export type LedgerOutcome = Pick<LedgerRow, "status" | "error_code" | "finished_
 export interface LedgerStore {
   /** Inserts a `running` row. Fails if (thread, call_id, attempt) exists. With `run`, the row is hashed into its audit chain. */
   begin(threadId: string, row: LedgerRow, run?: RunStart): Promise<void>;
+  /**
+   * Inserts the `running` (or `denied`) row of a call's FIRST attempt unless
+   * the thread already has a row for that call, in one statement: false means
+   * an earlier execution left rows (a crash, a replay), and the caller must
+   * read them (`list`) and recover instead. So a fresh call costs no read.
+   */
+  beginFirst(threadId: string, row: LedgerRow, run?: RunStart): Promise<boolean>;
   /** Records how an attempt ended; again when a status check settles an `outcome_unknown` write. With `run`, as for `begin`. */
   finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void>;
   /** Every row of a thread, oldest first. */

@@ -26,6 +26,11 @@ export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> }
       if (list.some((existing) => existing.call_id === row.call_id && existing.attempt === row.attempt)) throw new Error("duplicate ledger row");
       list.push({ ...row });
     },
+    async beginFirst(threadId, row) {
+      if (threadRows(threadId).some((existing) => existing.call_id === row.call_id)) return false;
+      threadRows(threadId).push({ ...row });
+      return true;
+    },
     async finish(threadId, callId, attempt, outcome) {
       const row = threadRows(threadId).find((existing) => existing.call_id === callId && existing.attempt === attempt);
       if (!row) throw new Error("no such ledger row");
