@@ -70,6 +70,8 @@ Options:
 
 Environment (for tests):
   WARRANT_NOTES_DELAY_MS=N   Sleep N ms before answering each read_note call.
+  WARRANT_NOTES_DELAY_COUNT=N Delay only the first N read_note calls of this process
+                             (default: every call), so a retry after a timeout succeeds.
   WARRANT_NOTES_FAIL_START=1 Exit with code 1 before connecting.
 `;
 
@@ -84,6 +86,8 @@ interface ServerState {
   readonly index: SearchIndex;
   readonly directory: PrincipalDirectory;
   readonly readDelayMs: number;
+  /** How many more read_note calls are delayed; Infinity when every call is. */
+  delaysLeft: number;
 }
 
 function log(message: string): void {
@@ -109,12 +113,13 @@ function parseOptions(argv: readonly string[]): Options {
   };
 }
 
-/** `WARRANT_NOTES_DELAY_MS` as a positive integer; anything else means no delay. */
-function readDelayFromEnvironment(value: string | undefined): number {
-  if (value === undefined || value === "") return 0;
+/** A test switch as a positive integer; unset or anything else is `fallback` (a malformed value is logged). */
+function positiveFromEnvironment(name: string, fallback: number): number {
+  const value = process.env[name];
+  if (value === undefined || value === "") return fallback;
   if (!/^[1-9][0-9]*$/.test(value)) {
-    log(`ignoring WARRANT_NOTES_DELAY_MS=${JSON.stringify(value)}: not a positive integer`);
-    return 0;
+    log(`ignoring ${name}=${JSON.stringify(value)}: not a positive integer`);
+    return fallback;
   }
   return Number(value);
 }
@@ -160,7 +165,8 @@ function registerReadNote(server: McpServer, state: ServerState): void {
       annotations: READ_ONLY,
     },
     async (args) => {
-      if (state.readDelayMs > 0) {
+      if (state.readDelayMs > 0 && state.delaysLeft > 0) {
+        state.delaysLeft -= 1;
         // Tests wait for this line to know a call is in flight (e.g. to kill the host mid-call).
         log(`read_note delayed ${state.readDelayMs} ms`);
         await sleep(state.readDelayMs);
@@ -252,7 +258,8 @@ async function loadState(options: Options): Promise<ServerState> {
     corpus,
     index: buildSearchIndex(corpus),
     directory,
-    readDelayMs: readDelayFromEnvironment(process.env["WARRANT_NOTES_DELAY_MS"]),
+    readDelayMs: positiveFromEnvironment("WARRANT_NOTES_DELAY_MS", 0),
+    delaysLeft: positiveFromEnvironment("WARRANT_NOTES_DELAY_COUNT", Number.POSITIVE_INFINITY),
   };
 }
 

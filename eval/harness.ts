@@ -1,0 +1,135 @@
+/**
+ * Runs every task on every configuration, `repeats` times, grouped by task
+ * (a task's runs are adjacent), on the same note snapshot, principals,
+ * budgets and inputs. Tasks without faults share one set of MCP servers; a
+ * task with faults gets fresh servers for each run, so a "first N calls"
+ * switch counts from the start of that run.
+ */
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { buildAgent } from "../graphs/agent.js";
+import { buildWorkflow } from "../graphs/workflow.js";
+import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js";
+import { createRuntime } from "../src/bootstrap.js";
+import type { Settings } from "../src/env.js";
+import type { Host } from "../src/host.js";
+import { connectTools, type ToolHost } from "../src/mcp/tool-host.js";
+import type { WarrantConfig } from "../src/policy/config.js";
+import { costOf } from "../src/policy/pricing.js";
+import { runBoundFor } from "../src/policy/run-bound.js";
+import { recordingToolHost, type RecordingToolHost } from "./boundary.js";
+import { evalConfig } from "./config.js";
+import { openPlanner, seedOf, type Configuration, type SimulatorModule } from "./configurations.js";
+import type { RunObservation, RunRecord } from "./record.js";
+import { runTask, type RunnableGraph } from "./run-task.js";
+import { resourcesOf, scoreRun } from "./score.js";
+import type { EvalStorage } from "./storage.js";
+import { overlayToolHost } from "./overlay.js";
+import type { Faults, Task } from "./task.js";
+
+export interface HarnessOptions {
+  tasks: readonly Task[];
+  configurations: readonly Configuration[];
+  repeats: number;
+  settings: Settings;
+  baseConfig: WarrantConfig;
+  storage: EvalStorage;
+  simulator?: SimulatorModule | undefined;
+  /** Called after each run. */
+  onRun?: (done: number, total: number, record: RunRecord) => void;
+  /** Called with what each run left behind, before it is scored (recording fixtures for the scorer's tests). */
+  onObservation?: (task: Task, configuration: Configuration, observation: RunObservation) => void;
+}
+
+/** Each graph compiled around a host with the evaluation's checkpointer. */
+const BUILDERS: Record<Configuration["graph"], (host: Host, saver: BaseCheckpointSaver) => RunnableGraph> = {
+  workflow: (host, saver) => buildWorkflow(host).compile({ checkpointer: saver }),
+  agent: (host, saver) => buildAgent(host).compile({ checkpointer: saver }),
+};
+
+/** The redacted tool sequence: resource ids and outcomes, never free text or user ids. */
+export function toolSequence(run: Pick<RunObservation, "boundary" | "denied">): string[] {
+  const calls = run.boundary.map((call) => {
+    const resources = resourcesOf(call.args).filter((resource) => !resource.startsWith("case:"));
+    return `${call.tool}${resources.length > 0 ? `(${resources.join(",")})` : ""}: ${call.ok ? "ok" : (call.code ?? "error")}`;
+  });
+  return [...calls, ...run.denied.map((denial) => `${denial.tool ?? "?"}: denied ${denial.code}`)];
+}
+
+/** Connects the servers of `config` (all of them, or only `servers`). */
+function connect(options: HarnessOptions, config: WarrantConfig, servers?: ReadonlySet<string>) {
+  const only: WarrantConfig = servers
+    ? { ...config, servers: Object.fromEntries(Object.entries(config.servers).filter(([name]) => servers.has(name))), tools: Object.fromEntries(Object.entries(config.tools).filter(([, contract]) => servers.has(contract.server))) }
+    : config;
+  // Health lines would break the progress bar; a server that fails shows up in the runs it fails.
+  return connectTools(only, undefined, { hostValues: options.storage.hostValues, onHealth: () => undefined });
+}
+
+/** The servers a task's faults switch. */
+function faultedServers(faults: Faults): Set<string> {
+  return new Set([...(faults.notes ? ["notes"] : []), ...(faults.calendar ? ["calendar"] : [])]);
+}
+
+/** The tools for one run: the shared servers, with fresh processes of the servers a task's faults switch. */
+async function toolsFor(options: HarnessOptions, shared: ToolHost, task: Task): Promise<RecordingToolHost | undefined> {
+  if (!task.faults) return undefined;
+  const servers = faultedServers(task.faults);
+  const fresh = await connect(options, evalConfig(options.baseConfig, task.faults, options.storage.calendarPlacement), servers);
+  return recordingToolHost(overlayToolHost(shared, fresh, servers));
+}
+
+/** Runs the whole evaluation and returns one record per run. */
+export async function runEvaluation(options: HarnessOptions): Promise<RunRecord[]> {
+  const directory = await loadPrincipalDirectory(options.settings.principalsPath);
+  const contracts = Object.values(options.baseConfig.tools);
+  const sharedServers = await connect(options, evalConfig(options.baseConfig, undefined, options.storage.calendarPlacement));
+  const shared = recordingToolHost(sharedServers);
+  const records: RunRecord[] = [];
+  const total = options.tasks.length * options.configurations.length * options.repeats;
+  try {
+    for (const task of options.tasks) {
+      const principal = findPrincipal(directory, task.user);
+      const runBound = runBoundFor(task.request, contracts);
+      for (const configuration of options.configurations) {
+        for (let repeat = 0; repeat < options.repeats; repeat += 1) {
+          const tools = (await toolsFor(options, sharedServers, task)) ?? shared;
+          const opened = await openPlanner(configuration.planner, options.baseConfig.models, seedOf(`${task.id}#${repeat}`), options.simulator, options.settings.model.apiKey);
+          try {
+            const runtime = createRuntime(options.settings, { database: options.storage.database, tools, planner: opened.planner });
+            const graph = BUILDERS[configuration.graph](runtime.host, options.storage.database.saver);
+            const context = { graph, tools, ledger: options.storage.database.ledger, audit: options.storage.database.audit, calendar: options.storage.calendar, budgets: options.settings.budgets, principal, runBound };
+            const observation = await runTask(task, context);
+            options.onObservation?.(task, configuration, observation);
+            const record = toRecord(task, configuration, repeat, observation, costOf(observation.usage, opened.price));
+            records.push(record);
+            options.onRun?.(records.length, total, record);
+          } finally {
+            await opened.close();
+            if (tools !== shared) await tools.close();
+          }
+        }
+      }
+    }
+  } finally {
+    await shared.close();
+  }
+  return records;
+}
+
+export function toRecord(task: Task, configuration: Pick<Configuration, "id">, repeat: number, observation: RunObservation, costUsd: number): RunRecord {
+  return {
+    task_id: task.id,
+    category: task.category,
+    configuration: configuration.id,
+    repeat,
+    ...scoreRun(task, observation),
+    outcome: observation.outcome,
+    termination_reason: observation.termination_reason,
+    tool_calls: observation.ledger.length,
+    model_calls: observation.usage.model_calls,
+    input_tokens: observation.usage.input_tokens,
+    output_tokens: observation.usage.output_tokens,
+    cost_usd: costUsd,
+    elapsed_ms: observation.elapsed_ms,
+    tool_sequence: toolSequence(observation),
+  };
+}
