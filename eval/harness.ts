@@ -20,8 +20,8 @@ import { recordingToolHost, type RecordingToolHost } from "./boundary.js";
 import { evalConfig } from "./config.js";
 import { openPlanner, seedOf, type Configuration, type SimulatorModule } from "./configurations.js";
 import type { RunObservation, RunRecord } from "./record.js";
+import { runPlan, toRecord } from "./run-record.js";
 import { runTask, type RunnableGraph } from "./run-task.js";
-import { resourcesOf, scoreRun } from "./score.js";
 import type { EvalStorage } from "./storage.js";
 import { overlayToolHost } from "./overlay.js";
 import type { Faults, Task } from "./task.js";
@@ -45,15 +45,6 @@ const BUILDERS: Record<Configuration["graph"], (host: Host, saver: BaseCheckpoin
   workflow: (host, saver) => buildWorkflow(host).compile({ checkpointer: saver }),
   agent: (host, saver) => buildAgent(host).compile({ checkpointer: saver }),
 };
-
-/** The redacted tool sequence: resource ids and outcomes, never free text or user ids. */
-export function toolSequence(run: Pick<RunObservation, "boundary" | "denied">): string[] {
-  const calls = run.boundary.map((call) => {
-    const resources = resourcesOf(call.args).filter((resource) => !resource.startsWith("case:"));
-    return `${call.tool}${resources.length > 0 ? `(${resources.join(",")})` : ""}: ${call.ok ? "ok" : (call.code ?? "error")}`;
-  });
-  return [...calls, ...run.denied.map((denial) => `${denial.tool ?? "?"}: denied ${denial.code}`)];
-}
 
 /** Connects the servers of `config` (all of them, or only `servers`). */
 function connect(options: HarnessOptions, config: WarrantConfig, servers?: ReadonlySet<string>) {
@@ -86,50 +77,27 @@ export async function runEvaluation(options: HarnessOptions): Promise<RunRecord[
   const records: RunRecord[] = [];
   const total = options.tasks.length * options.configurations.length * options.repeats;
   try {
-    for (const task of options.tasks) {
-      const principal = findPrincipal(directory, task.user);
-      const runBound = runBoundFor(task.request, contracts);
-      for (const configuration of options.configurations) {
-        for (let repeat = 0; repeat < options.repeats; repeat += 1) {
-          const tools = (await toolsFor(options, sharedServers, task)) ?? shared;
-          const opened = await openPlanner(configuration.planner, options.baseConfig.models, seedOf(`${task.id}#${repeat}`), options.simulator, options.settings.model.apiKey);
-          try {
-            const runtime = createRuntime(options.settings, { database: options.storage.database, tools, planner: opened.planner });
-            const graph = BUILDERS[configuration.graph](runtime.host, options.storage.database.saver);
-            const context = { graph, tools, ledger: options.storage.database.ledger, audit: options.storage.database.audit, calendar: options.storage.calendar, budgets: options.settings.budgets, principal, runBound };
-            const observation = await runTask(task, context);
-            options.onObservation?.(task, configuration, observation);
-            const record = toRecord(task, configuration, repeat, observation, costOf(observation.usage, opened.price));
-            records.push(record);
-            options.onRun?.(records.length, total, record);
-          } finally {
-            await opened.close();
-            if (tools !== shared) await tools.close();
-          }
-        }
+    for (const { task, configuration, repeat } of runPlan(options.tasks, options.configurations, options.repeats)) {
+      const tools = (await toolsFor(options, sharedServers, task)) ?? shared;
+      const opened = await openPlanner(configuration.planner, options.baseConfig.models, seedOf(`${task.id}#${repeat}`), options.simulator, options.settings.model.apiKey);
+      try {
+        const runtime = createRuntime(options.settings, { database: options.storage.database, tools, planner: opened.planner });
+        const graph = BUILDERS[configuration.graph](runtime.host, options.storage.database.saver);
+        const principal = findPrincipal(directory, task.user);
+        const runBound = runBoundFor(task.request, contracts);
+        const context = { graph, tools, ledger: options.storage.database.ledger, audit: options.storage.database.audit, calendar: options.storage.calendar, budgets: options.settings.budgets, principal, runBound };
+        const observation = await runTask(task, context);
+        options.onObservation?.(task, configuration, observation);
+        const record = toRecord(task, configuration, repeat, observation, costOf(observation.usage, opened.price));
+        records.push(record);
+        options.onRun?.(records.length, total, record);
+      } finally {
+        await opened.close();
+        if (tools !== shared) await tools.close();
       }
     }
   } finally {
     await shared.close();
   }
   return records;
-}
-
-export function toRecord(task: Task, configuration: Pick<Configuration, "id">, repeat: number, observation: RunObservation, costUsd: number): RunRecord {
-  return {
-    task_id: task.id,
-    category: task.category,
-    configuration: configuration.id,
-    repeat,
-    ...scoreRun(task, observation),
-    outcome: observation.outcome,
-    termination_reason: observation.termination_reason,
-    tool_calls: observation.ledger.length,
-    model_calls: observation.usage.model_calls,
-    input_tokens: observation.usage.input_tokens,
-    output_tokens: observation.usage.output_tokens,
-    cost_usd: costUsd,
-    elapsed_ms: observation.elapsed_ms,
-    tool_sequence: toolSequence(observation),
-  };
 }

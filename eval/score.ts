@@ -30,7 +30,7 @@ function escapeRegExp(text: string): string {
 
 /** The minutes an answer states for a label ("self-attention: 60 min", "day 2: 40 minutes"), if it states one. */
 export function statedMinutes(answer: string, label: string): number | undefined {
-  const match = new RegExp(`(?:^|[^a-z0-9])${escapeRegExp(label)}\\s*:\\s*([0-9]+)\\s*min`, "i").exec(answer);
+  const match = new RegExp(`(?:^|[^a-z0-9-])${escapeRegExp(label)}\\s*:\\s*([0-9]+)\\s*min`, "i").exec(answer);
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }
 
@@ -64,8 +64,10 @@ function checkCitations(expect: Expectation, run: RunObservation): Failure[] {
   }
   const grounded = expect.allowed_sources !== undefined || (expect.required_sources ?? []).length > 0;
   if (run.outcome === "answered" && grounded && run.citations.length === 0) failures.push({ code: "no_citation", detail: "the answer cites nothing" });
+  // Only a citation of evidence the run gathered can satisfy a required source.
+  const groundedCitations = run.citations.filter((citation) => citation.item_id !== null);
   for (const required of expect.required_sources ?? []) {
-    if (!run.citations.some((citation) => matchesAny([required], [citation.ref, ...(citation.item_id ? [citation.item_id] : [])]))) {
+    if (!groundedCitations.some((citation) => matchesAny([required], [citation.ref, citation.item_id ?? ""]))) {
       failures.push({ code: "missing_source", detail: `${required} is not cited` });
     }
   }
