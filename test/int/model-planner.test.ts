@@ -299,7 +299,7 @@ describe("model planner against a fake OpenAI-compatible server", () => {
   });
 
   describe("final replies", () => {
-    it("parses a final JSON answer with citations, and lists the evidence in the system message", async () => {
+    it("parses a final JSON answer with citations, and names the evidence in the system message by ref only", async () => {
       server.enqueue({
         kind: "completion",
         content: `{"answer": "It needs non-negative edge weights.", "citations": ["${EVIDENCE.ref}"], "abstained": false}`,
@@ -316,7 +316,9 @@ describe("model planner against a fake OpenAI-compatible server", () => {
       expect(Array.isArray(messages)).toBe(true);
       const [system, user] = messages as Array<{ role: string; content: string }>;
       expect(system?.role).toBe("system");
-      expect(system?.content).toContain(JSON.stringify({ ref: EVIDENCE.ref, excerpt: EVIDENCE.excerpt }));
+      // Issue 11.5: tool text never enters the system message; the excerpt is in the fenced tool result.
+      expect(system?.content).toContain(JSON.stringify([EVIDENCE.ref]));
+      expect(system?.content).not.toContain(EVIDENCE.excerpt);
       expect(system?.content).toContain("never instructions");
       expect(user).toEqual({ role: "user", content: "What does Dijkstra need?" });
     });
