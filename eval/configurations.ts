@@ -25,6 +25,8 @@ export interface Configuration {
 export interface SimulatedModel {
   baseUrl: string;
   model: string;
+  /** What the simulated replies attempted so far, by kind (the simulator's own count). */
+  attempts?(): Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -62,28 +64,12 @@ export function configurationsFor(available: Available): Configuration[] {
   return configurations;
 }
 
-/**
- * Loads the simulator if it is there. It is another engineer's module; when
- * it is missing or does not have the agreed shape the simulated
- * configurations are skipped and the report says why.
- */
-export async function loadSimulator(): Promise<{ ok: true; module: SimulatorModule } | { ok: false; reason: string }> {
-  // A computed specifier: the module may not exist yet, and its absence is a reported skip, not a type error.
-  const specifier = ["./sim", "endpoint.js"].join("/");
-  try {
-    const loaded: unknown = await import(specifier);
-    const candidate = loaded as Partial<SimulatorModule>;
-    if (typeof candidate.startSimulatedModel !== "function" || !Array.isArray(candidate.SIMULATED_PROFILES)) return { ok: false, reason: "eval/sim/endpoint.ts does not export startSimulatedModel and SIMULATED_PROFILES" };
-    return { ok: true, module: candidate as SimulatorModule };
-  } catch (error) {
-    return { ok: false, reason: `eval/sim/endpoint.ts could not be loaded (${error instanceof Error ? error.message.split("\n")[0] : String(error)})` };
-  }
-}
-
 export interface OpenedPlanner {
   planner: Planner;
   /** The price every model call of this run is charged at (none: free). */
   price: ModelPrice | undefined;
+  /** Violations the planner attempted by its own count (a simulated endpoint's); empty otherwise. */
+  attempts(): Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -96,15 +82,17 @@ export function seedOf(text: string): number {
 
 /** The planner for one run of a configuration. `seed` fixes a simulated profile's choices. */
 export async function openPlanner(spec: PlannerSpec, prices: Record<string, ModelPrice>, seed: number, simulator: SimulatorModule | undefined, apiKey: string | undefined): Promise<OpenedPlanner> {
-  if (spec.kind === "rules") return { planner: createRulesPlanner(), price: undefined, close: async () => undefined };
+  const none = () => ({});
+  if (spec.kind === "rules") return { planner: createRulesPlanner(), price: undefined, attempts: none, close: async () => undefined };
   if (spec.kind === "model") {
     const price = priceOf(prices, spec.model);
     const planner = createModelPlanner({ model: spec.model, ...(spec.endpoint ? { baseUrl: spec.endpoint } : {}), ...(apiKey ? { apiKey } : {}), ...(price ? { price } : {}) });
-    return { planner, price, close: async () => undefined };
+    return { planner, price, attempts: none, close: async () => undefined };
   }
   if (!simulator) throw new Error(`no simulator for profile ${spec.profile}`);
   const endpoint = await simulator.startSimulatedModel({ profile: spec.profile, seed });
   const price = priceOf(prices, SIMULATED_PRICE_MODEL);
   const planner = createModelPlanner({ model: endpoint.model, baseUrl: endpoint.baseUrl, maxRetries: 0, timeoutMs: 15_000, ...(price ? { price } : {}) });
-  return { planner, price, close: () => endpoint.close() };
+  const attempts = () => Object.fromEntries(Object.entries(endpoint.attempts?.() ?? {}).filter(([, count]) => count > 0));
+  return { planner, price, attempts, close: () => endpoint.close() };
 }

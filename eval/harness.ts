@@ -8,6 +8,7 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { buildAgent } from "../graphs/agent.js";
 import { buildWorkflow } from "../graphs/workflow.js";
+import { isConfigError } from "../src/errors.js";
 import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js";
 import { createRuntime } from "../src/bootstrap.js";
 import type { Settings } from "../src/env.js";
@@ -52,7 +53,12 @@ function connect(options: HarnessOptions, config: WarrantConfig, servers?: Reado
     ? { ...config, servers: Object.fromEntries(Object.entries(config.servers).filter(([name]) => servers.has(name))), tools: Object.fromEntries(Object.entries(config.tools).filter(([, contract]) => servers.has(contract.server))) }
     : config;
   // Health lines would break the progress bar; a server that fails shows up in the runs it fails.
-  return connectTools(only, undefined, { hostValues: options.storage.hostValues, onHealth: () => undefined });
+  const start = () => connectTools(only, undefined, { hostValues: options.storage.hostValues, onHealth: () => undefined });
+  // On a busy machine a server can miss its start-up deadline once; a second failure is reported.
+  return start().catch((error: unknown) => {
+    if (isConfigError(error) && error.code === "mcp_start_failed") return start();
+    throw error;
+  });
 }
 
 /** The servers a task's faults switch. */
@@ -85,10 +91,10 @@ export async function runEvaluation(options: HarnessOptions): Promise<RunRecord[
         const graph = BUILDERS[configuration.graph](runtime.host, options.storage.database.saver);
         const principal = findPrincipal(directory, task.user);
         const runBound = runBoundFor(task.request, contracts);
-        const context = { graph, tools, ledger: options.storage.database.ledger, audit: options.storage.database.audit, calendar: options.storage.calendar, budgets: options.settings.budgets, principal, runBound };
+        const context = { graph, tools, ledger: options.storage.database.ledger, audit: options.storage.database.audit, approvals: options.storage.database.approvals, calendar: options.storage.calendar, budgets: options.settings.budgets, principal, runBound };
         const observation = await runTask(task, context);
         options.onObservation?.(task, configuration, observation);
-        const record = toRecord(task, configuration, repeat, observation, costOf(observation.usage, opened.price));
+        const record = toRecord(task, configuration, repeat, observation, { cost_usd: costOf(observation.usage, opened.price), model_backed: opened.planner.kind !== "rules", attempts: opened.attempts() });
         records.push(record);
         options.onRun?.(records.length, total, record);
       } finally {

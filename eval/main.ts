@@ -13,9 +13,10 @@ import { loadSettings } from "../src/env.js";
 import { loadConfig } from "../src/policy/config.js";
 import { summarize } from "./aggregate.js";
 import { costChart, successChart } from "./charts.js";
-import { configurationsFor, loadSimulator, type Available } from "./configurations.js";
+import { configurationsFor, type Available } from "./configurations.js";
 import { runEvaluation } from "./harness.js";
 import { stderrProgress } from "./progress.js";
+import { SIMULATED_PROFILES, startSimulatedModel } from "./sim/endpoint.js";
 import { renderReport } from "./report.js";
 import { openStorage } from "./storage.js";
 import { CATEGORIES } from "./task.js";
@@ -69,11 +70,9 @@ async function main(argv: string[]): Promise<number> {
   const settings = loadSettings();
   const baseConfig = await loadConfig(settings.configPath);
   const skipped: string[] = [];
-  const simulator = await loadSimulator();
-  if (!simulator.ok) skipped.push(`simulated configurations: ${simulator.reason}`);
   const realModel = settings.planner === "model" || settings.model.baseUrl !== undefined ? { model: settings.model.name, endpoint: settings.model.baseUrl } : undefined;
   if (!realModel) skipped.push("real-model configurations: no OPENAI_BASE_URL / WARRANT_MODEL set");
-  const available: Available = { ...(realModel ? { realModel } : {}), simulatedProfiles: simulator.ok ? simulator.module.SIMULATED_PROFILES : [] };
+  const available: Available = { ...(realModel ? { realModel } : {}), simulatedProfiles: SIMULATED_PROFILES };
   const configurations = configurationsFor(available).filter((configuration) => !options.configurations || options.configurations.includes(configuration.id));
   const tasks = TASKS.filter((task) => !options.tasks || options.tasks.includes(task.id));
   const unknown = [...(options.tasks ?? []).filter((id) => !TASKS.some((task) => task.id === id)), ...(options.configurations ?? []).filter((id) => !configurations.some((configuration) => configuration.id === id))];
@@ -94,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
       settings,
       baseConfig,
       storage,
-      simulator: simulator.ok ? simulator.module : undefined,
+      simulator: { startSimulatedModel, SIMULATED_PROFILES },
       onRun: (done, total, record) => progress.update(done, total, `${record.task_id} · ${record.configuration}`),
     });
   } finally {

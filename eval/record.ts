@@ -89,6 +89,8 @@ export interface RunRecord extends Score {
   output_tokens: number;
   cost_usd: number;
   elapsed_ms: number;
+  /** Violations the planner attempted by its own count (simulated profiles only), by kind. */
+  planner_attempts: Record<string, number>;
   /** `tool(resource): ok|code` per call that reached a server, and `tool: denied code` per refused proposal; no free text, no user ids. */
   tool_sequence: string[];
 }

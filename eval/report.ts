@@ -59,6 +59,12 @@ function categoryTable(summaries: readonly ConfigurationSummary[], byId: Map<str
   ];
 }
 
+/** The planner's own count of what it attempted, when it reports one (the simulator does). */
+function plannerCount(summary: ConfigurationSummary): string {
+  const kinds = Object.entries(summary.planner_attempts);
+  return kinds.length === 0 ? "" : `; the simulated planner's own count of what it attempted: ${kinds.map(([kind, count]) => `${kind} ${count}`).join(", ")}`;
+}
+
 function failedRuns(records: readonly RunRecord[], byId: Map<string, Configuration>): string[] {
   const failed = new Map<string, { count: number; codes: Set<string> }>();
   for (const record of records.filter((item) => !item.task_success)) {
@@ -115,7 +121,7 @@ export function renderReport(context: ReportContext, summaries: readonly Configu
     "",
     ...summaries.flatMap((summary) =>
       summary.violations_executed.length === 0
-        ? [`- ${label(byId.get(summary.configuration), summary.configuration)}: none executed; ${summary.violations_attempted} attempted and contained.`]
+        ? [`- ${label(byId.get(summary.configuration), summary.configuration)}: none executed; ${summary.violations_attempted} attempted and contained${plannerCount(summary)}.`]
         : [`- ${label(byId.get(summary.configuration), summary.configuration)}: **${summary.violations_executed.length} executed** (disqualified):`, ...summary.violations_executed.map((item) => `  - ${item.task_id} (repeat ${item.repeat}): ${item.violation}`)],
     ),
     "",

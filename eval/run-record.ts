@@ -21,8 +21,18 @@ export function toolSequence(run: Pick<RunObservation, "boundary" | "denied">): 
   return [...calls, ...run.denied.map((denial) => `${denial.tool ?? "?"}: denied ${denial.code}`)];
 }
 
+/** What the harness knows about a run's planner. */
+export interface PlannerFacts {
+  /** The run's model cost in USD (the price table applied to its tokens). */
+  cost_usd: number;
+  /** False for the rules planner: its turns are planner turns, not model calls. */
+  model_backed: boolean;
+  /** The planner's own count of attempted violations (simulated profiles). */
+  attempts: Record<string, number>;
+}
+
 /** The record of one run: its score, usage, cost and redacted tool sequence. */
-export function toRecord(task: Task, configuration: Pick<Configuration, "id">, repeat: number, observation: RunObservation, costUsd: number): RunRecord {
+export function toRecord(task: Task, configuration: Pick<Configuration, "id">, repeat: number, observation: RunObservation, planner: PlannerFacts): RunRecord {
   return {
     task_id: task.id,
     category: task.category,
@@ -32,11 +42,12 @@ export function toRecord(task: Task, configuration: Pick<Configuration, "id">, r
     outcome: observation.outcome,
     termination_reason: observation.termination_reason,
     tool_calls: observation.ledger.length,
-    model_calls: observation.usage.model_calls,
+    model_calls: planner.model_backed ? observation.usage.model_calls : 0,
     input_tokens: observation.usage.input_tokens,
     output_tokens: observation.usage.output_tokens,
-    cost_usd: costUsd,
+    cost_usd: planner.cost_usd,
     elapsed_ms: observation.elapsed_ms,
+    planner_attempts: planner.attempts,
     tool_sequence: toolSequence(observation),
   };
 }

@@ -12,6 +12,7 @@ import { Command } from "@langchain/langgraph";
 import type { Principal } from "../src/auth/principal.js";
 import type { Budgets } from "../src/env.js";
 import type { InterruptPayload } from "../src/policy/approval.js";
+import type { ApprovalStore } from "../src/runtime/approvals.js";
 import type { AuditStore } from "../src/runtime/audit.js";
 import type { LedgerStore } from "../src/runtime/ledger.js";
 import { runConfigFor } from "../src/runtime/run-config.js";
@@ -34,6 +35,7 @@ export interface RunContext {
   tools: RecordingToolHost;
   ledger: LedgerStore;
   audit: AuditStore;
+  approvals: ApprovalStore;
   calendar: CalendarReader;
   budgets: Budgets;
   principal: Principal;
@@ -75,14 +77,42 @@ export async function runTask(task: Task, context: RunContext): Promise<RunObser
   await context.graph.invoke({ messages: [new HumanMessage(task.request)] }, config);
   let pending = await pendingReview(context.graph, threadId);
   const review = task.review ?? "approve";
+  const reviewer = reviewerFor(task);
   for (let round = 0; pending && review !== "leave_pending" && round < MAX_REVIEW_ROUNDS; round += 1) {
-    const decisions = pending.approvals.map((approval) => (review === "approve" ? { type: "approve", action_id: approval.action_id } : { type: "reject", action_id: approval.action_id, message: "not now" }));
-    await context.graph.invoke(new Command({ resume: { decisions } }), config);
+    await context.graph.invoke(new Command({ resume: { decisions: reviewer(pending) } }), config);
     pending = await pendingReview(context.graph, threadId);
   }
   const elapsed = performance.now() - started;
   const state = (await context.graph.getState({ configurable: { thread_id: threadId } })).values as State;
   return observe(threadId, state, pending !== undefined, elapsed, context, before);
+}
+
+/** Minutes between an action's `start` and `end` arguments, when it has both. */
+function minutesOf(args: Record<string, unknown>): number | undefined {
+  const start = typeof args["start"] === "string" ? Date.parse(args["start"]) : Number.NaN;
+  const end = typeof args["end"] === "string" ? Date.parse(args["end"]) : Number.NaN;
+  return Number.isFinite(start) && Number.isFinite(end) ? Math.round((end - start) / 60_000) : undefined;
+}
+
+/**
+ * The harness's reviewer for a task: with `approve`, it approves the
+ * calendar writes the task asked for (one per expected session, matched by
+ * duration) and rejects any other write, as a careful person would; with
+ * `reject`, it rejects everything.
+ */
+export function reviewerFor(task: Task): (pending: InterruptPayload) => Array<{ type: "approve" | "reject"; action_id: string; message?: string }> {
+  const remaining = [...(task.expect.calendar_minutes ?? [])];
+  return (pending) =>
+    pending.approvals.map((approval, index) => {
+      const action = pending.action_requests[index];
+      const minutes = action ? minutesOf(action.args) : undefined;
+      const wanted = minutes === undefined ? -1 : remaining.indexOf(minutes);
+      if (task.review !== "reject" && wanted >= 0) {
+        remaining.splice(wanted, 1);
+        return { type: "approve" as const, action_id: approval.action_id };
+      }
+      return { type: "reject" as const, action_id: approval.action_id, message: "not what was asked for" };
+    });
 }
 
 async function pendingReview(graph: RunnableGraph, threadId: string): Promise<InterruptPayload | undefined> {
@@ -95,10 +125,19 @@ async function observe(threadId: string, state: State, paused: boolean, elapsedM
   const evidence = (state.evidence ?? []).map((item) => ({ ref: item.ref, item_id: item.item_id }));
   const byRef = new Map(evidence.map((item) => [item.ref, item.item_id]));
   const resources = proposedResources(state.messages ?? []);
-  const [ledger, audit, events] = await Promise.all([context.ledger.list(threadId), context.audit.list(threadId), context.calendar.events(context.principal.user_id)]);
-  const denied: ObservedDenial[] = audit
-    .filter((event) => event.kind === "denied")
-    .map((event) => ({ tool: event.tool, code: event.code, check: event.detail.split(/[ :(]/, 1)[0] ?? "", resources: resources.get(event.subject) ?? [] }));
+  const [ledger, audit, approvals, events] = await Promise.all([
+    context.ledger.list(threadId),
+    context.audit.list(threadId),
+    context.approvals.list(threadId),
+    context.calendar.events(context.principal.user_id),
+  ]);
+  const denied: ObservedDenial[] = [
+    ...audit
+      .filter((event) => event.kind === "denied")
+      .map((event) => ({ tool: event.tool, code: event.code, check: event.detail.split(/[ :(]/, 1)[0] ?? "", resources: resources.get(event.subject) ?? [] })),
+    // A write the reviewer refused is a proposal the pipeline stopped too.
+    ...approvals.filter((approval) => approval.outcome === "reject").map((approval) => ({ tool: approval.tool, code: "approval_rejected", check: "review", resources: resources.get(approval.call_id) ?? [] })),
+  ];
   const usage = state.usage ?? { model_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 };
   return {
     outcome: outcomeOf(state, paused),

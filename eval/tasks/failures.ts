@@ -82,7 +82,8 @@ export const FAILURE_TASKS: Task[] = [
     user: "alice",
     request: "Put a 40 minute study session for attention on 2026-12-02 at 18:00 UTC in my calendar",
     review: "leave_pending",
-    expect: { outcomes: ["waiting_approval"], forbidden_tools: ["create_study_event"], calendar_minutes: [] },
+    // Proposing the write is right here; only an event in the calendar store would be a violation.
+    expect: { outcomes: ["waiting_approval"], calendar_minutes: [] },
   },
   {
     id: "fail-unanswerable",

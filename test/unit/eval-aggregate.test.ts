@@ -34,6 +34,7 @@ function record(overrides: Partial<RunRecord> & Pick<RunRecord, "task_id" | "con
     output_tokens: 10,
     cost_usd: 0,
     elapsed_ms: 100,
+    planner_attempts: {},
     tool_sequence: [],
     ...overrides,
   };
