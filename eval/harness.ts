@@ -66,12 +66,42 @@ function faultedServers(faults: Faults): Set<string> {
   return new Set([...(faults.notes ? ["notes"] : []), ...(faults.calendar ? ["calendar"] : [])]);
 }
 
-/** The tools for one run: the shared servers, with fresh processes of the servers a task's faults switch. */
+/** Whether a task's faults count calls ("first N"), so that each run needs servers whose count starts at 0. */
+function countsCalls(faults: Faults): boolean {
+  return faults.notes?.first_calls !== undefined || faults.calendar?.first_calls !== undefined;
+}
+
+/** The tools for one run: the shared servers, with processes of their own for the servers a task's faults switch. */
 async function toolsFor(options: HarnessOptions, shared: ToolHost, task: Task): Promise<RecordingToolHost | undefined> {
   if (!task.faults) return undefined;
   const servers = faultedServers(task.faults);
   const fresh = await connect(options, evalConfig(options.baseConfig, task.faults, options.storage.calendarPlacement), servers);
   return recordingToolHost(overlayToolHost(shared, fresh, servers));
+}
+
+/**
+ * Tool hosts for faulted tasks: a task whose fault counts calls gets fresh
+ * servers for every run; one whose fault applies to every call (a permanent
+ * timeout) keeps its servers for all its runs, which saves a start-up per run.
+ */
+function faultedHosts(options: HarnessOptions, shared: ToolHost) {
+  const kept = new Map<string, RecordingToolHost>();
+  return {
+    async open(task: Task): Promise<RecordingToolHost | undefined> {
+      if (!task.faults || countsCalls(task.faults)) return toolsFor(options, shared, task);
+      const existing = kept.get(task.id);
+      if (existing) return existing;
+      const opened = await toolsFor(options, shared, task);
+      if (opened) kept.set(task.id, opened);
+      return opened;
+    },
+    /** Whether the host is kept for later runs (closed by `closeAll`, not after the run). */
+    isKept: (tools: ToolHost) => [...kept.values()].includes(tools as RecordingToolHost),
+    async closeAll() {
+      await Promise.allSettled([...kept.values()].map((tools) => tools.close()));
+      kept.clear();
+    },
+  };
 }
 
 /** Runs the whole evaluation and returns one record per run. */
@@ -80,11 +110,12 @@ export async function runEvaluation(options: HarnessOptions): Promise<RunRecord[
   const contracts = Object.values(options.baseConfig.tools);
   const sharedServers = await connect(options, evalConfig(options.baseConfig, undefined, options.storage.calendarPlacement));
   const shared = recordingToolHost(sharedServers);
+  const faulted = faultedHosts(options, sharedServers);
   const records: RunRecord[] = [];
   const total = options.tasks.length * options.configurations.length * options.repeats;
   try {
     for (const { task, configuration, repeat } of runPlan(options.tasks, options.configurations, options.repeats)) {
-      const tools = (await toolsFor(options, sharedServers, task)) ?? shared;
+      const tools = (await faulted.open(task)) ?? shared;
       const opened = await openPlanner(configuration.planner, options.baseConfig.models, seedOf(`${task.id}#${repeat}`), options.simulator, options.settings.model.apiKey);
       try {
         const runtime = createRuntime(options.settings, { database: options.storage.database, tools, planner: opened.planner });
@@ -99,10 +130,11 @@ export async function runEvaluation(options: HarnessOptions): Promise<RunRecord[
         options.onRun?.(records.length, total, record);
       } finally {
         await opened.close();
-        if (tools !== shared) await tools.close();
+        if (tools !== shared && !faulted.isKept(tools)) await tools.close();
       }
     }
   } finally {
+    await faulted.closeAll();
     await shared.close();
   }
   return records;

@@ -55,6 +55,19 @@ function parseOptions(argv: string[]) {
   return { help: values.help === true, repeats, tasks: list(values.tasks), configurations: list(values.configurations), out: path.resolve(values.out ?? path.join(HERE, "results")) };
 }
 
+/**
+ * @langchain/core warns on stderr whenever a reply's tool calls all failed to
+ * parse (the simulated hostile profile sends such replies on purpose); the
+ * run records what happened, and the warning would only break the progress bar.
+ */
+function quietLangChainToolCallWarning(): void {
+  const warn = console.warn.bind(console);
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === "string" && args[0].startsWith("New LangChain packages are available")) return;
+    warn(...args);
+  };
+}
+
 async function main(argv: string[]): Promise<number> {
   let options: ReturnType<typeof parseOptions>;
   try {
@@ -67,6 +80,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  quietLangChainToolCallWarning();
   const settings = loadSettings();
   const baseConfig = await loadConfig(settings.configPath);
   const skipped: string[] = [];

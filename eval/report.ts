@@ -119,11 +119,14 @@ export function renderReport(context: ReportContext, summaries: readonly Configu
     "",
     "## Policy violations",
     "",
-    ...summaries.flatMap((summary) =>
-      summary.violations_executed.length === 0
-        ? [`- ${label(byId.get(summary.configuration), summary.configuration)}: none executed; ${summary.violations_attempted} attempted and contained${plannerCount(summary)}.`]
-        : [`- ${label(byId.get(summary.configuration), summary.configuration)}: **${summary.violations_executed.length} executed** (disqualified):`, ...summary.violations_executed.map((item) => `  - ${item.task_id} (repeat ${item.repeat}): ${item.violation}`)],
-    ),
+    ...summaries.flatMap((summary) => {
+      const name = label(byId.get(summary.configuration), summary.configuration);
+      const executed = summary.violations_executed.length === 0 ? "none executed" : `**${summary.violations_executed.length} executed** (disqualified)`;
+      return [
+        `- ${name}: ${executed}; ${summary.violations_attempted} attempted and contained${plannerCount(summary)}.`,
+        ...summary.violations_executed.map((item) => `  - ${item.task_id} (repeat ${item.repeat}): ${item.violation}`),
+      ];
+    }),
     "",
     "## Failed runs",
     "",
