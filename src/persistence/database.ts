@@ -55,6 +55,8 @@ export interface Database {
    * pool, or the process deadlocks.
    */
   pool: pg.Pool;
+  /** The schema of Warrant's own tables (for readers that query them directly, e.g. the trace). */
+  schema: string;
   /** LangGraph checkpointer; its tables are already set up (default schema `public`). */
   saver: PostgresSaver;
   /** Thread ownership, runs and the per-thread run lease (the API server). */
@@ -228,6 +230,7 @@ async function assemble(
   return {
     mode,
     pool,
+    schema,
     saver: new PostgresSaver(pool),
     ledger: createLedgerStore(pool, schema),
     threads: createThreadStore(pool, schema),

@@ -19,13 +19,10 @@ import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/persistence/database.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { runStartOf } from "../../src/runtime/audit-chain.js";
-import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
-import { agentHarness, settings } from "./support/agent.js";
+import { settings } from "./support/agent.js";
 import { backends, createTestDatabase, sampleLedgerRow, type OpenedBackend, type TestDatabase } from "./support/postgres.js";
+import { calendarConfig as calendarConfigIn, recordedRun } from "./support/recorded-run.js";
 
-const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-const EVENT = { title: "Revise attention", start: "2025-03-03T18:00:00+01:00", end: "2025-03-03T19:30:00+01:00", timezone: "Europe/Berlin", calendar: "study" };
-const DONE: ScriptStep = { type: "final", answer: "The study block is in your calendar.", citations: [], abstained: false };
 const TIMEOUT_MS = 90_000;
 
 let shipped: WarrantConfig;
@@ -38,34 +35,7 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-/** The shipped calendar server and its contracts, on a store file of this test. */
-function calendarConfig(): WarrantConfig {
-  const server = shipped.servers["calendar"];
-  if (server?.transport !== "stdio") throw new Error("the shipped config has no stdio calendar server");
-  const tools = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => contract.server === "calendar"));
-  return { ...shipped, servers: { calendar: { ...server, env: { ...server.env, WARRANT_CALENDAR_DATA: path.join(directory, `${Date.now()}-${Math.random()}.json`) } } }, tools };
-}
-
-/**
- * One run: two parallel reads, a write that alice approves, a proposal of a
- * tool nobody contracted (denied); then the final answer. Returns its ids.
- */
-async function recordedRun(database: Database, tools: ToolHost): Promise<{ threadId: string; runId: string }> {
-  const planner = scriptedPlanner([
-    calls(proposal("list_events", {}), proposal("list_events", { calendar: "study" }), proposal("create_study_event", EVENT), proposal("delete_everything", {})),
-    DONE,
-  ]);
-  const agent = agentHarness({ database, tools, planner });
-  const { threadId, state: paused } = await agent.run("alice", REQUEST);
-  expect(paused.status).toBe("waiting_approval");
-  const state = await agent.resume("alice", threadId, { decisions: [{ type: "approve" }] });
-  planner.assertDone();
-  expect(state.status).toBe("completed");
-  expect(state.ledger.map((row) => row.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
-  const runId = state.run?.run_id;
-  if (!runId) throw new Error("the run has no id");
-  return { threadId, runId };
-}
+const calendarConfig = () => calendarConfigIn(shipped, directory);
 
 async function sql(database: Database, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
   return (await database.pool.query(text, values)).rows as Record<string, unknown>[];

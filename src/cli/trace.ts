@@ -1,0 +1,98 @@
+/**
+ * `npm run trace -- RUN_ID [--json] [--otlp]`: one run's timeline, read from
+ * the database named by DATABASE_URL (else the embedded one) alone: the
+ * request, each plan (model turn, tokens, offered and withheld tools), each
+ * decision with its check, approvals, each execution attempt (latency,
+ * status, error class), evidence, budget use and why the run ended. RUN_ID
+ * is the Warrant run id (state, ledger, approvals, audit) or an API run id
+ * (a start or a resume of it). `--otlp` also exports the run as
+ * OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT.
+ * Exit 0 when printed, 1 when the run is unknown or on a configuration or
+ * database error, 2 on a usage error.
+ */
+import { parseArgs } from "node:util";
+import { createRuntime } from "../bootstrap.js";
+import { loadSettings } from "../env.js";
+import { isConfigError } from "../errors.js";
+import { exportTraceSpans, otlpConfigured, otlpExporter } from "../trace/otel.js";
+import { readRunTrace, type HistorySource } from "../trace/read-trace.js";
+import { renderTrace } from "../trace/render.js";
+
+const USAGE = `usage: npm run trace -- RUN_ID [--json] [--otlp]
+  Prints one run's timeline from the database. --json: the trace as JSON.
+  --otlp: also export it as OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT.`;
+
+/** Run ids are UUIDs from plan or the API; anything up to 128 such characters is looked up. */
+const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+interface Options {
+  runId: string;
+  json: boolean;
+  otlp: boolean;
+}
+
+function parse(argv: string[]): Options | string {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { json: { type: "boolean" }, otlp: { type: "boolean" }, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    return (error as Error).message;
+  }
+  if (parsed.values.help) return "";
+  const [runId, ...extra] = parsed.positionals;
+  if (runId === undefined || extra.length > 0 || !RUN_ID.test(runId)) return "expected one RUN_ID (letters, digits, `_.:-`, at most 128)";
+  return { runId, json: parsed.values.json === true, otlp: parsed.values.otlp === true };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const options = parse(argv);
+  if (typeof options === "string") {
+    if (options === "") {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    process.stderr.write(`warrant: usage: ${options}\n${USAGE}\n`);
+    return 2;
+  }
+  try {
+    const settings = loadSettings();
+    if (options.otlp && !otlpConfigured()) {
+      process.stderr.write("warrant: config_invalid: --otlp needs OTEL_EXPORTER_OTLP_ENDPOINT\n");
+      return 1;
+    }
+    const runtime = createRuntime(settings);
+    const database = await runtime.database();
+    try {
+      // The graph is only a reader of its checkpoint history here: no node runs, no tool server starts.
+      const graphFor = async (graphId: string | null): Promise<HistorySource> => {
+        if (graphId === "workflow") {
+          const { buildWorkflow } = await import("../../graphs/workflow.js");
+          return buildWorkflow(runtime.host).compile({ checkpointer: database.saver });
+        }
+        const { buildAgent } = await import("../../graphs/agent.js");
+        return buildAgent(runtime.host).compile({ checkpointer: database.saver });
+      };
+      const trace = await readRunTrace(database, graphFor, options.runId);
+      if (!trace) {
+        process.stderr.write(`warrant: not_found: no run ${options.runId} in this database\n`);
+        return 1;
+      }
+      process.stdout.write(`${options.json ? JSON.stringify(trace, null, 2) : renderTrace(trace, settings.budgets)}\n`);
+      if (options.otlp) {
+        await exportTraceSpans(trace, otlpExporter());
+        process.stderr.write(`exported ${trace.nodes.length} node span(s) of run ${trace.run_id} over OTLP\n`);
+      }
+      return 0;
+    } finally {
+      await runtime.close();
+    }
+  } catch (error) {
+    if (isConfigError(error)) {
+      process.stderr.write(`warrant: ${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

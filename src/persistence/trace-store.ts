@@ -1,0 +1,57 @@
+/**
+ * Finds where a run lives, for `npm run trace`: one id works whether it came
+ * from the API (an API run, a resume of one), the ledger or the audit table.
+ * The Warrant run id is `state.run.run_id`; the API's run ids that worked on
+ * it are listed beside it (a resume run's `outcome.warrant_run_id` names it).
+ */
+import type pg from "pg";
+import type { RunOrigin } from "../trace/run-trace.js";
+import { quoteSchemaName } from "./ledger-store.js";
+
+/** A timestamptz as the ISO text the rest of the trace uses. */
+const UTC = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+interface ApiRunRow {
+  run_id: string;
+  thread_id: string;
+  owner: string;
+  warrant_run_id: string | null;
+  created_at: string;
+  graph_id: string | null;
+}
+
+export async function findRunOrigin(pool: pg.Pool, schema: string, runId: string): Promise<RunOrigin | undefined> {
+  const s = quoteSchemaName(schema);
+  // An API run id first resolves to the Warrant run it worked on.
+  const asked = await pool.query<{ warrant_run_id: string | null }>(
+    `select outcome->>'warrant_run_id' as warrant_run_id from ${s}.runs where run_id::text = $1`,
+    [runId],
+  );
+  const warrantRunId = asked.rows[0]?.warrant_run_id ?? runId;
+  const [chained, api, ledger] = await Promise.all([
+    pool.query<{ thread_id: string; owner: string; started_at: string }>(`select thread_id, owner, started_at from ${s}.audit_runs where run_id = $1`, [warrantRunId]),
+    pool.query<ApiRunRow>(
+      `select r.run_id::text as run_id, r.thread_id::text as thread_id, r.owner, r.outcome->>'warrant_run_id' as warrant_run_id,
+              ${UTC("r.created_at")} as created_at, t.graph_id
+         from ${s}.runs r join ${s}.threads t using (thread_id)
+        where r.run_id::text = $1 or r.outcome->>'warrant_run_id' = $1
+        order by r.created_at, r.run_id`,
+      [warrantRunId],
+    ),
+    pool.query<{ thread_id: string; owner: string | null; started_at: string }>(
+      `select thread_id, owner, ${UTC("started_at")} as started_at from ${s}.ledger where run_id = $1 order by started_at limit 1`,
+      [warrantRunId],
+    ),
+  ]);
+  const first = api.rows[0];
+  const start = chained.rows[0] ?? (first ? { ...first, started_at: first.created_at } : ledger.rows[0]);
+  if (!start) return undefined;
+  return {
+    run_id: warrantRunId,
+    thread_id: start.thread_id,
+    owner: start.owner ?? first?.owner ?? "",
+    started_at: start.started_at,
+    api_runs: api.rows.map((row) => row.run_id),
+    graph_id: first?.graph_id ?? null,
+  };
+}

@@ -1,0 +1,71 @@
+/** `npm run trace` as text: one line per entry, times relative to the run's start. */
+import type { Budgets } from "../env.js";
+import { escapeUnsafe } from "../policy/safe-text.js";
+import type { RunTrace, TraceEntry } from "./run-trace.js";
+
+const short = (id: string) => (id.length > 14 ? `${id.slice(0, 12)}…` : id);
+const names = (items: readonly string[], max = 6) => (items.length <= max ? items.join(", ") : `${items.slice(0, max).join(", ")}, … (+${items.length - max})`);
+
+function offset(at: string, start: number): string {
+  const ms = Date.parse(at) - start;
+  return Number.isFinite(ms) ? `+${ms} ms`.padStart(10) : "".padStart(10);
+}
+
+function describe(entry: TraceEntry): string {
+  switch (entry.kind) {
+    case "plan": {
+      const tokens = `${entry.usage.input_tokens} in / ${entry.usage.output_tokens} out tokens`;
+      const withheld = entry.withheld.map((item) => `${item.tool}: ${item.reason}`);
+      const proposed = entry.proposed.map((call) => `${call.tool} [${short(call.call_id)}]`);
+      return [
+        `plan        turn ${entry.turn}${entry.model ? `  model ${entry.model}` : ""}  ${entry.usage.model_calls} model call(s), ${tokens}, $${entry.usage.cost_usd.toFixed(6)}`,
+        `            offered ${entry.offered.length}: ${names(entry.offered)}${withheld.length ? `; withheld ${withheld.length}: ${names(withheld, 4)}` : ""}`,
+        `            verdict ${entry.verdict}${proposed.length ? `; proposed ${names(proposed)}` : ""}`,
+      ].join("\n");
+    }
+    case "decision":
+      return `decision    ${entry.outcome.padEnd(6)} ${entry.tool} [${short(entry.call_id)}] by ${entry.node}${entry.outcome === "deny" ? `: ${entry.check} → ${entry.code}${entry.message ? ` (${entry.message})` : ""}` : ""}`;
+    case "approval":
+      return `approval    ${entry.outcome} ${entry.tool} [${short(entry.call_id)}] by ${entry.approver}, request version ${entry.version}`;
+    case "execution": {
+      const error = entry.error_code ? ` ${entry.error_code} (${entry.error_class})` : "";
+      const approved = entry.approved_by ? `, approved by ${entry.approved_by}` : "";
+      return `execution   ${entry.tool} attempt ${entry.attempt}: ${entry.status}${error}${entry.elapsed_ms === null ? "" : ` in ${entry.elapsed_ms} ms`} (${entry.server}, ${entry.risk}${approved})`;
+    }
+    case "observe":
+      return `observe     ${entry.evidence_refs.length ? `evidence ${names(entry.evidence_refs, 4)}` : "no new evidence"}${entry.termination ? `; stop: ${entry.termination.code}` : ""}`;
+  }
+}
+
+function budgetLine(trace: RunTrace, budgets: Budgets | undefined): string {
+  const used = trace.usage;
+  const of = (value: number, limit: number | undefined) => (limit === undefined ? `${value}` : `${value}/${limit}`);
+  return [
+    `budget use: model turns ${of(used.model_calls, budgets?.model_turns)}, tool calls ${of(used.tool_calls, budgets?.tool_calls)},`,
+    `tokens ${of(used.input_tokens + used.output_tokens, budgets?.tokens)}, cost $${used.cost_usd.toFixed(6)}${budgets ? `/$${budgets.cost_usd}` : ""}`,
+    budgets ? "(limits as configured now)" : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
+export function renderTrace(trace: RunTrace, budgets?: Budgets): string {
+  const start = Date.parse(trace.started_at);
+  const lines = [
+    `run ${trace.run_id}  thread ${trace.thread_id}  owner ${trace.owner}${trace.graph_id ? `  graph ${trace.graph_id}` : ""}`,
+    `request: ${JSON.stringify(trace.request ?? "")}`,
+    `started ${trace.started_at}${trace.ended_at ? `  ended ${trace.ended_at}` : "  (not ended)"}  status ${trace.status ?? "unknown"}`,
+  ];
+  if (trace.api_runs.length > 0) lines.push(`API runs: ${trace.api_runs.join(", ")}`);
+  lines.push("");
+  for (const entry of trace.timeline) {
+    const [first, ...rest] = describe(entry).split("\n");
+    lines.push(`${offset(entry.at, start)}  ${first}`, ...rest.map((line) => `${"".padStart(10)}  ${line}`));
+  }
+  lines.push("");
+  lines.push(trace.termination ? `termination: ${trace.termination.code}: ${trace.termination.detail}` : "termination: none yet (the run has not ended)");
+  lines.push(budgetLine(trace, budgets));
+  lines.push(`evidence: ${trace.evidence_refs.length ? trace.evidence_refs.join(", ") : "none"}`);
+  // Requests, messages and tool names are untrusted text: control and bidi characters are shown escaped, never interpreted.
+  return lines.map(escapeUnsafe).join("\n");
+}
