@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: what serving costs. The same request (alice's notes
+ * `npm run bench:serving`: what serving costs. The same request (alice's notes
  * question: a search and three reads through real MCP servers, on Postgres)
  * is run three ways, interleaved, in one process and one database:
  *

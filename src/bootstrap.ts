@@ -3,6 +3,7 @@
  * resource is opened lazily on first use (never at import) and closed by
  * `close()`.
  */
+import { loadApiSecret } from "./auth/api-token.js";
 import { principalDirectory, type PrincipalDirectory } from "./auth/principal-directory.js";
 import { contextProviders } from "./domains/index.js";
 import type { Settings } from "./env.js";
@@ -14,6 +15,7 @@ import type { Planner } from "./planners/planner.js";
 import { createRulesPlanner } from "./domains/rules-planner.js";
 import { loadConfig, type WarrantConfig } from "./policy/config.js";
 import { priceOf } from "./policy/pricing.js";
+import { redactionKeyFrom } from "./policy/secrets.js";
 
 export interface Runtime {
   host: Host;
@@ -41,10 +43,13 @@ export function createRuntime(
   const database = overrides.database
     ? async () => overrides.database as Database
     : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
-  // The calendar (and any server whose config asks for it) shares the host's database; tool definitions are pinned in it.
+  // The calendar (and any server whose config asks for it) shares the host's database; tool definitions are pinned in it,
+  // redactions of secrets in results are audited in it, with markers keyed per deployment.
   const connect = async () => {
     opened.database = true;
-    return connectTools(await config(), undefined, { hostValues: { DATABASE_URL: settings.databaseUrl }, pins: (await database()).pins });
+    const { pins, audit } = await database();
+    const redactionKey = redactionKeyFrom(await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }));
+    return connectTools(await config(), undefined, { hostValues: { DATABASE_URL: settings.databaseUrl }, pins, audit, redactionKey });
   };
   const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);
   const config = lazy(() => loadConfig(settings.configPath));

@@ -19,6 +19,7 @@ import { findPrincipal, loadPrincipalDirectory, type Principal } from "../auth/p
 import { createRuntime } from "../bootstrap.js";
 import { loadSettings } from "../env.js";
 import { describeError } from "../errors.js";
+import { logLine, withoutSecretShapes } from "../runtime/process-scanner.js";
 import { isRunKey } from "../persistence/run-keys.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import { runConfigFor, threadConfig } from "../runtime/run-config.js";
@@ -118,7 +119,7 @@ async function main(): Promise<number> {
     const config = (runId: string) => ({ ...runConfigFor({ threadId, runId, principal, runBound }), ...runOptions(settings.budgets) });
 
     if (options.resume !== undefined) {
-      await graph.invoke(new Command({ resume: options.resume }), config(session.runId));
+      await graph.invoke(new Command({ resume: withoutSecretShapes(options.resume) }), config(session.runId));
     } else if (options.request) {
       await graph.invoke({ messages: [new HumanMessage(options.request)] }, config(session.runId));
     } else if ((await graph.getState(threadConfig(threadId))).next.length === 0) {
@@ -150,7 +151,7 @@ async function reviewLoop(graph: Graph, threadId: string, config: (runId: string
       io.write(`${approvalCard(review)}\n\n`);
       const answer = await reviewInteractively(review, io);
       if (!answer) return;
-      await graph.invoke(new Command({ resume: answer }), config(randomUUID()));
+      await graph.invoke(new Command({ resume: withoutSecretShapes(answer) }), config(randomUUID()));
     }
   } finally {
     io.close();
@@ -173,7 +174,7 @@ function print(options: Options, principal: Principal, threadId: string, runId: 
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(`warrant: ${describeError(error)}`);
+    console.error(logLine(`warrant: ${describeError(error)}`));
     const code = (error as { code?: unknown }).code;
     if (code === "usage") console.error(USAGE);
     process.exit(code === "usage" ? 2 : 1);

@@ -3,7 +3,9 @@
  * for tool NAME differs from its pin; `npm run tools -- approve NAME [--by
  * WHO]` pins the served definition (an audit event records who approved
  * which hash). A running host offers the tool again the next time it lists
- * that server's tools (a restart, a reconnect, or list_changed).
+ * that server's tools (a restart, a reconnect, or list_changed). A tool whose
+ * contract pins a hash (`"pin": "sha256:…"`) is governed by the config: diff
+ * shows the configured hash, and approve refuses (change the pin instead).
  * Exit 0 on success, 1 when there is nothing to diff or approve (or on a
  * configuration or database error), 2 on a usage error.
  */
@@ -11,8 +13,9 @@ import os from "node:os";
 import { parseArgs } from "node:util";
 import { loadSettings } from "../env.js";
 import { isConfigError } from "../errors.js";
-import { manifestDiff } from "../mcp/pins.js";
+import { configuredHash, manifestDiff } from "../mcp/pins.js";
 import { openDatabase } from "../persistence/database.js";
+import { loadConfig } from "../policy/config.js";
 
 const USAGE = `usage: npm run tools -- diff NAME
        npm run tools -- approve NAME [--by WHO]
@@ -45,6 +48,9 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     const settings = loadSettings();
+    const contracts = (await loadConfig(settings.configPath)).tools;
+    const configured = Object.hasOwn(contracts, name) ? configuredHash(contracts[name]?.pin) : undefined;
+    const configuredLine = configured ? `  configured pin: sha256:${configured} (${settings.configPath}; it wins over the database's pin)` : undefined;
     const database = await openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir });
     try {
       const pin = await database.pins.get(name);
@@ -53,14 +59,21 @@ async function main(argv: string[]): Promise<number> {
         return 1;
       }
       if (pin.served_hash === null || pin.served_manifest === null) {
-        process.stdout.write(`${name}: served as pinned (${pin.hash})${command === "approve" ? "; nothing to approve" : ""}\n`);
+        const lines = [`${name}: served as pinned (${pin.hash})${command === "approve" ? "; nothing to approve" : ""}`, ...(configuredLine ? [configuredLine] : [])];
+        process.stdout.write(`${lines.join("\n")}\n`);
         return command === "approve" ? 1 : 0;
       }
       if (command === "diff") {
         const lines = [`${name} (server ${pin.server}): pinned ${pin.hash} (${pin.pinned_at}), served ${pin.served_hash} (${pin.served_at ?? "?"})`];
-        for (const entry of manifestDiff(pin.manifest, pin.served_manifest)) lines.push(`  ${entry.field}:`, `    - ${entry.pinned}`, `    + ${entry.served}`);
+        if (configuredLine) lines.push(configuredLine);
+        if (pin.manifest === null) lines.push("  the configured definition has not been served to this host: only its hash is known");
+        else for (const entry of manifestDiff(pin.manifest, pin.served_manifest)) lines.push(`  ${entry.field}:`, `    - ${entry.pinned}`, `    + ${entry.served}`);
         process.stdout.write(`${lines.join("\n")}\n`);
         return 0;
+      }
+      if (configured) {
+        process.stderr.write(`warrant: config_pinned: ${name} is pinned in ${settings.configPath}; to accept the served definition set its "pin" to sha256:${pin.served_hash}\n`);
+        return 1;
       }
       const approved = await database.pins.approve(name, approver, pin.served_hash);
       if (!approved) {

@@ -4,7 +4,9 @@
  * name, description, input and output schema, and the server's name and
  * version. A server that later serves a different definition for a pinned
  * tool loses that tool until an operator reviews the difference and approves
- * it (`npm run tools -- diff NAME`, `… approve NAME`). The store is in
+ * it (`npm run tools -- diff NAME`, `… approve NAME`). A contract may pin the
+ * hash itself (`"pin": "sha256:…"` in `warrant.config.json`): that pin wins
+ * over the database's, which is set to it (an approval by the config). The store is in
  * Postgres (src/persistence/pin-store.ts); this file is the pure part.
  */
 import { canonicalJson } from "../policy/fingerprint.js";
@@ -28,6 +30,16 @@ export interface ToolDefinition {
   server: string;
   hash: string;
   manifest: ToolManifest;
+  /** The hash the contract pins (hex, without `sha256:`): compared instead of the database's pin, which it replaces. */
+  configured_hash?: string;
+}
+
+/** Who a pin set by the config is recorded as approved by. */
+export const CONFIG_APPROVER = "warrant.config.json";
+
+/** A contract's `pin` (`sha256:<hex>`) as a bare hash, or undefined when it pins nothing. */
+export function configuredHash(pin: string | undefined): string | undefined {
+  return pin?.startsWith("sha256:") ? pin.slice("sha256:".length) : undefined;
 }
 
 export function manifestOf(serverInfo: { name: string; version: string }, listed: ListedTool): ToolManifest {
@@ -45,9 +57,10 @@ export function manifestHash(manifest: ToolManifest): string {
   return sha256Hex(canonicalJson(manifest));
 }
 
-export function definitionOf(tool: string, server: string, serverInfo: { name: string; version: string }, listed: ListedTool): ToolDefinition {
+export function definitionOf(tool: string, server: string, serverInfo: { name: string; version: string }, listed: ListedTool, pin?: string): ToolDefinition {
   const manifest = manifestOf(serverInfo, listed);
-  return { tool, server, manifest, hash: manifestHash(manifest) };
+  const configured = configuredHash(pin);
+  return { tool, server, manifest, hash: manifestHash(manifest), ...(configured ? { configured_hash: configured } : {}) };
 }
 
 /** How a served definition compares with the pin. */
@@ -60,9 +73,10 @@ export interface ToolPin {
   tool: string;
   server: string;
   hash: string;
-  manifest: ToolManifest;
+  /** Null when the config pinned a hash whose definition this host has not been served yet. */
+  manifest: ToolManifest | null;
   pinned_at: string;
-  /** Who approved the pinned definition; null when it was pinned on first sight. */
+  /** Who approved the pinned definition ({@link CONFIG_APPROVER} for a config pin); null when it was pinned on first sight. */
   approved_by: string | null;
   served_hash: string | null;
   served_manifest: ToolManifest | null;
@@ -72,7 +86,9 @@ export interface ToolPin {
 export interface PinStore {
   /**
    * Pins each definition not pinned yet and compares the others with their
-   * pin. A differing definition is recorded for review (once per new hash,
+   * pin; a definition with a `configured_hash` is compared with that, and the
+   * stored pin is set to it first (audit event `definition_approved` by the
+   * config when it changes). A differing definition is recorded for review (once per new hash,
    * with an audit event naming the pinned and the served hash).
    */
   check(definitions: readonly ToolDefinition[]): Promise<PinVerdict[]>;

@@ -25,6 +25,11 @@ import { normalizeResult, type NormalizedResult } from "./normalize.js";
 import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
 import { stdioConnection } from "./stdio-session.js";
 import { withHostValues, type HostValues } from "./host-values.js";
+import { createSecretScanner, type SecretScanner } from "../policy/secrets.js";
+import type { RunStart } from "../runtime/audit-chain.js";
+import type { AuditStore } from "../runtime/audit.js";
+import { logLine, useProcessScanner } from "../runtime/process-scanner.js";
+import { recordRedactions } from "../runtime/redaction.js";
 
 export { classifyCallFailure } from "./failures.js";
 export type { PromptResult } from "./resources.js";
@@ -36,6 +41,8 @@ export interface CallOptions {
   /** Who the call is for: task tokens for HTTP servers are minted from it, stdio servers get it in `_meta`. */
   principal: Principal;
   threadId: string;
+  /** The call as the audit names it: a redaction in its result is recorded under this run and call. */
+  record?: { call_id: string; run_id: string; run?: RunStart | undefined };
 }
 
 /** The tools side of the host: catalog, health, calls, resources and prompts. */
@@ -60,6 +67,12 @@ export interface ToolHost {
   readResource(server: string, uri: string, options: CallOptions): Promise<NormalizedResult>;
   /** Gets a prompt; errors as for `readResource` (capability: prompts). */
   getPrompt(server: string, name: string, args: Record<string, string>, options: CallOptions): Promise<PromptResult>;
+  /**
+   * The deployment's secret scanner. Every result, resource, prompt and
+   * error message is redacted with it before it leaves the host; plan and
+   * human_review redact the model's arguments and reviewers' edits with it.
+   */
+  readonly secrets?: SecretScanner;
   close(): Promise<void>;
 }
 
@@ -88,6 +101,14 @@ export interface ConnectOptions {
   random?: () => number;
   /** Values for `${NAME}` placeholders in server environments (host-values.ts); unset ones drop their variable. */
   hostValues?: HostValues;
+  /**
+   * The per-deployment key of redaction markers (src/policy/secrets.ts);
+   * without one, a random key for this host (markers then differ between
+   * processes, still never reveal a value).
+   */
+  redactionKey?: Uint8Array;
+  /** Where redactions in results are recorded (`secret_redacted` events of the call's run). */
+  audit?: AuditStore;
 }
 
 /** The default health log: one line per change, never prefixed like a CLI error. */
@@ -100,7 +121,7 @@ function logHealth(event: HealthEvent): void {
         : event.type === "healthy" && event.attempt > 0
           ? `server ${event.server} reconnected after ${event.attempt} attempt(s)`
           : undefined;
-  if (line) process.stderr.write(`[warrant mcp] ${line}\n`);
+  if (line) process.stderr.write(logLine(`[warrant mcp] ${line}\n`));
 }
 
 interface ServerEntry {
@@ -109,6 +130,14 @@ interface ServerEntry {
 }
 
 type Failed = { ok: false; code: ToolErrorCode; message: string };
+
+/** What a request reads from a server, for redaction: where its answer goes and which fields are sensitive. */
+interface Site {
+  where: "result" | "resource" | "prompt";
+  server: string;
+  tool: string | null;
+  sensitive: readonly string[];
+}
 
 const MAX_URI_CHARS = 2_048;
 const MAX_PROMPT_NAME_CHARS = 128;
@@ -125,6 +154,9 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
   let tools: CatalogTool[] = [];
   const entries = new Map<string, ServerEntry>();
   const secretHex = Buffer.from(tokens.secret).toString("hex");
+  const secrets = createSecretScanner({ key: options.redactionKey ?? new Uint8Array(randomBytes(32)), patterns: config.secrets.patterns });
+  // Log lines and resume values of this process are redacted with the deployment's patterns and key from now on.
+  useProcessScanner(secrets);
 
   const connectionFor = (server: ServerConfig, events: ConnectionEvents): ServerConnection =>
     server.transport === "stdio"
@@ -155,14 +187,14 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
     const definitions = Object.entries(config.tools).flatMap(([tool, contract]) => {
       if (contract.server !== server) return [];
       const served = serverTools.find((candidate) => candidate.name === (contract.remote_name ?? tool));
-      return served ? [definitionOf(tool, server, info, served)] : [];
+      return served ? [definitionOf(tool, server, info, served, contract.pin)] : [];
     });
     for (const verdict of await options.pins.check(definitions)) {
       if (verdict.status !== "changed") continue;
       found.set(verdict.tool, { pinned_hash: verdict.pinned_hash, served_hash: verdict.served_hash });
       if (changed.get(server)?.get(verdict.tool)?.served_hash !== verdict.served_hash) {
         process.stderr.write(
-          `[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}); review with \`npm run tools -- diff ${verdict.tool}\`\n`,
+          logLine(`[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}); review with \`npm run tools -- diff ${verdict.tool}\`\n`),
         );
       }
     }
@@ -246,24 +278,53 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
     return { ok: false, ...failure };
   };
 
-  /** Sends one request on a caller's session; every failure becomes a typed result. */
+  /**
+   * Redacts secrets in what a server sent (`site.where`: result, resource,
+   * prompt) before anything else reads it, and records where: a
+   * `secret_redacted` audit event of the call's run, or without one a log line.
+   * The audit write never costs the result (an effect may already have happened).
+   */
+  const redacted = async (raw: unknown, site: Site, callOptions: CallOptions): Promise<unknown> => {
+    const { value, found } = secrets.value(raw, site.where, site.sensitive);
+    if (found.length === 0) return raw;
+    const record = callOptions.record;
+    const where = `${site.where} of ${site.tool ?? site.server}`;
+    if (!options.audit || !record) {
+      process.stderr.write(logLine(`[warrant secrets] redacted ${found.length} value(s) in a ${where} (no run to audit)\n`));
+      return value;
+    }
+    await recordRedactions(options.audit, [{ where: site.where, subject: `${site.where}:${record.call_id}:${site.tool ?? site.server}`, tool: site.tool, found }], {
+      thread_id: callOptions.threadId,
+      run_id: record.run_id,
+      run: record.run,
+      actor: callOptions.principal.user_id,
+      node: "execute",
+      at: new Date().toISOString(),
+    }).catch((error: unknown) => process.stderr.write(logLine(`[warrant secrets] could not record the redaction in a ${where}: ${reasonOf(error)}\n`)));
+    return value;
+  };
+
+  /** Sends one request on a caller's session; every failure becomes a typed result, every answer is redacted. */
   const send = async <R>(
-    server: string,
+    site: Site,
     entry: ServerEntry,
     callOptions: CallOptions,
     work: (client: Client, meta: Record<string, string> | undefined, requestOptions: { timeout: number; signal?: AbortSignal }) => Promise<unknown>,
     normalize: (raw: unknown) => R,
     classify: (error: unknown) => Failure,
   ): Promise<R | Failed> => {
-    if (!entry.supervisor.healthy) return { ok: false, code: "server_unavailable", message: `the ${server} server is unavailable; it is being reconnected` };
+    if (!entry.supervisor.healthy) return { ok: false, code: "server_unavailable", message: `the ${site.server} server is unavailable; it is being reconnected` };
     const requestOptions = { timeout: callOptions.timeoutMs, ...(callOptions.signal ? { signal: callOptions.signal } : {}) };
+    let raw: unknown;
     try {
       const session = await entry.connection.session({ principal: callOptions.principal, threadId: callOptions.threadId });
-      const raw = await session.run((client) => work(client, session.meta, requestOptions));
-      return normalize(raw);
+      raw = await session.run((client) => work(client, session.meta, requestOptions));
     } catch (error) {
-      return failed(entry, classify(error));
+      // A protocol error's message may quote what the server was sent or answered.
+      const failure = classify(error);
+      return failed(entry, { ...failure, message: secrets.text(failure.message, "error").value });
     }
+    return normalize(await redacted(raw, site, callOptions));
   };
 
   /** The entry of a server that offers `capability`, or why not. */
@@ -288,7 +349,7 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
         return { ok: false, code: "tool_not_permitted", message: "the tool's definition changed since it was pinned; an operator must review it" };
       }
       return send(
-        tool.server,
+        { where: "result", server: tool.server, tool: tool.name, sensitive: tool.contract.sensitive ?? [] },
         entry,
         callOptions,
         (client, _meta, requestOptions) => client.callTool({ name: tool.remote_name, arguments: args }, undefined, requestOptions),
@@ -301,7 +362,7 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
       const found = serverFor(server, "resources");
       if (!found.ok) return found;
       return send(
-        server,
+        { where: "resource", server, tool: null, sensitive: [] },
         found.entry,
         callOptions,
         (client, meta, requestOptions) => client.readResource({ uri, ...(meta ? { _meta: meta } : {}) }, requestOptions),
@@ -315,7 +376,7 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
       const found = serverFor(server, "prompts");
       if (!found.ok) return found;
       return send(
-        server,
+        { where: "prompt", server, tool: null, sensitive: [] },
         found.entry,
         callOptions,
         (client, meta, requestOptions) => client.getPrompt({ name, arguments: { ...args }, ...(meta ? { _meta: meta } : {}) }, requestOptions),
@@ -323,6 +384,7 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
         classifyRequestFailure,
       );
     },
+    secrets,
     close: closeAll,
   };
 }

@@ -158,6 +158,7 @@ class CallJournal {
       signal: this.context.signal,
       principal: this.context.principal,
       threadId: this.context.threadId,
+      record: { call_id: this.action.call_id, run_id: this.context.runId, run: this.context.run },
     });
     const finished = this.context.host.now();
     // A write whose answer never arrived may still have been applied: that is not a failure we know of.

@@ -14,6 +14,7 @@ import { decideOne, type Counters, type DecideContext } from "../policy/decide.j
 import { pendingReview, type ApprovalOutcome, type Decision, type Denial } from "../policy/decision.js";
 import type { ApprovalRecord } from "../runtime/approvals.js";
 import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
+import { withoutSecretsInResume } from "../runtime/redaction.js";
 import { principalFrom } from "../runtime/run-config.js";
 import { runStartOf } from "../runtime/audit-chain.js";
 import { transition } from "../runtime/transitions.js";
@@ -39,7 +40,7 @@ export function makeHumanReviewNode(host: Host) {
       const names = refused.map((review) => `${review.tool} (${review.approval.action_id}: ${review.rule.replaceAll("_", " ")})`).join(", ");
       return { review_feedback: { code: "approver_not_permitted", message: `you may not decide ${names}` }, review_waits };
     }
-    const binding = bindResume(answer, pending);
+    const binding = bindResume(await withoutSecretsInResume(answer, { host, threadId: context.threadId, run: state.run, approver: approver.user_id, tools: pending.map((review) => review.tool) }), pending);
     if (!binding.ok) return { review_feedback: { code: "invalid_resume", message: binding.message }, review_waits };
 
     const resolved = new Map<string, Decision>();

@@ -9,13 +9,14 @@ import { isModelBehaviorError } from "../errors.js";
 import type { Host } from "../host.js";
 import { latestRequest, plannerContext } from "../planners/context.js";
 import type { PlanResult, Planner } from "../planners/planner.js";
-import { sanitizeOutcome, sanitizeProposals, toolCallMessage } from "../planners/sanitize.js";
+import { sanitizePlan, toolCallMessage } from "../planners/sanitize.js";
 import { toToolSpec, type CatalogTool } from "../policy/contracts.js";
 import { effectiveTools } from "../policy/effective-tools.js";
 import { costOf } from "../policy/pricing.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { DomainContext } from "../runtime/context-provider.js";
 import { runOwner } from "../runtime/owner.js";
+import { withoutSecrets } from "../runtime/redaction.js";
 import { principalFrom, runIdFrom, threadIdFrom } from "../runtime/run-config.js";
 import { isTerminal, transition, type RunStatus } from "../runtime/transitions.js";
 import type { NodeUpdate, RunInfo, State } from "../state.js";
@@ -121,10 +122,10 @@ export function makePlanNode(host: Host) {
       output_tokens: result.usage.output_tokens,
       cost_usd: costOf(result.usage, price),
     };
-    // Planner output is untrusted text: nothing unstorable reaches the checkpoint or our tables.
-    const outcome = sanitizeOutcome(result.outcome);
+    // Planner output is untrusted text: nothing unstorable, and no secret, reaches the checkpoint or our tables.
+    const outcome = await withoutSecrets(sanitizePlan(result.outcome, state.messages), { host, tools, threadId: threadIdFrom(config), run });
     if (outcome.type === "tool_calls" && outcome.calls.length > 0) {
-      const calls = sanitizeProposals(outcome.calls, state.messages);
+      const calls = outcome.calls;
       return {
         ...base,
         ...transition(state.status, ...hops, "tool_proposed"),

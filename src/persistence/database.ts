@@ -81,6 +81,8 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   /** Schema for Warrant's own tables; default `warrant`. */
   schema?: string;
+  /** Called with the pool as soon as it exists, before setup (the benchmark counts its queries). */
+  observePool?: (pool: pg.Pool) => void;
 }
 
 const DEFAULT_SCHEMA = "warrant";
@@ -103,14 +105,15 @@ const SETUP_LOCK_KEY = "24560144796962388";
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   quoteSchemaName(schema); // validates the name before any connection is made
-  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema);
-  return openEmbedded(options.dataDir, schema);
+  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema, options.observePool);
+  return openEmbedded(options.dataDir, schema, options.observePool);
 }
 
-async function openServer(databaseUrl: string, schema: string): Promise<Database> {
+async function openServer(databaseUrl: string, schema: string, observePool?: (pool: pg.Pool) => void): Promise<Database> {
   const target = describeTarget(databaseUrl);
   const pool = new pg.Pool({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   watchIdleErrors(pool);
+  observePool?.(pool);
   try {
     return await assemble("server", pool, schema, target.label, () => pool.end());
   } catch (error) {
@@ -118,7 +121,7 @@ async function openServer(databaseUrl: string, schema: string): Promise<Database
   }
 }
 
-async function openEmbedded(dataDir: string, schema: string): Promise<Database> {
+async function openEmbedded(dataDir: string, schema: string, observePool?: (pool: pg.Pool) => void): Promise<Database> {
   const directory = path.resolve(dataDir, "pglite");
   // PGlite is single-process: a second opener (say `npm run chat` beside `npm start`) would corrupt it.
   const unlock = await lockDataDir(dataDir);
@@ -144,6 +147,7 @@ async function openEmbedded(dataDir: string, schema: string): Promise<Database> 
     idleTimeoutMillis: 0,
   });
   watchIdleErrors(pool);
+  observePool?.(pool);
   const shutdown = async (): Promise<void> => {
     try {
       await pool.end();

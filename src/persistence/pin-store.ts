@@ -6,7 +6,7 @@
  * under the host's own chain `tool-pins`, so they are tamper-evident too.
  */
 import type pg from "pg";
-import type { PinStore, PinVerdict, ToolDefinition, ToolManifest, ToolPin } from "../mcp/pins.js";
+import { CONFIG_APPROVER, type PinStore, type PinVerdict, type ToolDefinition, type ToolManifest, type ToolPin } from "../mcp/pins.js";
 import { sha256Hex, type RunStart } from "../runtime/audit-chain.js";
 import { chainedStatement, Params, utcText } from "./audit-chain-store.js";
 import { quoteSchemaName } from "./ledger-store.js";
@@ -52,7 +52,7 @@ interface PinRow {
 function toPin(row: PinRow): ToolPin {
   return {
     ...row,
-    manifest: JSON.parse(row.manifest) as ToolManifest,
+    manifest: JSON.parse(row.manifest) as ToolManifest | null,
     served_manifest: row.served_manifest === null ? null : (JSON.parse(row.served_manifest) as ToolManifest),
   };
 }
@@ -93,7 +93,36 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
     },
   };
 
+  /**
+   * Makes the stored pin the config's (config pins win): one statement that
+   * upserts the row and appends a `definition_approved` event by the config
+   * when the pinned hash changes. The manifest is known when the served
+   * definition is the configured one; until then it is stored as null.
+   */
+  async function adoptConfigured(definition: ToolDefinition, configured: string): Promise<void> {
+    const served = JSON.stringify(definition.manifest);
+    const known = definition.hash === configured ? served : "null";
+    const stored = await pool.query<{ hash: string; manifest: string }>(`select hash, manifest from ${table} where tool = $1`, [definition.tool]);
+    const row = stored.rows[0];
+    if (row?.hash === configured) {
+      if (row.manifest === "null" && known !== "null") await pool.query(`update ${table} set manifest = $3 where tool = $1 and hash = $2`, [definition.tool, configured, known]);
+      return;
+    }
+    const params = new Params();
+    const tool = params.add(definition.tool);
+    const old = `old as (select hash from ${table} where tool = ${tool})`;
+    const written = `written as (
+      insert into ${table} (tool, server, hash, manifest, approved_by) values (${tool}, ${params.add(definition.server)}, ${params.add(configured)}, ${params.add(known)}, ${params.add(CONFIG_APPROVER)})
+      on conflict (tool) do update set hash = excluded.hash, manifest = excluded.manifest, pinned_at = now(), approved_by = excluded.approved_by,
+                                       served_hash = null, served_manifest = null, served_at = null
+        where ${table}.hash <> excluded.hash
+      returning tool, server, hash)`;
+    const detail = `json_build_object('server', w.server, 'approved_hash', w.hash, 'replaced_hash', (select hash from old), 'approved_by', ${params.add(CONFIG_APPROVER)})::text`;
+    await pool.query(chainedStatement(schema, params, PIN_CHAIN, { ctes: [old, written], link: pinEvent(params, "definition_approved", detail, CONFIG_APPROVER) }), params.values);
+  }
+
   async function checkOne(definition: ToolDefinition): Promise<PinVerdict> {
+    if (definition.configured_hash !== undefined) await adoptConfigured(definition, definition.configured_hash);
     const manifest = JSON.stringify(definition.manifest);
     // Trust on first sight: a contracted tool seen for the first time is pinned as it is.
     const inserted = await pool.query(`insert into ${table} (tool, server, hash, manifest) values ($1, $2, $3, $4) on conflict (tool) do nothing`, [

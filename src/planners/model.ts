@@ -7,6 +7,7 @@
  * the reply (`model-reply.ts`) and its tool calls (`model-tool-calls.ts`).
  */
 import { ChatOpenAI } from "@langchain/openai";
+import { modelFacingTool } from "../policy/model-facing.js";
 import type { ModelPrice } from "../policy/pricing.js";
 import { buildMessages } from "./model-prompt.js";
 import { toOutcome } from "./model-reply.js";
@@ -65,7 +66,7 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
     kind: "model",
     ...(options.price ? { price: options.price } : {}),
     async plan(input: PlannerInput): Promise<PlanResult> {
-      const runnable: ChatRunnable = input.tools.length > 0 ? chat.bindTools(input.tools.map(toOpenAITool)) : chat;
+      const runnable: ChatRunnable = input.tools.length > 0 ? chat.bindTools(input.tools.map((tool) => toOpenAITool(modelFacingTool(tool)))) : chat;
       const recorder = new FinishReasonRecorder();
       const reply = await requestReply(runnable, buildMessages(input), recorder, input.signal, apiKey);
       return { outcome: toOutcome(reply, finishReasonOf(reply, recorder), input.turn), usage: usageOf(reply) };

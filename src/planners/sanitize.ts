@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { replaceUnstorable, unsafeKeyReason } from "../policy/safe-text.js";
 import { MAX_ARGUMENT_BYTES, parseToolArguments } from "../policy/arguments.js";
+import { SENSITIVE_KIND, type Redaction, type SecretScanner } from "../policy/secrets.js";
 import type { PlanOutcome, Proposal } from "./planner.js";
 
 /** Stands in for a tool name that could not be kept. No contract can match it: refusals are checked first. */
@@ -77,6 +78,12 @@ export function sanitizeOutcome(outcome: PlanOutcome): PlanOutcome {
   }
 }
 
+/** {@link sanitizeOutcome}, and for tool calls {@link sanitizeProposals}: the reply as the plan node may keep it. */
+export function sanitizePlan(outcome: PlanOutcome, messages: readonly BaseMessage[]): PlanOutcome {
+  const sanitized = sanitizeOutcome(outcome);
+  return sanitized.type === "tool_calls" ? { ...sanitized, calls: sanitizeProposals(sanitized.calls, messages) } : sanitized;
+}
+
 /**
  * The AI message recording proposals already passed through
  * {@link sanitizeProposals}. Arguments are stored parsed only when the
@@ -92,4 +99,65 @@ export function toolCallMessage(result: Extract<PlanOutcome, { type: "tool_calls
       return { id: call.call_id, name: call.name, args: parsed?.ok ? parsed.value : {}, type: "tool_call" as const };
     }),
   });
+}
+
+/** Where a planner's reply held secrets: per proposal (`arguments`) or in its prose (`planner_text`). */
+export interface PlanRedaction {
+  where: "arguments" | "planner_text";
+  /** The call id for arguments, the prose field otherwise. */
+  subject: string;
+  tool: string | null;
+  found: Redaction[];
+}
+
+/**
+ * A proposal's arguments without secrets (DESIGN: secrets stay out). Parsed
+ * arguments are scanned as a value (sensitive fields by name, every string
+ * and key by shape) and, when anything was found in them or in the raw text
+ * (a duplicate key can hide a value the parsed object lost), stored
+ * re-serialized from the redacted value, which means the same as before for
+ * every check. Text that does not parse is scanned as text; for a tool with
+ * sensitive fields it is replaced whole, as its fields cannot be told apart.
+ * What a tool later receives is the redacted value: a marker never turns
+ * back into the secret, so a model cannot carry a secret into an effect.
+ */
+export function redactProposal(call: Proposal, scanner: SecretScanner, sensitive: readonly string[]): { call: Proposal; found: Redaction[] } {
+  const parsed = call.raw_arguments === "" ? undefined : parseToolArguments(call.raw_arguments);
+  if (parsed?.ok) {
+    const value = scanner.value(parsed.value, "arguments", sensitive);
+    const raw = scanner.text(call.raw_arguments, "arguments");
+    if (value.found.length === 0 && raw.found.length === 0) return { call, found: [] };
+    return { call: { ...call, raw_arguments: JSON.stringify(value.value) }, found: value.found.length > 0 ? value.found : raw.found };
+  }
+  if (sensitive.length > 0 && call.raw_arguments !== "") {
+    const marker = scanner.marker(SENSITIVE_KIND, call.raw_arguments);
+    return { call: { ...call, raw_arguments: marker }, found: [{ path: "arguments", kind: SENSITIVE_KIND, marker }] };
+  }
+  const text = scanner.text(call.raw_arguments, "arguments");
+  return text.found.length === 0 ? { call, found: [] } : { call: { ...call, raw_arguments: text.value }, found: text.found };
+}
+
+/** The prose of a reply (answer, reason, text beside calls) without secret-shaped values, and each proposal through {@link redactProposal}. */
+export function redactOutcome(outcome: PlanOutcome, scanner: SecretScanner, sensitiveOf: (tool: string) => readonly string[]): { outcome: PlanOutcome; redactions: PlanRedaction[] } {
+  const redactions: PlanRedaction[] = [];
+  const prose = (field: string, text: string): string => {
+    const result = scanner.text(text, field);
+    if (result.found.length > 0) redactions.push({ where: "planner_text", subject: field, tool: null, found: result.found });
+    return result.value;
+  };
+  switch (outcome.type) {
+    case "final":
+      return { outcome: { ...outcome, answer: prose("answer", outcome.answer) }, redactions };
+    case "needs_human":
+      return { outcome: { ...outcome, reason: prose("reason", outcome.reason) }, redactions };
+    case "tool_calls": {
+      const calls = outcome.calls.map((call) => {
+        const result = redactProposal(call, scanner, sensitiveOf(call.name));
+        if (result.found.length > 0) redactions.push({ where: "arguments", subject: call.call_id, tool: call.name, found: result.found });
+        return result.call;
+      });
+      const text = outcome.text === undefined ? {} : { text: prose("text", outcome.text) };
+      return { outcome: { ...outcome, ...text, calls }, redactions };
+    }
+  }
 }

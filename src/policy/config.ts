@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
+import { compilePatterns } from "./secrets.js";
 
 
 /** Reconnect backoff for a server that failed or crashed: exponential from `base_ms`, capped at `max_ms`, with jitter. */
@@ -90,9 +91,21 @@ export const WarrantConfigSchema = z
       .default({ max_tools: 8 }),
     /** Prices of the models a model planner may use (USD per million tokens); unlisted models cost 0. */
     models: z.record(z.string().min(1).max(128), ModelPriceSchema).default({}),
+    /** Secret shapes to redact besides the built-in ones (src/policy/secrets.ts), by kind: `{"internal_token": "\\bint_[A-Za-z0-9]{24,}"}`. */
+    secrets: z
+      .object({ patterns: z.record(z.string(), z.string().min(1).max(500)).default({}) })
+      .strict()
+      .default({ patterns: {} }),
   })
   .strict()
   .superRefine((config, context) => {
+    for (const [kind, pattern] of Object.entries(config.secrets.patterns)) {
+      try {
+        compilePatterns({ [kind]: pattern });
+      } catch (error) {
+        context.addIssue({ code: "custom", path: ["secrets", "patterns", kind], message: (error as Error).message });
+      }
+    }
     for (const [tool, contract] of Object.entries(config.tools)) {
       if (!Object.hasOwn(config.servers, contract.server)) {
         context.addIssue({ code: "custom", path: ["tools", tool, "server"], message: `names unknown server "${contract.server}"` });

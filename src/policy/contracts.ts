@@ -95,6 +95,23 @@ export const ToolContractSchema = z
      * is reconciled through it instead of being re-run blindly (DESIGN §6, §9).
      */
     reconcile: ReconcileSchema.optional(),
+    /**
+     * Field names (at any depth) of this tool's arguments and results whose
+     * values are secrets whatever they look like: they are replaced by a
+     * redaction marker before the model, the checkpoint or any record sees
+     * them (src/policy/secrets.ts).
+     */
+    sensitive: z.array(z.string().min(1).max(64)).max(64).optional(),
+    /**
+     * The manifest hash the tool's definition must have (`sha256:<64 hex>`, as
+     * `npm run tools -- diff NAME` prints it). Wins over the pin in the
+     * database: a served definition with another hash is withheld
+     * (`definition_changed`) until this pin changes.
+     */
+    pin: z
+      .string()
+      .regex(/^sha256:[0-9a-f]{64}$/, "must be sha256: and 64 lowercase hex digits")
+      .optional(),
   })
   .strict();
 export type ToolContract = z.infer<typeof ToolContractSchema>;

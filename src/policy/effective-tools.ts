@@ -2,6 +2,16 @@
  * Effective tools for one step = catalog (minus tools whose definition changed
  * since it was pinned) ∩ principal scopes ∩ stage policy ∩ risk policy ∩ healthy servers, then, when still large, the top-k most
  * relevant to the request plus the always-available ones. Pure.
+ *
+ * "Relevant" is word overlap between the request and a tool's name and
+ * description (stop words dropped, plurals folded), widened to the tool's
+ * server: a server's tools work together (a search finds the ids a read
+ * takes), so a request that matches one of them makes all of them
+ * candidates. When the set is large, only candidates are offered: every tool
+ * offered costs definition tokens in every model call, and one the request
+ * gives no reason to use rarely helps. When no tool matches at all, the
+ * top-k by catalog order are offered as before, so a request in words no
+ * description uses still gets tools.
  */
 import type { Principal } from "../auth/principal.js";
 import type { CatalogTool, Risk } from "./contracts.js";
@@ -22,8 +32,24 @@ export interface EffectiveTools {
   withheld: { tool: string; reason: "definition_changed" | "scope" | "stage" | "risk" | "unhealthy" | "not_relevant" }[];
 }
 
+/** Words too common to say what a request needs ("compare X with Y using my notes" is about notes, not about "with"). */
+const STOP_WORDS: ReadonlySet<string> = new Set([
+  "about", "all", "and", "any", "are", "can", "for", "from", "has", "have", "how", "into", "its", "not", "one", "our",
+  "please", "that", "the", "their", "them", "then", "this", "use", "using", "was", "what", "when", "which", "who", "why",
+  "will", "with", "you", "your",
+]);
+
+/** Folds a plural to its singular, so "notes" matches "note" (and "notes"). */
+function stem(word: string): string {
+  if (word.length > 4 && word.endsWith("ies")) return `${word.slice(0, -3)}y`;
+  if (word.length > 3 && word.endsWith("s") && !word.endsWith("ss")) return word.slice(0, -1);
+  return word;
+}
+
 function words(text: string): Set<string> {
-  return new Set(text.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word.length > 2));
+  const found = new Set<string>();
+  for (const word of text.toLowerCase().split(/[^a-z0-9]+/)) if (word.length > 2 && !STOP_WORDS.has(word)) found.add(stem(word));
+  return found;
 }
 
 function relevance(tool: CatalogTool, requestWords: Set<string>): number {
@@ -48,12 +74,15 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveTools {
 
   const always = eligible.filter((tool) => tool.contract.always_available);
   const requestWords = words(input.request);
-  const ranked = eligible
-    .filter((tool) => !tool.contract.always_available)
-    .map((tool, index) => ({ tool, index, score: relevance(tool, requestWords) }))
-    // Stable: equal scores keep catalog order.
-    .sort((a, b) => b.score - a.score || a.index - b.index);
-  const room = Math.max(0, input.maxTools - always.length);
+  const scored = eligible.filter((tool) => !tool.contract.always_available).map((tool, index) => ({ tool, index, score: relevance(tool, requestWords) }));
+  const matchedServers = new Set(scored.filter((entry) => entry.score > 0).map((entry) => entry.tool.server));
+  // With no match anywhere every tool is a candidate (the top-k by catalog order, as before).
+  const candidate = (tool: CatalogTool) => matchedServers.size === 0 || matchedServers.has(tool.server);
+  const ranked = scored
+    .map((entry) => ({ ...entry, candidate: candidate(entry.tool) }))
+    // Candidates first, then by score; stable: equal scores keep catalog order.
+    .sort((a, b) => Number(b.candidate) - Number(a.candidate) || b.score - a.score || a.index - b.index);
+  const room = Math.min(Math.max(0, input.maxTools - always.length), ranked.filter((entry) => entry.candidate).length);
   const chosen = new Set([...always, ...ranked.slice(0, room).map((entry) => entry.tool)]);
   for (const entry of ranked.slice(room)) withheld.push({ tool: entry.tool.name, reason: "not_relevant" });
   return { offered: eligible.filter((tool) => chosen.has(tool)), withheld };

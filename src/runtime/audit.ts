@@ -1,7 +1,8 @@
 /**
  * Audit events (DESIGN §9): what a node decided that a reader of the run
  * must be able to find later without opening checkpoints: each denied
- * proposal (authorize) and how each run ended (observe). Effects are in the
+ * proposal (authorize), how each run ended (observe) and where a secret was
+ * redacted (runtime/redaction.ts: plan, human_review, the tool host). Effects are in the
  * ledger, review decisions in the approval record. One event per
  * (thread, run, kind, subject): a node that runs again after a crash does
  * not add a second one. Each event is a link of its run's hash chain.
@@ -13,7 +14,7 @@ import type { RunStart } from "./audit-chain.js";
  * Kinds a node records. The chain adds `ledger` and `approval` link events
  * (src/runtime/audit-chain.ts), written by the ledger and approval stores.
  */
-export const AUDIT_KINDS = ["denied", "run_ended"] as const;
+export const AUDIT_KINDS = ["denied", "run_ended", "secret_redacted"] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
 export interface AuditEvent {
@@ -23,7 +24,7 @@ export interface AuditEvent {
   /** The call_id for a denial; "" for run-level events. */
   subject: string;
   /** The node that wrote it. */
-  node: "authorize" | "human_review" | "execute" | "observe";
+  node: "plan" | "authorize" | "human_review" | "execute" | "observe";
   /** The principal the run acts for. */
   actor: string;
   /** A denial's error code, or the termination reason's code. */

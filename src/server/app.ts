@@ -18,6 +18,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { authenticateRequest } from "../auth/api-token.js";
 import type { LedgerStore } from "../runtime/ledger.js";
+import { logLine } from "../runtime/process-scanner.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
 import { errorBody, isApiError } from "./api-error.js";
 import { routeContext, type Env } from "./context.js";
@@ -56,7 +57,7 @@ export function createApp(options: AppOptions): Hono<Env> {
 
   app.onError((error, c) => {
     if (isApiError(error)) return c.json(errorBody(error.code, error.message), error.status as 400);
-    console.error(`warrant-server: unexpected error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`);
+    console.error(logLine(`warrant-server: unexpected error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`));
     return c.json(errorBody("internal_error", "the server failed to handle the request"), 500);
   });
   app.notFound((c) => c.json(errorBody("not_found", "no such route"), 404));

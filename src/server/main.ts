@@ -6,6 +6,7 @@
  */
 import { loadSettings } from "../env.js";
 import { describeError, isConfigError } from "../errors.js";
+import { logLine } from "../runtime/process-scanner.js";
 import { startServer } from "./server.js";
 
 async function main(): Promise<void> {
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
         process.exit(0);
       },
       (error: unknown) => {
-        console.error(`warrant-server: shutdown failed: ${describeError(error)}`);
+        console.error(logLine(`warrant-server: shutdown failed: ${describeError(error)}`));
         process.exit(1);
       },
     );
@@ -34,6 +35,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`warrant: ${isConfigError(error) ? describeError(error) : `startup_failed: ${describeError(error)}`}`);
+  console.error(logLine(`warrant: ${isConfigError(error) ? describeError(error) : `startup_failed: ${describeError(error)}`}`));
   process.exit(1);
 });

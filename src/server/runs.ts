@@ -19,6 +19,7 @@ import { runOptions } from "../runtime/routes.js";
 import { NODES } from "../state.js";
 import { ApiError } from "./api-error.js";
 import { EventLog } from "./events.js";
+import { withoutSecretShapes } from "../runtime/process-scanner.js";
 
 /** Stream modes a client may ask for (the SDK's names). */
 export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints", "tools", "debug"] as const;
@@ -286,7 +287,8 @@ export class RunManager {
       // The closing checkpoint must not carry this run's run_id: LangGraph would take the new
       // input for a resume of the same run (and drop it).
       if (request.closeStopped) await closeStoppedRun(graph, threadId, { closed_by_run: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id });
-      const input = request.resume ? new Command({ resume: request.resume.value }) : request.input;
+      // A resume value is checkpointed as sent: a secret in a reviewer's edit is redacted first.
+      const input = request.resume ? new Command({ resume: withoutSecretShapes(request.resume.value) }) : request.input;
       const stream = await graph.stream(input, config);
       const messages = new MessageAccumulator();
       for await (const chunk of stream as AsyncIterable<[string, unknown]>) {

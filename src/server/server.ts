@@ -21,6 +21,7 @@ import { createApp } from "./app.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
+import { logLine } from "../runtime/process-scanner.js";
 
 export interface StartedServer {
   url: string;
@@ -45,7 +46,7 @@ export interface StartServerOptions {
 
 export async function startServer(options: StartServerOptions): Promise<StartedServer> {
   const { settings } = options;
-  const log = options.log ?? ((line: string) => console.error(`warrant-server: ${line}`));
+  const log = options.log ?? ((line: string) => console.error(logLine(`warrant-server: ${line}`)));
   const runtime = createRuntime(settings, options.overrides ?? {});
   try {
     const database = await runtime.database();

@@ -1,0 +1,190 @@
+/**
+ * `npm run bench`: the cost of control. Warrant's real graph side by side
+ * with LangGraph's prebuilt `createReactAgent` and LangChain v1's
+ * `createAgent`, in one process, on one database (a scratch database on the
+ * `DATABASE_URL` server, dropped afterwards; embedded Postgres when unset),
+ * the same scripted model and the same notes MCP server (bench/variants.ts).
+ *
+ *   per tool step      wall time, Postgres transactions and statements:
+ *                      the slope between a short and a long thread, one pair
+ *                      per round, rounds interleaved (the variant that goes
+ *                      first rotates), medians of BENCH_RUNS (default 15)
+ *   checkpoint bytes   one 50-step thread, and what its 50th step added
+ *                      (50-step minus 49-step thread)
+ *   tool tokens        tool-definition tokens for the notes question
+ *   throughput         runs/s of 50 concurrent 5-step threads,
+ *                      BENCH_THROUGHPUT_ROUNDS rounds (default 3)
+ *   floors             a raw MCP call, a bare commit
+ *
+ * Prints a table (medians, spread, ratios against createReactAgent, targets)
+ * and writes bench/results/latest.json. Absolute numbers depend on the
+ * machine and its load; the ratios, measured in the same run, are the result.
+ */
+import { randomUUID } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type pg from "pg";
+import { REPO_ROOT, loadSettings } from "../src/env.js";
+import { bareCommit, rawMcpCall } from "./floors.js";
+import { countsBetween, type QueryCounter } from "./pg-counter.js";
+import { buildResults, renderTable, type Measurements, type PerVariant } from "./report.js";
+import { openScratchDatabase } from "./scratch-database.js";
+import { perStepSlopes, rotate } from "./stats.js";
+import { measureToolTokens } from "./tool-tokens.js";
+import { VARIANTS, buildVariants, type Variant } from "./variants.js";
+
+function positiveInteger(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text.trim() === "") return fallback;
+  if (!/^[1-9][0-9]*$/.test(text.trim())) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+const RUNS = positiveInteger("BENCH_RUNS", 15);
+const WARMUP_ROUNDS = 1;
+const SHORT_STEPS = 2;
+const LONG_STEPS = positiveInteger("BENCH_LONG_STEPS", 10);
+const BYTES_STEPS = 50;
+const CONCURRENT = 50;
+const THROUGHPUT_STEPS = 5;
+const THROUGHPUT_ROUNDS = positiveInteger("BENCH_THROUGHPUT_ROUNDS", 3);
+const FLOOR_SAMPLES = 30;
+const RESULTS_PATH = path.join(REPO_ROOT, "bench", "results", "latest.json");
+
+const benchStarted = performance.now();
+const progress = (line: string) => process.stderr.write(`[bench] ${((performance.now() - benchStarted) / 1000).toFixed(0)} s: ${line}\n`);
+
+function perVariant<T>(make: () => T): PerVariant<T> {
+  return Object.fromEntries(VARIANTS.map((name) => [name, make()])) as PerVariant<T>;
+}
+
+/** One thread, timed and counted. */
+async function measuredRun(variant: Variant, steps: number, counter: QueryCounter): Promise<{ ms: number; statements: number; transactions: number }> {
+  const before = counter.snapshot();
+  const started = performance.now();
+  await variant.run(steps, randomUUID());
+  const ms = performance.now() - started;
+  return { ms, ...countsBetween(before, counter.snapshot()) };
+}
+
+interface PairedSamples {
+  short: { ms: number; statements: number; transactions: number }[];
+  long: { ms: number; statements: number; transactions: number }[];
+}
+
+async function measurePerStep(variants: Variant[], counter: QueryCounter) {
+  const samples = perVariant<PairedSamples>(() => ({ short: [], long: [] }));
+  for (let round = 0; round < WARMUP_ROUNDS + RUNS; round += 1) {
+    for (const variant of rotate(variants, round)) {
+      const short = await measuredRun(variant, SHORT_STEPS, counter);
+      const long = await measuredRun(variant, LONG_STEPS, counter);
+      if (round < WARMUP_ROUNDS) continue;
+      samples[variant.name].short.push(short);
+      samples[variant.name].long.push(long);
+    }
+    if (round >= WARMUP_ROUNDS) progress(`per-step round ${round - WARMUP_ROUNDS + 1}/${RUNS}`);
+  }
+  const slopes = (field: "ms" | "statements" | "transactions"): PerVariant<number[]> =>
+    Object.fromEntries(
+      VARIANTS.map((name) => [name, perStepSlopes(samples[name].short.map((run) => run[field]), samples[name].long.map((run) => run[field]), SHORT_STEPS, LONG_STEPS)]),
+    ) as PerVariant<number[]>;
+  return { perStepMs: slopes("ms"), statementsPerStep: slopes("statements"), transactionsPerStep: slopes("transactions") };
+}
+
+/** Bytes a thread's checkpoints take in PostgresSaver's tables (checkpoint and metadata JSON, channel blobs, pending writes). */
+async function threadBytes(pool: pg.Pool, threadId: string): Promise<number> {
+  const { rows } = await pool.query<{ bytes: string }>(
+    `select (select coalesce(sum(octet_length(checkpoint::text) + octet_length(metadata::text)), 0) from checkpoints where thread_id = $1)
+          + (select coalesce(sum(octet_length(blob)), 0) from checkpoint_blobs where thread_id = $1)
+          + (select coalesce(sum(octet_length(blob)), 0) from checkpoint_writes where thread_id = $1) as bytes`,
+    [threadId],
+  );
+  return Number(rows[0]?.bytes ?? 0);
+}
+
+async function measureCheckpointBytes(variants: Variant[], pool: pg.Pool) {
+  const total = perVariant(() => 0);
+  const added = perVariant(() => 0);
+  for (const variant of variants) {
+    const sized = async (steps: number) => {
+      const threadId = randomUUID();
+      await variant.run(steps, threadId);
+      return threadBytes(pool, threadId);
+    };
+    const shorter = await sized(BYTES_STEPS - 1);
+    total[variant.name] = await sized(BYTES_STEPS);
+    added[variant.name] = total[variant.name] - shorter;
+    progress(`checkpoint bytes ${variant.name}: ${total[variant.name]}`);
+  }
+  return { total, added };
+}
+
+async function measureThroughput(variants: Variant[]): Promise<PerVariant<number[]>> {
+  const samples = perVariant<number[]>(() => []);
+  for (let round = 0; round < THROUGHPUT_ROUNDS; round += 1) {
+    for (const variant of rotate(variants, round)) {
+      const started = performance.now();
+      await Promise.all(Array.from({ length: CONCURRENT }, () => variant.run(THROUGHPUT_STEPS, randomUUID())));
+      samples[variant.name].push(CONCURRENT / ((performance.now() - started) / 1000));
+    }
+    progress(`throughput round ${round + 1}/${THROUGHPUT_ROUNDS}`);
+  }
+  return samples;
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const loadAtStart = os.loadavg();
+  const settings = loadSettings(process.env);
+  const scratch = await openScratchDatabase(settings.databaseUrl);
+  let variants: Variant[] = [];
+  try {
+    progress(`database: ${scratch.label}`);
+    // First: it starts every server, which is what fails on a loaded machine (a launch timeout), so it fails early.
+    const toolTokens = await measureToolTokens(settings, scratch.database);
+    progress(`tool tokens: warrant ${toolTokens.warrant}, all bound ${toolTokens.all_bound}`);
+    variants = await buildVariants(settings, scratch.database);
+    const mcp = await rawMcpCall(settings, FLOOR_SAMPLES);
+    const commits = await bareCommit(scratch.database.pool, FLOOR_SAMPLES);
+    progress("floors measured");
+    const perStep = await measurePerStep(variants, scratch.counter);
+    const bytes = await measureCheckpointBytes(variants, scratch.database.pool);
+    const runsPerSecond = await measureThroughput(variants);
+    const measured: Measurements = {
+      perStepMs: perStep.perStepMs,
+      transactionsPerStep: perStep.transactionsPerStep,
+      statementsPerStep: perStep.statementsPerStep,
+      checkpointBytes50: bytes.total,
+      checkpointBytesAddedAt50: bytes.added,
+      runsPerSecond,
+      toolTokens,
+      floors: { mcpCallMs: mcp.samples, bareCommitMs: commits },
+      toolResultChars: mcp.resultChars,
+    };
+    const results = buildResults(measured, {
+      command: "npm run bench",
+      database: scratch.label,
+      runs: RUNS,
+      shortSteps: SHORT_STEPS,
+      longSteps: LONG_STEPS,
+      concurrent: CONCURRENT,
+      throughputRounds: THROUGHPUT_ROUNDS,
+      loadAverage: { start: loadAtStart, end: os.loadavg() },
+      cpus: os.cpus().length,
+      elapsedSeconds: Math.round((performance.now() - started) / 1000),
+    });
+    await fs.mkdir(path.dirname(RESULTS_PATH), { recursive: true });
+    // Three decimals are more than any of these figures can claim.
+    const rounded = (_key: string, value: unknown) => (typeof value === "number" && !Number.isInteger(value) ? Math.round(value * 1000) / 1000 : value);
+    await fs.writeFile(RESULTS_PATH, `${JSON.stringify(results, rounded, 2)}\n`);
+    console.log(`warrant bench: ${RUNS} runs, per-step slope ${SHORT_STEPS}→${LONG_STEPS} steps, durability sync, ${scratch.label}; load average ${loadAtStart.map((value) => value.toFixed(1)).join(" ")} on ${os.cpus().length} CPUs`);
+    console.log(renderTable(results));
+    console.log(`\nwritten ${path.relative(process.cwd(), RESULTS_PATH)} (${results.elapsed_seconds} s)`);
+  } finally {
+    for (const variant of variants) await variant.close();
+    await scratch.close();
+  }
+}
+
+await main();

@@ -1,0 +1,50 @@
+/**
+ * The bench's database: a scratch database created on the `DATABASE_URL`
+ * server (and dropped afterwards), or an embedded Postgres in a temporary
+ * directory when it is unset. Every query on its pool is counted.
+ */
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { openDatabase, type Database } from "../src/persistence/database.js";
+import { createTestDatabase } from "../test/int/support/postgres.js";
+import { QueryCounter, countPool } from "./pg-counter.js";
+
+export interface ScratchDatabase {
+  database: Database;
+  counter: QueryCounter;
+  /** "Postgres server (pool of 10)" or "embedded Postgres (one connection)". */
+  label: string;
+  close(): Promise<void>;
+}
+
+export async function openScratchDatabase(databaseUrl: string | undefined): Promise<ScratchDatabase> {
+  const counter = new QueryCounter();
+  const observePool = (pool: Parameters<typeof countPool>[0]) => countPool(pool, counter);
+  if (databaseUrl !== undefined) {
+    // createTestDatabase creates on DATABASE_URL's server, which is the one given here.
+    const scratch = await createTestDatabase();
+    try {
+      const database = await openDatabase({ databaseUrl: scratch.url, dataDir: os.tmpdir(), observePool });
+      return { database, counter, label: "Postgres server, scratch database, pool of 10", close: async () => {
+        try {
+          await database.close();
+        } finally {
+          await scratch.drop();
+        }
+      } };
+    } catch (error) {
+      await scratch.drop();
+      throw error;
+    }
+  }
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-bench-"));
+  const database = await openDatabase({ dataDir, observePool });
+  return { database, counter, label: "embedded Postgres (PGlite, one connection)", close: async () => {
+    try {
+      await database.close();
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  } };
+}

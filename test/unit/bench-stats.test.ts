@@ -1,0 +1,71 @@
+/** The bench's arithmetic: quantiles, per-step slopes, ratios and the rotation that interleaves variants. */
+import { describe, expect, it } from "vitest";
+import { median, perStepSlopes, quantile, ratio, rotate, summarize } from "../../bench/stats.js";
+
+describe("quantile and median", () => {
+  it("takes the middle sample of an odd count and the mean of the two middle ones of an even count, whatever the order", () => {
+    expect(median([5, 1, 3])).toBe(3);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([7])).toBe(7);
+  });
+
+  it("interpolates between order statistics and clamps q to [0, 1]", () => {
+    const samples = [10, 20, 30, 40, 50];
+    expect(quantile(samples, 0)).toBe(10);
+    expect(quantile(samples, 1)).toBe(50);
+    expect(quantile(samples, 0.1)).toBeCloseTo(14);
+    expect(quantile(samples, 0.9)).toBeCloseTo(46);
+    expect(quantile(samples, -1)).toBe(10);
+    expect(quantile(samples, 2)).toBe(50);
+  });
+
+  it("does not reorder the caller's samples", () => {
+    const samples = [3, 1, 2];
+    median(samples);
+    expect(samples).toEqual([3, 1, 2]);
+  });
+
+  it("refuses to summarize no samples", () => {
+    expect(() => median([])).toThrow(/no samples/);
+  });
+
+  it("summarizes as median, p10, p90 and count", () => {
+    expect(summarize([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])).toEqual({ median: 6, p10: 2, p90: 10, n: 11 });
+  });
+});
+
+describe("perStepSlopes", () => {
+  it("gives each pair's marginal cost per step, so a fixed cost per run cancels out", () => {
+    // 30 ms fixed + 5 ms per step, then 30 ms fixed + 8 ms per step.
+    expect(perStepSlopes([40, 46], [90, 126], 2, 12)).toEqual([5, 8]);
+  });
+
+  it("can come out negative when a long run was faster than its short partner (noise is reported, not hidden)", () => {
+    expect(perStepSlopes([100], [90], 2, 12)).toEqual([-1]);
+  });
+
+  it("refuses unpaired samples and a long thread that is not longer", () => {
+    expect(() => perStepSlopes([1, 2], [3], 2, 12)).toThrow(/unpaired/);
+    expect(() => perStepSlopes([1], [3], 12, 12)).toThrow(/longer/);
+  });
+});
+
+describe("ratio", () => {
+  it("divides, and gives null without a base to compare against", () => {
+    expect(ratio(3, 12)).toBe(0.25);
+    expect(ratio(3, 0)).toBeNull();
+    expect(ratio(null, 2)).toBeNull();
+    expect(ratio(2, undefined)).toBeNull();
+  });
+});
+
+describe("rotate", () => {
+  it("starts each round with the next item, wrapping around", () => {
+    const items = ["a", "b", "c"];
+    expect(rotate(items, 0)).toEqual(["a", "b", "c"]);
+    expect(rotate(items, 1)).toEqual(["b", "c", "a"]);
+    expect(rotate(items, 5)).toEqual(["c", "a", "b"]);
+    expect(rotate(items, -1)).toEqual(["c", "a", "b"]);
+    expect(rotate([], 3)).toEqual([]);
+  });
+});
