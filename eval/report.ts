@@ -78,6 +78,18 @@ function failedRuns(records: readonly RunRecord[], byId: Map<string, Configurati
   return ["| configuration | task | failed runs | failure codes |", "|---|---|---|---|", ...[...failed.entries()].map(([key, entry]) => `| ${key} | ${entry.count} | ${[...entry.codes].join(", ")} |`)];
 }
 
+/**
+ * Whether two configurations ended every run alike (same outcome, success and
+ * tool calls per task and repeat): then the evaluation cannot tell them apart.
+ */
+export function indistinguishable(records: readonly RunRecord[], first: string, second: string): boolean {
+  const key = (record: RunRecord) => `${record.task_id}#${record.repeat}`;
+  const shape = (record: RunRecord) => `${record.outcome}/${record.task_success}/${record.tool_calls}`;
+  const a = new Map(records.filter((record) => record.configuration === first).map((record) => [key(record), shape(record)]));
+  const b = records.filter((record) => record.configuration === second);
+  return a.size > 0 && a.size === b.length && b.every((record) => a.get(key(record)) === shape(record));
+}
+
 /** The whole report. */
 export function renderReport(context: ReportContext, summaries: readonly ConfigurationSummary[], records: readonly RunRecord[]): string {
   const byId = new Map(context.configurations.map((configuration) => [configuration.id, configuration]));
@@ -99,6 +111,9 @@ export function renderReport(context: ReportContext, summaries: readonly Configu
         ]
       : []),
     ...context.skipped.map((reason) => `- Skipped: ${reason}`),
+    ...(indistinguishable(records, "workflow", "agent-rules")
+      ? ["", "**The workflow and the rules agent ended every run alike** (same outcome, success and tool calls): with no model, this measurement cannot tell them apart."]
+      : []),
     "",
     "## Configurations",
     "",

@@ -109,3 +109,11 @@ describe("the progress bar", () => {
     expect(progressLine(0, 0, "")).toBe(`[${"#".repeat(30)}] 0/0 `);
   });
 });
+
+describe("telling configurations apart", () => {
+  it("says when the workflow and the rules agent ended every run alike, and not otherwise", () => {
+    const alike = [record("q", "workflow"), record("q", "agent-rules")];
+    expect(renderReport(context, summarize(alike, TASK_LIST, ["workflow", "agent-rules"]), alike)).toContain("ended every run alike");
+    expect(renderReport(context, summaries, records)).not.toContain("ended every run alike");
+  });
+});
