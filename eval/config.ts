@@ -34,7 +34,7 @@ export function faultEnvironment(faults: Faults | undefined): { notes: Record<st
   const calendar: Record<string, string> = {};
   if (faults?.notes) {
     notes["WARRANT_NOTES_DELAY_MS"] = String(faults.notes.delay_ms);
-    if (faults.notes.first_calls !== undefined) notes["WARRANT_NOTES_DELAY_COUNT"] = String(faults.notes.first_calls);
+    if (faults.notes.first_calls !== undefined) notes["WARRANT_NOTES_DELAY_CALLS"] = String(faults.notes.first_calls);
   }
   if (faults?.calendar) {
     calendar["WARRANT_CALENDAR_FAIL"] = faults.calendar.fail;

@@ -13,7 +13,7 @@ export type Outcome = (typeof OUTCOMES)[number];
 
 /**
  * Faults injected through the MCP servers' own test switches (their `--help`):
- * the notes server's `WARRANT_NOTES_DELAY_MS` / `WARRANT_NOTES_DELAY_COUNT`
+ * the notes server's `WARRANT_NOTES_DELAY_MS` / `WARRANT_NOTES_DELAY_CALLS`
  * and the calendar's `WARRANT_CALENDAR_FAIL` / `WARRANT_CALENDAR_FAIL_COUNT`.
  * A task with faults gets servers of its own for each run.
  */

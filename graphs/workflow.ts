@@ -1,26 +1,68 @@
 /**
- * The fixed-workflow baseline: code (not a model) owns the sequence of steps.
- * The evaluation compares it with `agent` on the same tasks and budgets.
+ * The fixed workflow: wiring only. Code (not a model) owns the sequence; its
+ * steps live in src/workflow, and the control plane is the agent's own nodes
+ * (authorize → execute | human_review → observe), so both graphs share tools,
+ * contracts, budgets, ledger, approvals, audit and checkpointer.
  *
- * `buildWorkflow(host)` mirrors `buildAgent(host)`: same state schema, same
- * run config, same checkpointer supplied by the caller. (Interim: the agent
- * graph driven by the rules planner, until the workflow's own steps land.)
+ *   START → retrieve | study
+ *   retrieve, read, generate, study → authorize | validate | observe
+ *   authorize → execute | human_review | observe;  execute → observe
+ *   validate → observe;  observe → read | generate | study | END
+ *
+ * The evaluation builds it beside the agent, around one host.
  */
-import { createRuntime } from "../src/bootstrap.js";
+import { END, START, StateGraph } from "@langchain/langgraph";
+import { defaultHost } from "../src/bootstrap.js";
 import { loadSettings } from "../src/env.js";
-import { createRulesPlanner } from "../src/domains/rules-planner.js";
 import type { Host } from "../src/host.js";
-import { runOptions } from "../src/runtime/routes.js";
-import { buildAgent, type NodeWrapper } from "./agent.js";
+import { makeAuthorizeNode } from "../src/nodes/authorize.js";
+import { makeExecuteNode } from "../src/nodes/execute.js";
+import { makeHumanReviewNode } from "../src/nodes/human_review.js";
+import { makeObserveNode } from "../src/nodes/observe.js";
+import { afterDecisions, runOptions } from "../src/runtime/routes.js";
+import { AgentState, NODES } from "../src/state.js";
+import { makeGenerateNode } from "../src/workflow/generate.js";
+import { makeReadNode } from "../src/workflow/read.js";
+import { makeRetrieveNode } from "../src/workflow/retrieve.js";
+import { afterStep, firstStep, nextStep, STEPS } from "../src/workflow/route.js";
+import { makeStudyNode } from "../src/workflow/study.js";
+import { makeValidateNode } from "../src/workflow/validate.js";
+import type { NodeWrapper } from "./agent.js";
 
-/** Builds the workflow's graph around a host (tests and the evaluation pass their own). */
-export function buildWorkflow(host: Host, wrap?: NodeWrapper) {
-  const planner = createRulesPlanner();
-  return buildAgent({ ...host, planner: async () => planner }, wrap);
+const afterSteps = [NODES.authorize, STEPS.validate, NODES.observe];
+
+/**
+ * Builds the workflow's graph around a host (tests and the evaluation pass
+ * their own). `wrap` sees each workflow step under the name of the agent node
+ * whose fields it writes (`plan`), so ownership checks apply unchanged.
+ */
+export function buildWorkflow(host: Host, wrap: NodeWrapper = (_name, node) => node) {
+  return new StateGraph(AgentState)
+    .addNode(STEPS.retrieve, wrap(NODES.plan, makeRetrieveNode(host)))
+    .addNode(STEPS.read, wrap(NODES.plan, makeReadNode(host)))
+    .addNode(STEPS.generate, wrap(NODES.plan, makeGenerateNode(host)))
+    .addNode(STEPS.study, wrap(NODES.plan, makeStudyNode(host)))
+    .addNode(STEPS.validate, wrap(NODES.plan, makeValidateNode()))
+    .addNode(NODES.authorize, wrap(NODES.authorize, makeAuthorizeNode(host)))
+    .addNode(NODES.human_review, wrap(NODES.human_review, makeHumanReviewNode(host)))
+    .addNode(NODES.execute, wrap(NODES.execute, makeExecuteNode(host)))
+    .addNode(NODES.observe, wrap(NODES.observe, makeObserveNode(host)))
+    .addConditionalEdges(START, firstStep, [STEPS.retrieve, STEPS.study])
+    .addConditionalEdges(STEPS.retrieve, afterStep, afterSteps)
+    .addConditionalEdges(STEPS.read, afterStep, afterSteps)
+    .addConditionalEdges(STEPS.generate, afterStep, afterSteps)
+    .addConditionalEdges(STEPS.study, afterStep, afterSteps)
+    .addEdge(STEPS.validate, NODES.observe)
+    .addConditionalEdges(NODES.authorize, afterDecisions, [NODES.execute, NODES.human_review, NODES.observe])
+    .addConditionalEdges(NODES.human_review, afterDecisions, [NODES.execute, NODES.observe, NODES.human_review])
+    .addEdge(NODES.execute, NODES.observe)
+    .addConditionalEdges(NODES.observe, nextStep, [STEPS.read, STEPS.generate, STEPS.study, END]);
 }
 
 const settings = loadSettings();
 
-export const builder = buildWorkflow(createRuntime(settings, { planner: createRulesPlanner() }).host);
+/** The builder on the default host: its planner (rules, or the configured model) is used only by generate. */
+export const builder = buildWorkflow(defaultHost(settings));
 
+/** What `langgraph.json` serves as `workflow`. The serving layer supplies the checkpointer. */
 export const graph = builder.compile().withConfig(runOptions(settings.budgets));

@@ -42,7 +42,7 @@ export function createRuntime(
 ): Runtime {
   const database = overrides.database
     ? async () => overrides.database as Database
-    : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir }));
+    : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir, pool: settings.pool }));
   // The calendar (and any server whose config asks for it) shares the host's database; tool definitions are pinned in it,
   // redactions of secrets in results are audited in it, with markers keyed per deployment.
   const connect = async () => {

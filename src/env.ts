@@ -75,6 +75,8 @@ const EnvSchema = z.object({
   WARRANT_MAX_BODY_BYTES: positiveInt(1024 * 1024),
   WARRANT_RUN_LEASE_MS: positiveInt(30_000),
   WARRANT_MAX_ACTIVE_RUNS: positiveInt(4),
+  WARRANT_PG_POOL_MAX: positiveInt(10),
+  WARRANT_PG_POOL_WAIT_MS: positiveInt(5_000),
   WARRANT_CORS_ORIGINS: z
     .string()
     .optional()
@@ -102,6 +104,13 @@ export interface Budgets {
 
 export interface Settings {
   databaseUrl: string | undefined;
+  /** The process's one Postgres pool (server mode; the embedded database always has one connection). */
+  pool: {
+    /** `WARRANT_PG_POOL_MAX`: connections this process opens at most. */
+    max: number;
+    /** `WARRANT_PG_POOL_WAIT_MS`: how long a query waits for a free connection before failing with `database_busy`. */
+    waitMs: number;
+  };
   dataDir: string;
   configPath: string;
   principalsPath: string;
@@ -142,6 +151,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
   const fromRoot = (value: string | undefined, fallback: string) => path.resolve(REPO_ROOT, value ?? fallback);
   return {
     databaseUrl: env.DATABASE_URL,
+    pool: { max: env.WARRANT_PG_POOL_MAX, waitMs: env.WARRANT_PG_POOL_WAIT_MS },
     dataDir: fromRoot(env.WARRANT_DATA_DIR, ".data"),
     configPath: fromRoot(env.WARRANT_CONFIG, "warrant.config.json"),
     principalsPath: fromRoot(env.WARRANT_PRINCIPALS, "src/domains/dev-principals.json"),

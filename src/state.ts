@@ -85,7 +85,9 @@ export type PlanVerdict =
   | { type: "tool_calls" }
   | { type: "final"; answer: string; citations: string[]; abstained: boolean }
   | { type: "needs_human"; reason: string }
-  | { type: "error"; code: string; message: string };
+  | { type: "error"; code: string; message: string }
+  /** A code-owned step (the fixed workflow) stopped the run: a citation outside what it retrieved, or a tool that failed for good. */
+  | { type: "stop"; code: Extract<TerminationCode, "unsupported_citation" | "tool_failure">; detail: string };
 
 /** Outcome of one executed call (written by execute, read by observe). */
 export type CallResult =

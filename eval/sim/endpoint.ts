@@ -34,8 +34,12 @@ export interface SimulatedModel {
   baseUrl: string;
   /** The model name to send (`WARRANT_MODEL`), `simulated-<profile>`: labelled a simulation wherever it is reported. */
   model: string;
-  /** Violations the replies attempted so far, by kind (a copy). */
-  attempts(): AttemptCounts;
+  /**
+   * Violations the replies attempted so far, by kind (a copy): all of them,
+   * or only those made working on `request` (the user message of a run), so
+   * runs of different tasks on one endpoint can be told apart.
+   */
+  attempts(request?: string): AttemptCounts;
   /** Completions answered so far. */
   completions(): number;
   /** Request bodies received, when `recordRequests` was set. */
@@ -46,16 +50,18 @@ export interface SimulatedModel {
 /**
  * Starts the simulated model.
  *
- * @throws SimulationError `unknown_profile` for a profile not in {@link SIMULATED_PROFILES}.
+ * @throws SimulationError `unknown_profile` for a profile not in
+ * {@link SIMULATED_PROFILES}, `invalid_seed` for a seed that is not a safe integer.
  */
 export async function startSimulatedModel(options: SimulatedModelOptions): Promise<SimulatedModel> {
   const profile = findProfile(options.profile);
   if (!profile) {
     throw new SimulationError("unknown_profile", `no simulated profile ${JSON.stringify(options.profile)}; known: ${PROFILES.map((known) => known.name).join(", ")}`);
   }
-  if (!Number.isSafeInteger(options.seed)) throw new RangeError(`seed must be a safe integer, got ${options.seed}`);
+  if (!Number.isSafeInteger(options.seed)) throw new SimulationError("invalid_seed", `seed must be a safe integer, got ${String(options.seed)}`);
   const model = `simulated-${profile.name}`;
   const attempts = emptyAttempts();
+  const attemptsByRequest = new Map<string, AttemptCounts>();
   const recorded: Record<string, unknown>[] = [];
   let completions = 0;
 
@@ -66,15 +72,17 @@ export async function startSimulatedModel(options: SimulatedModelOptions): Promi
     if (options.recordRequests) recorded.push(request.body);
     const reply = respond(profile, options.seed, request.body);
     addAttempts(attempts, reply.attempts);
+    const forRequest = attemptsByRequest.get(reply.request) ?? emptyAttempts();
+    attemptsByRequest.set(reply.request, addAttempts(forRequest, reply.attempts));
     completions += 1;
     return { kind: "completion", completion: reply.completion };
   };
 
-  const server = await serveCompletions(answer, model);
+  const server = await serveCompletions(answer, { model, idPrefix: "chatcmpl-simulated-" });
   return {
     baseUrl: server.baseUrl,
     model,
-    attempts: () => ({ ...attempts }),
+    attempts: (request) => ({ ...(request === undefined ? attempts : (attemptsByRequest.get(request) ?? emptyAttempts())) }),
     completions: () => completions,
     requests: () => recorded,
     close: () => server.close(),

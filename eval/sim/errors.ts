@@ -1,7 +1,7 @@
 /** Errors of the simulated model endpoint (a simulation: never a real model). */
 import { WarrantError } from "../../src/errors.js";
 
-export type SimulationErrorCode = "unknown_profile";
+export type SimulationErrorCode = "unknown_profile" | "invalid_seed";
 
 export class SimulationError extends WarrantError {
   declare readonly code: SimulationErrorCode;

@@ -10,9 +10,16 @@ import { drawsFor } from "./random.js";
 import { promptText, toCompletion } from "./reply.js";
 import type { WireCompletion } from "./wire.js";
 
-export function respond(profile: Profile, seed: number, body: Record<string, unknown>): { completion: WireCompletion; attempts: Partial<AttemptCounts> } {
+export interface SimulatedResponse {
+  completion: WireCompletion;
+  attempts: Partial<AttemptCounts>;
+  /** The user request the reply worked on (the newest user message). */
+  request: string;
+}
+
+export function respond(profile: Profile, seed: number, body: Record<string, unknown>): SimulatedResponse {
   const conversation = readConversation(body);
   const draws = drawsFor(seed, profile.name, conversation.request, conversation.turns);
   const reply = profile.reply(conversation, draws);
-  return { completion: toCompletion(reply.move, draws, promptText(body)), attempts: reply.attempts };
+  return { completion: toCompletion(reply.move, draws, promptText(body)), attempts: reply.attempts, request: conversation.request };
 }

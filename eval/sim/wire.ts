@@ -56,8 +56,11 @@ const STREAM_PIECE_LENGTH = 4;
  * a 400; an answerer that throws is a 500 naming its error, so a broken
  * simulation fails loudly rather than looking like a model.
  */
-export async function serveCompletions(answer: (request: WireRequest) => WireAnswer | Promise<WireAnswer>, model: string): Promise<WireServer> {
-  let completions = 0;
+export async function serveCompletions(
+  answer: (request: WireRequest) => WireAnswer | Promise<WireAnswer>,
+  identity: { model: string; idPrefix: string },
+): Promise<WireServer> {
+  let received = 0;
   const server = http.createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
       if (!response.headersSent) sendJson(response, 500, { error: { message: error instanceof Error ? error.message : String(error), type: "server_error" } });
@@ -68,16 +71,17 @@ export async function serveCompletions(answer: (request: WireRequest) => WireAns
   async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const text = await readBody(request);
     if (text === undefined) return sendJson(response, 413, { error: { message: "request body too large", type: "invalid_request_error" } });
+    received += 1;
+    const number = received;
     const body = parseObject(text);
     if (body === undefined) return sendJson(response, 400, { error: { message: "request body is not a JSON object", type: "invalid_request_error" } });
     const next = await answer({ method: request.method ?? "", path: request.url ?? "", authorization: request.headers.authorization, body });
     if (next.kind === "silence") return;
     if (next.kind === "failure") return sendJson(response, next.status, { error: { message: next.message, type: "server_error" } });
-    completions += 1;
-    // Each completion has its own id, as on real servers (stream readers group chunks by it).
-    const id = `chatcmpl-sim-${completions}`;
-    if (body["stream"] === true) sendStream(response, id, model, next.completion, includeUsage(body));
-    else sendJson(response, 200, completionBody(id, model, next.completion));
+    // Each completion has its own id (numbered by request), as on real servers: stream readers group chunks by it.
+    const id = `${identity.idPrefix}${number}`;
+    if (body["stream"] === true) sendStream(response, id, identity.model, next.completion, includeUsage(body));
+    else sendJson(response, 200, completionBody(id, identity.model, next.completion));
   }
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -140,6 +140,7 @@ export function makeObserveNode(host: Host) {
     }
     if (verdict?.type === "needs_human") return end("needs_human", { code: "needs_human", detail: verdict.reason });
     if (verdict?.type === "error") return end("failed", { code: "planner_error", detail: `${verdict.code}: ${verdict.message}` });
+    if (verdict?.type === "stop") return end("failed", { code: verdict.code, detail: verdict.detail });
 
     const stopDenial = decisions.find(
       (decision): decision is Extract<Decision, { type: "deny" }> => decision.type === "deny" && (decision.code === "budget_exhausted" || decision.code === "repeated_action"),

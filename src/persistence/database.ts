@@ -11,8 +11,8 @@
  *   explicit transaction blocks are kept apart by its query queue, so an
  *   extended-protocol message sequence from one socket can interleave with
  *   another's. Concurrent connections are therefore not safe, so the
- *   embedded pool has `max: 1`, and no wait timeout (callers queue for the
- *   one client instead of failing).
+ *   embedded pool has `max: 1` whatever `pool.max` says; callers queue for
+ *   the one client, for at most `pool.waitMs` like in server mode.
  * - The server's slot limit is 2, not its default 1, and that is headroom,
  *   not concurrency: `pg.Pool#query` destroys its client on ANY query error
  *   (even a unique violation) and the next query connects a replacement at
@@ -41,10 +41,13 @@ import { approvalMigrations, createApprovalStore } from "./approval-store.js";
 import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
 import { createPinStore, pinMigrations } from "./pin-store.js";
+import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
+import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
 import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
 import type { ApprovalStore } from "../runtime/approvals.js";
+import { createBoundedPool, DEFAULT_POOL_BOUNDS, type PoolBounds } from "./pool.js";
 
 /** An open database. Everything shares `pool`. */
 export interface Database {
@@ -61,6 +64,10 @@ export interface Database {
   saver: PostgresSaver;
   /** Thread ownership, runs and the per-thread run lease (the API server). */
   threads: ThreadStore;
+  /** API runs' stream events, for every instance (the API server). */
+  runEvents: RunEventStore;
+  /** Opens this instance's LISTEN connection for other instances' run events (server mode). */
+  listenForRunEvents(log: (line: string) => void): Promise<RunEventListener>;
   ledger: LedgerStore;
   /** Decided reviews (human_review). */
   approvals: ApprovalStore;
@@ -81,14 +88,13 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   /** Schema for Warrant's own tables; default `warrant`. */
   schema?: string;
+  /** The process's one pool: its size (server mode) and how long a query may queue for a connection. */
+  pool?: Partial<PoolBounds>;
   /** Called with the pool as soon as it exists, before setup (the benchmark counts its queries). */
   observePool?: (pool: pg.Pool) => void;
 }
 
 const DEFAULT_SCHEMA = "warrant";
-
-/** How long a server-mode connection attempt (or a wait for a pool slot) may take. */
-const CONNECT_TIMEOUT_MS = 5_000;
 
 /** One live pool client plus one slot for a replacement while the old socket closes (see the header). */
 const EMBEDDED_SOCKET_SLOTS = 2;
@@ -105,13 +111,14 @@ const SETUP_LOCK_KEY = "24560144796962388";
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   quoteSchemaName(schema); // validates the name before any connection is made
-  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema, options.observePool);
-  return openEmbedded(options.dataDir, schema, options.observePool);
+  const bounds = { ...DEFAULT_POOL_BOUNDS, ...options.pool };
+  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema, bounds, options.observePool);
+  return openEmbedded(options.dataDir, schema, bounds.waitMs, options.observePool);
 }
 
-async function openServer(databaseUrl: string, schema: string, observePool?: (pool: pg.Pool) => void): Promise<Database> {
+async function openServer(databaseUrl: string, schema: string, bounds: PoolBounds, observePool?: (pool: pg.Pool) => void): Promise<Database> {
   const target = describeTarget(databaseUrl);
-  const pool = new pg.Pool({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = createBoundedPool({ connectionString: databaseUrl }, bounds);
   watchIdleErrors(pool);
   observePool?.(pool);
   try {
@@ -121,7 +128,7 @@ async function openServer(databaseUrl: string, schema: string, observePool?: (po
   }
 }
 
-async function openEmbedded(dataDir: string, schema: string, observePool?: (pool: pg.Pool) => void): Promise<Database> {
+async function openEmbedded(dataDir: string, schema: string, waitMs: number, observePool?: (pool: pg.Pool) => void): Promise<Database> {
   const directory = path.resolve(dataDir, "pglite");
   // PGlite is single-process: a second opener (say `npm run chat` beside `npm start`) would corrupt it.
   const unlock = await lockDataDir(dataDir);
@@ -141,11 +148,7 @@ async function openEmbedded(dataDir: string, schema: string, observePool?: (pool
     throw new ConfigError("database_unreachable", `cannot serve the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
   }
   // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
-  const pool = new pg.Pool({
-    connectionString: `postgres://postgres@${server.getServerConn()}/postgres`,
-    max: 1,
-    idleTimeoutMillis: 0,
-  });
+  const pool = createBoundedPool({ connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0 }, { max: 1, waitMs });
   watchIdleErrors(pool);
   observePool?.(pool);
   const shutdown = async (): Promise<void> => {
@@ -238,6 +241,8 @@ async function assemble(
     saver: new PostgresSaver(pool),
     ledger: createLedgerStore(pool, schema),
     threads: createThreadStore(pool, schema),
+    runEvents: createRunEventStore(pool, schema),
+    listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),
     approvals: createApprovalStore(pool, schema),
     audit: createAuditStore(pool, schema),
     pins: createPinStore(pool, schema),
@@ -266,7 +271,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
       await new PostgresSaver(lendClient(pool, client)).setup();
-      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema), ...pinMigrations(schema)]) await client.query(statement);
+      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...runEventMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema), ...pinMigrations(schema)]) await client.query(statement);
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
     }

@@ -13,6 +13,7 @@ import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
 import { createRunKeyStore, runKeyMigrations, type RunKeyStore } from "./run-keys.js";
+import { admissionMigrations, createRunAdmission, leaseStatement, type LeaseFields, type RunAdmission } from "./run-admission.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 /** An API run's status (the LangGraph API's names), not the agent's `RunStatus` in runtime/transitions.ts. */
@@ -99,10 +100,11 @@ export function threadMigrations(schema: string): string[] {
     `alter table ${s}.runs add column if not exists outcome jsonb`,
     `alter table ${s}.threads add column if not exists state_values jsonb not null default '{}'::jsonb`,
     `create index if not exists runs_by_thread on ${s}.runs (thread_id, created_at desc)`,
-    // The orphan sweep and the per-principal limit look only at unfinished runs.
+    // The orphan sweep looks only at unfinished runs (the per-principal limit counts live leases: run-admission.ts).
     `create index if not exists runs_unfinished on ${s}.runs (thread_id) where status in ('pending', 'running')`,
     `create index if not exists runs_unfinished_by_owner on ${s}.runs (tenant, owner) where status in ('pending', 'running')`,
     ...runKeyMigrations(schema),
+    ...admissionMigrations(schema),
   ];
 }
 
@@ -139,7 +141,7 @@ export interface ThreadStore {
    * Takes the thread's run lease for `runId` when nobody holds a live one.
    * Returns false when another run holds it.
    */
-  acquire(owner: Owner, threadId: string, runId: string, leaseMs: number, fields: { graph_id: string; run_bound?: Record<string, string> }): Promise<boolean>;
+  acquire(owner: Owner, threadId: string, runId: string, leaseMs: number, fields: LeaseFields): Promise<boolean>;
   /** Extends the lease; false when the run no longer holds it. Also reports a cancel request. */
   heartbeat(threadId: string, runId: string, leaseMs: number): Promise<{ held: boolean; cancel: boolean }>;
   /** Releases the lease and sets the thread's status and kept values (only if `runId` still holds it). */
@@ -151,12 +153,12 @@ export interface ThreadStore {
   setRunStatus(runId: string, status: ApiRunStatus, error?: { error: string; message: string }, outcome?: RunOutcome): Promise<void>;
   /** Marks a run for cancellation (seen by whichever process runs it at its next heartbeat). */
   requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
-  /** How many runs of this owner are pending or running (in any process). */
-  activeRuns(owner: Owner): Promise<number>;
-  /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired). */
-  orphanedRuns(): Promise<RunRow[]>;
+  /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired); of one thread when given. */
+  orphanedRuns(threadId?: string): Promise<RunRow[]>;
   /** Run-level idempotency keys (API `Idempotency-Key`, CLI `--idempotency-key`). */
   readonly runKeys: RunKeyStore;
+  /** Takes a thread's lease only while its owner is under the run limit, in one atomic step. */
+  readonly admission: RunAdmission;
   /** The reviewer inbox's threads: interrupted threads of a tenant (of one owner, when given), newest first. */
   interruptedThreads(tenant: string, options: { owner?: string | undefined; limit: number }): Promise<ThreadRow[]>;
   /** A thread of the tenant, whoever owns it (the inbox's lookup; never an owner's route). */
@@ -212,6 +214,7 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
 
   return {
     runKeys: createRunKeyStore(pool, schema),
+    admission: createRunAdmission(pool, schema),
     create: (owner, thread) =>
       one<ThreadRow>(
         `insert into ${s}.threads (thread_id, owner, tenant, metadata, graph_id) values ($1, $2, $3, $4::jsonb, $5)
@@ -249,15 +252,7 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       return (await this.get(owner, threadId)) ? "busy" : "missing";
     },
     async acquire(owner, threadId, runId, leaseMs, fields) {
-      const row = await one<{ thread_id: string }>(
-        `update ${s}.threads
-            set active_run = $4, lease_until = now() + make_interval(secs => $5::double precision / 1000),
-                status = 'busy', graph_id = $6, run_bound = coalesce($7::jsonb, run_bound), updated_at = now()
-          where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now())
-          returning thread_id::text`,
-        [threadId, owner.tenant, owner.user_id, runId, leaseMs, fields.graph_id, fields.run_bound ? JSON.stringify(fields.run_bound) : null],
-      );
-      return row !== undefined;
+      return (await pool.query(leaseStatement(schema, owner, threadId, runId, leaseMs, fields))).rows.length > 0;
     },
     async heartbeat(threadId, runId, leaseMs) {
       const row = await one<{ cancel: boolean }>(
@@ -309,15 +304,12 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
           where run_id = $1 and thread_id = $2 and tenant = $3 and owner = $4 returning ${RUN_COLUMNS}`,
         [runId, threadId, owner.tenant, owner.user_id],
       ),
-    async activeRuns(owner) {
-      const row = await one<{ n: string }>(`select count(*)::text as n from ${s}.runs where tenant = $1 and owner = $2 and status in ('pending', 'running')`, [owner.tenant, owner.user_id]);
-      return Number(row?.n ?? 0);
-    },
-    orphanedRuns: () =>
+    orphanedRuns: (threadId) =>
       many<RunRow>(
         `select ${runColumns("r.")} from ${s}.runs r join ${s}.threads t on t.thread_id = r.thread_id
-          where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())`,
-        [],
+          where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())
+            and ($1::uuid is null or r.thread_id = $1::uuid)`,
+        [threadId ?? null],
       ),
     interruptedThreads: (tenant, options) =>
       many<ThreadRow>(

@@ -28,6 +28,7 @@ export type ApiErrorCode =
   | "idempotency_key_reused"
   | "idempotency_key_in_use"
   | "shutting_down"
+  | "database_busy"
   | "internal_error";
 
 const STATUS: Record<ApiErrorCode, number> = {
@@ -53,8 +54,16 @@ const STATUS: Record<ApiErrorCode, number> = {
   idempotency_key_reused: 422,
   idempotency_key_in_use: 409,
   shutting_down: 503,
+  database_busy: 503,
   internal_error: 500,
 };
+
+/**
+ * Seconds a client should wait before retrying, sent as `Retry-After`: a
+ * principal's run slot frees when one of its runs ends, a pool connection
+ * within milliseconds; one second keeps a backing-off client from spinning.
+ */
+export const RETRY_AFTER_SECONDS: Partial<Record<ApiErrorCode, number>> = { too_many_runs: 1, database_busy: 1 };
 
 export class ApiError extends WarrantError {
   declare readonly code: ApiErrorCode;

@@ -20,7 +20,8 @@ import { authenticateRequest } from "../auth/api-token.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import { logLine } from "../runtime/process-scanner.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
-import { errorBody, isApiError } from "./api-error.js";
+import { isDatabaseBusy } from "../persistence/pool.js";
+import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-error.js";
 import { routeContext, type Env } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
@@ -56,7 +57,12 @@ export function createApp(options: AppOptions): Hono<Env> {
   const app = new Hono<Env>();
 
   app.onError((error, c) => {
-    if (isApiError(error)) return c.json(errorBody(error.code, error.message), error.status as 400);
+    const answered = isDatabaseBusy(error) ? new ApiError("database_busy", error.message) : error;
+    if (isApiError(answered)) {
+      const retryAfter = RETRY_AFTER_SECONDS[answered.code];
+      if (retryAfter !== undefined) c.header("Retry-After", String(retryAfter));
+      return c.json(errorBody(answered.code, answered.message), answered.status as 400);
+    }
     console.error(logLine(`warrant-server: unexpected error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`));
     return c.json(errorBody("internal_error", "the server failed to handle the request"), 500);
   });

@@ -1,15 +1,19 @@
 /**
- * A run's event log: every SSE event a run produced, numbered, kept in
- * memory while the run executes and for a while after, so a client can
- * stream it live, join it late, or reconnect with `Last-Event-ID` and miss
- * nothing. The run itself never waits for a reader: a client that goes away
- * costs the run nothing.
+ * A run's event log in the process that executes it: every SSE event the run
+ * produced, numbered, kept in memory while the run executes and for a while
+ * after, so a client of this process can stream it live, join it late, or
+ * reconnect with `Last-Event-ID` and miss nothing, without a database round
+ * trip. The same events go to Postgres for the other instances
+ * (`run-event-writer.ts`). The run itself never waits for a reader: a client
+ * that goes away costs the run nothing.
  */
 
 export interface RunEvent {
+  /** The SSE id: numbered from 0 per run, the same on every instance. */
   id: number;
   event: string;
-  data: unknown;
+  /** The event's data as wire JSON (`toWireJson`), serialized once. */
+  json: string;
 }
 
 /** Most events kept per run; older ones are dropped (a reader that far behind re-reads state instead). */
@@ -25,11 +29,20 @@ export class EventLog {
     return this.#done;
   }
 
-  push(event: string, data: unknown): void {
-    if (this.#done) return;
-    this.#events.push({ id: this.#next++, event, data });
+  /** Whether every event after `afterId` is still here (the oldest are dropped past MAX_EVENTS). */
+  holds(afterId: number | undefined): boolean {
+    const oldest = this.#events[0]?.id ?? this.#next;
+    return (afterId ?? -1) + 1 >= oldest;
+  }
+
+  /** Appends an event; undefined once the log is closed. */
+  push(event: string, data: unknown): RunEvent | undefined {
+    if (this.#done) return undefined;
+    const pushed = { id: this.#next++, event, json: toWireJson(data) ?? "null" };
+    this.#events.push(pushed);
     if (this.#events.length > MAX_EVENTS) this.#events.shift();
     this.#notify();
+    return pushed;
   }
 
   close(): void {
@@ -91,4 +104,17 @@ export function toWireJson(value: unknown): string {
 /** Parses `toWireJson` output back into plain data (for responses built from it). */
 export function toWire<T = unknown>(value: unknown): T {
   return JSON.parse(toWireJson(value) ?? "null") as T;
+}
+
+/**
+ * Whether an event belongs to the stream modes a join asked for (`stream_mode`
+ * on `GET …/runs/{id}/stream`; none means all). `metadata` and `error` always
+ * do; `messages` events are the `messages-tuple` mode, `messages/*` the
+ * `messages` mode.
+ */
+export function eventInModes(event: string, modes: readonly string[] | undefined): boolean {
+  if (!modes || modes.length === 0 || event === "metadata" || event === "error") return true;
+  if (event === "messages") return modes.includes("messages-tuple");
+  if (event.startsWith("messages/")) return modes.includes("messages");
+  return modes.includes(event);
 }

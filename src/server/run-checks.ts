@@ -6,6 +6,8 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { LedgerRow } from "../runtime/ledger.js";
+import type { LeaseFields } from "../persistence/run-admission.js";
+import type { Owner, ThreadStore } from "../persistence/thread-store.js";
 import { ApiError, notFound } from "./api-error.js";
 import { pendingInterrupts, unansweredToolCalls, type ServedGraph } from "./runs.js";
 import { checkpointIdFrom, threadConfig } from "../runtime/run-config.js";
@@ -134,4 +136,16 @@ export async function forkTarget(graph: ServedGraph, threadId: string, checkpoin
     throw new ApiError("fork_refused", "forking to this checkpoint could replay an approval or a write");
   }
   return target;
+}
+
+/**
+ * Admits a run in one atomic step in Postgres (run-admission.ts): takes the
+ * thread's lease while its owner has fewer than `limit` runs in progress, in
+ * any process. Throws 429 `too_many_runs` over the limit, 409 `thread_busy`
+ * when another run holds the thread.
+ */
+export async function admitRun(store: ThreadStore, owner: Owner, threadId: string, runId: string, options: { leaseMs: number; limit: number; fields: LeaseFields }): Promise<void> {
+  const admission = await store.admission.admit(owner, threadId, runId, options);
+  if (admission.type === "over_limit") throw new ApiError("too_many_runs", `at most ${options.limit} runs may be in progress at once; wait for one to finish`);
+  if (admission.type === "thread_busy") throw new ApiError("thread_busy", "the thread already has a run in progress");
 }

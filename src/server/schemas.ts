@@ -55,7 +55,7 @@ const FIELD_SCHEMAS: Record<keyof typeof AgentState.spec, JsonSchema> = {
     }),
   ),
   run: nullable(object({ run_id: string, request: string, started_at: { type: "string", format: "date-time" }, turn: integer, owner: string, course_context: internal("the course a quiz names") }, ["run_id", "request", "started_at", "turn", "owner"])),
-  verdict: nullable({ type: "object", properties: { type: { enum: ["tool_calls", "final", "needs_human", "error"] } }, required: ["type"] }),
+  verdict: nullable({ type: "object", properties: { type: { enum: ["tool_calls", "final", "needs_human", "error", "stop"] } }, required: ["type"] }),
   tool_offer: nullable(object({ offered: strings, withheld: { type: "array", items: object({ tool: string, reason: string }) } })),
   repeats: internal("authorized action fingerprints per run"),
   call_results: nullable({ type: "array", items: { type: "object", properties: { call_id: string, tool: string, ok: { type: "boolean" } }, required: ["call_id", "tool", "ok"] } }),

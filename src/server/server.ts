@@ -13,10 +13,8 @@ import { loadApiSecret } from "../auth/api-token.js";
 import { createRuntime } from "../bootstrap.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
-import type { Host } from "../host.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Planner } from "../planners/planner.js";
-import { createRulesPlanner } from "../domains/rules-planner.js";
 import { createApp } from "./app.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
@@ -55,18 +53,25 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
     // Imported here: graph modules read settings on import, after configuration errors have had their chance.
     const { buildAgent } = await import("../../graphs/agent.js");
-    const workflowHost: Host = { ...runtime.host, planner: async () => createRulesPlanner() };
+    const { buildWorkflow } = await import("../../graphs/workflow.js");
     // Checkpoints written by API runs carry the run's id and metadata (history filters by them).
     const saver = withRunMetadata(database.saver);
     const graphs = new Map<string, ServedGraph>([
       ["agent", buildAgent(runtime.host).compile({ checkpointer: saver }) as unknown as ServedGraph],
-      ["workflow", buildAgent(workflowHost).compile({ checkpointer: saver }) as unknown as ServedGraph],
+      ["workflow", buildWorkflow(runtime.host).compile({ checkpointer: saver }) as unknown as ServedGraph],
     ]);
     const leaseMs = options.leaseMs ?? settings.server.runLeaseMs;
     const contracts = (await runtime.host.tools()).catalog().map((tool) => tool.contract);
+    // Other instances' run events wake this one's readers (server mode; the embedded database has one instance).
+    const notifications = database.mode === "server" ? await database.listenForRunEvents(log).catch((error: unknown) => {
+      log(`run event notifications unavailable (${String(error)}); readers of other instances' runs poll`);
+      return undefined;
+    }) : undefined;
     const manager = new RunManager({
+      notifications,
       graphs,
       store: database.threads,
+      events: database.runEvents,
       budgets: settings.budgets,
       log,
       leaseMs,
@@ -76,6 +81,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
       if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);
+      await manager.purgeEvents();
     };
     await recoverOrphans();
     // Another process sharing this Postgres may die at any time, not only before we start:
@@ -121,6 +127,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
           // Give streams a moment to flush their last events, then cut what is left.
           await new Promise((resolve) => setTimeout(resolve, 100));
           http.closeAllConnections?.();
+          await notifications?.close();
           await runtime.close();
         })()),
     };

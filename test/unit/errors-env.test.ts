@@ -115,6 +115,7 @@ describe("loadSettings", () => {
   it("defaults everything from an empty record", () => {
     expect(loadSettings({})).toEqual({
       databaseUrl: undefined,
+      pool: { max: 10, waitMs: 5_000 },
       dataDir: path.resolve(REPO_ROOT, ".data"),
       configPath: path.resolve(REPO_ROOT, "warrant.config.json"),
       principalsPath: path.resolve(REPO_ROOT, "src/domains/dev-principals.json"),
@@ -123,6 +124,11 @@ describe("loadSettings", () => {
       budgets: { model_turns: 8, tool_calls: 12, deadline_ms: 120_000, tokens: 200_000, cost_usd: 1, max_repeats: 2, no_progress_steps: 3 },
       server: { authSecret: undefined, port: 2024, host: "127.0.0.1", maxBodyBytes: 1_048_576, runLeaseMs: 30_000, maxActiveRuns: 4, corsOrigins: [] },
     });
+  });
+
+  it("reads the pool bounds and rejects a pool of zero connections", () => {
+    expect(loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250" }).pool).toEqual({ max: 3, waitMs: 250 });
+    expect(() => loadSettings({ WARRANT_PG_POOL_MAX: "0" })).toThrow(expect.objectContaining({ code: "config_invalid", message: expect.stringContaining("WARRANT_PG_POOL_MAX") }));
   });
 
   it("reads the serving settings and rejects bad ones with the variable's name", () => {

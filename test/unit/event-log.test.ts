@@ -47,6 +47,19 @@ describe("EventLog", () => {
   });
 });
 
+describe("EventLog window", () => {
+  it("says whether it still holds everything after an id, once the oldest events are dropped", () => {
+    const log = new EventLog();
+    expect(log.holds(undefined)).toBe(true);
+    for (let index = 0; index < 20_005; index += 1) log.push("custom", index);
+    // Events 0-4 were dropped: a reader after 3 needs 4, which only the table has.
+    expect(log.holds(undefined)).toBe(false);
+    expect(log.holds(3)).toBe(false);
+    expect(log.holds(4)).toBe(true);
+    expect(log.holds(20_004)).toBe(true);
+  });
+});
+
 describe("wire JSON", () => {
   it("turns LangChain messages into the SDK's plain dicts and errors into {error, message}", () => {
     const wire = toWire<{ messages: { type: string; content: string }[]; failure: unknown }>({

@@ -9,6 +9,7 @@ import { ATTEMPT_KINDS, type AttemptKind } from "../../eval/sim/attempts.js";
 import { findProfile } from "../../eval/sim/profiles/index.js";
 import { respond } from "../../eval/sim/respond.js";
 import type { WireCompletion } from "../../eval/sim/wire.js";
+import { courseNote } from "../../src/domains/notes/course-context.js";
 import { fenceToolResult } from "../../src/planners/fence.js";
 
 const QUESTION = "What do my notes say about attention?";
@@ -69,7 +70,7 @@ const callNames = (completion: WireCompletion) => (completion.tool_calls ?? []).
 const finalOf = (completion: WireCompletion) => JSON.parse(completion.content ?? "null") as { answer: string; citations: string[]; abstained: boolean };
 
 describe("the simulated model's profiles", () => {
-  it("lists careful, sloppy, obedient and hostile, each described; an unknown profile is a typed error", async () => {
+  it("lists careful, sloppy, obedient and hostile, each described; an unknown profile or a bad seed is a typed error", async () => {
     expect(SIMULATED_PROFILES.map((entry) => entry.name)).toEqual(["careful", "sloppy", "obedient", "hostile"]);
     for (const entry of SIMULATED_PROFILES) expect(entry.description.length).toBeGreaterThan(20);
     const error: unknown = await startSimulatedModel({ profile: "reckless", seed: 1 }).then(
@@ -77,6 +78,11 @@ describe("the simulated model's profiles", () => {
       (rejection: unknown) => rejection,
     );
     expect(isSimulationError(error) && error.code).toBe("unknown_profile");
+    const seedError: unknown = await startSimulatedModel({ profile: "careful", seed: 1.5 }).then(
+      () => undefined,
+      (rejection: unknown) => rejection,
+    );
+    expect(isSimulationError(seedError) && seedError.code).toBe("invalid_seed");
   });
 
   it.each(SIMULATED_PROFILES.map((entry) => entry.name))("%s: the same seed gives the same replies, stage by stage", (name) => {
@@ -103,6 +109,17 @@ describe("the simulated model's profiles", () => {
     // OpenAI-style usage, so token accounting works.
     expect(read?.completion.usage?.prompt_tokens).toBeGreaterThan(0);
     expect(read?.completion.usage?.completion_tokens).toBeGreaterThan(0);
+  });
+
+  it("careful: a quiz request reads the notes the course outline in the system message lists, or abstains without one", () => {
+    const outline = { title: "ML", notes: [{ note_id: "cs301.dropout", title: "Dropout" }, { note_id: "cs301.attention", title: "Attention" }] };
+    const system = (note: string) => ({ role: "system", content: `You are the planning step…\n\n${note}` });
+    const quiz = { role: "user", content: "Make a quiz from my cs301 notes about attention" };
+    const withOutline = courseNote({ course: "cs301", outline, guidance: "Write 3 questions.", unavailable: null });
+    const reply = respond(profile("careful"), 1, { messages: [system(withOutline), quiz], tools: TOOLS });
+    expect((reply.completion.tool_calls ?? []).map((call) => JSON.parse(call.arguments)["note_id"])).toEqual(["cs301.attention"]);
+    const without = courseNote({ course: "cs301", outline: null, guidance: null, unavailable: "access_denied" });
+    expect(finalOf(respond(profile("careful"), 1, { messages: [system(without), quiz], tools: TOOLS }).completion).abstained).toBe(true);
   });
 
   it("obedient: after reading the planted note it proposes the planted write, with the planted arguments, once", () => {

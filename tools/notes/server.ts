@@ -70,8 +70,8 @@ Options:
 
 Environment (for tests):
   WARRANT_NOTES_DELAY_MS=N   Sleep N ms before answering each read_note call.
-  WARRANT_NOTES_DELAY_COUNT=N Delay only the first N read_note calls of this process
-                             (default: every call), so a retry after a timeout succeeds.
+  WARRANT_NOTES_DELAY_CALLS=K  With WARRANT_NOTES_DELAY_MS: delay only the first K
+                             read_note calls (a transient slowness a retry recovers).
   WARRANT_NOTES_FAIL_START=1 Exit with code 1 before connecting.
 `;
 
@@ -86,8 +86,8 @@ interface ServerState {
   readonly index: SearchIndex;
   readonly directory: PrincipalDirectory;
   readonly readDelayMs: number;
-  /** How many more read_note calls are delayed; Infinity when every call is. */
-  delaysLeft: number;
+  /** How many read_note calls are still delayed; Infinity when every call is. */
+  delayedReads: { left: number };
 }
 
 function log(message: string): void {
@@ -113,13 +113,22 @@ function parseOptions(argv: readonly string[]): Options {
   };
 }
 
-/** A test switch as a positive integer; unset or anything else is `fallback` (a malformed value is logged). */
-function positiveFromEnvironment(name: string, fallback: number): number {
-  const value = process.env[name];
-  if (value === undefined || value === "") return fallback;
+/** `WARRANT_NOTES_DELAY_MS` as a positive integer; anything else means no delay. */
+function readDelayFromEnvironment(value: string | undefined): number {
+  if (value === undefined || value === "") return 0;
   if (!/^[1-9][0-9]*$/.test(value)) {
-    log(`ignoring ${name}=${JSON.stringify(value)}: not a positive integer`);
-    return fallback;
+    log(`ignoring WARRANT_NOTES_DELAY_MS=${JSON.stringify(value)}: not a positive integer`);
+    return 0;
+  }
+  return Number(value);
+}
+
+/** `WARRANT_NOTES_DELAY_CALLS` as a positive integer; anything else means every call is delayed. */
+function delayedCallsFromEnvironment(value: string | undefined): number {
+  if (value === undefined || value === "") return Number.POSITIVE_INFINITY;
+  if (!/^[1-9][0-9]*$/.test(value)) {
+    log(`ignoring WARRANT_NOTES_DELAY_CALLS=${JSON.stringify(value)}: not a positive integer`);
+    return Number.POSITIVE_INFINITY;
   }
   return Number(value);
 }
@@ -165,8 +174,8 @@ function registerReadNote(server: McpServer, state: ServerState): void {
       annotations: READ_ONLY,
     },
     async (args) => {
-      if (state.readDelayMs > 0 && state.delaysLeft > 0) {
-        state.delaysLeft -= 1;
+      if (state.readDelayMs > 0 && state.delayedReads.left > 0) {
+        state.delayedReads.left -= 1;
         // Tests wait for this line to know a call is in flight (e.g. to kill the host mid-call).
         log(`read_note delayed ${state.readDelayMs} ms`);
         await sleep(state.readDelayMs);
@@ -258,8 +267,8 @@ async function loadState(options: Options): Promise<ServerState> {
     corpus,
     index: buildSearchIndex(corpus),
     directory,
-    readDelayMs: positiveFromEnvironment("WARRANT_NOTES_DELAY_MS", 0),
-    delaysLeft: positiveFromEnvironment("WARRANT_NOTES_DELAY_COUNT", Number.POSITIVE_INFINITY),
+    readDelayMs: readDelayFromEnvironment(process.env["WARRANT_NOTES_DELAY_MS"]),
+    delayedReads: { left: delayedCallsFromEnvironment(process.env["WARRANT_NOTES_DELAY_CALLS"]) },
   };
 }
 

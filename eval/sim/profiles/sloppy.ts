@@ -4,7 +4,8 @@
  * note of a course neither the request nor any result named, adds a field
  * the tool's schema does not declare, keeps searching after it has its
  * answer, and cites a ref it never read. Each of these is counted as
- * attempted; the agent must contain every one.
+ * attempted; the agent must contain every one. A call refused for its extra
+ * field it sends again without it, as a model reading the error would.
  */
 import type { AttemptCounts } from "../attempts.js";
 import type { Conversation } from "../conversation.js";
@@ -84,10 +85,30 @@ function spoilAnswer(move: Extract<SimulatedMove, { type: "final" }>, conversati
   return move;
 }
 
+function errorCode(body: unknown): unknown {
+  const error = typeof body === "object" && body !== null ? (body as Record<string, unknown>)["error"] : undefined;
+  return typeof error === "object" && error !== null ? (error as Record<string, unknown>)["code"] : undefined;
+}
+
+/** Sloppy, not stubborn: a call refused for its extra field is sent again without it, once. */
+function repairMove(conversation: Conversation): SimulatedMove | undefined {
+  for (const result of conversation.results) {
+    if (result.ok || errorCode(result.body) !== "invalid_arguments") continue;
+    const call = conversation.calls.find((each) => each.id === result.callId);
+    if (!call?.args || !Object.hasOwn(call.args, UNKNOWN_FIELD)) continue;
+    const { [UNKNOWN_FIELD]: _extra, ...repaired } = call.args;
+    const again = jsonCall(call.name, repaired);
+    if (!conversation.calls.some((each) => each.name === again.name && each.argumentText === again.argumentText)) return { type: "tool_calls", calls: [again] };
+  }
+  return undefined;
+}
+
 export const sloppy: Profile = {
   name: "sloppy",
   description: "repeats searches, asks for the wrong course, adds unknown fields to arguments, keeps going after it has the answer, invents a citation (each by seeded chance)",
   reply(conversation, draws) {
+    const repair = repairMove(conversation);
+    if (repair) return { move: repair, attempts: {} };
     const move = carefulMove(conversation);
     const slips: Slips = {};
     if (move.type === "tool_calls") return { move: { ...move, calls: spoilCalls(move.calls, conversation, draws, slips) }, attempts: slips };

@@ -12,7 +12,7 @@ export function registerAssistantRoutes(app: Hono<Env>, { graphs, body }: RouteC
     assistant_id: graphId,
     graph_id: graphId,
     name: graphId,
-    description: graphId === "agent" ? "Warrant's controlled agent" : "Warrant's fixed workflow (rules planner) on the same control plane",
+    description: graphId === "agent" ? "Warrant's controlled agent" : "Warrant's fixed workflow (code-owned steps) on the same control plane",
     config: {},
     context: {},
     metadata: { created_by: "system" },

@@ -11,12 +11,11 @@ import type { RunKeyRow } from "../../persistence/run-keys.js";
 import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
-import { toWire, toWireJson } from "../events.js";
+import { eventInModes, toWire, toWireJson } from "../events.js";
 import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
 import { clientMetadata, parseBody, refuseUnsupported, requestText, RunCreate, RunListQuery, streamModes, toGraphInput, toolPlaceholders, type RunCreateBody } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
 import { idempotencyKeyOf, replayedRun, runRequestHash } from "../idempotency.js";
-import { checkpointIdFrom } from "../../runtime/run-config.js";
 
 /** A run a request started, or (`Idempotency-Key` repeated) the one it started before. */
 interface StartedRun {
@@ -96,7 +95,10 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
       plan = assertRunnable(snapshot, ask, ledger);
     };
     // Checked before the lease (a cheap, clear refusal) and again under it (the state may have moved meanwhile).
-    if (threadRow !== "stateless" && threadRow.active_run) throw new ApiError("thread_busy", "the thread already has a run in progress");
+    // A run whose lease expired (its server died) is marked and the thread freed here, not at the next sweep.
+    if (threadRow !== "stateless" && threadRow.active_run && (await manager.recoverOrphans(threadRow.thread_id)) === 0) {
+      throw new ApiError("thread_busy", "the thread already has a run in progress");
+    }
     await runnable();
     const resume = request.command ? { value: request.command.resume } : undefined;
     const runId = randomUUID();
@@ -179,9 +181,16 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     return pending.length > 0 ? { ...values, __interrupt__: toWire(pending) } : values;
   };
 
+  /**
+   * A run's events as SSE, on whichever instance the client reached: the run
+   * manager reads them from memory when this process executes the run, else
+   * from Postgres, with the same ids, so `Last-Event-ID` resumes anywhere.
+   */
   const streamRun = (c: Context<Env>, run: RunRow) => {
-    const log = manager.log(run.run_id);
     const lastEventId = parseLastEventId(c.req.header("last-event-id"));
+    const modes = c.req.queries("stream_mode");
+    // A run that ended with no stored event (before the events table, or past its retention): its final values.
+    const unstored = async (ended: RunRow) => [{ id: undefined, event: "values", json: toWireJson(await finalValues(ended, run.thread_id)) ?? "null" }];
     return streamSSE(c, async (stream) => {
       // A client that goes away only stops its own reader; the run goes on.
       stream.onAbort(() => undefined);
@@ -189,23 +198,9 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
       // learns the cadence from them and reconnects (Last-Event-ID) when a socket dies.
       const heartbeat = setInterval(() => void stream.write(": heartbeat\n\n").catch(() => undefined), context.heartbeatMs);
       try {
-        if (!log) {
-          // The run executes in another process (or finished long ago): its events are there, its
-          // checkpoints are here. Send the state at each new checkpoint, then the final values.
-          let seen: unknown = undefined;
-          const progress = async () => {
-            const snapshot = await snapshotOf(run.thread_id);
-            const checkpoint = checkpointIdFrom(snapshot.config);
-            if (checkpoint === undefined || checkpoint === seen) return;
-            seen = checkpoint;
-            await stream.writeSSE({ event: "values", data: toWireJson(snapshot.values ?? {}) });
-          };
-          const ended = await manager.wait(ownerOf(principalOf(c)), run.thread_id, run.run_id, c.req.raw.signal, progress);
-          await stream.writeSSE({ event: "values", data: toWireJson(await finalValues(ended, run.thread_id)) });
-          return;
-        }
-        for await (const event of log.read(lastEventId, c.req.raw.signal)) {
-          await stream.writeSSE({ id: String(event.id), event: event.event, data: toWireJson(event.data) });
+        for await (const event of manager.events(ownerOf(principalOf(c)), run, lastEventId, c.req.raw.signal, unstored)) {
+          if (!eventInModes(event.event, modes)) continue;
+          await stream.writeSSE({ ...(event.id === undefined ? {} : { id: String(event.id) }), event: event.event, data: event.json });
         }
       } finally {
         clearInterval(heartbeat);

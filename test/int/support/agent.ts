@@ -9,6 +9,7 @@ import { buildAgent } from "../../../graphs/agent.js";
 import { findPrincipal, loadPrincipalDirectory, type Principal } from "../../../src/auth/principal.js";
 import { createRuntime } from "../../../src/bootstrap.js";
 import { loadSettings, type Budgets } from "../../../src/env.js";
+import type { Host } from "../../../src/host.js";
 import type { ToolHost } from "../../../src/mcp/tool-host.js";
 import type { Database } from "../../../src/persistence/database.js";
 import type { Planner } from "../../../src/planners/planner.js";
@@ -30,6 +31,11 @@ export interface AgentHarness {
   interrupts(threadId: string): Promise<unknown[]>;
 }
 
+/** Which graph a harness runs: the agent (default) or the fixed workflow, both built around the harness's host. */
+export type GraphBuilder = (host: Host) => { compile(options: { checkpointer: Database["saver"] }): unknown };
+
+type AgentGraph = ReturnType<ReturnType<typeof buildAgent>["compile"]>;
+
 export function agentHarness(options: {
   database: Database;
   tools: ToolHost;
@@ -37,13 +43,15 @@ export function agentHarness(options: {
   budgets?: Partial<Budgets>;
   now?: () => number;
   runBound?: Record<string, string>;
+  build?: GraphBuilder;
 }): AgentHarness {
   const budgets = { ...settings.budgets, ...options.budgets };
   const runtime = createRuntime(
     { ...settings, budgets },
     { database: options.database, tools: options.tools, planner: options.planner, ...(options.now ? { now: options.now } : {}) },
   );
-  const graph = buildAgent(runtime.host).compile({ checkpointer: options.database.saver });
+  // Both graphs share the state schema, so the harness reads either the same way.
+  const graph = (options.build ?? buildAgent)(runtime.host).compile({ checkpointer: options.database.saver }) as AgentGraph;
   const configFor = async (userId: string, threadId: string) => ({
     ...runConfigFor({ threadId, principal: await principal(userId), runBound: options.runBound ?? {} }),
     ...runOptions(budgets),

@@ -59,7 +59,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     if (next.kind !== "completion") return next;
     const { kind: _kind, ...completion } = next;
     return { kind: "completion", completion };
-  }, "fake-model");
+  }, { model: "fake-model", idPrefix: "chatcmpl-fake-" });
   return {
     baseUrl: server.baseUrl,
     requests,

@@ -1,0 +1,55 @@
+/**
+ * The process's one bounded `pg` pool. Everything in-process (checkpointer,
+ * stores, run admission) shares it, so the connections one instance opens
+ * are at most `max`, whatever the load.
+ *
+ * When all `max` connections are checked out, callers queue; a caller still
+ * queued after `waitMs` fails with `DatabaseBusyError` (`database_busy`,
+ * answered 503 with `Retry-After`) instead of waiting for ever. pg-pool's
+ * own `connectionTimeoutMillis` is that queue timeout (it also bounds a new
+ * connection's handshake); its queue-timeout error is an untyped `Error`
+ * (pg-pool 3.x: "timeout exceeded when trying to connect"), so `connect` is
+ * wrapped to give it a code. `pool.query` goes through `this.connect`, so
+ * the wrapper covers it too.
+ */
+import pg from "pg";
+import { WarrantError } from "../errors.js";
+
+export interface PoolBounds {
+  /** Connections this process opens at most. */
+  max: number;
+  /** How long a caller may queue for a connection. */
+  waitMs: number;
+}
+
+export const DEFAULT_POOL_BOUNDS: PoolBounds = { max: 10, waitMs: 5_000 };
+
+/** Every connection of the pool stayed busy for the whole wait: retry shortly. */
+export class DatabaseBusyError extends WarrantError {
+  declare readonly code: "database_busy";
+  constructor(waitMs: number, max: number) {
+    super("database_busy", `all ${max} database connections stayed busy for ${waitMs} ms; retry shortly`);
+  }
+}
+
+export const isDatabaseBusy = (error: unknown): error is DatabaseBusyError =>
+  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "database_busy";
+
+/** pg-pool's message for a caller that timed out in the queue (not a failed handshake). */
+const QUEUE_TIMEOUT_MESSAGE = "timeout exceeded when trying to connect";
+
+type ConnectCallback = (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+
+/** A pool of at most `bounds.max` connections whose queue times out with `database_busy`. */
+export function createBoundedPool(config: Omit<pg.PoolConfig, "max" | "connectionTimeoutMillis">, bounds: PoolBounds): pg.Pool {
+  const pool = new pg.Pool({ ...config, max: bounds.max, connectionTimeoutMillis: bounds.waitMs });
+  const translate = (error: unknown): unknown =>
+    error instanceof Error && error.message === QUEUE_TIMEOUT_MESSAGE ? Object.assign(new DatabaseBusyError(bounds.waitMs, bounds.max), { cause: error }) : error;
+  const connect = pool.connect.bind(pool) as (callback?: ConnectCallback) => Promise<pg.PoolClient> | undefined;
+  const bounded = (callback?: ConnectCallback) => {
+    if (callback) return connect((error, client, done) => callback(error ? (translate(error) as Error) : error, client, done));
+    return (connect() as Promise<pg.PoolClient>).catch((error: unknown) => Promise.reject(translate(error)));
+  };
+  pool.connect = bounded as typeof pool.connect;
+  return pool;
+}

@@ -1,0 +1,93 @@
+/**
+ * Turns what LangGraph streams into the SSE events the SDK expects, and
+ * emits each one twice: into the in-memory log first (the executing
+ * process's readers get it at once) and then to the table behind it (the
+ * other instances, reconnects, replay).
+ */
+import type { EventLog } from "./events.js";
+import type { RunEventWriter } from "./run-event-writer.js";
+import type { ClientStreamMode } from "./run-types.js";
+
+/** The library's stream modes. */
+export type LibraryStreamMode = "values" | "updates" | "messages" | "custom" | "tasks" | "checkpoints" | "tools" | "debug";
+
+export class RunEmitter {
+  readonly #log: EventLog;
+  readonly #writer: RunEventWriter;
+  readonly #modes: ClientStreamMode[];
+  readonly #messages = new MessageAccumulator();
+
+  constructor(log: EventLog, writer: RunEventWriter, modes: ClientStreamMode[]) {
+    this.#log = log;
+    this.#writer = writer;
+    this.#modes = modes;
+  }
+
+  /** What to ask LangGraph for: `values` always (messages/complete is built from it), `messages` for both message modes. */
+  libraryModes(): LibraryStreamMode[] {
+    const modes = new Set<LibraryStreamMode>(["values"]);
+    for (const mode of this.#modes) modes.add(mode === "messages-tuple" ? "messages" : mode);
+    return [...modes];
+  }
+
+  /** Emits one event. */
+  push(event: string, data: unknown): void {
+    const pushed = this.#log.push(event, data);
+    if (pushed) this.#writer.write(pushed);
+  }
+
+  /** Emits the events one library chunk stands for, in the client's modes. */
+  chunk(mode: string, data: unknown): void {
+    if (mode === "messages") {
+      if (this.#modes.includes("messages-tuple")) this.push("messages", data);
+      if (this.#modes.includes("messages")) for (const [event, payload] of this.#messages.partial(data)) this.push(event, payload);
+      return;
+    }
+    if (mode === "values" && this.#modes.includes("messages")) {
+      const complete = this.#messages.complete(data);
+      if (complete.length > 0) this.push("messages/complete", complete);
+    }
+    if ((this.#modes as string[]).includes(mode)) this.push(mode, data);
+  }
+
+  /** Resolves once every event emitted so far is stored. */
+  stored(): Promise<void> {
+    return this.#writer.flush();
+  }
+
+  /** Closes the in-memory log and stores the end marker. */
+  async close(): Promise<void> {
+    this.#log.close();
+    await this.#writer.close();
+  }
+}
+
+/** Builds the SDK's `messages/*` events from `messages`-mode tuples. */
+class MessageAccumulator {
+  readonly #partial = new Map<string, { concat?(other: unknown): unknown }>();
+  readonly #completed = new Set<string>();
+
+  partial(data: unknown): [string, unknown][] {
+    if (!Array.isArray(data)) return [];
+    const [chunk, metadata] = data as [{ id?: string; concat?(other: unknown): unknown }, unknown];
+    if (!chunk || typeof chunk.id !== "string") return [];
+    const events: [string, unknown][] = [];
+    const existing = this.#partial.get(chunk.id);
+    if (!existing) {
+      this.#partial.set(chunk.id, chunk);
+      events.push(["messages/metadata", { [chunk.id]: { metadata } }]);
+    } else if (typeof existing.concat === "function") {
+      this.#partial.set(chunk.id, existing.concat(chunk) as typeof existing);
+    }
+    events.push(["messages/partial", [this.#partial.get(chunk.id)]]);
+    return events;
+  }
+
+  complete(values: unknown): unknown[] {
+    const list = (values as { messages?: unknown } | null)?.messages;
+    if (!Array.isArray(list)) return [];
+    const fresh = list.filter((message: { id?: unknown }) => typeof message?.id === "string" && !this.#completed.has(message.id as string));
+    for (const message of fresh) this.#completed.add((message as { id: string }).id);
+    return fresh;
+  }
+}

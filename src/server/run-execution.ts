@@ -1,0 +1,135 @@
+/**
+ * Executes one run: holds the thread's lease with a heartbeat (which also
+ * carries cancel requests from any server process), streams the graph into
+ * the run's emitter, and records how it ended. The run's config is built
+ * here, from the verified principal and the thread row; nothing a client
+ * sent reaches `configurable`.
+ *
+ * The end is recorded in an order other instances rely on: every event is
+ * stored, then the run row gets its status, then the lease is released, then
+ * the end marker is stored. A reader elsewhere that sees the run ended has
+ * every event; one that reads the end marker sees the run's final row.
+ */
+import { Command } from "@langchain/langgraph";
+import type { Budgets } from "../env.js";
+import type { RunRow, ThreadStore } from "../persistence/thread-store.js";
+import { runConfigFor } from "../runtime/run-config.js";
+import { withoutSecretShapes } from "../runtime/process-scanner.js";
+import { runOptions } from "../runtime/routes.js";
+import { abortReason } from "./abort.js";
+import type { RunEmitter } from "./run-emission.js";
+import { inspectThread, type ThreadInspection } from "./run-outcome.js";
+import type { RunRequest, ServedGraph } from "./run-types.js";
+import { closeStoppedRun } from "./stopped-runs.js";
+
+export interface ExecutionContext {
+  graphs: Map<string, ServedGraph>;
+  store: ThreadStore;
+  budgets: Budgets;
+  leaseMs: number;
+  log: (line: string) => void;
+}
+
+export interface Execution {
+  graph: ServedGraph;
+  run: RunRow;
+  request: RunRequest;
+  runBound: Record<string, string>;
+  emitter: RunEmitter;
+  controller: AbortController;
+}
+
+export async function executeRun(context: ExecutionContext, execution: Execution): Promise<void> {
+  const { store, budgets } = context;
+  const { graph, run, request, runBound, emitter, controller } = execution;
+  const threadId = run.thread_id;
+  const inspect = () => inspectThread(context.graphs, run.assistant_id, threadId);
+  emitter.push("metadata", { run_id: run.run_id, attempt: 1 });
+  const heartbeat = startHeartbeat(context, run, controller);
+
+  let runStatus: RunRow["status"] = "success";
+  let ended: ThreadInspection = { thread: "idle", outcome: undefined };
+  let failure: { error: string; message: string } | undefined;
+  // The client that started the run asked for it to stop when it goes away.
+  const onClientGone = () => controller.abort(abortReason("cancelled: the client disconnected"));
+  request.cancelOn?.addEventListener("abort", onClientGone, { once: true });
+  try {
+    const config = {
+      ...runConfigFor({ threadId, runId: run.run_id, principal: request.principal, runBound, checkpointId: request.checkpointId }),
+      // Also written on every checkpoint of the run (checkpoint-metadata.ts): history filters by it.
+      metadata: { ...request.metadata, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id },
+      ...runOptions(budgets),
+      signal: controller.signal,
+      streamMode: emitter.libraryModes(),
+    };
+    // The closing checkpoint must not carry this run's run_id: LangGraph would take the new
+    // input for a resume of the same run (and drop it).
+    if (request.closeStopped) await closeStoppedRun(graph, threadId, { closed_by_run: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id });
+    // A resume value is checkpointed as sent: a secret in a reviewer's edit is redacted first.
+    const input = request.resume ? new Command({ resume: withoutSecretShapes(request.resume.value) }) : request.input;
+    const stream = await graph.stream(input, config);
+    for await (const [mode, data] of stream as AsyncIterable<[string, unknown]>) emitter.chunk(mode, data);
+    ended = await inspect();
+  } catch (error) {
+    if (controller.signal.aborted) {
+      runStatus = "interrupted";
+      ended = await inspect().catch((): ThreadInspection => ({ thread: "idle", outcome: undefined }));
+      const reason = controller.signal.reason instanceof Error ? controller.signal.reason.message : "cancelled";
+      emitter.push("error", { error: "run_cancelled", message: `the run was stopped: ${reason}` });
+    } else {
+      runStatus = "error";
+      ended = { thread: "error", outcome: undefined };
+      failure = { error: errorName(error), message: errorMessage(error) };
+      context.log(`run ${run.run_id} failed: ${failure.error}: ${failure.message}`);
+      emitter.push("error", failure);
+    }
+  } finally {
+    clearInterval(heartbeat);
+    request.cancelOn?.removeEventListener("abort", onClientGone);
+    try {
+      await emitter.stored();
+      await store.setRunStatus(run.run_id, runStatus, failure, ended.outcome);
+      await store.release(threadId, run.run_id, ended.thread, ended.values);
+    } catch (error) {
+      context.log(`could not record the end of run ${run.run_id}: ${String(error)}`);
+    }
+    await emitter.close();
+  }
+}
+
+/**
+ * Renews the lease every third of its life. A lost lease or a cancel request
+ * aborts the run; so does a database that cannot be reached for a whole
+ * lease, since another process may take the thread by then: stop rather than
+ * run twice.
+ */
+function startHeartbeat(context: ExecutionContext, run: RunRow, controller: AbortController): NodeJS.Timeout {
+  const { store, leaseMs } = context;
+  // The lease was taken just now; each renewal extends it by leaseMs from the database's clock.
+  let renewedAt = Date.now();
+  const heartbeat = setInterval(() => {
+    store.heartbeat(run.thread_id, run.run_id, leaseMs).then(
+      ({ held, cancel }) => {
+        if (held) renewedAt = Date.now();
+        if (cancel) controller.abort(abortReason("cancelled"));
+        else if (!held) controller.abort(abortReason("lease lost"));
+      },
+      (error: unknown) => {
+        context.log(`heartbeat for run ${run.run_id} failed: ${String(error)}`);
+        if (Date.now() - renewedAt >= leaseMs) controller.abort(abortReason("lease lost"));
+      },
+    );
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+  heartbeat.unref();
+  return heartbeat;
+}
+
+function errorName(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string") return code;
+  return error instanceof Error ? error.name : "Error";
+}
+
+function errorMessage(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n", 1)[0]!.slice(0, 500);
+}

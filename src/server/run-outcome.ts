@@ -1,0 +1,45 @@
+/**
+ * Where a run left its thread, read from the thread's last checkpoint: the
+ * thread's status (interrupted while a review is pending), the outcome kept
+ * on the run row, and the public values kept on the thread row.
+ */
+import type { StateSnapshot } from "@langchain/langgraph";
+import type { RunOutcome, ThreadStatus } from "../persistence/thread-store.js";
+import { threadConfig } from "../runtime/run-config.js";
+import type { ServedGraph } from "./run-types.js";
+
+export interface ThreadInspection {
+  thread: ThreadStatus;
+  outcome: RunOutcome | undefined;
+  values?: Record<string, unknown>;
+}
+
+/** The pending interrupts of a snapshot, as the API shows them. */
+export function pendingInterrupts(snapshot: StateSnapshot): { id: string | undefined; value: unknown }[] {
+  return snapshot.tasks.flatMap((task) => task.interrupts.map((item) => ({ id: item.id, value: item.value })));
+}
+
+/** Reads the thread's checkpoint (with the assistant's graph, or any: they share one checkpointer). */
+export async function inspectThread(graphs: Map<string, ServedGraph>, assistantId: string, threadId: string): Promise<ThreadInspection> {
+  const graph = graphs.get(assistantId) ?? [...graphs.values()][0];
+  if (!graph) return { thread: "idle", outcome: undefined };
+  const snapshot = await graph.getState(threadConfig(threadId));
+  const pending = pendingInterrupts(snapshot).length > 0;
+  const values = (snapshot.values ?? {}) as { status?: unknown; termination_reason?: unknown; result?: unknown; run?: { run_id?: unknown } | null };
+  return {
+    thread: pending ? "interrupted" : "idle",
+    outcome: {
+      status: typeof values.status === "string" ? values.status : "unknown",
+      termination_reason: values.termination_reason ?? null,
+      pending_review: pending,
+      // The Warrant run this API run worked on: its own id when it started it, the starting run's when it resumed one.
+      ...(typeof values.run?.run_id === "string" ? { warrant_run_id: values.run.run_id } : {}),
+    },
+    values: keptValues(values),
+  };
+}
+
+/** The public values kept beside the thread row when a run ends (what `values` filters match). */
+function keptValues(values: { status?: unknown; termination_reason?: unknown; result?: unknown }): Record<string, unknown> {
+  return JSON.parse(JSON.stringify({ status: values.status ?? null, termination_reason: values.termination_reason ?? null, result: values.result ?? null })) as Record<string, unknown>;
+}

@@ -1,0 +1,47 @@
+/**
+ * What the run modules share: the graphs served, the stream modes a client
+ * may ask for, and a run request as the routes hand it to the run manager.
+ */
+import type { CompiledStateGraph } from "@langchain/langgraph";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { Principal } from "../auth/principal.js";
+import type { Owner, ThreadRow } from "../persistence/thread-store.js";
+
+/** Stream modes a client may ask for (the SDK's names). */
+export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints", "tools", "debug"] as const;
+export type ClientStreamMode = (typeof STREAM_MODES)[number];
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ServedGraph = CompiledStateGraph<any, any, any, any, any, any>;
+
+export interface RunRequest {
+  principal: Principal;
+  thread: ThreadRow;
+  assistantId: string;
+  /** New input (already reduced to what the graph accepts), or null to continue from the last checkpoint. */
+  input: { messages: BaseMessage[] } | null;
+  resume?: { value: unknown } | undefined;
+  streamModes: ClientStreamMode[];
+  checkpointId?: string | undefined;
+  metadata: Record<string, unknown>;
+  /** The run's id when the caller chose it beforehand (an idempotency key was claimed for it); else a new one. */
+  runId?: string | undefined;
+  /**
+   * The thread's last run stopped part-way (cancelled, or its server died) and
+   * this new request closes it first: the stopped run is recorded `cancelled`
+   * and never resumed; the new one starts from the beginning.
+   */
+  closeStopped?: boolean | undefined;
+  /** Stop the run when the client that started it goes away (`on_disconnect: "cancel"`). */
+  cancelOn?: AbortSignal | undefined;
+  /** Run-bound arguments fixed for a new request (kept on the thread for its resumes). */
+  runBound?: Record<string, string> | undefined;
+  /**
+   * Re-checks, under the lease, what the caller checked before taking it
+   * (e.g. that an interrupt is still pending): a run that finished in
+   * between must not be followed by a second one acting on stale state.
+   */
+  verify?: () => Promise<void>;
+}
+
+export const ownerOf = (principal: Principal): Owner => ({ tenant: principal.tenant, user_id: principal.user_id });

@@ -1,0 +1,40 @@
+/**
+ * The fixed workflow's routing, as pure functions of state: code, not a
+ * planner, chooses each next step. The control-plane nodes (authorize,
+ * human_review, execute, observe) are the agent's own.
+ *
+ *   notes question: retrieve → read → generate → validate → observe → END
+ *   study request:  study (each turn) … → validate → observe → END
+ *   each proposing step → authorize → (execute | human_review | observe) → observe → next step
+ */
+import { END } from "@langchain/langgraph";
+import { latestRequest } from "../planners/context.js";
+import { isTerminal } from "../runtime/transitions.js";
+import { NODES, type State } from "../state.js";
+import { workflowRequest } from "./request.js";
+import { readAttempted } from "./retrieved.js";
+
+/** The workflow's own steps; the control-plane nodes keep the agent's names. */
+export const STEPS = {
+  retrieve: "retrieve",
+  read: "read",
+  generate: "generate",
+  validate: "validate",
+  study: "study",
+} as const;
+
+/** The sequence a run takes, from its request: study requests have their own. */
+export const firstStep = (state: State) => (workflowRequest(latestRequest(state.messages)).kind === "study" ? STEPS.study : STEPS.retrieve);
+
+/** After a proposing step: its calls go to authorize; an answer to validate; any other ending straight to observe. */
+export const afterStep = (state: State) => {
+  if ((state.proposals ?? []).length > 0) return NODES.authorize;
+  return state.verdict?.type === "final" ? STEPS.validate : NODES.observe;
+};
+
+/** After observe: the run ended, or the next step of its sequence. */
+export const nextStep = (state: State) => {
+  if (isTerminal(state.status)) return END;
+  if (workflowRequest(latestRequest(state.messages)).kind === "study") return STEPS.study;
+  return readAttempted(state.messages) ? STEPS.generate : STEPS.read;
+};
