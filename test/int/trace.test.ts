@@ -24,6 +24,7 @@ import { readRunTrace } from "../../src/trace/read-trace.js";
 import type { RunTrace, TraceEntry } from "../../src/trace/run-trace.js";
 import { settings } from "./support/agent.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { BOOKING_REQUEST, startTestServer } from "./support/server.js";
 import { calendarConfig, EVENT, recordedRun, REQUEST } from "./support/recorded-run.js";
 
 const TIMEOUT_MS = 90_000;
@@ -206,5 +207,34 @@ describe("one run's timeline", () => {
     const refused = await trace(recorded.runId, "--otlp");
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/config_invalid/);
+  }, TIMEOUT_MS);
+});
+
+describe("the same run id from the API", () => {
+  it("traces a run started and resumed through the API by either API run id or the run id in its values", async () => {
+    const server = await startTestServer();
+    try {
+      const alice = await server.client("alice");
+      const thread = await alice.threads.create();
+      await alice.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "user", content: BOOKING_REQUEST }] } });
+      const values = (await alice.runs.wait(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } })) as { run: { run_id: string } };
+      const apiRuns = (await alice.runs.list(thread.thread_id)).map((run) => run.run_id);
+      expect(apiRuns).toHaveLength(2);
+      const cli = (runId: string) =>
+        run(process.execPath, ["--import", "tsx", "src/cli/trace.ts", runId, "--json"], { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: server.databaseUrl, WARRANT_DATA_DIR: server.dataDir }, timeout: 60_000 }).then(
+          ({ stdout }) => JSON.parse(stdout) as RunTrace,
+        );
+      const byResume = await cli(apiRuns[0]!);
+      // Each id leads to the one Warrant run: its id is the one in the values and the start's API run id.
+      expect(byResume.run_id).toBe(values.run.run_id);
+      expect([...byResume.api_runs].sort()).toEqual([...apiRuns].sort());
+      expect(byResume.graph_id).toBe("agent");
+      expect(ofKind(byResume, "approval")).toEqual([expect.objectContaining({ outcome: "approve", approver: "alice" })]);
+      expect(ofKind(byResume, "execution").map((attempt) => [attempt.tool, attempt.status])).toEqual([["create_study_event", "succeeded"]]);
+      expect(byResume.termination?.code).toBe("final_answer");
+      expect((await cli(values.run.run_id)).timeline).toEqual(byResume.timeline);
+    } finally {
+      await server.close();
+    }
   }, TIMEOUT_MS);
 });
