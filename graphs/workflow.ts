@@ -4,10 +4,10 @@
  * (authorize → execute | human_review → observe), so both graphs share tools,
  * contracts, budgets, ledger, approvals, audit and checkpointer.
  *
- *   START → retrieve | study
- *   retrieve, read, generate, study → authorize | validate | observe
+ *   START → retrieve | study | case
+ *   retrieve, read, generate, study, case → authorize | validate | observe
  *   authorize → execute | human_review | observe;  execute → observe
- *   validate → observe;  observe → read | generate | study | END
+ *   validate → observe;  observe → read | generate | study | case | END
  *
  * The evaluation builds it beside the agent, around one host.
  */
@@ -21,6 +21,7 @@ import { makeHumanReviewNode } from "../src/nodes/human_review.js";
 import { makeObserveNode } from "../src/nodes/observe.js";
 import { afterDecisions, runOptions } from "../src/runtime/routes.js";
 import { AgentState, NODES } from "../src/state.js";
+import { makeCaseNode } from "../src/workflow/case.js";
 import { makeGenerateNode } from "../src/workflow/generate.js";
 import { makeReadNode } from "../src/workflow/read.js";
 import { makeRetrieveNode } from "../src/workflow/retrieve.js";
@@ -42,21 +43,23 @@ export function buildWorkflow(host: Host, wrap: NodeWrapper = (_name, node) => n
     .addNode(STEPS.read, wrap(NODES.plan, makeReadNode(host)))
     .addNode(STEPS.generate, wrap(NODES.plan, makeGenerateNode(host)))
     .addNode(STEPS.study, wrap(NODES.plan, makeStudyNode(host)))
+    .addNode(STEPS.case, wrap(NODES.plan, makeCaseNode(host)))
     .addNode(STEPS.validate, wrap(NODES.plan, makeValidateNode()))
     .addNode(NODES.authorize, wrap(NODES.authorize, makeAuthorizeNode(host)))
     .addNode(NODES.human_review, wrap(NODES.human_review, makeHumanReviewNode(host)))
     .addNode(NODES.execute, wrap(NODES.execute, makeExecuteNode(host)))
     .addNode(NODES.observe, wrap(NODES.observe, makeObserveNode(host)))
-    .addConditionalEdges(START, firstStep, [STEPS.retrieve, STEPS.study])
+    .addConditionalEdges(START, firstStep, [STEPS.retrieve, STEPS.study, STEPS.case])
     .addConditionalEdges(STEPS.retrieve, afterStep, afterSteps)
     .addConditionalEdges(STEPS.read, afterStep, afterSteps)
     .addConditionalEdges(STEPS.generate, afterStep, afterSteps)
     .addConditionalEdges(STEPS.study, afterStep, afterSteps)
+    .addConditionalEdges(STEPS.case, afterStep, afterSteps)
     .addEdge(STEPS.validate, NODES.observe)
     .addConditionalEdges(NODES.authorize, afterDecisions, [NODES.execute, NODES.human_review, NODES.observe])
     .addConditionalEdges(NODES.human_review, afterDecisions, [NODES.execute, NODES.observe, NODES.human_review])
     .addEdge(NODES.execute, NODES.observe)
-    .addConditionalEdges(NODES.observe, nextStep, [STEPS.read, STEPS.generate, STEPS.study, END]);
+    .addConditionalEdges(NODES.observe, nextStep, [STEPS.read, STEPS.generate, STEPS.study, STEPS.case, END]);
 }
 
 const settings = loadSettings();

@@ -1,8 +1,9 @@
 /**
  * The rules planner: a deterministic decision tree in code, no model. For the
  * notes domain: search → read the best passages → answer with citations, or
- * abstain when there is no evidence (hits below the relevance floor are not
- * evidence). A quiz request naming a course uses the course outline the plan
+ * abstain saying what it cannot find when there is no evidence (hits of
+ * another course than the one asked about, or not on the asked topic, are
+ * not evidence: notes/question.ts). A quiz request naming a course uses the course outline the plan
  * node fetched: outline → read the chosen notes → questions citing them, or
  * abstain when there is no outline. Study requests (plans, calendar
  * sessions, divisions between topics) go to the study domain. Anything else
@@ -16,17 +17,14 @@ import type { Evidence } from "../runtime/evidence.js";
 import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/planner.js";
 import { courseContextOf, isQuizRequest, type CourseContext } from "./notes/course-context.js";
 import { CASE_ID, decideCase } from "./caseops/rules.js";
-import { contentTerms, isRelevant, searchHits } from "./notes/relevance.js";
+import { cannotFind, notesQuestion, searchQuery, supports } from "./notes/question.js";
+import { searchHits } from "./notes/relevance.js";
 import { parseStudyRequest } from "./study/parse.js";
 import { decideStudy, type StudyObservation } from "./study/rules.js";
 
 /** How many of the best search hits are read before answering. */
 const READ_TOP = 3;
 const SEARCH_LIMIT = 5;
-const FILLER = new Set(
-  "a an and are about between compare comparing contrast difference differences do does explain for from how i in is it me my notes note of on or please summarize tell the to use using what when which why with".split(" "),
-);
-
 type Observation = StudyObservation;
 
 /** The text the plan node wrapped a tool result in (`<tool_result …>\n{body}\n</tool_result>`), unwrapped. */
@@ -80,14 +78,7 @@ function readIds(observations: readonly Observation[]): Set<string> {
   );
 }
 
-/** The request without filler words, as a search query. */
-export function searchQuery(request: string): string {
-  const words = request
-    .toLowerCase()
-    .split(/[^a-z0-9-]+/)
-    .filter((word) => word.length > 1 && !FILLER.has(word));
-  return (words.length > 0 ? words.join(" ") : request.trim()).slice(0, 500);
-}
+export { searchQuery } from "./notes/question.js";
 
 function call(name: string, args: Record<string, unknown>): Proposal {
   return { call_id: `call_${randomUUID().replace(/-/g, "").slice(0, 20)}`, name, raw_arguments: JSON.stringify(args) };
@@ -181,15 +172,14 @@ export function decide(input: PlannerInput): PlanOutcome {
   if (isQuizRequest(input.request)) return { type: "needs_human", reason: 'missing_course: which course should the quiz be from? e.g. "a quiz from my cs301 notes"' };
   if (outsideRepertoire(input.request)) return { type: "needs_human", reason: NEEDS_MODEL };
   const searches = observations.filter((observation) => observation.tool === "search_notes");
-  const query = searchQuery(input.request);
+  const question = notesQuestion(input.request);
   if (searches.length === 0) {
     if (!offered.has("search_notes")) return { type: "needs_human", reason: "no tool that can search the notes is available to you" };
-    return { type: "tool_calls", calls: [call("search_notes", { query, limit: SEARCH_LIMIT })] };
+    return { type: "tool_calls", calls: [call("search_notes", { query: question.query, limit: SEARCH_LIMIT })] };
   }
-  // The relevance floor: a hit sharing no content word with the question is not evidence.
-  const terms = contentTerms(query);
-  const hits = searches.flatMap((search) => (search.ok ? searchHits(search.structured) : [])).filter((hit) => isRelevant(hit, terms)).map((hit) => hit.note_id);
-  if (hits.length === 0) return ABSTAIN;
+  // The relevance floor: only hits of the named course, on the asked topic, are evidence; none → say so, never answer from the rest.
+  const hits = searches.flatMap((search) => (search.ok ? searchHits(search.structured) : [])).filter((hit) => supports(question, hit)).map((hit) => hit.note_id);
+  if (hits.length === 0) return cannotFind(question);
 
   const best = [...new Set(hits)].slice(0, READ_TOP);
   const attempted = observations.filter((observation) => observation.tool === "read_note").length;
@@ -199,7 +189,7 @@ export function decide(input: PlannerInput): PlanOutcome {
     return { type: "tool_calls", calls: unread.map((noteId) => call("read_note", { note_id: noteId })) };
   }
   const supporting = best.flatMap((id) => input.evidence.filter((item) => item.item_id === id));
-  return supporting.length > 0 ? answerFrom(supporting) : ABSTAIN;
+  return supporting.length > 0 ? answerFrom(supporting) : cannotFind(question);
 }
 
 export function createRulesPlanner(): Planner {

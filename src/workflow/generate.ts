@@ -6,7 +6,7 @@
  * showing only those passages as citable evidence; without one the answer is
  * extractive (quoted passages with their note ids). A read that was refused
  * or failed for good ends the run instead (branches.ts), before any model
- * call; no usable passage → abstain.
+ * call; no usable passage → abstain, saying what cannot be found.
  */
 import { isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { observationsSinceRequest } from "../domains/rules-planner.js";
@@ -20,11 +20,12 @@ import { withoutSecrets } from "../runtime/redaction.js";
 import { threadIdFrom } from "../runtime/run-config.js";
 import { beginStep, concludeStep, type Step, type StepUpdate } from "../runtime/step.js";
 import type { State } from "../state.js";
-import { failureEnding, NO_EVIDENCE } from "./branches.js";
+import { cannotFind } from "../domains/notes/question.js";
+import { failureEnding } from "./branches.js";
 import { extractiveAnswer } from "./extractive.js";
 import { passageTranscript } from "./model-input.js";
 import { rerank } from "./rerank.js";
-import { workflowRequest } from "./request.js";
+import { notesRequest } from "./request.js";
 import { retrievedEvidence } from "./retrieved.js";
 
 /** The one model call: the request and the passages (model-input.ts), no tools, so the reply can only be an answer. */
@@ -68,9 +69,9 @@ export function makeGenerateNode(host: Host) {
     const reads = observationsSinceRequest(state.messages).filter((observation) => observation.tool === "read_note");
     const ending = failureEnding(reads);
     if (ending) return concludeStep(state, step, ending);
-    const request = workflowRequest(step.request);
-    const passages = rerank(retrievedEvidence(state.messages, state.evidence), request.kind === "notes" ? request.query : step.request, request.kind === "notes" ? request.named : []);
-    if (passages.length === 0) return concludeStep(state, step, NO_EVIDENCE);
+    const request = notesRequest(step.request);
+    const passages = rerank(retrievedEvidence(state.messages, state.evidence), request);
+    if (passages.length === 0) return concludeStep(state, step, cannotFind(request));
     const planner = await host.planner();
     // Only the model planner is a model; the rules planner and test doubles of a planner's policy get the extractive answer.
     if (planner.kind !== "model") return concludeStep(state, step, extractiveAnswer(passages));

@@ -9,13 +9,12 @@ import type { Host } from "../host.js";
 import { sanitizeProposals } from "../planners/sanitize.js";
 import { beginStep, proposeCalls, type StepUpdate } from "../runtime/step.js";
 import type { State } from "../state.js";
-import { propose, SEARCH_LIMIT, workflowRequest } from "./request.js";
+import { notesRequest, propose, SEARCH_LIMIT } from "./request.js";
 
 export function makeRetrieveNode(host: Host) {
   return async function retrieve(state: State, config: LangGraphRunnableConfig): Promise<StepUpdate> {
     const step = await beginStep(host, state, config);
-    const request = workflowRequest(step.request);
-    const query = request.kind === "notes" ? request.query : step.request;
+    const { query } = notesRequest(step.request);
     return proposeCalls(state, step, { type: "tool_calls", calls: sanitizeProposals([propose("search_notes", { query, limit: SEARCH_LIMIT })], state.messages) });
   };
 }

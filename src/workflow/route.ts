@@ -5,6 +5,7 @@
  *
  *   notes question: retrieve → read → generate → validate → observe → END
  *   study request:  study (each turn) … → validate → observe → END
+ *   claim (case id): case (each turn) … → validate → observe → END
  *   each proposing step → authorize → (execute | human_review | observe) → observe → next step
  */
 import { END } from "@langchain/langgraph";
@@ -21,10 +22,17 @@ export const STEPS = {
   generate: "generate",
   validate: "validate",
   study: "study",
+  case: "case",
 } as const;
 
-/** The sequence a run takes, from its request: study requests have their own. */
-export const firstStep = (state: State) => (workflowRequest(latestRequest(state.messages)).kind === "study" ? STEPS.study : STEPS.retrieve);
+/** The step that repeats each turn for a request with its own sequence (study, case); undefined for a notes question. */
+function ownSequence(state: State): typeof STEPS.study | typeof STEPS.case | undefined {
+  const kind = workflowRequest(latestRequest(state.messages)).kind;
+  return kind === "study" ? STEPS.study : kind === "case" ? STEPS.case : undefined;
+}
+
+/** The sequence a run takes, from its request: study requests and claims have their own. */
+export const firstStep = (state: State) => ownSequence(state) ?? STEPS.retrieve;
 
 /** After a proposing step: its calls go to authorize; an answer to validate; any other ending straight to observe. */
 export const afterStep = (state: State) => {
@@ -35,6 +43,7 @@ export const afterStep = (state: State) => {
 /** After observe: the run ended, or the next step of its sequence. */
 export const nextStep = (state: State) => {
   if (isTerminal(state.status)) return END;
-  if (workflowRequest(latestRequest(state.messages)).kind === "study") return STEPS.study;
+  const own = ownSequence(state);
+  if (own !== undefined) return own;
   return readAttempted(state.messages) ? STEPS.generate : STEPS.read;
 };

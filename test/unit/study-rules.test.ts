@@ -32,6 +32,8 @@ const INDEX = buildSearchIndex({
     note("cs301", "cross-attention", "Cross-attention", "In cross-attention the queries come from one sequence and the keys from another; compare self-attention."),
     note("cs301", "scaled-dot-product-attention", "Scaled dot-product attention", "Attention scores are normalized with a softmax."),
     note("cs301", "l2-regularization", "L2 regularization", "L2 regularization adds a penalty on squared weights."),
+    note("cs301", "study-tips", "Study tips", "Redo the worked examples by hand before the exam."),
+    { ...note("cs301", "exam-2-solutions", "Exam 2 worked solutions", "Problem 1: the attention weights sum to one."), released: false },
     note("db201", "acid", "ACID properties", "Transactions are atomic, consistent, isolated and durable."),
   ],
 });
@@ -240,6 +242,32 @@ describe("honest limits of the rules planner", () => {
     const { final } = run("Compare self-attention with cross-attention using my notes");
     expect(final).toMatchObject({ type: "final", abstained: false });
     if (final.type === "final") expect(final.citations).toContain("cs301.self-attention@1");
+  });
+
+  it("says it cannot find notes of a course the user cannot read, rather than answering from another course's", () => {
+    // alice's search finds her cs301 attention notes; none is a db201 note, so none is evidence.
+    const { final, proposals } = run("What do my db201 notes say about attention?");
+    expect(proposals).toEqual([[["search_notes", { query: "db201 attention", limit: 5 }]]]);
+    expect(final).toEqual({
+      type: "final",
+      answer: `I can't find notes on "attention" in db201 that you can read, so I won't answer from unrelated notes.`,
+      citations: [],
+      abstained: true,
+    });
+  });
+
+  it("answers from the named course when the user can read it", () => {
+    const { final } = run("What do my cs301 notes say about self-attention?");
+    expect(final).toMatchObject({ type: "final", abstained: false });
+    if (final.type === "final") expect(final.citations).toContain("cs301.self-attention@1");
+  });
+
+  it("says it cannot find an unreleased note, rather than answering from notes that share a word with it", () => {
+    // The search never returns the unreleased note; the study tips share "worked" and "exam" but are not about the solutions.
+    const { final, proposals } = run("Show me the exam 2 worked solutions");
+    expect(proposals).toEqual([[["search_notes", { query: "exam worked solutions", limit: 5 }]]]);
+    expect(final).toMatchObject({ type: "final", abstained: true, citations: [] });
+    if (final.type === "final") expect(final.answer).toMatch(/^I can't find notes on "exam worked solutions" that you can read/);
   });
 
   it("asks for the course of a quiz that names none", () => {

@@ -11,6 +11,7 @@ import type { Evidence } from "../../src/runtime/evidence.js";
 import { FIELD_OWNERS, NODES, type NodeName, type State } from "../../src/state.js";
 import { failureEnding, NO_EVIDENCE } from "../../src/workflow/branches.js";
 import { extractiveAnswer, quoteOf } from "../../src/workflow/extractive.js";
+import { notesQuestion } from "../../src/domains/notes/question.js";
 import { rerank } from "../../src/workflow/rerank.js";
 import { workflowRequest } from "../../src/workflow/request.js";
 import { afterStep, firstStep, nextStep, STEPS } from "../../src/workflow/route.js";
@@ -31,6 +32,9 @@ function readTranscript(reads: { callId: string; ok: boolean }[]) {
   ];
 }
 
+/** A question as rerank takes it: the notes question a request reads as, and the notes it names. */
+const asked = (request: string, named: string[] = []) => ({ ...notesQuestion(request), named });
+
 describe("rerank", () => {
   const passages = [
     passage("cs301.bm25", "BM25", "A ranking function for retrieval."),
@@ -39,17 +43,17 @@ describe("rerank", () => {
   ];
 
   it("orders by shared content words, drops passages sharing none, keeps the best few", () => {
-    expect(rerank(passages, "self-attention cross-attention", []).map((item) => item.item_id)).toEqual(["cs301.cross-attention", "cs301.self-attention"]);
-    expect(rerank(passages, "self-attention cross-attention", [], 1).map((item) => item.item_id)).toEqual(["cs301.cross-attention"]);
-    expect(rerank(passages, "normalization", [])).toEqual([]);
+    expect(rerank(passages, asked("self-attention cross-attention")).map((item) => item.item_id)).toEqual(["cs301.cross-attention", "cs301.self-attention"]);
+    expect(rerank(passages, asked("self-attention cross-attention"), 1).map((item) => item.item_id)).toEqual(["cs301.cross-attention"]);
+    expect(rerank(passages, asked("normalization"))).toEqual([]);
   });
 
   it("puts notes the question names first, even without a shared word", () => {
-    expect(rerank(passages, "self-attention", ["cs301.bm25"]).map((item) => item.item_id)[0]).toBe("cs301.bm25");
+    expect(rerank(passages, asked("self-attention", ["cs301.bm25"])).map((item) => item.item_id)[0]).toBe("cs301.bm25");
   });
 
   it("is empty for no passages", () => {
-    expect(rerank([], "anything", [])).toEqual([]);
+    expect(rerank([], asked("anything"))).toEqual([]);
   });
 });
 

@@ -23,7 +23,7 @@ const NOT_CONTENT = new Set(
     "a about above add after again against all also am an and any are as ask at be because been before being below between both but by can could " +
     "compare comparing contrast did difference differences do does doing down during each either else explain few find for from further had has have having " +
     "he her here hers him his how i if in into is it its itself just look may me might more most must my no nor not note notes now of off on once one only " +
-    "or other our out over own please put same search she should show so some such summarize summarise tell than that the their them then there these they " +
+    "or other our out over own please put said same say says search she should show so some such summarize summarise tell than that the their them then there these they " +
     "this those through to too under until up us use using very was we were what when where which while who whom why will with would you your " +
     "calendar calendars day days daily hour hours minute minutes min mins session sessions schedule plan study studying time week weeks start starting " +
     "block book create make give write quiz questions question course"
@@ -58,6 +58,38 @@ export function contentTerms(query: string): Set<string> {
 /** Whether a hit's title or excerpt shares a content term with the query. */
 export function isRelevant(hit: Hit, queryTerms: ReadonlySet<string>): boolean {
   return terms(`${hit.title} ${hit.snippet}`).some((term) => queryTerms.has(term));
+}
+
+/**
+ * The query's words as sets of terms that must all be present: a plain word
+ * is itself; a hyphenated one ("cross-attention") is its content parts, so
+ * "Cross-entropy loss" does not name it and "cross attention" does.
+ */
+function queryWords(queryTerms: ReadonlySet<string>): string[][] {
+  const compounds = [...queryTerms].filter((term) => term.includes("-"));
+  const parts = new Set(compounds.flatMap((term) => term.split("-")));
+  const plain = [...queryTerms].filter((term) => !term.includes("-") && !parts.has(term)).map((term) => [term]);
+  const hyphenated = compounds.map((term) => {
+    const content = term.split("-").filter((part) => queryTerms.has(part));
+    return content.length > 0 ? content : [term];
+  });
+  return [...plain, ...hyphenated];
+}
+
+/**
+ * Whether a hit is on the asked topic, not just touching it: its title names
+ * one of the question's words (a note is about what its title says), or its
+ * text contains every one of them. A note that shares one word of a longer
+ * question in passing ("worked examples" for "exam 2 worked solutions") is
+ * not evidence for it.
+ */
+export function isOnTopic(hit: Hit, queryTerms: ReadonlySet<string>): boolean {
+  const words = queryWords(queryTerms);
+  if (words.length === 0) return false;
+  const inTitle = new Set(terms(hit.title));
+  if (words.some((word) => word.every((term) => inTitle.has(term)))) return true;
+  const inText = new Set(terms(`${hit.title} ${hit.snippet}`));
+  return words.every((word) => word.every((term) => inText.has(term)));
 }
 
 /** The words of a phrase as a space-joined, plural-folded sequence ("Self-Attention" → "self attention"). */
