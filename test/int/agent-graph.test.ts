@@ -71,6 +71,18 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
     expect(transcript).not.toMatch(/cs301/);
   });
 
+  it("says the rules planner cannot find an unreleased note instead of answering from notes that share a word with it", async () => {
+    const agent = agentHarness({ database: opened.database, tools, planner: createRulesPlanner() });
+    const { state } = await agent.run("alice", "Show me the exam 2 worked solutions");
+    expect(state.status).toBe("abstained");
+    expect(state.termination_reason?.code).toBe("abstained");
+    expect(state.result).toMatchObject({ abstained: true, citations: [] });
+    expect(state.result?.answer).toMatch(/^I can't find notes on "exam worked solutions" that you can read/);
+    // One search, nothing read: no note was evidence, so none was opened.
+    expect(state.ledger.map((row) => [row.tool, row.status])).toEqual([["search_notes", "succeeded"]]);
+    expect(state.decisions.every((decision) => decision.type === "allow")).toBe(true);
+  });
+
   it("checks bob's authorization before any existence check", async () => {
     const planner = scriptedPlanner([
       calls(proposal("read_note", { note_id: "cs301.self-attention" }), proposal("read_note", { note_id: "db201.no-such-note" })),

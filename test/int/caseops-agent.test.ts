@@ -4,6 +4,7 @@
  * graph, the run ends with the case's evidence refs. Also the schedule server.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildWorkflow } from "../../graphs/workflow.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { createRulesPlanner } from "../../src/domains/rules-planner.js";
 import { loadConfig } from "../../src/policy/config.js";
@@ -36,6 +37,21 @@ describe("CaseOps over Streamable HTTP with task tokens", () => {
       ["list_unclassified_documents", "succeeded"],
       ["resolve_document_alias", "succeeded"],
     ]);
+    expect(state.result?.citations.map((citation) => citation.ref)).toEqual(["case:C-102@v3", "policy:motor-2026.1", "alias:DOC-7781"]);
+  });
+
+  it("the fixed workflow investigates C-102 with the same sequence, through the same control plane", async () => {
+    const workflow = agentHarness({ database, tools, planner: createRulesPlanner(), runBound: { case_id: "C-102" }, build: buildWorkflow });
+    const { state } = await workflow.run("dana", "Investigate claim C-102: are its documents complete?");
+    expect(state.status).toBe("completed");
+    expect(state.result?.answer).toMatch(/^DOCUMENTS_COMPLETE_AFTER_NORMALIZATION/);
+    expect(state.ledger.map((row) => [row.tool, row.status])).toEqual([
+      ["get_case_snapshot", "succeeded"],
+      ["get_policy_requirements", "succeeded"],
+      ["list_unclassified_documents", "succeeded"],
+      ["resolve_document_alias", "succeeded"],
+    ]);
+    expect(state.decisions.every((decision) => decision.type === "allow")).toBe(true);
     expect(state.result?.citations.map((citation) => citation.ref)).toEqual(["case:C-102@v3", "policy:motor-2026.1", "alias:DOC-7781"]);
   });
 

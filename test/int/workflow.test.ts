@@ -24,6 +24,8 @@ import { openTestDatabase } from "./support/postgres.js";
 
 const TIMEOUT_MS = 60_000;
 const QUESTION = "Compare self-attention with cross-attention using my notes";
+/** Five notes are on its topic (attention): all are read, rerank shows three. */
+const BROAD_QUESTION = "Explain attention";
 /** read_note's timeout in the slow hosts: well under the notes server's injected delay. */
 const READ_TIMEOUT_MS = 700;
 const READ_DELAY_MS = "2000";
@@ -111,6 +113,17 @@ describe("the fixed workflow on notes questions", () => {
     expect(state.evidence.filter((item) => item.source_id.startsWith("cs301/"))).toEqual([]);
   }, TIMEOUT_MS);
 
+  it("says it cannot find notes of a course the user cannot read, instead of answering from the user's own course", async () => {
+    const { state } = await workflow().run("alice", "What do my db201 notes say about two-phase locking?");
+    expect(state.status).toBe("abstained");
+    expect(state.termination_reason?.code).toBe("abstained");
+    expect(state.result).toMatchObject({ abstained: true, citations: [] });
+    expect(state.result?.answer).toBe(`I can't find notes on "two-phase locking" in db201 that you can read, so I won't answer from unrelated notes.`);
+    // The search ran as alice (her notes only); no cs301 note was read to answer a db201 question.
+    expect(toolsRun(state)).toEqual([["search_notes", "succeeded", null]]);
+    expect(state.evidence.filter((item) => item.tool === "read_note")).toEqual([]);
+  }, TIMEOUT_MS);
+
   it("ends a cross-course read as final access_denied: refused by authorize, never executed, nothing answered", async () => {
     const { state } = await workflow().run("bob", "What does cs301.self-attention say about queries and keys?");
     expect(state.status).toBe("abstained");
@@ -185,7 +198,8 @@ describe("the fixed workflow with a model configured", () => {
     const earlier = fake.requests.length;
     const answer = { answer: "Self-attention relates positions within one sequence; cross-attention attends to another [1][2].", citations: ["cs301.self-attention@1", "cs301.cross-attention@1"], abstained: false };
     fake.enqueue({ kind: "completion", content: JSON.stringify(answer), finish_reason: "stop", usage: { prompt_tokens: 120, completion_tokens: 30 } });
-    const { state } = await workflow(modelPlanner()).run("alice", QUESTION);
+    // A broad question: more notes on its topic are read than rerank shows (the comparison reads only its three on-topic notes).
+    const { state } = await workflow(modelPlanner()).run("alice", BROAD_QUESTION);
     expect(fake.requests).toHaveLength(earlier + 1);
     expect(fake.pending()).toBe(0);
     const request = fake.requests[earlier];

@@ -116,6 +116,13 @@ describe("routing", () => {
     expect(workflowRequest("What does cs301.self-attention say?")).toMatchObject({ kind: "notes", named: ["cs301.self-attention"] });
   });
 
+  it("sends a claim to the case step, turn after turn, as the rules planner's CaseOps branch", () => {
+    const claim = { ...base, messages: [new HumanMessage("Investigate claim C-102: are its documents complete?")] };
+    expect(workflowRequest("Investigate claim C-102: are its documents complete?")).toEqual({ kind: "case", caseId: "C-102" });
+    expect(firstStep(claim)).toBe(STEPS.case);
+    expect(nextStep(claim)).toBe(STEPS.case);
+  });
+
   it("reads after the search, generates after the reads, and ends on a terminal status", () => {
     expect(nextStep(base)).toBe(STEPS.read);
     expect(nextStep({ ...base, messages: readTranscript([{ callId: "call_a", ok: true }]) })).toBe(STEPS.generate);
