@@ -101,6 +101,17 @@ describe("validate", () => {
     expect(update).toEqual({ verdict: { type: "stop", code: "unsupported_citation", detail: expect.stringContaining("cs301.b@1") } });
   });
 
+  it("counts every successful call of a claim's run as retrieved, and still no earlier run's", async () => {
+    const claim = [
+      new HumanMessage("Investigate claim C-101: are its documents complete?"),
+      new AIMessage({ content: "", tool_calls: [{ id: "call_case", name: "get_case_snapshot", args: {}, type: "tool_call" as const }] }),
+      new ToolMessage({ tool_call_id: "call_case", name: "get_case_snapshot", content: "{}" }),
+    ];
+    const item = (ref: string, callId: string): Evidence => ({ ref, source_id: "case:C-101", item_id: "C-101", excerpt: "", version: "v4", tool: "get_case_snapshot", call_id: callId });
+    expect(await validate(stateWith(["case:C-101@v4"], [item("case:C-101@v4", "call_case")], claim))).toEqual({});
+    expect(await validate(stateWith(["case:C-101@v3"], [item("case:C-101@v3", "call_from_an_earlier_run")], claim))).toMatchObject({ verdict: { type: "stop", code: "unsupported_citation" } });
+  });
+
   it("does not count a failed read as retrieved", async () => {
     const messages = readTranscript([{ callId: "call_a", ok: false }]);
     expect(await validate(stateWith(["cs301.a@1"], [passage("cs301.a", "A", "a", "call_a")], messages))).toMatchObject({ verdict: { type: "stop" } });
