@@ -7,9 +7,9 @@
  */
 import { parseArgs } from "node:util";
 import { loadSettings } from "../env.js";
-import { isConfigError } from "../errors.js";
 import { openDatabase } from "../persistence/database.js";
 import type { ChainBreak, VerifyReport } from "../runtime/audit-chain.js";
+import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run audit -- verify [RUN_ID] [--json]
   Recomputes the audit chains of all runs (or of RUN_ID) and names the first broken link.`;
@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`warrant: usage: expected \`verify [RUN_ID]\`\n${USAGE}\n`);
     return 2;
   }
-  try {
+  return exitOnConfigError(async () => {
     const settings = loadSettings();
     const database = await openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir });
     try {
@@ -67,13 +67,7 @@ async function main(argv: string[]): Promise<number> {
     } finally {
       await database.close();
     }
-  } catch (error) {
-    if (isConfigError(error)) {
-      process.stderr.write(`warrant: ${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  });
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { loadApiSecret, mintApiToken, DEFAULT_API_TOKEN_TTL_SECONDS, MAX_API_TOKEN_TTL_SECONDS } from "../auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
 import { loadSettings } from "../env.js";
-import { isConfigError } from "../errors.js";
+import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run token -- --user <id> [--ttl <seconds>]
   Mints a bearer token for a dev principal (src/domains/dev-principals.json).
@@ -34,20 +34,15 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`warrant: usage: --ttl must be an integer in 1..${MAX_API_TOKEN_TTL_SECONDS}\n`);
     return 2;
   }
-  try {
+  const user = values.user;
+  return exitOnConfigError(async () => {
     const settings = loadSettings();
-    const principal = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), values.user);
+    const principal = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), user);
     const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
     const token = await mintApiToken(secret, principal, { ttlSeconds: ttl });
     process.stdout.write(`${token}\n`);
     return 0;
-  } catch (error) {
-    if (isConfigError(error)) {
-      process.stderr.write(`warrant: ${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  });
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -12,10 +12,10 @@
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { loadSettings } from "../env.js";
-import { isConfigError } from "../errors.js";
 import { configuredHash, manifestDiff } from "../mcp/pins.js";
 import { openDatabase } from "../persistence/database.js";
 import { loadConfig } from "../policy/config.js";
+import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run tools -- diff NAME
        npm run tools -- approve NAME [--by WHO]
@@ -46,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write("warrant: usage: --by must be 1..64 of A-Z a-z 0-9 _ . @ -\n");
     return 2;
   }
-  try {
+  return exitOnConfigError(async () => {
     const settings = loadSettings();
     const contracts = (await loadConfig(settings.configPath)).tools;
     const configured = Object.hasOwn(contracts, name) ? configuredHash(contracts[name]?.pin) : undefined;
@@ -85,13 +85,7 @@ async function main(argv: string[]): Promise<number> {
     } finally {
       await database.close();
     }
-  } catch (error) {
-    if (isConfigError(error)) {
-      process.stderr.write(`warrant: ${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  });
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -13,10 +13,10 @@
 import { parseArgs } from "node:util";
 import { createRuntime } from "../bootstrap.js";
 import { loadSettings } from "../env.js";
-import { isConfigError } from "../errors.js";
 import { exportTraceSpans, otlpConfigured, otlpExporter } from "../trace/otel.js";
 import { readRunTrace, type HistorySource } from "../trace/read-trace.js";
 import { renderTrace } from "../trace/render.js";
+import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run trace -- RUN_ID [--json] [--otlp]
   Prints one run's timeline from the database. --json: the trace as JSON.
@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`warrant: usage: ${options}\n${USAGE}\n`);
     return 2;
   }
-  try {
+  return exitOnConfigError(async () => {
     const settings = loadSettings();
     if (options.otlp && !otlpConfigured()) {
       process.stderr.write("warrant: config_invalid: --otlp needs OTEL_EXPORTER_OTLP_ENDPOINT\n");
@@ -86,13 +86,7 @@ async function main(argv: string[]): Promise<number> {
     } finally {
       await runtime.close();
     }
-  } catch (error) {
-    if (isConfigError(error)) {
-      process.stderr.write(`warrant: ${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  });
 }
 
 process.exitCode = await main(process.argv.slice(2));

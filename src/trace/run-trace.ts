@@ -228,14 +228,21 @@ function decisionEntries(step: NodeStep, writes: Json): DecisionEntry[] {
     });
 }
 
+/** The termination reason observe wrote, if it ended the run. */
+function terminationOf(writes: Json): RunTrace["termination"] {
+  const reason = writes["termination_reason"];
+  if (!isObject(reason)) return null;
+  return { code: text(reason["code"]) ?? "", detail: text(reason["detail"]) ?? "", turn: typeof reason["turn"] === "number" ? reason["turn"] : null, budget: text(reason["budget"]) };
+}
+
 function observeEntry(step: NodeStep, writes: Json): ObserveEntry {
-  const reason = isObject(writes["termination_reason"]) ? writes["termination_reason"] : null;
+  const reason = terminationOf(writes);
   return {
     kind: "observe",
     at: step.started_at,
     ended_at: step.ended_at,
     evidence_refs: list(writes["evidence"]).filter(isObject).map((item) => text(item["ref"]) ?? "").filter((ref) => ref !== ""),
-    termination: reason ? { code: text(reason["code"]) ?? "", detail: text(reason["detail"]) ?? "" } : null,
+    termination: reason ? { code: reason.code, detail: reason.detail } : null,
   };
 }
 
@@ -326,15 +333,7 @@ export function assembleTrace(inputs: TraceInputs): RunTrace {
     } else if (step.node === "observe") {
       const entry = observeEntry(step, writes);
       for (const ref of entry.evidence_refs) evidence.add(ref);
-      const reason = isObject(writes["termination_reason"]) ? writes["termination_reason"] : null;
-      if (reason) {
-        termination = {
-          code: text(reason["code"]) ?? "",
-          detail: text(reason["detail"]) ?? "",
-          turn: typeof reason["turn"] === "number" ? reason["turn"] : null,
-          budget: text(reason["budget"]),
-        };
-      }
+      termination = terminationOf(writes) ?? termination;
       entries.push(entry);
     }
   }
