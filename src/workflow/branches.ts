@@ -2,7 +2,8 @@
  * The fixed workflow's only ways to end other than an answer, decided from
  * what the tools answered (execute has already retried transient failures of
  * reads as their contracts allow):
- * - no usable evidence → abstain;
+ * - no usable evidence → abstain, saying what cannot be found
+ *   (notes/question.ts `cannotFind`, used by read and generate);
  * - `access_denied` (or a tool the owner may not use) → final: the run ends
  *   as a refusal, nothing is retried or read around it;
  * - any other failure that outlived its retries (`tool_timeout`, …) → the
@@ -17,13 +18,6 @@ type Ending = Exclude<PlanVerdict, { type: "tool_calls" }>;
 
 /** Codes that say the owner may not have this: final, never retried. */
 const REFUSALS: ReadonlySet<string> = new Set(["access_denied", "tool_not_permitted"]);
-
-export const NO_EVIDENCE: Ending = {
-  type: "final",
-  answer: "I could not find anything in the notes you can access that answers this, so I will not guess.",
-  citations: [],
-  abstained: true,
-};
 
 function what(observation: Observation): string {
   const noteId = observation.args?.["note_id"];

@@ -9,9 +9,9 @@ import { describe, expect, it } from "vitest";
 import { buildWorkflow } from "../../graphs/workflow.js";
 import type { Evidence } from "../../src/runtime/evidence.js";
 import { FIELD_OWNERS, NODES, type NodeName, type State } from "../../src/state.js";
-import { failureEnding, NO_EVIDENCE } from "../../src/workflow/branches.js";
+import { failureEnding } from "../../src/workflow/branches.js";
 import { extractiveAnswer, quoteOf } from "../../src/workflow/extractive.js";
-import { notesQuestion } from "../../src/domains/notes/question.js";
+import { cannotFind, notesQuestion } from "../../src/domains/notes/question.js";
 import { rerank } from "../../src/workflow/rerank.js";
 import { workflowRequest } from "../../src/workflow/request.js";
 import { afterStep, firstStep, nextStep, STEPS } from "../../src/workflow/route.js";
@@ -141,7 +141,7 @@ describe("routing", () => {
   });
 
   it("validates answers, sends calls to authorize and other endings to observe", () => {
-    expect(afterStep({ ...base, verdict: NO_EVIDENCE })).toBe(STEPS.validate);
+    expect(afterStep({ ...base, verdict: cannotFind(notesQuestion("What is BM25?")) })).toBe(STEPS.validate);
     expect(afterStep({ ...base, proposals: [{ call_id: "c", name: "read_note", raw_arguments: "{}" }] })).toBe(NODES.authorize);
     expect(afterStep({ ...base, verdict: { type: "stop", code: "tool_failure", detail: "x" } })).toBe(NODES.observe);
   });
