@@ -5,17 +5,14 @@
  * key, and the column when it can be told. Exit 0 when intact, 1 when broken
  * or on a configuration or database error, 2 on a usage error.
  */
-import { parseArgs } from "node:util";
 import { loadSettings } from "../env.js";
 import { openDatabase } from "../persistence/database.js";
 import type { ChainBreak, VerifyReport } from "../runtime/audit-chain.js";
+import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run audit -- verify [RUN_ID] [--json]
   Recomputes the audit chains of all runs (or of RUN_ID) and names the first broken link.`;
-
-/** The run ids plan makes are UUIDs; anything up to 128 characters from the API is accepted. */
-const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 function describe(broken: ChainBreak): string {
   const key = Object.entries(broken.key)
@@ -37,28 +34,18 @@ function report(result: VerifyReport, json: boolean): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  let parsed: { values: { json?: boolean | undefined; help?: boolean | undefined }; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: argv, options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
-  } catch (error) {
-    process.stderr.write(`warrant: usage: ${(error as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (parsed.values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const parsed = commandLine(argv, { json: { type: "boolean" } }, USAGE);
+  if (typeof parsed === "number") return parsed;
   const [command, runId, ...extra] = parsed.positionals;
   if (command !== "verify" || extra.length > 0 || (runId !== undefined && !RUN_ID.test(runId))) {
-    process.stderr.write(`warrant: usage: expected \`verify [RUN_ID]\`\n${USAGE}\n`);
-    return 2;
+    return usageError("expected `verify [RUN_ID]`", USAGE);
   }
   return exitOnConfigError(async () => {
     const settings = loadSettings();
     const database = await openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir });
     try {
       const result = await database.verifyAudit(runId);
-      process.stdout.write(`${report(result, parsed.values.json === true)}\n`);
+      process.stdout.write(`${report(result, parsed.values["json"] === true)}\n`);
       if (runId !== undefined && result.runs === 0) {
         process.stderr.write(`warrant: not_found: no audit chain for run ${runId}\n`);
         return 1;

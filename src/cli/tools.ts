@@ -10,11 +10,11 @@
  * configuration or database error), 2 on a usage error.
  */
 import os from "node:os";
-import { parseArgs } from "node:util";
 import { loadSettings } from "../env.js";
 import { configuredHash, manifestDiff } from "../mcp/pins.js";
 import { openDatabase } from "../persistence/database.js";
 import { loadConfig } from "../policy/config.js";
+import { commandLine, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run tools -- diff NAME
@@ -25,23 +25,14 @@ const USAGE = `usage: npm run tools -- diff NAME
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 async function main(argv: string[]): Promise<number> {
-  let parsed: { values: { by?: string | undefined; help?: boolean | undefined }; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: argv, options: { by: { type: "string" }, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
-  } catch (error) {
-    process.stderr.write(`warrant: usage: ${(error as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (parsed.values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const parsed = commandLine(argv, { by: { type: "string" } }, USAGE);
+  if (typeof parsed === "number") return parsed;
   const [command, name, ...extra] = parsed.positionals;
   if ((command !== "diff" && command !== "approve") || name === undefined || !NAME.test(name) || extra.length > 0) {
-    process.stderr.write(`warrant: usage: expected \`diff NAME\` or \`approve NAME\`\n${USAGE}\n`);
-    return 2;
+    return usageError("expected `diff NAME` or `approve NAME`", USAGE);
   }
-  const approver = parsed.values.by ?? os.userInfo().username;
+  const by = parsed.values["by"];
+  const approver = typeof by === "string" ? by : os.userInfo().username;
   if (!/^[A-Za-z0-9_.@-]{1,64}$/.test(approver)) {
     process.stderr.write("warrant: usage: --by must be 1..64 of A-Z a-z 0-9 _ . @ -\n");
     return 2;

@@ -10,20 +10,17 @@
  * Exit 0 when printed, 1 when the run is unknown or on a configuration or
  * database error, 2 on a usage error.
  */
-import { parseArgs } from "node:util";
 import { createRuntime } from "../bootstrap.js";
 import { loadSettings } from "../env.js";
 import { exportTraceSpans, otlpConfigured, otlpExporter } from "../trace/otel.js";
 import { readRunTrace, type HistorySource } from "../trace/read-trace.js";
 import { renderTrace } from "../trace/render.js";
+import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run trace -- RUN_ID [--json] [--otlp]
   Prints one run's timeline from the database. --json: the trace as JSON.
   --otlp: also export it as OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT.`;
-
-/** Run ids are UUIDs from plan or the API; anything up to 128 such characters is looked up. */
-const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 interface Options {
   runId: string;
@@ -31,29 +28,12 @@ interface Options {
   otlp: boolean;
 }
 
-function parse(argv: string[]): Options | string {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: { json: { type: "boolean" }, otlp: { type: "boolean" }, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
-  } catch (error) {
-    return (error as Error).message;
-  }
-  if (parsed.values.help) return "";
-  const [runId, ...extra] = parsed.positionals;
-  if (runId === undefined || extra.length > 0 || !RUN_ID.test(runId)) return "expected one RUN_ID (letters, digits, `_.:-`, at most 128)";
-  return { runId, json: parsed.values.json === true, otlp: parsed.values.otlp === true };
-}
-
 async function main(argv: string[]): Promise<number> {
-  const options = parse(argv);
-  if (typeof options === "string") {
-    if (options === "") {
-      process.stdout.write(`${USAGE}\n`);
-      return 0;
-    }
-    process.stderr.write(`warrant: usage: ${options}\n${USAGE}\n`);
-    return 2;
-  }
+  const parsed = commandLine(argv, { json: { type: "boolean" }, otlp: { type: "boolean" } }, USAGE);
+  if (typeof parsed === "number") return parsed;
+  const [runId, ...extra] = parsed.positionals;
+  if (runId === undefined || extra.length > 0 || !RUN_ID.test(runId)) return usageError("expected one RUN_ID (letters, digits, `_.:-`, at most 128)", USAGE);
+  const options: Options = { runId, json: parsed.values["json"] === true, otlp: parsed.values["otlp"] === true };
   return exitOnConfigError(async () => {
     const settings = loadSettings();
     if (options.otlp && !otlpConfigured()) {

@@ -11,193 +11,36 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Principal } from "../auth/principal.js";
 import type { ToolErrorCode } from "../errors.js";
 import type { Host } from "../host.js";
 import type { CatalogTool } from "../mcp/catalog.js";
 import type { NormalizedResult } from "../mcp/normalize.js";
-import type { ToolHost } from "../mcp/tool-host.js";
 import { authorizeFor, injectArguments } from "../policy/authorization.js";
 import { remainingToolCalls } from "../policy/budgets.js";
 import type { ReconcileContract } from "../policy/contracts.js";
-import { allowed, type Decision } from "../policy/decision.js";
+import { allowed } from "../policy/decision.js";
 import { actionFingerprint } from "../policy/fingerprint.js";
-import { runStartOf, type RunStart } from "../runtime/audit-chain.js";
-import type { LedgerOutcome, LedgerRow, LedgerStore } from "../runtime/ledger.js";
-import { effectUnknown, idempotencyArgument, MAX_WRITE_SENDS, readStatus, statusArguments, statusCheckRetryable } from "../runtime/reconcile.js";
+import { runStartOf } from "../runtime/audit-chain.js";
+import type { LedgerRow } from "../runtime/ledger.js";
+import { idempotencyArgument, MAX_WRITE_SENDS, readStatus, statusArguments, statusCheckRetryable } from "../runtime/reconcile.js";
 import { backoffMs, isRetryable } from "../runtime/retry.js";
 import { runOwner } from "../runtime/owner.js";
 import { threadIdFrom } from "../runtime/run-config.js";
 import { transition } from "../runtime/transitions.js";
+import { CallJournal, LedgerHistoryFound, type Allowed, type CallContext } from "../runtime/call-journal.js";
 import type { CallResult, NodeUpdate, State } from "../state.js";
 
-type Allowed = Extract<Decision, { type: "allow" }>;
 type Failure = Extract<CallResult, { ok: false }>;
-
-interface CallContext {
-  host: Host;
-  tools: ToolHost;
-  ledger: LedgerStore;
-  threadId: string;
-  runId: string;
-  /** The run's start record: each ledger write is a link of its audit chain. */
-  run: RunStart | undefined;
-  /** The run's owner with current permissions: the principal of every call. */
-  principal: Principal;
-  signal: AbortSignal | undefined;
-  /** Attempts this node may still start (the run's tool-call budget); status checks count too. */
-  budget: { left: number };
-  /** Attempts this node started (what usage.tool_calls adds). */
-  started: { count: number };
-}
 
 function failure(action: Allowed, code: ToolErrorCode, message: string): Failure {
   return { call_id: action.call_id, tool: action.tool, ok: false, code, message };
 }
 
-/**
- * Thrown by a journal that assumed a call had no ledger rows yet, at its first
- * insert, when the ledger had some: nothing external has happened, and the
- * call is settled again from the rows it has (see runCall).
- */
-class LedgerHistoryFound extends Error {}
-
-/**
- * The ledger rows of one call as this node leaves them: every attempt it began
- * or finished, each in its latest version, in first-touched order.
- */
-class CallJournal {
-  private readonly rows = new Map<number, LedgerRow>();
-  next: number;
-
-  /** `assumedFresh`: no history was read; the first insert checks that there is none. */
-  constructor(
-    private readonly context: CallContext,
-    readonly action: Allowed,
-    history: readonly LedgerRow[],
-    private readonly assumedFresh = false,
-  ) {
-    this.next = history.reduce((highest, row) => Math.max(highest, row.attempt), 0) + 1;
-  }
-
-  /** Writes a new attempt's first row (before anything external), checking the fresh-call assumption. */
-  private async insert(row: LedgerRow): Promise<void> {
-    const { ledger, threadId, run } = this.context;
-    if (!this.assumedFresh || row.attempt !== 1) return ledger.begin(threadId, row, run);
-    if (!(await ledger.beginFirst(threadId, row, run))) throw new LedgerHistoryFound();
-  }
-
-  /** Starts an attempt: reserves budget, writes the `running` row before the external call. */
-  async begin(fields: Pick<LedgerRow, "tool" | "server" | "risk" | "fingerprint" | "idempotency_key"> & { reconciles?: number }): Promise<LedgerRow | undefined> {
-    if (this.context.budget.left <= 0) return undefined;
-    this.context.budget.left -= 1;
-    this.context.started.count += 1;
-    const row: LedgerRow = {
-      call_id: this.action.call_id,
-      attempt: this.next,
-      ...fields,
-      ...this.identity(),
-      status: "running",
-      error_code: null,
-      started_at: new Date(this.context.host.now()).toISOString(),
-      finished_at: null,
-      elapsed_ms: null,
-    };
-    try {
-      await this.insert(row);
-    } catch (error) {
-      // Nothing was started: give the reservation back.
-      this.context.budget.left += 1;
-      this.context.started.count -= 1;
-      throw error;
-    }
-    this.next += 1;
-    this.rows.set(row.attempt, row);
-    return row;
-  }
-
-  /** The run, owner and approver every row of this call carries. */
-  identity(): Pick<LedgerRow, "run_id" | "owner" | "approved_by"> {
-    const approver = this.action.review?.approver;
-    return {
-      ...(this.context.runId ? { run_id: this.context.runId } : {}),
-      owner: this.context.principal.user_id,
-      ...(approver ? { approved_by: approver } : {}),
-    };
-  }
-
-  /** Records a call refused at execution: one row, nothing called, no budget spent. */
-  async refuse(tool: CatalogTool, fingerprint: string, idempotencyKey: string | null, code: ToolErrorCode): Promise<void> {
-    const now = new Date(this.context.host.now()).toISOString();
-    const row: LedgerRow = {
-      call_id: this.action.call_id,
-      attempt: this.next,
-      tool: tool.name,
-      server: tool.server,
-      risk: tool.contract.risk,
-      fingerprint,
-      idempotency_key: idempotencyKey,
-      status: "denied",
-      error_code: code,
-      started_at: now,
-      finished_at: now,
-      elapsed_ms: 0,
-      ...this.identity(),
-    };
-    await this.insert(row);
-    this.next += 1;
-    this.rows.set(row.attempt, row);
-  }
-
-  /** Records how an attempt ended (or how a status check settled it). */
-  async finish(row: LedgerRow, outcome: Partial<LedgerOutcome> & Pick<LedgerOutcome, "status" | "error_code">): Promise<LedgerRow> {
-    // A settled `outcome_unknown` keeps its original finish time and duration: only status, code and the link change.
-    const done: LedgerRow = { ...row, ...outcome };
-    const { status, error_code, finished_at, elapsed_ms } = done;
-    await this.context.ledger.finish(this.context.threadId, row.call_id, row.attempt, {
-      status,
-      error_code,
-      finished_at,
-      elapsed_ms,
-      ...(done.reconciled_by ? { reconciled_by: done.reconciled_by } : {}),
-    }, this.context.run);
-    this.rows.set(done.attempt, done);
-    return done;
-  }
-
-  /** Runs one external call inside a ledger row. */
-  async attempt(
-    tool: CatalogTool,
-    args: Record<string, unknown>,
-    fields: Pick<LedgerRow, "risk" | "fingerprint" | "idempotency_key"> & { reconciles?: number },
-  ): Promise<{ row: LedgerRow; outcome: NormalizedResult } | undefined> {
-    // A cancelled run starts no new external call (its node may outlive the graph's stream by a moment).
-    this.context.signal?.throwIfAborted();
-    const row = await this.begin({ tool: tool.name, server: tool.server, ...fields });
-    if (!row) return undefined;
-    const started = Date.parse(row.started_at);
-    const outcome = await this.context.tools.call(tool, args, {
-      timeoutMs: tool.contract.timeout_ms,
-      signal: this.context.signal,
-      principal: this.context.principal,
-      threadId: this.context.threadId,
-      record: { call_id: this.action.call_id, run_id: this.context.runId, run: this.context.run },
-    });
-    const finished = this.context.host.now();
-    // A write whose answer never arrived may still have been applied: that is not a failure we know of.
-    const unknown = !outcome.ok && fields.risk !== "read" && effectUnknown(outcome.code);
-    const done = await this.finish(row, {
-      status: outcome.ok ? "succeeded" : unknown ? "outcome_unknown" : "failed",
-      error_code: outcome.ok ? null : outcome.code,
-      finished_at: new Date(finished).toISOString(),
-      elapsed_ms: Math.max(0, finished - started),
-    });
-    return { row: done, outcome };
-  }
-
-  list(): LedgerRow[] {
-    return [...this.rows.values()];
-  }
+/** The write's idempotency key, from the argument its contract names (null when it names none). */
+function idempotencyKeyOf(tool: CatalogTool, action: Allowed): string | null {
+  const argument = idempotencyArgument(tool.contract);
+  const value = argument === undefined ? undefined : action.args[argument];
+  return typeof value === "string" ? value : null;
 }
 
 const budgetFailure = (action: Allowed) => failure(action, "budget_exhausted", "the run's tool-call budget is used up");
@@ -241,17 +84,14 @@ async function settleCall(action: Allowed, context: CallContext, journal: CallJo
     // Authorized when proposed (and maybe approved long ago): check again as the owner is now.
     const authorization = authorizeFor(tool, action.model_args, context.principal);
     if (!authorization.ok) {
-      const keyArgument = idempotencyArgument(tool.contract);
-      const key = keyArgument !== undefined && typeof action.args[keyArgument] === "string" ? action.args[keyArgument] : null;
-      await journal.refuse(tool, action.fingerprint, key, authorization.code);
+      await journal.refuse(tool, action.fingerprint, idempotencyKeyOf(tool, action), authorization.code);
       return failure(action, authorization.code, authorization.message);
     }
   }
 
   if (action.risk === "read") return runRead(action, tool, context, journal);
 
-  const keyArgument = idempotencyArgument(tool.contract);
-  const key = keyArgument !== undefined && typeof action.args[keyArgument] === "string" ? action.args[keyArgument] : null;
+  const key = idempotencyKeyOf(tool, action);
   const sends = history.filter((row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied");
   if (sends.length > 0) {
     // An earlier execution sent this write and its result never reached the state: ask, do not resend.
