@@ -4,7 +4,7 @@
  * fails loudly (INVALID_CONCURRENT_GRAPH_UPDATE); shared fields have an
  * explicit reducer.
  */
-import { Annotation, messagesStateReducer } from "@langchain/langgraph";
+import { Annotation, DeltaChannel } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Principal } from "./auth/principal.js";
 import type { Proposal } from "./planners/planner.js";
@@ -13,6 +13,7 @@ import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "./policy/usa
 import type { DomainContext } from "./runtime/context-provider.js";
 import { mergeEvidence, type Evidence } from "./runtime/evidence.js";
 import type { LedgerRow } from "./runtime/ledger.js";
+import { appendTranscript, type TranscriptWrite } from "./runtime/transcript.js";
 import { statusReducer, type RunStatus } from "./runtime/transitions.js";
 import type { ToolErrorCode } from "./errors.js";
 
@@ -130,9 +131,63 @@ export interface RepeatCounts {
   counts: Record<string, number>;
 }
 
+/**
+ * A write to `repeats`: the counts that changed (0 takes a fingerprint out).
+ * A write for another run starts that run's counts afresh.
+ */
+export type RepeatCountsUpdate = RepeatCounts;
+
+/** The write that takes a run's counts from `before` to `after`. */
+export function repeatCountsUpdate(runId: string, before: Readonly<Record<string, number>>, after: Readonly<Record<string, number>>): RepeatCountsUpdate {
+  const counts: Record<string, number> = {};
+  for (const [fingerprint, count] of Object.entries(after)) if (!Object.hasOwn(before, fingerprint) || before[fingerprint] !== count) counts[fingerprint] = count;
+  for (const fingerprint of Object.keys(before)) if (!Object.hasOwn(after, fingerprint)) counts[fingerprint] = 0;
+  return { run_id: runId, counts };
+}
+
+/** Reducer for `repeats`: each write merges its changed counts into its run's. */
+export function mergeRepeatCounts(current: RepeatCounts | null, writes: readonly RepeatCountsUpdate[]): RepeatCounts | null {
+  let value = current;
+  for (const write of writes) {
+    const counts = value !== null && value.run_id === write.run_id ? { ...value.counts } : {};
+    for (const [fingerprint, count] of Object.entries(write.counts)) {
+      if (count === 0) delete counts[fingerprint];
+      else counts[fingerprint] = count;
+    }
+    value = { run_id: write.run_id, counts };
+  }
+  return value;
+}
+
+/** A write to `progress`: the counter, and only the result hashes new this turn. */
+export type ProgressUpdate = Progress;
+
+/** Reducer for `progress`: a write for the same run sets the counter and appends its hashes; another run's starts afresh. */
+export function mergeProgress(current: Progress | null, writes: readonly ProgressUpdate[]): Progress | null {
+  let value = current;
+  for (const write of writes) {
+    const seen = value !== null && value.run_id === write.run_id ? [...value.seen_results, ...write.seen_results] : [...write.seen_results];
+    value = { run_id: write.run_id, steps_without_progress: write.steps_without_progress, seen_results: seen };
+  }
+  return value;
+}
+
+/**
+ * Fields that grow with a thread are `DeltaChannel`s: a checkpoint stores
+ * what each step wrote, not the whole value again, and a read rebuilds the
+ * value from the writes since the last full copy. A full copy is stored every
+ * this many writes, which bounds what a read replays (a few hundred small
+ * rows) at the price of one full copy per that many steps.
+ */
+const SNAPSHOT_EVERY = 500;
+
+function growing<Value, Write>(reducer: (current: Value, writes: Write[]) => Value, initial: () => Value) {
+  return new DeltaChannel<Value, Write>(reducer, { snapshotFrequency: SNAPSHOT_EVERY, initialValueFactory: initial });
+}
+
 export const AgentState = Annotation.Root({
   /** Chat transcript for the UI and the model. Owners: plan (AI turns), observe (tool results, final answer). */
-  messages: Annotation<BaseMessage[]>({ reducer: messagesStateReducer, default: () => [] }),
+  messages: growing<BaseMessage[], TranscriptWrite>(appendTranscript, () => []),
   /** Run status. Owners: every node, through runtime/transitions; the reducer rejects illegal transitions. */
   status: Annotation<RunStatus, RunStatus | RunStatus[]>({ reducer: statusReducer, default: () => "created" }),
   /** This turn's proposed calls. Owner: plan. */
@@ -140,9 +195,9 @@ export const AgentState = Annotation.Root({
   /** Per proposal: allow / deny / review. Owners: authorize, then human_review. */
   decisions: Annotation<Decision[]>,
   /** One row per tool execution attempt. Owner: execute (append by call_id). */
-  ledger: Annotation<LedgerRow[]>({ reducer: appendLedger, default: () => [] }),
+  ledger: growing<LedgerRow[], LedgerRow[]>((current, writes) => writes.reduce(appendLedger, current), () => []),
   /** Sources the run has seen, merged by ref. Owner: observe. */
-  evidence: Annotation<Evidence[]>({ reducer: mergeEvidence, default: () => [] }),
+  evidence: growing<Evidence[], Evidence[]>((current, writes) => writes.reduce(mergeEvidence, current), () => []),
   /** Per-run usage, summed. Owners: plan (model calls, tokens), execute (tool calls). */
   usage: Annotation<Usage, UsageUpdate>({ reducer: sumUsage, default: () => ZERO_USAGE }),
   /** Why the run stopped. Owner: observe. */
@@ -155,16 +210,16 @@ export const AgentState = Annotation.Root({
   verdict: Annotation<PlanVerdict | null>,
   /** Tools offered this turn and why others were withheld. Owner: plan. */
   tool_offer: Annotation<ToolOffer | null>,
-  /** Authorized fingerprints per run. Owners: authorize; human_review when an edit replaces an action. */
-  repeats: Annotation<RepeatCounts | null>,
+  /** Authorized fingerprints per run; each write carries the counts it changed. Owners: authorize; human_review when an edit replaces an action. */
+  repeats: growing<RepeatCounts | null, RepeatCountsUpdate>(mergeRepeatCounts, () => null),
   /** Results of this turn's executed calls. Owner: execute. */
   call_results: Annotation<CallResult[]>,
   /** Why the last resume was refused (shown in the next approval request). Owner: human_review. */
   review_feedback: Annotation<ReviewFeedback | null>,
   /** Time spent waiting for reviewers in this run (excluded from the deadline). Owner: human_review. */
   review_waits: Annotation<ReviewWaits | null>,
-  /** No-progress counter per run. Owner: observe. */
-  progress: Annotation<Progress | null>,
+  /** No-progress counter per run; each write carries the turn's new result hashes. Owner: observe. */
+  progress: growing<Progress | null, ProgressUpdate>(mergeProgress, () => null),
 });
 
 export type State = typeof AgentState.State;

@@ -12,7 +12,7 @@ import { recordDenials } from "../runtime/audit.js";
 import { runStartOf } from "../runtime/audit-chain.js";
 import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
 import { transition } from "../runtime/transitions.js";
-import type { NodeUpdate, RepeatCounts, State } from "../state.js";
+import { repeatCountsUpdate, type NodeUpdate, type State } from "../state.js";
 
 export function makeAuthorizeNode(host: Host) {
   return async function authorize(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"authorize">> {
@@ -28,7 +28,7 @@ export function makeAuthorizeNode(host: Host) {
       at: new Date(context.now).toISOString(),
       run: runStartOf(context.threadId, state.run),
     });
-    const repeats: RepeatCounts = { run_id: state.run?.run_id ?? "", counts: { ...counters.repeats } };
+    const repeats = repeatCountsUpdate(state.run?.run_id ?? "", repeatCountsOf(state), counters.repeats);
     const next = decisions.some((decision) => decision.type === "review")
       ? "waiting_approval"
       : decisions.some((decision) => decision.type === "allow")

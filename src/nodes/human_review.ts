@@ -18,7 +18,7 @@ import { withoutSecretsInResume } from "../runtime/redaction.js";
 import { principalFrom } from "../runtime/run-config.js";
 import { runStartOf } from "../runtime/audit-chain.js";
 import { transition } from "../runtime/transitions.js";
-import type { NodeUpdate, RepeatCounts, ReviewWaits, State } from "../state.js";
+import { repeatCountsUpdate, type NodeUpdate, type ReviewWaits, type State } from "../state.js";
 
 type Review = Extract<Decision, { type: "review" }>;
 
@@ -60,7 +60,7 @@ export function makeHumanReviewNode(host: Host) {
     await (await host.approvals()).record(records, runStartOf(context.threadId, state.run));
     const decisions = (state.decisions ?? []).map((decision) => resolved.get(decision.call_id) ?? decision);
     const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
-    const runRepeats: RepeatCounts = { run_id: state.run?.run_id ?? "", counts: { ...repeats } };
+    const runRepeats = repeatCountsUpdate(state.run?.run_id ?? "", repeatCountsOf(state), repeats);
     return { ...transition(state.status, next), decisions, repeats: runRepeats, review_feedback: null, review_waits };
   };
 }

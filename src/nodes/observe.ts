@@ -13,7 +13,7 @@ import type { Decision } from "../policy/decision.js";
 import { mergeEvidence, type Evidence } from "../runtime/evidence.js";
 import { runStartOf } from "../runtime/audit-chain.js";
 import { transition, type RunStatus } from "../runtime/transitions.js";
-import type { CallResult, Citation, NodeUpdate, Progress, RunResult, State, TerminationReason } from "../state.js";
+import type { CallResult, Citation, NodeUpdate, Progress, ProgressUpdate, RunResult, State, TerminationReason } from "../state.js";
 import { threadIdFrom } from "../runtime/run-config.js";
 
 function errorMessage(callId: string, tool: string, code: string, message: string): ToolMessage {
@@ -93,10 +93,11 @@ export function makeObserveNode(host: Host) {
     const hashes = successes.map(resultHash);
     const novel = hashes.filter((hash) => !previous.seen_results.includes(hash));
     const progressed = newEvidence.length > 0 || novel.length > 0;
-    const progress: Progress = {
+    // The write carries only this turn's new hashes; the reducer appends them to the run's.
+    const progress: ProgressUpdate = {
       run_id: previous.run_id,
       steps_without_progress: decisions.length === 0 || progressed ? 0 : previous.steps_without_progress + 1,
-      seen_results: [...previous.seen_results, ...novel],
+      seen_results: novel,
     };
 
     const end = async (status: RunStatus, reason: Omit<TerminationReason, "turn">, result: RunResult | null = null, extra: AIMessage[] = []) => {

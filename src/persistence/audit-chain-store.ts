@@ -15,6 +15,7 @@
 import type pg from "pg";
 import { COVERED_COLUMNS, genesisHash, type ChainEvent, type ChainRun, type CoveredRow, type CoveredTable, type RunStart } from "../runtime/audit-chain.js";
 import { quoteSchemaName } from "./ledger-store.js";
+import { statement } from "./prepared.js";
 
 /** A timestamp as hashed and compared: UTC ISO with microseconds, whatever the session's time zone. */
 export function utcText(expression: string): string {
@@ -81,7 +82,11 @@ export function chainMigrations(schema: string): string[] {
 
 /** Positional parameters for one statement. */
 export class Params {
-  readonly values: unknown[] = [];
+  readonly values: unknown[];
+  /** `initial`: values the statement already has ($1…); added ones are numbered after them. */
+  constructor(initial: readonly unknown[] = []) {
+    this.values = [...initial];
+  }
   add(value: unknown, cast = "text"): string {
     this.values.push(value);
     return `$${this.values.length}::${cast}`;
@@ -130,9 +135,9 @@ export function rowLink(params: Params, table: CoveredTable, start: RunStart, fi
             from written w`;
 }
 
-/** Runs a chained statement; returns how many link events it inserted (0: nothing was written). */
-export async function runChained(pool: Pick<pg.ClientBase, "query">, sql: string, params: Params): Promise<number> {
-  const result = await pool.query(sql, params.values);
+/** Runs a chained statement (`named`: prepared, see prepared.ts); returns how many link events it inserted (0: nothing was written). */
+export async function runChained(pool: Pick<pg.ClientBase, "query">, sql: string, params: Params, named = false): Promise<number> {
+  const result = await pool.query(statement(sql, params.values, named));
   return result.rowCount ?? 0;
 }
 

@@ -4,13 +4,9 @@
  * under that lock, so whoever holds it after a flush knows every save taken
  * before is committed (or back in the buffer, if its transaction failed).
  */
-import type { CheckpointSave, WritesSave } from "./checkpoint-sql.js";
+import type { CheckpointSave, PendingSaves, WritesSave } from "./checkpoint-sql.js";
 
-/** Saves in the order LangGraph made them. */
-export interface PendingSaves {
-  checkpoints: CheckpointSave[];
-  writes: WritesSave[];
-}
+export type { PendingSaves };
 
 const isEmpty = (saves: PendingSaves) => saves.checkpoints.length === 0 && saves.writes.length === 0;
 

@@ -1,13 +1,16 @@
 /**
- * Multi-row statements over LangGraph's checkpoint tables (the layout of
+ * Statements over LangGraph's checkpoint tables (the layout of
  * `@langchain/langgraph-checkpoint-postgres` 1.0.5, schema `public`).
  * PostgresSaver sends one INSERT per channel blob and one per write, each a
- * round trip; these send a whole save as one statement, with every row's
- * columns as parallel arrays (`unnest`), so its cost no longer grows with the
- * number of channels. A single statement is atomic, so a save needs no
- * BEGIN/COMMIT of its own.
+ * round trip; here every pending save of a thread is one statement of
+ * data-modifying CTEs, with every row's columns as parallel arrays
+ * (`unnest`), so its cost no longer grows with the number of channels. A
+ * single statement is atomic, so the saves need no BEGIN/COMMIT of their
+ * own, and they can be put in front of another statement (`withSaves`).
+ * Also the one-query history `DeltaChannel`s are rebuilt from.
  */
 import { WRITES_IDX_MAP } from "@langchain/langgraph-checkpoint";
+import { Params } from "./audit-chain-store.js";
 
 const TABLES = {
   checkpoints: `"public".checkpoints`,
@@ -70,55 +73,128 @@ function columns<Row extends readonly unknown[]>(rows: readonly Row[], width: nu
   return Array.from({ length: width }, (_, index) => rows.map((row) => row[index] ?? null));
 }
 
-/**
- * Checkpoints and their blobs in one statement: the blob insert is a
- * data-modifying CTE, which Postgres runs to completion whether or not the
- * main statement reads it.
- */
-export function checkpointsStatement(all: readonly CheckpointSave[]): Statement {
-  // A checkpoint saved twice keeps its last version, as two upserts in a row would.
-  const saves = [...new Map(all.map((save) => [JSON.stringify([save.thread_id, save.checkpoint_ns, save.checkpoint_id]), save])).values()];
-  const blobs = saves.flatMap((save) => save.blobs);
-  const values: unknown[] = [
-    ...columns(blobs, 6),
-    saves.map((save) => save.thread_id),
-    saves.map((save) => save.checkpoint_ns),
-    saves.map((save) => save.checkpoint_id),
-    saves.map((save) => save.parent_checkpoint_id ?? null),
-    saves.map((save) => JSON.stringify(save.checkpoint)),
-    saves.map((save) => JSON.stringify(save.metadata)),
-  ];
-  const text = `with new_blobs as (
-      insert into ${TABLES.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-      select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[])
-      on conflict (thread_id, checkpoint_ns, channel, version) do nothing
-    )
-    insert into ${TABLES.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-    select t, n, c, p, k::jsonb, m::jsonb from unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[]) as s(t, n, c, p, k, m)
-    on conflict (thread_id, checkpoint_ns, checkpoint_id) do update set checkpoint = excluded.checkpoint, metadata = excluded.metadata`;
-  return { text, values };
+/** Saves not yet written, in the order LangGraph made them. */
+export interface PendingSaves {
+  checkpoints: CheckpointSave[];
+  writes: WritesSave[];
 }
 
 /**
- * Writes of one or more `putWrites` calls, as at most two statements: one for
- * the batches that replace stored rows, one for those that never do.
+ * The saves as data-modifying CTEs of one statement, their parameters added
+ * to `params`. Postgres runs every data-modifying CTE to completion whether
+ * or not the main statement reads it, and one statement is atomic, so the
+ * saves need no transaction of their own and can ride on another statement
+ * (the ledger's intent row) in one round trip.
  */
-export function writesStatements(saves: readonly WritesSave[]): Statement[] {
-  const statements: Statement[] = [];
+export function saveCtes(saves: PendingSaves, params: Params): string[] {
+  const ctes: string[] = [];
+  if (saves.checkpoints.length > 0) {
+    // A checkpoint saved twice keeps its last version, as two upserts in a row would.
+    const unique = [...new Map(saves.checkpoints.map((save) => [JSON.stringify([save.thread_id, save.checkpoint_ns, save.checkpoint_id]), save])).values()];
+    const [thread, namespace, channel, version, type, blob] = columns(unique.flatMap((save) => save.blobs), 6);
+    ctes.push(`saved_blobs as (
+      insert into ${TABLES.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+      select * from unnest(${params.add(thread, "text[]")}, ${params.add(namespace, "text[]")}, ${params.add(channel, "text[]")}, ${params.add(version, "text[]")}, ${params.add(type, "text[]")}, ${params.add(blob, "bytea[]")})
+      on conflict (thread_id, checkpoint_ns, channel, version) do nothing
+    )`);
+    ctes.push(`saved_checkpoints as (
+      insert into ${TABLES.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+      select t, n, c, p, k::jsonb, m::jsonb from unnest(${params.add(unique.map((save) => save.thread_id), "text[]")}, ${params.add(unique.map((save) => save.checkpoint_ns), "text[]")}, ${params.add(
+        unique.map((save) => save.checkpoint_id),
+        "text[]",
+      )}, ${params.add(unique.map((save) => save.parent_checkpoint_id ?? null), "text[]")}, ${params.add(unique.map((save) => JSON.stringify(save.checkpoint)), "text[]")}, ${params.add(
+        unique.map((save) => JSON.stringify(save.metadata)),
+        "text[]",
+      )}) as s(t, n, c, p, k, m)
+      on conflict (thread_id, checkpoint_ns, checkpoint_id) do update set checkpoint = excluded.checkpoint, metadata = excluded.metadata
+    )`);
+  }
   for (const upsert of [true, false]) {
-    const rows = saves.filter((save) => save.upsert === upsert).flatMap((save) => uniqueWrites(save));
+    const rows = saves.writes.filter((save) => save.upsert === upsert).flatMap((save) => uniqueWrites(save));
     // Across calls too: a later batch of the same key wins (replacing) or loses (not).
     const unique = uniqueWrites({ rows, upsert });
     if (unique.length === 0) continue;
-    const conflict = upsert
-      ? "do update set channel = excluded.channel, type = excluded.type, blob = excluded.blob"
-      : "do nothing";
-    statements.push({
-      text: `insert into ${TABLES.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
-        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::bytea[])
-        on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${conflict}`,
-      values: columns(unique, 8),
-    });
+    const conflict = upsert ? "do update set channel = excluded.channel, type = excluded.type, blob = excluded.blob" : "do nothing";
+    const casts = ["text[]", "text[]", "text[]", "text[]", "integer[]", "text[]", "text[]", "bytea[]"];
+    const arrays = columns(unique, 8).map((column, index) => params.add(column, casts[index]));
+    ctes.push(`saved_${upsert ? "replacing" : "new"}_writes as (
+      insert into ${TABLES.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+      select * from unnest(${arrays.join(", ")})
+      on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${conflict}
+    )`);
   }
-  return statements;
+  return ctes;
+}
+
+/** The saves alone, as one statement (undefined when there are none). */
+export function savesStatement(saves: PendingSaves): Statement | undefined {
+  const params = new Params();
+  const ctes = saveCtes(saves, params);
+  return ctes.length === 0 ? undefined : { text: `with ${ctes.join(",\n")}\nselect 1`, values: params.values };
+}
+
+/**
+ * `statement` with the saves in front of it as CTEs: one statement, so the
+ * saves commit exactly when it does. `statement` is a plain INSERT, UPDATE,
+ * DELETE or SELECT, or one that starts with a non-recursive WITH; its rows
+ * and row count are what it alone would return.
+ */
+export function withSaves(statement: Statement, saves: PendingSaves): Statement {
+  const params = new Params(statement.values);
+  const ctes = saveCtes(saves, params);
+  if (ctes.length === 0) return statement;
+  const text = statement.text.trimStart();
+  const leadingWith = /^with\s+/i.exec(text);
+  if (leadingWith && /^recursive\b/i.test(text.slice(leadingWith[0].length))) throw new Error("withSaves: a recursive WITH cannot take the saves in front");
+  const combined = leadingWith ? `with ${ctes.join(",\n")},\n${text.slice(leadingWith[0].length)}` : `with ${ctes.join(",\n")}\n${text}`;
+  return { text: combined, values: params.values };
+}
+
+/** One row of `deltaHistoryStatement`: a write on the path, or a channel's full copy (its seed). */
+export interface DeltaHistoryRow {
+  kind: "write" | "seed";
+  channel: string;
+  task_id: string | null;
+  type: string;
+  blob: Uint8Array | null;
+}
+
+/**
+ * The history `DeltaChannel`s are rebuilt from, in one statement: from the
+ * checkpoint (the thread's latest when `checkpointId` is undefined), walk
+ * parent links; a channel stops at the first ancestor holding a stored value
+ * for it (a blob at its version that is not `empty`). Returns, oldest first,
+ * each visited ancestor's writes to the channels still walking there (the
+ * stopping ancestor's included, the starting checkpoint's own pending writes
+ * not), in the order PostgresSaver reads writes (task_id, idx), and each
+ * channel's stored value as `seed`.
+ */
+export function deltaHistoryStatement(threadId: string, namespace: string, checkpointId: string | undefined, channels: readonly string[]): Statement {
+  const text = `with recursive chain (checkpoint_id, parent_checkpoint_id, depth, walking, pending) as (
+      (select checkpoint_id, parent_checkpoint_id, 0, '{}'::text[], $4::text[]
+         from ${TABLES.checkpoints}
+        where thread_id = $1 and checkpoint_ns = $2 and ($3::text is null or checkpoint_id = $3)
+        order by checkpoint_id desc limit 1)
+      union all
+      select p.checkpoint_id, p.parent_checkpoint_id, c.depth + 1, c.pending,
+             array(select wanted.name from unnest(c.pending) as wanted(name)
+                    where not exists (select 1 from ${TABLES.blobs} b
+                                       where b.thread_id = $1 and b.checkpoint_ns = $2 and b.channel = wanted.name
+                                         and b.version = p.checkpoint -> 'channel_versions' ->> wanted.name and b.type <> 'empty'))
+        from chain c join ${TABLES.checkpoints} p on p.thread_id = $1 and p.checkpoint_ns = $2 and p.checkpoint_id = c.parent_checkpoint_id
+       where cardinality(c.pending) > 0
+    )
+    select kind, channel, task_id, type, blob from (
+      select 'write' as kind, c.depth, w.task_id, w.idx, w.channel, w.type, w.blob
+        from chain c join ${TABLES.writes} w
+          on w.thread_id = $1 and w.checkpoint_ns = $2 and w.checkpoint_id = c.checkpoint_id and w.channel = any(c.walking)
+      union all
+      select 'seed', c.depth, null, null, b.channel, b.type, b.blob
+        from chain c
+        join ${TABLES.checkpoints} p on p.thread_id = $1 and p.checkpoint_ns = $2 and p.checkpoint_id = c.checkpoint_id
+        join ${TABLES.blobs} b on b.thread_id = $1 and b.checkpoint_ns = $2 and b.channel = any(c.walking) and not (b.channel = any(c.pending))
+                              and b.version = p.checkpoint -> 'channel_versions' ->> b.channel and b.type <> 'empty'
+    ) history
+    order by depth desc, kind = 'write', task_id, idx`;
+  return { text, values: [threadId, namespace, checkpointId ?? null, [...channels]] };
 }

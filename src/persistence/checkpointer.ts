@@ -5,34 +5,49 @@
  * Fewer statements: PostgresSaver 1.0.5 sends BEGIN, one INSERT per changed
  * channel, the checkpoint and COMMIT for every checkpoint, and the same per
  * write for every task's writes (75 statements per tool step, measured).
- * Here any number of checkpoints with their blobs is one statement, and any
- * number of writes another (`checkpoint-sql.ts`).
+ * Here any number of checkpoints with their blobs and writes is one statement
+ * of data-modifying CTEs (`checkpoint-sql.ts`), and the saves a ledger intent
+ * row must commit with ride on that row's own statement.
  *
  * Fewer round trips: a save only has to be durable before something outside
  * the process depends on it. So a checkpoint the run continues from (a node
  * is triggered) and ordinary task writes wait in memory (`CheckpointBuffer`)
  * until one of these writes the thread's saves, in order:
- * - `transact`: a ledger intent row, in the SAME transaction, so before any
+ * - `transact`: a ledger intent row, in the SAME statement, so before any
  *   external effect starts the checkpoint its run resumes from is committed
  *   with the row (src/persistence/ledger-store.ts);
  * - a checkpoint nothing continues from (the run's end), a run's input
  *   checkpoint, and writes to special channels (interrupt, resume, error):
  *   at once, before `put`/`putWrites` returns;
- * - any read of the thread (`getTuple`, `list`), its deletion, and `flushAll`
- *   (the database's close).
+ * - any read of the thread (`getTuple`, `list`, `getDeltaChannelHistory`),
+ *   its deletion, and `flushAll` (the database's close).
  * A process killed in between loses only saves made after the last effect
  * started: the run resumes from the checkpoint committed with that effect's
  * ledger row (or the run's input), re-runs plan/authorize/observe, which have
  * no external effects, and execute finds the effect's row and reconciles it,
  * never repeating it.
+ *
+ * Less data: the growing fields of the state are `DeltaChannel`s
+ * (src/state.ts), which store each step's writes instead of the whole value;
+ * `getDeltaChannelHistory` reads what rebuilds them in one recursive query.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { compareChannelVersions, type Checkpoint, type CheckpointListOptions, type CheckpointMetadata, type CheckpointTuple, type ChannelVersions, type PendingWrite, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import {
+  compareChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type ChannelVersions,
+  type DeltaChannelHistory,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
-import { CheckpointBuffer, noSaves, type PendingSaves } from "./checkpoint-buffer.js";
-import { checkpointsStatement, writesReplace, writesStatements, type CheckpointSave, type Statement, type WritesSave } from "./checkpoint-sql.js";
-import type { Queryable } from "./ledger-store.js";
+import { CheckpointBuffer } from "./checkpoint-buffer.js";
+import { statement as queryConfig } from "./prepared.js";
+import { deltaHistoryStatement, savesStatement, withSaves, writesReplace, type CheckpointSave, type DeltaHistoryRow, type Statement, type WritesSave } from "./checkpoint-sql.js";
 
 /** StateGraph's trigger channels: `branch:to:<node>`. */
 const TRIGGER_PREFIX = "branch:to:";
@@ -56,11 +71,16 @@ export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions"
 export class WarrantSaver extends PostgresSaver {
   private readonly buffer = new CheckpointBuffer();
 
+  private readonly named: boolean;
+
+  /** `options.namedStatements`: prepare the per-step statements (a Postgres server only: see prepared.ts). */
   constructor(
     private readonly connections: pg.Pool,
     serde?: SerializerProtocol,
+    options: { namedStatements?: boolean } = {},
   ) {
     super(connections, serde);
+    this.named = options.namedStatements ?? false;
   }
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
@@ -97,33 +117,32 @@ export class WarrantSaver extends PostgresSaver {
   }
 
   /**
-   * Runs `work` (a ledger intent write) in one transaction with the thread's
-   * pending saves, after any flush of the thread already under way. Nothing
-   * pending: `work` runs alone on the pool, as it would without this.
+   * Runs `statement` (a ledger intent write) with the thread's pending saves
+   * in front of it as CTEs: one statement, one round trip, committed or
+   * rolled back as one (checkpoint-sql.ts `withSaves`). Runs after any flush
+   * of the thread already under way; with nothing pending it runs alone.
    */
-  async transact<T>(threadId: string, work: (client: Queryable) => Promise<T>): Promise<T> {
+  async transact(threadId: string, intent: Statement): Promise<pg.QueryResult> {
     return this.buffer.exclusive(threadId, async () => {
       const saves = this.buffer.take(threadId);
-      if (noSaves(saves)) return work(this.connections);
-      return this.inTransaction(threadId, saves, work);
+      const combined = withSaves(intent, saves);
+      return this.connections.query(queryConfig(combined.text, combined.values, this.named)).catch((error: unknown) => {
+        this.buffer.restore(threadId, saves);
+        throw error;
+      });
     });
   }
 
-  /** Writes a thread's pending saves now. */
+  /** Writes a thread's pending saves now, in one statement. */
   async flush(threadId: string): Promise<void> {
     await this.buffer.exclusive(threadId, async () => {
       const saves = this.buffer.take(threadId);
-      if (noSaves(saves)) return;
-      const statements = statementsFor(saves);
-      const only = statements.length === 1 ? statements[0] : undefined;
-      if (only) {
-        await this.connections.query(only.text, only.values).catch((error: unknown) => {
-          this.buffer.restore(threadId, saves);
-          throw error;
-        });
-        return;
-      }
-      await this.inTransaction(threadId, saves, async () => undefined);
+      const query = savesStatement(saves);
+      if (!query) return;
+      await this.connections.query(queryConfig(query.text, query.values, this.named)).catch((error: unknown) => {
+        this.buffer.restore(threadId, saves);
+        throw error;
+      });
     });
   }
 
@@ -132,32 +151,35 @@ export class WarrantSaver extends PostgresSaver {
     for (const threadId of this.buffer.threads()) await this.flush(threadId);
   }
 
+  /**
+   * What a `DeltaChannel` (src/state.ts) needs to rebuild its value at a
+   * checkpoint: its writes on the path from the nearest ancestor that stores
+   * a full copy, and that copy. The base class walks the ancestors with one
+   * `getTuple` each; this is one recursive query (checkpoint-sql.ts).
+   */
+  override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
+    const { config, channels } = options;
+    if (channels.length === 0) return {};
+    const { thread_id: threadId, checkpoint_ns: namespace = "", checkpoint_id: checkpointId } = (config.configurable ?? {}) as Record<string, string | undefined>;
+    if (typeof threadId !== "string") throw new Error(`Missing "thread_id" in "config.configurable"`);
+    await this.flush(threadId);
+    const query = deltaHistoryStatement(threadId, namespace, checkpointId, channels);
+    const { rows } = await this.connections.query<DeltaHistoryRow>(queryConfig(query.text, query.values, this.named));
+    const history: Record<string, DeltaChannelHistory> = Object.fromEntries(channels.map((channel) => [channel, { writes: [] }]));
+    for (const row of rows) {
+      const entry = history[row.channel];
+      if (!entry) continue;
+      const value = await this.serde.loadsTyped(row.type, row.blob ?? new Uint8Array());
+      if (row.kind === "seed") entry.seed = value;
+      else entry.writes.push([row.task_id ?? "", row.channel, value]);
+    }
+    return history;
+  }
+
   private async flushFor(config: RunnableConfig | undefined): Promise<void> {
     const threadId: unknown = config?.configurable?.thread_id;
     if (typeof threadId === "string") await this.flush(threadId);
     else await this.flushAll();
-  }
-
-  /** `saves`, then `work`, in one transaction; on failure the saves go back to the buffer. */
-  private async inTransaction<T>(threadId: string, saves: PendingSaves, work: (client: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.connections.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query("begin");
-      for (const statement of statementsFor(saves)) await client.query(statement.text, statement.values);
-      const result = await work(client);
-      await client.query("commit");
-      return result;
-    } catch (error) {
-      this.buffer.restore(threadId, saves);
-      await client.query("rollback").catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw error;
-    } finally {
-      // A client whose rollback failed is in an unknown state: the pool destroys it.
-      client.release(broken);
-    }
   }
 
   /** What `put` stores, serialized as PostgresSaver serializes it. */
@@ -186,9 +208,4 @@ export class WarrantSaver extends PostgresSaver {
     if (typeof threadId !== "string" || typeof checkpointId !== "string") throw new Error(`Missing "thread_id" or "checkpoint_id" in "config.configurable"`);
     return { rows: await this._dumpWrites(threadId, namespace, checkpointId, taskId, writes), upsert: writesReplace(writes) };
   }
-}
-
-/** The statements that write `saves`: checkpoints with their blobs, then writes. */
-function statementsFor(saves: PendingSaves): Statement[] {
-  return [...(saves.checkpoints.length > 0 ? [checkpointsStatement(saves.checkpoints)] : []), ...writesStatements(saves.writes)];
 }

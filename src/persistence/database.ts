@@ -235,7 +235,9 @@ async function assemble(
     throw error;
   }
   let closing: Promise<void> | undefined;
-  const saver = new WarrantSaver(pool);
+  // Prepared statements for the per-step writes, against a server only (src/persistence/prepared.ts).
+  const namedStatements = mode === "server";
+  const saver = new WarrantSaver(pool, undefined, { namedStatements });
   // Checkpoint saves still pending are written before the pool ends.
   const close = async () => {
     try {
@@ -250,7 +252,7 @@ async function assemble(
     schema,
     saver,
     // A ledger intent row commits with the thread's pending checkpoint saves (see checkpointer.ts).
-    ledger: createLedgerStore(pool, schema, (threadId, work) => saver.transact(threadId, work)),
+    ledger: createLedgerStore(pool, schema, (threadId, statement) => saver.transact(threadId, statement), { namedStatements }),
     threads: createThreadStore(pool, schema),
     runEvents: createRunEventStore(pool, schema),
     listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),

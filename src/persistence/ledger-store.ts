@@ -67,21 +67,25 @@ const COLUMNS =
 type StoredRow = Record<string, unknown>;
 
 /**
- * Runs a ledger intent write for a thread. The default runs it alone; the
- * database passes its checkpointer's, which commits it in one transaction
- * with the thread's checkpoint saves still pending (src/persistence/checkpointer.ts).
+ * Runs a ledger intent write (one statement) for a thread. The default runs
+ * it alone; the database passes its checkpointer's, which puts the thread's
+ * pending checkpoint saves in front of it, so they commit as one
+ * (src/persistence/checkpointer.ts).
  */
-export type Transact = <T>(threadId: string, work: (client: Queryable) => Promise<T>) => Promise<T>;
+export type Transact = (threadId: string, statement: { text: string; values: unknown[] }) => Promise<pg.QueryResult>;
 
-/** What a statement runs on: the pool itself, or one client inside a transaction. */
-export type Queryable = Pick<pg.ClientBase, "query">;
 
 /**
  * A `LedgerStore` over `pool`, in `schema` (default layout from `ledgerMigrations`).
  * Uses only `pool.query` (and whatever `transact` holds for an intent row), so it
  * never holds a client while waiting for another: safe with the one-connection embedded pool.
  */
-export function createLedgerStore(pool: pg.Pool, schema: string, transact: Transact = (_threadId, work) => work(pool)): LedgerStore {
+export function createLedgerStore(
+  pool: pg.Pool,
+  schema: string,
+  transact: Transact = (_threadId, statement) => pool.query(statement.text, statement.values),
+  options: { namedStatements?: boolean } = {},
+): LedgerStore {
   const table = `${quoteSchemaName(schema)}.ledger`;
   const chained = (params: Params, run: RunStart, written: string) =>
     chainedStatement(schema, params, run, {
@@ -123,11 +127,9 @@ export function createLedgerStore(pool: pg.Pool, schema: string, transact: Trans
     ].join(", ");
     const guard = onlyFirst ? ` where not exists (select 1 from ${table} where thread_id = ${thread} and call_id = ${call})` : "";
     const insert = `insert into ${table} (thread_id, ${COLUMNS}) select ${values}${guard}`;
-    return transact(threadId, async (client) => {
-      if (!run) return (await client.query(insert, params.values)).rowCount ?? 0;
-      // The row and its audit-chain link in one statement (see audit-chain-store.ts).
-      return runChained(client, chained(params, run, `written as (${insert} returning *)`), params);
-    });
+    // With `run`: the row and its audit-chain link in one statement (see audit-chain-store.ts).
+    const text = run ? chained(params, run, `written as (${insert} returning *)`) : insert;
+    return (await transact(threadId, { text, values: params.values })).rowCount ?? 0;
   };
 
   return {
@@ -148,7 +150,7 @@ export function createLedgerStore(pool: pg.Pool, schema: string, transact: Trans
             set status = ${params.add(valid.status)}, error_code = ${params.add(valid.error_code)}, finished_at = ${params.add(valid.finished_at, "timestamptz")},
                 elapsed_ms = ${params.add(valid.elapsed_ms, "integer")}, reconciled_by = coalesce(${params.add(valid.reconciled_by ?? null, "integer")}, reconciled_by)
           where thread_id = ${params.add(threadId)} and call_id = ${params.add(callId)} and attempt = ${params.add(attempt, "integer")}`;
-      const changed = run ? await runChained(pool, chained(params, run, `written as (${update} returning *)`), params) : ((await pool.query(update, params.values)).rowCount ?? 0);
+      const changed = run ? await runChained(pool, chained(params, run, `written as (${update} returning *)`), params, options.namedStatements) : ((await pool.query(update, params.values)).rowCount ?? 0);
       // Finishing an attempt that was never begun means the caller lost track of its own effects.
       if (changed !== 1) {
         throw new InvariantError("illegal_transition", `ledger has no attempt ${attempt} of call ${callId} in thread ${threadId}`);

