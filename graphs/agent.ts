@@ -1,6 +1,7 @@
 /**
  * The controlled agent: wiring only. Node logic lives in src/nodes.
  *   START → plan → authorize → (execute | human_review | observe) → observe → (plan | END)
+ * plan, authorize, human_review and observe choose their next node themselves (routes.ts `routed`).
  */
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { defaultHost } from "../src/bootstrap.js";
@@ -11,7 +12,7 @@ import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
 import { makeObserveNode } from "../src/nodes/observe.js";
 import { makePlanNode } from "../src/nodes/plan.js";
-import { afterDecisions, afterObserve, afterPlan, runOptions } from "../src/runtime/routes.js";
+import { afterDecisions, afterObserve, afterPlan, routed, runOptions } from "../src/runtime/routes.js";
 import { AgentState, NODES, type NodeName } from "../src/state.js";
 
 /** Wraps a node function (tracing, tests that check which fields a node writes). */
@@ -19,18 +20,15 @@ export type NodeWrapper = <F extends (...args: never[]) => Promise<unknown>>(nam
 
 /** Builds the agent's graph around a host (tests pass their own). */
 export function buildAgent(host: Host, wrap: NodeWrapper = (_name, node) => node) {
+  // Each node routes itself (a Command); `ends` declares where it may go, for Studio and validation.
   return new StateGraph(AgentState)
-    .addNode(NODES.plan, wrap(NODES.plan, makePlanNode(host)))
-    .addNode(NODES.authorize, wrap(NODES.authorize, makeAuthorizeNode(host)))
-    .addNode(NODES.human_review, wrap(NODES.human_review, makeHumanReviewNode(host)))
+    .addNode(NODES.plan, routed(wrap(NODES.plan, makePlanNode(host)), afterPlan), { ends: [NODES.authorize, NODES.observe] })
+    .addNode(NODES.authorize, routed(wrap(NODES.authorize, makeAuthorizeNode(host)), afterDecisions), { ends: [NODES.execute, NODES.human_review, NODES.observe] })
+    .addNode(NODES.human_review, routed(wrap(NODES.human_review, makeHumanReviewNode(host)), afterDecisions), { ends: [NODES.execute, NODES.observe, NODES.human_review] })
     .addNode(NODES.execute, wrap(NODES.execute, makeExecuteNode(host)))
-    .addNode(NODES.observe, wrap(NODES.observe, makeObserveNode(host)))
+    .addNode(NODES.observe, routed(wrap(NODES.observe, makeObserveNode(host)), afterObserve), { ends: [NODES.plan, END] })
     .addEdge(START, NODES.plan)
-    .addConditionalEdges(NODES.plan, afterPlan, [NODES.authorize, NODES.observe])
-    .addConditionalEdges(NODES.authorize, afterDecisions, [NODES.execute, NODES.human_review, NODES.observe])
-    .addConditionalEdges(NODES.human_review, afterDecisions, [NODES.execute, NODES.observe, NODES.human_review])
-    .addEdge(NODES.execute, NODES.observe)
-    .addConditionalEdges(NODES.observe, afterObserve, [NODES.plan, END]);
+    .addEdge(NODES.execute, NODES.observe);
 }
 
 const settings = loadSettings();

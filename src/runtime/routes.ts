@@ -1,12 +1,19 @@
 /**
  * Routing between nodes, as pure functions of state, so the graph file stays
  * wiring and every branch is declared (Studio renders them).
+ *
+ * A node's route is taken in the node's own task (`routed`): the node
+ * returns a `Command` with its update and where to go next. A conditional
+ * edge would do the same in a second runnable after the node, reading a
+ * fresh copy of the whole state; three of them a tool step were a tenth of
+ * its CPU time.
  */
-import { END } from "@langchain/langgraph";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Command, END } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
 import { allowed, pendingReview } from "../policy/decision.js";
-import { NODES, type State } from "../state.js";
-import { isTerminal } from "./transitions.js";
+import { NODES, type State, type Update } from "../state.js";
+import { isTerminal, statusReducer } from "./transitions.js";
 
 export const afterPlan = (state: State) => ((state.proposals ?? []).length > 0 ? NODES.authorize : NODES.observe);
 
@@ -22,6 +29,34 @@ export const afterDecisions = (state: State) => {
 };
 
 export const afterObserve = (state: State) => (isTerminal(state.status) ? END : NODES.plan);
+
+/**
+ * What the routes read (proposals, decisions, status) as they are once
+ * `update` is applied: the first two are last-value fields, status goes
+ * through its reducer. The rest of the state is as the node saw it.
+ */
+export function stateAfter(state: State, update: Partial<Update>): State {
+  const status = update.status;
+  // Nodes write status only through runtime/transitions (a status or a list of hops), never as an Overwrite.
+  if (status !== undefined && typeof status !== "string" && !Array.isArray(status)) throw new Error("routes: a node overwrote status");
+  return {
+    ...state,
+    ...(update.proposals !== undefined ? { proposals: update.proposals } : {}),
+    ...(update.decisions !== undefined ? { decisions: update.decisions } : {}),
+    status: status === undefined ? state.status : statusReducer(state.status, status),
+  };
+}
+
+/** `node`, answering with its update and `route`'s choice on the state it leaves. */
+export function routed<U extends Partial<Update>, Next extends string>(
+  node: (state: State, config: LangGraphRunnableConfig) => Promise<U>,
+  route: (state: State) => Next,
+): (state: State, config: LangGraphRunnableConfig) => Promise<Command<unknown, U, Next>> {
+  return async (state, config) => {
+    const update = await node(state, config);
+    return new Command({ update, goto: route(stateAfter(state, update)) });
+  };
+}
 
 /**
  * LangGraph's recursion limit sits above anything the budgets allow (at most
