@@ -44,6 +44,11 @@ export class CheckpointBuffer {
     return [...this.pending.keys()];
   }
 
+  /** Threads whose lock is held or waited for. */
+  busyThreads(): string[] {
+    return [...this.locks.keys()];
+  }
+
   /** Runs `work` alone for this thread: after every earlier holder, before every later one. */
   async exclusive<T>(threadId: string, work: () => Promise<T>): Promise<T> {
     const previous = this.locks.get(threadId) ?? Promise.resolve();

@@ -70,6 +70,8 @@ export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions"
 
 export class WarrantSaver extends PostgresSaver {
   private readonly buffer = new CheckpointBuffer();
+  /** A background statement's failure, per thread, until the thread's next save or statement reports it. */
+  private readonly failures = new Map<string, unknown>();
 
   private readonly named: boolean;
 
@@ -112,8 +114,32 @@ export class WarrantSaver extends PostgresSaver {
   override async deleteThread(threadId: string): Promise<void> {
     await this.buffer.exclusive(threadId, async () => {
       this.buffer.discard(threadId);
+      this.failures.delete(threadId);
       await super.deleteThread(threadId);
     });
+  }
+
+  /**
+   * Sends `statement` for the thread now and returns without waiting for it
+   * (a call's outcome row: ledger-store.ts says why nothing needs it sooner).
+   * The thread's next save, statement or read waits for it. If it failed (or
+   * `check` throws), that next one fails instead, and the thread's pending
+   * saves are dropped: the thread then continues from what was committed
+   * with its last intent row, as after a crash.
+   */
+  background(threadId: string, statement: Statement, check: (result: pg.QueryResult) => void): void {
+    void this.buffer.exclusive(threadId, async () => {
+      try {
+        check(await this.connections.query(queryConfig(statement.text, statement.values, this.named)));
+      } catch (error) {
+        this.failures.set(threadId, error);
+      }
+    });
+  }
+
+  /** Waits for the thread's background statements; throws if one failed. */
+  async settle(threadId: string): Promise<void> {
+    await this.locked(threadId, async () => undefined);
   }
 
   /**
@@ -123,7 +149,7 @@ export class WarrantSaver extends PostgresSaver {
    * of the thread already under way; with nothing pending it runs alone.
    */
   async transact(threadId: string, intent: Statement): Promise<pg.QueryResult> {
-    return this.buffer.exclusive(threadId, async () => {
+    return this.locked(threadId, async () => {
       const saves = this.buffer.take(threadId);
       const combined = withSaves(intent, saves);
       return this.connections.query(queryConfig(combined.text, combined.values, this.named)).catch((error: unknown) => {
@@ -135,7 +161,7 @@ export class WarrantSaver extends PostgresSaver {
 
   /** Writes a thread's pending saves now, in one statement. */
   async flush(threadId: string): Promise<void> {
-    await this.buffer.exclusive(threadId, async () => {
+    await this.locked(threadId, async () => {
       const saves = this.buffer.take(threadId);
       const query = savesStatement(saves);
       if (!query) return;
@@ -146,9 +172,22 @@ export class WarrantSaver extends PostgresSaver {
     });
   }
 
-  /** Writes every thread's pending saves (before the pool closes). */
+  /** Writes every thread's pending saves and waits for its background statements (before the pool closes). */
   async flushAll(): Promise<void> {
-    for (const threadId of this.buffer.threads()) await this.flush(threadId);
+    for (const threadId of new Set([...this.buffer.threads(), ...this.buffer.busyThreads()])) await this.flush(threadId);
+  }
+
+  /** `work` under the thread's lock, after its earlier holders; first reports a background statement's failure. */
+  private async locked<T>(threadId: string, work: () => Promise<T>): Promise<T> {
+    return this.buffer.exclusive(threadId, async () => {
+      if (this.failures.has(threadId)) {
+        const failure = this.failures.get(threadId);
+        this.failures.delete(threadId);
+        this.buffer.discard(threadId);
+        throw failure;
+      }
+      return work();
+    });
   }
 
   /**

@@ -252,7 +252,11 @@ async function assemble(
     schema,
     saver,
     // A ledger intent row commits with the thread's pending checkpoint saves (see checkpointer.ts).
-    ledger: createLedgerStore(pool, schema, (threadId, statement) => saver.transact(threadId, statement), { namedStatements }),
+    ledger: createLedgerStore(pool, schema, (threadId, statement) => saver.transact(threadId, statement), {
+      namedStatements,
+      background: (threadId, statement, check) => saver.background(threadId, statement, check),
+      settled: (threadId) => saver.settle(threadId),
+    }),
     threads: createThreadStore(pool, schema),
     runEvents: createRunEventStore(pool, schema),
     listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),

@@ -80,11 +80,28 @@ export type Transact = (threadId: string, statement: { text: string; values: unk
  * Uses only `pool.query` (and whatever `transact` holds for an intent row), so it
  * never holds a client while waiting for another: safe with the one-connection embedded pool.
  */
+/** How the database runs the ledger's statements (defaults: each alone, awaited, unprepared). */
+export interface LedgerStoreOptions {
+  /** Prepare the per-step statements (src/persistence/prepared.ts). */
+  namedStatements?: boolean;
+  /**
+   * Sends a read's outcome update (`finishSoon`) without waiting for it; the
+   * thread's next intent row, save or ledger read waits for it
+   * (checkpointer.ts `background`). Nothing needs a read's outcome sooner:
+   * until it commits the row reads `running`, which is what a crash right
+   * after the call leaves, and recovery re-runs such a read; every later
+   * effect of the thread starts only after its intent row, which waits.
+   */
+  background?: (threadId: string, statement: { text: string; values: unknown[] }, check: (result: pg.QueryResult) => void) => void;
+  /** Waits for the thread's background statements (before a read of its rows). */
+  settled?: (threadId: string) => Promise<void>;
+}
+
 export function createLedgerStore(
   pool: pg.Pool,
   schema: string,
   transact: Transact = (_threadId, statement) => pool.query(statement.text, statement.values),
-  options: { namedStatements?: boolean } = {},
+  options: LedgerStoreOptions = {},
 ): LedgerStore {
   const table = `${quoteSchemaName(schema)}.ledger`;
   const chained = (params: Params, run: RunStart, written: string) =>
@@ -132,6 +149,26 @@ export function createLedgerStore(
     return (await transact(threadId, { text, values: params.values })).rowCount ?? 0;
   };
 
+  /** The outcome update of one attempt (with `run`, with its audit link) and the check of what it changed. */
+  const finishStatement = (threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run: RunStart | undefined) => {
+    requireThreadId(threadId);
+    const valid = LedgerRowSchema.pick({ status: true, error_code: true, finished_at: true, elapsed_ms: true, reconciled_by: true }).parse(outcome);
+    const params = new Params();
+    // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
+    const update = `update ${table}
+          set status = ${params.add(valid.status)}, error_code = ${params.add(valid.error_code)}, finished_at = ${params.add(valid.finished_at, "timestamptz")},
+              elapsed_ms = ${params.add(valid.elapsed_ms, "integer")}, reconciled_by = coalesce(${params.add(valid.reconciled_by ?? null, "integer")}, reconciled_by)
+        where thread_id = ${params.add(threadId)} and call_id = ${params.add(callId)} and attempt = ${params.add(attempt, "integer")}`;
+    return {
+      text: run ? chained(params, run, `written as (${update} returning *)`) : update,
+      params,
+      // Finishing an attempt that was never begun means the caller lost track of its own effects.
+      check: (changed: number | null) => {
+        if (changed !== 1) throw new InvariantError("illegal_transition", `ledger has no attempt ${attempt} of call ${callId} in thread ${threadId}`);
+      },
+    };
+  };
+
   return {
     async begin(threadId: string, row: LedgerRow, run?: RunStart): Promise<void> {
       await insertRow(threadId, row, run, false);
@@ -142,22 +179,18 @@ export function createLedgerStore(
     },
 
     async finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
-      requireThreadId(threadId);
-      const valid = LedgerRowSchema.pick({ status: true, error_code: true, finished_at: true, elapsed_ms: true, reconciled_by: true }).parse(outcome);
-      const params = new Params();
-      // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
-      const update = `update ${table}
-            set status = ${params.add(valid.status)}, error_code = ${params.add(valid.error_code)}, finished_at = ${params.add(valid.finished_at, "timestamptz")},
-                elapsed_ms = ${params.add(valid.elapsed_ms, "integer")}, reconciled_by = coalesce(${params.add(valid.reconciled_by ?? null, "integer")}, reconciled_by)
-          where thread_id = ${params.add(threadId)} and call_id = ${params.add(callId)} and attempt = ${params.add(attempt, "integer")}`;
-      const changed = run ? await runChained(pool, chained(params, run, `written as (${update} returning *)`), params, options.namedStatements) : ((await pool.query(update, params.values)).rowCount ?? 0);
-      // Finishing an attempt that was never begun means the caller lost track of its own effects.
-      if (changed !== 1) {
-        throw new InvariantError("illegal_transition", `ledger has no attempt ${attempt} of call ${callId} in thread ${threadId}`);
-      }
+      const update = finishStatement(threadId, callId, attempt, outcome, run);
+      update.check(run ? await runChained(pool, update.text, update.params, options.namedStatements) : (await pool.query(update.text, update.params.values)).rowCount);
+    },
+
+    async finishSoon(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
+      if (!options.background) return this.finish(threadId, callId, attempt, outcome, run);
+      const update = finishStatement(threadId, callId, attempt, outcome, run);
+      options.background(threadId, { text: update.text, values: update.params.values }, (result) => update.check(result.rowCount));
     },
 
     async list(threadId: string): Promise<LedgerRow[]> {
+      await options.settled?.(threadId);
       const result = await pool.query<StoredRow>(
         `select ${COLUMNS} from ${table} where thread_id = $1 order by started_at, call_id, attempt`,
         [threadId],
@@ -166,6 +199,7 @@ export function createLedgerStore(
     },
 
     async latest(threadId: string, callId: string): Promise<LedgerRow | undefined> {
+      await options.settled?.(threadId);
       const result = await pool.query<StoredRow>(
         `select ${COLUMNS} from ${table} where thread_id = $1 and call_id = $2 order by attempt desc limit 1`,
         [threadId, callId],

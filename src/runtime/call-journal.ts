@@ -127,18 +127,18 @@ export class CallJournal {
     this.rows.set(row.attempt, row);
   }
 
-  /** Records how an attempt ended (or how a status check settled it). */
-  async finish(row: LedgerRow, outcome: Partial<LedgerOutcome> & Pick<LedgerOutcome, "status" | "error_code">): Promise<LedgerRow> {
+  /**
+   * Records how an attempt ended (or how a status check settled it). A read's
+   * outcome with `soon` may commit after this returns (LedgerStore.finishSoon).
+   */
+  async finish(row: LedgerRow, outcome: Partial<LedgerOutcome> & Pick<LedgerOutcome, "status" | "error_code">, soon = false): Promise<LedgerRow> {
     // A settled `outcome_unknown` keeps its original finish time and duration: only status, code and the link change.
     const done: LedgerRow = { ...row, ...outcome };
     const { status, error_code, finished_at, elapsed_ms } = done;
-    await this.context.ledger.finish(this.context.threadId, row.call_id, row.attempt, {
-      status,
-      error_code,
-      finished_at,
-      elapsed_ms,
-      ...(done.reconciled_by ? { reconciled_by: done.reconciled_by } : {}),
-    }, this.context.run);
+    const stored: LedgerOutcome = { status, error_code, finished_at, elapsed_ms, ...(done.reconciled_by ? { reconciled_by: done.reconciled_by } : {}) };
+    const ledger = this.context.ledger;
+    if (soon && row.risk === "read" && ledger.finishSoon) await ledger.finishSoon(this.context.threadId, row.call_id, row.attempt, stored, this.context.run);
+    else await ledger.finish(this.context.threadId, row.call_id, row.attempt, stored, this.context.run);
     this.rows.set(done.attempt, done);
     return done;
   }
@@ -164,12 +164,16 @@ export class CallJournal {
     const finished = this.context.host.now();
     // A write whose answer never arrived may still have been applied: that is not a failure we know of.
     const unknown = !outcome.ok && fields.risk !== "read" && effectUnknown(outcome.code);
-    const done = await this.finish(row, {
-      status: outcome.ok ? "succeeded" : unknown ? "outcome_unknown" : "failed",
-      error_code: outcome.ok ? null : outcome.code,
-      finished_at: new Date(finished).toISOString(),
-      elapsed_ms: Math.max(0, finished - started),
-    });
+    const done = await this.finish(
+      row,
+      {
+        status: outcome.ok ? "succeeded" : unknown ? "outcome_unknown" : "failed",
+        error_code: outcome.ok ? null : outcome.code,
+        finished_at: new Date(finished).toISOString(),
+        elapsed_ms: Math.max(0, finished - started),
+      },
+      true,
+    );
     return { row: done, outcome };
   }
 
