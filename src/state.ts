@@ -172,8 +172,23 @@ export function mergeProgress(current: Progress | null, writes: readonly Progres
   return value;
 }
 
+/** A write to `run`: a new run's whole record, or the next turn of the run in progress. */
+export type RunUpdate = RunInfo | { run_id: string; turn: number };
+
+/** Reducer for `run`: a whole record replaces; a turn applies to the run it names. */
+export function mergeRun(current: RunInfo | null, writes: readonly (RunUpdate | null)[]): RunInfo | null {
+  let value = current;
+  for (const write of writes) {
+    if (write === null || "started_at" in write) value = write;
+    else if (value !== null && value.run_id === write.run_id) value = { ...value, turn: write.turn };
+    else throw new Error(`state: turn ${write.turn} of run ${write.run_id} written over ${value === null ? "no run" : `run ${value.run_id}`}`);
+  }
+  return value;
+}
+
 /**
- * Fields that grow with a thread are `DeltaChannel`s: a checkpoint stores
+ * Fields that grow with a thread, and those rewritten every turn for a small
+ * change (usage, the run's turn), are `DeltaChannel`s: a checkpoint stores
  * what each step wrote, not the whole value again, and a read rebuilds the
  * value from the writes since the last full copy. A full copy is stored every
  * this many writes, which bounds what a read replays (a few hundred small
@@ -199,13 +214,13 @@ export const AgentState = Annotation.Root({
   /** Sources the run has seen, merged by ref. Owner: observe. */
   evidence: growing<Evidence[], Evidence[]>((current, writes) => writes.reduce(mergeEvidence, current), () => []),
   /** Per-run usage, summed. Owners: plan (model calls, tokens), execute (tool calls). */
-  usage: Annotation<Usage, UsageUpdate>({ reducer: sumUsage, default: () => ZERO_USAGE }),
+  usage: growing<Usage, UsageUpdate>((current, writes) => writes.reduce(sumUsage, current), () => ZERO_USAGE),
   /** Why the run stopped. Owner: observe. */
   termination_reason: Annotation<TerminationReason | null>,
   /** Structured final answer. Owner: observe. */
   result: Annotation<RunResult | null>,
-  /** The run in progress (id, request, start, turn). Owner: plan. */
-  run: Annotation<RunInfo | null>,
+  /** The run in progress (id, request, start, turn); a later turn writes only its number. Owner: plan. */
+  run: growing<RunInfo | null, RunUpdate | null>(mergeRun, () => null),
   /** The planner's verdict when it did not propose calls. Owner: plan. */
   verdict: Annotation<PlanVerdict | null>,
   /** Tools offered this turn and why others were withheld. Owner: plan. */

@@ -16,7 +16,7 @@ import { toolCallMessage } from "../planners/sanitize.js";
 import type { CatalogTool } from "../policy/contracts.js";
 import type { Usage } from "../policy/usage.js";
 import { effectiveTools } from "../policy/effective-tools.js";
-import type { PlanVerdict, RunInfo, State, ToolOffer, Update } from "../state.js";
+import type { PlanVerdict, RunInfo, RunUpdate, State, ToolOffer, Update } from "../state.js";
 import type { DomainContext } from "./context-provider.js";
 import { runOwner } from "./owner.js";
 import { principalFrom, runIdFrom, threadIdFrom } from "./run-config.js";
@@ -35,7 +35,7 @@ export interface Step {
   /** The run this step belongs to, its turn counted. */
   run: RunInfo;
   /** What every proposing step writes: its run and its offer. */
-  base: { run: RunInfo; tool_offer: ToolOffer };
+  base: { run: RunUpdate; tool_offer: ToolOffer };
   /** A new run starts its usage sums from zero. */
   usageReset: { reset?: true };
   /** Status hops from where the state is to `planning`. */
@@ -99,7 +99,8 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
     request,
     offered: offer.offered,
     run,
-    base: { run, tool_offer: { offered: offer.offered.map((tool) => tool.name), withheld: offer.withheld } },
+    // A new run stores its whole record; a later turn only its number (state.ts mergeRun).
+    base: { run: starting || !state.run ? run : { run_id: run.run_id, turn: run.turn }, tool_offer: { offered: offer.offered.map((tool) => tool.name), withheld: offer.withheld } },
     usageReset: newRun ? { reset: true } : {},
     hops: state.status === "planning" ? [] : ["planning"],
   };

@@ -10,7 +10,7 @@ import { describe, expect, test } from "vitest";
 import { saveCtes, savesStatement, withSaves, type PendingSaves } from "../../src/persistence/checkpoint-sql.js";
 import { Params } from "../../src/persistence/audit-chain-store.js";
 import { appendTranscript, type TranscriptWrite } from "../../src/runtime/transcript.js";
-import { mergeProgress, mergeRepeatCounts, repeatCountsUpdate, type Progress, type RepeatCounts } from "../../src/state.js";
+import { mergeProgress, mergeRepeatCounts, mergeRun, repeatCountsUpdate, type Progress, type RepeatCounts, type RunInfo, type RunUpdate } from "../../src/state.js";
 
 /** Applies `writes` one step at a time, and all at once; both results. */
 function bothWays<V, W>(reducer: (current: V, writes: W[]) => V, initial: V, steps: W[][]): [V, V] {
@@ -99,6 +99,23 @@ describe("progress", () => {
     expect(stepwise).toEqual({ run_id: "r1", steps_without_progress: 0, seen_results: ["h1", "h2", "h3"] });
     expect(atOnce).toEqual(stepwise);
     expect(mergeProgress(stepwise, [{ run_id: "r2", steps_without_progress: 0, seen_results: ["h9"] }])).toEqual({ run_id: "r2", steps_without_progress: 0, seen_results: ["h9"] });
+  });
+});
+
+describe("run", () => {
+  const record = (runId: string): RunInfo => ({ run_id: runId, request: "q", started_at: "2026-01-01T00:00:00.000Z", turn: 1, owner: "alice" });
+
+  test("a whole record replaces, a turn applies to its run; step by step equals all at once", () => {
+    const writes: RunUpdate[][] = [[record("r1")], [{ run_id: "r1", turn: 2 }], [{ run_id: "r1", turn: 3 }], [record("r2")], [{ run_id: "r2", turn: 2 }]];
+    const [stepwise, atOnce] = bothWays(mergeRun, null, writes);
+    expect(stepwise).toEqual({ ...record("r2"), turn: 2 });
+    expect(atOnce).toEqual(stepwise);
+    expect(mergeRun(stepwise, [null])).toBeNull();
+  });
+
+  test("a turn of another run is refused loudly", () => {
+    expect(() => mergeRun(record("r1"), [{ run_id: "r2", turn: 2 }])).toThrow(/run r2/);
+    expect(() => mergeRun(null, [{ run_id: "r2", turn: 2 }])).toThrow(/no run/);
   });
 });
 
