@@ -5,26 +5,18 @@
  * authority for the users it lists; a user it does not list keeps the
  * principal the entry point verified (a token's claims).
  */
-import { statSync } from "node:fs";
+import { stat } from "node:fs/promises";
 import { loadPrincipalDirectory, type Principal } from "./principal.js";
 
 export interface PrincipalDirectory {
   current(principal: Principal): Promise<Principal>;
 }
 
-/**
- * A directory over `filePath`, re-read when its modification time or size changes.
- *
- * The file is stat'ed at every check (three times a tool step: plan,
- * authorize, execute), so the check must be cheap. A synchronous stat of a
- * local file costs microseconds; `fs/promises` stat costs a thread-pool round
- * trip and an event-loop turn, measured at ~0.5 ms a check under load. The
- * file is only read again (asynchronously) when the stat says it changed.
- */
+/** A directory over `filePath`, re-read when its modification time or size changes. */
 export function principalDirectory(filePath: string): PrincipalDirectory {
   let cached: { key: string; directory: Map<string, Principal> } | undefined;
   const load = async (): Promise<Map<string, Principal>> => {
-    const info = statSync(filePath);
+    const info = await stat(filePath);
     const key = `${info.mtimeMs}:${info.size}`;
     if (cached?.key !== key) cached = { key, directory: await loadPrincipalDirectory(filePath) };
     return cached.directory;
