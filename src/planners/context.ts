@@ -15,7 +15,30 @@ export function plannerContext(messages: readonly BaseMessage[], maxMessages = 4
   return messages.slice(start).map((message) => (ToolMessage.isInstance(message) ? fencedToolMessage(message) : message));
 }
 
+/**
+ * A tool message's fenced copy, by the message it was made from. The planner
+ * is shown every tool result of the window at every turn, so without this
+ * each result is fenced again at each turn (quadratic over a thread). The
+ * copy is reused only while the fields it was made from are the same values;
+ * messages read back from a checkpoint are new objects and are fenced anew.
+ */
+const fenced = new WeakMap<ToolMessage, { source: readonly unknown[]; copy: ToolMessage }>();
+
+/** What a fenced copy is made from. */
+function fenceSource(message: ToolMessage): readonly unknown[] {
+  return [message.content, message.name, message.status, message.tool_call_id, message.artifact];
+}
+
 function fencedToolMessage(message: ToolMessage): ToolMessage {
+  const source = fenceSource(message);
+  const cached = fenced.get(message);
+  if (cached && cached.source.every((value, index) => value === source[index])) return cached.copy;
+  const copy = fenceOf(message);
+  fenced.set(message, { source, copy });
+  return copy;
+}
+
+function fenceOf(message: ToolMessage): ToolMessage {
   const body = typeof message.content === "string" ? message.content : JSON.stringify(message.content);
   const tool = message.name ?? "tool";
   const evidence = message.status === "error" ? [] : extractEvidence(message.artifact, tool, message.tool_call_id);

@@ -28,12 +28,28 @@ export function runBoundMatches(contract: ToolContract, args: Record<string, unk
   return true;
 }
 
+/**
+ * Compiled resource patterns, by source text. Checked at authorize and again
+ * at execute for every call, from the few patterns the config declares.
+ * No `g` or `y` flag, so `exec` keeps no state between calls.
+ */
+const resourcePatterns = new Map<string, RegExp>();
+
+function resourcePattern(source: string): RegExp {
+  let regex = resourcePatterns.get(source);
+  if (!regex) {
+    regex = new RegExp(source);
+    resourcePatterns.set(source, regex);
+  }
+  return regex;
+}
+
 /** The contract's resource rule: the argument's owner key must be one the principal holds (`tenant`, or a grant kind). */
 export function resourceAllowed(contract: ToolContract, args: Record<string, unknown>, principal: Principal): boolean {
   const rule = contract.resource;
   if (!rule || !Object.hasOwn(args, rule.argument)) return true;
   const value = args[rule.argument];
-  const owner = typeof value === "string" ? new RegExp(rule.pattern).exec(value)?.[1] : undefined;
+  const owner = typeof value === "string" ? resourcePattern(rule.pattern).exec(value)?.[1] : undefined;
   const held = rule.principal_field === "tenant" ? [principal.tenant] : grantsOf(principal, rule.principal_field);
   return owner !== undefined && held.includes(owner);
 }

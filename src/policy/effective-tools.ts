@@ -52,9 +52,24 @@ function words(text: string): Set<string> {
   return found;
 }
 
+/**
+ * A tool's words, by tool: without this every step split every description
+ * again. Reused only while the tool's name and description are the same
+ * strings; a server's new listing makes new catalog tools, scored afresh.
+ */
+const toolWordsCache = new WeakMap<CatalogTool, { name: string; description: string; words: ReadonlySet<string> }>();
+
+function toolWords(tool: CatalogTool): ReadonlySet<string> {
+  const cached = toolWordsCache.get(tool);
+  if (cached && cached.name === tool.name && cached.description === tool.description) return cached.words;
+  const found = words(`${tool.name.replace(/_/g, " ")} ${tool.description}`);
+  toolWordsCache.set(tool, { name: tool.name, description: tool.description, words: found });
+  return found;
+}
+
 function relevance(tool: CatalogTool, requestWords: Set<string>): number {
   let score = 0;
-  for (const word of words(`${tool.name.replace(/_/g, " ")} ${tool.description}`)) if (requestWords.has(word)) score += 1;
+  for (const word of toolWords(tool)) if (requestWords.has(word)) score += 1;
   return score;
 }
 

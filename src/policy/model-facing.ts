@@ -69,12 +69,36 @@ function trimSchema(schema: unknown): unknown {
   return trimmed;
 }
 
-/** The tool as the model sees it. */
-export function modelFacingTool(tool: ToolSpec): ToolSpec {
+/**
+ * Trimmed definitions, by the served schema object they were made from. The
+ * model planner shows the same offered tools at every turn and each spec is
+ * built afresh from its catalog tool (`toToolSpec`), but its `parameters` is
+ * the catalog's own schema object: keyed by it, each definition is trimmed
+ * once per listing. Reused only while the served name and description are
+ * the same strings.
+ */
+const trimmedBySchema = new WeakMap<object, { name: string; description: string; spec: ToolSpec }>();
+
+function trimTool(tool: ToolSpec): ToolSpec {
   const parameters = trimSchema(tool.parameters);
   return {
     name: tool.name,
     description: trimDescription(tool.description, MAX_TOOL_DESCRIPTION),
     parameters: isRecord(parameters) ? parameters : tool.parameters,
   };
+}
+
+/**
+ * The tool as the model sees it. A new object at each call; its
+ * `parameters` may be shared with earlier calls for the same schema, so
+ * callers treat it as read-only (the model planner only serializes it).
+ */
+export function modelFacingTool(tool: ToolSpec): ToolSpec {
+  const key: unknown = tool.parameters;
+  if (!isRecord(key)) return trimTool(tool);
+  const cached = trimmedBySchema.get(key);
+  if (cached && cached.name === tool.name && cached.description === tool.description) return { ...cached.spec };
+  const spec = trimTool(tool);
+  trimmedBySchema.set(key, { name: tool.name, description: tool.description, spec });
+  return { ...spec };
 }

@@ -40,10 +40,18 @@ export interface RunStart {
   started_at: string;
 }
 
+/** The last request hashed by {@link runStartOf}: every node of a run asks for the same one. */
+let lastRequest: { text: string; sha256: string } | undefined;
+
+function requestSha256(request: string): string {
+  if (lastRequest?.text !== request) lastRequest = { text: request, sha256: sha256Hex(request) };
+  return lastRequest.sha256;
+}
+
 /** The start record of a run as plan recorded it in state; undefined before a run exists. */
 export function runStartOf(threadId: string, run: { run_id: string; owner: string; request: string; started_at: string } | null | undefined): RunStart | undefined {
   if (!run || run.run_id.length === 0) return undefined;
-  return { thread_id: threadId, run_id: run.run_id, owner: run.owner, request_sha256: sha256Hex(run.request), started_at: run.started_at };
+  return { thread_id: threadId, run_id: run.run_id, owner: run.owner, request_sha256: requestSha256(run.request), started_at: run.started_at };
 }
 
 export function genesisHash(start: RunStart): string {
