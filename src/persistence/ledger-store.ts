@@ -60,6 +60,9 @@ export function ledgerMigrations(schema: string): string[] {
   ];
 }
 
+/** What `finish` may change of a row (built once: zod compiles a schema's validator on first use). */
+const OutcomeSchema = LedgerRowSchema.pick({ status: true, error_code: true, finished_at: true, elapsed_ms: true, reconciled_by: true });
+
 const COLUMNS =
   "call_id, attempt, tool, server, risk, fingerprint, idempotency_key, status, error_code, started_at, finished_at, elapsed_ms, reconciles, reconciled_by, run_id, owner, approved_by";
 
@@ -152,7 +155,7 @@ export function createLedgerStore(
   /** The outcome update of one attempt (with `run`, with its audit link) and the check of what it changed. */
   const finishStatement = (threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run: RunStart | undefined) => {
     requireThreadId(threadId);
-    const valid = LedgerRowSchema.pick({ status: true, error_code: true, finished_at: true, elapsed_ms: true, reconciled_by: true }).parse(outcome);
+    const valid = OutcomeSchema.parse(outcome);
     const params = new Params();
     // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
     const update = `update ${table}
