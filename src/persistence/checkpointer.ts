@@ -34,6 +34,7 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   compareChannelVersions,
+  WRITES_IDX_MAP,
   type Checkpoint,
   type CheckpointListOptions,
   type CheckpointMetadata,
@@ -47,7 +48,18 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { CheckpointBuffer } from "./checkpoint-buffer.js";
 import { statement as queryConfig } from "./prepared.js";
-import { deltaHistoryStatement, savesStatement, withSaves, writesReplace, type CheckpointSave, type DeltaHistoryRow, type Statement, type WritesSave } from "./checkpoint-sql.js";
+import {
+  deltaHistoryStatement,
+  savesStatement,
+  withSaves,
+  writesReplace,
+  type BlobRow,
+  type CheckpointSave,
+  type DeltaHistoryRow,
+  type Statement,
+  type WriteRow,
+  type WritesSave,
+} from "./checkpoint-sql.js";
 
 /** StateGraph's trigger channels: `branch:to:<node>`. */
 const TRIGGER_PREFIX = "branch:to:";
@@ -219,6 +231,45 @@ export class WarrantSaver extends PostgresSaver {
     const threadId: unknown = config?.configurable?.thread_id;
     if (typeof threadId === "string") await this.flush(threadId);
     else await this.flushAll();
+  }
+
+  /**
+   * A value serialized once: a node's write and the channel value it becomes
+   * are the same object (a last-value channel keeps the written value), and
+   * `putWrites` serializes it before `put` stores it as the channel's blob,
+   * in the same superstep, with no node running in between.
+   */
+  private readonly serialized = new WeakMap<object, [string, Uint8Array]>();
+
+  private async dumpOnce(value: unknown): Promise<[string, Uint8Array]> {
+    const key = typeof value === "object" && value !== null ? value : undefined;
+    const known = key && this.serialized.get(key);
+    if (known) return known;
+    const [type, bytes] = await this.serde.dumpsTyped(value);
+    const dumped: [string, Uint8Array] = [type, new Uint8Array(bytes)];
+    if (key) this.serialized.set(key, dumped);
+    return dumped;
+  }
+
+  /** As PostgresSaver's (same rows), each value serialized once (`dumpOnce`). */
+  protected override async _dumpBlobs(threadId: string, namespace: string, values: Record<string, unknown>, versions: ChannelVersions): Promise<BlobRow[]> {
+    return Promise.all(
+      Object.entries(versions).map(async ([channel, version]): Promise<BlobRow> => {
+        if (!(channel in values)) return [threadId, namespace, channel, version.toString(), "empty", undefined];
+        const [type, bytes] = await this.dumpOnce(values[channel]);
+        return [threadId, namespace, channel, version.toString(), type, bytes];
+      }),
+    );
+  }
+
+  /** As PostgresSaver's (same rows), each value serialized once (`dumpOnce`). */
+  protected override async _dumpWrites(threadId: string, namespace: string, checkpointId: string, taskId: string, writes: [string, unknown][]): Promise<WriteRow[]> {
+    return Promise.all(
+      writes.map(async ([channel, value], index): Promise<WriteRow> => {
+        const [type, bytes] = await this.dumpOnce(value);
+        return [threadId, namespace, checkpointId, taskId, WRITES_IDX_MAP[channel] ?? index, channel, type, bytes];
+      }),
+    );
   }
 
   /** What `put` stores, serialized as PostgresSaver serializes it. */
