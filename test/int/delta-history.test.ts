@@ -11,9 +11,9 @@ import { randomBytes } from "node:crypto";
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { DeltaChannel, END, START, StateGraph, Annotation } from "@langchain/langgraph";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { appendTranscript, type TranscriptWrite } from "../../src/runtime/transcript.js";
-import { backends, type OpenedBackend } from "./support/postgres.js";
+import { backends, useBackend, type OpenedBackend } from "./support/postgres.js";
 
 const SLOW = { timeout: 120_000 };
 const uniqueThread = () => `delta-${randomBytes(4).toString("hex")}`;
@@ -41,16 +41,10 @@ async function threadBytes(opened: OpenedBackend, threadId: string): Promise<num
 }
 
 describe.each(backends)("delta channels on the $name backend", (backend) => {
-  let opened: OpenedBackend;
-  beforeAll(async () => {
-    opened = await backend.open();
-  }, 60_000);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+  const current = useBackend(backend);
 
   test("the one-query history equals LangGraph's reference walk, at every checkpoint", SLOW, async () => {
-    const saver = opened.database.saver;
+    const saver = current().database.saver;
     const graph = counterGraph(4).compile({ checkpointer: saver });
     const threadId = uniqueThread();
     const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
@@ -75,7 +69,7 @@ describe.each(backends)("delta channels on the $name backend", (backend) => {
   });
 
   test("a thread read back equals what the run produced, ids included", SLOW, async () => {
-    const graph = counterGraph(4).compile({ checkpointer: opened.database.saver });
+    const graph = counterGraph(4).compile({ checkpointer: current().database.saver });
     const threadId = uniqueThread();
     const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
     const produced = (await graph.invoke({ messages: [new HumanMessage("no id given")], left: 7 }, config)) as { messages: BaseMessage[] };
@@ -91,11 +85,11 @@ describe.each(backends)("delta channels on the $name backend", (backend) => {
 
   test("what one more step stores does not grow with the thread", SLOW, async () => {
     // No full copy within these threads: the cost of a step is only its own writes and checkpoint.
-    const graph = counterGraph(1_000).compile({ checkpointer: opened.database.saver });
+    const graph = counterGraph(1_000).compile({ checkpointer: current().database.saver });
     const sized = async (steps: number) => {
       const threadId = uniqueThread();
       await graph.invoke({ messages: [new HumanMessage({ content: "x".repeat(400), id: "h" })], left: steps }, { configurable: { thread_id: threadId }, durability: "sync", recursionLimit: 100 });
-      return threadBytes(opened, threadId);
+      return threadBytes(current(), threadId);
     };
     const [at10, at11, at40, at41] = [await sized(10), await sized(11), await sized(40), await sized(41)];
     // A step adds the same bytes at step 41 as at step 11 (give or take the digits of a counter).

@@ -6,24 +6,18 @@
  * so the thread continues from what its last intent row committed.
  */
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { compileCounterGraph, backends, sampleLedgerRow, type OpenedBackend } from "./support/postgres.js";
+import { describe, expect, test } from "vitest";
+import { backends, compileCounterGraph, sampleLedgerRow, useBackend } from "./support/postgres.js";
 
 const SLOW = { timeout: 120_000 };
 const uniqueThread = () => `bg-${randomBytes(4).toString("hex")}`;
 const succeeded = () => ({ status: "succeeded" as const, error_code: null, finished_at: new Date().toISOString(), elapsed_ms: 3 });
 
 describe.each(backends)("background outcome rows on the $name backend", (backend) => {
-  let opened: OpenedBackend;
-  beforeAll(async () => {
-    opened = await backend.open();
-  }, 60_000);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+  const current = useBackend(backend);
 
   test("a ledger read right after finishSoon sees the outcome", SLOW, async () => {
-    const { ledger } = opened.database;
+    const { ledger } = current().database;
     const threadId = uniqueThread();
     await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
     await ledger.finishSoon?.(threadId, "call-1", 1, succeeded());
@@ -33,12 +27,12 @@ describe.each(backends)("background outcome rows on the $name backend", (backend
   });
 
   test("the next intent row waits for it, in order", SLOW, async () => {
-    const { ledger } = opened.database;
+    const { ledger } = current().database;
     const threadId = uniqueThread();
     await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
     await ledger.finishSoon?.(threadId, "call-1", 1, succeeded());
     await ledger.begin(threadId, sampleLedgerRow("call-1", 2));
-    const rows = (await opened.database.pool.query<{ attempt: number; status: string }>("select attempt, status from warrant.ledger where thread_id = $1 order by attempt", [threadId])).rows;
+    const rows = (await current().database.pool.query<{ attempt: number; status: string }>("select attempt, status from warrant.ledger where thread_id = $1 order by attempt", [threadId])).rows;
     expect(rows).toEqual([
       { attempt: 1, status: "succeeded" },
       { attempt: 2, status: "running" },
@@ -46,7 +40,7 @@ describe.each(backends)("background outcome rows on the $name backend", (backend
   });
 
   test("a failed one fails the thread's next ledger read or save with its error, once", SLOW, async () => {
-    const { ledger, saver } = opened.database;
+    const { ledger, saver } = current().database;
     const graph = compileCounterGraph(saver);
     const threadId = uniqueThread();
     const config = { configurable: { thread_id: threadId }, durability: "sync" as const };

@@ -10,6 +10,7 @@ import path from "node:path";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 import type { LedgerRow } from "../../../src/runtime/ledger.js";
 import { openDatabase, type Database } from "../../../src/persistence/database.js";
 
@@ -153,6 +154,24 @@ const embeddedBackend: Backend = {
 
 /** Both backends, so a suite can `describe.each(backends)`. */
 export const backends: Backend[] = [serverBackend, embeddedBackend];
+
+/**
+ * Opens `backend` before the suite's tests and cleans it up after them;
+ * call it in a `describe` body and read the opened backend in the tests.
+ */
+export function useBackend(backend: Backend): () => OpenedBackend {
+  let opened: OpenedBackend | undefined;
+  beforeAll(async () => {
+    opened = await backend.open();
+  }, 60_000);
+  afterAll(async () => {
+    await opened?.cleanup();
+  });
+  return () => {
+    if (!opened) throw new Error(`the ${backend.name} backend is not open`);
+    return opened;
+  };
+}
 
 /** A one-node graph that adds 1 to `count` per invocation: the smallest thing that writes checkpoints. */
 export function compileCounterGraph(saver: BaseCheckpointSaver) {
