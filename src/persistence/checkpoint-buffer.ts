@@ -64,4 +64,3 @@ export class CheckpointBuffer {
   }
 }
 
-export { isEmpty as noSaves };
