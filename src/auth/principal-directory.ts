@@ -5,7 +5,7 @@
  * authority for the users it lists; a user it does not list keeps the
  * principal the entry point verified (a token's claims).
  */
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { loadPrincipalDirectory, type Principal } from "./principal.js";
 
 export interface PrincipalDirectory {
@@ -16,7 +16,9 @@ export interface PrincipalDirectory {
 export function principalDirectory(filePath: string): PrincipalDirectory {
   let cached: { key: string; directory: Map<string, Principal> } | undefined;
   const load = async (): Promise<Map<string, Principal>> => {
-    const info = await stat(filePath);
+    // Synchronous: a stat is microseconds, and an asynchronous one goes through libuv's thread pool,
+    // which many concurrent runs queue on (three checks a tool step).
+    const info = statSync(filePath);
     const key = `${info.mtimeMs}:${info.size}`;
     if (cached?.key !== key) cached = { key, directory: await loadPrincipalDirectory(filePath) };
     return cached.directory;
