@@ -73,6 +73,15 @@ function columns<Row extends readonly unknown[]>(rows: readonly Row[], width: nu
   return Array.from({ length: width }, (_, index) => rows.map((row) => row[index] ?? null));
 }
 
+/**
+ * Blobs travel as base64 text, decoded by Postgres: `pg` sends a `bytea[]`
+ * parameter as hex (twice the bytes) escaped inside an array literal, and
+ * these arrays are most of what a tool step sends.
+ */
+function base64(blobs: unknown[] | undefined): (string | null)[] {
+  return (blobs ?? []).map((blob) => (blob instanceof Uint8Array ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString("base64") : null));
+}
+
 /** Saves not yet written, in the order LangGraph made them. */
 export interface PendingSaves {
   checkpoints: CheckpointSave[];
@@ -94,7 +103,8 @@ export function saveCtes(saves: PendingSaves, params: Params): string[] {
     const [thread, namespace, channel, version, type, blob] = columns(unique.flatMap((save) => save.blobs), 6);
     ctes.push(`saved_blobs as (
       insert into ${TABLES.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-      select * from unnest(${params.add(thread, "text[]")}, ${params.add(namespace, "text[]")}, ${params.add(channel, "text[]")}, ${params.add(version, "text[]")}, ${params.add(type, "text[]")}, ${params.add(blob, "bytea[]")})
+      select t, n, c, v, y, decode(b, 'base64')
+        from unnest(${params.add(thread, "text[]")}, ${params.add(namespace, "text[]")}, ${params.add(channel, "text[]")}, ${params.add(version, "text[]")}, ${params.add(type, "text[]")}, ${params.add(base64(blob), "text[]")}) as s(t, n, c, v, y, b)
       on conflict (thread_id, checkpoint_ns, channel, version) do nothing
     )`);
     ctes.push(`saved_checkpoints as (
@@ -115,11 +125,12 @@ export function saveCtes(saves: PendingSaves, params: Params): string[] {
     const unique = uniqueWrites({ rows, upsert });
     if (unique.length === 0) continue;
     const conflict = upsert ? "do update set channel = excluded.channel, type = excluded.type, blob = excluded.blob" : "do nothing";
-    const casts = ["text[]", "text[]", "text[]", "text[]", "integer[]", "text[]", "text[]", "bytea[]"];
-    const arrays = columns(unique, 8).map((column, index) => params.add(column, casts[index]));
+    const casts = ["text[]", "text[]", "text[]", "text[]", "integer[]", "text[]", "text[]", "text[]"];
+    const [thread, namespace, checkpoint, task, index, channel, type, blob] = columns(unique, 8);
+    const arrays = [thread, namespace, checkpoint, task, index, channel, type, base64(blob)].map((column, position) => params.add(column, casts[position]));
     ctes.push(`saved_${upsert ? "replacing" : "new"}_writes as (
       insert into ${TABLES.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
-      select * from unnest(${arrays.join(", ")})
+      select t, n, c, k, i, h, y, decode(b, 'base64') from unnest(${arrays.join(", ")}) as s(t, n, c, k, i, h, y, b)
       on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${conflict}
     )`);
   }
