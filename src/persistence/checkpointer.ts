@@ -246,7 +246,8 @@ export class WarrantSaver extends PostgresSaver {
     const known = key && this.serialized.get(key);
     if (known) return known;
     const [type, bytes] = await this.serde.dumpsTyped(value);
-    const dumped: [string, Uint8Array] = [type, new Uint8Array(bytes)];
+    // The serializer's own buffer: nothing writes to it (PostgresSaver copies it anyway).
+    const dumped: [string, Uint8Array] = [type, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)];
     if (key) this.serialized.set(key, dumped);
     return dumped;
   }

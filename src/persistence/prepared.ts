@@ -12,7 +12,19 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 
+/** Names by text, so a text is hashed once per process (a few shapes; bounded all the same). */
+const names = new Map<string, string>();
+const MAX_NAMES = 1_000;
+
+function nameOf(text: string): string {
+  const known = names.get(text);
+  if (known) return known;
+  const name = `warrant_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
+  if (names.size >= MAX_NAMES) names.clear();
+  names.set(text, name);
+  return name;
+}
+
 export function statement(text: string, values: readonly unknown[], named: boolean): pg.QueryConfig {
-  const config: pg.QueryConfig = { text, values: [...values] };
-  return named ? { ...config, name: `warrant_${createHash("sha256").update(text).digest("hex").slice(0, 24)}` } : config;
+  return named ? { name: nameOf(text), text, values: [...values] } : { text, values: [...values] };
 }
