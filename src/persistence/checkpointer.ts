@@ -163,11 +163,13 @@ export class WarrantSaver extends PostgresSaver {
   async transact(threadId: string, intent: Statement): Promise<pg.QueryResult> {
     return this.locked(threadId, async () => {
       const saves = this.buffer.take(threadId);
-      const combined = withSaves(intent, saves);
-      return this.connections.query(queryConfig(combined.text, combined.values, this.named)).catch((error: unknown) => {
+      try {
+        const combined = withSaves(intent, saves);
+        return await this.connections.query(queryConfig(combined.text, combined.values, this.named));
+      } catch (error) {
         this.buffer.restore(threadId, saves);
         throw error;
-      });
+      }
     });
   }
 
