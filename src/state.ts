@@ -2,7 +2,9 @@
  * The one state schema. Every field says who owns (writes) it. Fields with a
  * single writer are last-value channels, so a second writer in the same step
  * fails loudly (INVALID_CONCURRENT_GRAPH_UPDATE); shared fields have an
- * explicit reducer.
+ * explicit reducer. Fields that grow with the thread, or change a little
+ * every turn, are delta channels with a reducer (`growing`, below); for
+ * those FIELD_OWNERS and its test are what keep to one writer.
  */
 import { Annotation, DeltaChannel } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";

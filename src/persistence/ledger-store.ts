@@ -77,12 +77,6 @@ type StoredRow = Record<string, unknown>;
  */
 export type Transact = (threadId: string, statement: { text: string; values: unknown[] }) => Promise<pg.QueryResult>;
 
-
-/**
- * A `LedgerStore` over `pool`, in `schema` (default layout from `ledgerMigrations`).
- * Uses only `pool.query` (and whatever `transact` holds for an intent row), so it
- * never holds a client while waiting for another: safe with the one-connection embedded pool.
- */
 /** How the database runs the ledger's statements (defaults: each alone, awaited, unprepared). */
 export interface LedgerStoreOptions {
   /** Prepare the per-step statements (src/persistence/prepared.ts). */
@@ -100,6 +94,11 @@ export interface LedgerStoreOptions {
   settled?: (threadId: string) => Promise<void>;
 }
 
+/**
+ * A `LedgerStore` over `pool`, in `schema` (default layout from `ledgerMigrations`).
+ * Uses only `pool.query` (and whatever `transact` holds for an intent row), so it
+ * never holds a client while waiting for another: safe with the one-connection embedded pool.
+ */
 export function createLedgerStore(
   pool: pg.Pool,
   schema: string,
