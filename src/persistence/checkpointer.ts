@@ -47,6 +47,7 @@ import {
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { CheckpointBuffer } from "./checkpoint-buffer.js";
+import type { ThreadStatements } from "./ledger-store.js";
 import { statement as queryConfig } from "./prepared.js";
 import {
   deltaHistoryStatement,
@@ -80,7 +81,7 @@ export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions"
   });
 }
 
-export class WarrantSaver extends PostgresSaver {
+export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   private readonly buffer = new CheckpointBuffer();
   /** A background statement's failure, per thread, until the thread's next save or statement reports it. */
   private readonly failures = new Map<string, unknown>();

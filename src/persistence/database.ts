@@ -251,12 +251,8 @@ async function assemble(
     pool,
     schema,
     saver,
-    // A ledger intent row commits with the thread's pending checkpoint saves (see checkpointer.ts).
-    ledger: createLedgerStore(pool, schema, (threadId, statement) => saver.transact(threadId, statement), {
-      namedStatements,
-      background: (threadId, statement, check) => saver.background(threadId, statement, check),
-      settled: (threadId) => saver.settle(threadId),
-    }),
+    // A ledger intent row commits with the thread's pending checkpoint saves; a read's outcome is written in the background (checkpointer.ts).
+    ledger: createLedgerStore(pool, schema, { thread: saver, namedStatements }),
     threads: createThreadStore(pool, schema),
     runEvents: createRunEventStore(pool, schema),
     listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),

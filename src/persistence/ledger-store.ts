@@ -8,6 +8,7 @@ import { ConfigError, InvariantError } from "../errors.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
 import { chainedStatement, Params, rowLink, runChained } from "./audit-chain-store.js";
+import type { Statement } from "./checkpoint-sql.js";
 
 /** Lower-case Postgres identifier of at most 63 bytes: safe to quote, never needs escaping. */
 const SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -70,28 +71,24 @@ const COLUMNS =
 type StoredRow = Record<string, unknown>;
 
 /**
- * Runs a ledger intent write (one statement) for a thread. The default runs
- * it alone; the database passes its checkpointer's, which puts the thread's
- * pending checkpoint saves in front of it, so they commit as one
- * (src/persistence/checkpointer.ts).
+ * How a thread's ledger statements reach the database. The database passes
+ * its checkpointer (src/persistence/checkpointer.ts); without one each
+ * statement runs alone on the pool, awaited.
  */
-export type Transact = (threadId: string, statement: { text: string; values: unknown[] }) => Promise<pg.QueryResult>;
-
-/** How the database runs the ledger's statements (defaults: each alone, awaited, unprepared). */
-export interface LedgerStoreOptions {
-  /** Prepare the per-step statements (src/persistence/prepared.ts). */
-  namedStatements?: boolean;
+export interface ThreadStatements {
+  /** Runs an intent row's statement with the thread's pending checkpoint saves in front of it, so they commit as one. */
+  transact(threadId: string, statement: Statement): Promise<pg.QueryResult>;
   /**
    * Sends a read's outcome update (`finishSoon`) without waiting for it; the
-   * thread's next intent row, save or ledger read waits for it
-   * (checkpointer.ts `background`). Nothing needs a read's outcome sooner:
-   * until it commits the row reads `running`, which is what a crash right
-   * after the call leaves, and recovery re-runs such a read; every later
-   * effect of the thread starts only after its intent row, which waits.
+   * thread's next intent row, save or ledger read waits for it. Nothing needs
+   * a read's outcome sooner: until it commits the row reads `running`, which
+   * is what a crash right after the call leaves, and recovery re-runs such a
+   * read; every later effect of the thread starts only after its intent row,
+   * which waits.
    */
-  background?: (threadId: string, statement: { text: string; values: unknown[] }, check: (result: pg.QueryResult) => void) => void;
-  /** Waits for the thread's background statements (before a read of its rows). */
-  settled?: (threadId: string) => Promise<void>;
+  background(threadId: string, statement: Statement, check: (result: pg.QueryResult) => void): void;
+  /** Waits for the thread's background statements (before a read of its rows); throws if one failed. */
+  settle(threadId: string): Promise<void>;
 }
 
 /**
@@ -99,12 +96,8 @@ export interface LedgerStoreOptions {
  * Uses only `pool.query` (and whatever `transact` holds for an intent row), so it
  * never holds a client while waiting for another: safe with the one-connection embedded pool.
  */
-export function createLedgerStore(
-  pool: pg.Pool,
-  schema: string,
-  transact: Transact = (_threadId, statement) => pool.query(statement.text, statement.values),
-  options: LedgerStoreOptions = {},
-): LedgerStore {
+export function createLedgerStore(pool: pg.Pool, schema: string, options: { thread?: ThreadStatements; namedStatements?: boolean } = {}): LedgerStore {
+  const { thread: threadStatements, namedStatements = false } = options;
   const table = `${quoteSchemaName(schema)}.ledger`;
   const chained = (params: Params, run: RunStart, written: string) =>
     chainedStatement(schema, params, run, {
@@ -148,7 +141,8 @@ export function createLedgerStore(
     const insert = `insert into ${table} (thread_id, ${COLUMNS}) select ${values}${guard}`;
     // With `run`: the row and its audit-chain link in one statement (see audit-chain-store.ts).
     const text = run ? chained(params, run, `written as (${insert} returning *)`) : insert;
-    return (await transact(threadId, { text, values: params.values })).rowCount ?? 0;
+    const result = threadStatements ? await threadStatements.transact(threadId, { text, values: params.values }) : await pool.query(text, params.values);
+    return result.rowCount ?? 0;
   };
 
   /** The outcome update of one attempt (with `run`, with its audit link) and the check of what it changed. */
@@ -182,17 +176,17 @@ export function createLedgerStore(
 
     async finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
       const update = finishStatement(threadId, callId, attempt, outcome, run);
-      update.check(run ? await runChained(pool, update.text, update.params, options.namedStatements) : (await pool.query(update.text, update.params.values)).rowCount);
+      update.check(run ? await runChained(pool, update.text, update.params, namedStatements) : (await pool.query(update.text, update.params.values)).rowCount);
     },
 
     async finishSoon(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
-      if (!options.background) return this.finish(threadId, callId, attempt, outcome, run);
+      if (!threadStatements) return this.finish(threadId, callId, attempt, outcome, run);
       const update = finishStatement(threadId, callId, attempt, outcome, run);
-      options.background(threadId, { text: update.text, values: update.params.values }, (result) => update.check(result.rowCount));
+      threadStatements.background(threadId, { text: update.text, values: update.params.values }, (result) => update.check(result.rowCount));
     },
 
     async list(threadId: string): Promise<LedgerRow[]> {
-      await options.settled?.(threadId);
+      await threadStatements?.settle(threadId);
       const result = await pool.query<StoredRow>(
         `select ${COLUMNS} from ${table} where thread_id = $1 order by started_at, call_id, attempt`,
         [threadId],
@@ -201,7 +195,7 @@ export function createLedgerStore(
     },
 
     async latest(threadId: string, callId: string): Promise<LedgerRow | undefined> {
-      await options.settled?.(threadId);
+      await threadStatements?.settle(threadId);
       const result = await pool.query<StoredRow>(
         `select ${COLUMNS} from ${table} where thread_id = $1 and call_id = $2 order by attempt desc limit 1`,
         [threadId, callId],
