@@ -30,7 +30,8 @@ export interface CheckpointSave {
   checkpoint_id: string;
   parent_checkpoint_id: string | undefined;
   checkpoint: Record<string, unknown>;
-  metadata: unknown;
+  /** The metadata as stored (JSON text), serialized when the checkpoint was put. */
+  metadata_json: string;
   blobs: BlobRow[];
 }
 
@@ -62,7 +63,8 @@ export function writesReplace(writes: readonly (readonly [string, unknown])[]): 
 function uniqueWrites(save: WritesSave): WriteRow[] {
   const byKey = new Map<string, WriteRow>();
   for (const row of save.rows) {
-    const key = JSON.stringify([row[0], row[1], row[2], row[3], row[4]]);
+    // NUL cannot occur in these ids (Postgres text rejects it), so it separates them.
+    const key = `${row[0]}\u0000${row[1]}\u0000${row[2]}\u0000${row[3]}\u0000${row[4]}`;
     if (save.upsert || !byKey.has(key)) byKey.set(key, row);
   }
   return [...byKey.values()];
@@ -113,7 +115,7 @@ export function saveCtes(saves: PendingSaves, params: Params): string[] {
         unique.map((save) => save.checkpoint_id),
         "text[]",
       )}, ${params.add(unique.map((save) => save.parent_checkpoint_id ?? null), "text[]")}, ${params.add(unique.map((save) => JSON.stringify(save.checkpoint)), "text[]")}, ${params.add(
-        unique.map((save) => JSON.stringify(save.metadata)),
+        unique.map((save) => save.metadata_json),
         "text[]",
       )}) as s(t, n, c, p, k, m)
       on conflict (thread_id, checkpoint_ns, checkpoint_id) do update set checkpoint = excluded.checkpoint, metadata = excluded.metadata

@@ -47,13 +47,55 @@ export function stateAfter(state: State, update: Partial<Update>): State {
   };
 }
 
-/** `node`, answering with its update and `route`'s choice on the state it leaves. */
+/**
+ * Last-value fields nodes rewrite every turn, mostly with what they already
+ * hold (null until the run ends or a resume is refused). Plan's `verdict` and
+ * `tool_offer` are kept even when unchanged: the trace reads them from each
+ * plan task's writes (src/trace/run-trace.ts).
+ */
+const SETTLED_FIELDS = ["termination_reason", "result", "review_feedback"] as const;
+/** Fields whose reducer appends (or merges): an empty write changes nothing. */
+const APPENDED_FIELDS = ["messages", "evidence", "ledger"] as const;
+
+/** Deep equality of JSON-like values (what state fields hold). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, index) => sameValue(item, b[index]));
+  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  return keys.length === Object.keys(right).length && keys.every((key) => Object.hasOwn(right, key) && sameValue(left[key], right[key]));
+}
+
+/**
+ * `update` without the writes that change nothing: a settled field written
+ * with the value it holds, an appended field written with nothing. Each
+ * left-out write is a write row, a channel blob and a version fewer in the
+ * step's checkpoint; the state after the step is the same. Returns `update`
+ * itself when every write changes something.
+ */
+export function withoutNoOps<U extends Partial<Update>>(state: State, update: U): U {
+  const record = update as Record<string, unknown>;
+  const current = state as unknown as Record<string, unknown>;
+  const unchanged = [
+    ...SETTLED_FIELDS.filter((field) => Object.hasOwn(record, field) && Object.hasOwn(current, field) && current[field] !== undefined && sameValue(record[field], current[field])),
+    ...APPENDED_FIELDS.filter((field) => Array.isArray(record[field]) && (record[field] as unknown[]).length === 0),
+  ];
+  if (unchanged.length === 0) return update;
+  const kept = { ...record };
+  for (const field of unchanged) delete kept[field];
+  return kept as U;
+}
+
+/** `node`, answering with its update (less its no-op writes) and `route`'s choice on the state it leaves. */
 export function routed<U extends Partial<Update>, Next extends string>(
   node: (state: State, config: LangGraphRunnableConfig) => Promise<U>,
   route: (state: State) => Next,
 ): (state: State, config: LangGraphRunnableConfig) => Promise<Command<unknown, U, Next>> {
   return async (state, config) => {
-    const update = await node(state, config);
+    const update = withoutNoOps(state, await node(state, config));
     return new Command({ update, goto: route(stateAfter(state, update)) });
   };
 }

@@ -128,7 +128,7 @@ describe("checkpoint saves as CTEs of one statement", () => {
         checkpoint_id: "c1",
         parent_checkpoint_id: undefined,
         checkpoint: { v: 4 },
-        metadata: { step: 1 },
+        metadata_json: JSON.stringify({ step: 1 }),
         blobs: [["t", "", "status", "1", "json", new Uint8Array([1])]],
       },
     ],

@@ -5,7 +5,7 @@
  */
 import { Command, END } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
-import { afterDecisions, afterObserve, afterPlan, routed, stateAfter } from "../../src/runtime/routes.js";
+import { afterDecisions, afterObserve, afterPlan, routed, sameValue, stateAfter, withoutNoOps } from "../../src/runtime/routes.js";
 import type { State } from "../../src/state.js";
 
 const base = { status: "planning", proposals: [], decisions: [], messages: [] } as unknown as State;
@@ -34,5 +34,40 @@ describe("routed", () => {
     const withAllowed = { ...base, decisions: [allow] } as unknown as State;
     expect(afterDecisions(stateAfter(withAllowed, {}))).toBe("execute");
     expect(afterDecisions(stateAfter(withAllowed, { decisions: [deny] } as never))).toBe("observe");
+  });
+});
+
+describe("withoutNoOps", () => {
+  const settled = { ...base, termination_reason: null, result: null, review_feedback: null, verdict: { type: "tool_calls" }, tool_offer: { offered: ["a"], withheld: [] } } as unknown as State;
+
+  test("leaves out settled fields written with what they hold and appended fields written with nothing", () => {
+    const update = { status: ["planning"], messages: [], evidence: [], termination_reason: null, result: null, progress: { run_id: "r", steps_without_progress: 0, seen_results: [] } };
+    expect(withoutNoOps(settled, update as never)).toEqual({ status: ["planning"], progress: update.progress });
+  });
+
+  test("keeps every write that changes something, and plan's verdict and tool offer always (the trace reads them)", () => {
+    const update = { messages: [{ id: "m" }], termination_reason: { code: "final_answer", detail: "", turn: 1 }, verdict: { type: "tool_calls" }, tool_offer: { offered: ["a"], withheld: [] } };
+    expect(withoutNoOps(settled, update as never)).toBe(update);
+  });
+
+  test("a field the state does not hold yet is written, even with null", () => {
+    const update = { termination_reason: null, result: null };
+    expect(withoutNoOps(base, update as never)).toBe(update);
+  });
+
+  test("routed nodes send the update without its no-op writes", async () => {
+    const node = routed(async () => ({ status: ["planning"], termination_reason: null, evidence: [] }) as never, afterObserve);
+    const command = await node({ ...settled, status: "observing" } as State, {});
+    expect(command.update).toEqual({ status: ["planning"] });
+    expect(command.goto).toEqual(["plan"]);
+  });
+
+  test("sameValue is deep equality of JSON-like values", () => {
+    expect(sameValue({ a: [1, { b: null }] }, { a: [1, { b: null }] })).toBe(true);
+    expect(sameValue({ a: 1 }, { a: 1, b: undefined })).toBe(false);
+    expect(sameValue([1, 2], [2, 1])).toBe(false);
+    expect(sameValue({ a: [] }, { a: {} })).toBe(false);
+    expect(sameValue(null, {})).toBe(false);
+    expect(sameValue(new Date(0), new Date(0))).toBe(false);
   });
 });
