@@ -70,6 +70,34 @@ function uniqueWrites(save: WritesSave): WriteRow[] {
   return [...byKey.values()];
 }
 
+/**
+ * The columns of one multi-row insert as parameters: each an array that
+ * `unnest` turns into rows, except a text column with one value in every
+ * row (a thread's id and namespace, in every row of its saves), which is
+ * sent once as a scalar. Returns, per column, the expression to select.
+ */
+class Columns {
+  private readonly arrays: string[] = [];
+  constructor(private readonly params: Params) {}
+
+  /** A text column: a scalar when every row has the same non-null value. */
+  text(values: unknown[] = []): string {
+    const first = values[0];
+    if (typeof first === "string" && values.every((value) => value === first)) return this.params.add(first);
+    return this.array(values, "text[]");
+  }
+
+  array(values: unknown[] = [], cast: string): string {
+    this.arrays.push(this.params.add(values, cast));
+    return `s.c${this.arrays.length}`;
+  }
+
+  /** The FROM item the array columns are selected from. */
+  from(): string {
+    return `unnest(${this.arrays.join(", ")}) as s(${this.arrays.map((_, index) => `c${index + 1}`).join(", ")})`;
+  }
+}
+
 /** Each column of `rows` as one array parameter. */
 function columns<Row extends readonly unknown[]>(rows: readonly Row[], width: number): unknown[][] {
   return Array.from({ length: width }, (_, index) => rows.map((row) => row[index] ?? null));
@@ -103,21 +131,25 @@ export function saveCtes(saves: PendingSaves, params: Params): string[] {
     // A checkpoint saved twice keeps its last version, as two upserts in a row would.
     const unique = [...new Map(saves.checkpoints.map((save) => [JSON.stringify([save.thread_id, save.checkpoint_ns, save.checkpoint_id]), save])).values()];
     const [thread, namespace, channel, version, type, blob] = columns(unique.flatMap((save) => save.blobs), 6);
+    const blobs = new Columns(params);
+    const [t, n] = [blobs.text(thread), blobs.text(namespace)];
+    const [c, v, y, b] = [blobs.array(channel, "text[]"), blobs.array(version, "text[]"), blobs.array(type, "text[]"), blobs.array(base64(blob), "text[]")];
     ctes.push(`saved_blobs as (
       insert into ${TABLES.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-      select t, n, c, v, y, decode(b, 'base64')
-        from unnest(${params.add(thread, "text[]")}, ${params.add(namespace, "text[]")}, ${params.add(channel, "text[]")}, ${params.add(version, "text[]")}, ${params.add(type, "text[]")}, ${params.add(base64(blob), "text[]")}) as s(t, n, c, v, y, b)
+      select ${t}, ${n}, ${c}, ${v}, ${y}, decode(${b}, 'base64') from ${blobs.from()}
       on conflict (thread_id, checkpoint_ns, channel, version) do nothing
     )`);
+    const rows = new Columns(params);
+    const [ct, cn] = [rows.text(unique.map((save) => save.thread_id)), rows.text(unique.map((save) => save.checkpoint_ns))];
+    const [cc, cp, ck, cm] = [
+      rows.array(unique.map((save) => save.checkpoint_id), "text[]"),
+      rows.array(unique.map((save) => save.parent_checkpoint_id ?? null), "text[]"),
+      rows.array(unique.map((save) => JSON.stringify(save.checkpoint)), "text[]"),
+      rows.array(unique.map((save) => save.metadata_json), "text[]"),
+    ];
     ctes.push(`saved_checkpoints as (
       insert into ${TABLES.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-      select t, n, c, p, k::jsonb, m::jsonb from unnest(${params.add(unique.map((save) => save.thread_id), "text[]")}, ${params.add(unique.map((save) => save.checkpoint_ns), "text[]")}, ${params.add(
-        unique.map((save) => save.checkpoint_id),
-        "text[]",
-      )}, ${params.add(unique.map((save) => save.parent_checkpoint_id ?? null), "text[]")}, ${params.add(unique.map((save) => JSON.stringify(save.checkpoint)), "text[]")}, ${params.add(
-        unique.map((save) => save.metadata_json),
-        "text[]",
-      )}) as s(t, n, c, p, k, m)
+      select ${ct}, ${cn}, ${cc}, ${cp}, ${ck}::jsonb, ${cm}::jsonb from ${rows.from()}
       on conflict (thread_id, checkpoint_ns, checkpoint_id) do update set checkpoint = excluded.checkpoint, metadata = excluded.metadata
     )`);
   }
@@ -127,12 +159,20 @@ export function saveCtes(saves: PendingSaves, params: Params): string[] {
     const unique = uniqueWrites({ rows, upsert });
     if (unique.length === 0) continue;
     const conflict = upsert ? "do update set channel = excluded.channel, type = excluded.type, blob = excluded.blob" : "do nothing";
-    const casts = ["text[]", "text[]", "text[]", "text[]", "integer[]", "text[]", "text[]", "text[]"];
     const [thread, namespace, checkpoint, task, index, channel, type, blob] = columns(unique, 8);
-    const arrays = [thread, namespace, checkpoint, task, index, channel, type, base64(blob)].map((column, position) => params.add(column, casts[position]));
+    const writes = new Columns(params);
+    const [t, n] = [writes.text(thread), writes.text(namespace)];
+    const [c, k, i, h, y, b] = [
+      writes.array(checkpoint, "text[]"),
+      writes.array(task, "text[]"),
+      writes.array(index, "integer[]"),
+      writes.array(channel, "text[]"),
+      writes.array(type, "text[]"),
+      writes.array(base64(blob), "text[]"),
+    ];
     ctes.push(`saved_${upsert ? "replacing" : "new"}_writes as (
       insert into ${TABLES.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
-      select t, n, c, k, i, h, y, decode(b, 'base64') from unnest(${arrays.join(", ")}) as s(t, n, c, k, i, h, y, b)
+      select ${t}, ${n}, ${c}, ${k}, ${i}, ${h}, ${y}, decode(${b}, 'base64') from ${writes.from()}
       on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${conflict}
     )`);
   }

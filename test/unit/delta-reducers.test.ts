@@ -138,13 +138,16 @@ describe("checkpoint saves as CTEs of one statement", () => {
   test("numbers the saves' parameters after the statement's own", () => {
     const combined = withSaves({ text: "insert into x (a, b) select $1::text, $2::text", values: ["a", "b"] }, saves);
     expect(combined.values.slice(0, 2)).toEqual(["a", "b"]);
+    // A thread's id and namespace go once per insert (scalars), the other columns as arrays.
     expect(combined.values).toHaveLength(2 + 6 + 6 + 8);
+    expect(combined.values.slice(2, 4)).toEqual(["t", ""]);
+    expect(combined.values[4]).toEqual(["status"]);
     expect(combined.text).toMatch(/^with saved_blobs as/);
-    expect(combined.text).toContain("$3::text[]");
+    expect(combined.text).toContain("select $3::text, $4::text, s.c1");
     expect(combined.text).toContain(`$${combined.values.length}::text[]`);
     // Blobs travel as base64 text and are decoded by Postgres.
     expect(combined.values.at(-1)).toEqual([Buffer.from([2]).toString("base64")]);
-    expect(combined.text).toContain("decode(b, 'base64')");
+    expect(combined.text).toContain("decode(s.c6, 'base64')");
     expect(combined.text.trimEnd()).toMatch(/insert into x \(a, b\) select \$1::text, \$2::text$/);
   });
 
