@@ -4,6 +4,7 @@
  */
 import type pg from "pg";
 import type { ApprovalRecord, ApprovalStore } from "../runtime/approvals.js";
+import type { ThreadStatements } from "./ledger-store.js";
 import { chainedStatement, Params, rowLink, runChained } from "./audit-chain-store.js";
 import { quoteSchemaName } from "./ledger-store.js";
 
@@ -35,11 +36,13 @@ const COLUMNS = ["thread_id", "action_id", "version", "run_id", "call_id", "tool
 
 const CASTS: Partial<Record<(typeof COLUMNS)[number], string>> = { version: "integer", decided_at: "timestamptz", expires_at: "timestamptz" };
 
-export function createApprovalStore(pool: pg.Pool, schema: string): ApprovalStore {
+/** `thread`: the thread's deferred ledger statements are written first, so the chain keeps the order things happened in. */
+export function createApprovalStore(pool: pg.Pool, schema: string, thread?: Pick<ThreadStatements, "settle">): ApprovalStore {
   const table = `${quoteSchemaName(schema)}.approvals`;
   return {
     async record(rows, run) {
       for (const row of rows) {
+        await thread?.settle(row.thread_id);
         const params = new Params();
         const placeholders = COLUMNS.map((column) => params.add(row[column], CASTS[column] ?? "text")).join(", ");
         const insert = `insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict (thread_id, action_id, version) do nothing`;

@@ -127,12 +127,78 @@ export function chainedStatement(schema: string, params: Params, start: RunStart
       from link l cross join head h`;
 }
 
+/**
+ * One statement that runs several chained writes, in order, and appends one
+ * link per written row, in that order: a read's outcome deferred by the
+ * ledger and the next intent row of the same run travel together
+ * (ledger-store.ts). Each write's CTEs must be named apart (`written_1`…).
+ *
+ * The chain continues from the run's head, locked with FOR UPDATE (which, in
+ * READ COMMITTED, waits for a concurrent writer and then sees its version),
+ * or from the genesis when the run has no head yet. Unlike
+ * `chainedStatement`, a first link written by two statements at once is not
+ * kept apart, so this is for runs whose head exists: callers merge writes
+ * only into a run that already has links. Each write writes at most one row
+ * (ledger rows are written by key). The statement's one row says how many
+ * links each write appended (`w1`, `w2`, …), which is the rows it wrote.
+ */
+export function chainedWrites(schema: string, params: Params, start: RunStart, writes: readonly ChainedWrite[]): string {
+  const s = quoteSchemaName(schema);
+  const genesis = params.add(genesisHash(start));
+  const runId = params.add(start.run_id);
+  const subject = (seq: string) => `case when l.numbered then l.subject || '#' || (${seq})::text else l.subject end`;
+  const hashOf = (prev: string, seq: string) =>
+    `${s}.audit_link_hash(${prev}, l.thread_id, l.run_id, ${seq}, l.kind, ${subject(seq)}, l.node, l.actor, l.code, l.tool, l.detail, l.at)`;
+  const ctes = writes.flatMap((write) => write.ctes);
+  ctes.push(
+    `base as (select seq, prev_hash, hash from ${s}.audit_runs where run_id = ${runId} for update)`,
+    `state_0 as (select seq, prev_hash, hash from base union all select 0, null::text, ${genesis} where not exists (select 1 from base))`,
+  );
+  writes.forEach((write, index) => {
+    const k = index + 1;
+    ctes.push(
+      `link_${k} as (${write.link})`,
+      // The link appended for this write (none when it wrote no row), on the state the previous writes left.
+      `chained_${k} as (
+        select p.seq + 1 as seq, p.hash as prev_hash, ${hashOf("p.hash", "p.seq + 1")} as hash, l.thread_id, l.run_id, l.kind, ${subject("p.seq + 1")} as subject,
+               l.node, l.actor, l.code, l.tool, l.detail, l.at
+          from state_${k - 1} p cross join link_${k} l
+      )`,
+      `state_${k} as (
+        select seq, prev_hash, hash from chained_${k}
+        union all select seq, prev_hash, hash from state_${k - 1} where not exists (select 1 from chained_${k})
+      )`,
+    );
+  });
+  const last = `state_${writes.length}`;
+  ctes.push(
+    `head as (
+      insert into ${s}.audit_runs as h (run_id, thread_id, owner, request_sha256, started_at, genesis, seq, prev_hash, hash)
+      select ${runId}, ${params.add(start.thread_id)}, ${params.add(start.owner)}, ${params.add(start.request_sha256)}, ${params.add(start.started_at)}, ${genesis}, f.seq, f.prev_hash, f.hash
+        from ${last} f where f.seq > (select seq from state_0)
+      on conflict (run_id) do update set seq = excluded.seq, prev_hash = excluded.prev_hash, hash = excluded.hash
+    )`,
+    `appended as (
+      insert into ${s}.audit_events (thread_id, run_id, kind, subject, node, actor, code, tool, detail, at, seq, prev_hash, hash)
+      ${writes.map((_, index) => `select thread_id, run_id, kind, subject, node, actor, code, tool, detail, at, seq, prev_hash, hash from chained_${index + 1}`).join("\n      union all ")}
+    )`,
+  );
+  return `with ${ctes.join(",\n")}
+    select ${writes.map((_, index) => `(select count(*) from chained_${index + 1})::integer as w${index + 1}`).join(", ")}`;
+}
+
 /** The link SELECT for a row written by CTE `written` into a covered table. */
-export function rowLink(params: Params, table: CoveredTable, start: RunStart, fields: { kind: "ledger" | "approval"; key: string; node: string; actor: string; code: string }): string {
+export function rowLink(
+  params: Params,
+  table: CoveredTable,
+  start: RunStart,
+  fields: { kind: "ledger" | "approval"; key: string; node: string; actor: string; code: string },
+  written = "written",
+): string {
   return `select w.thread_id, ${params.add(start.run_id)} as run_id, '${fields.kind}'::text as kind, ${fields.key} as subject, true as numbered,
                  '${fields.node}'::text as node, ${fields.actor} as actor, ${fields.code} as code, w.tool as tool,
                  ${snapshotSql(table, "w")} as detail, clock_timestamp() as at
-            from written w`;
+            from ${written} w`;
 }
 
 /** Runs a chained statement (`named`: prepared, see prepared.ts); returns how many link events it inserted (0: nothing was written). */

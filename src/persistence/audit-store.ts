@@ -3,6 +3,7 @@ import type pg from "pg";
 import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../runtime/audit.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
 import { chainedStatement, Params } from "./audit-chain-store.js";
+import type { ThreadStatements } from "./ledger-store.js";
 import { quoteSchemaName } from "./ledger-store.js";
 
 export function auditMigrations(schema: string): string[] {
@@ -40,11 +41,13 @@ function storable(event: AuditEvent): AuditEvent {
   return copy;
 }
 
-export function createAuditStore(pool: pg.Pool, schema: string): AuditStore {
+/** `statements`: the thread's deferred ledger statements are written first, so a run's last link is still how it ended. */
+export function createAuditStore(pool: pg.Pool, schema: string, statements?: Pick<ThreadStatements, "settle">): AuditStore {
   const table = `${quoteSchemaName(schema)}.audit_events`;
   return {
     async record(events, run) {
       for (const raw of events) {
+        await statements?.settle(raw.thread_id);
         // Details quote untrusted text (model output, server errors); a NUL would fail the insert (22021) and with it the run.
         const event = storable(raw);
         const params = new Params();

@@ -48,7 +48,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { CheckpointBuffer } from "./checkpoint-buffer.js";
 import { isPlainJson, WarrantSerializer } from "./serde.js";
-import type { ThreadStatements } from "./ledger-store.js";
+import type { DeferredStatement, MergedStatement, ThreadStatements } from "./ledger-store.js";
 import { statement as queryConfig } from "./prepared.js";
 import {
   deltaHistoryStatement,
@@ -84,8 +84,8 @@ export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions"
 
 export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   private readonly buffer = new CheckpointBuffer();
-  /** A background statement's failure, per thread, until the thread's next save or statement reports it. */
-  private readonly failures = new Map<string, unknown>();
+  /** Statements held back per thread (reads' outcomes), in order: `defer`. */
+  private readonly deferred = new Map<string, DeferredStatement[]>();
 
   private readonly named: boolean;
 
@@ -126,58 +126,66 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   }
 
   override async deleteThread(threadId: string): Promise<void> {
-    await this.buffer.exclusive(threadId, async () => {
+    await this.locked(threadId, async () => {
       this.buffer.discard(threadId);
-      this.failures.delete(threadId);
+      // Ledger rows outlive the thread's checkpoints: a read's deferred outcome is still written.
+      await this.sendDeferred(threadId);
       await super.deleteThread(threadId);
     });
   }
 
   /**
-   * Sends `statement` for the thread now and returns without waiting for it
-   * (a call's outcome row: ledger-store.ts says why nothing needs it sooner).
-   * The thread's next save, statement or read waits for it. If it failed (or
-   * `check` throws), that next one fails instead, and the thread's pending
-   * saves are dropped: the thread then continues from what was committed
-   * with its last intent row, as after a crash.
+   * Holds `deferred` (a call's outcome row: ledger-store.ts says why nothing
+   * needs it sooner) for the thread's next statement: the next intent row
+   * folds it into its own statement when it can (`transact`), and any other
+   * save, read or flush of the thread sends it first, carrying the pending
+   * saves. If it fails (or its `check` throws), that operation fails with its
+   * error and the thread's pending saves are dropped: the thread then
+   * continues from what its last committed statement saved, as after a crash.
    */
-  background(threadId: string, statement: Statement, check: (result: pg.QueryResult) => void): void {
-    void this.buffer.exclusive(threadId, async () => {
-      try {
-        check(await this.connections.query(queryConfig(statement.text, statement.values, this.named)));
-      } catch (error) {
-        this.failures.set(threadId, error);
-      }
-    });
+  defer(threadId: string, deferred: DeferredStatement): void {
+    const queue = this.deferred.get(threadId);
+    if (queue) queue.push(deferred);
+    else this.deferred.set(threadId, [deferred]);
   }
 
-  /** Waits for the thread's background statements; throws if one failed. */
+  /** Sends the thread's deferred statements; throws if one failed. */
   async settle(threadId: string): Promise<void> {
-    await this.locked(threadId, async () => undefined);
+    await this.locked(threadId, () => this.sendDeferred(threadId));
   }
 
   /**
-   * Runs `statement` (a ledger intent write) with the thread's pending saves
-   * in front of it as CTEs: one statement, one round trip, committed or
-   * rolled back as one (checkpoint-sql.ts `withSaves`). Runs after any flush
-   * of the thread already under way; with nothing pending it runs alone.
+   * Runs the statement `intent` gives (a ledger intent write) with the
+   * thread's pending saves in front of it as CTEs: one statement, one round
+   * trip, committed or rolled back as one (checkpoint-sql.ts `withSaves`).
+   * The thread's deferred statements are folded in by `merge` when it takes
+   * them all, else sent before it. Runs after any flush of the thread
+   * already under way. Returns the rows the intent wrote.
    */
-  async transact(threadId: string, intent: Statement): Promise<pg.QueryResult> {
+  async transact(threadId: string, intent: () => Statement, merge?: (deferred: readonly DeferredStatement[]) => MergedStatement | undefined): Promise<number> {
     return this.locked(threadId, async () => {
+      const waiting = this.deferred.get(threadId);
+      const merged = waiting && merge ? merge(waiting) : undefined;
+      if (merged) this.deferred.delete(threadId);
+      else await this.sendDeferred(threadId);
       const saves = this.buffer.take(threadId);
+      let result: pg.QueryResult;
       try {
-        const combined = withSaves(intent, saves);
-        return await this.connections.query(queryConfig(combined.text, combined.values, this.named));
+        const combined = withSaves(merged ? merged.statement : intent(), saves);
+        result = await this.connections.query(queryConfig(combined.text, combined.values, this.named));
       } catch (error) {
         this.buffer.restore(threadId, saves);
+        if (merged && waiting) this.deferred.set(threadId, [...waiting, ...(this.deferred.get(threadId) ?? [])]);
         throw error;
       }
+      return merged ? merged.read(result) : (result.rowCount ?? 0);
     });
   }
 
-  /** Writes a thread's pending saves now, in one statement. */
+  /** Writes a thread's deferred statements and pending saves now: the saves ride on the first deferred one, else go alone. */
   async flush(threadId: string): Promise<void> {
     await this.locked(threadId, async () => {
+      await this.sendDeferred(threadId);
       const saves = this.buffer.take(threadId);
       const query = savesStatement(saves);
       if (!query) return;
@@ -188,22 +196,33 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     });
   }
 
-  /** Writes every thread's pending saves and waits for its background statements (before the pool closes). */
+  /** Writes every thread's deferred statements and pending saves (before the pool closes). */
   async flushAll(): Promise<void> {
-    for (const threadId of new Set([...this.buffer.threads(), ...this.buffer.busyThreads()])) await this.flush(threadId);
+    for (const threadId of new Set([...this.buffer.threads(), ...this.buffer.busyThreads(), ...this.deferred.keys()])) await this.flush(threadId);
   }
 
-  /** `work` under the thread's lock, after its earlier holders; first reports a background statement's failure. */
-  private async locked<T>(threadId: string, work: () => Promise<T>): Promise<T> {
-    return this.buffer.exclusive(threadId, async () => {
-      if (this.failures.has(threadId)) {
-        const failure = this.failures.get(threadId);
-        this.failures.delete(threadId);
-        this.buffer.discard(threadId);
-        throw failure;
+  /** The thread's deferred statements, in order, the first carrying its pending saves. Call under the thread's lock. */
+  private async sendDeferred(threadId: string): Promise<void> {
+    const queue = this.deferred.get(threadId);
+    if (!queue) return;
+    this.deferred.delete(threadId);
+    let saves = this.buffer.take(threadId);
+    try {
+      for (const entry of queue) {
+        const statement = withSaves(entry.statement, saves);
+        saves = { checkpoints: [], writes: [] };
+        entry.check(await this.connections.query(queryConfig(statement.text, statement.values, this.named)));
       }
-      return work();
-    });
+    } catch (error) {
+      // As after a crash: what is not committed is gone, and the thread goes on from what is.
+      this.buffer.discard(threadId);
+      throw error;
+    }
+  }
+
+  /** `work` under the thread's lock, after its earlier holders. */
+  private async locked<T>(threadId: string, work: () => Promise<T>): Promise<T> {
+    return this.buffer.exclusive(threadId, work);
   }
 
   /**

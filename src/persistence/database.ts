@@ -251,13 +251,13 @@ async function assemble(
     pool,
     schema,
     saver,
-    // A ledger intent row commits with the thread's pending checkpoint saves; a read's outcome is written in the background (checkpointer.ts).
+    // A ledger intent row commits with the thread's pending checkpoint saves and a read's outcome held back for it (checkpointer.ts `defer`).
     ledger: createLedgerStore(pool, schema, { thread: saver, namedStatements }),
     threads: createThreadStore(pool, schema),
     runEvents: createRunEventStore(pool, schema),
     listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),
-    approvals: createApprovalStore(pool, schema),
-    audit: createAuditStore(pool, schema),
+    approvals: createApprovalStore(pool, schema, saver),
+    audit: createAuditStore(pool, schema, saver),
     pins: createPinStore(pool, schema),
     verifyAudit: async (runId) => verifyChains({ ...(await loadChain(pool, schema, runId)), runId }),
     close: () => (closing ??= close()),

@@ -7,7 +7,7 @@ import type pg from "pg";
 import { ConfigError, InvariantError } from "../errors.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
-import { chainedStatement, Params, rowLink, runChained } from "./audit-chain-store.js";
+import { chainedStatement, chainedWrites, Params, rowLink, runChained, type ChainedWrite } from "./audit-chain-store.js";
 import type { Statement } from "./checkpoint-sql.js";
 
 /** Lower-case Postgres identifier of at most 63 bytes: safe to quote, never needs escaping. */
@@ -70,25 +70,60 @@ const COLUMNS =
 /** A row as `pg` returns it: timestamps arrive as `Date` (default parser) or text (if someone changed the parser). */
 type StoredRow = Record<string, unknown>;
 
+/** A statement held back for the thread's next one (a read's outcome: `finishSoon`). */
+export interface DeferredStatement {
+  statement: Statement;
+  /** Checks its result when it runs alone; throws to fail the operation that sent it. */
+  check(result: pg.QueryResult): void;
+  /** What it writes, for a caller that can fold it into its own statement (`MergedStatement`). */
+  payload?: unknown;
+}
+
+/** A statement that also carries the deferred statements it was given. */
+export interface MergedStatement {
+  statement: Statement;
+  /** Checks the deferred part of the result (throws as its `check` would) and returns the rows the caller's own part wrote. */
+  read(result: pg.QueryResult): number;
+}
+
 /**
  * How a thread's ledger statements reach the database. The database passes
  * its checkpointer (src/persistence/checkpointer.ts); without one each
  * statement runs alone on the pool, awaited.
  */
 export interface ThreadStatements {
-  /** Runs an intent row's statement with the thread's pending checkpoint saves in front of it, so they commit as one. */
-  transact(threadId: string, statement: Statement): Promise<pg.QueryResult>;
   /**
-   * Sends a read's outcome update (`finishSoon`) without waiting for it; the
-   * thread's next intent row, save or ledger read waits for it. Nothing needs
-   * a read's outcome sooner: until it commits the row reads `running`, which
-   * is what a crash right after the call leaves, and recovery re-runs such a
-   * read; every later effect of the thread starts only after its intent row,
-   * which waits.
+   * Runs an intent row's statement with the thread's pending checkpoint
+   * saves in front of it, so they commit as one. Deferred statements go
+   * first: folded into it by `merge` when it can (one statement), else each
+   * on its own before it. Returns the rows the intent statement wrote.
    */
-  background(threadId: string, statement: Statement, check: (result: pg.QueryResult) => void): void;
-  /** Waits for the thread's background statements (before a read of its rows); throws if one failed. */
+  transact(threadId: string, intent: () => Statement, merge?: (deferred: readonly DeferredStatement[]) => MergedStatement | undefined): Promise<number>;
+  /**
+   * Holds a read's outcome update (`finishSoon`) for the thread's next
+   * statement: its next intent row carries it, and any save, read or flush
+   * of the thread sends it first. Nothing needs a read's outcome sooner:
+   * until it commits the row reads `running`, which is what a crash right
+   * after the call leaves, and recovery re-runs such a read; every later
+   * effect of the thread starts only after its intent row, which carries it.
+   */
+  defer(threadId: string, deferred: DeferredStatement): void;
+  /** Sends the thread's deferred statements (before a read of its rows); throws if one failed. */
   settle(threadId: string): Promise<void>;
+}
+
+/** A read's outcome held back by `finishSoon`, as `insertRow` folds it into the next intent row. */
+interface DeferredOutcome {
+  kind: "ledger_outcome";
+  threadId: string;
+  callId: string;
+  attempt: number;
+  outcome: LedgerOutcome;
+  run: RunStart | undefined;
+}
+
+function isDeferredOutcome(value: unknown): value is DeferredOutcome {
+  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "ledger_outcome";
 }
 
 /**
@@ -99,22 +134,20 @@ export interface ThreadStatements {
 export function createLedgerStore(pool: pg.Pool, schema: string, options: { thread?: ThreadStatements; namedStatements?: boolean } = {}): LedgerStore {
   const { thread: threadStatements, namedStatements = false } = options;
   const table = `${quoteSchemaName(schema)}.ledger`;
-  const chained = (params: Params, run: RunStart, written: string) =>
-    chainedStatement(schema, params, run, {
-      ctes: [written],
-      link: rowLink(params, "ledger", run, { kind: "ledger", key: "w.call_id || '/' || w.attempt::text", node: "execute", actor: params.add(run.owner), code: "w.status" }),
-    });
+  /** A ledger write as a chained write: its CTE (`name as (… returning *)`) and its row's link. */
+  const chainedWrite = (params: Params, run: RunStart, name: string, write: string): ChainedWrite => ({
+    ctes: [`${name} as (${write} returning *)`],
+    link: rowLink(params, "ledger", run, { kind: "ledger", key: "w.call_id || '/' || w.attempt::text", node: "execute", actor: params.add(run.owner), code: "w.status" }, name),
+  });
+  const chained = (params: Params, run: RunStart, write: string) => chainedStatement(schema, params, run, chainedWrite(params, run, "written", write));
 
   /**
    * Inserts a row (with `onlyFirst`: unless the call already has one) and,
    * with `run`, its audit link, in one statement run through `transact`, so it
    * commits with the thread's pending checkpoint saves. Returns the rows inserted.
    */
-  const insertRow = async (threadId: string, row: LedgerRow, run: RunStart | undefined, onlyFirst: boolean): Promise<number> => {
-    requireThreadId(threadId);
-    // Validate before writing so a malformed row never reaches the durable record.
-    const valid = LedgerRowSchema.parse(row);
-    const params = new Params();
+  /** The INSERT of `row` (with `onlyFirst`: unless the call already has one), its values added to `params`. */
+  const insertSql = (params: Params, threadId: string, valid: LedgerRow, run: RunStart | undefined, onlyFirst: boolean): string => {
     const thread = params.add(threadId);
     const call = params.add(valid.call_id);
     const values = [
@@ -138,31 +171,71 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
       params.add(valid.approved_by ?? null),
     ].join(", ");
     const guard = onlyFirst ? ` where not exists (select 1 from ${table} where thread_id = ${thread} and call_id = ${call})` : "";
-    const insert = `insert into ${table} (thread_id, ${COLUMNS}) select ${values}${guard}`;
-    // With `run`: the row and its audit-chain link in one statement (see audit-chain-store.ts).
-    const text = run ? chained(params, run, `written as (${insert} returning *)`) : insert;
-    const result = threadStatements ? await threadStatements.transact(threadId, { text, values: params.values }) : await pool.query(text, params.values);
-    return result.rowCount ?? 0;
+    return `insert into ${table} (thread_id, ${COLUMNS}) select ${values}${guard}`;
   };
 
-  /** The outcome update of one attempt (with `run`, with its audit link) and the check of what it changed. */
-  const finishStatement = (threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run: RunStart | undefined) => {
+  /**
+   * Inserts a row (with `onlyFirst`: unless the call already has one) and,
+   * with `run`, its audit link, in one statement run through `transact`, so it
+   * commits with the thread's pending checkpoint saves and with a read's
+   * outcome still waiting to be written (`finishSoon`). Returns the rows inserted.
+   */
+  const insertRow = async (threadId: string, row: LedgerRow, run: RunStart | undefined, onlyFirst: boolean): Promise<number> => {
+    requireThreadId(threadId);
+    // Validate before writing so a malformed row never reaches the durable record.
+    const valid = LedgerRowSchema.parse(row);
+    const params = new Params();
+    const insert = insertSql(params, threadId, valid, run, onlyFirst);
+    // With `run`: the row and its audit-chain link in one statement (see audit-chain-store.ts).
+    const alone = (): Statement => ({ text: run ? chained(params, run, insert) : insert, values: params.values });
+    if (!threadStatements) {
+      const statement = alone();
+      return (await pool.query(statement.text, statement.values)).rowCount ?? 0;
+    }
+    const merge = (waiting: readonly DeferredStatement[]): MergedStatement | undefined => {
+      const outcome = waiting.length === 1 ? waiting[0]?.payload : undefined;
+      if (!isDeferredOutcome(outcome) || outcome.run?.run_id !== run?.run_id) return undefined;
+      // The waiting outcome first, then this row: one statement, one commit, links in that order.
+      const merged = new Params();
+      const update = finishStatement(outcome.threadId, outcome.callId, outcome.attempt, outcome.outcome, merged);
+      const again = insertSql(merged, threadId, valid, run, onlyFirst);
+      const mergedText = run
+        ? chainedWrites(schema, merged, run, [chainedWrite(merged, run, "outcome", update.sql), chainedWrite(merged, run, "intent", again)])
+        : `with outcome as (${update.sql} returning 1), intent as (${again} returning 1) select (select count(*) from outcome)::integer as w1, (select count(*) from intent)::integer as w2`;
+      return {
+        statement: { text: mergedText, values: merged.values },
+        read: (result) => {
+          const counts = result.rows[0] as { w1?: number; w2?: number } | undefined;
+          update.check(counts?.w1 ?? 0);
+          return counts?.w2 ?? 0;
+        },
+      };
+    };
+    return threadStatements.transact(threadId, alone, merge);
+  };
+
+  /** The outcome update of one attempt (its values added to `params`) and the check of what it changed. */
+  const finishStatement = (threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, params = new Params()) => {
     requireThreadId(threadId);
     const valid = OutcomeSchema.parse(outcome);
-    const params = new Params();
     // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
-    const update = `update ${table}
+    const sql = `update ${table}
           set status = ${params.add(valid.status)}, error_code = ${params.add(valid.error_code)}, finished_at = ${params.add(valid.finished_at, "timestamptz")},
               elapsed_ms = ${params.add(valid.elapsed_ms, "integer")}, reconciled_by = coalesce(${params.add(valid.reconciled_by ?? null, "integer")}, reconciled_by)
         where thread_id = ${params.add(threadId)} and call_id = ${params.add(callId)} and attempt = ${params.add(attempt, "integer")}`;
     return {
-      text: run ? chained(params, run, `written as (${update} returning *)`) : update,
+      sql,
       params,
       // Finishing an attempt that was never begun means the caller lost track of its own effects.
       check: (changed: number | null) => {
         if (changed !== 1) throw new InvariantError("illegal_transition", `ledger has no attempt ${attempt} of call ${callId} in thread ${threadId}`);
       },
     };
+  };
+  /** The outcome update alone, as its own statement (with `run`, chained). */
+  const finishAlone = (threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run: RunStart | undefined) => {
+    const update = finishStatement(threadId, callId, attempt, outcome);
+    return { ...update, text: run ? chained(update.params, run, update.sql) : update.sql };
   };
 
   return {
@@ -175,14 +248,15 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
     },
 
     async finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
-      const update = finishStatement(threadId, callId, attempt, outcome, run);
+      const update = finishAlone(threadId, callId, attempt, outcome, run);
       update.check(run ? await runChained(pool, update.text, update.params, namedStatements) : (await pool.query(update.text, update.params.values)).rowCount);
     },
 
     async finishSoon(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
       if (!threadStatements) return this.finish(threadId, callId, attempt, outcome, run);
-      const update = finishStatement(threadId, callId, attempt, outcome, run);
-      threadStatements.background(threadId, { text: update.text, values: update.params.values }, (result) => update.check(result.rowCount));
+      const update = finishAlone(threadId, callId, attempt, outcome, run);
+      const payload: DeferredOutcome = { kind: "ledger_outcome", threadId, callId, attempt, outcome, run };
+      threadStatements.defer(threadId, { statement: { text: update.text, values: update.params.values }, check: (result) => update.check(result.rowCount), payload });
     },
 
     async list(threadId: string): Promise<LedgerRow[]> {
