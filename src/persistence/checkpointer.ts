@@ -15,7 +15,10 @@
  * until one of these writes the thread's saves, in order:
  * - `transact`: a ledger intent row, in the SAME statement, so before any
  *   external effect starts the checkpoint its run resumes from is committed
- *   with the row (src/persistence/ledger-store.ts);
+ *   with the row (src/persistence/ledger-store.ts), together with the
+ *   outcome of the thread's previous read, held back for it (`defer`);
+ * - a held-back outcome sent on its own (a ledger read, an audit record, a
+ *   flush), which carries them;
  * - a checkpoint nothing continues from (the run's end), a run's input
  *   checkpoint, and writes to special channels (interrupt, resume, error):
  *   at once, before `put`/`putWrites` returns;

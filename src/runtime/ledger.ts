@@ -68,11 +68,12 @@ export interface LedgerStore {
   /** Records how an attempt ended; again when a status check settles an `outcome_unknown` write. With `run`, as for `begin`. */
   finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void>;
   /**
-   * `finish` for a READ attempt's outcome, which may commit after this
-   * returns: the thread's next intent row, checkpoint save and ledger read
-   * (`list`, `latest`) wait for it, and fail if it failed. Until it commits
-   * the row reads `running`, as a crash right after the call leaves it, and
-   * recovery re-runs a read found so. A store without it is finished with `finish`.
+   * `finish` for a READ attempt's outcome, which commits after this
+   * returns: it is held for the thread's next statement (its next intent row
+   * carries it; a checkpoint save, audit record or ledger read (`list`,
+   * `latest`) sends it first), and that statement fails if it did. Until it
+   * commits the row reads `running`, as a crash right after the call leaves
+   * it, and recovery re-runs a read found so. A store without it is finished with `finish`.
    */
   finishSoon?(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void>;
   /** Every row of a thread, oldest first. */
