@@ -212,7 +212,7 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     let saves = this.buffer.take(threadId);
     try {
       for (const entry of queue) {
-        const statement = withSaves(entry.statement, saves);
+        const statement = withSaves(entry.statement(), saves);
         saves = { checkpoints: [], writes: [] };
         entry.check(await this.connections.query(queryConfig(statement.text, statement.values, this.named)));
       }

@@ -72,7 +72,8 @@ type StoredRow = Record<string, unknown>;
 
 /** A statement held back for the thread's next one (a read's outcome: `finishSoon`). */
 export interface DeferredStatement {
-  statement: Statement;
+  /** The statement, built when it is sent on its own. */
+  statement(): Statement;
   /** Checks its result when it runs alone; throws to fail the operation that sent it. */
   check(result: pg.QueryResult): void;
   /** What it writes, for a caller that can fold it into its own statement (`MergedStatement`). */
@@ -254,9 +255,19 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
 
     async finishSoon(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
       if (!threadStatements) return this.finish(threadId, callId, attempt, outcome, run);
-      const update = finishAlone(threadId, callId, attempt, outcome, run);
-      const payload: DeferredOutcome = { kind: "ledger_outcome", threadId, callId, attempt, outcome, run };
-      threadStatements.defer(threadId, { statement: { text: update.text, values: update.params.values }, check: (result) => update.check(result.rowCount), payload });
+      requireThreadId(threadId);
+      // Validated now, so a malformed outcome fails here; the statement is built when it is sent (mostly inside the next intent's).
+      const valid = OutcomeSchema.parse(outcome);
+      const payload: DeferredOutcome = { kind: "ledger_outcome", threadId, callId, attempt, outcome: valid, run };
+      let alone: ReturnType<typeof finishAlone> | undefined;
+      threadStatements.defer(threadId, {
+        statement: () => {
+          alone = finishAlone(threadId, callId, attempt, valid, run);
+          return { text: alone.text, values: alone.params.values };
+        },
+        check: (result) => alone?.check(result.rowCount),
+        payload,
+      });
     },
 
     async list(threadId: string): Promise<LedgerRow[]> {
