@@ -8,12 +8,12 @@
  *   per tool step      wall time, Postgres transactions and statements:
  *                      the slope between a short and a long thread, one pair
  *                      per round, rounds interleaved (the variant that goes
- *                      first rotates), medians of BENCH_RUNS (default 15)
+ *                      first rotates), medians of BENCH_RUNS (default 30)
  *   checkpoint bytes   one 50-step thread, and what its 50th step added
  *                      (50-step minus 49-step thread)
  *   tool tokens        tool-definition tokens for the notes question
  *   throughput         runs/s of 50 concurrent 5-step threads,
- *                      BENCH_THROUGHPUT_ROUNDS rounds (default 3)
+ *                      BENCH_THROUGHPUT_ROUNDS rounds (default 5)
  *   floors             a raw MCP call, a bare commit
  *
  * Prints a table (medians, spread, ratios against createReactAgent, targets)
@@ -41,14 +41,15 @@ function positiveInteger(name: string, fallback: number): number {
   return Number(text);
 }
 
-const RUNS = positiveInteger("BENCH_RUNS", 15);
+// Twice the 15: on a shared 2-core machine a median of 15 moved ±10% from one run to the next.
+const RUNS = positiveInteger("BENCH_RUNS", 30);
 const WARMUP_ROUNDS = 1;
 const SHORT_STEPS = 2;
 const LONG_STEPS = positiveInteger("BENCH_LONG_STEPS", 10);
 const BYTES_STEPS = 50;
 const CONCURRENT = 50;
 const THROUGHPUT_STEPS = 5;
-const THROUGHPUT_ROUNDS = positiveInteger("BENCH_THROUGHPUT_ROUNDS", 3);
+const THROUGHPUT_ROUNDS = positiveInteger("BENCH_THROUGHPUT_ROUNDS", 5);
 const FLOOR_SAMPLES = 30;
 const RESULTS_PATH = path.join(REPO_ROOT, "bench", "results", "latest.json");
 

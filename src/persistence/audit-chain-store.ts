@@ -36,8 +36,16 @@ function columnText(alias: string, column: string): string {
 
 /** The row's snapshot for a link event's detail: a JSON object of its columns as text. */
 function snapshotSql(table: CoveredTable, alias: string): string {
-  return `json_build_object(${COVERED_COLUMNS[table].columns.map((column) => `'${column}', ${columnText(alias, column)}`).join(", ")})::text`;
+  const key = `${table}.${alias}`;
+  let text = snapshots.get(key);
+  if (text === undefined) {
+    text = `json_build_object(${COVERED_COLUMNS[table].columns.map((column) => `'${column}', ${columnText(alias, column)}`).join(", ")})::text`;
+    snapshots.set(key, text);
+  }
+  return text;
 }
+/** snapshotSql's texts, by table and alias (a handful). */
+const snapshots = new Map<string, string>();
 
 export function chainMigrations(schema: string): string[] {
   const s = quoteSchemaName(schema);

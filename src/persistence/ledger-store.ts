@@ -198,7 +198,8 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
       if (!isDeferredOutcome(outcome) || outcome.run?.run_id !== run?.run_id) return undefined;
       // The waiting outcome first, then this row: one statement, one commit, links in that order.
       const merged = new Params();
-      const update = finishStatement(outcome.threadId, outcome.callId, outcome.attempt, outcome.outcome, merged);
+      // Validated when it was held (finishSoon).
+      const update = finishStatement(outcome.threadId, outcome.callId, outcome.attempt, outcome.outcome, merged, true);
       const again = insertSql(merged, threadId, valid, run, onlyFirst);
       const mergedText = run
         ? chainedWrites(schema, merged, run, [chainedWrite(merged, run, "outcome", update.sql), chainedWrite(merged, run, "intent", again)])
@@ -216,9 +217,9 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
   };
 
   /** The outcome update of one attempt (its values added to `params`) and the check of what it changed. */
-  const finishStatement = (threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, params = new Params()) => {
+  const finishStatement = (threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, params = new Params(), validated = false) => {
     requireThreadId(threadId);
-    const valid = OutcomeSchema.parse(outcome);
+    const valid = validated ? outcome : OutcomeSchema.parse(outcome);
     // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
     const sql = `update ${table}
           set status = ${params.add(valid.status)}, error_code = ${params.add(valid.error_code)}, finished_at = ${params.add(valid.finished_at, "timestamptz")},
