@@ -9,6 +9,10 @@
  *                      the slope between a short and a long thread, one pair
  *                      per round, rounds interleaved (the variant that goes
  *                      first rotates), medians of BENCH_RUNS (default 30)
+ *   longer threads     wall time per tool step between a 10- and a 50-step
+ *                      thread (BENCH_LONGER_ROUNDS, default 7): what a step
+ *                      costs once a thread has grown (the prebuilt agents
+ *                      re-store their whole message list at every step)
  *   checkpoint bytes   one 50-step thread, and what its 50th step added
  *                      (50-step minus 49-step thread)
  *   tool tokens        tool-definition tokens for the notes question
@@ -47,6 +51,7 @@ const WARMUP_ROUNDS = 1;
 const SHORT_STEPS = 2;
 const LONG_STEPS = positiveInteger("BENCH_LONG_STEPS", 10);
 const BYTES_STEPS = 50;
+const LONGER_ROUNDS = positiveInteger("BENCH_LONGER_ROUNDS", 7);
 const CONCURRENT = 50;
 const THROUGHPUT_STEPS = 5;
 const THROUGHPUT_ROUNDS = positiveInteger("BENCH_THROUGHPUT_ROUNDS", 5);
@@ -91,6 +96,20 @@ async function measurePerStep(variants: Variant[], counter: QueryCounter) {
       VARIANTS.map((name) => [name, perStepSlopes(samples[name].short.map((run) => run[field]), samples[name].long.map((run) => run[field]), SHORT_STEPS, LONG_STEPS)]),
     ) as PerVariant<number[]>;
   return { perStepMs: slopes("ms"), statementsPerStep: slopes("statements"), transactionsPerStep: slopes("transactions") };
+}
+
+/** The per-step slope between a LONG_STEPS and a BYTES_STEPS thread, rounds interleaved as above. */
+async function measureLongerThreads(variants: Variant[], counter: QueryCounter): Promise<PerVariant<number[]>> {
+  const slopes = perVariant<number[]>(() => []);
+  for (let round = 0; round < LONGER_ROUNDS; round += 1) {
+    for (const variant of rotate(variants, round)) {
+      const shorter = await measuredRun(variant, LONG_STEPS, counter);
+      const longer = await measuredRun(variant, BYTES_STEPS, counter);
+      slopes[variant.name].push(...perStepSlopes([shorter.ms], [longer.ms], LONG_STEPS, BYTES_STEPS));
+    }
+    progress(`longer-thread round ${round + 1}/${LONGER_ROUNDS}`);
+  }
+  return slopes;
 }
 
 /** Bytes a thread's checkpoints take in PostgresSaver's tables (checkpoint and metadata JSON, channel blobs, pending writes). */
@@ -150,10 +169,12 @@ async function main(): Promise<void> {
     const commits = await bareCommit(scratch.database.pool, FLOOR_SAMPLES);
     progress("floors measured");
     const perStep = await measurePerStep(variants, scratch.counter);
+    const longerThreads = await measureLongerThreads(variants, scratch.counter);
     const bytes = await measureCheckpointBytes(variants, scratch.database.pool);
     const runsPerSecond = await measureThroughput(variants);
     const measured: Measurements = {
       perStepMs: perStep.perStepMs,
+      perStepMsLonger: longerThreads,
       transactionsPerStep: perStep.transactionsPerStep,
       statementsPerStep: perStep.statementsPerStep,
       checkpointBytes50: bytes.total,

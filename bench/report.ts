@@ -11,6 +11,8 @@ export type PerVariant<T> = Record<VariantName, T>;
 /** What main.ts measured, per variant where it applies. */
 export interface Measurements {
   perStepMs: PerVariant<number[]>;
+  /** The slope between a 10- and a 50-step thread. */
+  perStepMsLonger: PerVariant<number[]>;
   transactionsPerStep: PerVariant<number[]>;
   statementsPerStep: PerVariant<number[]>;
   checkpointBytes50: PerVariant<number>;
@@ -49,6 +51,7 @@ const REFERENCE: VariantName = "create_react_agent";
 
 export function buildResults(measured: Measurements, info: RunInfo) {
   const perStep = each(measured.perStepMs, summarize);
+  const perStepLonger = each(measured.perStepMsLonger, summarize);
   const transactions = each(measured.transactionsPerStep, summarize);
   const statements = each(measured.statementsPerStep, summarize);
   const throughput = each(measured.runsPerSecond, summarize);
@@ -70,6 +73,8 @@ export function buildResults(measured: Measurements, info: RunInfo) {
     generated_at: new Date().toISOString(),
     ...describeRun(info),
     per_step_ms: medians(perStep),
+    /** Not a target of the issue: the same figure once a thread has grown (10 → 50 steps). */
+    per_step_ms_10_to_50_steps: medians(perStepLonger),
     pg_transactions_per_step: medians(transactions),
     pg_statements_per_step: medians(statements),
     checkpoint_bytes_50_steps: measured.checkpointBytes50,
@@ -77,9 +82,10 @@ export function buildResults(measured: Measurements, info: RunInfo) {
     tool_definition_tokens: tokens,
     runs_per_second_50_concurrent: medians(throughput),
     floors: { mcp_call_ms: summarize(measured.floors.mcpCallMs), bare_commit_ms: summarize(measured.floors.bareCommitMs) },
-    spread: { per_step_ms: perStep, pg_transactions_per_step: transactions, pg_statements_per_step: statements, runs_per_second_50_concurrent: throughput },
+    spread: { per_step_ms: perStep, per_step_ms_10_to_50_steps: perStepLonger, pg_transactions_per_step: transactions, pg_statements_per_step: statements, runs_per_second_50_concurrent: throughput },
     ratios_vs_create_react_agent: {
       per_step_ms: versusReference(medians(perStep)),
+      per_step_ms_10_to_50_steps: versusReference(medians(perStepLonger)),
       pg_transactions_per_step: versusReference(medians(transactions)),
       pg_statements_per_step: versusReference(medians(statements)),
       checkpoint_bytes_50_steps: versusReference(measured.checkpointBytes50),
@@ -134,6 +140,7 @@ export function renderTable(results: Results): string {
     "| figure | Warrant | createReactAgent | createAgent | Warrant ÷ createReactAgent | target | |",
     "|---|---|---|---|---|---|---|",
     row("per_step_ms", "wall time per tool step, ms (median, p10–p90)", each(spread.per_step_ms, (summary) => spreadOf(summary, 1)), ratios.per_step_ms.warrant),
+    row("per_step_ms_10_to_50_steps", "the same, steps 10 → 50 of a thread (no target; median, p10–p90)", each(spread.per_step_ms_10_to_50_steps, (summary) => spreadOf(summary, 1)), ratios.per_step_ms_10_to_50_steps.warrant),
     row("pg_transactions_per_step", "Postgres transactions per tool step", each(spread.pg_transactions_per_step, (summary) => decimals(summary.median, 1)), ratios.pg_transactions_per_step.warrant),
     row("pg_statements_per_step", "Postgres statements per tool step", each(spread.pg_statements_per_step, (summary) => decimals(summary.median, 1)), ratios.pg_statements_per_step.warrant),
     row("checkpoint_bytes_50_steps", "checkpoint bytes, one 50-step thread", each(results.checkpoint_bytes_50_steps, bytes), ratios.checkpoint_bytes_50_steps.warrant),
