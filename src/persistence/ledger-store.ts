@@ -142,11 +142,6 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
   });
   const chained = (params: Params, run: RunStart, write: string) => chainedStatement(schema, params, run, chainedWrite(params, run, "written", write));
 
-  /**
-   * Inserts a row (with `onlyFirst`: unless the call already has one) and,
-   * with `run`, its audit link, in one statement run through `transact`, so it
-   * commits with the thread's pending checkpoint saves. Returns the rows inserted.
-   */
   /** The INSERT of `row` (with `onlyFirst`: unless the call already has one), its values added to `params`. */
   const insertSql = (params: Params, threadId: string, valid: LedgerRow, run: RunStart | undefined, onlyFirst: boolean): string => {
     const thread = params.add(threadId);
