@@ -36,13 +36,13 @@ const COLUMNS = ["thread_id", "action_id", "version", "run_id", "call_id", "tool
 
 const CASTS: Partial<Record<(typeof COLUMNS)[number], string>> = { version: "integer", decided_at: "timestamptz", expires_at: "timestamptz" };
 
-/** `thread`: the thread's deferred ledger statements are written first, so the chain keeps the order things happened in. */
-export function createApprovalStore(pool: pg.Pool, schema: string, thread?: Pick<ThreadStatements, "settle">): ApprovalStore {
+/** `statements`: the thread's deferred ledger statements are written first, so the chain keeps the order things happened in. */
+export function createApprovalStore(pool: pg.Pool, schema: string, statements?: Pick<ThreadStatements, "settle">): ApprovalStore {
   const table = `${quoteSchemaName(schema)}.approvals`;
   return {
     async record(rows, run) {
       for (const row of rows) {
-        await thread?.settle(row.thread_id);
+        await statements?.settle(row.thread_id);
         const params = new Params();
         const placeholders = COLUMNS.map((column) => params.add(row[column], CASTS[column] ?? "text")).join(", ");
         const insert = `insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict (thread_id, action_id, version) do nothing`;

@@ -81,14 +81,14 @@ class Columns {
   constructor(private readonly params: Params) {}
 
   /** A text column: a scalar when every row has the same non-null value. */
-  text(values: unknown[] = []): string {
-    const first = values[0];
-    if (typeof first === "string" && values.every((value) => value === first)) return this.params.add(first);
+  text(values: unknown[] | undefined): string {
+    const first = values?.[0];
+    if (typeof first === "string" && values?.every((value) => value === first)) return this.params.add(first);
     return this.array(values, "text[]");
   }
 
-  array(values: unknown[] = [], cast: string): string {
-    this.arrays.push(this.params.add(values, cast));
+  array(values: unknown[] | undefined, cast: string): string {
+    this.arrays.push(this.params.add(values ?? [], cast));
     return `s.c${this.arrays.length}`;
   }
 

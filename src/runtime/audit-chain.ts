@@ -56,15 +56,11 @@ export function runStartOf(threadId: string, run: { run_id: string; owner: strin
 
 export function genesisHash(start: RunStart): string {
   const text = `warrant-run-start|${[start.thread_id, start.run_id, start.owner, start.request_sha256, start.started_at].map(lengthPrefixed).join("")}`;
-  // Every chained write of a run hashes the same start: the last few are kept.
-  const known = genesisHashes.get(text);
-  if (known !== undefined) return known;
-  const hash = sha256Hex(text);
-  if (genesisHashes.size >= 1_000) genesisHashes.clear();
-  genesisHashes.set(text, hash);
-  return hash;
+  // Every chained write of a run hashes the same start, as with the request above.
+  if (lastGenesis?.text !== text) lastGenesis = { text, sha256: sha256Hex(text) };
+  return lastGenesis.sha256;
 }
-const genesisHashes = new Map<string, string>();
+let lastGenesis: { text: string; sha256: string } | undefined;
 
 /** Kinds of audit events that are chain links for rows of another table. */
 export const LINK_KINDS = { ledger: "ledger", approval: "approvals" } as const;
