@@ -40,6 +40,11 @@ export class CheckpointBuffer {
     this.pending.delete(threadId);
   }
 
+  /** Whether the thread has saves not yet written. */
+  has(threadId: string): boolean {
+    return this.pending.has(threadId);
+  }
+
   threads(): string[] {
     return [...this.pending.keys()];
   }

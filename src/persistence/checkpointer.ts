@@ -23,7 +23,11 @@
  *   checkpoint, and writes to special channels (interrupt, resume, error):
  *   at once, before `put`/`putWrites` returns;
  * - any read of the thread (`getTuple`, `list`, `getDeltaChannelHistory`),
- *   its deletion, and `flushAll` (the database's close).
+ *   its deletion, and `flushAll` (the database's close);
+ * - failing all of these, a sweep once the thread has been idle for
+ *   `idleFlushMs` (a run cancelled between steps, a client gone): what a
+ *   thread holds is in the database within seconds, and the ledger does not
+ *   show a finished read as running until someone next touches the thread.
  * A process killed in between loses only saves made after the last effect
  * started: the run resumes from the checkpoint committed with that effect's
  * ledger row (or the run's input), re-runs plan/authorize/observe, which have
@@ -85,26 +89,45 @@ export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions"
   });
 }
 
+/** How long a thread may hold saves or a held-back outcome with nothing else happening before a sweep writes them. */
+export const IDLE_FLUSH_MS = 2_000;
+
+export interface WarrantSaverOptions {
+  /** Prepare the per-step statements (a Postgres server only: see prepared.ts). */
+  namedStatements?: boolean;
+  /** Idle time after which a thread's held saves and outcomes are written by a sweep (default IDLE_FLUSH_MS). */
+  idleFlushMs?: number;
+  /** Where a sweep's failure is reported (default: stderr); the thread's next operation goes on from what is committed. */
+  log?: (line: string) => void;
+}
+
 export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   private readonly buffer = new CheckpointBuffer();
   /** Statements held back per thread (reads' outcomes), in order: `defer`. */
   private readonly deferred = new Map<string, DeferredStatement[]>();
+  /** When each thread holding something last added to it (ms since the epoch), for the idle sweep. */
+  private readonly touched = new Map<string, number>();
+  private sweeper: NodeJS.Timeout | undefined;
 
   private readonly named: boolean;
+  private readonly idleFlushMs: number;
+  private readonly log: (line: string) => void;
 
-  /** `options.namedStatements`: prepare the per-step statements (a Postgres server only: see prepared.ts). */
   constructor(
     private readonly connections: pg.Pool,
     serde?: SerializerProtocol,
-    options: { namedStatements?: boolean } = {},
+    options: WarrantSaverOptions = {},
   ) {
     super(connections, serde ?? new WarrantSerializer());
     this.named = options.namedStatements ?? false;
+    this.idleFlushMs = options.idleFlushMs ?? IDLE_FLUSH_MS;
+    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const save = await this.checkpointSave(config, checkpoint, metadata, newVersions);
     this.buffer.add(save.thread_id, { checkpoint: save });
+    this.touch(save.thread_id);
     if (metadata.source === "input" || !runContinuesFrom(checkpoint)) await this.flush(save.thread_id);
     return { configurable: { thread_id: save.thread_id, checkpoint_ns: save.checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
@@ -114,6 +137,7 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     if (save.rows.length === 0) return;
     const threadId = save.rows[0]?.[0] ?? "";
     this.buffer.add(threadId, { writes: save });
+    this.touch(threadId);
     // Interrupts, resumes and errors end or restart a run: a client (or another server) reads them next.
     if (save.upsert) await this.flush(threadId);
   }
@@ -150,6 +174,7 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     const queue = this.deferred.get(threadId);
     if (queue) queue.push(deferred);
     else this.deferred.set(threadId, [deferred]);
+    this.touch(threadId);
   }
 
   /** Sends the thread's deferred statements; throws if one failed. */
@@ -199,8 +224,11 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     });
   }
 
-  /** Writes every thread's deferred statements and pending saves (before the pool closes). */
+  /** Writes every thread's deferred statements and pending saves, and stops the idle sweep (before the pool closes). */
   async flushAll(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    this.touched.clear();
     for (const threadId of new Set([...this.buffer.threads(), ...this.buffer.busyThreads(), ...this.deferred.keys()])) await this.flush(threadId);
   }
 
@@ -220,6 +248,38 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
       // As after a crash: what is not committed is gone, and the thread goes on from what is.
       this.buffer.discard(threadId);
       throw error;
+    }
+  }
+
+  private holds(threadId: string): boolean {
+    return this.buffer.has(threadId) || this.deferred.has(threadId);
+  }
+
+  /** Notes that the thread holds something new; starts the sweep if it is not running. */
+  private touch(threadId: string): void {
+    this.touched.set(threadId, Date.now());
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => void this.sweep(), this.idleFlushMs);
+    // The sweep never keeps a process alive: closing the database flushes everything anyway.
+    this.sweeper.unref();
+  }
+
+  /** Writes what threads idle for `idleFlushMs` still hold; stops when nothing is held. */
+  private async sweep(): Promise<void> {
+    const idleSince = Date.now() - this.idleFlushMs;
+    for (const [threadId, at] of this.touched) {
+      if (at > idleSince) continue;
+      this.touched.delete(threadId);
+      if (!this.holds(threadId)) continue;
+      await this.flush(threadId).catch((error: unknown) => {
+        this.log(`checkpointer: writing what thread ${threadId} held failed (${error instanceof Error ? error.message : String(error)}); it goes on from what is committed`);
+        // Saves whose statement failed are back in the buffer: the next sweep tries again.
+        if (this.holds(threadId)) this.touch(threadId);
+      });
+    }
+    if (this.touched.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
     }
   }
 
