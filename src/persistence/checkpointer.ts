@@ -23,7 +23,7 @@
  *   checkpoint, and writes to special channels (interrupt, resume, error):
  *   at once, before `put`/`putWrites` returns;
  * - any read of the thread (`getTuple`, `list`, `getDeltaChannelHistory`),
- *   its deletion, and `flushAll` (the database's close);
+ *   its deletion, `flushAll`, and `close` (the database's close);
  * - failing all of these, a sweep once the thread has been idle for
  *   `idleFlushMs` (a run cancelled between steps, a client gone): what a
  *   thread holds is in the database within seconds, and the ledger does not
@@ -108,6 +108,7 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   /** When each thread holding something last added to it (ms since the epoch), for the idle sweep. */
   private readonly touched = new Map<string, number>();
   private sweeper: NodeJS.Timeout | undefined;
+  private closed = false;
 
   private readonly named: boolean;
   private readonly idleFlushMs: number;
@@ -224,11 +225,8 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     });
   }
 
-  /** Writes every thread's deferred statements and pending saves, and stops the idle sweep (before the pool closes). */
+  /** Writes every thread's deferred statements and pending saves. */
   async flushAll(): Promise<void> {
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
-    this.touched.clear();
     for (const threadId of new Set([...this.buffer.threads(), ...this.buffer.busyThreads(), ...this.deferred.keys()])) await this.flush(threadId);
   }
 
@@ -255,8 +253,18 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     return this.buffer.has(threadId) || this.deferred.has(threadId);
   }
 
+  /** Stops the idle sweep for good and writes what every thread holds: the database's close, before its pool ends. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    this.touched.clear();
+    await this.flushAll();
+  }
+
   /** Notes that the thread holds something new; starts the sweep if it is not running. */
   private touch(threadId: string): void {
+    if (this.closed) return;
     this.touched.set(threadId, Date.now());
     if (this.sweeper) return;
     this.sweeper = setInterval(() => void this.sweep(), this.idleFlushMs);
@@ -277,7 +285,7 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
         if (this.holds(threadId)) this.touch(threadId);
       });
     }
-    if (this.touched.size === 0) {
+    if (this.touched.size === 0 || this.closed) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
     }

@@ -241,7 +241,7 @@ async function assemble(
   // Checkpoint saves still pending are written before the pool ends.
   const close = async () => {
     try {
-      await saver.flushAll();
+      await saver.close();
     } finally {
       await shutdown();
     }

@@ -48,7 +48,7 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
     await ledger.finishSoon?.(threadId, "call-1", 1, succeeded());
     expect(await statuses(threadId)).toEqual(["running"]);
     expect(await eventually(() => statuses(threadId), ["succeeded"])).toEqual(["succeeded"]);
-    await saver.flushAll();
+    await saver.close();
   });
 
   test("a run stopped between steps has the checkpoint it would go on from written", SLOW, async () => {
@@ -77,7 +77,7 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
       (await current().database.pool.query<{ step: number }>("select (metadata->>'step')::int as step from checkpoints where thread_id = $1 order by 1", [threadId])).rows.map((row) => row.step);
     // The input checkpoint is written at once; the one after `first`, which `second` goes on from, by the sweep.
     expect(await eventually(checkpoints, [-1, 0, 1])).toEqual([-1, 0, 1]);
-    await saver.flushAll();
+    await saver.close();
   });
 
   test("a sweep that fails is reported, and the thread goes on from what is committed", SLOW, async () => {
@@ -90,6 +90,6 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
     expect(await eventually(async () => lines.length, 1)).toBe(1);
     expect(lines[0]).toContain(threadId);
     expect((await ledger.list(threadId)).map((row) => row.status)).toEqual(["running"]);
-    await saver.flushAll();
+    await saver.close();
   });
 });
