@@ -8,7 +8,7 @@
  *   per tool step      wall time, Postgres transactions and statements:
  *                      the slope between a short and a long thread, one pair
  *                      per round, rounds interleaved (the variant that goes
- *                      first rotates), medians of BENCH_RUNS (default 30)
+ *                      first rotates), medians of BENCH_RUNS (default 100)
  *                      after 5 unmeasured rounds
  *   longer threads     wall time per tool step between a 10- and a 50-step
  *                      thread (BENCH_LONGER_ROUNDS, default 7): what a step
@@ -46,8 +46,10 @@ function positiveInteger(name: string, fallback: number): number {
   return Number(text);
 }
 
-// Twice the 15: on a shared 2-core machine a median of 15 moved ±10% from one run to the next.
-const RUNS = positiveInteger("BENCH_RUNS", 30);
+// More than the 15: on this 2-core machine the ratio of two medians of 15 moved ±10% from one run
+// to the next, of 30 ±5–7% (a 60-round run: 90% bootstrap interval 0.935–1.011 around 0.971). A round is
+// about 0.3 s, so 100 cost half a minute and narrow that by √(100/30).
+const RUNS = positiveInteger("BENCH_RUNS", 100);
 // Unmeasured rounds first, for the JIT: in one run of 60 measured rounds after a single warm-up round, the
 // first 30 were slower and noisier than the last 30 for every variant (Warrant 6.6 → 5.75 ms a step,
 // createReactAgent 6.65 → 6.1), Warrant, which runs more of its own code a step, the more so.
