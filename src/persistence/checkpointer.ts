@@ -93,7 +93,7 @@ export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions"
 export const IDLE_FLUSH_MS = 2_000;
 
 export interface WarrantSaverOptions {
-  /** Prepare the per-step statements (a Postgres server only: see prepared.ts). */
+  /** Prepare the per-step statements (see prepared.ts). */
   namedStatements?: boolean;
   /** Idle time after which a thread's held saves and outcomes are written by a sweep (default IDLE_FLUSH_MS). */
   idleFlushMs?: number;

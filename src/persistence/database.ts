@@ -21,6 +21,11 @@
  *   every other query failed after an error. With two, the pool (still at
  *   most one live client) always gets in. No idle timeout either, so the
  *   pool does not churn connections for nothing.
+ * - Prepared statements (src/persistence/prepared.ts) outlive the client
+ *   that prepared them, and a replacement client does not know them: it
+ *   would fail preparing one again ("already exists"). So each new client's
+ *   first query is `DEALLOCATE ALL`; the client it replaces sends nothing
+ *   more.
  * - PGlite starts Postgres with `-F` (fsync off), but its Node filesystem
  *   writes straight through to the host files, and commits still write the
  *   WAL (synchronous_commit stays on). Committed data therefore survives the
@@ -149,7 +154,15 @@ async function openEmbedded(dataDir: string, schema: string, waitMs: number, obs
     throw new ConfigError("database_unreachable", `cannot serve the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
   }
   // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
-  const pool = createBoundedPool({ connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0 }, { max: 1, waitMs });
+  // Every socket is the same PGlite session: a client replacing a dropped one knows none of the statements
+  // its predecessor prepared, so before the pool hands it out it clears them (src/persistence/prepared.ts).
+  const clearPrepared = async (client: pg.ClientBase) => {
+    await client.query("deallocate all");
+  };
+  const pool = createBoundedPool(
+    { connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0, onConnect: clearPrepared },
+    { max: 1, waitMs },
+  );
   watchIdleErrors(pool);
   observePool?.(pool);
   const shutdown = async (): Promise<void> => {
@@ -235,8 +248,8 @@ async function assemble(
     throw error;
   }
   let closing: Promise<void> | undefined;
-  // Prepared statements for the per-step writes, against a server only (src/persistence/prepared.ts).
-  const namedStatements = mode === "server";
+  // Prepared statements for the per-step writes (src/persistence/prepared.ts).
+  const namedStatements = true;
   const saver = new WarrantSaver(pool, undefined, { namedStatements });
   // Checkpoint saves still pending are written before the pool ends.
   const close = async () => {

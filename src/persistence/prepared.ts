@@ -5,9 +5,11 @@
  * hash, so one text is one name on every connection; values never go into a
  * text (they are parameters), so the texts come in a handful of shapes.
  *
- * Only against a Postgres server: the embedded PGlite is one session behind
- * every socket connection, so a statement one pool client prepared already
- * exists for the next, which does not know it and fails preparing it again.
+ * The embedded PGlite is one session behind every socket connection, so a
+ * statement one pool client prepared still exists for the client that
+ * replaces it, which does not know it and would fail preparing it again:
+ * there each new client deallocates the session's statements first
+ * (database.ts).
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
