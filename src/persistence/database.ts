@@ -21,11 +21,9 @@
  *   every other query failed after an error. With two, the pool (still at
  *   most one live client) always gets in. No idle timeout either, so the
  *   pool does not churn connections for nothing.
- * - Prepared statements (src/persistence/prepared.ts) outlive the client
- *   that prepared them, and a replacement client does not know them: it
- *   would fail preparing one again ("already exists"). So each new client's
- *   first query is `DEALLOCATE ALL`; the client it replaces sends nothing
- *   more.
+ * - Prepared statements (prepared.ts) outlive the client that prepared
+ *   them; its replacement would fail preparing one again ("already
+ *   exists"), so a new client runs `DEALLOCATE ALL` before it is used.
  * - PGlite starts Postgres with `-F` (fsync off), but its Node filesystem
  *   writes straight through to the host files, and commits still write the
  *   WAL (synchronous_commit stays on). Committed data therefore survives the
@@ -154,15 +152,8 @@ async function openEmbedded(dataDir: string, schema: string, waitMs: number, obs
     throw new ConfigError("database_unreachable", `cannot serve the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
   }
   // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
-  // Every socket is the same PGlite session: a client replacing a dropped one knows none of the statements
-  // its predecessor prepared, so before the pool hands it out it clears them (src/persistence/prepared.ts).
-  const clearPrepared = async (client: pg.ClientBase) => {
-    await client.query("deallocate all");
-  };
-  const pool = createBoundedPool(
-    { connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0, onConnect: clearPrepared },
-    { max: 1, waitMs },
-  );
+  const onConnect = (client: pg.ClientBase) => client.query("deallocate all").then(() => undefined);
+  const pool = createBoundedPool({ connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0, onConnect }, { max: 1, waitMs });
   watchIdleErrors(pool);
   observePool?.(pool);
   const shutdown = async (): Promise<void> => {
@@ -248,10 +239,8 @@ async function assemble(
     throw error;
   }
   let closing: Promise<void> | undefined;
-  // Prepared statements for the per-step writes (src/persistence/prepared.ts).
-  const namedStatements = true;
-  const saver = new WarrantSaver(pool, undefined, { namedStatements });
-  // Checkpoint saves still pending are written before the pool ends.
+  // The per-step writes are prepared statements (prepared.ts); pending saves are written before the pool ends.
+  const saver = new WarrantSaver(pool, undefined, { namedStatements: true });
   const close = async () => {
     try {
       await saver.close();
@@ -265,7 +254,7 @@ async function assemble(
     schema,
     saver,
     // A ledger intent row commits with the thread's pending checkpoint saves and a read's outcome held back for it (checkpointer.ts `defer`).
-    ledger: createLedgerStore(pool, schema, { thread: saver, namedStatements }),
+    ledger: createLedgerStore(pool, schema, { thread: saver, namedStatements: true }),
     threads: createThreadStore(pool, schema),
     runEvents: createRunEventStore(pool, schema),
     listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),
