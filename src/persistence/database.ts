@@ -151,8 +151,8 @@ async function openEmbedded(dataDir: string, schema: string, waitMs: number, obs
     await unlock();
     throw new ConfigError("database_unreachable", `cannot serve the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
   }
-  // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
   const onConnect = (client: pg.ClientBase) => client.query("deallocate all").then(() => undefined);
+  // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
   const pool = createBoundedPool({ connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0, onConnect }, { max: 1, waitMs });
   watchIdleErrors(pool);
   observePool?.(pool);
