@@ -54,6 +54,7 @@ import {
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { CheckpointBuffer } from "./checkpoint-buffer.js";
+import { IDLE_FLUSH_MS, IdleSweep } from "./idle-sweep.js";
 import { isPlainJson, WarrantSerializer } from "./serde.js";
 import type { DeferredStatement, MergedStatement, ThreadStatements } from "./ledger-store.js";
 import { statement as queryConfig } from "./prepared.js";
@@ -89,15 +90,12 @@ export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions"
   });
 }
 
-/** How long a thread may hold saves or a held-back outcome with nothing else happening before a sweep writes them. */
-export const IDLE_FLUSH_MS = 2_000;
-
 export interface WarrantSaverOptions {
   /** Prepare the per-step statements (see prepared.ts). */
   namedStatements?: boolean;
   /** Idle time after which a thread's held saves and outcomes are written by a sweep (default IDLE_FLUSH_MS). */
   idleFlushMs?: number;
-  /** Where a sweep's failure is reported (default: stderr); the thread's next operation goes on from what is committed. */
+  /** Where a sweep's failure is reported (default: stderr). */
   log?: (line: string) => void;
 }
 
@@ -105,14 +103,12 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   private readonly buffer = new CheckpointBuffer();
   /** Statements held back per thread (reads' outcomes), in order: `defer`. */
   private readonly deferred = new Map<string, DeferredStatement[]>();
-  /** When each thread holding something last added to it (ms since the epoch), for the idle sweep. */
-  private readonly touched = new Map<string, number>();
-  private sweeper: NodeJS.Timeout | undefined;
-  private closed = false;
+  /** Writes what idle threads hold (idle-sweep.ts). */
+  private readonly sweep: IdleSweep;
+  /** A sweep's failure that dropped a thread's saves: the thread's next operation fails with it, once. */
+  private readonly lost = new Map<string, unknown>();
 
   private readonly named: boolean;
-  private readonly idleFlushMs: number;
-  private readonly log: (line: string) => void;
 
   constructor(
     private readonly connections: pg.Pool,
@@ -121,14 +117,19 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   ) {
     super(connections, serde ?? new WarrantSerializer());
     this.named = options.namedStatements ?? false;
-    this.idleFlushMs = options.idleFlushMs ?? IDLE_FLUSH_MS;
-    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+    this.sweep = new IdleSweep(options.idleFlushMs ?? IDLE_FLUSH_MS, {
+      holds: (threadId) => this.buffer.has(threadId) || this.deferred.has(threadId),
+      write: (threadId) => this.flushHeld(threadId, true),
+      failed: (threadId, error) => log(`checkpointer: writing what thread ${threadId} held failed: ${error instanceof Error ? error.message : String(error)}`),
+    });
   }
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const save = await this.checkpointSave(config, checkpoint, metadata, newVersions);
+    this.raiseLoss(save.thread_id);
     this.buffer.add(save.thread_id, { checkpoint: save });
-    this.touch(save.thread_id);
+    this.sweep.touch(save.thread_id);
     if (metadata.source === "input" || !runContinuesFrom(checkpoint)) await this.flush(save.thread_id);
     return { configurable: { thread_id: save.thread_id, checkpoint_ns: save.checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
@@ -137,8 +138,9 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     const save = await this.writesSave(config, writes, taskId);
     if (save.rows.length === 0) return;
     const threadId = save.rows[0]?.[0] ?? "";
+    this.raiseLoss(threadId);
     this.buffer.add(threadId, { writes: save });
-    this.touch(threadId);
+    this.sweep.touch(threadId);
     // Interrupts, resumes and errors end or restart a run: a client (or another server) reads them next.
     if (save.upsert) await this.flush(threadId);
   }
@@ -156,6 +158,7 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   override async deleteThread(threadId: string): Promise<void> {
     await this.locked(threadId, async () => {
       this.buffer.discard(threadId);
+      this.lost.delete(threadId);
       // Ledger rows outlive the thread's checkpoints: a read's deferred outcome is still written.
       await this.sendDeferred(threadId);
       await super.deleteThread(threadId);
@@ -175,12 +178,15 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     const queue = this.deferred.get(threadId);
     if (queue) queue.push(deferred);
     else this.deferred.set(threadId, [deferred]);
-    this.touch(threadId);
+    this.sweep.touch(threadId);
   }
 
   /** Sends the thread's deferred statements; throws if one failed. */
   async settle(threadId: string): Promise<void> {
-    await this.locked(threadId, () => this.sendDeferred(threadId));
+    await this.locked(threadId, async () => {
+      this.raiseLoss(threadId);
+      await this.sendDeferred(threadId);
+    });
   }
 
   /**
@@ -193,6 +199,7 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
    */
   async transact(threadId: string, intent: () => Statement, merge?: (deferred: readonly DeferredStatement[]) => MergedStatement | undefined): Promise<number> {
     return this.locked(threadId, async () => {
+      this.raiseLoss(threadId);
       const waiting = this.deferred.get(threadId);
       const merged = waiting && merge ? merge(waiting) : undefined;
       if (merged) this.deferred.delete(threadId);
@@ -213,8 +220,18 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
 
   /** Writes a thread's deferred statements and pending saves now: the saves ride on the first deferred one, else go alone. */
   async flush(threadId: string): Promise<void> {
+    await this.flushHeld(threadId);
+  }
+
+  /**
+   * `flush`. In the `background` (the sweep, a flush of every thread) nobody
+   * of the thread waits on it: a failure that drops its pending saves is kept
+   * for the thread's next operation instead.
+   */
+  private async flushHeld(threadId: string, background = false): Promise<void> {
     await this.locked(threadId, async () => {
-      await this.sendDeferred(threadId);
+      if (!background) this.raiseLoss(threadId);
+      await this.sendDeferred(threadId, background);
       const saves = this.buffer.take(threadId);
       const query = savesStatement(saves);
       if (!query) return;
@@ -227,11 +244,17 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
 
   /** Writes every thread's deferred statements and pending saves. */
   async flushAll(): Promise<void> {
-    for (const threadId of new Set([...this.buffer.threads(), ...this.buffer.busyThreads(), ...this.deferred.keys()])) await this.flush(threadId);
+    for (const threadId of new Set([...this.buffer.threads(), ...this.buffer.busyThreads(), ...this.deferred.keys()])) await this.flushHeld(threadId, true);
   }
 
-  /** The thread's deferred statements, in order, the first carrying its pending saves. Call under the thread's lock. */
-  private async sendDeferred(threadId: string): Promise<void> {
+  /**
+   * The thread's deferred statements, in order, the first carrying its
+   * pending saves. Call under the thread's lock. A failure drops the pending
+   * saves and is thrown; `keepLoss` also keeps it for the thread's next
+   * operation (nobody waits on a sweep), so a run never goes on from saves
+   * whose parents were dropped.
+   */
+  private async sendDeferred(threadId: string, keepLoss = false): Promise<void> {
     const queue = this.deferred.get(threadId);
     if (!queue) return;
     this.deferred.delete(threadId);
@@ -245,50 +268,23 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     } catch (error) {
       // As after a crash: what is not committed is gone, and the thread goes on from what is.
       this.buffer.discard(threadId);
+      if (keepLoss) this.lost.set(threadId, error);
       throw error;
     }
   }
 
-  private holds(threadId: string): boolean {
-    return this.buffer.has(threadId) || this.deferred.has(threadId);
-  }
-
   /** Stops the idle sweep for good and writes what every thread holds: the database's close, before its pool ends. */
   async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
-    this.touched.clear();
+    this.sweep.stop();
     await this.flushAll();
   }
 
-  /** Notes that the thread holds something new; starts the sweep if it is not running. */
-  private touch(threadId: string): void {
-    if (this.closed) return;
-    this.touched.set(threadId, Date.now());
-    if (this.sweeper) return;
-    this.sweeper = setInterval(() => void this.sweep(), this.idleFlushMs);
-    // The sweep never keeps a process alive: closing the database flushes everything anyway.
-    this.sweeper.unref();
-  }
-
-  /** Writes what threads idle for `idleFlushMs` still hold; stops when nothing is held. */
-  private async sweep(): Promise<void> {
-    const idleSince = Date.now() - this.idleFlushMs;
-    for (const [threadId, at] of this.touched) {
-      if (at > idleSince) continue;
-      this.touched.delete(threadId);
-      if (!this.holds(threadId)) continue;
-      await this.flush(threadId).catch((error: unknown) => {
-        this.log(`checkpointer: writing what thread ${threadId} held failed (${error instanceof Error ? error.message : String(error)}); it goes on from what is committed`);
-        // Saves whose statement failed are back in the buffer: the next sweep tries again.
-        if (this.holds(threadId)) this.touch(threadId);
-      });
-    }
-    if (this.touched.size === 0 || this.closed) {
-      clearInterval(this.sweeper);
-      this.sweeper = undefined;
-    }
+  /** Throws, once, the failure of a sweep that dropped the thread's pending saves. */
+  private raiseLoss(threadId: string): void {
+    if (!this.lost.has(threadId)) return;
+    const error = this.lost.get(threadId);
+    this.lost.delete(threadId);
+    throw error;
   }
 
   /** `work` under the thread's lock, after its earlier holders. */

@@ -11,7 +11,7 @@ import { END, START, StateGraph, Annotation } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { WarrantSaver } from "../../src/persistence/checkpointer.js";
 import { createLedgerStore } from "../../src/persistence/ledger-store.js";
-import { backends, sampleLedgerRow, useBackend } from "./support/postgres.js";
+import { backends, compileCounterGraph, sampleLedgerRow, useBackend } from "./support/postgres.js";
 
 const SLOW = { timeout: 120_000 };
 const IDLE_MS = 50;
@@ -80,7 +80,7 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
     await saver.close();
   });
 
-  test("a sweep that fails is reported, and the thread goes on from what is committed", SLOW, async () => {
+  test("a sweep that fails is reported, fails the thread's next operation with its error, once, and the thread goes on", SLOW, async () => {
     const lines: string[] = [];
     const { saver, ledger } = sweptStores(lines);
     const threadId = uniqueThread();
@@ -89,7 +89,25 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
     await ledger.finishSoon?.(threadId, "call-missing", 1, succeeded());
     expect(await eventually(async () => lines.length, 1)).toBe(1);
     expect(lines[0]).toContain(threadId);
+    // As when the thread's own operation sends it: that operation fails, and what was not committed is gone.
+    await expect(ledger.list(threadId)).rejects.toMatchObject({ name: "InvariantError" });
     expect((await ledger.list(threadId)).map((row) => row.status)).toEqual(["running"]);
+    await saver.close();
+  });
+
+  test("after a failed sweep the thread's next run fails with its error, once, and later runs go on from what is committed", SLOW, async () => {
+    const lines: string[] = [];
+    const { saver, ledger } = sweptStores(lines);
+    const graph = compileCounterGraph(saver);
+    const threadId = uniqueThread();
+    const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
+    await graph.invoke({ count: 1 }, config);
+    await ledger.finishSoon?.(threadId, "call-missing", 1, succeeded());
+    expect(await eventually(async () => lines.length, 1)).toBe(1);
+    // The thread's next save fails with the sweep's error; after it, runs go on from what is committed.
+    await expect(graph.invoke({ count: 1 }, config)).rejects.toMatchObject({ name: "InvariantError" });
+    await graph.invoke({ count: 1 }, config);
+    expect((await graph.getState(config)).values).toEqual({ count: 4 });
     await saver.close();
   });
 });
