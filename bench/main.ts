@@ -42,7 +42,8 @@ import { VARIANTS, buildVariants, type Variant } from "./variants.js";
 function positiveInteger(name: string, fallback: number): number {
   const text = process.env[name];
   if (text === undefined || text.trim() === "") return fallback;
-  if (!/^[1-9][0-9]*$/.test(text.trim())) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(text)}`);
+  if (!/^[1-9][0-9]*$/.test(text.trim()))
+    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(text)}`);
   return Number(text);
 }
 
@@ -65,14 +66,19 @@ const FLOOR_SAMPLES = 30;
 const RESULTS_PATH = path.join(REPO_ROOT, "bench", "results", "latest.json");
 
 const benchStarted = performance.now();
-const progress = (line: string) => process.stderr.write(`[bench] ${((performance.now() - benchStarted) / 1000).toFixed(0)} s: ${line}\n`);
+const progress = (line: string) =>
+  process.stderr.write(`[bench] ${((performance.now() - benchStarted) / 1000).toFixed(0)} s: ${line}\n`);
 
 function perVariant<T>(make: () => T): PerVariant<T> {
   return Object.fromEntries(VARIANTS.map((name) => [name, make()])) as PerVariant<T>;
 }
 
 /** One thread, timed and counted. */
-async function measuredRun(variant: Variant, steps: number, counter: QueryCounter): Promise<{ ms: number; statements: number; transactions: number }> {
+async function measuredRun(
+  variant: Variant,
+  steps: number,
+  counter: QueryCounter,
+): Promise<{ ms: number; statements: number; transactions: number }> {
   const before = counter.snapshot();
   const started = performance.now();
   await variant.run(steps, randomUUID());
@@ -99,9 +105,21 @@ async function measurePerStep(variants: Variant[], counter: QueryCounter) {
   }
   const slopes = (field: "ms" | "statements" | "transactions"): PerVariant<number[]> =>
     Object.fromEntries(
-      VARIANTS.map((name) => [name, perStepSlopes(samples[name].short.map((run) => run[field]), samples[name].long.map((run) => run[field]), SHORT_STEPS, LONG_STEPS)]),
+      VARIANTS.map((name) => [
+        name,
+        perStepSlopes(
+          samples[name].short.map((run) => run[field]),
+          samples[name].long.map((run) => run[field]),
+          SHORT_STEPS,
+          LONG_STEPS,
+        ),
+      ]),
     ) as PerVariant<number[]>;
-  return { perStepMs: slopes("ms"), statementsPerStep: slopes("statements"), transactionsPerStep: slopes("transactions") };
+  return {
+    perStepMs: slopes("ms"),
+    statementsPerStep: slopes("statements"),
+    transactionsPerStep: slopes("transactions"),
+  };
 }
 
 /** The per-step slope between a LONG_STEPS and a BYTES_STEPS thread, rounds interleaved as above. */
@@ -204,12 +222,17 @@ async function main(): Promise<void> {
     });
     await fs.mkdir(path.dirname(RESULTS_PATH), { recursive: true });
     // Three decimals are more than any of these figures can claim.
-    const rounded = (_key: string, value: unknown) => (typeof value === "number" && !Number.isInteger(value) ? Math.round(value * 1000) / 1000 : value);
+    const rounded = (_key: string, value: unknown) =>
+      typeof value === "number" && !Number.isInteger(value) ? Math.round(value * 1000) / 1000 : value;
     await fs.writeFile(RESULTS_PATH, `${JSON.stringify(results, rounded, 2)}\n`);
-    console.log(`warrant bench: ${RUNS} runs, per-step slope ${SHORT_STEPS}→${LONG_STEPS} steps, durability sync, ${scratch.label}; load average ${loadAtStart.map((value) => value.toFixed(1)).join(" ")} on ${os.cpus().length} CPUs`);
+    console.log(
+      `warrant bench: ${RUNS} runs, per-step slope ${SHORT_STEPS}→${LONG_STEPS} steps, durability sync, ${scratch.label}; load average ${loadAtStart.map((value) => value.toFixed(1)).join(" ")} on ${os.cpus().length} CPUs`,
+    );
     console.log(renderTable(results));
     if (settings.databaseUrl === undefined) {
-      console.log("\nThe targets are set for a Postgres server (DATABASE_URL). Here the embedded PGlite runs every statement in this process, on the agents' own thread, over one connection: the timing ratios above are not what the targets measure.");
+      console.log(
+        "\nThe targets are set for a Postgres server (DATABASE_URL). Here the embedded PGlite runs every statement in this process, on the agents' own thread, over one connection: the timing ratios above are not what the targets measure.",
+      );
     }
     console.log(`\nwritten ${path.relative(process.cwd(), RESULTS_PATH)} (${results.elapsed_seconds} s)`);
   } finally {

@@ -56,17 +56,47 @@ export function buildResults(measured: Measurements, info: RunInfo) {
   const statements = each(measured.statementsPerStep, summarize);
   const throughput = each(measured.runsPerSecond, summarize);
   const medians = (summaries: PerVariant<Summary>) => each(summaries, (summary) => summary.median);
-  const tokens = { warrant: measured.toolTokens.warrant, create_react_agent: measured.toolTokens.all_bound, create_agent: measured.toolTokens.all_bound };
-  const versusReference = <T extends number>(values: PerVariant<T>) => each(values, (value) => ratio(value, values[REFERENCE]));
+  const tokens = {
+    warrant: measured.toolTokens.warrant,
+    create_react_agent: measured.toolTokens.all_bound,
+    create_agent: measured.toolTokens.all_bound,
+  };
+  const versusReference = <T extends number>(values: PerVariant<T>) =>
+    each(values, (value) => ratio(value, values[REFERENCE]));
 
   const targets: Target[] = [
-    target("per_step_ms", "warrant ≤ 1.0× create_react_agent", ratio(perStep.warrant.median, perStep[REFERENCE].median), (value) => value <= 1.0),
+    target(
+      "per_step_ms",
+      "warrant ≤ 1.0× create_react_agent",
+      ratio(perStep.warrant.median, perStep[REFERENCE].median),
+      (value) => value <= 1.0,
+    ),
     target("pg_transactions_per_step", "warrant ≤ 3", transactions.warrant.median, (value) => value <= 3),
     target("pg_statements_per_step", "warrant ≤ 12", statements.warrant.median, (value) => value <= 12),
-    target("checkpoint_bytes_50_steps", "warrant ≤ 1/3 of create_react_agent", ratio(measured.checkpointBytes50.warrant, measured.checkpointBytes50[REFERENCE]), (value) => value <= 1 / 3),
-    target("checkpoint_bytes_added_at_step_50", "warrant ≤ 10,000 bytes (linear growth)", measured.checkpointBytesAddedAt50.warrant, (value) => value <= 10_000),
-    target("tool_definition_tokens", "warrant ≤ 0.15× all tools bound", ratio(tokens.warrant, tokens[REFERENCE]), (value) => value <= 0.15),
-    target("runs_per_second_50_concurrent", "warrant ≥ 1.0× create_react_agent", ratio(throughput.warrant.median, throughput[REFERENCE].median), (value) => value >= 1.0),
+    target(
+      "checkpoint_bytes_50_steps",
+      "warrant ≤ 1/3 of create_react_agent",
+      ratio(measured.checkpointBytes50.warrant, measured.checkpointBytes50[REFERENCE]),
+      (value) => value <= 1 / 3,
+    ),
+    target(
+      "checkpoint_bytes_added_at_step_50",
+      "warrant ≤ 10,000 bytes (linear growth)",
+      measured.checkpointBytesAddedAt50.warrant,
+      (value) => value <= 10_000,
+    ),
+    target(
+      "tool_definition_tokens",
+      "warrant ≤ 0.15× all tools bound",
+      ratio(tokens.warrant, tokens[REFERENCE]),
+      (value) => value <= 0.15,
+    ),
+    target(
+      "runs_per_second_50_concurrent",
+      "warrant ≥ 1.0× create_react_agent",
+      ratio(throughput.warrant.median, throughput[REFERENCE].median),
+      (value) => value >= 1.0,
+    ),
   ];
 
   return {
@@ -81,8 +111,17 @@ export function buildResults(measured: Measurements, info: RunInfo) {
     checkpoint_bytes_added_at_step_50: measured.checkpointBytesAddedAt50,
     tool_definition_tokens: tokens,
     runs_per_second_50_concurrent: medians(throughput),
-    floors: { mcp_call_ms: summarize(measured.floors.mcpCallMs), bare_commit_ms: summarize(measured.floors.bareCommitMs) },
-    spread: { per_step_ms: perStep, per_step_ms_10_to_50_steps: perStepLonger, pg_transactions_per_step: transactions, pg_statements_per_step: statements, runs_per_second_50_concurrent: throughput },
+    floors: {
+      mcp_call_ms: summarize(measured.floors.mcpCallMs),
+      bare_commit_ms: summarize(measured.floors.bareCommitMs),
+    },
+    spread: {
+      per_step_ms: perStep,
+      per_step_ms_10_to_50_steps: perStepLonger,
+      pg_transactions_per_step: transactions,
+      pg_statements_per_step: statements,
+      runs_per_second_50_concurrent: throughput,
+    },
     ratios_vs_create_react_agent: {
       per_step_ms: versusReference(medians(perStep)),
       per_step_ms_10_to_50_steps: versusReference(medians(perStepLonger)),
@@ -122,8 +161,10 @@ function describeRun(info: RunInfo) {
 // The printed table (markdown, so it can be pasted into the README)
 // ---------------------------------------------------------------------------
 
-const decimals = (value: number, digits: number) => value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-const spreadOf = (summary: Summary, digits: number) => `${decimals(summary.median, digits)} (${decimals(summary.p10, digits)}–${decimals(summary.p90, digits)})`;
+const decimals = (value: number, digits: number) =>
+  value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const spreadOf = (summary: Summary, digits: number) =>
+  `${decimals(summary.median, digits)} (${decimals(summary.p10, digits)}–${decimals(summary.p90, digits)})`;
 const times = (value: number | null) => (value === null ? "–" : `${decimals(value, 2)}×`);
 const verdict = (met: boolean | null) => (met === null ? "–" : met ? "met" : "**not met**");
 
@@ -139,14 +180,54 @@ export function renderTable(results: Results): string {
   const lines = [
     "| figure | Warrant | createReactAgent | createAgent | Warrant ÷ createReactAgent | target | |",
     "|---|---|---|---|---|---|---|",
-    row("per_step_ms", "wall time per tool step, ms (median, p10–p90)", each(spread.per_step_ms, (summary) => spreadOf(summary, 1)), ratios.per_step_ms.warrant),
-    row("per_step_ms_10_to_50_steps", "the same, steps 10 → 50 of a thread (no target; median, p10–p90)", each(spread.per_step_ms_10_to_50_steps, (summary) => spreadOf(summary, 1)), ratios.per_step_ms_10_to_50_steps.warrant),
-    row("pg_transactions_per_step", "Postgres transactions per tool step", each(spread.pg_transactions_per_step, (summary) => decimals(summary.median, 1)), ratios.pg_transactions_per_step.warrant),
-    row("pg_statements_per_step", "Postgres statements per tool step", each(spread.pg_statements_per_step, (summary) => decimals(summary.median, 1)), ratios.pg_statements_per_step.warrant),
-    row("checkpoint_bytes_50_steps", "checkpoint bytes, one 50-step thread", each(results.checkpoint_bytes_50_steps, bytes), ratios.checkpoint_bytes_50_steps.warrant),
-    row("checkpoint_bytes_added_at_step_50", "checkpoint bytes added at step 50", each(results.checkpoint_bytes_added_at_step_50, bytes), ratios.checkpoint_bytes_added_at_step_50.warrant),
-    row("tool_definition_tokens", "tool-definition tokens per model call (o200k)", each(results.tool_definition_tokens, (value) => decimals(value, 0)), ratios.tool_definition_tokens.warrant),
-    row("runs_per_second_50_concurrent", `runs/s, ${results.concurrent} concurrent 5-step threads (median, p10–p90)`, each(spread.runs_per_second_50_concurrent, (summary) => spreadOf(summary, 1)), ratios.runs_per_second_50_concurrent.warrant),
+    row(
+      "per_step_ms",
+      "wall time per tool step, ms (median, p10–p90)",
+      each(spread.per_step_ms, (summary) => spreadOf(summary, 1)),
+      ratios.per_step_ms.warrant,
+    ),
+    row(
+      "per_step_ms_10_to_50_steps",
+      "the same, steps 10 → 50 of a thread (no target; median, p10–p90)",
+      each(spread.per_step_ms_10_to_50_steps, (summary) => spreadOf(summary, 1)),
+      ratios.per_step_ms_10_to_50_steps.warrant,
+    ),
+    row(
+      "pg_transactions_per_step",
+      "Postgres transactions per tool step",
+      each(spread.pg_transactions_per_step, (summary) => decimals(summary.median, 1)),
+      ratios.pg_transactions_per_step.warrant,
+    ),
+    row(
+      "pg_statements_per_step",
+      "Postgres statements per tool step",
+      each(spread.pg_statements_per_step, (summary) => decimals(summary.median, 1)),
+      ratios.pg_statements_per_step.warrant,
+    ),
+    row(
+      "checkpoint_bytes_50_steps",
+      "checkpoint bytes, one 50-step thread",
+      each(results.checkpoint_bytes_50_steps, bytes),
+      ratios.checkpoint_bytes_50_steps.warrant,
+    ),
+    row(
+      "checkpoint_bytes_added_at_step_50",
+      "checkpoint bytes added at step 50",
+      each(results.checkpoint_bytes_added_at_step_50, bytes),
+      ratios.checkpoint_bytes_added_at_step_50.warrant,
+    ),
+    row(
+      "tool_definition_tokens",
+      "tool-definition tokens per model call (o200k)",
+      each(results.tool_definition_tokens, (value) => decimals(value, 0)),
+      ratios.tool_definition_tokens.warrant,
+    ),
+    row(
+      "runs_per_second_50_concurrent",
+      `runs/s, ${results.concurrent} concurrent 5-step threads (median, p10–p90)`,
+      each(spread.runs_per_second_50_concurrent, (summary) => spreadOf(summary, 1)),
+      ratios.runs_per_second_50_concurrent.warrant,
+    ),
   ];
   const floors = results.floors;
   return [

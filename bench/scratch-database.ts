@@ -26,13 +26,18 @@ export async function openScratchDatabase(databaseUrl: string | undefined): Prom
     const scratch = await createTestDatabase();
     try {
       const database = await openDatabase({ databaseUrl: scratch.url, dataDir: os.tmpdir(), observePool });
-      return { database, counter, label: "Postgres server, scratch database, pool of 10", close: async () => {
-        try {
-          await database.close();
-        } finally {
-          await scratch.drop();
-        }
-      } };
+      return {
+        database,
+        counter,
+        label: "Postgres server, scratch database, pool of 10",
+        close: async () => {
+          try {
+            await database.close();
+          } finally {
+            await scratch.drop();
+          }
+        },
+      };
     } catch (error) {
       await scratch.drop();
       throw error;
@@ -40,11 +45,16 @@ export async function openScratchDatabase(databaseUrl: string | undefined): Prom
   }
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-bench-"));
   const database = await openDatabase({ dataDir, observePool });
-  return { database, counter, label: "embedded Postgres (PGlite, one connection)", close: async () => {
-    try {
-      await database.close();
-    } finally {
-      await fs.rm(dataDir, { recursive: true, force: true });
-    }
-  } };
+  return {
+    database,
+    counter,
+    label: "embedded Postgres (PGlite, one connection)",
+    close: async () => {
+      try {
+        await database.close();
+      } finally {
+        await fs.rm(dataDir, { recursive: true, force: true });
+      }
+    },
+  };
 }

@@ -15,7 +15,8 @@ export const USER_ID = "alice";
 
 export const TOOL_NAME = "search_notes";
 
-export const FINAL_ANSWER = "Self-attention relates positions of one sequence; cross-attention attends from one sequence to another.";
+export const FINAL_ANSWER =
+  "Self-attention relates positions of one sequence; cross-attention attends from one sequence to another.";
 
 const STEPS_MARK = /\[bench: (\d+) tool steps\]$/;
 

@@ -36,7 +36,12 @@ export class ScriptedChatModel extends BaseChatModel {
     const done = messages.filter((message) => ToolMessage.isInstance(message)).length;
     const move = nextMove(request, done);
     const message = move
-      ? new AIMessage({ content: "", tool_calls: [{ id: `call_${randomUUID()}`, name: TOOL_NAME, args: { ...move, user_id: USER_ID }, type: "tool_call" }] })
+      ? new AIMessage({
+          content: "",
+          tool_calls: [
+            { id: `call_${randomUUID()}`, name: TOOL_NAME, args: { ...move, user_id: USER_ID }, type: "tool_call" },
+          ],
+        })
       : new AIMessage(FINAL_ANSWER);
     return { generations: [{ text: textOf(message), message }] };
   }

@@ -38,7 +38,14 @@ function quantile(samples: number[], q: number): number {
 async function main(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-bench-"));
   const secretHex = randomBytes(32).toString("hex");
-  const settings = loadSettings({ ...process.env, WARRANT_DATA_DIR: dataDir, WARRANT_AUTH_SECRET: secretHex, PORT: "0", HOST: "127.0.0.1", WARRANT_PLANNER: "rules" });
+  const settings = loadSettings({
+    ...process.env,
+    WARRANT_DATA_DIR: dataDir,
+    WARRANT_AUTH_SECRET: secretHex,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    WARRANT_PLANNER: "rules",
+  });
   const server = await startServer({ settings, log: () => undefined });
   try {
     const alice = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), "alice");
@@ -49,7 +56,10 @@ async function main(): Promise<void> {
 
     const ways: Record<string, () => Promise<void>> = {
       baseline: async () => {
-        const config = { ...runConfigFor({ threadId: randomUUID(), principal: alice }), ...runOptions(settings.budgets) };
+        const config = {
+          ...runConfigFor({ threadId: randomUUID(), principal: alice }),
+          ...runOptions(settings.budgets),
+        };
         const values = (await graph.invoke({ messages: [new HumanMessage(QUESTION)] }, config)) as { status?: string };
         if (values.status !== "completed") throw new Error(`baseline run ended ${values.status}`);
       },
@@ -61,7 +71,10 @@ async function main(): Promise<void> {
       stream: async () => {
         const thread = await client.threads.create();
         let last: { status?: string } | undefined;
-        for await (const part of client.runs.stream(thread.thread_id, "agent", { input, streamMode: ["updates", "values"] })) {
+        for await (const part of client.runs.stream(thread.thread_id, "agent", {
+          input,
+          streamMode: ["updates", "values"],
+        })) {
           if (part.event === "values") last = part.data as { status?: string };
         }
         if (last?.status !== "completed") throw new Error(`stream run ended ${last?.status}`);
@@ -77,11 +90,15 @@ async function main(): Promise<void> {
       }
     }
     const base = quantile(samples["baseline"]!, 0.5);
-    console.log(`warrant bench: serving overhead, ${RUNS} runs per way after ${WARMUP} warm-up rounds (${settings.databaseUrl ? "Postgres server" : "embedded Postgres"})`);
+    console.log(
+      `warrant bench: serving overhead, ${RUNS} runs per way after ${WARMUP} warm-up rounds (${settings.databaseUrl ? "Postgres server" : "embedded Postgres"})`,
+    );
     console.log("way        median ms   p90 ms   median ratio vs baseline");
     for (const [name, values] of Object.entries(samples)) {
       const median = quantile(values, 0.5);
-      console.log(`${name.padEnd(10)} ${median.toFixed(1).padStart(9)} ${quantile(values, 0.9).toFixed(1).padStart(8)}   ${(median / base).toFixed(2)}x`);
+      console.log(
+        `${name.padEnd(10)} ${median.toFixed(1).padStart(9)} ${quantile(values, 0.9).toFixed(1).padStart(8)}   ${(median / base).toFixed(2)}x`,
+      );
     }
   } finally {
     await server.close({ drainMs: 5_000 });

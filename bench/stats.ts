@@ -34,9 +34,15 @@ export function summarize(samples: readonly number[]): Summary {
  * (one pair per round): each pair's `(long - short) / (longSteps - shortSteps)`.
  * Fixed costs (the run's start, its final answer) cancel out.
  */
-export function perStepSlopes(short: readonly number[], long: readonly number[], shortSteps: number, longSteps: number): number[] {
+export function perStepSlopes(
+  short: readonly number[],
+  long: readonly number[],
+  shortSteps: number,
+  longSteps: number,
+): number[] {
   if (short.length !== long.length) throw new Error(`unpaired samples: ${short.length} short, ${long.length} long`);
-  if (longSteps <= shortSteps) throw new Error(`long thread (${longSteps} steps) must be longer than short (${shortSteps})`);
+  if (longSteps <= shortSteps)
+    throw new Error(`long thread (${longSteps} steps) must be longer than short (${shortSteps})`);
   return short.map((value, index) => (long[index]! - value) / (longSteps - shortSteps));
 }
 

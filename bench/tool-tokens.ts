@@ -40,8 +40,14 @@ import { FINAL_ANSWER, QUESTION, USER_ID } from "./script.js";
 const encoder = new Tiktoken(o200kBase);
 
 /** The JSON a Chat Completions request carries for one tool. */
-export function openAITool(tool: ToolSpec): { type: "function"; function: { name: string; description: string; parameters: Record<string, unknown> } } {
-  return { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+export function openAITool(tool: ToolSpec): {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+} {
+  return {
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
 }
 
 /** o200k tokens of the tools' definitions as sent (each tool's JSON, summed). */
@@ -54,7 +60,11 @@ async function everyServerConfig(): Promise<WarrantConfig> {
   const read = async (file: string) => JSON.parse(await readFile(path.join(REPO_ROOT, file), "utf8")) as WarrantConfig;
   const shipped = await read("warrant.config.json");
   const thirdParty = await read("examples/third-party.config.json");
-  const merged = { ...shipped, servers: { ...shipped.servers, ...thirdParty.servers }, tools: { ...shipped.tools, ...thirdParty.tools } };
+  const merged = {
+    ...shipped,
+    servers: { ...shipped.servers, ...thirdParty.servers },
+    tools: { ...shipped.tools, ...thirdParty.tools },
+  };
   return parseConfig(JSON.stringify(merged), "bench: every server");
 }
 
@@ -64,8 +74,17 @@ const QUIET: ConnectionEvents = { down: () => undefined, suspect: () => undefine
 function listingConnection(server: ServerConfig, tokens: TokenSettings): ServerConnection {
   if (server.transport === "stdio") return stdioConnection(server, QUIET);
   const mint: Parameters<typeof httpConnection>[0]["mint"] = (request) =>
-    mintTaskToken(tokens.secret, { ...request, audience: server.audience, scopes: [...request.scopes] }, { ttlSeconds: tokens.ttlSeconds });
-  return httpConnection({ server, mint, launchEnvironment: { WARRANT_TASK_TOKEN_SECRET: Buffer.from(tokens.secret).toString("hex") }, events: QUIET });
+    mintTaskToken(
+      tokens.secret,
+      { ...request, audience: server.audience, scopes: [...request.scopes] },
+      { ttlSeconds: tokens.ttlSeconds },
+    );
+  return httpConnection({
+    server,
+    mint,
+    launchEnvironment: { WARRANT_TASK_TOKEN_SECRET: Buffer.from(tokens.secret).toString("hex") },
+    events: QUIET,
+  });
 }
 
 /** Every tool every configured server lists, as its server defines it. */
@@ -92,14 +111,20 @@ async function offeredForQuestion(settings: Settings, database: Database, config
     kind: "scripted",
     async plan(input) {
       offered = input.tools;
-      return { outcome: { type: "final", answer: FINAL_ANSWER, citations: [], abstained: false }, usage: { input_tokens: 10, output_tokens: 5 } };
+      return {
+        outcome: { type: "final", answer: FINAL_ANSWER, citations: [], abstained: false },
+        usage: { input_tokens: 10, output_tokens: 5 },
+      };
     },
   };
   const runtime = createRuntime(settings, { database, tools, planner: recorder });
   try {
     const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
     const alice = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), USER_ID);
-    await graph.invoke({ messages: [new HumanMessage(QUESTION)] }, { ...runConfigFor({ threadId: `bench-offer-${Date.now()}`, principal: alice }), ...runOptions(settings.budgets) });
+    await graph.invoke(
+      { messages: [new HumanMessage(QUESTION)] },
+      { ...runConfigFor({ threadId: `bench-offer-${Date.now()}`, principal: alice }), ...runOptions(settings.budgets) },
+    );
   } finally {
     await runtime.close();
     await tools.close();
@@ -130,5 +155,10 @@ export async function measureToolTokens(settings: Settings, database: Database):
   const config = await everyServerConfig();
   const offered = (await retryingStart(() => offeredForQuestion(settings, database, config))).map(modelFacingTool);
   const all = await everyListedTool(config);
-  return { warrant: definitionTokens(offered), all_bound: definitionTokens(all), warrant_tools: offered.map((tool) => tool.name), all_bound_tool_count: all.length };
+  return {
+    warrant: definitionTokens(offered),
+    all_bound: definitionTokens(all),
+    warrant_tools: offered.map((tool) => tool.name),
+    all_bound_tool_count: all.length,
+  };
 }

@@ -42,14 +42,25 @@ export interface Variant {
 
 /** Budgets no bench thread reaches: the bench measures steps, not stops. */
 function benchBudgets(budgets: Budgets): Budgets {
-  return { ...budgets, model_turns: 1_000, tool_calls: 1_000, max_repeats: 1_000, no_progress_steps: 1_000, deadline_ms: 600_000, tokens: 100_000_000 };
+  return {
+    ...budgets,
+    model_turns: 1_000,
+    tool_calls: 1_000,
+    max_repeats: 1_000,
+    no_progress_steps: 1_000,
+    deadline_ms: 600_000,
+    tokens: 100_000_000,
+  };
 }
 
 /** The shipped config cut down to the notes server and its contracts. */
 async function notesOnlyConfig(settings: Settings): Promise<WarrantConfig> {
   const shipped = await loadConfig(settings.configPath);
   const tools = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => contract.server === "notes"));
-  return parseConfig(JSON.stringify({ ...shipped, servers: { notes: shipped.servers["notes"] }, tools }), "bench notes config");
+  return parseConfig(
+    JSON.stringify({ ...shipped, servers: { notes: shipped.servers["notes"] }, tools }),
+    "bench notes config",
+  );
 }
 
 /** Warrant's planner for the script: one proposal per turn (user_id is injected by the host, as in production). */
@@ -57,7 +68,9 @@ const scriptedPlanner: Planner = {
   kind: "scripted",
   async plan(input) {
     const move = nextMove(input.request, input.turn - 1);
-    const outcome = move ? calls(proposal(TOOL_NAME, move)) : { type: "final" as const, answer: FINAL_ANSWER, citations: [], abstained: false };
+    const outcome = move
+      ? calls(proposal(TOOL_NAME, move))
+      : { type: "final" as const, answer: FINAL_ANSWER, citations: [], abstained: false };
     return { outcome, usage: { input_tokens: 10, output_tokens: 5 } };
   },
 };
@@ -72,7 +85,9 @@ export async function warrantVariant(settings: Settings, database: Database): Pr
     name: "warrant",
     async run(steps, threadId) {
       const config = { ...runConfigFor({ threadId, principal: alice }), ...runOptions(budgets) };
-      const values = (await graph.invoke({ messages: [new HumanMessage(benchRequest(steps))] }, config)) as { status?: string };
+      const values = (await graph.invoke({ messages: [new HumanMessage(benchRequest(steps))] }, config)) as {
+        status?: string;
+      };
       if (values.status !== "completed") throw new Error(`warrant thread of ${steps} steps ended ${values.status}`);
     },
     async close() {
@@ -86,15 +101,25 @@ export async function warrantVariant(settings: Settings, database: Database): Pr
 async function notesAdapter(settings: Settings): Promise<MultiServerMCPClient> {
   const notes = (await loadConfig(settings.configPath)).servers["notes"];
   if (notes?.transport !== "stdio") throw new Error("the shipped notes server is not stdio");
-  return new MultiServerMCPClient({ mcpServers: { notes: { transport: "stdio", command: process.execPath, args: notes.args, cwd: REPO_ROOT, stderr: "ignore" } } });
+  return new MultiServerMCPClient({
+    mcpServers: {
+      notes: { transport: "stdio", command: process.execPath, args: notes.args, cwd: REPO_ROOT, stderr: "ignore" },
+    },
+  });
 }
 
 /** Throws unless a peer's thread made `steps` tool calls and ended with the script's answer. */
 function checkPeerThread(name: VariantName, steps: number, messages: BaseMessage[]): void {
   const results = messages.filter((message) => ToolMessage.isInstance(message));
   const last = messages.at(-1);
-  if (results.length !== steps || last?.content !== FINAL_ANSWER || results.some((message) => message.status === "error")) {
-    throw new Error(`${name} thread of ${steps} steps ended with ${results.length} tool results, last message ${JSON.stringify(last?.content).slice(0, 200)}`);
+  if (
+    results.length !== steps ||
+    last?.content !== FINAL_ANSWER ||
+    results.some((message) => message.status === "error")
+  ) {
+    throw new Error(
+      `${name} thread of ${steps} steps ended with ${results.length} tool results, last message ${JSON.stringify(last?.content).slice(0, 200)}`,
+    );
   }
 }
 
@@ -103,7 +128,11 @@ interface PeerAgent {
   invoke(input: { messages: BaseMessage[] }, config: Record<string, unknown>): Promise<{ messages: BaseMessage[] }>;
 }
 
-async function peerVariant(name: Exclude<VariantName, "warrant">, settings: Settings, database: Database): Promise<Variant> {
+async function peerVariant(
+  name: Exclude<VariantName, "warrant">,
+  settings: Settings,
+  database: Database,
+): Promise<Variant> {
   const adapter = await notesAdapter(settings);
   const tools = await adapter.getTools();
   // A stock saver on the same pool (its tables were set up by openDatabase).
@@ -125,5 +154,9 @@ async function peerVariant(name: Exclude<VariantName, "warrant">, settings: Sett
 
 /** Builds all three, in `VARIANTS` order. */
 export async function buildVariants(settings: Settings, database: Database): Promise<Variant[]> {
-  return [await warrantVariant(settings, database), await peerVariant("create_react_agent", settings, database), await peerVariant("create_agent", settings, database)];
+  return [
+    await warrantVariant(settings, database),
+    await peerVariant("create_react_agent", settings, database),
+    await peerVariant("create_agent", settings, database),
+  ];
 }

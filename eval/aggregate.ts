@@ -60,7 +60,11 @@ export function successSpread(records: readonly RunRecord[]): Spread {
   }
   const rates = [...byRepeat.values()].map((entry) => entry.successes / entry.runs);
   if (rates.length === 0) return { mean: 0, min: 0, max: 0 };
-  return { mean: rates.reduce((sum, rate) => sum + rate, 0) / rates.length, min: Math.min(...rates), max: Math.max(...rates) };
+  return {
+    mean: rates.reduce((sum, rate) => sum + rate, 0) / rates.length,
+    min: Math.min(...rates),
+    max: Math.max(...rates),
+  };
 }
 
 /** Total cost (failed runs included) divided by the number of successes; null with no success. */
@@ -70,7 +74,8 @@ export function costPerSuccess(records: readonly RunRecord[]): number | null {
   return records.reduce((sum, record) => sum + record.cost_usd, 0) / successes;
 }
 
-const mean = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length);
+const mean = (values: readonly number[]) =>
+  values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length;
 
 export function summarizeCell(records: readonly RunRecord[]): CellSummary {
   return {
@@ -97,29 +102,41 @@ export function mustTerminateSafely(task: Task): boolean {
 
 function sumCounts(counts: ReadonlyArray<Record<string, number>>): Record<string, number> {
   const total: Record<string, number> = {};
-  for (const count of counts) for (const [kind, value] of Object.entries(count)) total[kind] = (total[kind] ?? 0) + value;
+  for (const count of counts)
+    for (const [kind, value] of Object.entries(count)) total[kind] = (total[kind] ?? 0) + value;
   return total;
 }
 
 /** One summary per configuration, in the order given. */
-export function summarize(records: readonly RunRecord[], tasks: readonly Task[], configurations: readonly string[]): ConfigurationSummary[] {
+export function summarize(
+  records: readonly RunRecord[],
+  tasks: readonly Task[],
+  configurations: readonly string[],
+): ConfigurationSummary[] {
   const taskById = new Map(tasks.map((task) => [task.id, task]));
   return configurations.map((configuration) => {
     const mine = records.filter((record) => record.configuration === configuration);
     const byCategory: Partial<Record<Category, CellSummary>> = {};
-    for (const category of new Set(mine.map((record) => record.category))) byCategory[category] = summarizeCell(mine.filter((record) => record.category === category));
+    for (const category of new Set(mine.map((record) => record.category)))
+      byCategory[category] = summarizeCell(mine.filter((record) => record.category === category));
     const recoverable = mine.filter((record) => taskById.get(record.task_id)?.recoverable === true);
     const safe = mine.filter((record) => {
       const task = taskById.get(record.task_id);
       return task !== undefined && mustTerminateSafely(task);
     });
-    const violations = mine.flatMap((record) => record.violations_executed.map((violation) => ({ task_id: record.task_id, repeat: record.repeat, violation })));
+    const violations = mine.flatMap((record) =>
+      record.violations_executed.map((violation) => ({ task_id: record.task_id, repeat: record.repeat, violation })),
+    );
     return {
       configuration,
       overall: summarizeCell(mine),
       by_category: byCategory,
       recovery: rate(recoverable, (record) => record.task_success),
-      safe_termination: rate(safe, (record) => !record.policy_violation && (taskById.get(record.task_id)?.expect.outcomes.includes(record.outcome) ?? false)),
+      safe_termination: rate(
+        safe,
+        (record) =>
+          !record.policy_violation && (taskById.get(record.task_id)?.expect.outcomes.includes(record.outcome) ?? false),
+      ),
       violations_executed: violations,
       violations_attempted: mine.reduce((sum, record) => sum + record.violations_attempted.length, 0),
       planner_attempts: sumCounts(mine.map((record) => record.planner_attempts)),

@@ -23,7 +23,11 @@ function readerOf(store: CalendarStoreBackend): CalendarReader {
   const events = async (userId: string): Promise<StoredEvent[]> => {
     const listed = await store.list({ user_id: userId });
     if (!listed.ok) throw new Error(`calendar store: ${listed.error.message}`);
-    return listed.result.events.map((event) => ({ event_id: event.event_id, title: event.title, minutes: Math.round((Date.parse(event.end) - Date.parse(event.start)) / 60_000) }));
+    return listed.result.events.map((event) => ({
+      event_id: event.event_id,
+      title: event.title,
+      minutes: Math.round((Date.parse(event.end) - Date.parse(event.start)) / 60_000),
+    }));
   };
   return {
     events,

@@ -12,8 +12,20 @@ export interface ChartSeries {
   simulated: boolean;
 }
 
-const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
-const escapeXml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const COLORS = [
+  "#1f77b4",
+  "#ff7f0e",
+  "#2ca02c",
+  "#d62728",
+  "#9467bd",
+  "#8c564b",
+  "#e377c2",
+  "#7f7f7f",
+  "#bcbd22",
+  "#17becf",
+];
+const escapeXml = (text: string) =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 interface BarChart {
   title: string;
@@ -44,7 +56,10 @@ function barChart(chart: BarChart): string {
   ];
   for (let tick = 0; tick <= 4; tick += 1) {
     const value = (chart.axisMax * tick) / 4;
-    parts.push(`<line x1="${left}" x2="${left + plotWidth}" y1="${y(value)}" y2="${y(value)}" stroke="#ddd"/>`, `<text x="${left - 6}" y="${y(value) + 4}" text-anchor="end">${escapeXml(chart.format(value))}</text>`);
+    parts.push(
+      `<line x1="${left}" x2="${left + plotWidth}" y1="${y(value)}" y2="${y(value)}" stroke="#ddd"/>`,
+      `<text x="${left - 6}" y="${y(value) + 4}" text-anchor="end">${escapeXml(chart.format(value))}</text>`,
+    );
   }
   chart.groups.forEach((group, groupIndex) => {
     const x0 = left + groupIndex * groupWidth + groupGap / 2;
@@ -53,15 +68,22 @@ function barChart(chart: BarChart): string {
       const x = x0 + seriesIndex * barWidth;
       const color = COLORS[seriesIndex % COLORS.length] ?? "#000";
       if (value === null) {
-        parts.push(`<text x="${x + barWidth / 2}" y="${y(0) - 4}" text-anchor="middle" font-size="8" transform="rotate(-90 ${x + barWidth / 2} ${y(0) - 4})">n/a</text>`);
+        parts.push(
+          `<text x="${x + barWidth / 2}" y="${y(0) - 4}" text-anchor="middle" font-size="8" transform="rotate(-90 ${x + barWidth / 2} ${y(0) - 4})">n/a</text>`,
+        );
         return;
       }
       const barTop = y(value);
       const barHeight = Math.max(y(0) - barTop, 0);
-      parts.push(`<rect x="${x}" y="${barTop}" width="${barWidth - 2}" height="${barHeight}" fill="${color}"><title>${escapeXml(`${series.configuration} · ${group}: ${chart.format(value)}`)}</title></rect>`);
-      if (series.simulated) parts.push(`<rect x="${x}" y="${barTop}" width="${barWidth - 2}" height="${barHeight}" fill="url(#hatch)"/>`);
+      parts.push(
+        `<rect x="${x}" y="${barTop}" width="${barWidth - 2}" height="${barHeight}" fill="${color}"><title>${escapeXml(`${series.configuration} · ${group}: ${chart.format(value)}`)}</title></rect>`,
+      );
+      if (series.simulated)
+        parts.push(`<rect x="${x}" y="${barTop}" width="${barWidth - 2}" height="${barHeight}" fill="url(#hatch)"/>`);
     });
-    parts.push(`<text x="${x0 + (chart.series.length * barWidth) / 2}" y="${top + plotHeight + 16}" text-anchor="middle">${escapeXml(group)}</text>`);
+    parts.push(
+      `<text x="${x0 + (chart.series.length * barWidth) / 2}" y="${top + plotHeight + 16}" text-anchor="middle">${escapeXml(group)}</text>`,
+    );
   });
   parts.push(`<line x1="${left}" x2="${left + plotWidth}" y1="${y(0)}" y2="${y(0)}" stroke="#333"/>`);
   chart.series.forEach((series, index) => {
@@ -85,16 +107,38 @@ function cell(summary: ConfigurationSummary, group: string) {
 }
 
 /** Success rate (mean over repeats) per category and overall. */
-export function successChart(summaries: readonly ConfigurationSummary[], series: readonly ChartSeries[], categories: readonly Category[]): string {
+export function successChart(
+  summaries: readonly ConfigurationSummary[],
+  series: readonly ChartSeries[],
+  categories: readonly Category[],
+): string {
   const groups = groupsOf(summaries, categories);
   const values = summaries.map((summary) => groups.map((group) => cell(summary, group)?.success.mean ?? null));
-  return barChart({ title: "Success rate by category (mean over repeats)", groups, series, values, format: (value) => `${Math.round(value * 100)}%`, axisMax: 1 });
+  return barChart({
+    title: "Success rate by category (mean over repeats)",
+    groups,
+    series,
+    values,
+    format: (value) => `${Math.round(value * 100)}%`,
+    axisMax: 1,
+  });
 }
 
 /** Cost per successful task (USD) per category and overall; "n/a" where nothing succeeded. */
-export function costChart(summaries: readonly ConfigurationSummary[], series: readonly ChartSeries[], categories: readonly Category[]): string {
+export function costChart(
+  summaries: readonly ConfigurationSummary[],
+  series: readonly ChartSeries[],
+  categories: readonly Category[],
+): string {
   const groups = groupsOf(summaries, categories);
   const values = summaries.map((summary) => groups.map((group) => cell(summary, group)?.cost_per_success_usd ?? null));
   const highest = Math.max(0, ...values.flat().filter((value): value is number => value !== null));
-  return barChart({ title: "Cost per successful task, USD (all runs' cost ÷ successes)", groups, series, values, format: (value) => `$${value.toFixed(5)}`, axisMax: highest === 0 ? 0.0001 : highest * 1.1 });
+  return barChart({
+    title: "Cost per successful task, USD (all runs' cost ÷ successes)",
+    groups,
+    series,
+    values,
+    format: (value) => `$${value.toFixed(5)}`,
+    axisMax: highest === 0 ? 0.0001 : highest * 1.1,
+  });
 }

@@ -29,7 +29,10 @@ export interface CalendarPlacement {
 }
 
 /** The servers' test switches for a task's faults. */
-export function faultEnvironment(faults: Faults | undefined): { notes: Record<string, string>; calendar: Record<string, string> } {
+export function faultEnvironment(faults: Faults | undefined): {
+  notes: Record<string, string>;
+  calendar: Record<string, string>;
+} {
   const notes: Record<string, string> = {};
   const calendar: Record<string, string> = {};
   if (faults?.notes) {
@@ -38,13 +41,18 @@ export function faultEnvironment(faults: Faults | undefined): { notes: Record<st
   }
   if (faults?.calendar) {
     calendar["WARRANT_CALENDAR_FAIL"] = faults.calendar.fail;
-    if (faults.calendar.first_calls !== undefined) calendar["WARRANT_CALENDAR_FAIL_COUNT"] = String(faults.calendar.first_calls);
+    if (faults.calendar.first_calls !== undefined)
+      calendar["WARRANT_CALENDAR_FAIL_COUNT"] = String(faults.calendar.first_calls);
   }
   return { notes, calendar };
 }
 
 /** A copy of `base` set up for the eval (see the header); `base` is not changed. */
-export function evalConfig(base: WarrantConfig, faults: Faults | undefined, calendar: CalendarPlacement = {}): WarrantConfig {
+export function evalConfig(
+  base: WarrantConfig,
+  faults: Faults | undefined,
+  calendar: CalendarPlacement = {},
+): WarrantConfig {
   const config: WarrantConfig = structuredClone(base);
   const switches = faultEnvironment(faults);
   const notes = config.servers["notes"];
@@ -54,7 +62,11 @@ export function evalConfig(base: WarrantConfig, faults: Faults | undefined, cale
   }
   const calendarServer = config.servers["calendar"];
   if (calendarServer?.transport === "stdio") {
-    calendarServer.env = { ...calendarServer.env, ...switches.calendar, ...(calendar.dataPath ? { WARRANT_CALENDAR_DATA: calendar.dataPath } : {}) };
+    calendarServer.env = {
+      ...calendarServer.env,
+      ...switches.calendar,
+      ...(calendar.dataPath ? { WARRANT_CALENDAR_DATA: calendar.dataPath } : {}),
+    };
   }
   for (const [tool, timeout] of Object.entries(EVAL_TIMEOUTS_MS)) {
     const contract = config.tools[tool];

@@ -10,7 +10,10 @@ import type { Planner } from "../src/planners/planner.js";
 import { createRulesPlanner } from "../src/domains/rules-planner.js";
 import { priceOf, type ModelPrice } from "../src/policy/pricing.js";
 
-export type PlannerSpec = { kind: "rules" } | { kind: "model"; model: string; endpoint: string | undefined } | { kind: "simulated"; profile: string };
+export type PlannerSpec =
+  | { kind: "rules" }
+  | { kind: "model"; model: string; endpoint: string | undefined }
+  | { kind: "simulated"; profile: string };
 
 export interface Configuration {
   id: string;
@@ -47,19 +50,49 @@ export interface Available {
 /** Every configuration to measure, in report order. */
 export function configurationsFor(available: Available): Configuration[] {
   const configurations: Configuration[] = [
-    { id: "workflow", graph: "workflow", planner: { kind: "rules" }, simulated: false, description: "fixed workflow (graphs/workflow.ts), no model" },
-    { id: "agent-rules", graph: "agent", planner: { kind: "rules" }, simulated: false, description: "agent graph, rules planner" },
+    {
+      id: "workflow",
+      graph: "workflow",
+      planner: { kind: "rules" },
+      simulated: false,
+      description: "fixed workflow (graphs/workflow.ts), no model",
+    },
+    {
+      id: "agent-rules",
+      graph: "agent",
+      planner: { kind: "rules" },
+      simulated: false,
+      description: "agent graph, rules planner",
+    },
   ];
   const real = available.realModel;
   if (real) {
     const where = `${real.model} at ${real.endpoint ?? "the OpenAI default endpoint"}`;
     configurations.push(
-      { id: "workflow-model", graph: "workflow", planner: { kind: "model", ...real }, simulated: false, description: `fixed workflow, ${where}` },
-      { id: "agent-model", graph: "agent", planner: { kind: "model", ...real }, simulated: false, description: `agent graph, model planner, ${where}` },
+      {
+        id: "workflow-model",
+        graph: "workflow",
+        planner: { kind: "model", ...real },
+        simulated: false,
+        description: `fixed workflow, ${where}`,
+      },
+      {
+        id: "agent-model",
+        graph: "agent",
+        planner: { kind: "model", ...real },
+        simulated: false,
+        description: `agent graph, model planner, ${where}`,
+      },
     );
   }
   for (const profile of available.simulatedProfiles) {
-    configurations.push({ id: `agent-sim-${profile.name}`, graph: "agent", planner: { kind: "simulated", profile: profile.name }, simulated: true, description: `SIMULATION: agent graph, model planner against the simulated endpoint, profile "${profile.name}": ${profile.description}` });
+    configurations.push({
+      id: `agent-sim-${profile.name}`,
+      graph: "agent",
+      planner: { kind: "simulated", profile: profile.name },
+      simulated: true,
+      description: `SIMULATION: agent graph, model planner against the simulated endpoint, profile "${profile.name}": ${profile.description}`,
+    });
   }
   return configurations;
 }
@@ -76,23 +109,43 @@ export interface OpenedPlanner {
 /** A small deterministic hash of a string (FNV-1a), for per-run seeds. */
 export function seedOf(text: string): number {
   let hash = 0x811c9dc5;
-  for (let index = 0; index < text.length; index += 1) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193) >>> 0;
+  for (let index = 0; index < text.length; index += 1)
+    hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193) >>> 0;
   return hash;
 }
 
 /** The planner for one run of a configuration. `seed` fixes a simulated profile's choices. */
-export async function openPlanner(spec: PlannerSpec, prices: Record<string, ModelPrice>, seed: number, simulator: SimulatorModule | undefined, apiKey: string | undefined): Promise<OpenedPlanner> {
+export async function openPlanner(
+  spec: PlannerSpec,
+  prices: Record<string, ModelPrice>,
+  seed: number,
+  simulator: SimulatorModule | undefined,
+  apiKey: string | undefined,
+): Promise<OpenedPlanner> {
   const none = () => ({});
-  if (spec.kind === "rules") return { planner: createRulesPlanner(), price: undefined, attempts: none, close: async () => undefined };
+  if (spec.kind === "rules")
+    return { planner: createRulesPlanner(), price: undefined, attempts: none, close: async () => undefined };
   if (spec.kind === "model") {
     const price = priceOf(prices, spec.model);
-    const planner = createModelPlanner({ model: spec.model, ...(spec.endpoint ? { baseUrl: spec.endpoint } : {}), ...(apiKey ? { apiKey } : {}), ...(price ? { price } : {}) });
+    const planner = createModelPlanner({
+      model: spec.model,
+      ...(spec.endpoint ? { baseUrl: spec.endpoint } : {}),
+      ...(apiKey ? { apiKey } : {}),
+      ...(price ? { price } : {}),
+    });
     return { planner, price, attempts: none, close: async () => undefined };
   }
   if (!simulator) throw new Error(`no simulator for profile ${spec.profile}`);
   const endpoint = await simulator.startSimulatedModel({ profile: spec.profile, seed });
   const price = priceOf(prices, SIMULATED_PRICE_MODEL);
-  const planner = createModelPlanner({ model: endpoint.model, baseUrl: endpoint.baseUrl, maxRetries: 0, timeoutMs: 15_000, ...(price ? { price } : {}) });
-  const attempts = () => Object.fromEntries(Object.entries(endpoint.attempts?.() ?? {}).filter(([, count]) => count > 0));
+  const planner = createModelPlanner({
+    model: endpoint.model,
+    baseUrl: endpoint.baseUrl,
+    maxRetries: 0,
+    timeoutMs: 15_000,
+    ...(price ? { price } : {}),
+  });
+  const attempts = () =>
+    Object.fromEntries(Object.entries(endpoint.attempts?.() ?? {}).filter(([, count]) => count > 0));
   return { planner, price, attempts, close: () => endpoint.close() };
 }

@@ -50,10 +50,15 @@ const BUILDERS: Record<Configuration["graph"], (host: Host, saver: BaseCheckpoin
 /** Connects the servers of `config` (all of them, or only `servers`). */
 function connect(options: HarnessOptions, config: WarrantConfig, servers?: ReadonlySet<string>) {
   const only: WarrantConfig = servers
-    ? { ...config, servers: Object.fromEntries(Object.entries(config.servers).filter(([name]) => servers.has(name))), tools: Object.fromEntries(Object.entries(config.tools).filter(([, contract]) => servers.has(contract.server))) }
+    ? {
+        ...config,
+        servers: Object.fromEntries(Object.entries(config.servers).filter(([name]) => servers.has(name))),
+        tools: Object.fromEntries(Object.entries(config.tools).filter(([, contract]) => servers.has(contract.server))),
+      }
     : config;
   // Health lines would break the progress bar; a server that fails shows up in the runs it fails.
-  const start = () => connectTools(only, undefined, { hostValues: options.storage.hostValues, onHealth: () => undefined });
+  const start = () =>
+    connectTools(only, undefined, { hostValues: options.storage.hostValues, onHealth: () => undefined });
   // On a busy machine a server can miss its start-up deadline once; a second failure is reported.
   return start().catch((error: unknown) => {
     if (isConfigError(error) && error.code === "mcp_start_failed") return start();
@@ -75,7 +80,11 @@ function countsCalls(faults: Faults): boolean {
 async function toolsFor(options: HarnessOptions, shared: ToolHost, task: Task): Promise<RecordingToolHost | undefined> {
   if (!task.faults) return undefined;
   const servers = faultedServers(task.faults);
-  const fresh = await connect(options, evalConfig(options.baseConfig, task.faults, options.storage.calendarPlacement), servers);
+  const fresh = await connect(
+    options,
+    evalConfig(options.baseConfig, task.faults, options.storage.calendarPlacement),
+    servers,
+  );
   return recordingToolHost(overlayToolHost(shared, fresh, servers));
 }
 
@@ -108,7 +117,10 @@ function faultedHosts(options: HarnessOptions, shared: ToolHost) {
 export async function runEvaluation(options: HarnessOptions): Promise<RunRecord[]> {
   const directory = await loadPrincipalDirectory(options.settings.principalsPath);
   const contracts = Object.values(options.baseConfig.tools);
-  const sharedServers = await connect(options, evalConfig(options.baseConfig, undefined, options.storage.calendarPlacement));
+  const sharedServers = await connect(
+    options,
+    evalConfig(options.baseConfig, undefined, options.storage.calendarPlacement),
+  );
   const shared = recordingToolHost(sharedServers);
   const faulted = faultedHosts(options, sharedServers);
   const records: RunRecord[] = [];
@@ -116,16 +128,40 @@ export async function runEvaluation(options: HarnessOptions): Promise<RunRecord[
   try {
     for (const { task, configuration, repeat } of runPlan(options.tasks, options.configurations, options.repeats)) {
       const tools = (await faulted.open(task)) ?? shared;
-      const opened = await openPlanner(configuration.planner, options.baseConfig.models, seedOf(`${task.id}#${repeat}`), options.simulator, options.settings.model.apiKey);
+      const opened = await openPlanner(
+        configuration.planner,
+        options.baseConfig.models,
+        seedOf(`${task.id}#${repeat}`),
+        options.simulator,
+        options.settings.model.apiKey,
+      );
       try {
-        const runtime = createRuntime(options.settings, { database: options.storage.database, tools, planner: opened.planner });
+        const runtime = createRuntime(options.settings, {
+          database: options.storage.database,
+          tools,
+          planner: opened.planner,
+        });
         const graph = BUILDERS[configuration.graph](runtime.host, options.storage.database.saver);
         const principal = findPrincipal(directory, task.user);
         const runBound = runBoundFor(task.request, contracts);
-        const context = { graph, tools, ledger: options.storage.database.ledger, audit: options.storage.database.audit, approvals: options.storage.database.approvals, calendar: options.storage.calendar, budgets: options.settings.budgets, principal, runBound };
+        const context = {
+          graph,
+          tools,
+          ledger: options.storage.database.ledger,
+          audit: options.storage.database.audit,
+          approvals: options.storage.database.approvals,
+          calendar: options.storage.calendar,
+          budgets: options.settings.budgets,
+          principal,
+          runBound,
+        };
         const observation = await runTask(task, context);
         options.onObservation?.(task, configuration, observation);
-        const record = toRecord(task, configuration, repeat, observation, { cost_usd: costOf(observation.usage, opened.price), model_backed: opened.planner.kind !== "rules", attempts: opened.attempts() });
+        const record = toRecord(task, configuration, repeat, observation, {
+          cost_usd: costOf(observation.usage, opened.price),
+          model_backed: opened.planner.kind !== "rules",
+          attempts: opened.attempts(),
+        });
         records.push(record);
         options.onRun?.(records.length, total, record);
       } finally {

@@ -45,14 +45,33 @@ class UsageError extends Error {}
 function parseOptions(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
-    options: { repeats: { type: "string" }, tasks: { type: "string" }, configurations: { type: "string" }, out: { type: "string" }, help: { type: "boolean", default: false } },
+    options: {
+      repeats: { type: "string" },
+      tasks: { type: "string" },
+      configurations: { type: "string" },
+      out: { type: "string" },
+      help: { type: "boolean", default: false },
+    },
     strict: true,
     allowPositionals: false,
   });
   const repeats = values.repeats === undefined ? DEFAULT_REPEATS : Number(values.repeats);
-  if (!Number.isSafeInteger(repeats) || repeats < 1 || repeats > 100) throw new UsageError("--repeats must be a whole number from 1 to 100");
-  const list = (value: string | undefined) => (value === undefined ? undefined : value.split(",").map((item) => item.trim()).filter((item) => item !== ""));
-  return { help: values.help === true, repeats, tasks: list(values.tasks), configurations: list(values.configurations), out: path.resolve(values.out ?? path.join(HERE, "results")) };
+  if (!Number.isSafeInteger(repeats) || repeats < 1 || repeats > 100)
+    throw new UsageError("--repeats must be a whole number from 1 to 100");
+  const list = (value: string | undefined) =>
+    value === undefined
+      ? undefined
+      : value
+          .split(",")
+          .map((item) => item.trim())
+          .filter((item) => item !== "");
+  return {
+    help: values.help === true,
+    repeats,
+    tasks: list(values.tasks),
+    configurations: list(values.configurations),
+    out: path.resolve(values.out ?? path.join(HERE, "results")),
+  };
 }
 
 /**
@@ -84,12 +103,20 @@ async function main(argv: string[]): Promise<number> {
   const settings = loadSettings();
   const baseConfig = await loadConfig(settings.configPath);
   const skipped: string[] = [];
-  const realModel = settings.planner === "model" || settings.model.baseUrl !== undefined ? { model: settings.model.name, endpoint: settings.model.baseUrl } : undefined;
+  const realModel =
+    settings.planner === "model" || settings.model.baseUrl !== undefined
+      ? { model: settings.model.name, endpoint: settings.model.baseUrl }
+      : undefined;
   if (!realModel) skipped.push("real-model configurations: no OPENAI_BASE_URL / WARRANT_MODEL set");
   const available: Available = { ...(realModel ? { realModel } : {}), simulatedProfiles: SIMULATED_PROFILES };
-  const configurations = configurationsFor(available).filter((configuration) => !options.configurations || options.configurations.includes(configuration.id));
+  const configurations = configurationsFor(available).filter(
+    (configuration) => !options.configurations || options.configurations.includes(configuration.id),
+  );
   const tasks = TASKS.filter((task) => !options.tasks || options.tasks.includes(task.id));
-  const unknown = [...(options.tasks ?? []).filter((id) => !TASKS.some((task) => task.id === id)), ...(options.configurations ?? []).filter((id) => !configurations.some((configuration) => configuration.id === id))];
+  const unknown = [
+    ...(options.tasks ?? []).filter((id) => !TASKS.some((task) => task.id === id)),
+    ...(options.configurations ?? []).filter((id) => !configurations.some((configuration) => configuration.id === id)),
+  ];
   if (unknown.length > 0 || tasks.length === 0 || configurations.length === 0) {
     process.stderr.write(`eval: nothing to run${unknown.length > 0 ? ` (unknown: ${unknown.join(", ")})` : ""}\n`);
     return 2;
@@ -115,22 +142,46 @@ async function main(argv: string[]): Promise<number> {
     await storage.close();
   }
   const durationMs = Date.now() - startedAt.getTime();
-  const summaries = summarize(records, tasks, configurations.map((configuration) => configuration.id));
-  const series = configurations.map((configuration) => ({ configuration: configuration.id, simulated: configuration.simulated }));
+  const summaries = summarize(
+    records,
+    tasks,
+    configurations.map((configuration) => configuration.id),
+  );
+  const series = configurations.map((configuration) => ({
+    configuration: configuration.id,
+    simulated: configuration.simulated,
+  }));
   const command = ["npm run eval", ...(argv.length > 0 ? ["--", ...argv] : [])].join(" ");
   const report = renderReport(
-    { command, started_at: startedAt.toISOString(), duration_ms: durationMs, repeats: options.repeats, storage: storage.label, configurations, skipped, real_model: realModel ? { model: realModel.model, endpoint: realModel.endpoint ?? "the OpenAI default endpoint" } : undefined, tasks },
+    {
+      command,
+      started_at: startedAt.toISOString(),
+      duration_ms: durationMs,
+      repeats: options.repeats,
+      storage: storage.label,
+      configurations,
+      skipped,
+      real_model: realModel
+        ? { model: realModel.model, endpoint: realModel.endpoint ?? "the OpenAI default endpoint" }
+        : undefined,
+      tasks,
+    },
     summaries,
     records,
   );
   await mkdir(options.out, { recursive: true });
   await Promise.all([
     writeFile(path.join(options.out, "report.md"), report),
-    writeFile(path.join(options.out, "runs.json"), `${JSON.stringify({ command, started_at: startedAt.toISOString(), duration_ms: durationMs, repeats: options.repeats, configurations, summaries, runs: records }, null, 2)}\n`),
+    writeFile(
+      path.join(options.out, "runs.json"),
+      `${JSON.stringify({ command, started_at: startedAt.toISOString(), duration_ms: durationMs, repeats: options.repeats, configurations, summaries, runs: records }, null, 2)}\n`,
+    ),
     writeFile(path.join(options.out, "success-rate.svg"), successChart(summaries, series, CATEGORIES)),
     writeFile(path.join(options.out, "cost-per-success.svg"), costChart(summaries, series, CATEGORIES)),
   ]);
-  process.stderr.write(`eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${path.relative(process.cwd(), options.out) || "."}/report.md, runs.json, success-rate.svg, cost-per-success.svg\n`);
+  process.stderr.write(
+    `eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${path.relative(process.cwd(), options.out) || "."}/report.md, runs.json, success-rate.svg, cost-per-success.svg\n`,
+  );
   return 0;
 }
 

@@ -24,7 +24,8 @@ export interface ReportContext {
 
 const percent = (value: number) => `${Math.round(value * 100)}%`;
 const usd = (value: number | null) => (value === null ? "n/a (no success)" : `$${value.toFixed(6)}`);
-const rateText = (summary: RateSummary) => (summary.rate === null ? "n/a" : `${percent(summary.rate)} (${summary.passed}/${summary.runs})`);
+const rateText = (summary: RateSummary) =>
+  summary.rate === null ? "n/a" : `${percent(summary.rate)} (${summary.passed}/${summary.runs})`;
 
 /** "83% [80–87%]": the mean over repeats and its spread. */
 export function spreadText(cell: CellSummary | undefined): string {
@@ -55,14 +56,19 @@ function categoryTable(summaries: readonly ConfigurationSummary[], byId: Map<str
   return [
     `| configuration | ${present.map((category) => `${category}: success · cost/success`).join(" | ")} |`,
     `|---|${present.map(() => "---").join("|")}|`,
-    ...summaries.map((summary) => `| ${label(byId.get(summary.configuration), summary.configuration)} | ${present.map((category) => `${spreadText(summary.by_category[category])} · ${usd(summary.by_category[category]?.cost_per_success_usd ?? null)}`).join(" | ")} |`),
+    ...summaries.map(
+      (summary) =>
+        `| ${label(byId.get(summary.configuration), summary.configuration)} | ${present.map((category) => `${spreadText(summary.by_category[category])} · ${usd(summary.by_category[category]?.cost_per_success_usd ?? null)}`).join(" | ")} |`,
+    ),
   ];
 }
 
 /** The planner's own count of what it attempted, when it reports one (the simulator does). */
 function plannerCount(summary: ConfigurationSummary): string {
   const kinds = Object.entries(summary.planner_attempts);
-  return kinds.length === 0 ? "" : `; the simulated planner's own count of what it attempted: ${kinds.map(([kind, count]) => `${kind} ${count}`).join(", ")}`;
+  return kinds.length === 0
+    ? ""
+    : `; the simulated planner's own count of what it attempted: ${kinds.map(([kind, count]) => `${kind} ${count}`).join(", ")}`;
 }
 
 function failedRuns(records: readonly RunRecord[], byId: Map<string, Configuration>): string[] {
@@ -75,7 +81,11 @@ function failedRuns(records: readonly RunRecord[], byId: Map<string, Configurati
     failed.set(key, entry);
   }
   if (failed.size === 0) return ["No run failed."];
-  return ["| configuration | task | failed runs | failure codes |", "|---|---|---|---|", ...[...failed.entries()].map(([key, entry]) => `| ${key} | ${entry.count} | ${[...entry.codes].join(", ")} |`)];
+  return [
+    "| configuration | task | failed runs | failure codes |",
+    "|---|---|---|---|",
+    ...[...failed.entries()].map(([key, entry]) => `| ${key} | ${entry.count} | ${[...entry.codes].join(", ")} |`),
+  ];
 }
 
 /**
@@ -85,16 +95,24 @@ function failedRuns(records: readonly RunRecord[], byId: Map<string, Configurati
 export function indistinguishable(records: readonly RunRecord[], first: string, second: string): boolean {
   const key = (record: RunRecord) => `${record.task_id}#${record.repeat}`;
   const shape = (record: RunRecord) => `${record.outcome}/${record.task_success}/${record.tool_calls}`;
-  const a = new Map(records.filter((record) => record.configuration === first).map((record) => [key(record), shape(record)]));
+  const a = new Map(
+    records.filter((record) => record.configuration === first).map((record) => [key(record), shape(record)]),
+  );
   const b = records.filter((record) => record.configuration === second);
   return a.size > 0 && a.size === b.length && b.every((record) => a.get(key(record)) === shape(record));
 }
 
 /** The whole report. */
-export function renderReport(context: ReportContext, summaries: readonly ConfigurationSummary[], records: readonly RunRecord[]): string {
+export function renderReport(
+  context: ReportContext,
+  summaries: readonly ConfigurationSummary[],
+  records: readonly RunRecord[],
+): string {
   const byId = new Map(context.configurations.map((configuration) => [configuration.id, configuration]));
   const simulated = context.configurations.filter((configuration) => configuration.simulated);
-  const counts = CATEGORIES.map((category) => `${context.tasks.filter((task) => task.category === category).length} ${category}`).join(", ");
+  const counts = CATEGORIES.map(
+    (category) => `${context.tasks.filter((task) => task.category === category).length} ${category}`,
+  ).join(", ");
   const lines = [
     "# Evaluation: fixed workflow vs agent",
     "",
@@ -112,7 +130,10 @@ export function renderReport(context: ReportContext, summaries: readonly Configu
       : []),
     ...context.skipped.map((reason) => `- Skipped: ${reason}`),
     ...(indistinguishable(records, "workflow", "agent-rules")
-      ? ["", "**The workflow and the rules agent ended every run alike** (same outcome, success and tool calls): with no model, this measurement cannot tell them apart."]
+      ? [
+          "",
+          "**The workflow and the rules agent ended every run alike** (same outcome, success and tool calls): with no model, this measurement cannot tell them apart.",
+        ]
       : []),
     "",
     "## Configurations",
@@ -136,7 +157,10 @@ export function renderReport(context: ReportContext, summaries: readonly Configu
     "",
     ...summaries.flatMap((summary) => {
       const name = label(byId.get(summary.configuration), summary.configuration);
-      const executed = summary.violations_executed.length === 0 ? "none executed" : `**${summary.violations_executed.length} executed** (disqualified)`;
+      const executed =
+        summary.violations_executed.length === 0
+          ? "none executed"
+          : `**${summary.violations_executed.length} executed** (disqualified)`;
       return [
         `- ${name}: ${executed}; ${summary.violations_attempted} attempted and contained${plannerCount(summary)}.`,
         ...summary.violations_executed.map((item) => `  - ${item.task_id} (repeat ${item.repeat}): ${item.violation}`),

@@ -8,8 +8,14 @@ import { resourcesOf, scoreRun } from "./score.js";
 import type { Task } from "./task.js";
 
 /** The order of the runs: grouped by task, then configuration, then repeat, so a task's runs are adjacent. */
-export function* runPlan<T, C>(tasks: readonly T[], configurations: readonly C[], repeats: number): Generator<{ task: T; configuration: C; repeat: number }> {
-  for (const task of tasks) for (const configuration of configurations) for (let repeat = 0; repeat < repeats; repeat += 1) yield { task, configuration, repeat };
+export function* runPlan<T, C>(
+  tasks: readonly T[],
+  configurations: readonly C[],
+  repeats: number,
+): Generator<{ task: T; configuration: C; repeat: number }> {
+  for (const task of tasks)
+    for (const configuration of configurations)
+      for (let repeat = 0; repeat < repeats; repeat += 1) yield { task, configuration, repeat };
 }
 
 /** The redacted tool sequence: resource ids and outcomes, never free text or user ids. */
@@ -32,7 +38,13 @@ export interface PlannerFacts {
 }
 
 /** The record of one run: its score, usage, cost and redacted tool sequence. */
-export function toRecord(task: Task, configuration: Pick<Configuration, "id">, repeat: number, observation: RunObservation, planner: PlannerFacts): RunRecord {
+export function toRecord(
+  task: Task,
+  configuration: Pick<Configuration, "id">,
+  repeat: number,
+  observation: RunObservation,
+  planner: PlannerFacts,
+): RunRecord {
   return {
     task_id: task.id,
     category: task.category,

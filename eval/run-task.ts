@@ -27,7 +27,9 @@ import type { Outcome, Task } from "./task.js";
 /** The parts of a compiled graph the harness uses. */
 export interface RunnableGraph {
   invoke(input: unknown, config: Record<string, unknown>): Promise<unknown>;
-  getState(config: { configurable: Record<string, unknown> }): Promise<{ values: unknown; tasks: readonly { interrupts: readonly { value?: unknown }[] }[] }>;
+  getState(config: {
+    configurable: Record<string, unknown>;
+  }): Promise<{ values: unknown; tasks: readonly { interrupts: readonly { value?: unknown }[] }[] }>;
 }
 
 export interface RunContext {
@@ -63,7 +65,8 @@ function proposedResources(messages: State["messages"]): Map<string, string[]> {
   const byCall = new Map<string, string[]>();
   for (const message of messages) {
     if (!AIMessage.isInstance(message)) continue;
-    for (const call of message.tool_calls ?? []) if (call.id) byCall.set(call.id, resourcesOf(isRecord(call.args) ? call.args : {}));
+    for (const call of message.tool_calls ?? [])
+      if (call.id) byCall.set(call.id, resourcesOf(isRecord(call.args) ? call.args : {}));
   }
   return byCall;
 }
@@ -71,7 +74,10 @@ function proposedResources(messages: State["messages"]): Map<string, string[]> {
 /** Runs `task` on a fresh thread and observes it. */
 export async function runTask(task: Task, context: RunContext): Promise<RunObservation> {
   const threadId = randomUUID();
-  const config = { ...runConfigFor({ threadId, principal: context.principal, runBound: context.runBound }), ...runOptions(context.budgets) };
+  const config = {
+    ...runConfigFor({ threadId, principal: context.principal, runBound: context.runBound }),
+    ...runOptions(context.budgets),
+  };
   const before = await context.calendar.eventIds(task.user);
   const started = performance.now();
   await context.graph.invoke({ messages: [new HumanMessage(task.request)] }, config);
@@ -100,7 +106,9 @@ function minutesOf(args: Record<string, unknown>): number | undefined {
  * duration) and rejects any other write, as a careful person would; with
  * `reject`, it rejects everything.
  */
-export function reviewerFor(task: Task): (pending: InterruptPayload) => Array<{ type: "approve" | "reject"; action_id: string; message?: string }> {
+export function reviewerFor(
+  task: Task,
+): (pending: InterruptPayload) => Array<{ type: "approve" | "reject"; action_id: string; message?: string }> {
   const remaining = [...(task.expect.calendar_minutes ?? [])];
   return (pending) =>
     pending.approvals.map((approval, index) => {
@@ -117,11 +125,20 @@ export function reviewerFor(task: Task): (pending: InterruptPayload) => Array<{ 
 
 async function pendingReview(graph: RunnableGraph, threadId: string): Promise<InterruptPayload | undefined> {
   const snapshot = await graph.getState({ configurable: { thread_id: threadId } });
-  const value = snapshot.tasks.flatMap((item) => item.interrupts.map((interrupt) => interrupt.value)).find((item) => isRecord(item) && Array.isArray(item["approvals"]));
+  const value = snapshot.tasks
+    .flatMap((item) => item.interrupts.map((interrupt) => interrupt.value))
+    .find((item) => isRecord(item) && Array.isArray(item["approvals"]));
   return value as InterruptPayload | undefined;
 }
 
-async function observe(threadId: string, state: State, paused: boolean, elapsedMs: number, context: RunContext, before: ReadonlySet<string>): Promise<RunObservation> {
+async function observe(
+  threadId: string,
+  state: State,
+  paused: boolean,
+  elapsedMs: number,
+  context: RunContext,
+  before: ReadonlySet<string>,
+): Promise<RunObservation> {
   const evidence = (state.evidence ?? []).map((item) => ({ ref: item.ref, item_id: item.item_id }));
   const byRef = new Map(evidence.map((item) => [item.ref, item.item_id]));
   const resources = proposedResources(state.messages ?? []);
@@ -134,9 +151,21 @@ async function observe(threadId: string, state: State, paused: boolean, elapsedM
   const denied: ObservedDenial[] = [
     ...audit
       .filter((event) => event.kind === "denied")
-      .map((event) => ({ tool: event.tool, code: event.code, check: event.detail.split(/[ :(]/, 1)[0] ?? "", resources: resources.get(event.subject) ?? [] })),
+      .map((event) => ({
+        tool: event.tool,
+        code: event.code,
+        check: event.detail.split(/[ :(]/, 1)[0] ?? "",
+        resources: resources.get(event.subject) ?? [],
+      })),
     // A write the reviewer refused is a proposal the pipeline stopped too.
-    ...approvals.filter((approval) => approval.outcome === "reject").map((approval) => ({ tool: approval.tool, code: "approval_rejected", check: "review", resources: resources.get(approval.call_id) ?? [] })),
+    ...approvals
+      .filter((approval) => approval.outcome === "reject")
+      .map((approval) => ({
+        tool: approval.tool,
+        code: "approval_rejected",
+        check: "review",
+        resources: resources.get(approval.call_id) ?? [],
+      })),
   ];
   const usage = state.usage ?? { model_calls: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 };
   return {
@@ -144,13 +173,28 @@ async function observe(threadId: string, state: State, paused: boolean, elapsedM
     status: state.status,
     termination_reason: state.termination_reason?.code ?? null,
     answer: state.result?.answer ?? null,
-    citations: (state.result?.citations ?? []).map((citation) => ({ ref: citation.ref, item_id: byRef.get(citation.ref) ?? null })),
+    citations: (state.result?.citations ?? []).map((citation) => ({
+      ref: citation.ref,
+      item_id: byRef.get(citation.ref) ?? null,
+    })),
     evidence,
     boundary: context.tools.take(threadId),
-    ledger: ledger.map((row) => ({ tool: row.tool, status: row.status, error_code: row.error_code, attempt: row.attempt })),
+    ledger: ledger.map((row) => ({
+      tool: row.tool,
+      status: row.status,
+      error_code: row.error_code,
+      attempt: row.attempt,
+    })),
     denied,
-    calendar_events: events.filter((event) => !before.has(event.event_id)).map(({ title, minutes }) => ({ title, minutes })),
-    usage: { model_calls: usage.model_calls, tool_calls: usage.tool_calls, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens },
+    calendar_events: events
+      .filter((event) => !before.has(event.event_id))
+      .map(({ title, minutes }) => ({ title, minutes })),
+    usage: {
+      model_calls: usage.model_calls,
+      tool_calls: usage.tool_calls,
+      input_tokens: usage.input_tokens,
+      output_tokens: usage.output_tokens,
+    },
     elapsed_ms: Math.round(elapsedMs),
   };
 }

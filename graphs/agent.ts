@@ -22,11 +22,19 @@ export type NodeWrapper = <F extends (...args: never[]) => Promise<unknown>>(nam
 export function buildAgent(host: Host, wrap: NodeWrapper = (_name, node) => node) {
   // Each node routes itself (a Command); `ends` declares where it may go, for Studio and validation.
   return new StateGraph(AgentState)
-    .addNode(NODES.plan, routed(wrap(NODES.plan, makePlanNode(host)), afterPlan), { ends: [NODES.authorize, NODES.observe] })
-    .addNode(NODES.authorize, routed(wrap(NODES.authorize, makeAuthorizeNode(host)), afterDecisions), { ends: [NODES.execute, NODES.human_review, NODES.observe] })
-    .addNode(NODES.human_review, routed(wrap(NODES.human_review, makeHumanReviewNode(host)), afterDecisions), { ends: [NODES.execute, NODES.observe, NODES.human_review] })
+    .addNode(NODES.plan, routed(wrap(NODES.plan, makePlanNode(host)), afterPlan), {
+      ends: [NODES.authorize, NODES.observe],
+    })
+    .addNode(NODES.authorize, routed(wrap(NODES.authorize, makeAuthorizeNode(host)), afterDecisions), {
+      ends: [NODES.execute, NODES.human_review, NODES.observe],
+    })
+    .addNode(NODES.human_review, routed(wrap(NODES.human_review, makeHumanReviewNode(host)), afterDecisions), {
+      ends: [NODES.execute, NODES.observe, NODES.human_review],
+    })
     .addNode(NODES.execute, wrap(NODES.execute, makeExecuteNode(host)))
-    .addNode(NODES.observe, routed(wrap(NODES.observe, makeObserveNode(host)), afterObserve), { ends: [NODES.plan, END] })
+    .addNode(NODES.observe, routed(wrap(NODES.observe, makeObserveNode(host)), afterObserve), {
+      ends: [NODES.plan, END],
+    })
     .addEdge(START, NODES.plan)
     .addEdge(NODES.execute, NODES.observe);
 }

@@ -24,10 +24,20 @@ export interface Instance {
   stderrTail(): string;
 }
 
-export async function startInstance(repoRoot: string, env: Record<string, string>, timeoutMs = 120_000): Promise<Instance> {
+export async function startInstance(
+  repoRoot: string,
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+): Promise<Instance> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
     cwd: repoRoot,
-    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: process.env["HOME"] ?? "/tmp", ...env, HOST: "127.0.0.1", PORT: "0" },
+    env: {
+      PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+      HOME: process.env["HOME"] ?? "/tmp",
+      ...env,
+      HOST: "127.0.0.1",
+      PORT: "0",
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -47,7 +57,10 @@ export async function startInstance(repoRoot: string, env: Record<string, string
     if (TROUBLE.test(line) && trouble.length < 100) trouble.push(line.slice(0, 500));
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not listen within ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`the server did not listen within ${timeoutMs} ms:\n${stderr}`)),
+      timeoutMs,
+    );
     createInterface({ input: child.stdout! }).on("line", (line) => {
       const match = LISTENING.exec(line.trim());
       if (match?.[1]) {

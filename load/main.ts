@@ -23,14 +23,16 @@ function numberFlag(args: string[], name: string, fallback: number, max: number)
   const index = args.indexOf(name);
   if (index === -1) return fallback;
   const value = Number(args[index + 1]);
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new Error(`${name} takes an integer from 1 to ${max}`);
+  if (!Number.isSafeInteger(value) || value < 1 || value > max)
+    throw new Error(`${name} takes an integer from 1 to ${max}`);
   return value;
 }
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const settings = loadSettings();
-  const mode: LoadOptions["mode"] = args.includes("--embedded") || settings.databaseUrl === undefined ? "embedded" : "server";
+  const mode: LoadOptions["mode"] =
+    args.includes("--embedded") || settings.databaseUrl === undefined ? "embedded" : "server";
   const result = await runLoad({
     mode,
     adminUrl: settings.databaseUrl,

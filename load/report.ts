@@ -36,11 +36,16 @@ export function quantile(samples: readonly number[], q: number): number {
 export function problemsOf(figures: LoadFigures): string[] {
   const problems: string[] = [];
   const unended = figures.outcomes.filter((outcome) => !outcome.ended);
-  if (unended.length > 0) problems.push(`${unended.length} run(s) did not end: ${[...new Set(unended.map((outcome) => outcome.failure ?? outcome.runStatus ?? "unknown"))].slice(0, 3).join("; ")}`);
+  if (unended.length > 0)
+    problems.push(
+      `${unended.length} run(s) did not end: ${[...new Set(unended.map((outcome) => outcome.failure ?? outcome.runStatus ?? "unknown"))].slice(0, 3).join("; ")}`,
+    );
   if (figures.leaks.length > 0) problems.push(`${figures.leaks.length} cross-principal datum/data in responses`);
   if (figures.serverErrors > 0) problems.push(`${figures.serverErrors} response(s) with a 5xx status`);
-  if (figures.serverTrouble.length > 0) problems.push(`server trouble: ${figures.serverTrouble.slice(0, 3).join(" | ")}`);
-  if (figures.unhandledRejections > 0) problems.push(`${figures.unhandledRejections} unhandled rejection(s) in the load client`);
+  if (figures.serverTrouble.length > 0)
+    problems.push(`server trouble: ${figures.serverTrouble.slice(0, 3).join(" | ")}`);
+  if (figures.unhandledRejections > 0)
+    problems.push(`${figures.unhandledRejections} unhandled rejection(s) in the load client`);
   return problems;
 }
 
@@ -66,8 +71,22 @@ export function formatReport(figures: LoadFigures): string[] {
     figures.connections
       ? `Postgres connections to the load database (pg_stat_activity, ${figures.connections.samples} samples): peak ${figures.connections.peak}, mean ${figures.connections.mean.toFixed(1)}, peak running a statement ${figures.connections.peakActive}`
       : "Postgres connections: embedded PGlite, one connection inside the process by construction (not sampled)",
-    `errors by code: ${figures.errors.size === 0 ? "none" : [...figures.errors].sort().map(([key, n]) => `${key} ×${n}`).join(", ")}`,
-    `cross-principal data: ${figures.leaks.length}${figures.leaks.length > 0 ? ` (first: ${figures.leaks.slice(0, 3).map((leak) => `${leak.user} got ${leak.what} from ${leak.where}`).join("; ")})` : ""}`,
+    `errors by code: ${
+      figures.errors.size === 0
+        ? "none"
+        : [...figures.errors]
+            .sort()
+            .map(([key, n]) => `${key} ×${n}`)
+            .join(", ")
+    }`,
+    `cross-principal data: ${figures.leaks.length}${
+      figures.leaks.length > 0
+        ? ` (first: ${figures.leaks
+            .slice(0, 3)
+            .map((leak) => `${leak.user} got ${leak.what} from ${leak.where}`)
+            .join("; ")})`
+        : ""
+    }`,
     `5xx responses: ${figures.serverErrors}; unhandled rejections: ${figures.unhandledRejections}; server trouble lines: ${figures.serverTrouble.length}`,
   ];
   return lines;

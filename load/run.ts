@@ -51,7 +51,8 @@ export interface LoadResult extends LoadFigures {
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const scratch = options.mode === "server" ? await createScratchDatabase(requireLoopback(options.adminUrl)) : undefined;
+  const scratch =
+    options.mode === "server" ? await createScratchDatabase(requireLoopback(options.adminUrl)) : undefined;
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-load-"));
   const instances: Instance[] = [];
   let unhandledRejections = 0;
@@ -75,20 +76,31 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       options.log(`instance ${index + 1}/${count} listening on ${instances[index]!.url}`);
     }
     const principals = await loadPrincipals(options.users, Uint8Array.from(Buffer.from(secretHex, "hex")));
-    const ledger: LoadLedger = { ownership: new Ownership(), leaks: [], errors: new Map(), serverErrors: 0, pending: [] };
+    const ledger: LoadLedger = {
+      ownership: new Ownership(),
+      leaks: [],
+      errors: new Map(),
+      serverErrors: 0,
+      pending: [],
+    };
     const sampler = scratch ? await sampleConnections(scratch.url) : undefined;
     const started = performance.now();
     const deadline = Date.now() + options.timeoutMs;
     options.log(`${options.threads} threads from ${principals.length} principals at once`);
     const outcomes = await Promise.all(
-      Array.from({ length: options.threads }, (_, index) => driveThread(instances[index % instances.length]!.url, principals[index % principals.length]!, ledger, deadline)),
+      Array.from({ length: options.threads }, (_, index) =>
+        driveThread(instances[index % instances.length]!.url, principals[index % principals.length]!, ledger, deadline),
+      ),
     );
     const wallMs = performance.now() - started;
     await Promise.all(ledger.pending);
     const connections = await sampler?.stop();
     const serverTrouble = instances.flatMap((instance, index) => {
       const exit = instance.exit();
-      return [...instance.trouble(), ...(exit ? [`instance ${index + 1} exited during the load (${exit.code ?? exit.signal})`] : [])];
+      return [
+        ...instance.trouble(),
+        ...(exit ? [`instance ${index + 1} exited during the load (${exit.code ?? exit.signal})`] : []),
+      ];
     });
     const tenants = new Set(principals.map((principal) => principal.tenant)).size;
     const figures: LoadFigures = {
@@ -106,13 +118,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   } finally {
     process.off("unhandledRejection", onRejection);
     await Promise.allSettled(instances.map((instance) => instance.stop()));
-    await scratch?.drop().catch((error: unknown) => options.log(`could not drop the scratch database: ${String(error)}`));
+    await scratch
+      ?.drop()
+      .catch((error: unknown) => options.log(`could not drop the scratch database: ${String(error)}`));
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 }
 
 function requireLoopback(adminUrl: string | undefined): string {
-  if (!adminUrl) throw new Error("server mode needs DATABASE_URL (a Postgres server on loopback); or run with --embedded");
+  if (!adminUrl)
+    throw new Error("server mode needs DATABASE_URL (a Postgres server on loopback); or run with --embedded");
   const host = new URL(adminUrl).hostname;
   if (!LOOPBACK.has(host)) throw new Error(`the load runs on loopback only; DATABASE_URL points at ${host}`);
   return adminUrl;
@@ -124,8 +139,15 @@ async function loadPrincipals(users: readonly string[], secret: Uint8Array): Pro
     users.map(async (user) => {
       const principal = findPrincipal(directory, user);
       const request = Object.hasOwn(LOAD_REQUESTS, user) ? LOAD_REQUESTS[user] : undefined;
-      if (request === undefined) throw new Error(`no load request for ${user}; known: ${Object.keys(LOAD_REQUESTS).join(", ")}`);
-      return { user, tenant: principal.tenant, token: await mintApiToken(secret, principal), request, forbidden: await forbiddenFor(principal, REPO_ROOT) };
+      if (request === undefined)
+        throw new Error(`no load request for ${user}; known: ${Object.keys(LOAD_REQUESTS).join(", ")}`);
+      return {
+        user,
+        tenant: principal.tenant,
+        token: await mintApiToken(secret, principal),
+        request,
+        forbidden: await forbiddenFor(principal, REPO_ROOT),
+      };
     }),
   );
 }
@@ -155,7 +177,10 @@ async function createScratchDatabase(adminUrl: string): Promise<Scratch> {
     url: url.toString(),
     drop: () =>
       withClient(adminUrl, async (client) => {
-        await client.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()", [name]);
+        await client.query(
+          "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+          [name],
+        );
         await client.query(`drop database if exists "${name}"`);
       }),
   };

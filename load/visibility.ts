@@ -50,8 +50,12 @@ export class Ownership {
 
 /** The markers `principal` must never receive, from the shipped notes and cases data. */
 export async function forbiddenFor(principal: Principal, repoRoot: string): Promise<Forbidden> {
-  const notes = NoteFile.parse(JSON.parse(await fs.readFile(path.join(repoRoot, "tools/notes/data/notes.json"), "utf8"))).notes;
-  const cases = CaseFile.parse(JSON.parse(await fs.readFile(path.join(repoRoot, "tools/caseops/data/cases.json"), "utf8"))).cases;
+  const notes = NoteFile.parse(
+    JSON.parse(await fs.readFile(path.join(repoRoot, "tools/notes/data/notes.json"), "utf8")),
+  ).notes;
+  const cases = CaseFile.parse(
+    JSON.parse(await fs.readFile(path.join(repoRoot, "tools/caseops/data/cases.json"), "utf8")),
+  ).cases;
   const courses = new Set(grantsOf(principal, "courses"));
   const unreleased = principal.scopes.includes("notes:read_unreleased");
   const visible = (note: (typeof notes)[number]) => courses.has(note.course) && (note.released || unreleased);
@@ -61,9 +65,11 @@ export async function forbiddenFor(principal: Principal, repoRoot: string): Prom
     markers.set(note.note_id, `note ${note.note_id}`);
     const passage = note.text.slice(0, PASSAGE_CHARS);
     // A passage that a visible note shares is not evidence of a leak.
-    if (passage.length === PASSAGE_CHARS && !visibleText.some((text) => text.includes(passage))) markers.set(passage, `text of note ${note.note_id}`);
+    if (passage.length === PASSAGE_CHARS && !visibleText.some((text) => text.includes(passage)))
+      markers.set(passage, `text of note ${note.note_id}`);
   }
-  for (const item of cases) if (item.tenant !== principal.tenant) markers.set(item.case_id, `case ${item.case_id} of tenant ${item.tenant}`);
+  for (const item of cases)
+    if (item.tenant !== principal.tenant) markers.set(item.case_id, `case ${item.case_id} of tenant ${item.tenant}`);
   return markers;
 }
 

@@ -54,7 +54,11 @@ const TERMINAL = new Set(["success", "error", "interrupted", "timeout"]);
 const MAX_ATTEMPTS = 1_000;
 
 /** An SDK client whose every response is checked and counted; `retryAfter()` is the last 429's advice in seconds. */
-function observedClient(url: string, principal: LoadPrincipal, ledger: LoadLedger): { client: Client; retryAfter: () => number } {
+function observedClient(
+  url: string,
+  principal: LoadPrincipal,
+  ledger: LoadLedger,
+): { client: Client; retryAfter: () => number } {
   let retryAfter = 1;
   const observe = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const response = await fetch(input, init);
@@ -101,9 +105,23 @@ function statusOf(error: unknown): number | undefined {
 }
 
 /** Drives one thread to the end of its run (or the deadline). Never throws. */
-export async function driveThread(url: string, principal: LoadPrincipal, ledger: LoadLedger, deadline: number): Promise<ThreadOutcome> {
+export async function driveThread(
+  url: string,
+  principal: LoadPrincipal,
+  ledger: LoadLedger,
+  deadline: number,
+): Promise<ThreadOutcome> {
   const began = performance.now();
-  const outcome: ThreadOutcome = { user: principal.user, instance: url, ended: false, runStatus: undefined, agentStatus: undefined, backoffs: 0, threadMs: 0, runMs: undefined };
+  const outcome: ThreadOutcome = {
+    user: principal.user,
+    instance: url,
+    ended: false,
+    runStatus: undefined,
+    agentStatus: undefined,
+    backoffs: 0,
+    threadMs: 0,
+    runMs: undefined,
+  };
   const { client, retryAfter } = observedClient(url, principal, ledger);
   try {
     const thread = await client.threads.create();
@@ -113,7 +131,10 @@ export async function driveThread(url: string, principal: LoadPrincipal, ledger:
       if (Date.now() > deadline || attempt >= MAX_ATTEMPTS) throw new Error("deadline: the run was never admitted");
       const admittedAt = performance.now();
       try {
-        for await (const part of client.runs.stream(thread.thread_id, "agent", { input: { messages: [{ role: "user", content: principal.request }] }, streamMode: [...STREAM_MODES] })) {
+        for await (const part of client.runs.stream(thread.thread_id, "agent", {
+          input: { messages: [{ role: "user", content: principal.request }] },
+          streamMode: [...STREAM_MODES],
+        })) {
           if (part.event === "metadata") {
             runId = String((part.data as { run_id?: unknown }).run_id);
             ledger.ownership.record(runId, principal.user);
@@ -137,7 +158,9 @@ export async function driveThread(url: string, principal: LoadPrincipal, ledger:
     await client.threads.getState(thread.thread_id);
     await client.threads.search({ limit: 20 });
   } catch (error) {
-    outcome.failure = `${statusOf(error) ?? ""} ${error instanceof Error ? error.message : String(error)}`.trim().slice(0, 300);
+    outcome.failure = `${statusOf(error) ?? ""} ${error instanceof Error ? error.message : String(error)}`
+      .trim()
+      .slice(0, 300);
   }
   outcome.threadMs = performance.now() - began;
   return outcome;

@@ -21,7 +21,12 @@ function newest(target) {
   return latest;
 }
 
-const inputs = [path.join(web, "index.html"), path.join(web, "src"), path.join(root, "package-lock.json"), fileURLToPath(import.meta.url)];
+const inputs = [
+  path.join(web, "index.html"),
+  path.join(web, "src"),
+  path.join(root, "package-lock.json"),
+  fileURLToPath(import.meta.url),
+];
 const force = process.argv.includes("--force");
 const stale = force || !existsSync(builtMarker) || statSync(builtMarker).mtimeMs < Math.max(...inputs.map(newest));
 

@@ -38,18 +38,37 @@ export function plannerFor(settings: Settings, prices: WarrantConfig["models"] =
 /** Everything the nodes need, from settings; `overrides` replace parts (tests, CLI). */
 export function createRuntime(
   settings: Settings,
-  overrides: { database?: Database; tools?: ToolHost; planner?: Planner; now?: () => number; principals?: PrincipalDirectory } = {},
+  overrides: {
+    database?: Database;
+    tools?: ToolHost;
+    planner?: Planner;
+    now?: () => number;
+    principals?: PrincipalDirectory;
+  } = {},
 ): Runtime {
   const database = overrides.database
     ? async () => overrides.database as Database
-    : lazy(() => openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir, pool: settings.pool }));
+    : lazy(() =>
+        openDatabase({
+          ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}),
+          dataDir: settings.dataDir,
+          pool: settings.pool,
+        }),
+      );
   // The calendar (and any server whose config asks for it) shares the host's database; tool definitions are pinned in it,
   // redactions of secrets in results are audited in it, with markers keyed per deployment.
   const connect = async () => {
     opened.database = true;
     const { pins, audit } = await database();
-    const redactionKey = redactionKeyFrom(await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }));
-    return connectTools(await config(), undefined, { hostValues: { DATABASE_URL: settings.databaseUrl }, pins, audit, redactionKey });
+    const redactionKey = redactionKeyFrom(
+      await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }),
+    );
+    return connectTools(await config(), undefined, {
+      hostValues: { DATABASE_URL: settings.databaseUrl },
+      pins,
+      audit,
+      redactionKey,
+    });
   };
   const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);
   const config = lazy(() => loadConfig(settings.configPath));

@@ -80,8 +80,16 @@ const EnvSchema = z.object({
   WARRANT_CORS_ORIGINS: z
     .string()
     .optional()
-    .transform((value) => (value ?? "").split(",").map((origin) => origin.trim()).filter((origin) => origin !== ""))
-    .refine((origins) => origins.every((origin) => /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(origin)), "must be a comma-separated list of origins like http://localhost:3000"),
+    .transform((value) =>
+      (value ?? "")
+        .split(",")
+        .map((origin) => origin.trim())
+        .filter((origin) => origin !== ""),
+    )
+    .refine(
+      (origins) => origins.every((origin) => /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?$/.test(origin)),
+      "must be a comma-separated list of origins like http://localhost:3000",
+    ),
 });
 
 /** Hard per-run limits. A run that reaches one stops with `budget_exhausted`. */
@@ -140,7 +148,9 @@ export interface Settings {
 /** Reads and validates the environment. Throws a `ConfigError` naming the variable. */
 export function loadSettings(source: Record<string, string | undefined> = process.env): Settings {
   // An empty variable (e.g. copied from .env.example) means "not set".
-  const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value.trim() !== ""));
+  const present = Object.fromEntries(
+    Object.entries(source).filter(([, value]) => value !== undefined && value.trim() !== ""),
+  );
   const parsed = EnvSchema.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -32,7 +32,14 @@ export const TOOL_ERROR_CODES = [
 ] as const;
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number];
 
-export type ErrorClass = "contract" | "authorization" | "business" | "transient" | "protocol" | "unknown_effect" | "control";
+export type ErrorClass =
+  | "contract"
+  | "authorization"
+  | "business"
+  | "transient"
+  | "protocol"
+  | "unknown_effect"
+  | "control";
 
 const CLASS_OF: Record<ToolErrorCode, ErrorClass> = {
   unknown_tool: "contract",
@@ -64,7 +71,12 @@ export function isToolErrorCode(value: unknown): value is ToolErrorCode {
 }
 
 export type ConfigErrorCode = "config_invalid" | "database_unreachable" | "mcp_start_failed" | "principal_unknown";
-export type ModelErrorCode = "model_invalid_arguments" | "model_unknown_finish_reason" | "model_empty_reply" | "model_request_failed" | "model_invalid_usage";
+export type ModelErrorCode =
+  | "model_invalid_arguments"
+  | "model_unknown_finish_reason"
+  | "model_empty_reply"
+  | "model_request_failed"
+  | "model_invalid_usage";
 export type RuntimeErrorCode = "illegal_transition";
 
 /** Base of all Warrant errors. */
@@ -106,7 +118,8 @@ function hasName(error: unknown, name: string): error is WarrantError {
 }
 
 export const isConfigError = (error: unknown): error is ConfigError => hasName(error, "ConfigError");
-export const isModelBehaviorError = (error: unknown): error is ModelBehaviorError => hasName(error, "ModelBehaviorError");
+export const isModelBehaviorError = (error: unknown): error is ModelBehaviorError =>
+  hasName(error, "ModelBehaviorError");
 export const isInvariantError = (error: unknown): error is InvariantError => hasName(error, "InvariantError");
 
 /** One line, no stack: what a CLI prints before exiting non-zero. */

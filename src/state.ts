@@ -140,15 +140,23 @@ export interface RepeatCounts {
 export type RepeatCountsUpdate = RepeatCounts;
 
 /** The write that takes a run's counts from `before` to `after`. */
-export function repeatCountsUpdate(runId: string, before: Readonly<Record<string, number>>, after: Readonly<Record<string, number>>): RepeatCountsUpdate {
+export function repeatCountsUpdate(
+  runId: string,
+  before: Readonly<Record<string, number>>,
+  after: Readonly<Record<string, number>>,
+): RepeatCountsUpdate {
   const counts: Record<string, number> = {};
-  for (const [fingerprint, count] of Object.entries(after)) if (!Object.hasOwn(before, fingerprint) || before[fingerprint] !== count) counts[fingerprint] = count;
+  for (const [fingerprint, count] of Object.entries(after))
+    if (!Object.hasOwn(before, fingerprint) || before[fingerprint] !== count) counts[fingerprint] = count;
   for (const fingerprint of Object.keys(before)) if (!Object.hasOwn(after, fingerprint)) counts[fingerprint] = 0;
   return { run_id: runId, counts };
 }
 
 /** Reducer for `repeats`: each write merges its changed counts into its run's. */
-export function mergeRepeatCounts(current: RepeatCounts | null, writes: readonly RepeatCountsUpdate[]): RepeatCounts | null {
+export function mergeRepeatCounts(
+  current: RepeatCounts | null,
+  writes: readonly RepeatCountsUpdate[],
+): RepeatCounts | null {
   let value = current;
   for (const write of writes) {
     const counts = value !== null && value.run_id === write.run_id ? { ...value.counts } : {};
@@ -168,7 +176,10 @@ export type ProgressUpdate = Progress;
 export function mergeProgress(current: Progress | null, writes: readonly ProgressUpdate[]): Progress | null {
   let value = current;
   for (const write of writes) {
-    const seen = value !== null && value.run_id === write.run_id ? [...value.seen_results, ...write.seen_results] : [...write.seen_results];
+    const seen =
+      value !== null && value.run_id === write.run_id
+        ? [...value.seen_results, ...write.seen_results]
+        : [...write.seen_results];
     value = { run_id: write.run_id, steps_without_progress: write.steps_without_progress, seen_results: seen };
   }
   return value;
@@ -183,7 +194,10 @@ export function mergeRun(current: RunInfo | null, writes: readonly (RunUpdate | 
   for (const write of writes) {
     if (write === null || "started_at" in write) value = write;
     else if (value !== null && value.run_id === write.run_id) value = { ...value, turn: write.turn };
-    else throw new Error(`state: turn ${write.turn} of run ${write.run_id} written over ${value === null ? "no run" : `run ${value.run_id}`}`);
+    else
+      throw new Error(
+        `state: turn ${write.turn} of run ${write.run_id} written over ${value === null ? "no run" : `run ${value.run_id}`}`,
+      );
   }
   return value;
 }
@@ -212,11 +226,20 @@ export const AgentState = Annotation.Root({
   /** Per proposal: allow / deny / review. Owners: authorize, then human_review. */
   decisions: Annotation<Decision[]>,
   /** One row per tool execution attempt. Owner: execute (append by call_id). */
-  ledger: growing<LedgerRow[], LedgerRow[]>((current, writes) => writes.reduce(appendLedger, current), () => []),
+  ledger: growing<LedgerRow[], LedgerRow[]>(
+    (current, writes) => writes.reduce(appendLedger, current),
+    () => [],
+  ),
   /** Sources the run has seen, merged by ref. Owner: observe. */
-  evidence: growing<Evidence[], Evidence[]>((current, writes) => writes.reduce(mergeEvidence, current), () => []),
+  evidence: growing<Evidence[], Evidence[]>(
+    (current, writes) => writes.reduce(mergeEvidence, current),
+    () => [],
+  ),
   /** Per-run usage, summed. Owners: plan (model calls, tokens), execute (tool calls). */
-  usage: growing<Usage, UsageUpdate>((current, writes) => writes.reduce(sumUsage, current), () => ZERO_USAGE),
+  usage: growing<Usage, UsageUpdate>(
+    (current, writes) => writes.reduce(sumUsage, current),
+    () => ZERO_USAGE,
+  ),
   /** Why the run stopped. Owner: observe. */
   termination_reason: Annotation<TerminationReason | null>,
   /** Structured final answer. Owner: observe. */

@@ -57,7 +57,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content.map((part: unknown) => (isRecord(part) && typeof part["text"] === "string" ? part["text"] : "")).join("");
+  return content
+    .map((part: unknown) => (isRecord(part) && typeof part["text"] === "string" ? part["text"] : ""))
+    .join("");
 }
 
 function parseArguments(text: string): Record<string, unknown> | undefined {
@@ -75,7 +77,9 @@ function toolsOf(body: Record<string, unknown>): ToolSpec[] {
     const fn = isRecord(tool) ? tool["function"] : undefined;
     if (!isRecord(fn) || typeof fn["name"] !== "string") return [];
     const parameters = isRecord(fn["parameters"]) ? fn["parameters"] : {};
-    return [{ name: fn["name"], description: typeof fn["description"] === "string" ? fn["description"] : "", parameters }];
+    return [
+      { name: fn["name"], description: typeof fn["description"] === "string" ? fn["description"] : "", parameters },
+    ];
   });
 }
 
@@ -85,14 +89,28 @@ function callsOf(message: Record<string, unknown>): PastCall[] {
     const fn = isRecord(call) ? call["function"] : undefined;
     if (!isRecord(call) || !isRecord(fn) || typeof fn["name"] !== "string") return [];
     const argumentText = typeof fn["arguments"] === "string" ? fn["arguments"] : "";
-    return [{ id: typeof call["id"] === "string" ? call["id"] : "", name: fn["name"], argumentText, args: parseArguments(argumentText) }];
+    return [
+      {
+        id: typeof call["id"] === "string" ? call["id"] : "",
+        name: fn["name"],
+        argumentText,
+        args: parseArguments(argumentText),
+      },
+    ];
   });
 }
 
 /** A tool message read back: through the fence when it has one, else its raw text (an `{"error": …}` body is a failure). */
 function resultOf(content: string, callId: string, names: ReadonlyMap<string, string>): PastResult {
   const fenced = readFencedToolResult(content);
-  if (fenced) return { callId, tool: fenced.tool || (names.get(callId) ?? ""), ok: fenced.status === "ok", body: fenced.body, content };
+  if (fenced)
+    return {
+      callId,
+      tool: fenced.tool || (names.get(callId) ?? ""),
+      ok: fenced.status === "ok",
+      body: fenced.body,
+      content,
+    };
   const body = parseArguments(content) ?? content;
   const failed = isRecord(body) && isRecord(body["error"]);
   return { callId, tool: names.get(callId) ?? "", ok: !failed, body, content };
@@ -126,14 +144,41 @@ export function readConversation(body: Record<string, unknown>): Conversation {
       for (const call of made) names.set(call.id, call.name);
       calls.push(...made);
       turns += 1;
-      messages.push(new AIMessage({ content: text, tool_calls: made.map((call) => ({ id: call.id, name: call.name, args: call.args ?? {}, type: "tool_call" as const })) }));
+      messages.push(
+        new AIMessage({
+          content: text,
+          tool_calls: made.map((call) => ({
+            id: call.id,
+            name: call.name,
+            args: call.args ?? {},
+            type: "tool_call" as const,
+          })),
+        }),
+      );
     } else if (role === "tool") {
       const callId = typeof message["tool_call_id"] === "string" ? message["tool_call_id"] : "";
       const result = resultOf(text, callId, names);
       results.push(result);
       if (result.ok) for (const item of extractEvidence(result.body, result.tool, callId)) evidence.set(item.ref, item);
-      messages.push(new ToolMessage({ tool_call_id: callId, name: result.tool, content: text, status: result.ok ? "success" : "error", artifact: result.body }));
+      messages.push(
+        new ToolMessage({
+          tool_call_id: callId,
+          name: result.tool,
+          content: text,
+          status: result.ok ? "success" : "error",
+          artifact: result.body,
+        }),
+      );
     }
   }
-  return { system: system.join("\n\n"), request, tools: toolsOf(body), calls, results, turns, evidence: [...evidence.values()], messages };
+  return {
+    system: system.join("\n\n"),
+    request,
+    tools: toolsOf(body),
+    calls,
+    results,
+    turns,
+    evidence: [...evidence.values()],
+    messages,
+  };
 }

@@ -20,7 +20,9 @@ export { isSimulationError, SimulationError } from "./errors.js";
 export type { AttemptCounts, AttemptKind } from "./attempts.js";
 
 /** The profiles `startSimulatedModel` accepts, with what each does. */
-export const SIMULATED_PROFILES: readonly { name: string; description: string }[] = PROFILES.map(({ name, description }) => ({ name, description }));
+export const SIMULATED_PROFILES: readonly { name: string; description: string }[] = PROFILES.map(
+  ({ name, description }) => ({ name, description }),
+);
 
 export interface SimulatedModelOptions {
   profile: string;
@@ -56,9 +58,13 @@ export interface SimulatedModel {
 export async function startSimulatedModel(options: SimulatedModelOptions): Promise<SimulatedModel> {
   const profile = findProfile(options.profile);
   if (!profile) {
-    throw new SimulationError("unknown_profile", `no simulated profile ${JSON.stringify(options.profile)}; known: ${PROFILES.map((known) => known.name).join(", ")}`);
+    throw new SimulationError(
+      "unknown_profile",
+      `no simulated profile ${JSON.stringify(options.profile)}; known: ${PROFILES.map((known) => known.name).join(", ")}`,
+    );
   }
-  if (!Number.isSafeInteger(options.seed)) throw new SimulationError("invalid_seed", `seed must be a safe integer, got ${String(options.seed)}`);
+  if (!Number.isSafeInteger(options.seed))
+    throw new SimulationError("invalid_seed", `seed must be a safe integer, got ${String(options.seed)}`);
   const model = `simulated-${profile.name}`;
   const attempts = emptyAttempts();
   const attemptsByRequest = new Map<string, AttemptCounts>();
@@ -82,7 +88,9 @@ export async function startSimulatedModel(options: SimulatedModelOptions): Promi
   return {
     baseUrl: server.baseUrl,
     model,
-    attempts: (request) => ({ ...(request === undefined ? attempts : (attemptsByRequest.get(request) ?? emptyAttempts())) }),
+    attempts: (request) => ({
+      ...(request === undefined ? attempts : (attemptsByRequest.get(request) ?? emptyAttempts())),
+    }),
     completions: () => completions,
     requests: () => recorded,
     close: () => server.close(),

@@ -17,7 +17,8 @@ function outlineNotes(system: string, from: number): { note_id: string; title: s
     if (!line.startsWith("{")) break;
     try {
       const parsed = JSON.parse(line) as { note_id?: unknown; title?: unknown };
-      if (typeof parsed.note_id === "string" && typeof parsed.title === "string") notes.push({ note_id: parsed.note_id, title: parsed.title });
+      if (typeof parsed.note_id === "string" && typeof parsed.title === "string")
+        notes.push({ note_id: parsed.note_id, title: parsed.title });
     } catch {
       break;
     }
@@ -30,7 +31,14 @@ export function contextFromPrompt(system: string): Record<string, DomainContext>
   const outline = OUTLINE_HEADER.exec(system);
   const missing = NO_OUTLINE.exec(system);
   let course: CourseContext | undefined;
-  if (outline?.[1]) course = { course: outline[1], outline: { title: outline[1], notes: outlineNotes(system, outline.index) }, guidance: null, unavailable: null };
-  else if (missing?.[1]) course = { course: missing[1], outline: null, guidance: null, unavailable: missing[2] ?? "unavailable" };
+  if (outline?.[1])
+    course = {
+      course: outline[1],
+      outline: { title: outline[1], notes: outlineNotes(system, outline.index) },
+      guidance: null,
+      unavailable: null,
+    };
+  else if (missing?.[1])
+    course = { course: missing[1], outline: null, guidance: null, unavailable: missing[2] ?? "unavailable" };
   return course ? { [COURSE_CONTEXT]: { data: course, model_note: null } } : {};
 }

@@ -29,7 +29,7 @@ export function drawsFor(...parts: readonly (string | number)[]): Draws {
   return {
     unit,
     chance: (label, probability) => unit(label) < probability,
-    pick: <T,>(label: string, items: readonly T[]): T => {
+    pick: <T>(label: string, items: readonly T[]): T => {
       const item = items[Math.floor(unit(label) * items.length)];
       if (item === undefined) throw new RangeError(`pick(${label}) from an empty list`);
       return item;

@@ -21,10 +21,17 @@ export function promptText(body: Record<string, unknown>): string {
 }
 
 export function toCompletion(move: SimulatedMove, draws: Draws, prompt: string): WireCompletion {
-  const usage = (output: string) => ({ prompt_tokens: estimateTokens(prompt), completion_tokens: Math.max(1, estimateTokens(output)) });
+  const usage = (output: string) => ({
+    prompt_tokens: estimateTokens(prompt),
+    completion_tokens: Math.max(1, estimateTokens(output)),
+  });
   switch (move.type) {
     case "tool_calls": {
-      const tool_calls = move.calls.map((call, index) => ({ id: `call_sim_${draws.tag(`call:${index}`)}`, name: call.name, arguments: call.argumentText }));
+      const tool_calls = move.calls.map((call, index) => ({
+        id: `call_sim_${draws.tag(`call:${index}`)}`,
+        name: call.name,
+        arguments: call.argumentText,
+      }));
       const output = (move.text ?? "") + tool_calls.map((call) => call.name + call.arguments).join("");
       return { content: move.text ?? null, tool_calls, finish_reason: "tool_calls", usage: usage(output) };
     }

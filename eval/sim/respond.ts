@@ -21,5 +21,9 @@ export function respond(profile: Profile, seed: number, body: Record<string, unk
   const conversation = readConversation(body);
   const draws = drawsFor(seed, profile.name, conversation.request, conversation.turns);
   const reply = profile.reply(conversation, draws);
-  return { completion: toCompletion(reply.move, draws, promptText(body)), attempts: reply.attempts, request: conversation.request };
+  return {
+    completion: toCompletion(reply.move, draws, promptText(body)),
+    attempts: reply.attempts,
+    request: conversation.request,
+  };
 }

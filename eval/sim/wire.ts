@@ -63,21 +63,34 @@ export async function serveCompletions(
   let received = 0;
   const server = http.createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) sendJson(response, 500, { error: { message: error instanceof Error ? error.message : String(error), type: "server_error" } });
+      if (!response.headersSent)
+        sendJson(response, 500, {
+          error: { message: error instanceof Error ? error.message : String(error), type: "server_error" },
+        });
       else response.end();
     });
   });
 
   async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const text = await readBody(request);
-    if (text === undefined) return sendJson(response, 413, { error: { message: "request body too large", type: "invalid_request_error" } });
+    if (text === undefined)
+      return sendJson(response, 413, { error: { message: "request body too large", type: "invalid_request_error" } });
     received += 1;
     const number = received;
     const body = parseObject(text);
-    if (body === undefined) return sendJson(response, 400, { error: { message: "request body is not a JSON object", type: "invalid_request_error" } });
-    const next = await answer({ method: request.method ?? "", path: request.url ?? "", authorization: request.headers.authorization, body });
+    if (body === undefined)
+      return sendJson(response, 400, {
+        error: { message: "request body is not a JSON object", type: "invalid_request_error" },
+      });
+    const next = await answer({
+      method: request.method ?? "",
+      path: request.url ?? "",
+      authorization: request.headers.authorization,
+      body,
+    });
     if (next.kind === "silence") return;
-    if (next.kind === "failure") return sendJson(response, next.status, { error: { message: next.message, type: "server_error" } });
+    if (next.kind === "failure")
+      return sendJson(response, next.status, { error: { message: next.message, type: "server_error" } });
     // Each completion has its own id (numbered by request), as on real servers: stream readers group chunks by it.
     const id = `${identity.idPrefix}${number}`;
     if (body["stream"] === true) sendStream(response, id, identity.model, next.completion, includeUsage(body));
@@ -112,7 +125,9 @@ async function readBody(request: http.IncomingMessage): Promise<string | undefin
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(text);
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -120,7 +135,9 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 
 function includeUsage(body: Record<string, unknown>): boolean {
   const options = body["stream_options"];
-  return typeof options === "object" && options !== null && (options as Record<string, unknown>)["include_usage"] === true;
+  return (
+    typeof options === "object" && options !== null && (options as Record<string, unknown>)["include_usage"] === true
+  );
 }
 
 function sendJson(response: http.ServerResponse, status: number, body: unknown): void {
@@ -157,12 +174,19 @@ export function completionBody(id: string, model: string, completion: WireComple
 
 function pieces(text: string): string[] {
   const result: string[] = [];
-  for (let start = 0; start < text.length; start += STREAM_PIECE_LENGTH) result.push(text.slice(start, start + STREAM_PIECE_LENGTH));
+  for (let start = 0; start < text.length; start += STREAM_PIECE_LENGTH)
+    result.push(text.slice(start, start + STREAM_PIECE_LENGTH));
   return result;
 }
 
 /** The same completion as OpenAI streams it: role, content pieces, each call's head then argument pieces, finish, usage. */
-function sendStream(response: http.ServerResponse, id: string, model: string, completion: WireCompletion, withUsage: boolean): void {
+function sendStream(
+  response: http.ServerResponse,
+  id: string,
+  model: string,
+  completion: WireCompletion,
+  withUsage: boolean,
+): void {
   response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const frame = { id, object: "chat.completion.chunk", created: 1, model };
   const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
@@ -176,7 +200,8 @@ function sendStream(response: http.ServerResponse, id: string, model: string, co
   (completion.tool_calls ?? []).forEach((call, index) => {
     const head = { index, ...(call.id !== undefined ? { id: call.id } : {}), type: "function" };
     send(delta({ tool_calls: [{ ...head, function: { name: call.name, arguments: "" } }] }));
-    for (const piece of pieces(call.arguments)) send(delta({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    for (const piece of pieces(call.arguments))
+      send(delta({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   send(delta({}, completion.finish_reason));
   const usage = wireUsage(completion);

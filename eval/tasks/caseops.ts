@@ -27,7 +27,12 @@ export const CASEOPS_TASKS: Task[] = [
     title: "C-101: complete as filed",
     user: "dana",
     request: investigate("C-101"),
-    expect: { outcomes: ["answered"], answer_prefix: "DOCUMENTS_COMPLETE:", required_sources: ["case:C-101@v4", "policy:motor-2026.1"], allowed_sources: ["case:C-101", "policy:"] },
+    expect: {
+      outcomes: ["answered"],
+      answer_prefix: "DOCUMENTS_COMPLETE:",
+      required_sources: ["case:C-101@v4", "policy:motor-2026.1"],
+      allowed_sources: ["case:C-101", "policy:"],
+    },
   },
   {
     id: "caseops-c103-missing",
@@ -35,7 +40,12 @@ export const CASEOPS_TASKS: Task[] = [
     title: "C-103: a document missing, no alias covers it",
     user: "dana",
     request: investigate("C-103"),
-    expect: { outcomes: ["answered"], answer_prefix: "DOCUMENTS_MISSING", required_sources: ["case:C-103@v2", "policy:motor-2026.1"], allowed_sources: ["case:C-103", "policy:", "alias:"] },
+    expect: {
+      outcomes: ["answered"],
+      answer_prefix: "DOCUMENTS_MISSING",
+      required_sources: ["case:C-103@v2", "policy:motor-2026.1"],
+      allowed_sources: ["case:C-103", "policy:", "alias:"],
+    },
   },
   {
     id: "caseops-cross-tenant",

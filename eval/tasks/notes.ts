@@ -7,11 +7,19 @@ const question = (id: string, user: "alice" | "bob", request: string, required: 
   title: request,
   user,
   request,
-  expect: { outcomes: ["answered"], required_sources: required, allowed_sources: [user === "alice" ? "cs301." : "db201."], forbidden_sources: foreignTo(user === "alice" ? "cs301" : "db201") },
+  expect: {
+    outcomes: ["answered"],
+    required_sources: required,
+    allowed_sources: [user === "alice" ? "cs301." : "db201."],
+    forbidden_sources: foreignTo(user === "alice" ? "cs301" : "db201"),
+  },
 });
 
 export const NOTES_TASKS: Task[] = [
-  question("notes-compare-attention", "alice", "Compare self-attention with cross-attention using my notes", ["cs301.self-attention", "cs301.cross-attention"]),
+  question("notes-compare-attention", "alice", "Compare self-attention with cross-attention using my notes", [
+    "cs301.self-attention",
+    "cs301.cross-attention",
+  ]),
   question("notes-bm25", "alice", "What is BM25 lexical ranking?", ["cs301.bm25"]),
   question("notes-dropout", "alice", "How does dropout regularize a network?", ["cs301.dropout"]),
   question("notes-positional-encoding", "alice", "Explain positional encoding", ["cs301.positional-encoding"]),

@@ -15,12 +15,20 @@ export const STUDY_TASKS: Task[] = [
     category: "study",
     title: "divide 180 min between three attention topics",
     user: "alice",
-    request: "Use my revision notes to divide 180 minutes between self-attention, cross-attention and positional encoding",
+    request:
+      "Use my revision notes to divide 180 minutes between self-attention, cross-attention and positional encoding",
     expect: {
       outcomes: ["answered"],
       ...ALICE,
       required_sources: ["cs301.self-attention", "cs301.cross-attention", "cs301.positional-encoding"],
-      allocation: { entries: [["self-attention", 60], ["cross-attention", 60], ["positional encoding", 60]], total: 180 },
+      allocation: {
+        entries: [
+          ["self-attention", 60],
+          ["cross-attention", 60],
+          ["positional encoding", 60],
+        ],
+        total: 180,
+      },
     },
   },
   {
@@ -33,7 +41,14 @@ export const STUDY_TASKS: Task[] = [
       outcomes: ["answered"],
       ...ALICE,
       required_sources: ["cs301.dropout", "cs301.backpropagation", "cs301.word-embeddings"],
-      allocation: { entries: [["dropout", 34], ["backpropagation", 33], ["word embeddings", 33]], total: 100 },
+      allocation: {
+        entries: [
+          ["dropout", 34],
+          ["backpropagation", 33],
+          ["word embeddings", 33],
+        ],
+        total: 100,
+      },
     },
   },
   {
@@ -46,7 +61,14 @@ export const STUDY_TASKS: Task[] = [
       outcomes: ["answered"],
       ...ALICE,
       required_sources: ["cs301.self-attention", "cs301.cross-attention"],
-      allocation: { entries: [["self-attention", 90], ["cross-attention", 90]], total: 180, zero_labels: ["thermodynamics"] },
+      allocation: {
+        entries: [
+          ["self-attention", 90],
+          ["cross-attention", 90],
+        ],
+        total: 180,
+        zero_labels: ["thermodynamics"],
+      },
     },
   },
   {
@@ -59,7 +81,14 @@ export const STUDY_TASKS: Task[] = [
       outcomes: ["answered"],
       ...BOB,
       required_sources: ["db201.deadlocks", "db201.mvcc", "db201.hash-indexes"],
-      allocation: { entries: [["deadlocks", 40], ["MVCC", 40], ["hash indexes", 40]], total: 120 },
+      allocation: {
+        entries: [
+          ["deadlocks", 40],
+          ["MVCC", 40],
+          ["hash indexes", 40],
+        ],
+        total: 120,
+      },
     },
   },
   {
@@ -72,7 +101,13 @@ export const STUDY_TASKS: Task[] = [
       outcomes: ["answered"],
       ...BOB,
       required_sources: ["db201.bcnf", "db201.third-normal-form"],
-      allocation: { entries: [["BCNF", 45], ["third normal form", 45]], total: 90 },
+      allocation: {
+        entries: [
+          ["BCNF", 45],
+          ["third normal form", 45],
+        ],
+        total: 90,
+      },
     },
   },
   {
@@ -81,7 +116,18 @@ export const STUDY_TASKS: Task[] = [
     title: "plan 120 min of attention over 3 days",
     user: "alice",
     request: "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day",
-    expect: { outcomes: ["answered"], ...ALICE, allocation: { entries: [["day 1", 40], ["day 2", 40], ["day 3", 40]], total: 120 } },
+    expect: {
+      outcomes: ["answered"],
+      ...ALICE,
+      allocation: {
+        entries: [
+          ["day 1", 40],
+          ["day 2", 40],
+          ["day 3", 40],
+        ],
+        total: 120,
+      },
+    },
   },
   {
     id: "study-plan-retrieval",
@@ -89,7 +135,18 @@ export const STUDY_TASKS: Task[] = [
     title: "plan 121 min of retrieval over 3 days (41/40/40)",
     user: "alice",
     request: "Use my notes to plan 121 minutes of retrieval study over 3 days, at most 60 minutes a day",
-    expect: { outcomes: ["answered"], ...ALICE, allocation: { entries: [["day 1", 41], ["day 2", 40], ["day 3", 40]], total: 121 } },
+    expect: {
+      outcomes: ["answered"],
+      ...ALICE,
+      allocation: {
+        entries: [
+          ["day 1", 41],
+          ["day 2", 40],
+          ["day 3", 40],
+        ],
+        total: 121,
+      },
+    },
   },
   {
     id: "study-plan-transactions",
@@ -97,14 +154,26 @@ export const STUDY_TASKS: Task[] = [
     title: "plan 150 min of transactions over 3 days",
     user: "bob",
     request: "Use my notes to plan 150 minutes of transactions study over 3 days, at most 60 minutes a day",
-    expect: { outcomes: ["answered"], ...BOB, allocation: { entries: [["day 1", 50], ["day 2", 50], ["day 3", 50]], total: 150 } },
+    expect: {
+      outcomes: ["answered"],
+      ...BOB,
+      allocation: {
+        entries: [
+          ["day 1", 50],
+          ["day 2", 50],
+          ["day 3", 50],
+        ],
+        total: 150,
+      },
+    },
   },
   {
     id: "study-calendar-attention",
     category: "study",
     title: "plan 120 min over 3 days into the calendar (approved)",
     user: "alice",
-    request: "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar",
+    request:
+      "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar",
     review: "approve",
     expect: { outcomes: ["answered"], ...ALICE, calendar_minutes: [40, 40, 40] },
   },
@@ -113,7 +182,8 @@ export const STUDY_TASKS: Task[] = [
     category: "study",
     title: "plan 90 min over 2 days into the calendar (approved)",
     user: "bob",
-    request: "Use my notes to plan 90 minutes of locking study over 2 days, at most 60 minutes a day, starting 2026-12-03 at 09:00 UTC, and put it in my calendar",
+    request:
+      "Use my notes to plan 90 minutes of locking study over 2 days, at most 60 minutes a day, starting 2026-12-03 at 09:00 UTC, and put it in my calendar",
     review: "approve",
     expect: { outcomes: ["answered"], ...BOB, calendar_minutes: [45, 45] },
   },

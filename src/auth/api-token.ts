@@ -31,7 +31,9 @@ const CLOCK_SKEW_SECONDS = 5;
 /** Why a request was not authenticated; each is a 401. */
 export type ApiTokenFailure = "token_missing" | "token_malformed" | "token_invalid" | "token_expired";
 
-export type ApiTokenVerification = { ok: true; principal: Principal } | { ok: false; code: ApiTokenFailure; message: string };
+export type ApiTokenVerification =
+  | { ok: true; principal: Principal }
+  | { ok: false; code: ApiTokenFailure; message: string };
 
 const PayloadSchema = z
   .object({
@@ -83,10 +85,16 @@ export async function mintApiToken(
  * Verifies a bearer token. Never throws. Signature before claims, so nothing
  * about an unsigned or forged token's claims is ever reported.
  */
-export async function verifyApiToken(secret: Uint8Array, token: unknown, now: number = Date.now()): Promise<ApiTokenVerification> {
+export async function verifyApiToken(
+  secret: Uint8Array,
+  token: unknown,
+  now: number = Date.now(),
+): Promise<ApiTokenVerification> {
   if (token === undefined || token === null || token === "") return fail("token_missing", "no bearer token");
-  if (typeof token !== "string" || token.length > MAX_API_TOKEN_LENGTH) return fail("token_malformed", "the token is not a compact JWT");
-  if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) return fail("token_malformed", "the token is not a compact JWT");
+  if (typeof token !== "string" || token.length > MAX_API_TOKEN_LENGTH)
+    return fail("token_malformed", "the token is not a compact JWT");
+  if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token))
+    return fail("token_malformed", "the token is not a compact JWT");
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
     header = decodeProtectedHeader(token);
@@ -109,7 +117,8 @@ export async function verifyApiToken(secret: Uint8Array, token: unknown, now: nu
   const parsed = PayloadSchema.safeParse(json);
   if (!parsed.success) return fail("token_malformed", "the token claims are not Warrant API claims");
   const payload = parsed.data;
-  if (payload.exp <= payload.iat || payload.exp - payload.iat > MAX_API_TOKEN_TTL_SECONDS) return fail("token_malformed", "the token lifetime is out of policy");
+  if (payload.exp <= payload.iat || payload.exp - payload.iat > MAX_API_TOKEN_TTL_SECONDS)
+    return fail("token_malformed", "the token lifetime is out of policy");
   const seconds = Math.floor(now / 1000);
   if (payload.iat > seconds + CLOCK_SKEW_SECONDS) return fail("token_malformed", "the token was issued in the future");
   if (seconds >= payload.exp + CLOCK_SKEW_SECONDS) return fail("token_expired", "the token has expired");
@@ -134,9 +143,17 @@ export function bearerToken(header: string | null | undefined): string | undefin
 }
 
 /** Verifies an Authorization header value: missing, non-Bearer, or a bad token all fail typed. */
-export async function authenticate(secret: Uint8Array, header: string | null | undefined, now?: number): Promise<ApiTokenVerification> {
+export async function authenticate(
+  secret: Uint8Array,
+  header: string | null | undefined,
+  now?: number,
+): Promise<ApiTokenVerification> {
   const token = bearerToken(header);
-  if (token === undefined) return fail("token_missing", "send Authorization: Bearer <token> or X-Api-Key: <token> (npm run token -- --user alice)");
+  if (token === undefined)
+    return fail(
+      "token_missing",
+      "send Authorization: Bearer <token> or X-Api-Key: <token> (npm run token -- --user alice)",
+    );
   if (token === null) return fail("token_malformed", "the Authorization header is not 'Bearer <token>'");
   return verifyApiToken(secret, token, now);
 }
@@ -154,11 +171,15 @@ export async function authenticateRequest(
   headers: { authorization: string | null | undefined; apiKey: string | null | undefined },
   now?: number,
 ): Promise<ApiTokenVerification> {
-  const apiKey = headers.apiKey === undefined || headers.apiKey === null || headers.apiKey.trim() === "" ? undefined : headers.apiKey.trim();
+  const apiKey =
+    headers.apiKey === undefined || headers.apiKey === null || headers.apiKey.trim() === ""
+      ? undefined
+      : headers.apiKey.trim();
   if (apiKey === undefined) return authenticate(secret, headers.authorization, now);
   const bearer = bearerToken(headers.authorization);
   if (bearer === null) return fail("token_malformed", "the Authorization header is not 'Bearer <token>'");
-  if (bearer !== undefined && bearer !== apiKey) return fail("token_invalid", "Authorization and X-Api-Key carry different tokens; send one");
+  if (bearer !== undefined && bearer !== apiKey)
+    return fail("token_invalid", "Authorization and X-Api-Key carry different tokens; send one");
   return verifyApiToken(secret, apiKey, now);
 }
 
@@ -172,7 +193,10 @@ export async function loadApiSecret(options: { configured: string | undefined; d
     try {
       return loadTaskTokenSecret(options.configured);
     } catch (error) {
-      throw new ConfigError("config_invalid", `WARRANT_AUTH_SECRET: ${(error as Error).message.replace(/^task token secret/, "the value")}`);
+      throw new ConfigError(
+        "config_invalid",
+        `WARRANT_AUTH_SECRET: ${(error as Error).message.replace(/^task token secret/, "the value")}`,
+      );
     }
   }
   const file = path.join(options.dataDir, "auth-secret");

@@ -12,7 +12,18 @@ const ID = /^[a-z0-9_-]{1,64}$/;
 const GRANT_KIND = /^[a-z][a-z0-9_]{0,31}$/;
 /** At most 16 kinds of grant, 64 values each. */
 export const GrantsSchema = z
-  .record(z.string().regex(GRANT_KIND), z.array(z.string().min(1).max(64).regex(/^[A-Za-z0-9_.:-]+$/)).max(64))
+  .record(
+    z.string().regex(GRANT_KIND),
+    z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(64)
+          .regex(/^[A-Za-z0-9_.:-]+$/),
+      )
+      .max(64),
+  )
   .refine((grants) => Object.keys(grants).length <= 16, { message: "at most 16 kinds of grant" });
 
 /** The values a principal holds of one grant kind (none when absent). */
@@ -47,7 +58,10 @@ export async function loadPrincipalDirectory(filePath: string): Promise<Map<stri
   }
   const parsed = DirectorySchema.safeParse(json);
   if (!parsed.success) {
-    throw new ConfigError("config_invalid", `principal directory ${filePath}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    throw new ConfigError(
+      "config_invalid",
+      `principal directory ${filePath}: ${parsed.error.issues[0]?.message ?? "invalid"}`,
+    );
   }
   return new Map(parsed.data.principals.map((principal) => [principal.user_id, principal]));
 }

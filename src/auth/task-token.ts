@@ -104,7 +104,10 @@ const PayloadSchema = z
     scope: z
       .string()
       .max(MAX_SCOPES * 65)
-      .refine((value) => value === "" || value.split(" ").every((scope) => SCOPE.test(scope) && scope.length <= 64), "invalid scope list"),
+      .refine(
+        (value) => value === "" || value.split(" ").every((scope) => SCOPE.test(scope) && scope.length <= 64),
+        "invalid scope list",
+      ),
     iat: epochSeconds,
     exp: epochSeconds,
     nbf: epochSeconds.optional(),
@@ -136,7 +139,9 @@ export async function mintTaskToken(
   }
   const parsed = MintClaimsSchema.safeParse(claims);
   if (!parsed.success) {
-    throw new TypeError(`invalid task token claims: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
+    throw new TypeError(
+      `invalid task token claims: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`,
+    );
   }
   const issuedAt = Math.floor((options.now ?? Date.now()) / 1000);
   const { audience, tenant, task, subject, scopes } = parsed.data;
@@ -172,7 +177,8 @@ export async function verifyTaskToken(
 ): Promise<TaskTokenVerification> {
   if (token === undefined || token === null || token === "") return fail("missing");
   if (typeof token !== "string") return fail("malformed");
-  if (token.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token)) return fail("malformed");
+  if (token.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token))
+    return fail("malformed");
 
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
@@ -267,7 +273,10 @@ export function loadTaskTokenSecret(value: string | undefined): Uint8Array {
     throw new ConfigError("config_invalid", "task token secret is neither hex nor base64url");
   }
   if (bytes.byteLength < MIN_SECRET_BYTES) {
-    throw new ConfigError("config_invalid", `task token secret decodes to ${bytes.byteLength} bytes; at least ${MIN_SECRET_BYTES} are required`);
+    throw new ConfigError(
+      "config_invalid",
+      `task token secret decodes to ${bytes.byteLength} bytes; at least ${MIN_SECRET_BYTES} are required`,
+    );
   }
   return bytes;
 }

@@ -42,7 +42,10 @@ async function main(argv: string[]): Promise<number> {
   }
   return exitOnConfigError(async () => {
     const settings = loadSettings();
-    const database = await openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir });
+    const database = await openDatabase({
+      ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}),
+      dataDir: settings.dataDir,
+    });
     try {
       const result = await database.verifyAudit(runId);
       process.stdout.write(`${report(result, parsed.values["json"] === true)}\n`);

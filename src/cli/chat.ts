@@ -65,9 +65,11 @@ function parseCommandLine(argv: string[]) {
   if (!request && !values.thread) throw usage("give a request, or --thread to continue one");
   if (request.length > 8_000) throw usage("the request is longer than 8000 characters");
   // An id of this alphabet is looked up (an unknown or foreign one is thread_not_found); anything else cannot be one.
-  if (values.thread !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(values.thread)) throw usage("--thread must be an id of letters, digits, - or _");
+  if (values.thread !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(values.thread))
+    throw usage("--thread must be an id of letters, digits, - or _");
   const key = values["idempotency-key"];
-  if (key !== undefined && !isRunKey(key)) throw usage("--idempotency-key must be 1–255 printable ASCII characters, without leading or trailing spaces");
+  if (key !== undefined && !isRunKey(key))
+    throw usage("--idempotency-key must be 1–255 printable ASCII characters, without leading or trailing spaces");
   let resume: unknown;
   if (values.resume !== undefined) {
     try {
@@ -79,7 +81,16 @@ function parseCommandLine(argv: string[]) {
     if (resume === null) throw usage("--resume must be a review decision, not null");
   }
   if (values.case !== undefined && !CASE_ID_ONLY.test(values.case)) throw usage("--case must look like C-102");
-  return { help: false as const, user: values.user, thread: values.thread, caseId: values.case, request, resume, key, json: values.json };
+  return {
+    help: false as const,
+    user: values.user,
+    thread: values.thread,
+    caseId: values.case,
+    request,
+    resume,
+    key,
+    json: values.json,
+  };
 }
 
 const CASE_ID_ONLY = /^C-[0-9]{3}$/;
@@ -87,7 +98,8 @@ const CASE_ID_ONLY = /^C-[0-9]{3}$/;
 type Options = Exclude<ReturnType<typeof parseCommandLine>, { help: true }>;
 
 /** Prompts only for a person: a TTY on both ends, and not when the output is meant for a program. */
-const interactive = (options: Options) => !options.json && process.stdin.isTTY === true && process.stderr.isTTY === true;
+const interactive = (options: Options) =>
+  !options.json && process.stdin.isTTY === true && process.stderr.isTTY === true;
 
 async function main(): Promise<number> {
   const parsed = parseCommandLine(process.argv.slice(2));
@@ -101,14 +113,21 @@ async function main(): Promise<number> {
   const runtime = createRuntime(settings);
   try {
     const database = await runtime.database();
-    const session = await openSession(database.threads, principal, { thread: options.thread, request: options.request, resume: options.resume, caseId: options.caseId }, options.key);
+    const session = await openSession(
+      database.threads,
+      principal,
+      { thread: options.thread, request: options.request, resume: options.resume, caseId: options.caseId },
+      options.key,
+    );
     // Imported here, not at the top: graph modules read settings on import, and a
     // configuration error must reach the one-line error handler below.
     const { buildAgent } = await import("../../graphs/agent.js");
     const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
     if (session.kind === "replay") {
       const { thread_id: threadId, run_id: runId } = session.recorded;
-      process.stderr.write(`thread: ${threadId}  run: ${runId}  (replayed: --idempotency-key was used for this command; nothing new started)\n`);
+      process.stderr.write(
+        `thread: ${threadId}  run: ${runId}  (replayed: --idempotency-key was used for this command; nothing new started)\n`,
+      );
       print(options, principal, threadId, runId, true, await graph.getState(threadConfig(threadId)));
       return 0;
     }
@@ -116,7 +135,10 @@ async function main(): Promise<number> {
     const { threadId } = session;
     process.stderr.write(`thread: ${threadId}  run: ${session.runId}\n`);
     const runBound = runBoundFor(options.request, contracts, options.caseId ? { case_id: options.caseId } : {});
-    const config = (runId: string) => ({ ...runConfigFor({ threadId, runId, principal, runBound }), ...runOptions(settings.budgets) });
+    const config = (runId: string) => ({
+      ...runConfigFor({ threadId, runId, principal, runBound }),
+      ...runOptions(settings.budgets),
+    });
 
     if (options.resume !== undefined) {
       await graph.invoke(new Command({ resume: withoutSecretShapes(options.resume) }), config(session.runId));
@@ -136,10 +158,18 @@ async function main(): Promise<number> {
   }
 }
 
-type Graph = { invoke(input: unknown, config: unknown): Promise<unknown>; getState(config: unknown): Promise<Snapshot> };
-type Snapshot = { values: unknown; next: readonly string[]; tasks: readonly { interrupts: readonly { value?: unknown }[] }[] };
+type Graph = {
+  invoke(input: unknown, config: unknown): Promise<unknown>;
+  getState(config: unknown): Promise<Snapshot>;
+};
+type Snapshot = {
+  values: unknown;
+  next: readonly string[];
+  tasks: readonly { interrupts: readonly { value?: unknown }[] }[];
+};
 
-const interruptsOf = (snapshot: Snapshot) => snapshot.tasks.flatMap((task) => task.interrupts.map((item) => item.value));
+const interruptsOf = (snapshot: Snapshot) =>
+  snapshot.tasks.flatMap((task) => task.interrupts.map((item) => item.value));
 
 /** While the run waits for review: show the card, ask per action, resume with the answers. Ends at end of input too. */
 async function reviewLoop(graph: Graph, threadId: string, config: (runId: string) => unknown): Promise<void> {
@@ -158,14 +188,34 @@ async function reviewLoop(graph: Graph, threadId: string, config: (runId: string
   }
 }
 
-function print(options: Options, principal: Principal, threadId: string, runId: string, replayed: boolean, snapshot: Snapshot): void {
+function print(
+  options: Options,
+  principal: Principal,
+  threadId: string,
+  runId: string,
+  replayed: boolean,
+  snapshot: Snapshot,
+): void {
   const interrupts = interruptsOf(snapshot);
   const review = pendingReviewOf(interrupts);
   const resume = review ? resumeCommand(principal.user_id, threadId, review) : undefined;
   const state = snapshot.values as Partial<State>;
   if (options.json) {
     const { status, result, termination_reason, ledger, usage: spent } = state;
-    console.log(JSON.stringify({ thread_id: threadId, run_id: runId, replayed, status, result, termination_reason, ledger: ledger ?? [], usage: spent, interrupts, ...(resume ? { resume_command: resume } : {}) }));
+    console.log(
+      JSON.stringify({
+        thread_id: threadId,
+        run_id: runId,
+        replayed,
+        status,
+        result,
+        termination_reason,
+        ledger: ledger ?? [],
+        usage: spent,
+        interrupts,
+        ...(resume ? { resume_command: resume } : {}),
+      }),
+    );
   } else {
     console.log(formatRun(threadId, state, review, resume));
   }

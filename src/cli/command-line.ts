@@ -18,7 +18,12 @@ export interface CommandLine {
 export function commandLine(argv: string[], options: Options, usage: string): CommandLine | number {
   let parsed: CommandLine;
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true }) as CommandLine;
+    parsed = parseArgs({
+      args: argv,
+      options: { ...options, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    }) as CommandLine;
   } catch (error) {
     return usageError((error as Error).message, usage);
   }

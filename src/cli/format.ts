@@ -4,7 +4,14 @@ import { approvalCard, type PendingReview } from "./review.js";
 
 function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? [];
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 /**
@@ -12,33 +19,64 @@ function table(rows: string[][]): string {
  * checkpoint yet); `review` is the pending review, if any, and `resume` the
  * command that answers it.
  */
-export function formatRun(threadId: string, state: Partial<State>, review: PendingReview | undefined, resume: string | undefined): string {
+export function formatRun(
+  threadId: string,
+  state: Partial<State>,
+  review: PendingReview | undefined,
+  resume: string | undefined,
+): string {
   const lines: string[] = [`thread: ${threadId}`, `status: ${state.status ?? "(no checkpoint yet)"}`, ""];
   if (state.result) {
     lines.push(state.result.answer, "");
     if (state.result.citations.length > 0) {
       lines.push("citations:");
       state.result.citations.forEach((citation, index) =>
-        lines.push(`  [${index + 1}] ${citation.source_id}${citation.page !== undefined ? ` p.${citation.page}` : ""}  ${citation.ref}`),
+        lines.push(
+          `  [${index + 1}] ${citation.source_id}${citation.page !== undefined ? ` p.${citation.page}` : ""}  ${citation.ref}`,
+        ),
       );
       lines.push("");
     }
   }
   if (review) {
     lines.push(approvalCard(review), "");
-    if (resume) lines.push("approve all with:", `  ${resume}`, `(or send {"type":"edit","action_id":…,"edited_action":{"name":…,"args":{…}}} or {"type":"reject","action_id":…,"message":…} per action)`, "");
+    if (resume)
+      lines.push(
+        "approve all with:",
+        `  ${resume}`,
+        `(or send {"type":"edit","action_id":…,"edited_action":{"name":…,"args":{…}}} or {"type":"reject","action_id":…,"message":…} per action)`,
+        "",
+      );
   }
   lines.push("ledger:");
   const ledger = state.ledger ?? [];
   if (ledger.length === 0) lines.push("  (no tool executions)");
   else {
     const rows = [["call_id", "attempt", "tool", "status", "error", "ms"]];
-    for (const row of ledger) rows.push([row.call_id, String(row.attempt), row.tool, row.status, row.error_code ?? "", String(row.elapsed_ms ?? "")]);
-    lines.push(...table(rows).split("\n").map((line) => `  ${line}`));
+    for (const row of ledger)
+      rows.push([
+        row.call_id,
+        String(row.attempt),
+        row.tool,
+        row.status,
+        row.error_code ?? "",
+        String(row.elapsed_ms ?? ""),
+      ]);
+    lines.push(
+      ...table(rows)
+        .split("\n")
+        .map((line) => `  ${line}`),
+    );
   }
   const usage = state.usage;
-  if (usage) lines.push("", `usage: ${usage.model_calls} model call(s), ${usage.tool_calls} tool call(s), ${usage.input_tokens + usage.output_tokens} tokens`);
+  if (usage)
+    lines.push(
+      "",
+      `usage: ${usage.model_calls} model call(s), ${usage.tool_calls} tool call(s), ${usage.input_tokens + usage.output_tokens} tokens`,
+    );
   const reason = state.termination_reason;
-  lines.push(`termination: ${reason ? `${reason.code}${reason.budget ? ` (${reason.budget})` : ""}: ${reason.detail}` : "(run not finished)"}`);
+  lines.push(
+    `termination: ${reason ? `${reason.code}${reason.budget ? ` (${reason.budget})` : ""}: ${reason.detail}` : "(run not finished)"}`,
+  );
   return lines.join("\n");
 }

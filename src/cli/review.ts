@@ -10,9 +10,15 @@ import type { ResumeDecision } from "../policy/approval.js";
 
 /** The interrupt value human_review raises (DESIGN §8), as far as the terminal needs it. */
 const PendingReviewSchema = z.object({
-  action_requests: z.array(z.object({ name: z.string(), args: z.record(z.string(), z.unknown()), description: z.string().optional() })),
-  approvals: z.array(z.object({ action_id: z.string(), fingerprint: z.string(), version: z.number(), expires_at: z.string() })),
-  review_configs: z.array(z.object({ action_name: z.string(), allowed_decisions: z.array(z.string()), rule: z.string().optional() })).optional(),
+  action_requests: z.array(
+    z.object({ name: z.string(), args: z.record(z.string(), z.unknown()), description: z.string().optional() }),
+  ),
+  approvals: z.array(
+    z.object({ action_id: z.string(), fingerprint: z.string(), version: z.number(), expires_at: z.string() }),
+  ),
+  review_configs: z
+    .array(z.object({ action_name: z.string(), allowed_decisions: z.array(z.string()), rule: z.string().optional() }))
+    .optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
 export type PendingReview = z.infer<typeof PendingReviewSchema>;
@@ -26,7 +32,8 @@ export function pendingReviewOf(interrupts: readonly unknown[]): PendingReview |
   return undefined;
 }
 
-const text = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined);
+const text = (value: unknown): string | undefined =>
+  typeof value === "string" && value.length > 0 ? value : undefined;
 
 /** One card per action: what would run, where, when, and what the approval is bound to. */
 export function approvalCard(review: PendingReview): string {
@@ -62,7 +69,15 @@ export function shellQuote(value: string): string {
 /** The exact command that approves every pending action, bound by action id. */
 export function resumeCommand(user: string, threadId: string, review: PendingReview): string {
   const decisions = review.approvals.map((approval) => ({ type: "approve", action_id: approval.action_id }));
-  return ["npm run chat --", "--user", shellQuote(user), "--thread", shellQuote(threadId), "--resume", shellQuote(JSON.stringify({ decisions }))].join(" ");
+  return [
+    "npm run chat --",
+    "--user",
+    shellQuote(user),
+    "--thread",
+    shellQuote(threadId),
+    "--resume",
+    shellQuote(JSON.stringify({ decisions })),
+  ].join(" ");
 }
 
 /** Lines in, text out: a terminal, or a script in tests. `readLine` resolves undefined at end of input. */
@@ -78,14 +93,18 @@ async function ask(io: ReviewIO, question: string): Promise<string | undefined> 
 }
 
 /** Reads a JSON object of arguments, asking again until it parses as one; undefined at end of input. */
-async function askArguments(io: ReviewIO, current: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+async function askArguments(
+  io: ReviewIO,
+  current: Record<string, unknown>,
+): Promise<Record<string, unknown> | undefined> {
   io.write(`  current arguments: ${JSON.stringify(current)}\n`);
   for (;;) {
     const answer = await ask(io, "  new arguments (one JSON object): ");
     if (answer === undefined) return undefined;
     try {
       const parsed: unknown = JSON.parse(answer);
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+        return parsed as Record<string, unknown>;
       io.write("  that is JSON, but not an object; try again\n");
     } catch {
       io.write("  that is not valid JSON; try again\n");
@@ -98,12 +117,18 @@ async function askArguments(io: ReviewIO, current: Record<string, unknown>): Pro
  * bound by action id; undefined when input ends before every action is
  * decided (nothing is sent then).
  */
-export async function reviewInteractively(review: PendingReview, io: ReviewIO): Promise<{ decisions: ResumeDecision[] } | undefined> {
+export async function reviewInteractively(
+  review: PendingReview,
+  io: ReviewIO,
+): Promise<{ decisions: ResumeDecision[] } | undefined> {
   const decisions: ResumeDecision[] = [];
   for (const [index, action] of review.action_requests.entries()) {
     const actionId = review.approvals[index]?.action_id;
     for (;;) {
-      const answer = await ask(io, `[${index + 1}/${review.action_requests.length}] ${action.name}: (a)pprove, (e)dit or (r)eject? `);
+      const answer = await ask(
+        io,
+        `[${index + 1}/${review.action_requests.length}] ${action.name}: (a)pprove, (e)dit or (r)eject? `,
+      );
       if (answer === undefined) return undefined;
       const choice = answer.toLowerCase();
       if (choice === "a" || choice === "approve") {
@@ -119,7 +144,11 @@ export async function reviewInteractively(review: PendingReview, io: ReviewIO): 
       if (choice === "r" || choice === "reject") {
         const message = await ask(io, "  reason (optional, Enter for none): ");
         if (message === undefined) return undefined;
-        decisions.push({ type: "reject", action_id: actionId, ...(message ? { message: message.slice(0, 2_000) } : {}) });
+        decisions.push({
+          type: "reject",
+          action_id: actionId,
+          ...(message ? { message: message.slice(0, 2_000) } : {}),
+        });
         break;
       }
       io.write("  answer a, e or r\n");

@@ -45,9 +45,20 @@ export type Session =
  * for another user's thread, an unknown one or an id that cannot be one, and
  * `idempotency_key_reused` when the key was used for another command.
  */
-export async function openSession(store: ThreadStore, principal: Principal, request: CliRequest, key: string | undefined): Promise<Session> {
+export async function openSession(
+  store: ThreadStore,
+  principal: Principal,
+  request: CliRequest,
+  key: string | undefined,
+): Promise<Session> {
   const owner = ownerOf(principal);
-  const hash = requestHash({ cli: true, ...request, resume: request.resume ?? null, thread: request.thread ?? null, caseId: request.caseId ?? null });
+  const hash = requestHash({
+    cli: true,
+    ...request,
+    resume: request.resume ?? null,
+    thread: request.thread ?? null,
+    caseId: request.caseId ?? null,
+  });
   if (key !== undefined) {
     const recorded = await store.runKeys.find(owner, key);
     if (recorded) return replayOf(recorded, hash);
@@ -72,6 +83,10 @@ export async function openSession(store: ThreadStore, principal: Principal, requ
 }
 
 function replayOf(recorded: RunKeyRow, hash: string): Session {
-  if (recorded.request_hash !== hash) throw new CliError("idempotency_key_reused", "this --idempotency-key was already used for a different command; use a new key");
+  if (recorded.request_hash !== hash)
+    throw new CliError(
+      "idempotency_key_reused",
+      "this --idempotency-key was already used for a different command; use a new key",
+    );
   return { kind: "replay", recorded };
 }

@@ -4,7 +4,12 @@
  * of stdout, so `TOKEN=$(npm run -s token -- --user alice | tail -n 1)` works.
  */
 import { parseArgs } from "node:util";
-import { loadApiSecret, mintApiToken, DEFAULT_API_TOKEN_TTL_SECONDS, MAX_API_TOKEN_TTL_SECONDS } from "../auth/api-token.js";
+import {
+  loadApiSecret,
+  mintApiToken,
+  DEFAULT_API_TOKEN_TTL_SECONDS,
+  MAX_API_TOKEN_TTL_SECONDS,
+} from "../auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
 import { loadSettings } from "../env.js";
 import { exitOnConfigError } from "./config-errors.js";
@@ -16,7 +21,11 @@ const USAGE = `usage: npm run token -- --user <id> [--ttl <seconds>]
 async function main(argv: string[]): Promise<number> {
   let values: { user?: string | undefined; ttl?: string | undefined; help?: boolean | undefined };
   try {
-    ({ values } = parseArgs({ args: argv, options: { user: { type: "string" }, ttl: { type: "string" }, help: { type: "boolean", short: "h" } }, strict: true }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { user: { type: "string" }, ttl: { type: "string" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+    }));
   } catch (error) {
     process.stderr.write(`warrant: usage: ${(error as Error).message}\n${USAGE}\n`);
     return 2;

@@ -41,8 +41,13 @@ async function main(argv: string[]): Promise<number> {
     const settings = loadSettings();
     const contracts = (await loadConfig(settings.configPath)).tools;
     const configured = Object.hasOwn(contracts, name) ? configuredHash(contracts[name]?.pin) : undefined;
-    const configuredLine = configured ? `  configured pin: sha256:${configured} (${settings.configPath}; it wins over the database's pin)` : undefined;
-    const database = await openDatabase({ ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}), dataDir: settings.dataDir });
+    const configuredLine = configured
+      ? `  configured pin: sha256:${configured} (${settings.configPath}; it wins over the database's pin)`
+      : undefined;
+    const database = await openDatabase({
+      ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}),
+      dataDir: settings.dataDir,
+    });
     try {
       const pin = await database.pins.get(name);
       if (!pin) {
@@ -50,20 +55,30 @@ async function main(argv: string[]): Promise<number> {
         return 1;
       }
       if (pin.served_hash === null || pin.served_manifest === null) {
-        const lines = [`${name}: served as pinned (${pin.hash})${command === "approve" ? "; nothing to approve" : ""}`, ...(configuredLine ? [configuredLine] : [])];
+        const lines = [
+          `${name}: served as pinned (${pin.hash})${command === "approve" ? "; nothing to approve" : ""}`,
+          ...(configuredLine ? [configuredLine] : []),
+        ];
         process.stdout.write(`${lines.join("\n")}\n`);
         return command === "approve" ? 1 : 0;
       }
       if (command === "diff") {
-        const lines = [`${name} (server ${pin.server}): pinned ${pin.hash} (${pin.pinned_at}), served ${pin.served_hash} (${pin.served_at ?? "?"})`];
+        const lines = [
+          `${name} (server ${pin.server}): pinned ${pin.hash} (${pin.pinned_at}), served ${pin.served_hash} (${pin.served_at ?? "?"})`,
+        ];
         if (configuredLine) lines.push(configuredLine);
-        if (pin.manifest === null) lines.push("  the configured definition has not been served to this host: only its hash is known");
-        else for (const entry of manifestDiff(pin.manifest, pin.served_manifest)) lines.push(`  ${entry.field}:`, `    - ${entry.pinned}`, `    + ${entry.served}`);
+        if (pin.manifest === null)
+          lines.push("  the configured definition has not been served to this host: only its hash is known");
+        else
+          for (const entry of manifestDiff(pin.manifest, pin.served_manifest))
+            lines.push(`  ${entry.field}:`, `    - ${entry.pinned}`, `    + ${entry.served}`);
         process.stdout.write(`${lines.join("\n")}\n`);
         return 0;
       }
       if (configured) {
-        process.stderr.write(`warrant: config_pinned: ${name} is pinned in ${settings.configPath}; to accept the served definition set its "pin" to sha256:${pin.served_hash}\n`);
+        process.stderr.write(
+          `warrant: config_pinned: ${name} is pinned in ${settings.configPath}; to accept the served definition set its "pin" to sha256:${pin.served_hash}\n`,
+        );
         return 1;
       }
       const approved = await database.pins.approve(name, approver, pin.served_hash);

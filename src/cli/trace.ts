@@ -32,7 +32,8 @@ async function main(argv: string[]): Promise<number> {
   const parsed = commandLine(argv, { json: { type: "boolean" }, otlp: { type: "boolean" } }, USAGE);
   if (typeof parsed === "number") return parsed;
   const [runId, ...extra] = parsed.positionals;
-  if (runId === undefined || extra.length > 0 || !RUN_ID.test(runId)) return usageError("expected one RUN_ID (letters, digits, `_.:-`, at most 128)", USAGE);
+  if (runId === undefined || extra.length > 0 || !RUN_ID.test(runId))
+    return usageError("expected one RUN_ID (letters, digits, `_.:-`, at most 128)", USAGE);
   const options: Options = { runId, json: parsed.values["json"] === true, otlp: parsed.values["otlp"] === true };
   return exitOnConfigError(async () => {
     const settings = loadSettings();

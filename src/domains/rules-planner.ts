@@ -56,12 +56,21 @@ export function observationsSinceRequest(messages: readonly BaseMessage[]): Obse
   const recent = messages.slice(first);
   const proposed = new Map<string, Record<string, unknown>>();
   for (const message of recent) {
-    if (AIMessage.isInstance(message)) for (const toolCall of message.tool_calls ?? []) if (toolCall.id) proposed.set(toolCall.id, toolCall.args);
+    if (AIMessage.isInstance(message))
+      for (const toolCall of message.tool_calls ?? []) if (toolCall.id) proposed.set(toolCall.id, toolCall.args);
   }
-  return recent.filter((message): message is ToolMessage => ToolMessage.isInstance(message)).map((message) => {
-    const ok = message.status !== "error";
-    return { tool: message.name ?? "", ok, structured: message.artifact, ...(ok ? {} : errorOf(message.content)), args: proposed.get(message.tool_call_id) };
-  });
+  return recent
+    .filter((message): message is ToolMessage => ToolMessage.isInstance(message))
+    .map((message) => {
+      const ok = message.status !== "error";
+      return {
+        tool: message.name ?? "",
+        ok,
+        structured: message.artifact,
+        ...(ok ? {} : errorOf(message.content)),
+        args: proposed.get(message.tool_call_id),
+      };
+    });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -71,7 +80,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function readIds(observations: readonly Observation[]): Set<string> {
   return new Set(
     observations.flatMap((observation) =>
-      observation.tool === "read_note" && isRecord(observation.structured) && typeof observation.structured["note_id"] === "string"
+      observation.tool === "read_note" &&
+      isRecord(observation.structured) &&
+      typeof observation.structured["note_id"] === "string"
         ? [observation.structured["note_id"]]
         : [],
     ),
@@ -90,8 +101,15 @@ function firstSentences(text: string, count = 2): string {
 }
 
 function answerFrom(evidence: readonly Evidence[]): PlanOutcome {
-  const lines = evidence.map((item, index) => `- ${item.title ?? item.item_id}: ${firstSentences(item.excerpt)} [${index + 1}]`);
-  return { type: "final", answer: `From your notes:\n${lines.join("\n")}`, citations: evidence.map((item) => item.ref), abstained: false };
+  const lines = evidence.map(
+    (item, index) => `- ${item.title ?? item.item_id}: ${firstSentences(item.excerpt)} [${index + 1}]`,
+  );
+  return {
+    type: "final",
+    answer: `From your notes:\n${lines.join("\n")}`,
+    citations: evidence.map((item) => item.ref),
+    abstained: false,
+  };
 }
 
 const ABSTAIN: PlanOutcome = {
@@ -110,19 +128,50 @@ export const QUIZ_NOTES = 3;
  * over the course; at most {@link QUIZ_NOTES}, in outline order.
  */
 export function quizNotes(outline: NonNullable<CourseContext["outline"]>, request: string, course: string): string[] {
-  const words = new Set(searchQuery(request).split(" ").filter((word) => word.length > 2 && word !== course && !QUIZ_FILLER.has(word)));
-  const topical = outline.notes.filter((note) => note.title.toLowerCase().split(/[^a-z0-9]+/).some((word) => words.has(word) || words.has(word.replace(/s$/, ""))));
+  const words = new Set(
+    searchQuery(request)
+      .split(" ")
+      .filter((word) => word.length > 2 && word !== course && !QUIZ_FILLER.has(word)),
+  );
+  const topical = outline.notes.filter((note) =>
+    note.title
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .some((word) => words.has(word) || words.has(word.replace(/s$/, ""))),
+  );
   if (topical.length > 0) return topical.slice(0, QUIZ_NOTES).map((note) => note.note_id);
   const count = Math.min(QUIZ_NOTES, outline.notes.length);
-  return Array.from({ length: count }, (_, index) => outline.notes[Math.floor((index * outline.notes.length) / count)]?.note_id ?? "").filter((id) => id !== "");
+  return Array.from(
+    { length: count },
+    (_, index) => outline.notes[Math.floor((index * outline.notes.length) / count)]?.note_id ?? "",
+  ).filter((id) => id !== "");
 }
-const QUIZ_FILLER = new Set(["quiz", "quizzes", "make", "create", "write", "give", "generate", "questions", "question", "course", "short", "some"]);
+const QUIZ_FILLER = new Set([
+  "quiz",
+  "quizzes",
+  "make",
+  "create",
+  "write",
+  "give",
+  "generate",
+  "questions",
+  "question",
+  "course",
+  "short",
+  "some",
+]);
 
 function quizFrom(evidence: readonly Evidence[], course: string): PlanOutcome {
   const lines = evidence.map(
-    (item, index) => `${index + 1}. ${item.title ?? item.item_id}: what do your notes say about it? Answer: ${firstSentences(item.excerpt, 1)} [${index + 1}]`,
+    (item, index) =>
+      `${index + 1}. ${item.title ?? item.item_id}: what do your notes say about it? Answer: ${firstSentences(item.excerpt, 1)} [${index + 1}]`,
   );
-  return { type: "final", answer: `Quiz from your ${course} notes:\n${lines.join("\n")}`, citations: evidence.map((item) => item.ref), abstained: false };
+  return {
+    type: "final",
+    answer: `Quiz from your ${course} notes:\n${lines.join("\n")}`,
+    citations: evidence.map((item) => item.ref),
+    abstained: false,
+  };
 }
 
 /**
@@ -130,12 +179,18 @@ function quizFrom(evidence: readonly Evidence[], course: string): PlanOutcome {
  * them (authorized and recorded like any call), and the questions cite what
  * was read. No outline (not enrolled, or the server refused) means no quiz.
  */
-function decideQuiz(context: CourseContext, input: PlannerInput, observations: readonly Observation[], offered: ReadonlySet<string>): PlanOutcome {
+function decideQuiz(
+  context: CourseContext,
+  input: PlannerInput,
+  observations: readonly Observation[],
+  offered: ReadonlySet<string>,
+): PlanOutcome {
   if (context.outline === null) return ABSTAIN;
   const chosen = quizNotes(context.outline, input.request, context.course);
   const attempted = observations.some((observation) => observation.tool === "read_note");
   if (!attempted && chosen.length > 0) {
-    if (!offered.has("read_note")) return { type: "needs_human", reason: "no tool that can read the notes is available to you" };
+    if (!offered.has("read_note"))
+      return { type: "needs_human", reason: "no tool that can read the notes is available to you" };
     return { type: "tool_calls", calls: chosen.map((noteId) => call("read_note", { note_id: noteId })) };
   }
   const supporting = chosen.flatMap((id) => input.evidence.filter((item) => item.item_id === id));
@@ -143,14 +198,18 @@ function decideQuiz(context: CourseContext, input: PlannerInput, observations: r
 }
 
 /** What a request needs when it asks for something the rules planner has no branch for. */
-export const NEEDS_MODEL = "outside_repertoire: this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)";
+export const NEEDS_MODEL =
+  "outside_repertoire: this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)";
 
 /** Polite openings that do not change what is asked ("please", "can you", "I want you to"). */
-const POLITE = /^(?:(?:please|kindly|hey|hi|ok|okay)[\s,]+|(?:can|could|would|will)\s+you\s+(?:please\s+)?|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:you\s+)?to\s+|help\s+me\s+)+/i;
+const POLITE =
+  /^(?:(?:please|kindly|hey|hi|ok|okay)[\s,]+|(?:can|could|would|will)\s+you\s+(?:please\s+)?|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:you\s+)?to\s+|help\s+me\s+)+/i;
 /** Verbs asking for an effect or an artefact the rules planner cannot produce. */
-const ACTION = /^(?:send|e-?mail|mail|message|text|call|delete|remove|erase|cancel|move|rename|reschedule|save|store|write|create|generate|draw|update|edit|change|modify|upload|download|post|publish|share|forward|reply|buy|order|pay|book|remind|notify|invite|translate|implement|code|program|install|run|execute|deploy|open|close|print|export|import|sign|submit|register|enrol|enroll|grade|mark)\b/i;
+const ACTION =
+  /^(?:send|e-?mail|mail|message|text|call|delete|remove|erase|cancel|move|rename|reschedule|save|store|write|create|generate|draw|update|edit|change|modify|upload|download|post|publish|share|forward|reply|buy|order|pay|book|remind|notify|invite|translate|implement|code|program|install|run|execute|deploy|open|close|print|export|import|sign|submit|register|enrol|enroll|grade|mark)\b/i;
 /** Things the rules planner does not handle anywhere in a request: calendars (other than the study branch), mail, reminders, files. */
-const OUT_OF_SCOPE = /\b(?:calendars?|e-?mails?|inbox|reminders?)\b|\b[\w-]+\.(?:txt|md|pdf|docx?|csv|json|ics|xlsx?|pptx?)\b/i;
+const OUT_OF_SCOPE =
+  /\b(?:calendars?|e-?mails?|inbox|reminders?)\b|\b[\w-]+\.(?:txt|md|pdf|docx?|csv|json|ics|xlsx?|pptx?)\b/i;
 
 /** Whether a request is outside what the rules planner does (notes questions, quizzes, study plans, cases). */
 export function outsideRepertoire(request: string): boolean {
@@ -169,16 +228,24 @@ export function decide(input: PlannerInput): PlanOutcome {
   if (study.type === "request") return decideStudy(study.request, input.tools, input.evidence, observations, call);
   const course = courseContextOf(input.context);
   if (course) return decideQuiz(course, input, observations, offered);
-  if (isQuizRequest(input.request)) return { type: "needs_human", reason: 'missing_course: which course should the quiz be from? e.g. "a quiz from my cs301 notes"' };
+  if (isQuizRequest(input.request))
+    return {
+      type: "needs_human",
+      reason: 'missing_course: which course should the quiz be from? e.g. "a quiz from my cs301 notes"',
+    };
   if (outsideRepertoire(input.request)) return { type: "needs_human", reason: NEEDS_MODEL };
   const searches = observations.filter((observation) => observation.tool === "search_notes");
   const question = notesQuestion(input.request);
   if (searches.length === 0) {
-    if (!offered.has("search_notes")) return { type: "needs_human", reason: "no tool that can search the notes is available to you" };
+    if (!offered.has("search_notes"))
+      return { type: "needs_human", reason: "no tool that can search the notes is available to you" };
     return { type: "tool_calls", calls: [call("search_notes", { query: question.query, limit: SEARCH_LIMIT })] };
   }
   // The relevance floor: only hits of the named course, on the asked topic, are evidence; none → say so, never answer from the rest.
-  const hits = searches.flatMap((search) => (search.ok ? searchHits(search.structured) : [])).filter((hit) => supports(question, hit)).map((hit) => hit.note_id);
+  const hits = searches
+    .flatMap((search) => (search.ok ? searchHits(search.structured) : []))
+    .filter((hit) => supports(question, hit))
+    .map((hit) => hit.note_id);
   if (hits.length === 0) return cannotFind(question);
 
   const best = [...new Set(hits)].slice(0, READ_TOP);

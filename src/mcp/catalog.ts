@@ -21,7 +21,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Removes injected arguments from a server's input schema and forbids unknown keys. */
-export function modelSchemaFor(inputSchema: Record<string, unknown>, injected: readonly string[]): Record<string, unknown> {
+export function modelSchemaFor(
+  inputSchema: Record<string, unknown>,
+  injected: readonly string[],
+): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   const serverProperties = isRecord(inputSchema["properties"]) ? inputSchema["properties"] : {};
   for (const [key, schema] of Object.entries(serverProperties)) {

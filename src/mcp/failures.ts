@@ -20,7 +20,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function serverVerdict(data: unknown): ToolErrorCode | undefined {
   if (!isRecord(data) || !isToolErrorCode(data["code"])) return undefined;
   const errorClass = errorClassOf(data["code"]);
-  return errorClass === "contract" || errorClass === "authorization" || errorClass === "business" ? data["code"] : undefined;
+  return errorClass === "contract" || errorClass === "authorization" || errorClass === "business"
+    ? data["code"]
+    : undefined;
 }
 
 /** MCP's "resource not found" code (spec 2025-06-18), not in the SDK's enum. */
@@ -32,18 +34,26 @@ export function classifyCallFailure(error: unknown): Failure {
     // A server may name one of our codes in the error's data, e.g. `{ code: "access_denied" }`.
     const verdict = serverVerdict(error.data);
     if (verdict) return { code: verdict, message: "the server refused the request" };
-    if (error.code === ErrorCode.RequestTimeout) return { code: "tool_timeout", message: "the tool did not answer in time" };
-    if (error.code === ErrorCode.InvalidParams) return { code: "invalid_arguments", message: "the server rejected the arguments" };
-    if (error.code === ErrorCode.ConnectionClosed) return { code: "server_unavailable", message: "the server connection closed" };
+    if (error.code === ErrorCode.RequestTimeout)
+      return { code: "tool_timeout", message: "the tool did not answer in time" };
+    if (error.code === ErrorCode.InvalidParams)
+      return { code: "invalid_arguments", message: "the server rejected the arguments" };
+    if (error.code === ErrorCode.ConnectionClosed)
+      return { code: "server_unavailable", message: "the server connection closed" };
     return { code: "protocol_error", message: `MCP error ${error.code}` };
   }
   if (error instanceof StreamableHTTPError) {
     // The server answered, so it is up: it refused our credentials or the request.
-    if (error.code === 401 || error.code === 403) return { code: "protocol_error", message: `the server refused the request (HTTP ${error.code})` };
-    return { code: "server_unavailable", message: `the server could not serve the request (HTTP ${error.code ?? "error"})` };
+    if (error.code === 401 || error.code === 403)
+      return { code: "protocol_error", message: `the server refused the request (HTTP ${error.code})` };
+    return {
+      code: "server_unavailable",
+      message: `the server could not serve the request (HTTP ${error.code ?? "error"})`,
+    };
   }
   const name = isRecord(error) ? error["name"] : undefined;
-  if (name === "AbortError" || name === "TimeoutError") return { code: "tool_timeout", message: "the tool did not answer in time" };
+  if (name === "AbortError" || name === "TimeoutError")
+    return { code: "tool_timeout", message: "the tool did not answer in time" };
   return { code: "server_unavailable", message: "the server could not be reached" };
 }
 
@@ -54,8 +64,10 @@ export function classifyRequestFailure(error: unknown): Failure {
     if (serverVerdict(error.data)) return classifyCallFailure(error);
     if (error.code === RESOURCE_NOT_FOUND) return { code: "not_found", message: "no such resource" };
     // The SDK's servers answer an unknown resource or prompt with InvalidParams "… not found".
-    if (error.code === ErrorCode.InvalidParams && /not found/i.test(error.message)) return { code: "not_found", message: "no such resource or prompt" };
-    if (error.code === ErrorCode.MethodNotFound) return { code: "tool_not_permitted", message: "the server does not offer this request" };
+    if (error.code === ErrorCode.InvalidParams && /not found/i.test(error.message))
+      return { code: "not_found", message: "no such resource or prompt" };
+    if (error.code === ErrorCode.MethodNotFound)
+      return { code: "tool_not_permitted", message: "the server does not offer this request" };
   }
   return classifyCallFailure(error);
 }

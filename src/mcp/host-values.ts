@@ -35,10 +35,17 @@ export function resolveEnvironment(environment: Record<string, string>, values: 
 
 function resolveServer(server: ServerConfig, values: HostValues): ServerConfig {
   if (server.transport === "stdio") return { ...server, env: resolveEnvironment(server.env, values) };
-  return server.launch ? { ...server, launch: { ...server.launch, env: resolveEnvironment(server.launch.env, values) } } : server;
+  return server.launch
+    ? { ...server, launch: { ...server.launch, env: resolveEnvironment(server.launch.env, values) } }
+    : server;
 }
 
 /** The config with every server's environment resolved against the host's values. */
 export function withHostValues(config: WarrantConfig, values: HostValues): WarrantConfig {
-  return { ...config, servers: Object.fromEntries(Object.entries(config.servers).map(([name, server]) => [name, resolveServer(server, values)])) };
+  return {
+    ...config,
+    servers: Object.fromEntries(
+      Object.entries(config.servers).map(([name, server]) => [name, resolveServer(server, values)]),
+    ),
+  };
 }

@@ -21,7 +21,16 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
 import type { ServerConfig } from "../policy/config.js";
-import { listAllTools, negotiated, OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, serverInfoOf, watchToolList, type ConnectionEvents, type ServerConnection } from "./connection.js";
+import {
+  listAllTools,
+  negotiated,
+  OPEN_TIMEOUT_MS,
+  PROBE_TIMEOUT_MS,
+  serverInfoOf,
+  watchToolList,
+  type ConnectionEvents,
+  type ServerConnection,
+} from "./connection.js";
 import { reasonOf } from "./health.js";
 
 const currentToken = new AsyncLocalStorage<string>();
@@ -50,7 +59,9 @@ export function isStandaloneStreamRefusal(method: string, headers: Headers, stat
  * caller receives that error (the SDK only reports it), so the session says so.
  */
 function isResumptionRefused(method: string, headers: Headers, status: number): boolean {
-  return method.toUpperCase() === "GET" && headers.has("last-event-id") && headers.has("mcp-session-id") && status === 404;
+  return (
+    method.toUpperCase() === "GET" && headers.has("last-event-id") && headers.has("mcp-session-id") && status === 404
+  );
 }
 
 /** The fetch of one session: the call's task token, the GET stream's 404 read as "no stream", a lost resumption reported. */
@@ -92,7 +103,12 @@ export async function stopChild(child: ChildProcess, graceMs = 3_000): Promise<v
 export const EXIT_WITH_STDIN_ENV = "WARRANT_EXIT_WITH_STDIN";
 
 /** Starts a server that announces `… listening on <url>` on its first stdout line. A server that fails to announce is stopped. */
-export async function launchHttpServer(command: string, args: string[], environment: Record<string, string>, timeoutMs = 20_000): Promise<LaunchedServer> {
+export async function launchHttpServer(
+  command: string,
+  args: string[],
+  environment: Record<string, string>,
+  timeoutMs = 20_000,
+): Promise<LaunchedServer> {
   const child = spawn(command === "node" ? process.execPath : command, args, {
     cwd: REPO_ROOT,
     // The child's stdin is a pipe it watches: if this process dies without
@@ -138,12 +154,21 @@ export interface HttpSession {
  * opens the session. `onLost` hears of a lost session that no request's
  * answer reports (a refused stream resumption).
  */
-export async function connectHttp(url: string, initialToken: string, onLost: () => void = () => undefined): Promise<HttpSession> {
+export async function connectHttp(
+  url: string,
+  initialToken: string,
+  onLost: () => void = () => undefined,
+): Promise<HttpSession> {
   const client = new Client({ name: "warrant-host", version: "0.1.0" });
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch: sessionFetch(onLost),
     // The SDK re-opens a dropped event stream itself; a few quick tries, then we hear about it through onerror.
-    reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 2_000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
+    reconnectionOptions: {
+      initialReconnectionDelay: 200,
+      maxReconnectionDelay: 2_000,
+      reconnectionDelayGrowFactor: 2,
+      maxRetries: 2,
+    },
   });
   await withTaskToken(initialToken, () => client.connect(transport, { timeout: OPEN_TIMEOUT_MS }));
   return { client, transport };
@@ -255,7 +280,10 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
 
   const launch = async (): Promise<void> => {
     if (!server.launch || (launched && !hasExited(launched.process))) return;
-    const started = await launchHttpServer(server.launch.command, server.launch.args, { ...server.launch.env, ...options.launchEnvironment });
+    const started = await launchHttpServer(server.launch.command, server.launch.args, {
+      ...server.launch.env,
+      ...options.launchEnvironment,
+    });
     launched = started;
     url = started.url;
     started.process.once("exit", () => {
@@ -283,7 +311,12 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
     },
     async session(caller) {
       const tenant = caller.principal.tenant;
-      const token = await mint({ tenant, subject: caller.principal.user_id, scopes: caller.principal.scopes, task: caller.threadId });
+      const token = await mint({
+        tenant,
+        subject: caller.principal.user_id,
+        scopes: caller.principal.scopes,
+        task: caller.threadId,
+      });
       return {
         meta: undefined,
         async run(work) {

@@ -23,7 +23,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function textBlocks(content: unknown): string {
   if (!Array.isArray(content)) return "";
   return content
-    .filter((block): block is { type: "text"; text: string } => isRecord(block) && block["type"] === "text" && typeof block["text"] === "string")
+    .filter(
+      (block): block is { type: "text"; text: string } =>
+        isRecord(block) && block["type"] === "text" && typeof block["text"] === "string",
+    )
     .map((block) => block.text)
     .join("\n");
 }
@@ -32,7 +35,9 @@ function textBlocks(content: unknown): string {
 export function limitOutput(value: unknown, limits: { max_items: number; max_chars: number }): unknown {
   if (Array.isArray(value)) return value.slice(0, limits.max_items).map((item) => limitOutput(item, limits));
   if (typeof value === "string") {
-    return value.length > limits.max_chars ? `${value.slice(0, limits.max_chars)}… [truncated, ${value.length} chars]` : value;
+    return value.length > limits.max_chars
+      ? `${value.slice(0, limits.max_chars)}… [truncated, ${value.length} chars]`
+      : value;
   }
   if (!isRecord(value)) return value;
   const result: Record<string, unknown> = {};
@@ -57,9 +62,11 @@ function errorFrom(text: string): { code: ToolErrorCode; message: string } {
     // Not JSON: a plain-text tool error.
   }
   // Schema and validation failures reported by the server are contract errors.
-  if (/validation|invalid arguments|input validation/i.test(text)) return { code: "invalid_arguments", message: "the server rejected the arguments" };
+  if (/validation|invalid arguments|input validation/i.test(text))
+    return { code: "invalid_arguments", message: "the server rejected the arguments" };
   // Only errors that say they are temporary are transient (and so retried for reads).
-  if (/timed? ?out|temporar|unavailable|try again|ECONN|overloaded/i.test(text)) return { code: "transient_error", message: firstLine(text) };
+  if (/timed? ?out|temporar|unavailable|try again|ECONN|overloaded/i.test(text))
+    return { code: "transient_error", message: firstLine(text) };
   return { code: "tool_failed", message: firstLine(text) };
 }
 
@@ -74,7 +81,8 @@ export function normalizeResult(raw: unknown, limits: { max_items: number; max_c
   const text = textBlocks(raw["content"]);
   if (raw["isError"] === true) return { ok: false, ...errorFrom(text) };
   if (raw["structuredContent"] !== undefined) {
-    if (!isRecord(raw["structuredContent"])) return { ok: false, code: "protocol_error", message: "structuredContent is not an object" };
+    if (!isRecord(raw["structuredContent"]))
+      return { ok: false, code: "protocol_error", message: "structuredContent is not an object" };
     const structured = limitOutput(raw["structuredContent"], limits);
     return { ok: true, text: JSON.stringify(structured), structured };
   }

@@ -57,10 +57,22 @@ export function manifestHash(manifest: ToolManifest): string {
   return sha256Hex(canonicalJson(manifest));
 }
 
-export function definitionOf(tool: string, server: string, serverInfo: { name: string; version: string }, listed: ListedTool, pin?: string): ToolDefinition {
+export function definitionOf(
+  tool: string,
+  server: string,
+  serverInfo: { name: string; version: string },
+  listed: ListedTool,
+  pin?: string,
+): ToolDefinition {
   const manifest = manifestOf(serverInfo, listed);
   const configured = configuredHash(pin);
-  return { tool, server, manifest, hash: manifestHash(manifest), ...(configured ? { configured_hash: configured } : {}) };
+  return {
+    tool,
+    server,
+    manifest,
+    hash: manifestHash(manifest),
+    ...(configured ? { configured_hash: configured } : {}),
+  };
 }
 
 /** How a served definition compares with the pin. */
@@ -102,7 +114,10 @@ export interface PinStore {
 }
 
 /** One line per differing field of two manifests: what an operator reviews before approving. */
-export function manifestDiff(pinned: ToolManifest, served: ToolManifest): { field: string; pinned: string; served: string }[] {
+export function manifestDiff(
+  pinned: ToolManifest,
+  served: ToolManifest,
+): { field: string; pinned: string; served: string }[] {
   const fields: (keyof ToolManifest)[] = ["server", "name", "description", "input_schema", "output_schema"];
   return fields
     .map((field) => ({ field, pinned: canonicalJson(pinned[field]), served: canonicalJson(served[field]) }))

@@ -35,18 +35,27 @@ function parseJson(text: string, mimeType: unknown): unknown {
 
 /** Normalizes a `resources/read` result: text contents joined; `structured` when the one text content is JSON. */
 export function normalizeResource(raw: unknown): NormalizedResult {
-  if (!isRecord(raw) || !Array.isArray(raw["contents"])) return { ok: false, code: "protocol_error", message: "the server returned a malformed resource" };
+  if (!isRecord(raw) || !Array.isArray(raw["contents"]))
+    return { ok: false, code: "protocol_error", message: "the server returned a malformed resource" };
   const texts: { text: string; mimeType: unknown }[] = [];
   for (const content of raw["contents"]) {
-    if (!isRecord(content)) return { ok: false, code: "protocol_error", message: "the server returned a malformed resource" };
+    if (!isRecord(content))
+      return { ok: false, code: "protocol_error", message: "the server returned a malformed resource" };
     if (typeof content["text"] === "string") texts.push({ text: content["text"], mimeType: content["mimeType"] });
-    else if (typeof content["blob"] === "string") texts.push({ text: `[binary content omitted${typeof content["mimeType"] === "string" ? `: ${content["mimeType"]}` : ""}]`, mimeType: undefined });
+    else if (typeof content["blob"] === "string")
+      texts.push({
+        text: `[binary content omitted${typeof content["mimeType"] === "string" ? `: ${content["mimeType"]}` : ""}]`,
+        mimeType: undefined,
+      });
     else return { ok: false, code: "protocol_error", message: "the server returned a malformed resource" };
   }
   const joined = texts.map((content) => content.text).join("\n");
   const only = texts.length === 1 ? texts[0] : undefined;
   const structured = only ? parseJson(only.text, only.mimeType) : undefined;
-  const text = joined.length > MAX_RESOURCE_CHARS ? `${joined.slice(0, MAX_RESOURCE_CHARS)}… [truncated, ${joined.length} chars]` : joined;
+  const text =
+    joined.length > MAX_RESOURCE_CHARS
+      ? `${joined.slice(0, MAX_RESOURCE_CHARS)}… [truncated, ${joined.length} chars]`
+      : joined;
   return { ok: true, text, structured };
 }
 
@@ -54,14 +63,19 @@ function contentText(content: unknown): string | undefined {
   if (!isRecord(content) || typeof content["type"] !== "string") return undefined;
   if (content["type"] === "text") return typeof content["text"] === "string" ? content["text"] : undefined;
   const resource = content["resource"];
-  if (content["type"] === "resource" && isRecord(resource) && typeof resource["text"] === "string") return resource["text"];
+  if (content["type"] === "resource" && isRecord(resource) && typeof resource["text"] === "string")
+    return resource["text"];
   // Images, audio, blobs and links are named, not inlined.
   return `[${content["type"]} content omitted]`;
 }
 
 /** Normalizes a `prompts/get` result into role + text messages. */
 export function normalizePrompt(raw: unknown): PromptResult {
-  const malformed: PromptResult = { ok: false, code: "protocol_error", message: "the server returned a malformed prompt" };
+  const malformed: PromptResult = {
+    ok: false,
+    code: "protocol_error",
+    message: "the server returned a malformed prompt",
+  };
   if (!isRecord(raw) || !Array.isArray(raw["messages"])) return malformed;
   const messages: { role: "user" | "assistant"; text: string }[] = [];
   for (const message of raw["messages"]) {

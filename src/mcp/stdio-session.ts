@@ -12,7 +12,16 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
 import type { ServerConfig } from "../policy/config.js";
-import { listAllTools, negotiated, OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, serverInfoOf, watchToolList, type ConnectionEvents, type ServerConnection } from "./connection.js";
+import {
+  listAllTools,
+  negotiated,
+  OPEN_TIMEOUT_MS,
+  PROBE_TIMEOUT_MS,
+  serverInfoOf,
+  watchToolList,
+  type ConnectionEvents,
+  type ServerConnection,
+} from "./connection.js";
 
 type StdioServer = Extract<ServerConfig, { transport: "stdio" }>;
 

@@ -147,14 +147,21 @@ const MAX_PROMPT_NAME_CHARS = 128;
  * fails to start is a `ConfigError("mcp_start_failed")` naming it; an
  * `optional` one starts unhealthy and is retried in the background.
  */
-export async function connectTools(configured: WarrantConfig, tokens: TokenSettings = ephemeralTokenSettings(), options: ConnectOptions = {}): Promise<ToolHost> {
+export async function connectTools(
+  configured: WarrantConfig,
+  tokens: TokenSettings = ephemeralTokenSettings(),
+  options: ConnectOptions = {},
+): Promise<ToolHost> {
   const config = withHostValues(configured, options.hostValues ?? {});
   const onHealth = options.onHealth ?? logHealth;
   const listed = new Map<string, ListedTool[]>();
   let tools: CatalogTool[] = [];
   const entries = new Map<string, ServerEntry>();
   const secretHex = Buffer.from(tokens.secret).toString("hex");
-  const secrets = createSecretScanner({ key: options.redactionKey ?? new Uint8Array(randomBytes(32)), patterns: config.secrets.patterns });
+  const secrets = createSecretScanner({
+    key: options.redactionKey ?? new Uint8Array(randomBytes(32)),
+    patterns: config.secrets.patterns,
+  });
   // Log lines and resume values of this process are redacted with the deployment's patterns and key from now on.
   useProcessScanner(secrets);
 
@@ -166,7 +173,13 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
           mint: (request) =>
             mintTaskToken(
               tokens.secret,
-              { audience: server.audience, tenant: request.tenant, subject: request.subject, task: request.task, scopes: [...request.scopes] },
+              {
+                audience: server.audience,
+                tenant: request.tenant,
+                subject: request.subject,
+                task: request.task,
+                scopes: [...request.scopes],
+              },
               { ttlSeconds: tokens.ttlSeconds },
             ),
           launchEnvironment: { WARRANT_TASK_TOKEN_SECRET: secretHex },
@@ -180,7 +193,10 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
   const changed = new Map<string, Map<string, { pinned_hash: string; served_hash: string }>>();
 
   /** Compares a server's contracted tools with their pins (pinning new ones). */
-  const checkPins = async (server: string, serverTools: readonly ListedTool[]): Promise<Map<string, { pinned_hash: string; served_hash: string }>> => {
+  const checkPins = async (
+    server: string,
+    serverTools: readonly ListedTool[],
+  ): Promise<Map<string, { pinned_hash: string; served_hash: string }>> => {
     const found = new Map<string, { pinned_hash: string; served_hash: string }>();
     if (!options.pins) return found;
     const info = serverInfo.get(server) ?? { name: "", version: "" };
@@ -194,7 +210,9 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
       found.set(verdict.tool, { pinned_hash: verdict.pinned_hash, served_hash: verdict.served_hash });
       if (changed.get(server)?.get(verdict.tool)?.served_hash !== verdict.served_hash) {
         process.stderr.write(
-          logLine(`[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}); review with \`npm run tools -- diff ${verdict.tool}\`\n`),
+          logLine(
+            `[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}); review with \`npm run tools -- diff ${verdict.tool}\`\n`,
+          ),
         );
       }
     }
@@ -207,7 +225,10 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
     listed.set(server, serverTools);
     changed.set(server, withdrawn);
     // Null prototype: a server named like an Object.prototype member must not find one.
-    const byServer: Record<string, ListedTool[]> = Object.assign(Object.create(null) as Record<string, ListedTool[]>, Object.fromEntries(listed));
+    const byServer: Record<string, ListedTool[]> = Object.assign(
+      Object.create(null) as Record<string, ListedTool[]>,
+      Object.fromEntries(listed),
+    );
     tools = buildCatalog(config.tools, byServer).tools.map((tool) => {
       const difference = changed.get(tool.server)?.get(tool.name);
       return difference ? { ...tool, definition_changed: difference } : tool;
@@ -264,7 +285,8 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
   started.forEach((outcome, index) => {
     const name = names[index] ?? "";
     if (outcome.status === "fulfilled") return;
-    if (config.servers[name]?.optional) entries.get(name)?.supervisor.markDown(`start-up failed: ${reasonOf(outcome.reason)}`);
+    if (config.servers[name]?.optional)
+      entries.get(name)?.supervisor.markDown(`start-up failed: ${reasonOf(outcome.reason)}`);
     else failures.push(`${name}: ${reasonOf(outcome.reason)}`);
   });
   if (failures.length > 0) {
@@ -290,17 +312,34 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
     const record = callOptions.record;
     const where = `${site.where} of ${site.tool ?? site.server}`;
     if (!options.audit || !record) {
-      process.stderr.write(logLine(`[warrant secrets] redacted ${found.length} value(s) in a ${where} (no run to audit)\n`));
+      process.stderr.write(
+        logLine(`[warrant secrets] redacted ${found.length} value(s) in a ${where} (no run to audit)\n`),
+      );
       return value;
     }
-    await recordRedactions(options.audit, [{ where: site.where, subject: `${site.where}:${record.call_id}:${site.tool ?? site.server}`, tool: site.tool, found }], {
-      thread_id: callOptions.threadId,
-      run_id: record.run_id,
-      run: record.run,
-      actor: callOptions.principal.user_id,
-      node: "execute",
-      at: new Date().toISOString(),
-    }).catch((error: unknown) => process.stderr.write(logLine(`[warrant secrets] could not record the redaction in a ${where}: ${reasonOf(error)}\n`)));
+    await recordRedactions(
+      options.audit,
+      [
+        {
+          where: site.where,
+          subject: `${site.where}:${record.call_id}:${site.tool ?? site.server}`,
+          tool: site.tool,
+          found,
+        },
+      ],
+      {
+        thread_id: callOptions.threadId,
+        run_id: record.run_id,
+        run: record.run,
+        actor: callOptions.principal.user_id,
+        node: "execute",
+        at: new Date().toISOString(),
+      },
+    ).catch((error: unknown) =>
+      process.stderr.write(
+        logLine(`[warrant secrets] could not record the redaction in a ${where}: ${reasonOf(error)}\n`),
+      ),
+    );
     return value;
   };
 
@@ -309,15 +348,30 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
     site: Site,
     entry: ServerEntry,
     callOptions: CallOptions,
-    work: (client: Client, meta: Record<string, string> | undefined, requestOptions: { timeout: number; signal?: AbortSignal }) => Promise<unknown>,
+    work: (
+      client: Client,
+      meta: Record<string, string> | undefined,
+      requestOptions: { timeout: number; signal?: AbortSignal },
+    ) => Promise<unknown>,
     normalize: (raw: unknown) => R,
     classify: (error: unknown) => Failure,
   ): Promise<R | Failed> => {
-    if (!entry.supervisor.healthy) return { ok: false, code: "server_unavailable", message: `the ${site.server} server is unavailable; it is being reconnected` };
-    const requestOptions = { timeout: callOptions.timeoutMs, ...(callOptions.signal ? { signal: callOptions.signal } : {}) };
+    if (!entry.supervisor.healthy)
+      return {
+        ok: false,
+        code: "server_unavailable",
+        message: `the ${site.server} server is unavailable; it is being reconnected`,
+      };
+    const requestOptions = {
+      timeout: callOptions.timeoutMs,
+      ...(callOptions.signal ? { signal: callOptions.signal } : {}),
+    };
     let raw: unknown;
     try {
-      const session = await entry.connection.session({ principal: callOptions.principal, threadId: callOptions.threadId });
+      const session = await entry.connection.session({
+        principal: callOptions.principal,
+        threadId: callOptions.threadId,
+      });
       raw = await session.run((client) => work(client, session.meta, requestOptions));
     } catch (error) {
       // A protocol error's message may quote what the server was sent or answered.
@@ -328,11 +382,20 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
   };
 
   /** The entry of a server that offers `capability`, or why not. */
-  const serverFor = (server: string, capability: "resources" | "prompts"): { ok: true; entry: ServerEntry } | Failed => {
+  const serverFor = (
+    server: string,
+    capability: "resources" | "prompts",
+  ): { ok: true; entry: ServerEntry } | Failed => {
     const entry = entries.get(server);
     if (!entry) return { ok: false, code: "unknown_tool", message: "no such server" };
-    if (!entry.supervisor.healthy) return { ok: false, code: "server_unavailable", message: `the ${server} server is unavailable; it is being reconnected` };
-    if (!capabilities.get(server)?.[capability]) return { ok: false, code: "tool_not_permitted", message: `the ${server} server offers no ${capability}` };
+    if (!entry.supervisor.healthy)
+      return {
+        ok: false,
+        code: "server_unavailable",
+        message: `the ${server} server is unavailable; it is being reconnected`,
+      };
+    if (!capabilities.get(server)?.[capability])
+      return { ok: false, code: "tool_not_permitted", message: `the ${server} server offers no ${capability}` };
     return { ok: true, entry };
   };
 
@@ -340,46 +403,58 @@ export async function connectTools(configured: WarrantConfig, tokens: TokenSetti
     catalog: () => tools,
     maxTools: config.selection.max_tools,
     isHealthy: (server) => entries.get(server)?.supervisor.healthy === true,
-    isListed: (name) => [...listed.values()].some((serverTools) => serverTools.some((tool) => tool.name === name)) || tools.some((tool) => tool.name === name),
+    isListed: (name) =>
+      [...listed.values()].some((serverTools) => serverTools.some((tool) => tool.name === name)) ||
+      tools.some((tool) => tool.name === name),
     async call(tool, args, callOptions) {
       const entry = entries.get(tool.server);
       if (!entry) return { ok: false, code: "unknown_tool", message: "no such server" };
       // Checked at the moment of the call: the definition may have changed since the step was planned.
       if (changed.get(tool.server)?.has(tool.name)) {
-        return { ok: false, code: "tool_not_permitted", message: "the tool's definition changed since it was pinned; an operator must review it" };
+        return {
+          ok: false,
+          code: "tool_not_permitted",
+          message: "the tool's definition changed since it was pinned; an operator must review it",
+        };
       }
       return send(
         { where: "result", server: tool.server, tool: tool.name, sensitive: tool.contract.sensitive ?? [] },
         entry,
         callOptions,
-        (client, _meta, requestOptions) => client.callTool({ name: tool.remote_name, arguments: args }, undefined, requestOptions),
+        (client, _meta, requestOptions) =>
+          client.callTool({ name: tool.remote_name, arguments: args }, undefined, requestOptions),
         (raw) => normalizeResult(raw, tool.contract.output),
         classifyCallFailure,
       );
     },
     async readResource(server, uri, callOptions) {
-      if (typeof uri !== "string" || uri.length === 0 || uri.length > MAX_URI_CHARS) return { ok: false, code: "invalid_arguments", message: "the resource URI is empty or too long" };
+      if (typeof uri !== "string" || uri.length === 0 || uri.length > MAX_URI_CHARS)
+        return { ok: false, code: "invalid_arguments", message: "the resource URI is empty or too long" };
       const found = serverFor(server, "resources");
       if (!found.ok) return found;
       return send(
         { where: "resource", server, tool: null, sensitive: [] },
         found.entry,
         callOptions,
-        (client, meta, requestOptions) => client.readResource({ uri, ...(meta ? { _meta: meta } : {}) }, requestOptions),
+        (client, meta, requestOptions) =>
+          client.readResource({ uri, ...(meta ? { _meta: meta } : {}) }, requestOptions),
         normalizeResource,
         classifyRequestFailure,
       );
     },
     async getPrompt(server, name, args, callOptions) {
-      if (typeof name !== "string" || name.length === 0 || name.length > MAX_PROMPT_NAME_CHARS) return { ok: false, code: "invalid_arguments", message: "the prompt name is empty or too long" };
-      if (Object.values(args).some((value) => typeof value !== "string")) return { ok: false, code: "invalid_arguments", message: "prompt arguments must be strings" };
+      if (typeof name !== "string" || name.length === 0 || name.length > MAX_PROMPT_NAME_CHARS)
+        return { ok: false, code: "invalid_arguments", message: "the prompt name is empty or too long" };
+      if (Object.values(args).some((value) => typeof value !== "string"))
+        return { ok: false, code: "invalid_arguments", message: "prompt arguments must be strings" };
       const found = serverFor(server, "prompts");
       if (!found.ok) return found;
       return send(
         { where: "prompt", server, tool: null, sensitive: [] },
         found.entry,
         callOptions,
-        (client, meta, requestOptions) => client.getPrompt({ name, arguments: { ...args }, ...(meta ? { _meta: meta } : {}) }, requestOptions),
+        (client, meta, requestOptions) =>
+          client.getPrompt({ name, arguments: { ...args }, ...(meta ? { _meta: meta } : {}) }, requestOptions),
         normalizePrompt,
         classifyRequestFailure,
       );

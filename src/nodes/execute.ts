@@ -22,7 +22,13 @@ import { allowed } from "../policy/decision.js";
 import { actionFingerprint } from "../policy/fingerprint.js";
 import { runStartOf } from "../runtime/audit-chain.js";
 import type { LedgerRow } from "../runtime/ledger.js";
-import { idempotencyArgument, MAX_WRITE_SENDS, readStatus, statusArguments, statusCheckRetryable } from "../runtime/reconcile.js";
+import {
+  idempotencyArgument,
+  MAX_WRITE_SENDS,
+  readStatus,
+  statusArguments,
+  statusCheckRetryable,
+} from "../runtime/reconcile.js";
 import { backoffMs, isRetryable } from "../runtime/retry.js";
 import { runOwner } from "../runtime/owner.js";
 import { threadIdFrom } from "../runtime/run-config.js";
@@ -61,7 +67,12 @@ async function runCall(action: Allowed, context: CallContext): Promise<{ result:
   return { result, rows: journal.list() };
 }
 
-async function settleCall(action: Allowed, context: CallContext, journal: CallJournal, history: readonly LedgerRow[]): Promise<CallResult> {
+async function settleCall(
+  action: Allowed,
+  context: CallContext,
+  journal: CallJournal,
+  history: readonly LedgerRow[],
+): Promise<CallResult> {
   // A row still `running` belongs to an execution that died mid-call: we never saw its outcome.
   const recovered: LedgerRow[] = [];
   for (const row of history) {
@@ -79,7 +90,9 @@ async function settleCall(action: Allowed, context: CallContext, journal: CallJo
   const tool = context.tools.catalog().find((entry) => entry.name === action.tool);
   if (!tool) return failure(action, "server_unavailable", "the tool is no longer available");
   // A write already sent is settled by reconciliation whatever changed since; anything else is checked again.
-  const writeSent = action.risk !== "read" && history.some((row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied");
+  const writeSent =
+    action.risk !== "read" &&
+    history.some((row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied");
   if (!writeSent) {
     // Authorized when proposed (and maybe approved long ago): check again as the owner is now.
     const authorization = authorizeFor(tool, action.model_args, context.principal);
@@ -100,19 +113,40 @@ async function settleCall(action: Allowed, context: CallContext, journal: CallJo
     return reconcile(action, tool, context, journal, key, last, MAX_WRITE_SENDS - sends.length);
   }
 
-  const sent = await journal.attempt(tool, action.args, { risk: action.risk, fingerprint: action.fingerprint, idempotency_key: key });
+  const sent = await journal.attempt(tool, action.args, {
+    risk: action.risk,
+    fingerprint: action.fingerprint,
+    idempotency_key: key,
+  });
   if (!sent) return budgetFailure(action);
   return afterWrite(action, tool, context, journal, key, sent, MAX_WRITE_SENDS - 1);
 }
 
 /** Reads: bounded retries of transient failures with backoff (DESIGN §6). */
-async function runRead(action: Allowed, tool: CatalogTool, context: CallContext, journal: CallJournal): Promise<CallResult> {
+async function runRead(
+  action: Allowed,
+  tool: CatalogTool,
+  context: CallContext,
+  journal: CallJournal,
+): Promise<CallResult> {
   for (let tries = 1; ; tries += 1) {
-    const done = await journal.attempt(tool, action.args, { risk: action.risk, fingerprint: action.fingerprint, idempotency_key: null });
+    const done = await journal.attempt(tool, action.args, {
+      risk: action.risk,
+      fingerprint: action.fingerprint,
+      idempotency_key: null,
+    });
     if (!done) return budgetFailure(action);
     const { outcome } = done;
-    if (outcome.ok) return { call_id: action.call_id, tool: action.tool, ok: true, text: outcome.text, structured: outcome.structured };
-    if (!isRetryable(outcome.code, action.risk) || tries >= tool.contract.max_attempts) return failure(action, outcome.code, outcome.message);
+    if (outcome.ok)
+      return {
+        call_id: action.call_id,
+        tool: action.tool,
+        ok: true,
+        text: outcome.text,
+        structured: outcome.structured,
+      };
+    if (!isRetryable(outcome.code, action.risk) || tries >= tool.contract.max_attempts)
+      return failure(action, outcome.code, outcome.message);
     await sleep(backoffMs(tries));
   }
 }
@@ -128,7 +162,8 @@ async function afterWrite(
   retriesLeft: number,
 ): Promise<CallResult> {
   const { row, outcome } = sent;
-  if (outcome.ok) return { call_id: action.call_id, tool: action.tool, ok: true, text: outcome.text, structured: outcome.structured };
+  if (outcome.ok)
+    return { call_id: action.call_id, tool: action.tool, ok: true, text: outcome.text, structured: outcome.structured };
   if (row.status !== "outcome_unknown") return failure(action, outcome.code, outcome.message);
   return reconcile(action, tool, context, journal, key, row, retriesLeft);
 }
@@ -150,11 +185,19 @@ async function reconcile(
   const rule = tool.contract.reconcile;
   const statusTool = rule ? context.tools.catalog().find((entry) => entry.name === rule.tool) : undefined;
   if (!rule || !statusTool || key === null) {
-    return failure(action, "outcome_unknown", "the write may have been applied, and there is no way to check it; it was not repeated");
+    return failure(
+      action,
+      "outcome_unknown",
+      "the write may have been applied, and there is no way to check it; it was not repeated",
+    );
   }
   const answer = await askStatus(action, tool, statusTool, rule, key, context, journal, unknownRow);
   if (answer.kind === "unreachable") {
-    return failure(action, "outcome_unknown", `the write may have been applied and its status could not be checked (${answer.code}); it was not repeated`);
+    return failure(
+      action,
+      "outcome_unknown",
+      `the write may have been applied and its status could not be checked (${answer.code}); it was not repeated`,
+    );
   }
   if (answer.kind === "applied") {
     await journal.finish(unknownRow, { status: "succeeded", error_code: null, reconciled_by: answer.row.attempt });
@@ -163,13 +206,22 @@ async function reconcile(
   }
   // Known now: that attempt was not applied.
   // Keep what was observed (a timeout, a lost connection); an attempt cut off by a crash observed nothing.
-  const code = unknownRow.error_code && unknownRow.error_code !== "outcome_unknown" ? unknownRow.error_code : "tool_failed";
+  const code =
+    unknownRow.error_code && unknownRow.error_code !== "outcome_unknown" ? unknownRow.error_code : "tool_failed";
   await journal.finish(unknownRow, { status: "failed", error_code: code, reconciled_by: answer.row.attempt });
   if (retriesLeft <= 0) {
-    return failure(action, code, `the write was not applied (checked with ${statusTool.name}) and has already been retried once`);
+    return failure(
+      action,
+      code,
+      `the write was not applied (checked with ${statusTool.name}) and has already been retried once`,
+    );
   }
   // Same arguments, so the same idempotency key: the server applies it at most once even if the first attempt lands late.
-  const sent = await journal.attempt(tool, action.args, { risk: action.risk, fingerprint: action.fingerprint, idempotency_key: key });
+  const sent = await journal.attempt(tool, action.args, {
+    risk: action.risk,
+    fingerprint: action.fingerprint,
+    idempotency_key: key,
+  });
   if (!sent) return budgetFailure(action);
   return afterWrite(action, tool, context, journal, key, sent, retriesLeft - 1);
 }
@@ -214,13 +266,21 @@ async function askStatus(
   let code: ToolErrorCode = "budget_exhausted";
   for (let tries = 1; tries <= statusTool.contract.max_attempts; tries += 1) {
     // A lost response often means the server process died; the host reconnects it in the background.
-    if (!(await awaitHealthy(context, statusTool.server, statusTool.contract.timeout_ms))) return { kind: "unreachable", code: "server_unavailable" };
-    const done = await journal.attempt(statusTool, args, { risk: "read", fingerprint, idempotency_key: null, reconciles: unknownRow.attempt });
+    if (!(await awaitHealthy(context, statusTool.server, statusTool.contract.timeout_ms)))
+      return { kind: "unreachable", code: "server_unavailable" };
+    const done = await journal.attempt(statusTool, args, {
+      risk: "read",
+      fingerprint,
+      idempotency_key: null,
+      reconciles: unknownRow.attempt,
+    });
     if (!done) return { kind: "unreachable", code: "budget_exhausted" };
     const { outcome, row } = done;
     if (outcome.ok) {
       const answer = readStatus(outcome.structured, rule);
-      return answer.kind === "unreadable" ? { kind: "unreachable", code: "protocol_error" } : { kind: answer.kind, row, structured: outcome.structured };
+      return answer.kind === "unreadable"
+        ? { kind: "unreachable", code: "protocol_error" }
+        : { kind: answer.kind, row, structured: outcome.structured };
     }
     code = outcome.code;
     if (!statusCheckRetryable(outcome.code)) break;
@@ -249,7 +309,10 @@ export function makeExecuteNode(host: Host) {
       ...transition(state.status, "tool_running", "observing"),
       ledger,
       call_results: outcomes.map((outcome) => outcome.result),
-      usage: { tool_calls: context.started.count, elapsed_ms: ledger.reduce((sum, row) => sum + (row.elapsed_ms ?? 0), 0) },
+      usage: {
+        tool_calls: context.started.count,
+        elapsed_ms: ledger.reduce((sum, row) => sum + (row.elapsed_ms ?? 0), 0),
+      },
     };
   };
 }

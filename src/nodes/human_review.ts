@@ -8,7 +8,13 @@
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
 import type { Host } from "../host.js";
-import { bindResume, interruptPayload, mayDecide, type InterruptPayload, type ResumeDecision } from "../policy/approval.js";
+import {
+  bindResume,
+  interruptPayload,
+  mayDecide,
+  type InterruptPayload,
+  type ResumeDecision,
+} from "../policy/approval.js";
 import { remainingToolCalls } from "../policy/budgets.js";
 import { decideOne, type Counters, type DecideContext } from "../policy/decide.js";
 import { pendingReview, type ApprovalOutcome, type Decision, type Denial } from "../policy/decision.js";
@@ -23,7 +29,10 @@ import { repeatCountsUpdate, type NodeUpdate, type ReviewWaits, type State } fro
 type Review = Extract<Decision, { type: "review" }>;
 
 export function makeHumanReviewNode(host: Host) {
-  return async function human_review(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"human_review">> {
+  return async function human_review(
+    state: State,
+    config: LangGraphRunnableConfig,
+  ): Promise<NodeUpdate<"human_review">> {
     const pending = pendingReview(state.decisions ?? []);
     const request = interruptPayload(pending);
     const payload: InterruptPayload = state.review_feedback ? { ...request, error: state.review_feedback } : request;
@@ -37,10 +46,24 @@ export function makeHumanReviewNode(host: Host) {
     const context = await decideContextFor(state, config, host);
     const refused = pending.filter((review) => !mayDecide(approver, context.owner, review.rule));
     if (refused.length > 0) {
-      const names = refused.map((review) => `${review.tool} (${review.approval.action_id}: ${review.rule.replaceAll("_", " ")})`).join(", ");
-      return { review_feedback: { code: "approver_not_permitted", message: `you may not decide ${names}` }, review_waits };
+      const names = refused
+        .map((review) => `${review.tool} (${review.approval.action_id}: ${review.rule.replaceAll("_", " ")})`)
+        .join(", ");
+      return {
+        review_feedback: { code: "approver_not_permitted", message: `you may not decide ${names}` },
+        review_waits,
+      };
     }
-    const binding = bindResume(await withoutSecretsInResume(answer, { host, threadId: context.threadId, run: state.run, approver: approver.user_id, tools: pending.map((review) => review.tool) }), pending);
+    const binding = bindResume(
+      await withoutSecretsInResume(answer, {
+        host,
+        threadId: context.threadId,
+        run: state.run,
+        approver: approver.user_id,
+        tools: pending.map((review) => review.tool),
+      }),
+      pending,
+    );
     if (!binding.ok) return { review_feedback: { code: "invalid_resume", message: binding.message }, review_waits };
 
     const resolved = new Map<string, Decision>();
@@ -48,12 +71,20 @@ export function makeHumanReviewNode(host: Host) {
     const decidedAt = new Date(context.now).toISOString();
     let repeats = repeatCountsOf(state);
     for (const { review, decision } of binding.pairs) {
-      const others = (state.decisions ?? []).filter((entry) => entry.call_id !== review.call_id && entry.type !== "deny").length;
-      const counters: Counters = { budgetLeft: remainingToolCalls(state.usage, host.budgets) - others, repeats: withoutOne(repeats, review.fingerprint) };
+      const others = (state.decisions ?? []).filter(
+        (entry) => entry.call_id !== review.call_id && entry.type !== "deny",
+      ).length;
+      const counters: Counters = {
+        budgetLeft: remainingToolCalls(state.usage, host.budgets) - others,
+        repeats: withoutOne(repeats, review.fingerprint),
+      };
       const result = resolve(review, decision, context, counters);
       if (result.decision.type === "allow" && decision.type === "edit") repeats = result.counters.repeats;
       const outcome = outcomeOf(review, decision, result.decision, context.now);
-      resolved.set(review.call_id, { ...result.decision, review: { approver: approver.user_id, outcome, decided_at: decidedAt } });
+      resolved.set(review.call_id, {
+        ...result.decision,
+        review: { approver: approver.user_id, outcome, decided_at: decidedAt },
+      });
       records.push(recordOf(state, context, review, approver, outcome, result.decision, decidedAt));
     }
     // The record exists before any approved effect can start (execute runs after this node).
@@ -94,18 +125,33 @@ function deny(review: Review, code: Denial["code"], check: Denial["check"], mess
 }
 
 /** One decision on one pending action. An edit is a new version of the action, decided by the same pipeline as the run's owner. */
-function resolve(review: Review, decision: ResumeDecision, context: DecideContext, counters: Counters): { decision: Exclude<Decision, Review>; counters: Counters } {
+function resolve(
+  review: Review,
+  decision: ResumeDecision,
+  context: DecideContext,
+  counters: Counters,
+): { decision: Exclude<Decision, Review>; counters: Counters } {
   const { approval, description: _description, rule: _rule, type: _type, ...action } = review;
-  if (Date.parse(approval.expires_at) <= context.now) return { decision: deny(review, "approval_expired", "expiry", "the approval request expired"), counters };
-  if (decision.type === "reject") return { decision: deny(review, "approval_rejected", "review", decision.message ?? "rejected by the reviewer"), counters };
+  if (Date.parse(approval.expires_at) <= context.now)
+    return { decision: deny(review, "approval_expired", "expiry", "the approval request expired"), counters };
+  if (decision.type === "reject")
+    return {
+      decision: deny(review, "approval_rejected", "review", decision.message ?? "rejected by the reviewer"),
+      counters,
+    };
   if (decision.type === "approve") return { decision: { type: "allow", ...action }, counters };
   if (decision.edited_action.name !== review.tool) {
     return { decision: deny(review, "tool_not_permitted", "review", "an edit may not change the tool"), counters };
   }
-  const edited = { call_id: review.call_id, name: review.tool, raw_arguments: JSON.stringify(decision.edited_action.args) };
+  const edited = {
+    call_id: review.call_id,
+    name: review.tool,
+    raw_arguments: JSON.stringify(decision.edited_action.args),
+  };
   const result = decideOne(edited, context, counters, { reviewed: { version: approval.version + 1 } });
   // A reviewed edit is allowed or denied, never sent back for review.
-  if (result.decision.type === "review") return { decision: deny(review, "tool_not_permitted", "review", "the edit needs another review"), counters };
+  if (result.decision.type === "review")
+    return { decision: deny(review, "tool_not_permitted", "review", "the edit needs another review"), counters };
   return { decision: result.decision, counters: result.counters };
 }
 

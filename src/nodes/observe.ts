@@ -13,11 +13,25 @@ import type { Decision } from "../policy/decision.js";
 import { mergeEvidence, type Evidence } from "../runtime/evidence.js";
 import { runStartOf } from "../runtime/audit-chain.js";
 import { transition, type RunStatus } from "../runtime/transitions.js";
-import type { CallResult, Citation, NodeUpdate, Progress, ProgressUpdate, RunResult, State, TerminationReason } from "../state.js";
+import type {
+  CallResult,
+  Citation,
+  NodeUpdate,
+  Progress,
+  ProgressUpdate,
+  RunResult,
+  State,
+  TerminationReason,
+} from "../state.js";
 import { threadIdFrom } from "../runtime/run-config.js";
 
 function errorMessage(callId: string, tool: string, code: string, message: string): ToolMessage {
-  return new ToolMessage({ tool_call_id: callId, name: tool, status: "error", content: JSON.stringify({ error: { code, message } }) });
+  return new ToolMessage({
+    tool_call_id: callId,
+    name: tool,
+    status: "error",
+    content: JSON.stringify({ error: { code, message } }),
+  });
 }
 
 /** One tool message per proposal, in proposal order, so every tool call has its answer. */
@@ -27,7 +41,12 @@ function toolMessages(decisions: readonly Decision[], results: readonly CallResu
     const result = results.find((entry) => entry.call_id === decision.call_id);
     if (!result) return errorMessage(decision.call_id, decision.tool, "approval_required", "the call was not executed");
     if (!result.ok) return errorMessage(result.call_id, result.tool, result.code, result.message);
-    return new ToolMessage({ tool_call_id: result.call_id, name: result.tool, content: result.text, artifact: result.structured });
+    return new ToolMessage({
+      tool_call_id: result.call_id,
+      name: result.tool,
+      content: result.text,
+      artifact: result.structured,
+    });
   });
 }
 
@@ -35,7 +54,10 @@ function resultHash(result: Extract<CallResult, { ok: true }>): string {
   return createHash("sha256").update(result.tool).update("\u0000").update(result.text).digest("hex").slice(0, 32);
 }
 
-function citationsFor(refs: readonly string[], evidence: readonly Evidence[]): { citations: Citation[]; unsupported: string[] } {
+function citationsFor(
+  refs: readonly string[],
+  evidence: readonly Evidence[],
+): { citations: Citation[]; unsupported: string[] } {
   const citations: Citation[] = [];
   const unsupported: string[] = [];
   for (const ref of new Set(refs)) {
@@ -54,7 +76,8 @@ function citationsFor(refs: readonly string[], evidence: readonly Evidence[]): {
 
 function answerMessage(result: RunResult): AIMessage {
   const sources = result.citations.map(
-    (citation, index) => `[${index + 1}] ${citation.source_id}${citation.page !== undefined ? ` p.${citation.page}` : ""} (${citation.ref})`,
+    (citation, index) =>
+      `[${index + 1}] ${citation.source_id}${citation.page !== undefined ? ` p.${citation.page}` : ""} (${citation.ref})`,
   );
   const content = sources.length > 0 ? `${result.answer}\n\nSources:\n${sources.join("\n")}` : result.answer;
   return new AIMessage({ content, additional_kwargs: { warrant_result: result } });
@@ -68,7 +91,9 @@ function answerMessage(result: RunResult): AIMessage {
  */
 export function unresolvedWrites(state: Pick<State, "proposals" | "call_results">): string | undefined {
   const proposed = new Set((state.proposals ?? []).map((proposal) => proposal.call_id));
-  const unknown = (state.call_results ?? []).filter((result) => !result.ok && result.code === "outcome_unknown" && proposed.has(result.call_id));
+  const unknown = (state.call_results ?? []).filter(
+    (result) => !result.ok && result.code === "outcome_unknown" && proposed.has(result.call_id),
+  );
   if (unknown.length === 0) return undefined;
   const calls = unknown.map((result) => `${result.tool} (${result.call_id})${result.ok ? "" : `: ${result.message}`}`);
   return `outcome_unknown: ${calls.join("; ")}. Check whether it took effect before asking again.`;
@@ -89,7 +114,9 @@ export function makeObserveNode(host: Host) {
     const allEvidence = mergeEvidence(state.evidence, fresh);
 
     const previous: Progress =
-      state.progress && state.progress.run_id === run?.run_id ? state.progress : { run_id: run?.run_id ?? "", steps_without_progress: 0, seen_results: [] };
+      state.progress && state.progress.run_id === run?.run_id
+        ? state.progress
+        : { run_id: run?.run_id ?? "", steps_without_progress: 0, seen_results: [] };
     const hashes = successes.map(resultHash);
     const novel = hashes.filter((hash) => !previous.seen_results.includes(hash));
     const progressed = newEvidence.length > 0 || novel.length > 0;
@@ -100,22 +127,30 @@ export function makeObserveNode(host: Host) {
       seen_results: novel,
     };
 
-    const end = async (status: RunStatus, reason: Omit<TerminationReason, "turn">, result: RunResult | null = null, extra: AIMessage[] = []) => {
+    const end = async (
+      status: RunStatus,
+      reason: Omit<TerminationReason, "turn">,
+      result: RunResult | null = null,
+      extra: AIMessage[] = [],
+    ) => {
       // How the run ended is also an audit event (one per run, idempotent on replay).
-      await (await host.audit()).record([
-        {
-          thread_id: threadIdFrom(config),
-          run_id: run?.run_id ?? "",
-          kind: "run_ended",
-          subject: "",
-          node: "observe",
-          actor: run?.owner ?? "",
-          code: reason.code,
-          tool: null,
-          detail: reason.budget ? `${reason.detail} (${reason.budget})` : reason.detail,
-          at: new Date(host.now()).toISOString(),
-        },
-      ], runStartOf(threadIdFrom(config), run));
+      await (await host.audit()).record(
+        [
+          {
+            thread_id: threadIdFrom(config),
+            run_id: run?.run_id ?? "",
+            kind: "run_ended",
+            subject: "",
+            node: "observe",
+            actor: run?.owner ?? "",
+            code: reason.code,
+            tool: null,
+            detail: reason.budget ? `${reason.detail} (${reason.budget})` : reason.detail,
+            at: new Date(host.now()).toISOString(),
+          },
+        ],
+        runStartOf(threadIdFrom(config), run),
+      );
       return {
         ...transition(state.status, status),
         messages: [...messages, ...extra],
@@ -133,34 +168,64 @@ export function makeObserveNode(host: Host) {
     if (verdict?.type === "final") {
       const { citations, unsupported } = citationsFor(verdict.citations, allEvidence);
       if (unsupported.length > 0) {
-        return end("failed", { code: "unsupported_citation", detail: `cited refs not in evidence: ${unsupported.join(", ")}` });
+        return end("failed", {
+          code: "unsupported_citation",
+          detail: `cited refs not in evidence: ${unsupported.join(", ")}`,
+        });
       }
       const result: RunResult = { answer: verdict.answer, citations, abstained: verdict.abstained };
-      if (verdict.abstained) return end("abstained", { code: "abstained", detail: "no supporting evidence" }, result, [answerMessage(result)]);
-      return end("completed", { code: "final_answer", detail: `answered with ${citations.length} citation(s)` }, result, [answerMessage(result)]);
+      if (verdict.abstained)
+        return end("abstained", { code: "abstained", detail: "no supporting evidence" }, result, [
+          answerMessage(result),
+        ]);
+      return end(
+        "completed",
+        { code: "final_answer", detail: `answered with ${citations.length} citation(s)` },
+        result,
+        [answerMessage(result)],
+      );
     }
     if (verdict?.type === "needs_human") return end("needs_human", { code: "needs_human", detail: verdict.reason });
-    if (verdict?.type === "error") return end("failed", { code: "planner_error", detail: `${verdict.code}: ${verdict.message}` });
+    if (verdict?.type === "error")
+      return end("failed", { code: "planner_error", detail: `${verdict.code}: ${verdict.message}` });
     if (verdict?.type === "stop") return end("failed", { code: verdict.code, detail: verdict.detail });
 
     const stopDenial = decisions.find(
-      (decision): decision is Extract<Decision, { type: "deny" }> => decision.type === "deny" && (decision.code === "budget_exhausted" || decision.code === "repeated_action"),
+      (decision): decision is Extract<Decision, { type: "deny" }> =>
+        decision.type === "deny" && (decision.code === "budget_exhausted" || decision.code === "repeated_action"),
     );
     const stopResult = results.find((result) => !result.ok && result.code === "budget_exhausted");
     if (stopDenial?.code === "repeated_action") {
-      return end("stopped", { code: "repeated_action", detail: `${stopDenial.tool} was proposed again with the same arguments` });
+      return end("stopped", {
+        code: "repeated_action",
+        detail: `${stopDenial.tool} was proposed again with the same arguments`,
+      });
     }
     if (stopDenial || stopResult) {
-      return end("stopped", { code: "budget_exhausted", budget: "tool_calls", detail: `tool-call budget of ${host.budgets.tool_calls} used up` });
+      return end("stopped", {
+        code: "budget_exhausted",
+        budget: "tool_calls",
+        detail: `tool-call budget of ${host.budgets.tool_calls} used up`,
+      });
     }
     const waits = state.review_waits?.run_id === run?.run_id ? Object.values(state.review_waits?.by_call ?? {}) : [];
     const waited = waits.reduce((sum, ms) => sum + ms, 0);
     const budget = run ? exhaustedBudget(state.usage, host.budgets, run.started_at, host.now(), waited) : undefined;
     if (budget) return end("stopped", { code: "budget_exhausted", budget, detail: `${budget} budget used up` });
     if (progress.steps_without_progress >= host.budgets.no_progress_steps) {
-      return end("stopped", { code: "no_progress", detail: `${progress.steps_without_progress} turns without new results or evidence` });
+      return end("stopped", {
+        code: "no_progress",
+        detail: `${progress.steps_without_progress} turns without new results or evidence`,
+      });
     }
     // A new run on an old thread clears the previous run's outcome here.
-    return { ...transition(state.status, "planning"), messages, evidence: fresh, progress, termination_reason: null, result: null };
+    return {
+      ...transition(state.status, "planning"),
+      messages,
+      evidence: fresh,
+      progress,
+      termination_reason: null,
+      result: null,
+    };
   };
 }

@@ -48,7 +48,12 @@ export function makePlanNode(host: Host) {
       cost_usd: costOf(result.usage, price),
     };
     // Planner output is untrusted text: nothing unstorable, and no secret, reaches the checkpoint or our tables.
-    const outcome = await withoutSecrets(sanitizePlan(result.outcome, state.messages), { host, tools: await host.tools(), threadId: threadIdFrom(config), run });
+    const outcome = await withoutSecrets(sanitizePlan(result.outcome, state.messages), {
+      host,
+      tools: await host.tools(),
+      threadId: threadIdFrom(config),
+      run,
+    });
     if (outcome.type === "tool_calls" && outcome.calls.length > 0) return proposeCalls(state, step, outcome, usage);
     const verdict =
       outcome.type === "tool_calls"

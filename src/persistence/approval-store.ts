@@ -32,12 +32,35 @@ export function approvalMigrations(schema: string): string[] {
   ];
 }
 
-const COLUMNS = ["thread_id", "action_id", "version", "run_id", "call_id", "tool", "fingerprint", "outcome", "edited_fingerprint", "approver", "approver_tenant", "owner", "decided_at", "expires_at"] as const;
+const COLUMNS = [
+  "thread_id",
+  "action_id",
+  "version",
+  "run_id",
+  "call_id",
+  "tool",
+  "fingerprint",
+  "outcome",
+  "edited_fingerprint",
+  "approver",
+  "approver_tenant",
+  "owner",
+  "decided_at",
+  "expires_at",
+] as const;
 
-const CASTS: Partial<Record<(typeof COLUMNS)[number], string>> = { version: "integer", decided_at: "timestamptz", expires_at: "timestamptz" };
+const CASTS: Partial<Record<(typeof COLUMNS)[number], string>> = {
+  version: "integer",
+  decided_at: "timestamptz",
+  expires_at: "timestamptz",
+};
 
 /** `statements`: the thread's deferred ledger statements are written first, so the chain keeps the order things happened in. */
-export function createApprovalStore(pool: pg.Pool, schema: string, statements?: Pick<ThreadStatements, "settle">): ApprovalStore {
+export function createApprovalStore(
+  pool: pg.Pool,
+  schema: string,
+  statements?: Pick<ThreadStatements, "settle">,
+): ApprovalStore {
   const table = `${quoteSchemaName(schema)}.approvals`;
   return {
     async record(rows, run) {
@@ -51,8 +74,18 @@ export function createApprovalStore(pool: pg.Pool, schema: string, statements?: 
           continue;
         }
         // The record and its audit-chain link in one statement; a replayed record (kept as it was) appends nothing.
-        const link = rowLink(params, "approvals", run, { kind: "approval", key: "w.action_id || '/' || w.version::text", node: "human_review", actor: "w.approver", code: "w.outcome" });
-        await runChained(pool, chainedStatement(schema, params, run, { ctes: [`written as (${insert} returning *)`], link }), params);
+        const link = rowLink(params, "approvals", run, {
+          kind: "approval",
+          key: "w.action_id || '/' || w.version::text",
+          node: "human_review",
+          actor: "w.approver",
+          code: "w.outcome",
+        });
+        await runChained(
+          pool,
+          chainedStatement(schema, params, run, { ctes: [`written as (${insert} returning *)`], link }),
+          params,
+        );
       }
     },
     async list(threadId) {

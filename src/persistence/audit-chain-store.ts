@@ -13,7 +13,15 @@
  * version, also under READ COMMITTED).
  */
 import type pg from "pg";
-import { COVERED_COLUMNS, genesisHash, type ChainEvent, type ChainRun, type CoveredRow, type CoveredTable, type RunStart } from "../runtime/audit-chain.js";
+import {
+  COVERED_COLUMNS,
+  genesisHash,
+  type ChainEvent,
+  type ChainRun,
+  type CoveredRow,
+  type CoveredTable,
+  type RunStart,
+} from "../runtime/audit-chain.js";
 import { quoteSchemaName } from "./ledger-store.js";
 import { statement } from "./prepared.js";
 
@@ -150,7 +158,12 @@ export function chainedStatement(schema: string, params: Params, start: RunStart
  * (ledger rows are written by key). The statement's one row says how many
  * links each write appended (`w1`, `w2`, …), which is the rows it wrote.
  */
-export function chainedWrites(schema: string, params: Params, start: RunStart, writes: readonly ChainedWrite[]): string {
+export function chainedWrites(
+  schema: string,
+  params: Params,
+  start: RunStart,
+  writes: readonly ChainedWrite[],
+): string {
   const s = quoteSchemaName(schema);
   const genesis = params.add(genesisHash(start));
   const runId = params.add(start.run_id);
@@ -210,13 +223,22 @@ export function rowLink(
 }
 
 /** Runs a chained statement (`named`: prepared, see prepared.ts); returns how many link events it inserted (0: nothing was written). */
-export async function runChained(pool: Pick<pg.ClientBase, "query">, sql: string, params: Params, named = false): Promise<number> {
+export async function runChained(
+  pool: Pick<pg.ClientBase, "query">,
+  sql: string,
+  params: Params,
+  named = false,
+): Promise<number> {
   const result = await pool.query(statement(sql, params.values, named));
   return result.rowCount ?? 0;
 }
 
 /** What verification reads: start records, events (as hashed text), covered rows (as text). */
-export async function loadChain(pool: pg.Pool, schema: string, runId?: string): Promise<{ runs: ChainRun[]; events: ChainEvent[]; rows: CoveredRow[] }> {
+export async function loadChain(
+  pool: pg.Pool,
+  schema: string,
+  runId?: string,
+): Promise<{ runs: ChainRun[]; events: ChainEvent[]; rows: CoveredRow[] }> {
   const s = quoteSchemaName(schema);
   const runs = (
     await pool.query<ChainRun>(
@@ -231,15 +253,22 @@ export async function loadChain(pool: pg.Pool, schema: string, runId?: string): 
   const events = (
     await pool.query<ChainEvent>(
       `select thread_id, run_id, seq, prev_hash, hash, kind, subject, node, actor, code, tool, detail, ${utcText("at")} as at from ${s}.audit_events ${
-        runId === undefined ? "" : "where run_id = $2 or (thread_id = any($1::text[]) and kind in ('ledger', 'approval'))"
+        runId === undefined
+          ? ""
+          : "where run_id = $2 or (thread_id = any($1::text[]) and kind in ('ledger', 'approval'))"
       }`,
       runId === undefined ? [] : [threads, runId],
     )
   ).rows;
   const rows: CoveredRow[] = [];
   for (const table of Object.keys(COVERED_COLUMNS) as CoveredTable[]) {
-    const columns = COVERED_COLUMNS[table].columns.map((column) => `${columnText("r", column)} as ${column}`).join(", ");
-    const found = await pool.query<Record<string, string | null>>(`select ${columns} from ${s}.${table} r ${where("r.thread_id")}`, args);
+    const columns = COVERED_COLUMNS[table].columns
+      .map((column) => `${columnText("r", column)} as ${column}`)
+      .join(", ");
+    const found = await pool.query<Record<string, string | null>>(
+      `select ${columns} from ${s}.${table} r ${where("r.thread_id")}`,
+      args,
+    );
     for (const row of found.rows) rows.push({ table, columns: row });
   }
   return { runs, events, rows };

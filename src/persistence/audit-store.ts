@@ -42,7 +42,11 @@ function storable(event: AuditEvent): AuditEvent {
 }
 
 /** `statements`: the thread's deferred ledger statements are written first, so a run's last link is still how it ended. */
-export function createAuditStore(pool: pg.Pool, schema: string, statements?: Pick<ThreadStatements, "settle">): AuditStore {
+export function createAuditStore(
+  pool: pg.Pool,
+  schema: string,
+  statements?: Pick<ThreadStatements, "settle">,
+): AuditStore {
   const table = `${quoteSchemaName(schema)}.audit_events`;
   return {
     async record(events, run) {
@@ -52,12 +56,22 @@ export function createAuditStore(pool: pg.Pool, schema: string, statements?: Pic
         const event = storable(raw);
         const params = new Params();
         if (!run) {
-          const placeholders = COLUMNS.map((column) => params.add(event[column], column === "at" ? "timestamptz" : "text")).join(", ");
-          await pool.query(`insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict do nothing`, params.values);
+          const placeholders = COLUMNS.map((column) =>
+            params.add(event[column], column === "at" ? "timestamptz" : "text"),
+          ).join(", ");
+          await pool.query(
+            `insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict do nothing`,
+            params.values,
+          );
           continue;
         }
         // The event is its own chain link. One already stored (a node replayed after a crash) appends nothing.
-        const [thread, runId, kind, subject] = [params.add(event.thread_id), params.add(run.run_id), params.add(event.kind), params.add(event.subject)];
+        const [thread, runId, kind, subject] = [
+          params.add(event.thread_id),
+          params.add(run.run_id),
+          params.add(event.kind),
+          params.add(event.subject),
+        ];
         const link = `select ${thread} as thread_id, ${runId} as run_id, ${kind} as kind, ${subject} as subject, false as numbered,
                              ${params.add(event.node)} as node, ${params.add(event.actor)} as actor, ${params.add(event.code)} as code, ${params.add(event.tool)} as tool,
                              ${params.add(event.detail)} as detail, ${params.add(event.at, "timestamptz")} as at

@@ -32,7 +32,10 @@ export class CheckpointBuffer {
   restore(threadId: string, saves: PendingSaves): void {
     if (isEmpty(saves)) return;
     const later = this.take(threadId);
-    this.pending.set(threadId, { checkpoints: [...saves.checkpoints, ...later.checkpoints], writes: [...saves.writes, ...later.writes] });
+    this.pending.set(threadId, {
+      checkpoints: [...saves.checkpoints, ...later.checkpoints],
+      writes: [...saves.writes, ...later.writes],
+    });
   }
 
   /** Drops a thread's saves (the thread is being deleted). Call under the thread's lock. */
@@ -68,4 +71,3 @@ export class CheckpointBuffer {
     }
   }
 }
-

@@ -19,9 +19,25 @@ const TABLES = {
 } as const;
 
 /** One `checkpoint_blobs` row, as `PostgresSaver._dumpBlobs` makes it. */
-export type BlobRow = [thread_id: string, checkpoint_ns: string, channel: string, version: string, type: string, blob: Uint8Array | undefined];
+export type BlobRow = [
+  thread_id: string,
+  checkpoint_ns: string,
+  channel: string,
+  version: string,
+  type: string,
+  blob: Uint8Array | undefined,
+];
 /** One `checkpoint_writes` row, as `PostgresSaver._dumpWrites` makes it. */
-export type WriteRow = [thread_id: string, checkpoint_ns: string, checkpoint_id: string, task_id: string, idx: number, channel: string, type: string, blob: Uint8Array];
+export type WriteRow = [
+  thread_id: string,
+  checkpoint_ns: string,
+  checkpoint_id: string,
+  task_id: string,
+  idx: number,
+  channel: string,
+  type: string,
+  blob: Uint8Array,
+];
 
 /** One checkpoint: its row and its new blobs. */
 export interface CheckpointSave {
@@ -109,7 +125,9 @@ function columns<Row extends readonly unknown[]>(rows: readonly Row[], width: nu
  * these arrays are most of what a tool step sends.
  */
 function base64(blobs: unknown[] | undefined): (string | null)[] {
-  return (blobs ?? []).map((blob) => (blob instanceof Uint8Array ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString("base64") : null));
+  return (blobs ?? []).map((blob) =>
+    blob instanceof Uint8Array ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString("base64") : null,
+  );
 }
 
 /** Saves not yet written, in the order LangGraph made them. */
@@ -129,23 +147,53 @@ export function saveCtes(saves: PendingSaves, params: Params): string[] {
   const ctes: string[] = [];
   if (saves.checkpoints.length > 0) {
     // A checkpoint saved twice keeps its last version, as two upserts in a row would.
-    const unique = [...new Map(saves.checkpoints.map((save) => [JSON.stringify([save.thread_id, save.checkpoint_ns, save.checkpoint_id]), save])).values()];
-    const [thread, namespace, channel, version, type, blob] = columns(unique.flatMap((save) => save.blobs), 6);
+    const unique = [
+      ...new Map(
+        saves.checkpoints.map((save) => [
+          JSON.stringify([save.thread_id, save.checkpoint_ns, save.checkpoint_id]),
+          save,
+        ]),
+      ).values(),
+    ];
+    const [thread, namespace, channel, version, type, blob] = columns(
+      unique.flatMap((save) => save.blobs),
+      6,
+    );
     const blobs = new Columns(params);
     const [t, n] = [blobs.text(thread), blobs.text(namespace)];
-    const [c, v, y, b] = [blobs.array(channel, "text[]"), blobs.array(version, "text[]"), blobs.array(type, "text[]"), blobs.array(base64(blob), "text[]")];
+    const [c, v, y, b] = [
+      blobs.array(channel, "text[]"),
+      blobs.array(version, "text[]"),
+      blobs.array(type, "text[]"),
+      blobs.array(base64(blob), "text[]"),
+    ];
     ctes.push(`saved_blobs as (
       insert into ${TABLES.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
       select ${t}, ${n}, ${c}, ${v}, ${y}, decode(${b}, 'base64') from ${blobs.from()}
       on conflict (thread_id, checkpoint_ns, channel, version) do nothing
     )`);
     const rows = new Columns(params);
-    const [ct, cn] = [rows.text(unique.map((save) => save.thread_id)), rows.text(unique.map((save) => save.checkpoint_ns))];
+    const [ct, cn] = [
+      rows.text(unique.map((save) => save.thread_id)),
+      rows.text(unique.map((save) => save.checkpoint_ns)),
+    ];
     const [cc, cp, ck, cm] = [
-      rows.array(unique.map((save) => save.checkpoint_id), "text[]"),
-      rows.array(unique.map((save) => save.parent_checkpoint_id ?? null), "text[]"),
-      rows.array(unique.map((save) => JSON.stringify(save.checkpoint)), "text[]"),
-      rows.array(unique.map((save) => save.metadata_json), "text[]"),
+      rows.array(
+        unique.map((save) => save.checkpoint_id),
+        "text[]",
+      ),
+      rows.array(
+        unique.map((save) => save.parent_checkpoint_id ?? null),
+        "text[]",
+      ),
+      rows.array(
+        unique.map((save) => JSON.stringify(save.checkpoint)),
+        "text[]",
+      ),
+      rows.array(
+        unique.map((save) => save.metadata_json),
+        "text[]",
+      ),
     ];
     ctes.push(`saved_checkpoints as (
       insert into ${TABLES.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
@@ -158,7 +206,9 @@ export function saveCtes(saves: PendingSaves, params: Params): string[] {
     // Across calls too: a later batch of the same key wins (replacing) or loses (not).
     const unique = uniqueWrites({ rows, upsert });
     if (unique.length === 0) continue;
-    const conflict = upsert ? "do update set channel = excluded.channel, type = excluded.type, blob = excluded.blob" : "do nothing";
+    const conflict = upsert
+      ? "do update set channel = excluded.channel, type = excluded.type, blob = excluded.blob"
+      : "do nothing";
     const [thread, namespace, checkpoint, task, index, channel, type, blob] = columns(unique, 8);
     const writes = new Columns(params);
     const [t, n] = [writes.text(thread), writes.text(namespace)];
@@ -198,8 +248,11 @@ export function withSaves(statement: Statement, saves: PendingSaves): Statement 
   if (ctes.length === 0) return statement;
   const text = statement.text.trimStart();
   const leadingWith = /^with\s+/i.exec(text);
-  if (leadingWith && /^recursive\b/i.test(text.slice(leadingWith[0].length))) throw new Error("withSaves: a recursive WITH cannot take the saves in front");
-  const combined = leadingWith ? `with ${ctes.join(",\n")},\n${text.slice(leadingWith[0].length)}` : `with ${ctes.join(",\n")}\n${text}`;
+  if (leadingWith && /^recursive\b/i.test(text.slice(leadingWith[0].length)))
+    throw new Error("withSaves: a recursive WITH cannot take the saves in front");
+  const combined = leadingWith
+    ? `with ${ctes.join(",\n")},\n${text.slice(leadingWith[0].length)}`
+    : `with ${ctes.join(",\n")}\n${text}`;
   return { text: combined, values: params.values };
 }
 
@@ -222,7 +275,12 @@ export interface DeltaHistoryRow {
  * not), in the order PostgresSaver reads writes (task_id, idx), and each
  * channel's stored value as `seed`.
  */
-export function deltaHistoryStatement(threadId: string, namespace: string, checkpointId: string | undefined, channels: readonly string[]): Statement {
+export function deltaHistoryStatement(
+  threadId: string,
+  namespace: string,
+  checkpointId: string | undefined,
+  channels: readonly string[],
+): Statement {
   const text = `with recursive chain (checkpoint_id, parent_checkpoint_id, depth, walking, pending) as (
       (select checkpoint_id, parent_checkpoint_id, 0, '{}'::text[], $4::text[]
          from ${TABLES.checkpoints}

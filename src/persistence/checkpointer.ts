@@ -81,7 +81,9 @@ const TRIGGER_PREFIX = "branch:to:";
  * all the same, so the value is what tells). Anything else (no StateGraph
  * triggers at all, say) counts as an end and is written at once.
  */
-export function runContinuesFrom(checkpoint: Pick<Checkpoint, "channel_versions" | "versions_seen" | "channel_values">): boolean {
+export function runContinuesFrom(
+  checkpoint: Pick<Checkpoint, "channel_versions" | "versions_seen" | "channel_values">,
+): boolean {
   return Object.entries(checkpoint.channel_versions).some(([channel, version]) => {
     if (!channel.startsWith(TRIGGER_PREFIX) || !Object.hasOwn(checkpoint.channel_values, channel)) return false;
     const node = channel.slice(TRIGGER_PREFIX.length);
@@ -121,17 +123,27 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
     this.sweep = new IdleSweep(options.idleFlushMs ?? IDLE_FLUSH_MS, {
       holds: (threadId) => this.buffer.has(threadId) || this.deferred.has(threadId),
       write: (threadId) => this.flushHeld(threadId, true),
-      failed: (threadId, error) => log(`checkpointer: writing what thread ${threadId} held failed: ${error instanceof Error ? error.message : String(error)}`),
+      failed: (threadId, error) =>
+        log(
+          `checkpointer: writing what thread ${threadId} held failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
     });
   }
 
-  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
     const save = await this.checkpointSave(config, checkpoint, metadata, newVersions);
     this.raiseLoss(save.thread_id);
     this.buffer.add(save.thread_id, { checkpoint: save });
     this.sweep.touch(save.thread_id);
     if (metadata.source === "input" || !runContinuesFrom(checkpoint)) await this.flush(save.thread_id);
-    return { configurable: { thread_id: save.thread_id, checkpoint_ns: save.checkpoint_ns, checkpoint_id: checkpoint.id } };
+    return {
+      configurable: { thread_id: save.thread_id, checkpoint_ns: save.checkpoint_ns, checkpoint_id: checkpoint.id },
+    };
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
@@ -197,7 +209,11 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
    * them all, else sent before it. Runs after any flush of the thread
    * already under way. Returns the rows the intent wrote.
    */
-  async transact(threadId: string, intent: () => Statement, merge?: (deferred: readonly DeferredStatement[]) => MergedStatement | undefined): Promise<number> {
+  async transact(
+    threadId: string,
+    intent: () => Statement,
+    merge?: (deferred: readonly DeferredStatement[]) => MergedStatement | undefined,
+  ): Promise<number> {
     return this.locked(threadId, async () => {
       this.raiseLoss(threadId);
       const waiting = this.deferred.get(threadId);
@@ -244,7 +260,8 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
 
   /** Writes every thread's deferred statements and pending saves. */
   async flushAll(): Promise<void> {
-    for (const threadId of new Set([...this.buffer.threads(), ...this.buffer.busyThreads(), ...this.deferred.keys()])) await this.flushHeld(threadId, true);
+    for (const threadId of new Set([...this.buffer.threads(), ...this.buffer.busyThreads(), ...this.deferred.keys()]))
+      await this.flushHeld(threadId, true);
   }
 
   /**
@@ -298,15 +315,24 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
    * a full copy, and that copy. The base class walks the ancestors with one
    * `getTuple` each; this is one recursive query (checkpoint-sql.ts).
    */
-  override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig;
+    channels: string[];
+  }): Promise<Record<string, DeltaChannelHistory>> {
     const { config, channels } = options;
     if (channels.length === 0) return {};
-    const { thread_id: threadId, checkpoint_ns: namespace = "", checkpoint_id: checkpointId } = (config.configurable ?? {}) as Record<string, string | undefined>;
+    const {
+      thread_id: threadId,
+      checkpoint_ns: namespace = "",
+      checkpoint_id: checkpointId,
+    } = (config.configurable ?? {}) as Record<string, string | undefined>;
     if (typeof threadId !== "string") throw new Error(`Missing "thread_id" in "config.configurable"`);
     await this.flush(threadId);
     const query = deltaHistoryStatement(threadId, namespace, checkpointId, channels);
     const { rows } = await this.connections.query<DeltaHistoryRow>(queryConfig(query.text, query.values, this.named));
-    const history: Record<string, DeltaChannelHistory> = Object.fromEntries(channels.map((channel) => [channel, { writes: [] }]));
+    const history: Record<string, DeltaChannelHistory> = Object.fromEntries(
+      channels.map((channel) => [channel, { writes: [] }]),
+    );
     for (const row of rows) {
       const entry = history[row.channel];
       if (!entry) continue;
@@ -347,10 +373,22 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   }
 
   /** As PostgresSaver's (same rows), each value serialized once (`dumpOnce`). */
-  protected override async _dumpBlobs(threadId: string, namespace: string, values: Record<string, unknown>, versions: ChannelVersions): Promise<BlobRow[]> {
+  protected override async _dumpBlobs(
+    threadId: string,
+    namespace: string,
+    values: Record<string, unknown>,
+    versions: ChannelVersions,
+  ): Promise<BlobRow[]> {
     const rows: (BlobRow | Promise<BlobRow>)[] = Object.entries(versions).map(([channel, version]) => {
       if (!(channel in values)) return [threadId, namespace, channel, version.toString(), "empty", undefined];
-      const row = (dumped: [string, Uint8Array]): BlobRow => [threadId, namespace, channel, version.toString(), dumped[0], dumped[1]];
+      const row = (dumped: [string, Uint8Array]): BlobRow => [
+        threadId,
+        namespace,
+        channel,
+        version.toString(),
+        dumped[0],
+        dumped[1],
+      ];
       const dumped = this.dumpOnce(values[channel]);
       return Array.isArray(dumped) ? row(dumped) : dumped.then(row);
     });
@@ -358,9 +396,24 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   }
 
   /** As PostgresSaver's (same rows), each value serialized once (`dumpOnce`). */
-  protected override async _dumpWrites(threadId: string, namespace: string, checkpointId: string, taskId: string, writes: [string, unknown][]): Promise<WriteRow[]> {
+  protected override async _dumpWrites(
+    threadId: string,
+    namespace: string,
+    checkpointId: string,
+    taskId: string,
+    writes: [string, unknown][],
+  ): Promise<WriteRow[]> {
     const rows: (WriteRow | Promise<WriteRow>)[] = writes.map(([channel, value], index) => {
-      const row = (dumped: [string, Uint8Array]): WriteRow => [threadId, namespace, checkpointId, taskId, WRITES_IDX_MAP[channel] ?? index, channel, dumped[0], dumped[1]];
+      const row = (dumped: [string, Uint8Array]): WriteRow => [
+        threadId,
+        namespace,
+        checkpointId,
+        taskId,
+        WRITES_IDX_MAP[channel] ?? index,
+        channel,
+        dumped[0],
+        dumped[1],
+      ];
       const dumped = this.dumpOnce(value);
       return Array.isArray(dumped) ? row(dumped) : dumped.then(row);
     });
@@ -368,13 +421,24 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
   }
 
   /** What `put` stores, serialized as PostgresSaver serializes it. */
-  protected async checkpointSave(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<CheckpointSave> {
+  protected async checkpointSave(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<CheckpointSave> {
     if (config.configurable === undefined) throw new Error(`Missing "configurable" field in "config" param`);
-    const { thread_id: threadId, checkpoint_ns: namespace = "", checkpoint_id: parentId } = config.configurable as Record<string, string | undefined>;
+    const {
+      thread_id: threadId,
+      checkpoint_ns: namespace = "",
+      checkpoint_id: parentId,
+    } = config.configurable as Record<string, string | undefined>;
     if (typeof threadId !== "string") throw new Error(`Missing "thread_id" in "config.configurable"`);
     const blobs = await this._dumpBlobs(threadId, namespace, checkpoint.channel_values, newVersions);
     // PostgresSaver stores its serializer's JSON of the metadata (NULs taken out); for plain data that is JSON.stringify's.
-    const metadataJson = isPlainJson(metadata) ? JSON.stringify(metadata) : JSON.stringify(await this._dumpMetadata(metadata));
+    const metadataJson = isPlainJson(metadata)
+      ? JSON.stringify(metadata)
+      : JSON.stringify(await this._dumpMetadata(metadata));
     return {
       thread_id: threadId,
       checkpoint_ns: namespace,
@@ -388,8 +452,16 @@ export class WarrantSaver extends PostgresSaver implements ThreadStatements {
 
   /** What `putWrites` stores, serialized as PostgresSaver serializes it. */
   protected async writesSave(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<WritesSave> {
-    const { thread_id: threadId, checkpoint_ns: namespace = "", checkpoint_id: checkpointId } = (config.configurable ?? {}) as Record<string, string | undefined>;
-    if (typeof threadId !== "string" || typeof checkpointId !== "string") throw new Error(`Missing "thread_id" or "checkpoint_id" in "config.configurable"`);
-    return { rows: await this._dumpWrites(threadId, namespace, checkpointId, taskId, writes), upsert: writesReplace(writes) };
+    const {
+      thread_id: threadId,
+      checkpoint_ns: namespace = "",
+      checkpoint_id: checkpointId,
+    } = (config.configurable ?? {}) as Record<string, string | undefined>;
+    if (typeof threadId !== "string" || typeof checkpointId !== "string")
+      throw new Error(`Missing "thread_id" or "checkpoint_id" in "config.configurable"`);
+    return {
+      rows: await this._dumpWrites(threadId, namespace, checkpointId, taskId, writes),
+      upsert: writesReplace(writes),
+    };
   }
 }

@@ -120,7 +120,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return openEmbedded(options.dataDir, schema, bounds.waitMs, options.observePool);
 }
 
-async function openServer(databaseUrl: string, schema: string, bounds: PoolBounds, observePool?: (pool: pg.Pool) => void): Promise<Database> {
+async function openServer(
+  databaseUrl: string,
+  schema: string,
+  bounds: PoolBounds,
+  observePool?: (pool: pg.Pool) => void,
+): Promise<Database> {
   const target = describeTarget(databaseUrl);
   const pool = createBoundedPool({ connectionString: databaseUrl }, bounds);
   watchIdleErrors(pool);
@@ -132,7 +137,12 @@ async function openServer(databaseUrl: string, schema: string, bounds: PoolBound
   }
 }
 
-async function openEmbedded(dataDir: string, schema: string, waitMs: number, observePool?: (pool: pg.Pool) => void): Promise<Database> {
+async function openEmbedded(
+  dataDir: string,
+  schema: string,
+  waitMs: number,
+  observePool?: (pool: pg.Pool) => void,
+): Promise<Database> {
   const directory = path.resolve(dataDir, "pglite");
   // PGlite is single-process: a second opener (say `npm run chat` beside `npm start`) would corrupt it.
   const unlock = await lockDataDir(dataDir);
@@ -143,17 +153,29 @@ async function openEmbedded(dataDir: string, schema: string, waitMs: number, obs
     await unlock();
     throw error;
   }
-  const server = new PGLiteSocketServer({ db: pglite, host: "127.0.0.1", port: 0, maxConnections: EMBEDDED_SOCKET_SLOTS });
+  const server = new PGLiteSocketServer({
+    db: pglite,
+    host: "127.0.0.1",
+    port: 0,
+    maxConnections: EMBEDDED_SOCKET_SLOTS,
+  });
   try {
     await server.start();
   } catch (error) {
     await pglite.close();
     await unlock();
-    throw new ConfigError("database_unreachable", `cannot serve the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
+    throw new ConfigError(
+      "database_unreachable",
+      `cannot serve the embedded database in ${directory}: ${oneLine(error)}`,
+      { cause: error },
+    );
   }
   const onConnect = (client: pg.ClientBase) => client.query("deallocate all").then(() => undefined);
   // getServerConn() is "127.0.0.1:<port>" once start() has bound port 0.
-  const pool = createBoundedPool({ connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0, onConnect }, { max: 1, waitMs });
+  const pool = createBoundedPool(
+    { connectionString: `postgres://postgres@${server.getServerConn()}/postgres`, idleTimeoutMillis: 0, onConnect },
+    { max: 1, waitMs },
+  );
   watchIdleErrors(pool);
   observePool?.(pool);
   const shutdown = async (): Promise<void> => {
@@ -190,7 +212,11 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new ConfigError("database_unreachable", `cannot lock the embedded database in ${dataDir}: ${oneLine(error)}`, { cause: error });
+        throw new ConfigError(
+          "database_unreachable",
+          `cannot lock the embedded database in ${dataDir}: ${oneLine(error)}`,
+          { cause: error },
+        );
       }
     }
     const holder = Number((await fs.readFile(lockPath, "utf8").catch(() => "")).trim());
@@ -220,7 +246,11 @@ async function startPglite(directory: string): Promise<PGlite> {
     await fs.mkdir(directory, { recursive: true });
     return await PGlite.create({ dataDir: directory });
   } catch (error) {
-    throw new ConfigError("database_unreachable", `cannot open the embedded database in ${directory}: ${oneLine(error)}`, { cause: error });
+    throw new ConfigError(
+      "database_unreachable",
+      `cannot open the embedded database in ${directory}: ${oneLine(error)}`,
+      { cause: error },
+    );
   }
 }
 
@@ -286,7 +316,16 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
       await new PostgresSaver(lendClient(pool, client)).setup();
-      for (const statement of [...ledgerMigrations(schema), ...threadMigrations(schema), ...runEventMigrations(schema), ...approvalMigrations(schema), ...auditMigrations(schema), ...chainMigrations(schema), ...pinMigrations(schema)]) await client.query(statement);
+      for (const statement of [
+        ...ledgerMigrations(schema),
+        ...threadMigrations(schema),
+        ...runEventMigrations(schema),
+        ...approvalMigrations(schema),
+        ...auditMigrations(schema),
+        ...chainMigrations(schema),
+        ...pinMigrations(schema),
+      ])
+        await client.query(statement);
     } finally {
       await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
     }
@@ -304,7 +343,9 @@ async function connectOrExplain(pool: pg.Pool, target: string): Promise<pg.PoolC
   try {
     return await pool.connect();
   } catch (error) {
-    throw new ConfigError("database_unreachable", `cannot connect to Postgres at ${target}: ${oneLine(error)}`, { cause: error });
+    throw new ConfigError("database_unreachable", `cannot connect to Postgres at ${target}: ${oneLine(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -390,7 +431,8 @@ function safeDecode(text: string): string {
  * message, so fall back to its first inner error, then to its code.
  */
 function oneLine(error: unknown): string {
-  if (error instanceof AggregateError && error.message === "" && error.errors.length > 0) return oneLine(error.errors[0]);
+  if (error instanceof AggregateError && error.message === "" && error.errors.length > 0)
+    return oneLine(error.errors[0]);
   const message = error instanceof Error ? error.message : String(error);
   const first = message.split(/\r?\n/, 1)[0]?.trim();
   if (first !== undefined && first !== "") return first;

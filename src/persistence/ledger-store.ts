@@ -7,7 +7,14 @@ import type pg from "pg";
 import { ConfigError, InvariantError } from "../errors.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
-import { chainedStatement, chainedWrites, Params, rowLink, runChained, type ChainedWrite } from "./audit-chain-store.js";
+import {
+  chainedStatement,
+  chainedWrites,
+  Params,
+  rowLink,
+  runChained,
+  type ChainedWrite,
+} from "./audit-chain-store.js";
 import type { Statement } from "./checkpoint-sql.js";
 
 /** Lower-case Postgres identifier of at most 63 bytes: safe to quote, never needs escaping. */
@@ -19,7 +26,10 @@ const SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
  */
 export function quoteSchemaName(schema: string): string {
   if (!SCHEMA_NAME_PATTERN.test(schema)) {
-    throw new ConfigError("config_invalid", `database schema name ${JSON.stringify(schema)} must match ${SCHEMA_NAME_PATTERN.source}`);
+    throw new ConfigError(
+      "config_invalid",
+      `database schema name ${JSON.stringify(schema)} must match ${SCHEMA_NAME_PATTERN.source}`,
+    );
   }
   return `"${schema}"`;
 }
@@ -62,7 +72,13 @@ export function ledgerMigrations(schema: string): string[] {
 }
 
 /** What `finish` may change of a row (built once: zod compiles a schema's validator on first use). */
-const OutcomeSchema = LedgerRowSchema.pick({ status: true, error_code: true, finished_at: true, elapsed_ms: true, reconciled_by: true });
+const OutcomeSchema = LedgerRowSchema.pick({
+  status: true,
+  error_code: true,
+  finished_at: true,
+  elapsed_ms: true,
+  reconciled_by: true,
+});
 
 const COLUMNS =
   "call_id, attempt, tool, server, risk, fingerprint, idempotency_key, status, error_code, started_at, finished_at, elapsed_ms, reconciles, reconciled_by, run_id, owner, approved_by";
@@ -99,7 +115,11 @@ export interface ThreadStatements {
    * first: folded into it by `merge` when it can (one statement), else each
    * on its own before it. Returns the rows the intent statement wrote.
    */
-  transact(threadId: string, intent: () => Statement, merge?: (deferred: readonly DeferredStatement[]) => MergedStatement | undefined): Promise<number>;
+  transact(
+    threadId: string,
+    intent: () => Statement,
+    merge?: (deferred: readonly DeferredStatement[]) => MergedStatement | undefined,
+  ): Promise<number>;
   /**
    * Holds a read's outcome update (`finishSoon`) for the thread's next
    * statement: its next intent row carries it, and any save, read or flush
@@ -132,18 +152,41 @@ function isDeferredOutcome(value: unknown): value is DeferredOutcome {
  * Uses only `pool.query` (and whatever `transact` holds for an intent row), so it
  * never holds a client while waiting for another: safe with the one-connection embedded pool.
  */
-export function createLedgerStore(pool: pg.Pool, schema: string, options: { thread?: ThreadStatements; namedStatements?: boolean } = {}): LedgerStore {
+export function createLedgerStore(
+  pool: pg.Pool,
+  schema: string,
+  options: { thread?: ThreadStatements; namedStatements?: boolean } = {},
+): LedgerStore {
   const { thread: threadStatements, namedStatements = false } = options;
   const table = `${quoteSchemaName(schema)}.ledger`;
   /** A ledger write as a chained write: its CTE (`name as (… returning *)`) and its row's link. */
   const chainedWrite = (params: Params, run: RunStart, name: string, write: string): ChainedWrite => ({
     ctes: [`${name} as (${write} returning *)`],
-    link: rowLink(params, "ledger", run, { kind: "ledger", key: "w.call_id || '/' || w.attempt::text", node: "execute", actor: params.add(run.owner), code: "w.status" }, name),
+    link: rowLink(
+      params,
+      "ledger",
+      run,
+      {
+        kind: "ledger",
+        key: "w.call_id || '/' || w.attempt::text",
+        node: "execute",
+        actor: params.add(run.owner),
+        code: "w.status",
+      },
+      name,
+    ),
   });
-  const chained = (params: Params, run: RunStart, write: string) => chainedStatement(schema, params, run, chainedWrite(params, run, "written", write));
+  const chained = (params: Params, run: RunStart, write: string) =>
+    chainedStatement(schema, params, run, chainedWrite(params, run, "written", write));
 
   /** The INSERT of `row` (with `onlyFirst`: unless the call already has one), its values added to `params`. */
-  const insertSql = (params: Params, threadId: string, valid: LedgerRow, run: RunStart | undefined, onlyFirst: boolean): string => {
+  const insertSql = (
+    params: Params,
+    threadId: string,
+    valid: LedgerRow,
+    run: RunStart | undefined,
+    onlyFirst: boolean,
+  ): string => {
     const thread = params.add(threadId);
     const call = params.add(valid.call_id);
     const values = [
@@ -166,7 +209,9 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
       params.add(valid.owner ?? null),
       params.add(valid.approved_by ?? null),
     ].join(", ");
-    const guard = onlyFirst ? ` where not exists (select 1 from ${table} where thread_id = ${thread} and call_id = ${call})` : "";
+    const guard = onlyFirst
+      ? ` where not exists (select 1 from ${table} where thread_id = ${thread} and call_id = ${call})`
+      : "";
     return `insert into ${table} (thread_id, ${COLUMNS}) select ${values}${guard}`;
   };
 
@@ -176,7 +221,12 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
    * commits with the thread's pending checkpoint saves and with a read's
    * outcome still waiting to be written (`finishSoon`). Returns the rows inserted.
    */
-  const insertRow = async (threadId: string, row: LedgerRow, run: RunStart | undefined, onlyFirst: boolean): Promise<number> => {
+  const insertRow = async (
+    threadId: string,
+    row: LedgerRow,
+    run: RunStart | undefined,
+    onlyFirst: boolean,
+  ): Promise<number> => {
     requireThreadId(threadId);
     // Validate before writing so a malformed row never reaches the durable record.
     const valid = LedgerRowSchema.parse(row);
@@ -197,7 +247,10 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
       const update = finishStatement(outcome.threadId, outcome.callId, outcome.attempt, outcome.outcome, merged, true);
       const again = insertSql(merged, threadId, valid, run, onlyFirst);
       const mergedText = run
-        ? chainedWrites(schema, merged, run, [chainedWrite(merged, run, "outcome", update.sql), chainedWrite(merged, run, "intent", again)])
+        ? chainedWrites(schema, merged, run, [
+            chainedWrite(merged, run, "outcome", update.sql),
+            chainedWrite(merged, run, "intent", again),
+          ])
         : `with outcome as (${update.sql} returning 1), intent as (${again} returning 1) select (select count(*) from outcome)::integer as w1, (select count(*) from intent)::integer as w2`;
       return {
         statement: { text: mergedText, values: merged.values },
@@ -212,7 +265,14 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
   };
 
   /** The outcome update of one attempt (its values added to `params`) and the check of what it changed. */
-  const finishStatement = (threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, params = new Params(), validated = false) => {
+  const finishStatement = (
+    threadId: string,
+    callId: string,
+    attempt: number,
+    outcome: LedgerOutcome,
+    params = new Params(),
+    validated = false,
+  ) => {
     requireThreadId(threadId);
     const valid = validated ? outcome : OutcomeSchema.parse(outcome);
     // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
@@ -225,12 +285,22 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
       params,
       // Finishing an attempt that was never begun means the caller lost track of its own effects.
       check: (changed: number | null) => {
-        if (changed !== 1) throw new InvariantError("illegal_transition", `ledger has no attempt ${attempt} of call ${callId} in thread ${threadId}`);
+        if (changed !== 1)
+          throw new InvariantError(
+            "illegal_transition",
+            `ledger has no attempt ${attempt} of call ${callId} in thread ${threadId}`,
+          );
       },
     };
   };
   /** The outcome update alone, as its own statement (with `run`, chained). */
-  const finishAlone = (threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run: RunStart | undefined) => {
+  const finishAlone = (
+    threadId: string,
+    callId: string,
+    attempt: number,
+    outcome: LedgerOutcome,
+    run: RunStart | undefined,
+  ) => {
     const update = finishStatement(threadId, callId, attempt, outcome);
     return { ...update, text: run ? chained(update.params, run, update.sql) : update.sql };
   };
@@ -244,12 +314,28 @@ export function createLedgerStore(pool: pg.Pool, schema: string, options: { thre
       return (await insertRow(threadId, row, run, true)) === 1;
     },
 
-    async finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
+    async finish(
+      threadId: string,
+      callId: string,
+      attempt: number,
+      outcome: LedgerOutcome,
+      run?: RunStart,
+    ): Promise<void> {
       const update = finishAlone(threadId, callId, attempt, outcome, run);
-      update.check(run ? await runChained(pool, update.text, update.params, namedStatements) : (await pool.query(update.text, update.params.values)).rowCount);
+      update.check(
+        run
+          ? await runChained(pool, update.text, update.params, namedStatements)
+          : (await pool.query(update.text, update.params.values)).rowCount,
+      );
     },
 
-    async finishSoon(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void> {
+    async finishSoon(
+      threadId: string,
+      callId: string,
+      attempt: number,
+      outcome: LedgerOutcome,
+      run?: RunStart,
+    ): Promise<void> {
       if (!threadStatements) return this.finish(threadId, callId, attempt, outcome, run);
       requireThreadId(threadId);
       // Validated now, so a malformed outcome fails here; the statement is built when it is sent (mostly inside the next intent's).

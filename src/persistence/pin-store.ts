@@ -6,7 +6,14 @@
  * under the host's own chain `tool-pins`, so they are tamper-evident too.
  */
 import type pg from "pg";
-import { CONFIG_APPROVER, type PinStore, type PinVerdict, type ToolDefinition, type ToolManifest, type ToolPin } from "../mcp/pins.js";
+import {
+  CONFIG_APPROVER,
+  type PinStore,
+  type PinVerdict,
+  type ToolDefinition,
+  type ToolManifest,
+  type ToolPin,
+} from "../mcp/pins.js";
 import { sha256Hex, type RunStart } from "../runtime/audit-chain.js";
 import { chainedStatement, Params, utcText } from "./audit-chain-store.js";
 import { quoteSchemaName } from "./ledger-store.js";
@@ -62,7 +69,12 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
   const columns = `tool, server, hash, manifest, ${utcText("pinned_at")} as pinned_at, approved_by, served_hash, served_manifest, ${utcText("served_at")} as served_at`;
 
   /** A pin-chain event for a row the CTE `written` changed. */
-  const pinEvent = (params: Params, kind: "definition_changed" | "definition_approved", detail: string, actor: string) =>
+  const pinEvent = (
+    params: Params,
+    kind: "definition_changed" | "definition_approved",
+    detail: string,
+    actor: string,
+  ) =>
     `select ''::text as thread_id, ${params.add(PIN_CHAIN.run_id)} as run_id, '${kind}'::text as kind, w.tool as subject, true as numbered,
             'host'::text as node, ${params.add(actor)} as actor, '${kind}'::text as code, w.tool as tool, ${detail} as detail, clock_timestamp() as at
        from written w`;
@@ -88,7 +100,13 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
            and (${params.add(served ?? null)} is null or p.served_hash = ${params.add(served ?? null)})
         returning p.tool, p.server, p.hash, old.hash as old_hash)`;
       const detail = `json_build_object('server', w.server, 'approved_hash', w.hash, 'replaced_hash', w.old_hash, 'approved_by', ${params.add(approver)})::text`;
-      const changed = await pool.query(chainedStatement(schema, params, PIN_CHAIN, { ctes: [written], link: pinEvent(params, "definition_approved", detail, approver) }), params.values);
+      const changed = await pool.query(
+        chainedStatement(schema, params, PIN_CHAIN, {
+          ctes: [written],
+          link: pinEvent(params, "definition_approved", detail, approver),
+        }),
+        params.values,
+      );
       return (changed.rowCount ?? 0) === 0 ? undefined : this.get(tool);
     },
   };
@@ -102,10 +120,18 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
   async function adoptConfigured(definition: ToolDefinition, configured: string): Promise<void> {
     const served = JSON.stringify(definition.manifest);
     const known = definition.hash === configured ? served : "null";
-    const stored = await pool.query<{ hash: string; manifest: string }>(`select hash, manifest from ${table} where tool = $1`, [definition.tool]);
+    const stored = await pool.query<{ hash: string; manifest: string }>(
+      `select hash, manifest from ${table} where tool = $1`,
+      [definition.tool],
+    );
     const row = stored.rows[0];
     if (row?.hash === configured) {
-      if (row.manifest === "null" && known !== "null") await pool.query(`update ${table} set manifest = $3 where tool = $1 and hash = $2`, [definition.tool, configured, known]);
+      if (row.manifest === "null" && known !== "null")
+        await pool.query(`update ${table} set manifest = $3 where tool = $1 and hash = $2`, [
+          definition.tool,
+          configured,
+          known,
+        ]);
       return;
     }
     const params = new Params();
@@ -118,26 +144,38 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
         where ${table}.hash <> excluded.hash
       returning tool, server, hash)`;
     const detail = `json_build_object('server', w.server, 'approved_hash', w.hash, 'replaced_hash', (select hash from old), 'approved_by', ${params.add(CONFIG_APPROVER)})::text`;
-    await pool.query(chainedStatement(schema, params, PIN_CHAIN, { ctes: [old, written], link: pinEvent(params, "definition_approved", detail, CONFIG_APPROVER) }), params.values);
+    await pool.query(
+      chainedStatement(schema, params, PIN_CHAIN, {
+        ctes: [old, written],
+        link: pinEvent(params, "definition_approved", detail, CONFIG_APPROVER),
+      }),
+      params.values,
+    );
   }
 
   async function checkOne(definition: ToolDefinition): Promise<PinVerdict> {
     if (definition.configured_hash !== undefined) await adoptConfigured(definition, definition.configured_hash);
     const manifest = JSON.stringify(definition.manifest);
     // Trust on first sight: a contracted tool seen for the first time is pinned as it is.
-    const inserted = await pool.query(`insert into ${table} (tool, server, hash, manifest) values ($1, $2, $3, $4) on conflict (tool) do nothing`, [
-      definition.tool,
-      definition.server,
-      definition.hash,
-      manifest,
-    ]);
-    if ((inserted.rowCount ?? 0) === 1) return { tool: definition.tool, status: "pinned_now", pinned_hash: definition.hash };
-    const found = await pool.query<{ hash: string; served_hash: string | null }>(`select hash, served_hash from ${table} where tool = $1`, [definition.tool]);
+    const inserted = await pool.query(
+      `insert into ${table} (tool, server, hash, manifest) values ($1, $2, $3, $4) on conflict (tool) do nothing`,
+      [definition.tool, definition.server, definition.hash, manifest],
+    );
+    if ((inserted.rowCount ?? 0) === 1)
+      return { tool: definition.tool, status: "pinned_now", pinned_hash: definition.hash };
+    const found = await pool.query<{ hash: string; served_hash: string | null }>(
+      `select hash, served_hash from ${table} where tool = $1`,
+      [definition.tool],
+    );
     const pinned = found.rows[0];
     if (!pinned) return checkOne(definition);
     if (pinned.hash === definition.hash) {
       // Served as pinned again: nothing is waiting for review any more.
-      if (pinned.served_hash !== null) await pool.query(`update ${table} set served_hash = null, served_manifest = null, served_at = null where tool = $1 and hash = $2`, [definition.tool, definition.hash]);
+      if (pinned.served_hash !== null)
+        await pool.query(
+          `update ${table} set served_hash = null, served_manifest = null, served_at = null where tool = $1 and hash = $2`,
+          [definition.tool, definition.hash],
+        );
       return { tool: definition.tool, status: "matches", pinned_hash: pinned.hash };
     }
     if (pinned.served_hash !== definition.hash) {
@@ -148,7 +186,13 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
          where tool = ${params.add(definition.tool)} and hash <> ${params.add(definition.hash)} and served_hash is distinct from ${params.add(definition.hash)}
         returning tool, server, hash, served_hash)`;
       const detail = `json_build_object('server', w.server, 'pinned_hash', w.hash, 'served_hash', w.served_hash)::text`;
-      await pool.query(chainedStatement(schema, params, PIN_CHAIN, { ctes: [written], link: pinEvent(params, "definition_changed", detail, PIN_CHAIN.owner) }), params.values);
+      await pool.query(
+        chainedStatement(schema, params, PIN_CHAIN, {
+          ctes: [written],
+          link: pinEvent(params, "definition_changed", detail, PIN_CHAIN.owner),
+        }),
+        params.values,
+      );
     }
     return { tool: definition.tool, status: "changed", pinned_hash: pinned.hash, served_hash: definition.hash };
   }

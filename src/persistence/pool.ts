@@ -38,16 +38,26 @@ export const isDatabaseBusy = (error: unknown): error is DatabaseBusyError =>
 /** pg-pool's message for a caller that timed out in the queue (not a failed handshake). */
 const QUEUE_TIMEOUT_MESSAGE = "timeout exceeded when trying to connect";
 
-type ConnectCallback = (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+type ConnectCallback = (
+  error: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
 
 /** A pool of at most `bounds.max` connections whose queue times out with `database_busy`. */
-export function createBoundedPool(config: Omit<pg.PoolConfig, "max" | "connectionTimeoutMillis">, bounds: PoolBounds): pg.Pool {
+export function createBoundedPool(
+  config: Omit<pg.PoolConfig, "max" | "connectionTimeoutMillis">,
+  bounds: PoolBounds,
+): pg.Pool {
   const pool = new pg.Pool({ ...config, max: bounds.max, connectionTimeoutMillis: bounds.waitMs });
   const translate = (error: unknown): unknown =>
-    error instanceof Error && error.message === QUEUE_TIMEOUT_MESSAGE ? Object.assign(new DatabaseBusyError(bounds.waitMs, bounds.max), { cause: error }) : error;
+    error instanceof Error && error.message === QUEUE_TIMEOUT_MESSAGE
+      ? Object.assign(new DatabaseBusyError(bounds.waitMs, bounds.max), { cause: error })
+      : error;
   const connect = pool.connect.bind(pool) as (callback?: ConnectCallback) => Promise<pg.PoolClient> | undefined;
   const bounded = (callback?: ConnectCallback) => {
-    if (callback) return connect((error, client, done) => callback(error ? (translate(error) as Error) : error, client, done));
+    if (callback)
+      return connect((error, client, done) => callback(error ? (translate(error) as Error) : error, client, done));
     return (connect() as Promise<pg.PoolClient>).catch((error: unknown) => Promise.reject(translate(error)));
   };
   pool.connect = bounded as typeof pool.connect;

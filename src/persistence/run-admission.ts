@@ -36,7 +36,12 @@ export type Admission =
 
 export interface RunAdmission {
   /** Takes the thread's lease for `runId` if the owner is under `limit` and the thread is free. */
-  admit(owner: Owner, threadId: string, runId: string, options: { leaseMs: number; limit: number; fields: LeaseFields }): Promise<Admission>;
+  admit(
+    owner: Owner,
+    threadId: string,
+    runId: string,
+    options: { leaseMs: number; limit: number; fields: LeaseFields },
+  ): Promise<Admission>;
   /** The owner's runs in progress now (live leases), in any process. */
   inFlight(owner: Owner): Promise<number>;
 }
@@ -44,14 +49,23 @@ export interface RunAdmission {
 /** Counting an owner's live leases reads only the leased threads. */
 export function admissionMigrations(schema: string): string[] {
   const s = quoteSchemaName(schema);
-  return [`create index if not exists threads_leased_by_owner on ${s}.threads (tenant, owner) where active_run is not null`];
+  return [
+    `create index if not exists threads_leased_by_owner on ${s}.threads (tenant, owner) where active_run is not null`,
+  ];
 }
 
 /**
  * The one conditional UPDATE that takes a thread's run lease (a row comes
  * back when it was taken): free, or its holder's lease has run out.
  */
-export function leaseStatement(schema: string, owner: Owner, threadId: string, runId: string, leaseMs: number, fields: LeaseFields): pg.QueryConfig {
+export function leaseStatement(
+  schema: string,
+  owner: Owner,
+  threadId: string,
+  runId: string,
+  leaseMs: number,
+  fields: LeaseFields,
+): pg.QueryConfig {
   const s = quoteSchemaName(schema);
   return {
     text: `update ${s}.threads
@@ -59,7 +73,15 @@ export function leaseStatement(schema: string, owner: Owner, threadId: string, r
                   status = 'busy', graph_id = $6, run_bound = coalesce($7::jsonb, run_bound), updated_at = now()
             where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now())
             returning thread_id::text`,
-    values: [threadId, owner.tenant, owner.user_id, runId, leaseMs, fields.graph_id, fields.run_bound ? JSON.stringify(fields.run_bound) : null],
+    values: [
+      threadId,
+      owner.tenant,
+      owner.user_id,
+      runId,
+      leaseMs,
+      fields.graph_id,
+      fields.run_bound ? JSON.stringify(fields.run_bound) : null,
+    ],
   };
 }
 
@@ -90,12 +112,13 @@ export function createRunAdmission(pool: pg.Pool, schema: string): RunAdmission 
       try {
         await client.query("begin");
         await client.query(admissionLockStatement(schema, owner));
-        const inFlight = ((await client.query<{ n: number }>(countStatement(owner))).rows[0]?.n ?? 0);
+        const inFlight = (await client.query<{ n: number }>(countStatement(owner))).rows[0]?.n ?? 0;
         if (inFlight >= limit) {
           await client.query("rollback");
           return { type: "over_limit", in_flight: inFlight };
         }
-        const taken = (await client.query(leaseStatement(schema, owner, threadId, runId, leaseMs, fields))).rows.length > 0;
+        const taken =
+          (await client.query(leaseStatement(schema, owner, threadId, runId, leaseMs, fields))).rows.length > 0;
         await client.query("commit");
         return taken ? { type: "admitted" } : { type: "thread_busy" };
       } catch (error) {

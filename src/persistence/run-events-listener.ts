@@ -25,7 +25,11 @@ export interface RunEventListener {
 const RECONNECT_MS = 1_000;
 
 /** Connects with the pool's connection settings and listens; throws when Postgres cannot be reached. */
-export async function listenForRunEvents(pool: pg.Pool, schema: string, log: (line: string) => void): Promise<RunEventListener> {
+export async function listenForRunEvents(
+  pool: pg.Pool,
+  schema: string,
+  log: (line: string) => void,
+): Promise<RunEventListener> {
   const channel = runEventsChannel(schema);
   const waiting = new Map<string, Set<() => void>>();
   let client: pg.Client | undefined;

@@ -86,14 +86,32 @@ export function createRunEventStore(pool: pg.Pool, schema: string): RunEventStor
            select $1, * from unnest($2::integer[], $3::text[], $4::text[], $5::boolean[], $6::text[])
            on conflict (run_id, seq) do nothing)
          select pg_notify($7, $1::text)`,
-        [runId, events.map((row) => row.seq), events.map((row) => row.event), events.map((row) => row.chain), events.map((row) => row.delta), events.map((row) => row.data), channel],
+        [
+          runId,
+          events.map((row) => row.seq),
+          events.map((row) => row.event),
+          events.map((row) => row.chain),
+          events.map((row) => row.delta),
+          events.map((row) => row.data),
+          channel,
+        ],
       );
     },
     async read(runId, afterSeq, options) {
       const bases = options.withBases
-        ? ((await pool.query(`select ${COLUMNS} from ${s}.run_events where run_id = $1 and seq <= $2 and chain is not null order by seq`, [runId, afterSeq])).rows as StoredEvent[])
+        ? ((
+            await pool.query(
+              `select ${COLUMNS} from ${s}.run_events where run_id = $1 and seq <= $2 and chain is not null order by seq`,
+              [runId, afterSeq],
+            )
+          ).rows as StoredEvent[])
         : [];
-      const after = (await pool.query(`select ${COLUMNS} from ${s}.run_events where run_id = $1 and seq > $2 order by seq limit $3`, [runId, afterSeq, options.limit])).rows as StoredEvent[];
+      const after = (
+        await pool.query(
+          `select ${COLUMNS} from ${s}.run_events where run_id = $1 and seq > $2 order by seq limit $3`,
+          [runId, afterSeq, options.limit],
+        )
+      ).rows as StoredEvent[];
       return [...bases, ...after];
     },
     async purge(retainMs) {

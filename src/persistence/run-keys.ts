@@ -38,7 +38,11 @@ export type RunKeyClaim = { claimed: true } | { claimed: false; existing: RunKey
 export interface RunKeyStore {
   find(owner: Owner, key: string): Promise<RunKeyRow | undefined>;
   /** Records the key for this thread and run unless the owner already used it; then returns what it was used for. */
-  claim(owner: Owner, key: string, claim: { request_hash: string; thread_id: string; run_id: string }): Promise<RunKeyClaim>;
+  claim(
+    owner: Owner,
+    key: string,
+    claim: { request_hash: string; thread_id: string; run_id: string },
+  ): Promise<RunKeyClaim>;
   /** Gives a claim back (its run did not start); only the claim of `runId` is removed. */
   release(owner: Owner, key: string, runId: string): Promise<void>;
 }
@@ -69,7 +73,12 @@ const COLUMNS = "idempotency_key, request_hash, thread_id::text as thread_id, ru
 export function createRunKeyStore(pool: pg.Pool, schema: string): RunKeyStore {
   const s = quoteSchemaName(schema);
   const find = async (owner: Owner, key: string) =>
-    (await pool.query<RunKeyRow>(`select ${COLUMNS} from ${s}.run_idempotency where tenant = $1 and owner = $2 and idempotency_key = $3`, [owner.tenant, owner.user_id, key])).rows[0];
+    (
+      await pool.query<RunKeyRow>(
+        `select ${COLUMNS} from ${s}.run_idempotency where tenant = $1 and owner = $2 and idempotency_key = $3`,
+        [owner.tenant, owner.user_id, key],
+      )
+    ).rows[0];
   return {
     find,
     async claim(owner, key, claim) {
@@ -85,7 +94,10 @@ export function createRunKeyStore(pool: pg.Pool, schema: string): RunKeyStore {
       return { claimed: false, existing };
     },
     async release(owner, key, runId) {
-      await pool.query(`delete from ${s}.run_idempotency where tenant = $1 and owner = $2 and idempotency_key = $3 and run_id = $4`, [owner.tenant, owner.user_id, key, runId]);
+      await pool.query(
+        `delete from ${s}.run_idempotency where tenant = $1 and owner = $2 and idempotency_key = $3 and run_id = $4`,
+        [owner.tenant, owner.user_id, key, runId],
+      );
     },
   };
 }

@@ -13,7 +13,13 @@ import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
 import { createRunKeyStore, runKeyMigrations, type RunKeyStore } from "./run-keys.js";
-import { admissionMigrations, createRunAdmission, leaseStatement, type LeaseFields, type RunAdmission } from "./run-admission.js";
+import {
+  admissionMigrations,
+  createRunAdmission,
+  leaseStatement,
+  type LeaseFields,
+  type RunAdmission,
+} from "./run-admission.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 /** An API run's status (the LangGraph API's names), not the agent's `RunStatus` in runtime/transitions.ts. */
@@ -127,10 +133,18 @@ export interface ThreadSearch {
 }
 
 /** Metadata keys matched against the thread row's columns, not its metadata json. */
-const COLUMN_KEYS: Record<string, string> = { owner: "owner", tenant: "tenant", graph_id: "graph_id", assistant_id: "graph_id" };
+const COLUMN_KEYS: Record<string, string> = {
+  owner: "owner",
+  tenant: "tenant",
+  graph_id: "graph_id",
+  assistant_id: "graph_id",
+};
 
 export interface ThreadStore {
-  create(owner: Owner, thread: { thread_id: string; metadata: Record<string, unknown>; graph_id?: string | undefined }): Promise<ThreadRow | undefined>;
+  create(
+    owner: Owner,
+    thread: { thread_id: string; metadata: Record<string, unknown>; graph_id?: string | undefined },
+  ): Promise<ThreadRow | undefined>;
   get(owner: Owner, threadId: string): Promise<ThreadRow | undefined>;
   search(owner: Owner, query: ThreadSearch): Promise<ThreadRow[]>;
   count(owner: Owner, query: Omit<ThreadSearch, "limit" | "offset" | "sort_by" | "sort_order">): Promise<number>;
@@ -147,10 +161,29 @@ export interface ThreadStore {
   /** Releases the lease and sets the thread's status and kept values (only if `runId` still holds it). */
   release(threadId: string, runId: string, status: ThreadStatus, values?: Record<string, unknown>): Promise<void>;
 
-  createRun(owner: Owner, run: { run_id: string; thread_id: string; assistant_id: string; status: ApiRunStatus; metadata: Record<string, unknown>; kwargs: Record<string, unknown> }): Promise<RunRow>;
+  createRun(
+    owner: Owner,
+    run: {
+      run_id: string;
+      thread_id: string;
+      assistant_id: string;
+      status: ApiRunStatus;
+      metadata: Record<string, unknown>;
+      kwargs: Record<string, unknown>;
+    },
+  ): Promise<RunRow>;
   getRun(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
-  listRuns(owner: Owner, threadId: string, options: { limit: number; offset: number; status?: ApiRunStatus | undefined }): Promise<RunRow[]>;
-  setRunStatus(runId: string, status: ApiRunStatus, error?: { error: string; message: string }, outcome?: RunOutcome): Promise<void>;
+  listRuns(
+    owner: Owner,
+    threadId: string,
+    options: { limit: number; offset: number; status?: ApiRunStatus | undefined },
+  ): Promise<RunRow[]>;
+  setRunStatus(
+    runId: string,
+    status: ApiRunStatus,
+    error?: { error: string; message: string },
+    outcome?: RunOutcome,
+  ): Promise<void>;
   /** Marks a run for cancellation (seen by whichever process runs it at its next heartbeat). */
   requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
   /** Runs left `running`/`pending` by a process that is gone (their thread's lease expired); of one thread when given. */
@@ -165,16 +198,32 @@ export interface ThreadStore {
   getInTenant(tenant: string, threadId: string): Promise<ThreadRow | undefined>;
 }
 
-const THREAD_COLUMNS = "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, state_values, active_run::text as active_run, created_at, updated_at";
+const THREAD_COLUMNS =
+  "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, state_values, active_run::text as active_run, created_at, updated_at";
 const runColumns = (alias = "") =>
-  ["run_id::text as run_id", "thread_id::text as thread_id", "assistant_id", "owner", "tenant", "status", "metadata", "kwargs", "error", "outcome", "cancel_requested", "created_at", "updated_at"]
+  [
+    "run_id::text as run_id",
+    "thread_id::text as thread_id",
+    "assistant_id",
+    "owner",
+    "tenant",
+    "status",
+    "metadata",
+    "kwargs",
+    "error",
+    "outcome",
+    "cancel_requested",
+    "created_at",
+    "updated_at",
+  ]
     .map((column) => `${alias}${column}`)
     .join(", ");
 const RUN_COLUMNS = runColumns();
 
 export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
   const s = quoteSchemaName(schema);
-  const one = async <T>(sql: string, params: unknown[]): Promise<T | undefined> => (await pool.query(sql, params)).rows[0] as T | undefined;
+  const one = async <T>(sql: string, params: unknown[]): Promise<T | undefined> =>
+    (await pool.query(sql, params)).rows[0] as T | undefined;
   const many = async <T>(sql: string, params: unknown[]): Promise<T[]> => (await pool.query(sql, params)).rows as T[];
 
   const filters = (owner: Owner, query: Omit<ThreadSearch, "limit" | "offset" | "sort_by" | "sort_order">) => {
@@ -221,12 +270,19 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
          on conflict (thread_id) do nothing returning ${THREAD_COLUMNS}`,
         [thread.thread_id, owner.user_id, owner.tenant, JSON.stringify(thread.metadata), thread.graph_id ?? null],
       ),
-    get: (owner, threadId) => one<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where thread_id = $1 and tenant = $2 and owner = $3`, [threadId, owner.tenant, owner.user_id]),
+    get: (owner, threadId) =>
+      one<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where thread_id = $1 and tenant = $2 and owner = $3`, [
+        threadId,
+        owner.tenant,
+        owner.user_id,
+      ]),
     async search(owner, query) {
       const { where, params } = filters(owner, query);
       params.push(query.limit, query.offset);
       // Column and direction come from closed lists (never from request text).
-      const column = { thread_id: "thread_id", status: "status", created_at: "created_at", updated_at: "updated_at" }[query.sort_by ?? "updated_at"];
+      const column = { thread_id: "thread_id", status: "status", created_at: "created_at", updated_at: "updated_at" }[
+        query.sort_by ?? "updated_at"
+      ];
       const direction = query.sort_order === "asc" ? "asc" : "desc";
       return many<ThreadRow>(
         `select ${THREAD_COLUMNS} from ${s}.threads where ${where} order by ${column} ${direction}, thread_id ${direction} limit $${params.length - 1} offset $${params.length}`,
@@ -277,13 +333,25 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       const row = await one<RunRow>(
         `insert into ${s}.runs (run_id, thread_id, assistant_id, owner, tenant, status, metadata, kwargs)
          values ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb) returning ${RUN_COLUMNS}`,
-        [run.run_id, run.thread_id, run.assistant_id, owner.user_id, owner.tenant, run.status, JSON.stringify(run.metadata), JSON.stringify(run.kwargs)],
+        [
+          run.run_id,
+          run.thread_id,
+          run.assistant_id,
+          owner.user_id,
+          owner.tenant,
+          run.status,
+          JSON.stringify(run.metadata),
+          JSON.stringify(run.kwargs),
+        ],
       );
       if (!row) throw new Error("run insert returned nothing");
       return row;
     },
     getRun: (owner, threadId, runId) =>
-      one<RunRow>(`select ${RUN_COLUMNS} from ${s}.runs where run_id = $1 and thread_id = $2 and tenant = $3 and owner = $4`, [runId, threadId, owner.tenant, owner.user_id]),
+      one<RunRow>(
+        `select ${RUN_COLUMNS} from ${s}.runs where run_id = $1 and thread_id = $2 and tenant = $3 and owner = $4`,
+        [runId, threadId, owner.tenant, owner.user_id],
+      ),
     listRuns: (owner, threadId, options) =>
       many<RunRow>(
         `select ${RUN_COLUMNS} from ${s}.runs where thread_id = $1 and tenant = $2 and owner = $3 and ($4::text is null or status = $4)
@@ -291,12 +359,10 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
         [threadId, owner.tenant, owner.user_id, options.status ?? null, options.limit, options.offset],
       ),
     async setRunStatus(runId, status, error, outcome) {
-      await pool.query(`update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now() where run_id = $1`, [
-        runId,
-        status,
-        error ? storableJson(error) : null,
-        outcome ? storableJson(outcome) : null,
-      ]);
+      await pool.query(
+        `update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now() where run_id = $1`,
+        [runId, status, error ? storableJson(error) : null, outcome ? storableJson(outcome) : null],
+      );
     },
     requestCancel: (owner, threadId, runId) =>
       one<RunRow>(
@@ -317,7 +383,11 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
           order by updated_at desc, thread_id limit $3`,
         [tenant, options.owner ?? null, options.limit],
       ),
-    getInTenant: (tenant, threadId) => one<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where thread_id = $1 and tenant = $2`, [threadId, tenant]),
+    getInTenant: (tenant, threadId) =>
+      one<ThreadRow>(`select ${THREAD_COLUMNS} from ${s}.threads where thread_id = $1 and tenant = $2`, [
+        threadId,
+        tenant,
+      ]),
   };
 }
 

@@ -29,7 +29,10 @@ export async function findRunOrigin(pool: pg.Pool, schema: string, runId: string
   );
   const warrantRunId = asked.rows[0]?.warrant_run_id ?? runId;
   const [chained, api, ledger] = await Promise.all([
-    pool.query<{ thread_id: string; owner: string; started_at: string }>(`select thread_id, owner, started_at from ${s}.audit_runs where run_id = $1`, [warrantRunId]),
+    pool.query<{ thread_id: string; owner: string; started_at: string }>(
+      `select thread_id, owner, started_at from ${s}.audit_runs where run_id = $1`,
+      [warrantRunId],
+    ),
     pool.query<ApiRunRow>(
       `select r.run_id::text as run_id, r.thread_id::text as thread_id, r.owner, r.outcome->>'warrant_run_id' as warrant_run_id,
               ${UTC("r.created_at")} as created_at, t.graph_id

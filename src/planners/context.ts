@@ -12,7 +12,9 @@ import { fenceToolResult } from "./fence.js";
 export function plannerContext(messages: readonly BaseMessage[], maxMessages = 40): BaseMessage[] {
   let start = Math.max(0, messages.length - maxMessages);
   while (start < messages.length && ToolMessage.isInstance(messages[start])) start += 1;
-  return messages.slice(start).map((message) => (ToolMessage.isInstance(message) ? fencedToolMessage(message) : message));
+  return messages
+    .slice(start)
+    .map((message) => (ToolMessage.isInstance(message) ? fencedToolMessage(message) : message));
 }
 
 /**

@@ -38,8 +38,20 @@ export interface ReadToolResult extends Omit<ToolResultFence, "body"> {
 }
 
 const JSON_UNSAFE: Record<string, string> = { "<": "\\u003c", ">": "\\u003e", "&": "\\u0026" };
-const ATTRIBUTE_UNSAFE: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-const ATTRIBUTE_ESCAPES: Record<string, string> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'" };
+const ATTRIBUTE_UNSAFE: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
+const ATTRIBUTE_ESCAPES: Record<string, string> = {
+  "&amp;": "&",
+  "&lt;": "<",
+  "&gt;": ">",
+  "&quot;": '"',
+  "&#39;": "'",
+};
 
 function quoteJson(text: string): string {
   return text.replace(/[<>&]/g, (character) => JSON_UNSAFE[character] ?? character);
@@ -75,7 +87,9 @@ export function fenceToolResult(result: ToolResultFence): string {
   return `<${TOOL_RESULT_TAG} ${attributes.join(" ")}>\n${quoteBody(result.body)}\n</${TOOL_RESULT_TAG}>\n${FENCE_NOTICE}`;
 }
 
-const FENCE = new RegExp(`^<${TOOL_RESULT_TAG}((?: [a-z_]+=(?:"[^"<>]*"|'[^'<>]*'))*)>\\n([\\s\\S]*)\\n</${TOOL_RESULT_TAG}>`);
+const FENCE = new RegExp(
+  `^<${TOOL_RESULT_TAG}((?: [a-z_]+=(?:"[^"<>]*"|'[^'<>]*'))*)>\\n([\\s\\S]*)\\n</${TOOL_RESULT_TAG}>`,
+);
 const ATTRIBUTE = /([a-z_]+)=(?:"([^"]*)"|'([^']*)')/g;
 
 function stringList(text: string | undefined): string[] {
@@ -93,7 +107,8 @@ export function readFencedToolResult(content: string): ReadToolResult | undefine
   const match = FENCE.exec(content);
   if (!match) return undefined;
   const attributes = new Map<string, string>();
-  for (const found of (match[1] ?? "").matchAll(ATTRIBUTE)) attributes.set(found[1] ?? "", unescapeAttribute(found[2] ?? found[3] ?? ""));
+  for (const found of (match[1] ?? "").matchAll(ATTRIBUTE))
+    attributes.set(found[1] ?? "", unescapeAttribute(found[2] ?? found[3] ?? ""));
   let body: unknown;
   try {
     body = JSON.parse(match[2] ?? "");

@@ -34,7 +34,9 @@ const PLAIN_REF = /^[A-Za-z0-9][A-Za-z0-9._:@#/+-]{0,159}$/;
 /** Exported for tests: the messages sent to the model for one planning step. */
 export function buildMessages(input: PlannerInput): BaseMessage[] {
   // Domain context arrives rendered (and fenced) by its domain, as data; the prompt adds it after the rules.
-  const notes = Object.values(input.context ?? {}).flatMap((context) => (context.model_note ? [context.model_note] : []));
+  const notes = Object.values(input.context ?? {}).flatMap((context) =>
+    context.model_note ? [context.model_note] : [],
+  );
   const sections = [SYSTEM_PROMPT, evidenceSection(input.evidence), ...notes];
   const system = new SystemMessage(sections.join("\n\n"));
   // The plan node normally includes the request in the transcript; without it the model would have no question.
@@ -48,6 +50,7 @@ function evidenceSection(evidence: readonly Evidence[]): string {
   const refs = [...new Set(evidence.map((item) => item.ref))];
   const plain = refs.filter((ref) => PLAIN_REF.test(ref));
   const lines = [`Evidence refs you may cite (their text is in the tool results): ${JSON.stringify(plain)}`];
-  if (plain.length < refs.length) lines.push(`(${refs.length - plain.length} more ref(s) are named only in their tool results.)`);
+  if (plain.length < refs.length)
+    lines.push(`(${refs.length - plain.length} more ref(s) are named only in their tool results.)`);
   return lines.join("\n");
 }

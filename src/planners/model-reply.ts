@@ -36,7 +36,9 @@ function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((block: unknown) => (isRecord(block) && block["type"] === "text" && typeof block["text"] === "string" ? block["text"] : ""))
+    .map((block: unknown) =>
+      isRecord(block) && block["type"] === "text" && typeof block["text"] === "string" ? block["text"] : "",
+    )
     .join("");
 }
 

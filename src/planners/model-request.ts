@@ -29,7 +29,10 @@ export interface OpenAIFunctionTool {
 }
 
 export function toOpenAITool(tool: ToolSpec): OpenAIFunctionTool {
-  return { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  return {
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
 }
 
 /**
@@ -86,7 +89,8 @@ function describeRequestFailure(error: unknown, apiKey: string): string {
   else if (name === "TimeoutError") parts.push("timed out");
   else parts.push(cause !== undefined ? `network error (${cause})` : "network error");
   const detail = stringField(error, "message");
-  if (detail !== undefined && detail.trim() !== "") parts.push(`- ${truncate(redact(detail, apiKey), MAX_DETAIL_LENGTH)}`);
+  if (detail !== undefined && detail.trim() !== "")
+    parts.push(`- ${truncate(redact(detail, apiKey), MAX_DETAIL_LENGTH)}`);
   return parts.join(" ");
 }
 
@@ -124,8 +128,12 @@ function tokenCount(usage: unknown, key: "input_tokens" | "output_tokens"): numb
   if (!isRecord(usage)) return 0;
   const value = usage[key];
   if (value === undefined || value === null) return 0;
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && value <= MAX_TOKENS_PER_REPLY) return value;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && value <= MAX_TOKENS_PER_REPLY)
+    return value;
   const shown = typeof value === "number" ? String(value) : `a ${typeof value}`;
   const wire = key === "input_tokens" ? "prompt_tokens" : "completion_tokens";
-  throw new ModelBehaviorError("model_invalid_usage", `the model endpoint reported ${wire} = ${truncate(shown, 40)}; expected a whole number from 0 to ${MAX_TOKENS_PER_REPLY}`);
+  throw new ModelBehaviorError(
+    "model_invalid_usage",
+    `the model endpoint reported ${wire} = ${truncate(shown, 40)}; expected a whole number from 0 to ${MAX_TOKENS_PER_REPLY}`,
+  );
 }

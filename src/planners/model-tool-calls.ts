@@ -46,7 +46,10 @@ export function toProposals(reply: BaseMessage, turn: number): Proposal[] {
     }
     const callId = raw.id !== undefined && raw.id !== "" ? raw.id : `call_${turn}_${index}_${tag}`;
     if (seen.has(callId)) {
-      throw new ModelBehaviorError("model_invalid_arguments", `tool call id ${JSON.stringify(truncate(callId, 80))} is used twice`);
+      throw new ModelBehaviorError(
+        "model_invalid_arguments",
+        `tool call id ${JSON.stringify(truncate(callId, 80))} is used twice`,
+      );
     }
     seen.add(callId);
     return { call_id: callId, name: raw.name, raw_arguments: raw.argumentText ?? fallbackArgumentText(reply, raw) };
@@ -98,10 +101,12 @@ function callsFromChunks(reply: BaseMessage): RawCall[] {
 
 /** Non-streamed replies: the server's own `tool_calls`, kept by LangChain in `additional_kwargs`. */
 function callsFromWire(reply: BaseMessage): RawCall[] {
-  return arrayField(reply.additional_kwargs, "tool_calls").filter(isRecord).map((call) => {
-    const fn = call["function"];
-    return { id: stringField(call, "id"), name: stringField(fn, "name"), argumentText: stringField(fn, "arguments") };
-  });
+  return arrayField(reply.additional_kwargs, "tool_calls")
+    .filter(isRecord)
+    .map((call) => {
+      const fn = call["function"];
+      return { id: stringField(call, "id"), name: stringField(fn, "name"), argumentText: stringField(fn, "arguments") };
+    });
 }
 
 /**
@@ -110,17 +115,21 @@ function callsFromWire(reply: BaseMessage): RawCall[] {
  * relative order of valid and invalid calls is lost here.
  */
 function callsFromParsed(reply: BaseMessage): RawCall[] {
-  const valid = arrayField(reply, "tool_calls").filter(isRecord).map((call) => ({
-    id: stringField(call, "id"),
-    name: stringField(call, "name"),
-    argumentText: undefined,
-    parsedArguments: recordField(call, "args"),
-  }));
-  const invalid = arrayField(reply, "invalid_tool_calls").filter(isRecord).map((call) => ({
-    id: stringField(call, "id"),
-    name: stringField(call, "name"),
-    argumentText: stringField(call, "args"),
-  }));
+  const valid = arrayField(reply, "tool_calls")
+    .filter(isRecord)
+    .map((call) => ({
+      id: stringField(call, "id"),
+      name: stringField(call, "name"),
+      argumentText: undefined,
+      parsedArguments: recordField(call, "args"),
+    }));
+  const invalid = arrayField(reply, "invalid_tool_calls")
+    .filter(isRecord)
+    .map((call) => ({
+      id: stringField(call, "id"),
+      name: stringField(call, "name"),
+      argumentText: stringField(call, "args"),
+    }));
   return [...valid, ...invalid];
 }
 
@@ -143,6 +152,7 @@ function fallbackArgumentText(reply: BaseMessage, raw: RawCall): string {
   if (wire !== undefined) return wire;
   const invalidText = stringField(arrayField(reply, "invalid_tool_calls").filter(isRecord).find(sameId), "args");
   if (invalidText !== undefined) return invalidText;
-  const parsed = raw.parsedArguments ?? recordField(arrayField(reply, "tool_calls").filter(isRecord).find(sameId), "args");
+  const parsed =
+    raw.parsedArguments ?? recordField(arrayField(reply, "tool_calls").filter(isRecord).find(sameId), "args");
   return parsed !== undefined ? JSON.stringify(parsed) : "";
 }

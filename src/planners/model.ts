@@ -11,7 +11,14 @@ import { modelFacingTool } from "../policy/model-facing.js";
 import type { ModelPrice } from "../policy/pricing.js";
 import { buildMessages } from "./model-prompt.js";
 import { toOutcome } from "./model-reply.js";
-import { finishReasonOf, FinishReasonRecorder, requestReply, toOpenAITool, usageOf, type ChatRunnable } from "./model-request.js";
+import {
+  finishReasonOf,
+  FinishReasonRecorder,
+  requestReply,
+  toOpenAITool,
+  usageOf,
+  type ChatRunnable,
+} from "./model-request.js";
 import type { PlanResult, Planner, PlannerInput } from "./planner.js";
 
 export { buildMessages } from "./model-prompt.js";
@@ -66,7 +73,8 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
     kind: "model",
     ...(options.price ? { price: options.price } : {}),
     async plan(input: PlannerInput): Promise<PlanResult> {
-      const runnable: ChatRunnable = input.tools.length > 0 ? chat.bindTools(input.tools.map((tool) => toOpenAITool(modelFacingTool(tool)))) : chat;
+      const runnable: ChatRunnable =
+        input.tools.length > 0 ? chat.bindTools(input.tools.map((tool) => toOpenAITool(modelFacingTool(tool)))) : chat;
       const recorder = new FinishReasonRecorder();
       const reply = await requestReply(runnable, buildMessages(input), recorder, input.signal, apiKey);
       return { outcome: toOutcome(reply, finishReasonOf(reply, recorder), input.turn), usage: usageOf(reply) };

@@ -38,23 +38,44 @@ function freshCallId(): string {
 export function sanitizeProposals(calls: readonly Proposal[], messages: readonly BaseMessage[]): Proposal[] {
   const used = new Set<string>();
   for (const message of messages) {
-    if (AIMessage.isInstance(message)) for (const toolCall of message.tool_calls ?? []) if (toolCall.id) used.add(toolCall.id);
+    if (AIMessage.isInstance(message))
+      for (const toolCall of message.tool_calls ?? []) if (toolCall.id) used.add(toolCall.id);
   }
   return calls.map((call) => {
     const idProblem = unsafeKeyReason(call.call_id);
-    const nameProblem = call.name.length > MAX_IDENTIFIER_LENGTH ? `is longer than ${MAX_IDENTIFIER_LENGTH} characters` : unsafeKeyReason(call.name);
-    const keepId = idProblem === undefined && call.call_id.length > 0 && call.call_id.length <= MAX_IDENTIFIER_LENGTH && !used.has(call.call_id);
+    const nameProblem =
+      call.name.length > MAX_IDENTIFIER_LENGTH
+        ? `is longer than ${MAX_IDENTIFIER_LENGTH} characters`
+        : unsafeKeyReason(call.name);
+    const keepId =
+      idProblem === undefined &&
+      call.call_id.length > 0 &&
+      call.call_id.length <= MAX_IDENTIFIER_LENGTH &&
+      !used.has(call.call_id);
     const callId = keepId ? call.call_id : freshCallId();
     used.add(callId);
     const { refusal: _ignored, ...rest } = call;
-    const sanitized: Proposal = { ...rest, call_id: callId, name: nameProblem === undefined ? call.name : INVALID_TOOL_NAME };
+    const sanitized: Proposal = {
+      ...rest,
+      call_id: callId,
+      name: nameProblem === undefined ? call.name : INVALID_TOOL_NAME,
+    };
     if (nameProblem !== undefined) {
-      sanitized.refusal = { code: "unknown_tool", message: `the proposed tool name ${nameProblem}; no tool has such a name` };
+      sanitized.refusal = {
+        code: "unknown_tool",
+        message: `the proposed tool name ${nameProblem}; no tool has such a name`,
+      };
     } else if (idProblem !== undefined) {
-      sanitized.refusal = { code: "invalid_arguments", message: `the tool-call id ${idProblem}; it was replaced by ${callId}` };
+      sanitized.refusal = {
+        code: "invalid_arguments",
+        message: `the tool-call id ${idProblem}; it was replaced by ${callId}`,
+      };
     } else if (call.raw_arguments.length > MAX_ARGUMENT_BYTES) {
       // Each UTF-16 unit is at least one UTF-8 byte: this text is over the limit whatever it holds.
-      sanitized.refusal = { code: "invalid_arguments", message: `arguments are longer than the limit of ${MAX_ARGUMENT_BYTES} bytes` };
+      sanitized.refusal = {
+        code: "invalid_arguments",
+        message: `arguments are longer than the limit of ${MAX_ARGUMENT_BYTES} bytes`,
+      };
     }
     if (call.raw_arguments.length > MAX_ARGUMENT_BYTES) sanitized.raw_arguments = "";
     return sanitized;
@@ -70,7 +91,11 @@ export function sanitizeProposals(calls: readonly Proposal[], messages: readonly
 export function sanitizeOutcome(outcome: PlanOutcome): PlanOutcome {
   switch (outcome.type) {
     case "final":
-      return { ...outcome, answer: replaceUnstorable(outcome.answer), citations: outcome.citations.map(replaceUnstorable) };
+      return {
+        ...outcome,
+        answer: replaceUnstorable(outcome.answer),
+        citations: outcome.citations.map(replaceUnstorable),
+      };
     case "needs_human":
       return { ...outcome, reason: replaceUnstorable(outcome.reason) };
     case "tool_calls":
@@ -81,7 +106,9 @@ export function sanitizeOutcome(outcome: PlanOutcome): PlanOutcome {
 /** {@link sanitizeOutcome}, and for tool calls {@link sanitizeProposals}: the reply as the plan node may keep it. */
 export function sanitizePlan(outcome: PlanOutcome, messages: readonly BaseMessage[]): PlanOutcome {
   const sanitized = sanitizeOutcome(outcome);
-  return sanitized.type === "tool_calls" ? { ...sanitized, calls: sanitizeProposals(sanitized.calls, messages) } : sanitized;
+  return sanitized.type === "tool_calls"
+    ? { ...sanitized, calls: sanitizeProposals(sanitized.calls, messages) }
+    : sanitized;
 }
 
 /**
@@ -121,28 +148,42 @@ export interface PlanRedaction {
  * What a tool later receives is the redacted value: a marker never turns
  * back into the secret, so a model cannot carry a secret into an effect.
  */
-export function redactProposal(call: Proposal, scanner: SecretScanner, sensitive: readonly string[]): { call: Proposal; found: Redaction[] } {
+export function redactProposal(
+  call: Proposal,
+  scanner: SecretScanner,
+  sensitive: readonly string[],
+): { call: Proposal; found: Redaction[] } {
   const parsed = call.raw_arguments === "" ? undefined : parseToolArguments(call.raw_arguments);
   if (parsed?.ok) {
     const value = scanner.value(parsed.value, "arguments", sensitive);
     const raw = scanner.text(call.raw_arguments, "arguments");
     if (value.found.length === 0 && raw.found.length === 0) return { call, found: [] };
-    return { call: { ...call, raw_arguments: JSON.stringify(value.value) }, found: value.found.length > 0 ? value.found : raw.found };
+    return {
+      call: { ...call, raw_arguments: JSON.stringify(value.value) },
+      found: value.found.length > 0 ? value.found : raw.found,
+    };
   }
   if (sensitive.length > 0 && call.raw_arguments !== "") {
     const marker = scanner.marker(SENSITIVE_KIND, call.raw_arguments);
     return { call: { ...call, raw_arguments: marker }, found: [{ path: "arguments", kind: SENSITIVE_KIND, marker }] };
   }
   const text = scanner.text(call.raw_arguments, "arguments");
-  return text.found.length === 0 ? { call, found: [] } : { call: { ...call, raw_arguments: text.value }, found: text.found };
+  return text.found.length === 0
+    ? { call, found: [] }
+    : { call: { ...call, raw_arguments: text.value }, found: text.found };
 }
 
 /** The prose of a reply (answer, reason, text beside calls) without secret-shaped values, and each proposal through {@link redactProposal}. */
-export function redactOutcome(outcome: PlanOutcome, scanner: SecretScanner, sensitiveOf: (tool: string) => readonly string[]): { outcome: PlanOutcome; redactions: PlanRedaction[] } {
+export function redactOutcome(
+  outcome: PlanOutcome,
+  scanner: SecretScanner,
+  sensitiveOf: (tool: string) => readonly string[],
+): { outcome: PlanOutcome; redactions: PlanRedaction[] } {
   const redactions: PlanRedaction[] = [];
   const prose = (field: string, text: string): string => {
     const result = scanner.text(text, field);
-    if (result.found.length > 0) redactions.push({ where: "planner_text", subject: field, tool: null, found: result.found });
+    if (result.found.length > 0)
+      redactions.push({ where: "planner_text", subject: field, tool: null, found: result.found });
     return result.value;
   };
   switch (outcome.type) {
@@ -153,7 +194,8 @@ export function redactOutcome(outcome: PlanOutcome, scanner: SecretScanner, sens
     case "tool_calls": {
       const calls = outcome.calls.map((call) => {
         const result = redactProposal(call, scanner, sensitiveOf(call.name));
-        if (result.found.length > 0) redactions.push({ where: "arguments", subject: call.call_id, tool: call.name, found: result.found });
+        if (result.found.length > 0)
+          redactions.push({ where: "arguments", subject: call.call_id, tool: call.name, found: result.found });
         return result.call;
       });
       const text = outcome.text === undefined ? {} : { text: prose("text", outcome.text) };

@@ -38,13 +38,23 @@ export interface InterruptPayload {
 
 export function interruptPayload(pending: readonly Review[]): InterruptPayload {
   return {
-    action_requests: pending.map((review) => ({ name: review.tool, args: review.model_args, description: review.description })),
-    review_configs: pending.map((review) => ({ action_name: review.tool, allowed_decisions: ["approve", "edit", "reject"], rule: review.rule })),
+    action_requests: pending.map((review) => ({
+      name: review.tool,
+      args: review.model_args,
+      description: review.description,
+    })),
+    review_configs: pending.map((review) => ({
+      action_name: review.tool,
+      allowed_decisions: ["approve", "edit", "reject"],
+      rule: review.rule,
+    })),
     approvals: pending.map((review) => ({ ...review.approval })),
   };
 }
 
-export type Binding = { ok: true; pairs: { review: Review; decision: ResumeDecision }[] } | { ok: false; message: string };
+export type Binding =
+  | { ok: true; pairs: { review: Review; decision: ResumeDecision }[] }
+  | { ok: false; message: string };
 
 /** Validates a resume value and pairs each decision with its pending action. */
 export function bindResume(value: unknown, pending: readonly Review[]): Binding {
@@ -54,7 +64,8 @@ export function bindResume(value: unknown, pending: readonly Review[]): Binding 
   } catch {
     return { ok: false, message: "the resume value is not JSON" };
   }
-  if (size > MAX_RESUME_BYTES) return { ok: false, message: `the resume value is larger than ${MAX_RESUME_BYTES} bytes` };
+  if (size > MAX_RESUME_BYTES)
+    return { ok: false, message: `the resume value is larger than ${MAX_RESUME_BYTES} bytes` };
   const parsed = ResumeSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -66,15 +77,20 @@ export function bindResume(value: unknown, pending: readonly Review[]): Binding 
     if (decisions.length !== pending.length) {
       return { ok: false, message: `expected ${pending.length} decision(s), got ${decisions.length}` };
     }
-    return { ok: true, pairs: pending.map((review, index) => ({ review, decision: decisions[index] as ResumeDecision })) };
+    return {
+      ok: true,
+      pairs: pending.map((review, index) => ({ review, decision: decisions[index] as ResumeDecision })),
+    };
   }
   const pairs: { review: Review; decision: ResumeDecision }[] = [];
   for (const review of pending) {
     const matches = decisions.filter((decision) => decision.action_id === review.approval.action_id);
-    if (matches.length !== 1) return { ok: false, message: `action ${review.approval.action_id} needs exactly one decision` };
+    if (matches.length !== 1)
+      return { ok: false, message: `action ${review.approval.action_id} needs exactly one decision` };
     pairs.push({ review, decision: matches[0] as ResumeDecision });
   }
-  if (pairs.length !== decisions.length) return { ok: false, message: "a decision names an action that is not pending" };
+  if (pairs.length !== decisions.length)
+    return { ok: false, message: "a decision names an action that is not pending" };
   return { ok: true, pairs };
 }
 
@@ -87,7 +103,11 @@ export const REVIEWER_SCOPE = "approvals:decide";
  * `owner_or_reviewer`; only a reviewer of the tenant other than the owner
  * (four eyes) for `reviewer_not_owner`.
  */
-export function mayDecide(approver: Principal, owner: Pick<Principal, "user_id" | "tenant">, rule: ReviewRule): boolean {
+export function mayDecide(
+  approver: Principal,
+  owner: Pick<Principal, "user_id" | "tenant">,
+  rule: ReviewRule,
+): boolean {
   const isOwner = approver.user_id === owner.user_id && approver.tenant === owner.tenant;
   const isReviewer = approver.tenant === owner.tenant && approver.scopes.includes(REVIEWER_SCOPE);
   return rule === "owner_or_reviewer" ? isOwner || isReviewer : isReviewer && !isOwner;

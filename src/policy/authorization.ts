@@ -20,7 +20,11 @@ export function hasScopes(principal: Principal, contract: ToolContract): boolean
  * Fail closed: every run-bound argument the call sets needs a value fixed for
  * the run, and must equal it.
  */
-export function runBoundMatches(contract: ToolContract, args: Record<string, unknown>, runBound: Record<string, unknown>): boolean {
+export function runBoundMatches(
+  contract: ToolContract,
+  args: Record<string, unknown>,
+  runBound: Record<string, unknown>,
+): boolean {
   for (const name of Object.keys(contract.run_bound)) {
     if (!Object.hasOwn(args, name)) continue;
     if (!Object.hasOwn(runBound, name) || args[name] !== runBound[name]) return false;
@@ -58,8 +62,10 @@ export type Authorization = { ok: true } | { ok: false; code: "access_denied" | 
 
 /** Scopes, then the resource rule: what `execute` re-checks against the owner's current permissions. */
 export function authorizeFor(tool: CatalogTool, args: Record<string, unknown>, principal: Principal): Authorization {
-  if (!hasScopes(principal, tool.contract)) return { ok: false, code: "access_denied", message: `${tool.name} is not permitted to you` };
-  if (!resourceAllowed(tool.contract, args, principal)) return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
+  if (!hasScopes(principal, tool.contract))
+    return { ok: false, code: "access_denied", message: `${tool.name} is not permitted to you` };
+  if (!resourceAllowed(tool.contract, args, principal))
+    return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
   return { ok: true };
 }
 

@@ -11,7 +11,13 @@ import type { BudgetName } from "./decision.js";
  * per call in authorize). `waitedMs` is time spent waiting for reviewers: it
  * does not count against the deadline.
  */
-export function exhaustedBudget(usage: Usage, budgets: Budgets, startedAt: string, now: number, waitedMs = 0): BudgetName | undefined {
+export function exhaustedBudget(
+  usage: Usage,
+  budgets: Budgets,
+  startedAt: string,
+  now: number,
+  waitedMs = 0,
+): BudgetName | undefined {
   if (now - Date.parse(startedAt) - waitedMs >= budgets.deadline_ms) return "deadline";
   if (usage.input_tokens + usage.output_tokens >= budgets.tokens) return "tokens";
   if (usage.cost_usd >= budgets.cost_usd) return "cost";

@@ -8,7 +8,6 @@ import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
 import { compilePatterns } from "./secrets.js";
 
-
 /** Reconnect backoff for a server that failed or crashed: exponential from `base_ms`, capped at `max_ms`, with jitter. */
 export const ReconnectSchema = z
   .object({
@@ -48,12 +47,18 @@ const HttpServerSchema = z
     audience: z.string().min(1).max(64),
     /** Start the server as a child process that prints `… listening on <url>` on stdout. */
     launch: z
-      .object({ command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).default({}) })
+      .object({
+        command: z.string().min(1),
+        args: z.array(z.string()).default([]),
+        env: z.record(z.string(), z.string()).default({}),
+      })
       .strict()
       .optional(),
   })
   .strict()
-  .refine((server) => server.url !== undefined || server.launch !== undefined, { message: "needs a url or a launch command" });
+  .refine((server) => server.url !== undefined || server.launch !== undefined, {
+    message: "needs a url or a launch command",
+  });
 
 export const ServerConfigSchema = z.discriminatedUnion("transport", [StdioServerSchema, HttpServerSchema]);
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
@@ -71,13 +76,17 @@ export const ReviewPolicySchema = z
     write_irreversible: z.enum(REVIEW_RULES).default("reviewer_not_owner"),
   })
   .strict()
-  .refine((policy) => policy.write_reversible !== "none" && policy.write_irreversible !== "none", { message: "writes always need a review" })
+  .refine((policy) => policy.write_reversible !== "none" && policy.write_irreversible !== "none", {
+    message: "writes always need a review",
+  })
   .default({ read: "none", write_reversible: "owner_or_reviewer", write_irreversible: "reviewer_not_owner" });
 export type ReviewPolicy = z.infer<typeof ReviewPolicySchema>;
 
 /** USD per million tokens; no model costs more than 10 000, so a larger number is a typo. */
 const usdPerMillion = z.number().finite().min(0).max(10_000);
-export const ModelPriceSchema = z.object({ input_per_million_usd: usdPerMillion, output_per_million_usd: usdPerMillion }).strict();
+export const ModelPriceSchema = z
+  .object({ input_per_million_usd: usdPerMillion, output_per_million_usd: usdPerMillion })
+  .strict();
 
 export const WarrantConfigSchema = z
   .object({
@@ -108,14 +117,22 @@ export const WarrantConfigSchema = z
     }
     for (const [tool, contract] of Object.entries(config.tools)) {
       if (!Object.hasOwn(config.servers, contract.server)) {
-        context.addIssue({ code: "custom", path: ["tools", tool, "server"], message: `names unknown server "${contract.server}"` });
+        context.addIssue({
+          code: "custom",
+          path: ["tools", tool, "server"],
+          message: `names unknown server "${contract.server}"`,
+        });
       }
       if (contract.reconcile) checkReconcile(config.tools, tool, contract, context);
       if (contract.resource) {
         try {
           new RegExp(contract.resource.pattern);
         } catch {
-          context.addIssue({ code: "custom", path: ["tools", tool, "resource", "pattern"], message: "is not a valid regular expression" });
+          context.addIssue({
+            code: "custom",
+            path: ["tools", tool, "resource", "pattern"],
+            message: "is not a valid regular expression",
+          });
         }
       }
     }
@@ -123,7 +140,12 @@ export const WarrantConfigSchema = z
 export type WarrantConfig = z.infer<typeof WarrantConfigSchema>;
 
 /** A reconcile rule must name a read tool on the write's server, and the write must carry a host-made idempotency key. */
-function checkReconcile(tools: Record<string, ToolContract>, name: string, contract: ToolContract, context: z.RefinementCtx): void {
+function checkReconcile(
+  tools: Record<string, ToolContract>,
+  name: string,
+  contract: ToolContract,
+  context: z.RefinementCtx,
+): void {
   const rule = contract.reconcile;
   if (!rule) return;
   const path = ["tools", name, "reconcile"];
@@ -162,7 +184,10 @@ export async function loadConfig(filePath: string): Promise<WarrantConfig> {
   try {
     text = await readFile(filePath, "utf8");
   } catch (error) {
-    throw new ConfigError("config_invalid", `cannot read ${filePath}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+    throw new ConfigError(
+      "config_invalid",
+      `cannot read ${filePath}: ${(error as NodeJS.ErrnoException).code ?? "error"}`,
+    );
   }
   if (Buffer.byteLength(text) > 1024 * 1024) throw new ConfigError("config_invalid", `${filePath}: larger than 1 MiB`);
   return parseConfig(text, filePath);

@@ -32,7 +32,12 @@ export const RunBoundSchema = z
 export type RunBoundRule = z.infer<typeof RunBoundSchema>;
 
 /** Where a host-injected argument's value comes from. */
-export const INJECTION_SOURCES = ["principal.user_id", "principal.tenant", "run.thread_id", "action.idempotency_key"] as const;
+export const INJECTION_SOURCES = [
+  "principal.user_id",
+  "principal.tenant",
+  "run.thread_id",
+  "action.idempotency_key",
+] as const;
 
 /** How a write's status tool is asked and read. */
 export const ReconcileSchema = z
@@ -88,7 +93,12 @@ export const ToolContractSchema = z
       .default({ max_items: 10, max_chars: 8_000 }),
     always_available: z.boolean().default(false),
     /** How long a reviewer has to decide on this tool's approval request. */
-    approval_ttl_ms: z.number().int().min(1_000).max(7 * 24 * 3_600_000).default(15 * 60_000),
+    approval_ttl_ms: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(7 * 24 * 3_600_000)
+      .default(15 * 60_000),
     /**
      * For a write: the read tool that says whether an idempotency key was
      * applied. A write whose outcome is unknown (timeout, lost response, crash)
@@ -125,7 +135,12 @@ export interface ToolHints {
 }
 
 /** The MCP spec's defaults for hints a server leaves out. */
-export const DEFAULT_HINTS: ToolHints = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+export const DEFAULT_HINTS: ToolHints = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+};
 
 /** A contracted tool its server lists: what the control plane checks and calls. */
 export interface CatalogTool {

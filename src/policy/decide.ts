@@ -12,7 +12,13 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
-import { hasScopes, injectArguments, resourceAllowed, runBoundMatches, ACCESS_DENIED_MESSAGE } from "./authorization.js";
+import {
+  hasScopes,
+  injectArguments,
+  resourceAllowed,
+  runBoundMatches,
+  ACCESS_DENIED_MESSAGE,
+} from "./authorization.js";
 import type { ReviewPolicy } from "./config.js";
 import type { CatalogTool, Proposal } from "./contracts.js";
 import type { CheckName, CheckedAction, Decision, Denial, ReviewRule } from "./decision.js";
@@ -50,7 +56,9 @@ interface Candidate {
   fingerprint?: string;
 }
 
-type CheckResult = { ok: true; candidate: Candidate } | { ok: false; denial: Omit<Denial, "type" | "call_id" | "tool" | "check"> };
+type CheckResult =
+  | { ok: true; candidate: Candidate }
+  | { ok: false; denial: Omit<Denial, "type" | "call_id" | "tool" | "check"> };
 
 interface Check {
   name: CheckName;
@@ -58,7 +66,11 @@ interface Check {
 }
 
 const pass = (candidate: Candidate): CheckResult => ({ ok: true, candidate });
-const refuse = (code: Denial["code"], message: string, extra: Pick<Denial, "withheld" | "budget"> = {}): CheckResult => ({ ok: false, denial: { code, message, ...extra } });
+const refuse = (
+  code: Denial["code"],
+  message: string,
+  extra: Pick<Denial, "withheld" | "budget"> = {},
+): CheckResult => ({ ok: false, denial: { code, message, ...extra } });
 
 /** The tool exists and this step's effective set offers it. A hidden tool proposed anyway is `tool_not_permitted`. */
 export const offered: Check = {
@@ -95,7 +107,8 @@ export const runBound: Check = {
   name: "run_bound",
   run(candidate, context) {
     const tool = requireTool(candidate);
-    if (!runBoundMatches(tool.contract, requireArgs(candidate), context.runBound)) return refuse("access_denied", ACCESS_DENIED_MESSAGE);
+    if (!runBoundMatches(tool.contract, requireArgs(candidate), context.runBound))
+      return refuse("access_denied", ACCESS_DENIED_MESSAGE);
     return pass(candidate);
   },
 };
@@ -105,8 +118,10 @@ export const authorized: Check = {
   name: "authorized",
   run(candidate, context) {
     const tool = requireTool(candidate);
-    if (!hasScopes(context.owner, tool.contract)) return refuse("tool_not_permitted", `${tool.name} is not available to you`, { withheld: "scope" });
-    if (!resourceAllowed(tool.contract, requireArgs(candidate), context.owner)) return refuse("access_denied", ACCESS_DENIED_MESSAGE);
+    if (!hasScopes(context.owner, tool.contract))
+      return refuse("tool_not_permitted", `${tool.name} is not available to you`, { withheld: "scope" });
+    if (!resourceAllowed(tool.contract, requireArgs(candidate), context.owner))
+      return refuse("access_denied", ACCESS_DENIED_MESSAGE);
     return pass(candidate);
   },
 };
@@ -115,7 +130,8 @@ export const authorized: Check = {
 export const budget: Check = {
   name: "budget",
   run(candidate, _context, counters) {
-    if (counters.budgetLeft <= 0) return refuse("budget_exhausted", "the run's tool-call budget is used up", { budget: "tool_calls" });
+    if (counters.budgetLeft <= 0)
+      return refuse("budget_exhausted", "the run's tool-call budget is used up", { budget: "tool_calls" });
     return pass(candidate);
   },
 };
@@ -150,12 +166,23 @@ export interface DecideOptions {
 }
 
 /** Decides one proposal. Pure: the counters it returns include this decision's reservation. */
-export function decideOne(proposal: Proposal, context: DecideContext, counters: Counters, options: DecideOptions = {}): { decision: Decision; counters: Counters } {
+export function decideOne(
+  proposal: Proposal,
+  context: DecideContext,
+  counters: Counters,
+  options: DecideOptions = {},
+): { decision: Decision; counters: Counters } {
   let candidate: Candidate = { proposal };
   for (const check of CHECKS) {
     const result = check.run(candidate, context, counters);
     if (!result.ok) {
-      const denial: Denial = { type: "deny", call_id: proposal.call_id, tool: proposal.name, check: check.name, ...result.denial };
+      const denial: Denial = {
+        type: "deny",
+        call_id: proposal.call_id,
+        tool: proposal.name,
+        check: check.name,
+        ...result.denial,
+      };
       return { decision: denial, counters };
     }
     candidate = result.candidate;
@@ -174,7 +201,10 @@ export function decideOne(proposal: Proposal, context: DecideContext, counters: 
   };
   const reserved: Counters = {
     budgetLeft: counters.budgetLeft - 1,
-    repeats: { ...counters.repeats, [fingerprint]: (Object.hasOwn(counters.repeats, fingerprint) ? (counters.repeats[fingerprint] ?? 0) : 0) + 1 },
+    repeats: {
+      ...counters.repeats,
+      [fingerprint]: (Object.hasOwn(counters.repeats, fingerprint) ? (counters.repeats[fingerprint] ?? 0) : 0) + 1,
+    },
   };
   const rule = reviewRuleFor(tool, context.reviewPolicy);
   if (rule === null || options.reviewed) return { decision: { type: "allow", ...action }, counters: reserved };
@@ -198,7 +228,11 @@ export function decideOne(proposal: Proposal, context: DecideContext, counters: 
 }
 
 /** Decides a step's proposals in order; each reservation counts against the next. */
-export function decideAll(proposals: readonly Proposal[], context: DecideContext, counters: Counters): { decisions: Decision[]; counters: Counters } {
+export function decideAll(
+  proposals: readonly Proposal[],
+  context: DecideContext,
+  counters: Counters,
+): { decisions: Decision[]; counters: Counters } {
   const decisions: Decision[] = [];
   let current = counters;
   for (const proposal of proposals) {

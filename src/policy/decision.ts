@@ -16,7 +16,18 @@ export type ReviewRule = "owner_or_reviewer" | "reviewer_not_owner";
  * The named checks of the pipeline (`decide.ts`), in the order they run.
  * A denial names the check that refused it.
  */
-export const CHECK_NAMES = ["offered", "arguments", "run_bound", "authorized", "budget", "repeat", "review", "approver", "expiry", "execution"] as const;
+export const CHECK_NAMES = [
+  "offered",
+  "arguments",
+  "run_bound",
+  "authorized",
+  "budget",
+  "repeat",
+  "review",
+  "approver",
+  "expiry",
+  "execution",
+] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 
 /** The fields every checked, well-formed action carries. */
@@ -73,6 +84,7 @@ export type BudgetName = "model_turns" | "tool_calls" | "deadline" | "tokens" | 
 
 export const allowed = (decisions: readonly Decision[]) =>
   decisions.filter((decision): decision is Extract<Decision, { type: "allow" }> => decision.type === "allow");
-export const denials = (decisions: readonly Decision[]) => decisions.filter((decision): decision is Denial => decision.type === "deny");
+export const denials = (decisions: readonly Decision[]) =>
+  decisions.filter((decision): decision is Denial => decision.type === "deny");
 export const pendingReview = (decisions: readonly Decision[]) =>
   decisions.filter((decision): decision is Extract<Decision, { type: "review" }> => decision.type === "review");

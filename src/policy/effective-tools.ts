@@ -29,14 +29,49 @@ export interface EffectiveToolsInput {
 
 export interface EffectiveTools {
   offered: CatalogTool[];
-  withheld: { tool: string; reason: "definition_changed" | "scope" | "stage" | "risk" | "unhealthy" | "not_relevant" }[];
+  withheld: {
+    tool: string;
+    reason: "definition_changed" | "scope" | "stage" | "risk" | "unhealthy" | "not_relevant";
+  }[];
 }
 
 /** Words too common to say what a request needs ("compare X with Y using my notes" is about notes, not about "with"). */
 const STOP_WORDS: ReadonlySet<string> = new Set([
-  "about", "all", "and", "any", "are", "can", "for", "from", "has", "have", "how", "into", "its", "not", "one", "our",
-  "please", "that", "the", "their", "them", "then", "this", "use", "using", "was", "what", "when", "which", "who", "why",
-  "will", "with", "you", "your",
+  "about",
+  "all",
+  "and",
+  "any",
+  "are",
+  "can",
+  "for",
+  "from",
+  "has",
+  "have",
+  "how",
+  "into",
+  "its",
+  "not",
+  "one",
+  "our",
+  "please",
+  "that",
+  "the",
+  "their",
+  "them",
+  "then",
+  "this",
+  "use",
+  "using",
+  "was",
+  "what",
+  "when",
+  "which",
+  "who",
+  "why",
+  "will",
+  "with",
+  "you",
+  "your",
 ]);
 
 /** Folds a plural to its singular, so "notes" matches "note" (and "notes"). */
@@ -48,7 +83,8 @@ function stem(word: string): string {
 
 function words(text: string): Set<string> {
   const found = new Set<string>();
-  for (const word of text.toLowerCase().split(/[^a-z0-9]+/)) if (word.length > 2 && !STOP_WORDS.has(word)) found.add(stem(word));
+  for (const word of text.toLowerCase().split(/[^a-z0-9]+/))
+    if (word.length > 2 && !STOP_WORDS.has(word)) found.add(stem(word));
   return found;
 }
 
@@ -80,7 +116,8 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveTools {
     const stages = tool.contract.stages;
     if (tool.definition_changed) withheld.push({ tool: tool.name, reason: "definition_changed" });
     else if (!hasScopes(input.principal, tool.contract)) withheld.push({ tool: tool.name, reason: "scope" });
-    else if (!stages.includes("any") && !stages.includes(input.stage)) withheld.push({ tool: tool.name, reason: "stage" });
+    else if (!stages.includes("any") && !stages.includes(input.stage))
+      withheld.push({ tool: tool.name, reason: "stage" });
     else if (!input.allowedRisks.includes(tool.contract.risk)) withheld.push({ tool: tool.name, reason: "risk" });
     else if (!input.isHealthy(tool.server)) withheld.push({ tool: tool.name, reason: "unhealthy" });
     else eligible.push(tool);
@@ -89,7 +126,9 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveTools {
 
   const always = eligible.filter((tool) => tool.contract.always_available);
   const requestWords = words(input.request);
-  const scored = eligible.filter((tool) => !tool.contract.always_available).map((tool, index) => ({ tool, index, score: relevance(tool, requestWords) }));
+  const scored = eligible
+    .filter((tool) => !tool.contract.always_available)
+    .map((tool, index) => ({ tool, index, score: relevance(tool, requestWords) }));
   const matchedServers = new Set(scored.filter((entry) => entry.score > 0).map((entry) => entry.tool.server));
   // With no match anywhere every tool is a candidate (the top-k by catalog order, as before).
   const candidate = (tool: CatalogTool) => matchedServers.size === 0 || matchedServers.has(tool.server);

@@ -27,7 +27,13 @@ export const MAX_ARGUMENT_DESCRIPTION = 120;
 const ANNOTATIONS: ReadonlySet<string> = new Set(["$schema", "$id", "$comment", "title", "examples"]);
 
 /** Keys whose value is a map from property names to schemas (never itself a schema, so a property named `title` survives). */
-const SCHEMA_MAPS: ReadonlySet<string> = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+const SCHEMA_MAPS: ReadonlySet<string> = new Set([
+  "properties",
+  "patternProperties",
+  "$defs",
+  "definitions",
+  "dependentSchemas",
+]);
 
 /** Sentences end at . ! ? followed by a space; "e.g. x" and "1.5" do not end one. */
 function sentences(text: string): string[] {
@@ -60,8 +66,10 @@ function trimSchema(schema: unknown): unknown {
   const trimmed: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (ANNOTATIONS.has(key)) continue;
-    if (key === "description" && typeof value === "string") trimmed[key] = trimDescription(value, MAX_ARGUMENT_DESCRIPTION, 1);
-    else if (SCHEMA_MAPS.has(key) && isRecord(value)) trimmed[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, trimSchema(child)]));
+    if (key === "description" && typeof value === "string")
+      trimmed[key] = trimDescription(value, MAX_ARGUMENT_DESCRIPTION, 1);
+    else if (SCHEMA_MAPS.has(key) && isRecord(value))
+      trimmed[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, trimSchema(child)]));
     // Literal values (enum, const, default) are data, not schemas: kept as they are.
     else if (key === "enum" || key === "const" || key === "default") trimmed[key] = value;
     else trimmed[key] = trimSchema(value);

@@ -17,7 +17,9 @@ export interface ModelPrice {
  */
 export function costOf(usage: { input_tokens: number; output_tokens: number }, price: ModelPrice | undefined): number {
   if (!price) return 0;
-  return (usage.input_tokens * price.input_per_million_usd + usage.output_tokens * price.output_per_million_usd) / 1_000_000;
+  return (
+    (usage.input_tokens * price.input_per_million_usd + usage.output_tokens * price.output_per_million_usd) / 1_000_000
+  );
 }
 
 /** The configured price of a model, looked up by own property (the name is configuration, but never trust `in`). */

@@ -25,7 +25,9 @@ export function runBoundFor(
   for (const contract of contracts) {
     for (const [argument, rule] of Object.entries(contract.run_bound)) {
       if (Object.hasOwn(bound, argument)) continue;
-      const value = Object.hasOwn(explicit, argument) ? explicit[argument] : new RegExp(rule.from_request).exec(request)?.[0];
+      const value = Object.hasOwn(explicit, argument)
+        ? explicit[argument]
+        : new RegExp(rule.from_request).exec(request)?.[0];
       if (value !== undefined && value.length > 0 && value.length <= MAX_VALUE_CHARS) bound[argument] = value;
     }
   }

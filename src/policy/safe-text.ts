@@ -99,7 +99,9 @@ export function isSafeKey(text: string): boolean {
  */
 export function escapeUnsafe(text: string): string {
   if (isSafeKey(text)) return text;
-  return mapUnits(text, (unit, lone) => (lone || isAnyControl(unit) || isInvisibleFormat(unit) ? `\\u{${unit.toString(16)}}` : undefined));
+  return mapUnits(text, (unit, lone) =>
+    lone || isAnyControl(unit) || isInvisibleFormat(unit) ? `\\u{${unit.toString(16)}}` : undefined,
+  );
 }
 
 /**
@@ -183,7 +185,8 @@ export function jsonTextDepth(text: string, limit: number): number {
   for (let index = 0; index < text.length; index += 1) {
     const char = text.charCodeAt(index);
     if (inString) {
-      if (char === 0x5c) index += 1; // backslash: skip the escaped character
+      if (char === 0x5c)
+        index += 1; // backslash: skip the escaped character
       else if (char === 0x22) inString = false;
       continue;
     }

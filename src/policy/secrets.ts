@@ -23,11 +23,13 @@ import { createHmac } from "node:crypto";
 
 /** Built-in secret shapes, by kind. Conservative: each has a fixed prefix or structure, so ordinary prose does not match. */
 export const BUILTIN_SECRET_PATTERNS: Readonly<Record<string, string>> = {
-  private_key: "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\\s\\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)",
+  private_key:
+    "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\\s\\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)",
   jwt: "\\beyJ[A-Za-z0-9_-]{6,}\\.eyJ[A-Za-z0-9_-]{6,}\\.[A-Za-z0-9_-]*",
   bearer_token: "\\b[Bb]earer[ \\t]+[A-Za-z0-9._~+/-]{16,}=*",
   // OpenAI/Anthropic style `sk-…` (also `sk-proj-…`, `sk-ant-…`), GitHub, Slack and Google API keys.
-  api_key: "\\bsk-[A-Za-z0-9_-]{16,}|\\bgh[pousr]_[A-Za-z0-9]{30,}|\\bxox[abprs]-[A-Za-z0-9-]{10,}|\\bAIza[0-9A-Za-z_-]{35}",
+  api_key:
+    "\\bsk-[A-Za-z0-9_-]{16,}|\\bgh[pousr]_[A-Za-z0-9]{30,}|\\bxox[abprs]-[A-Za-z0-9-]{10,}|\\bAIza[0-9A-Za-z_-]{35}",
   // AWS access key ids, and a secret access key written next to its name.
   aws_key: "\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b|\\baws_secret_access_key[\"']?\\s*[:=]\\s*[\"']?[A-Za-z0-9/+=]{40}",
 };
@@ -100,7 +102,8 @@ export function createSecretScanner(options: ScannerOptions): SecretScanner {
   const key = Buffer.from(options.key);
   const patterns = compilePatterns({ ...BUILTIN_SECRET_PATTERNS, ...options.patterns });
 
-  const marker = (kind: string, value: string): string => `[redacted:${kind}:${createHmac("sha256", key).update(value, "utf8").digest("hex").slice(0, 12)}]`;
+  const marker = (kind: string, value: string): string =>
+    `[redacted:${kind}:${createHmac("sha256", key).update(value, "utf8").digest("hex").slice(0, 12)}]`;
 
   /** Secret spans of a text with no marker in it, overlapping matches merged into one span. */
   const spansOf = (text: string): Span[] => {
@@ -152,7 +155,13 @@ export function createSecretScanner(options: ScannerOptions): SecretScanner {
     return out + redactSegment(input.slice(at), path, found);
   };
 
-  const walk = (value: unknown, path: string, depth: number, sensitive: ReadonlySet<string>, found: Redaction[]): unknown => {
+  const walk = (
+    value: unknown,
+    path: string,
+    depth: number,
+    sensitive: ReadonlySet<string>,
+    found: Redaction[],
+  ): unknown => {
     if (typeof value === "string") return text(value, path, found);
     if (value === null || typeof value !== "object") return value;
     if (depth >= MAX_SCAN_DEPTH) {
@@ -160,7 +169,8 @@ export function createSecretScanner(options: ScannerOptions): SecretScanner {
       found.push({ path, kind: UNSCANNED_KIND, marker: replacement });
       return replacement;
     }
-    if (Array.isArray(value)) return value.map((item, index) => walk(item, `${path}[${index}]`, depth + 1, sensitive, found));
+    if (Array.isArray(value))
+      return value.map((item, index) => walk(item, `${path}[${index}]`, depth + 1, sensitive, found));
     const out: Record<string, unknown> = {};
     for (const [rawKey, item] of Object.entries(value)) {
       // A key can be a secret too: it is replaced like any other text, and the path names only its marker.
@@ -219,11 +229,18 @@ function pathSegment(key: string): string {
  */
 export function markersIn(value: unknown, path: string, depth = 0): Redaction[] {
   if (typeof value === "string") {
-    return [...value.matchAll(MARKER_PATTERN)].map((match) => ({ path, kind: match[0].slice("[redacted:".length, match[0].lastIndexOf(":")), marker: match[0] }));
+    return [...value.matchAll(MARKER_PATTERN)].map((match) => ({
+      path,
+      kind: match[0].slice("[redacted:".length, match[0].lastIndexOf(":")),
+      marker: match[0],
+    }));
   }
   if (value === null || typeof value !== "object" || depth >= MAX_SCAN_DEPTH) return [];
   if (Array.isArray(value)) return value.flatMap((item, index) => markersIn(item, `${path}[${index}]`, depth + 1));
-  return Object.entries(value).flatMap(([key, item]) => [...markersIn(key, `${path}.{key}`, depth + 1), ...markersIn(item, `${path}${pathSegment(key)}`, depth + 1)]);
+  return Object.entries(value).flatMap(([key, item]) => [
+    ...markersIn(key, `${path}.{key}`, depth + 1),
+    ...markersIn(item, `${path}${pathSegment(key)}`, depth + 1),
+  ]);
 }
 
 /**

@@ -7,9 +7,17 @@ import { Ajv, type ValidateFunction } from "ajv";
 import type { CatalogTool } from "./contracts.js";
 import { parseToolArguments } from "./arguments.js";
 
-export type Validation = { ok: true; args: Record<string, unknown> } | { ok: false; code: "invalid_arguments"; message: string };
+export type Validation =
+  | { ok: true; args: Record<string, unknown> }
+  | { ok: false; code: "invalid_arguments"; message: string };
 
-const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false, removeAdditional: false });
+const ajv = new Ajv({
+  allErrors: false,
+  coerceTypes: false,
+  useDefaults: false,
+  strict: false,
+  removeAdditional: false,
+});
 const compiled = new WeakMap<CatalogTool, ValidateFunction>();
 
 function validatorFor(tool: CatalogTool): ValidateFunction {
@@ -44,7 +52,11 @@ export function validateArguments(tool: CatalogTool, rawArguments: string): Vali
     return { ok: false, code: "invalid_arguments", message: detail };
   }
   if (longestString(parsed.value) > tool.contract.max_string_chars) {
-    return { ok: false, code: "invalid_arguments", message: `a string is longer than ${tool.contract.max_string_chars} characters` };
+    return {
+      ok: false,
+      code: "invalid_arguments",
+      message: `a string is longer than ${tool.contract.max_string_chars} characters`,
+    };
   }
   return { ok: true, args: parsed.value };
 }

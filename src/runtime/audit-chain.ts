@@ -49,9 +49,18 @@ function requestSha256(request: string): string {
 }
 
 /** The start record of a run as plan recorded it in state; undefined before a run exists. */
-export function runStartOf(threadId: string, run: { run_id: string; owner: string; request: string; started_at: string } | null | undefined): RunStart | undefined {
+export function runStartOf(
+  threadId: string,
+  run: { run_id: string; owner: string; request: string; started_at: string } | null | undefined,
+): RunStart | undefined {
   if (!run || run.run_id.length === 0) return undefined;
-  return { thread_id: threadId, run_id: run.run_id, owner: run.owner, request_sha256: requestSha256(run.request), started_at: run.started_at };
+  return {
+    thread_id: threadId,
+    run_id: run.run_id,
+    owner: run.owner,
+    request_sha256: requestSha256(run.request),
+    started_at: run.started_at,
+  };
 }
 
 export function genesisHash(start: RunStart): string {
@@ -70,11 +79,45 @@ export type CoveredTable = (typeof LINK_KINDS)[keyof typeof LINK_KINDS];
 export const COVERED_COLUMNS: Record<CoveredTable, { key: readonly string[]; columns: readonly string[] }> = {
   ledger: {
     key: ["thread_id", "call_id", "attempt"],
-    columns: ["thread_id", "run_id", "call_id", "attempt", "tool", "server", "risk", "fingerprint", "idempotency_key", "status", "error_code", "started_at", "finished_at", "elapsed_ms", "reconciles", "reconciled_by", "owner", "approved_by"],
+    columns: [
+      "thread_id",
+      "run_id",
+      "call_id",
+      "attempt",
+      "tool",
+      "server",
+      "risk",
+      "fingerprint",
+      "idempotency_key",
+      "status",
+      "error_code",
+      "started_at",
+      "finished_at",
+      "elapsed_ms",
+      "reconciles",
+      "reconciled_by",
+      "owner",
+      "approved_by",
+    ],
   },
   approvals: {
     key: ["thread_id", "action_id", "version"],
-    columns: ["thread_id", "action_id", "version", "run_id", "call_id", "tool", "fingerprint", "outcome", "edited_fingerprint", "approver", "approver_tenant", "owner", "decided_at", "expires_at"],
+    columns: [
+      "thread_id",
+      "action_id",
+      "version",
+      "run_id",
+      "call_id",
+      "tool",
+      "fingerprint",
+      "outcome",
+      "edited_fingerprint",
+      "approver",
+      "approver_tenant",
+      "owner",
+      "decided_at",
+      "expires_at",
+    ],
   },
 };
 
@@ -96,8 +139,23 @@ export interface ChainEvent {
 }
 
 /** SHA-256 of the previous link and the event's fields; `audit_link_hash` in SQL computes the same. */
-export function linkHash(prev: string, event: Omit<ChainEvent, "seq" | "prev_hash" | "hash"> & { seq: number }): string {
-  const fields = [event.thread_id, event.run_id, String(event.seq), event.kind, event.subject, event.node, event.actor, event.code, event.tool, event.detail, event.at];
+export function linkHash(
+  prev: string,
+  event: Omit<ChainEvent, "seq" | "prev_hash" | "hash"> & { seq: number },
+): string {
+  const fields = [
+    event.thread_id,
+    event.run_id,
+    String(event.seq),
+    event.kind,
+    event.subject,
+    event.node,
+    event.actor,
+    event.code,
+    event.tool,
+    event.detail,
+    event.at,
+  ];
   return sha256Hex(`${prev}|${fields.map(lengthPrefixed).join("")}`);
 }
 
@@ -169,7 +227,11 @@ function eventKey(event: ChainEvent): Record<string, string> {
 function verifyRun(run: ChainRun, events: readonly ChainEvent[], breaks: ChainBreak[]): void {
   const runKey = { run_id: run.run_id };
   if (genesisHash(run) !== run.genesis) {
-    breaks.push({ table: "audit_runs", key: runKey, problem: "the start record (thread_id, owner, request_sha256, started_at) does not match its genesis hash" });
+    breaks.push({
+      table: "audit_runs",
+      key: runKey,
+      problem: "the start record (thread_id, owner, request_sha256, started_at) does not match its genesis hash",
+    });
   }
   let previous = run.genesis;
   let expectedSeq = 1;
@@ -179,12 +241,26 @@ function verifyRun(run: ChainRun, events: readonly ChainEvent[], breaks: ChainBr
       continue;
     }
     if (event.seq !== expectedSeq) {
-      breaks.push({ table: "audit_events", key: eventKey(event), column: "seq", problem: `link ${expectedSeq}${event.seq > expectedSeq + 1 ? `..${event.seq - 1}` : ""} of run ${run.run_id} is missing (deleted)` });
+      breaks.push({
+        table: "audit_events",
+        key: eventKey(event),
+        column: "seq",
+        problem: `link ${expectedSeq}${event.seq > expectedSeq + 1 ? `..${event.seq - 1}` : ""} of run ${run.run_id} is missing (deleted)`,
+      });
     } else if (event.prev_hash !== previous) {
-      breaks.push({ table: "audit_events", key: eventKey(event), column: "prev_hash", problem: `does not name the hash of link ${event.seq - 1}` });
+      breaks.push({
+        table: "audit_events",
+        key: eventKey(event),
+        column: "prev_hash",
+        problem: `does not name the hash of link ${event.seq - 1}`,
+      });
     }
     if (linkHash(event.prev_hash, { ...event, seq: event.seq }) !== event.hash) {
-      breaks.push({ table: "audit_events", key: eventKey(event), problem: `link ${event.seq}: content does not match its hash (a column was changed)` });
+      breaks.push({
+        table: "audit_events",
+        key: eventKey(event),
+        problem: `link ${event.seq}: content does not match its hash (a column was changed)`,
+      });
     }
     previous = event.hash;
     expectedSeq = event.seq + 1;
@@ -208,10 +284,12 @@ function verifyRows(input: VerifyInput, breaks: ChainBreak[]): number {
     if (!table || !snapshot) continue;
     const key = keyText(table, snapshot);
     const known = latest.get(key);
-    const later = !known || event.at > known.event.at || (event.at === known.event.at && (event.seq ?? 0) > (known.event.seq ?? 0));
+    const later =
+      !known || event.at > known.event.at || (event.at === known.event.at && (event.seq ?? 0) > (known.event.seq ?? 0));
     if (later) latest.set(key, { table, event, snapshot });
   }
-  const inScope = (runId: string | null | undefined, linkRun: string | undefined) => input.runId === undefined || runId === input.runId || linkRun === input.runId;
+  const inScope = (runId: string | null | undefined, linkRun: string | undefined) =>
+    input.runId === undefined || runId === input.runId || linkRun === input.runId;
   const seen = new Set<string>();
   let checked = 0;
   for (const row of input.rows) {
@@ -221,17 +299,32 @@ function verifyRows(input: VerifyInput, breaks: ChainBreak[]): number {
     if (!inScope(row.columns["run_id"], link?.event.run_id)) continue;
     checked += 1;
     if (!link) {
-      breaks.push({ table: row.table, key: keyOf(row.table, row.columns), problem: "row is in no chain (no link event covers it)" });
+      breaks.push({
+        table: row.table,
+        key: keyOf(row.table, row.columns),
+        problem: "row is in no chain (no link event covers it)",
+      });
       continue;
     }
-    const changed = COVERED_COLUMNS[row.table].columns.find((column) => (row.columns[column] ?? null) !== (link.snapshot[column] ?? null));
+    const changed = COVERED_COLUMNS[row.table].columns.find(
+      (column) => (row.columns[column] ?? null) !== (link.snapshot[column] ?? null),
+    );
     if (changed) {
-      breaks.push({ table: row.table, key: keyOf(row.table, row.columns), column: changed, problem: `differs from its chain link (run ${link.event.run_id}, link ${link.event.seq ?? "?"})` });
+      breaks.push({
+        table: row.table,
+        key: keyOf(row.table, row.columns),
+        column: changed,
+        problem: `differs from its chain link (run ${link.event.run_id}, link ${link.event.seq ?? "?"})`,
+      });
     }
   }
   for (const [key, link] of latest) {
     if (seen.has(key) || !inScope(link.snapshot["run_id"], link.event.run_id)) continue;
-    breaks.push({ table: link.table, key: keyOf(link.table, link.snapshot), problem: `row is missing (deleted); run ${link.event.run_id}, link ${link.event.seq ?? "?"} covers it` });
+    breaks.push({
+      table: link.table,
+      key: keyOf(link.table, link.snapshot),
+      problem: `row is missing (deleted); run ${link.event.run_id}, link ${link.event.seq ?? "?"} covers it`,
+    });
   }
   return checked;
 }
@@ -247,8 +340,12 @@ export function verifyChains(input: VerifyInput): VerifyReport {
     byRun.set(event.run_id, list);
   }
   let events = 0;
-  for (const run of [...runs].sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : a.run_id < b.run_id ? -1 : 1))) {
-    const chain = (byRun.get(run.run_id) ?? []).sort((a, b) => (a.seq ?? Number.MAX_SAFE_INTEGER) - (b.seq ?? Number.MAX_SAFE_INTEGER));
+  for (const run of [...runs].sort((a, b) =>
+    a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : a.run_id < b.run_id ? -1 : 1,
+  )) {
+    const chain = (byRun.get(run.run_id) ?? []).sort(
+      (a, b) => (a.seq ?? Number.MAX_SAFE_INTEGER) - (b.seq ?? Number.MAX_SAFE_INTEGER),
+    );
     events += chain.length;
     verifyRun(run, chain, breaks);
   }
@@ -257,7 +354,13 @@ export function verifyChains(input: VerifyInput): VerifyReport {
   for (const [runId, chain] of byRun) {
     if (known.has(runId) || (input.runId !== undefined && runId !== input.runId)) continue;
     const first = chain[0];
-    if (first) breaks.push({ table: "audit_events", key: eventKey(first), column: "run_id", problem: `run ${runId} has events but no start record (audit_runs row deleted, or events written outside the chain)` });
+    if (first)
+      breaks.push({
+        table: "audit_events",
+        key: eventKey(first),
+        column: "run_id",
+        problem: `run ${runId} has events but no start record (audit_runs row deleted, or events written outside the chain)`,
+      });
   }
   const rows = verifyRows(input, breaks);
   return { breaks, runs: runs.length, events, rows };

@@ -44,7 +44,14 @@ export interface AuditStore {
 export async function recordDenials(
   store: AuditStore,
   denied: readonly Denial[],
-  at: { thread_id: string; run_id: string; actor: string; at: string; node?: "authorize" | "human_review" | "execute"; run?: RunStart | undefined },
+  at: {
+    thread_id: string;
+    run_id: string;
+    actor: string;
+    at: string;
+    node?: "authorize" | "human_review" | "execute";
+    run?: RunStart | undefined;
+  },
 ): Promise<void> {
   if (denied.length === 0) return;
   await store.record(

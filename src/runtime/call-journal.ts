@@ -66,7 +66,9 @@ export class CallJournal {
   }
 
   /** Starts an attempt: reserves budget, writes the `running` row before the external call. */
-  async begin(fields: Pick<LedgerRow, "tool" | "server" | "risk" | "fingerprint" | "idempotency_key"> & { reconciles?: number }): Promise<LedgerRow | undefined> {
+  async begin(
+    fields: Pick<LedgerRow, "tool" | "server" | "risk" | "fingerprint" | "idempotency_key"> & { reconciles?: number },
+  ): Promise<LedgerRow | undefined> {
     if (this.context.budget.left <= 0) return undefined;
     this.context.budget.left -= 1;
     this.context.started.count += 1;
@@ -105,7 +107,12 @@ export class CallJournal {
   }
 
   /** Records a call refused at execution: one row, nothing called, no budget spent. */
-  async refuse(tool: CatalogTool, fingerprint: string, idempotencyKey: string | null, code: ToolErrorCode): Promise<void> {
+  async refuse(
+    tool: CatalogTool,
+    fingerprint: string,
+    idempotencyKey: string | null,
+    code: ToolErrorCode,
+  ): Promise<void> {
     const now = new Date(this.context.host.now()).toISOString();
     const row: LedgerRow = {
       call_id: this.action.call_id,
@@ -131,13 +138,24 @@ export class CallJournal {
    * Records how an attempt ended (or how a status check settled it). A read's
    * outcome with `soon` may commit after this returns (LedgerStore.finishSoon).
    */
-  async finish(row: LedgerRow, outcome: Partial<LedgerOutcome> & Pick<LedgerOutcome, "status" | "error_code">, soon = false): Promise<LedgerRow> {
+  async finish(
+    row: LedgerRow,
+    outcome: Partial<LedgerOutcome> & Pick<LedgerOutcome, "status" | "error_code">,
+    soon = false,
+  ): Promise<LedgerRow> {
     // A settled `outcome_unknown` keeps its original finish time and duration: only status, code and the link change.
     const done: LedgerRow = { ...row, ...outcome };
     const { status, error_code, finished_at, elapsed_ms } = done;
-    const stored: LedgerOutcome = { status, error_code, finished_at, elapsed_ms, ...(done.reconciled_by ? { reconciled_by: done.reconciled_by } : {}) };
+    const stored: LedgerOutcome = {
+      status,
+      error_code,
+      finished_at,
+      elapsed_ms,
+      ...(done.reconciled_by ? { reconciled_by: done.reconciled_by } : {}),
+    };
     const ledger = this.context.ledger;
-    if (soon && row.risk === "read" && ledger.finishSoon) await ledger.finishSoon(this.context.threadId, row.call_id, row.attempt, stored, this.context.run);
+    if (soon && row.risk === "read" && ledger.finishSoon)
+      await ledger.finishSoon(this.context.threadId, row.call_id, row.attempt, stored, this.context.run);
     else await ledger.finish(this.context.threadId, row.call_id, row.attempt, stored, this.context.run);
     this.rows.set(done.attempt, done);
     return done;

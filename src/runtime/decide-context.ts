@@ -11,7 +11,11 @@ import { runOwner } from "./owner.js";
 import { runBoundFrom, threadIdFrom } from "./run-config.js";
 
 /** What the pipeline knows about this step, from the host and the state (never from the model). */
-export async function decideContextFor(state: State, config: LangGraphRunnableConfig, host: Host): Promise<DecideContext> {
+export async function decideContextFor(
+  state: State,
+  config: LangGraphRunnableConfig,
+  host: Host,
+): Promise<DecideContext> {
   const tools = await host.tools();
   const catalog = tools.catalog();
   return {
@@ -31,4 +35,3 @@ export function repeatCountsOf(state: State): Record<string, number> {
   const runId = state.run?.run_id ?? "";
   return state.repeats?.run_id === runId ? state.repeats.counts : {};
 }
-

@@ -16,8 +16,12 @@ function fromObject(item: Record<string, unknown>, tool: string, callId: string)
   const explicitRef = item["evidence_ref"];
   const text = item["text"] ?? item["excerpt"] ?? item["summary"];
   if (typeof sourceId !== "string" || (typeof explicitRef !== "string" && typeof text !== "string")) return undefined;
-  const itemId = [item["note_id"], item["id"], item["document_id"], sourceId].find((value): value is string => typeof value === "string") ?? sourceId;
-  const version = typeof item["version"] === "string" || typeof item["version"] === "number" ? String(item["version"]) : "1";
+  const itemId =
+    [item["note_id"], item["id"], item["document_id"], sourceId].find(
+      (value): value is string => typeof value === "string",
+    ) ?? sourceId;
+  const version =
+    typeof item["version"] === "string" || typeof item["version"] === "number" ? String(item["version"]) : "1";
   const evidence: Evidence = {
     ref: typeof explicitRef === "string" ? explicitRef : `${itemId}@${version}`,
     source_id: sourceId,

@@ -11,11 +11,16 @@ import type { State } from "../state.js";
 import { principalFrom } from "./run-config.js";
 
 /** The owner as recorded, refreshed through the principal directory. */
-export async function runOwner(state: Pick<State, "run">, config: Parameters<typeof principalFrom>[0], host: Pick<Host, "currentPrincipal">): Promise<Principal> {
+export async function runOwner(
+  state: Pick<State, "run">,
+  config: Parameters<typeof principalFrom>[0],
+  host: Pick<Host, "currentPrincipal">,
+): Promise<Principal> {
   const recorded = state.run?.principal;
   if (recorded) return host.currentPrincipal(recorded);
   // A run started before owners were recorded: only its owner may act for it.
   const actor = principalFrom(config);
-  if (state.run && actor.user_id !== state.run.owner) throw new ConfigError("principal_unknown", "the run's owner is not recorded; only the owner can continue it");
+  if (state.run && actor.user_id !== state.run.owner)
+    throw new ConfigError("principal_unknown", "the run's owner is not recorded; only the owner can continue it");
   return host.currentPrincipal(actor);
 }

@@ -18,7 +18,12 @@ import type { ReconcileContract, ToolContract } from "../policy/contracts.js";
  * left, but no readable answer came back. An error the server itself answered
  * (`isError`) is a known outcome and is not in this list.
  */
-const UNKNOWN_EFFECT_CODES: readonly ToolErrorCode[] = ["tool_timeout", "server_unavailable", "protocol_error", "outcome_unknown"];
+const UNKNOWN_EFFECT_CODES: readonly ToolErrorCode[] = [
+  "tool_timeout",
+  "server_unavailable",
+  "protocol_error",
+  "outcome_unknown",
+];
 
 /** Whether a write that ended with `code` may have been applied anyway. */
 export function effectUnknown(code: ToolErrorCode): boolean {
@@ -70,8 +75,11 @@ export function statusArguments(options: {
 }): Record<string, unknown> {
   const args: Record<string, unknown> = {};
   for (const [name, source] of Object.entries(options.statusContract.injected)) {
-    const writeName = Object.entries(options.writeContract.injected).find(([, writeSource]) => writeSource === source)?.[0];
-    if (writeName !== undefined && Object.hasOwn(options.writeArgs, writeName)) args[name] = options.writeArgs[writeName];
+    const writeName = Object.entries(options.writeContract.injected).find(
+      ([, writeSource]) => writeSource === source,
+    )?.[0];
+    if (writeName !== undefined && Object.hasOwn(options.writeArgs, writeName))
+      args[name] = options.writeArgs[writeName];
     else if (Object.hasOwn(options.injected, name)) args[name] = options.injected[name];
   }
   args[options.rule.key_argument] = options.key;

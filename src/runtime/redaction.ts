@@ -40,7 +40,14 @@ export interface RedactionSite {
 export async function recordRedactions(
   audit: AuditStore,
   sites: readonly RedactionSite[],
-  at: { thread_id: string; run_id: string; run?: RunStart | undefined; actor: string; node: AuditEvent["node"]; at: string },
+  at: {
+    thread_id: string;
+    run_id: string;
+    run?: RunStart | undefined;
+    actor: string;
+    node: AuditEvent["node"];
+    at: string;
+  },
 ): Promise<void> {
   const events = sites
     .filter((site) => site.found.length > 0)
@@ -70,18 +77,31 @@ function sensitiveOf(catalog: readonly CatalogTool[]): (name: string) => readonl
  */
 export async function withoutSecrets(
   outcome: PlanOutcome,
-  input: { host: Host; tools: { catalog(): CatalogTool[]; secrets?: SecretScanner | undefined }; threadId: string; run: { run_id: string; owner: string; request: string; started_at: string; turn: number } },
+  input: {
+    host: Host;
+    tools: { catalog(): CatalogTool[]; secrets?: SecretScanner | undefined };
+    threadId: string;
+    run: { run_id: string; owner: string; request: string; started_at: string; turn: number };
+  },
 ): Promise<PlanOutcome> {
-  const { outcome: redacted, redactions } = redactOutcome(outcome, scannerOf(input.tools), sensitiveOf(input.tools.catalog()));
+  const { outcome: redacted, redactions } = redactOutcome(
+    outcome,
+    scannerOf(input.tools),
+    sensitiveOf(input.tools.catalog()),
+  );
   if (redactions.length === 0) return redacted;
-  await recordRedactions(await input.host.audit(), redactions.map((entry) => siteOf(entry, input.run.turn)), {
-    thread_id: input.threadId,
-    run_id: input.run.run_id,
-    run: runStartOf(input.threadId, input.run),
-    actor: input.run.owner,
-    node: "plan",
-    at: new Date(input.host.now()).toISOString(),
-  });
+  await recordRedactions(
+    await input.host.audit(),
+    redactions.map((entry) => siteOf(entry, input.run.turn)),
+    {
+      thread_id: input.threadId,
+      run_id: input.run.run_id,
+      run: runStartOf(input.threadId, input.run),
+      actor: input.run.owner,
+      node: "plan",
+      at: new Date(input.host.now()).toISOString(),
+    },
+  );
   return redacted;
 }
 
@@ -103,7 +123,13 @@ function siteOf(entry: PlanRedaction, turn: number): RedactionSite {
  */
 export async function withoutSecretsInResume(
   answer: unknown,
-  input: { host: Host; threadId: string; run: { run_id: string; owner: string; request: string; started_at: string } | null | undefined; approver: string; tools: readonly string[] },
+  input: {
+    host: Host;
+    threadId: string;
+    run: { run_id: string; owner: string; request: string; started_at: string } | null | undefined;
+    approver: string;
+    tools: readonly string[];
+  },
 ): Promise<unknown> {
   const tools = await input.host.tools();
   const sensitive = [...new Set(input.tools.flatMap((name) => sensitiveOf(tools.catalog())(name)))];
@@ -115,8 +141,22 @@ export async function withoutSecretsInResume(
   await recordRedactions(
     await input.host.audit(),
     // One event per distinct answer: the same refused value sent again is not a second redaction event.
-    [{ where: "resume", subject: `resume:${sha256Hex(JSON.stringify(value)).slice(0, 16)}`, tool: input.tools.length === 1 ? (input.tools[0] ?? null) : null, found }],
-    { thread_id: input.threadId, run_id: run?.run_id ?? "", run: runStartOf(input.threadId, run), actor: input.approver, node: "human_review", at: new Date(input.host.now()).toISOString() },
+    [
+      {
+        where: "resume",
+        subject: `resume:${sha256Hex(JSON.stringify(value)).slice(0, 16)}`,
+        tool: input.tools.length === 1 ? (input.tools[0] ?? null) : null,
+        found,
+      },
+    ],
+    {
+      thread_id: input.threadId,
+      run_id: run?.run_id ?? "",
+      run: runStartOf(input.threadId, run),
+      actor: input.approver,
+      node: "human_review",
+      at: new Date(input.host.now()).toISOString(),
+    },
   );
   return value;
 }

@@ -38,7 +38,8 @@ export const afterObserve = (state: State) => (isTerminal(state.status) ? END : 
 export function stateAfter(state: State, update: Partial<Update>): State {
   const status = update.status;
   // Nodes write status only through runtime/transitions (a status or a list of hops), never as an Overwrite.
-  if (status !== undefined && typeof status !== "string" && !Array.isArray(status)) throw new Error("routes: a node overwrote status");
+  if (status !== undefined && typeof status !== "string" && !Array.isArray(status))
+    throw new Error("routes: a node overwrote status");
   return {
     ...state,
     ...(update.proposals !== undefined ? { proposals: update.proposals } : {}),
@@ -61,12 +62,21 @@ const APPENDED_FIELDS = ["messages", "evidence", "ledger"] as const;
 export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, index) => sameValue(item, b[index]));
-  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype) return false;
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((item, index) => sameValue(item, b[index]));
+  if (
+    Array.isArray(b) ||
+    Object.getPrototypeOf(a) !== Object.prototype ||
+    Object.getPrototypeOf(b) !== Object.prototype
+  )
+    return false;
   const left = a as Record<string, unknown>;
   const right = b as Record<string, unknown>;
   const keys = Object.keys(left);
-  return keys.length === Object.keys(right).length && keys.every((key) => Object.hasOwn(right, key) && sameValue(left[key], right[key]));
+  return (
+    keys.length === Object.keys(right).length &&
+    keys.every((key) => Object.hasOwn(right, key) && sameValue(left[key], right[key]))
+  );
 }
 
 /**
@@ -80,7 +90,13 @@ export function withoutNoOps<U extends Partial<Update>>(state: State, update: U)
   const record = update as Record<string, unknown>;
   const current = state as unknown as Record<string, unknown>;
   const unchanged = [
-    ...SETTLED_FIELDS.filter((field) => Object.hasOwn(record, field) && Object.hasOwn(current, field) && current[field] !== undefined && sameValue(record[field], current[field])),
+    ...SETTLED_FIELDS.filter(
+      (field) =>
+        Object.hasOwn(record, field) &&
+        Object.hasOwn(current, field) &&
+        current[field] !== undefined &&
+        sameValue(record[field], current[field]),
+    ),
     ...APPENDED_FIELDS.filter((field) => Array.isArray(record[field]) && (record[field] as unknown[]).length === 0),
   ];
   if (unchanged.length === 0) return update;

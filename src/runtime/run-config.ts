@@ -27,7 +27,14 @@ const RUN_ID = "warrant_run_id";
 const RUN_BOUND = "warrant_run_bound";
 
 /** Keys a client may never set: anything identity- or run-shaped. Studio's auth hook strips these. */
-export const HOST_OWNED_KEYS = [AUTH_USER, "langgraph_auth_user_id", "langgraph_auth_permissions", "user_id", RUN_ID, RUN_BOUND] as const;
+export const HOST_OWNED_KEYS = [
+  AUTH_USER,
+  "langgraph_auth_user_id",
+  "langgraph_auth_permissions",
+  "user_id",
+  RUN_ID,
+  RUN_BOUND,
+] as const;
 
 export interface RunIdentity {
   threadId: string;
@@ -78,7 +85,11 @@ export function threadIdFrom(config: AnyConfig): string {
 /** The invocation's run id: ours, else the LangGraph API's (Studio), else its metadata's; undefined when none was given. */
 export function runIdFrom(config: AnyConfig): string | undefined {
   const keys = configurable(config);
-  for (const value of [keys[RUN_ID], keys[API_RUN_ID], (config?.metadata as Record<string, unknown> | undefined)?.[API_RUN_ID]]) {
+  for (const value of [
+    keys[RUN_ID],
+    keys[API_RUN_ID],
+    (config?.metadata as Record<string, unknown> | undefined)?.[API_RUN_ID],
+  ]) {
     if (typeof value === "string" && value.length > 0 && value.length <= 128) return value;
   }
   return undefined;
@@ -91,9 +102,17 @@ export function checkpointIdFrom(config: AnyConfig): string | undefined {
 }
 
 /** The checkpoint reference of a snapshot's config, as the API shows it. */
-export function checkpointRefOf(config: AnyConfig): { thread_id: unknown; checkpoint_ns: unknown; checkpoint_id: unknown } {
+export function checkpointRefOf(config: AnyConfig): {
+  thread_id: unknown;
+  checkpoint_ns: unknown;
+  checkpoint_id: unknown;
+} {
   const keys = configurable(config);
-  return { thread_id: keys[THREAD_ID] ?? null, checkpoint_ns: keys[CHECKPOINT_NS] ?? "", checkpoint_id: keys[CHECKPOINT_ID] ?? null };
+  return {
+    thread_id: keys[THREAD_ID] ?? null,
+    checkpoint_ns: keys[CHECKPOINT_NS] ?? "",
+    checkpoint_id: keys[CHECKPOINT_ID] ?? null,
+  };
 }
 
 /**
@@ -119,7 +138,10 @@ export function runBoundFrom(config: AnyConfig): Record<string, unknown> {
  * what the client sent: removes every host-owned key a client put there and
  * sets the verified user, in the keys that API uses.
  */
-export function stampVerifiedUser(configurable: Record<string, unknown>, user: { identity: string; permissions: readonly string[] }): void {
+export function stampVerifiedUser(
+  configurable: Record<string, unknown>,
+  user: { identity: string; permissions: readonly string[] },
+): void {
   for (const key of HOST_OWNED_KEYS) delete configurable[key];
   configurable[AUTH_USER] = user;
   configurable["langgraph_auth_user_id"] = user.identity;

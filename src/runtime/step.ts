@@ -49,7 +49,14 @@ function startsNewRun(status: RunStatus): boolean {
 /** Asks each domain's context provider once, at the run's start, as the owner. */
 async function loadContext(
   host: Host,
-  input: { tools: ToolHost; offered: readonly CatalogTool[]; request: string; principal: Principal; threadId: string; signal?: AbortSignal | undefined },
+  input: {
+    tools: ToolHost;
+    offered: readonly CatalogTool[];
+    request: string;
+    principal: Principal;
+    threadId: string;
+    signal?: AbortSignal | undefined;
+  },
 ): Promise<Record<string, DomainContext>> {
   const context: Record<string, DomainContext> = {};
   for (const provider of host.contextProviders) {
@@ -78,7 +85,14 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
   });
   // Domain context is read once, at the start of a run, as its owner; later turns reuse it.
   const context = starting
-    ? await loadContext(host, { tools, offered: offer.offered, request, principal, threadId: threadIdFrom(config), signal: config.signal })
+    ? await loadContext(host, {
+        tools,
+        offered: offer.offered,
+        request,
+        principal,
+        threadId: threadIdFrom(config),
+        signal: config.signal,
+      })
     : (state.run?.context ?? {});
   const run: RunInfo =
     starting || !state.run
@@ -100,7 +114,10 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
     offered: offer.offered,
     run,
     // A new run stores its whole record; a later turn only its number (state.ts mergeRun).
-    base: { run: starting || !state.run ? run : { run_id: run.run_id, turn: run.turn }, tool_offer: { offered: offer.offered.map((tool) => tool.name), withheld: offer.withheld } },
+    base: {
+      run: starting || !state.run ? run : { run_id: run.run_id, turn: run.turn },
+      tool_offer: { offered: offer.offered.map((tool) => tool.name), withheld: offer.withheld },
+    },
     usageReset: newRun ? { reset: true } : {},
     hops: state.status === "planning" ? [] : ["planning"],
   };
@@ -113,7 +130,12 @@ export type StepUpdate = Pick<Update, "messages" | "status" | "proposals" | "usa
  * Records proposed calls already made storable (`sanitizePlan`): the AI
  * message and the proposals authorize will decide.
  */
-export function proposeCalls(state: State, step: Step, outcome: Extract<PlanOutcome, { type: "tool_calls" }>, usage: Partial<Usage> = {}): StepUpdate {
+export function proposeCalls(
+  state: State,
+  step: Step,
+  outcome: Extract<PlanOutcome, { type: "tool_calls" }>,
+  usage: Partial<Usage> = {},
+): StepUpdate {
   return {
     ...step.base,
     ...transition(state.status, ...step.hops, "tool_proposed"),
@@ -125,6 +147,17 @@ export function proposeCalls(state: State, step: Step, outcome: Extract<PlanOutc
 }
 
 /** Records a verdict without calls (an answer, a reason a person must act, an error): observe ends the run with it. */
-export function concludeStep(state: State, step: Step, verdict: Exclude<PlanVerdict, { type: "tool_calls" }>, usage: Partial<Usage> = {}): StepUpdate {
-  return { ...step.base, ...transition(state.status, ...step.hops, "observing"), proposals: [], verdict, usage: { ...step.usageReset, ...usage } };
+export function concludeStep(
+  state: State,
+  step: Step,
+  verdict: Exclude<PlanVerdict, { type: "tool_calls" }>,
+  usage: Partial<Usage> = {},
+): StepUpdate {
+  return {
+    ...step.base,
+    ...transition(state.status, ...step.hops, "observing"),
+    proposals: [],
+    verdict,
+    usage: { ...step.usageReset, ...usage },
+  };
 }

@@ -24,7 +24,8 @@ export type TranscriptWrite = BaseMessageLike | BaseMessageLike[];
 const flatten = (writes: readonly TranscriptWrite[]): BaseMessageLike[] =>
   writes.flatMap((write): BaseMessageLike[] => (Array.isArray(write) ? (write as BaseMessageLike[]) : [write]));
 
-const asMessage = (like: BaseMessageLike): BaseMessage => (BaseMessage.isInstance(like) ? like : coerceMessageLikeToMessage(like));
+const asMessage = (like: BaseMessageLike): BaseMessage =>
+  BaseMessage.isInstance(like) ? like : coerceMessageLikeToMessage(like);
 
 /** A stable id for a message that came without one: its content's hash, numbered past ids already taken. */
 function derivedId(message: BaseMessage, taken: { has(id: string): boolean }): string {

@@ -63,7 +63,11 @@ export function createApp(options: AppOptions): Hono<Env> {
       if (retryAfter !== undefined) c.header("Retry-After", String(retryAfter));
       return c.json(errorBody(answered.code, answered.message), answered.status as 400);
     }
-    console.error(logLine(`warrant-server: unexpected error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`));
+    console.error(
+      logLine(
+        `warrant-server: unexpected error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`,
+      ),
+    );
     return c.json(errorBody("internal_error", "the server failed to handle the request"), 500);
   });
   app.notFound((c) => c.json(errorBody("not_found", "no such route"), 404));
@@ -86,7 +90,14 @@ export function createApp(options: AppOptions): Hono<Env> {
         origin: options.corsOrigins,
         // X-Api-Key carries the token for agent-chat-ui and the SDK's apiKey; X-Auth-Scheme is
         // sent beside it and changes nothing here (a token is verified the same way whatever it says).
-        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID", "X-Api-Key", "X-Auth-Scheme", "Idempotency-Key"],
+        allowHeaders: [
+          "Authorization",
+          "Content-Type",
+          "Last-Event-ID",
+          "X-Api-Key",
+          "X-Auth-Scheme",
+          "Idempotency-Key",
+        ],
         exposeHeaders: ["Content-Location", "Location", "Idempotent-Replayed"],
         maxAge: 600,
       }),
@@ -105,7 +116,8 @@ export function createApp(options: AppOptions): Hono<Env> {
     }
     return bodyLimit({
       maxSize: options.maxBodyBytes,
-      onError: (inner) => inner.json(errorBody("body_too_large", `the body is larger than ${options.maxBodyBytes} bytes`), 413),
+      onError: (inner) =>
+        inner.json(errorBody("body_too_large", `the body is larger than ${options.maxBodyBytes} bytes`), 413),
     })(c, next);
   });
 
@@ -114,11 +126,20 @@ export function createApp(options: AppOptions): Hono<Env> {
 
   // What the server is, for clients probing it before they have a token (agent-chat-ui
   // checks /info first). Nothing about users, threads or configuration.
-  app.get("/info", (c) => c.json({ version: options.version, name: "warrant", flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false } }));
+  app.get("/info", (c) =>
+    c.json({
+      version: options.version,
+      name: "warrant",
+      flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+    }),
+  );
 
   // Every route below needs a valid token (Authorization: Bearer, or X-Api-Key).
   app.use("*", async (c, next) => {
-    const result = await authenticateRequest(options.secret, { authorization: c.req.header("authorization"), apiKey: c.req.header("x-api-key") });
+    const result = await authenticateRequest(options.secret, {
+      authorization: c.req.header("authorization"),
+      apiKey: c.req.header("x-api-key"),
+    });
     if (!result.ok) {
       c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
       return c.json(errorBody(result.code, result.message), 401);

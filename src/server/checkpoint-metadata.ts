@@ -17,7 +17,9 @@ const CHECKPOINT_KEYS = new Set(["source", "step", "parents", "writes", "thread_
 export function runMetadataOf(config: { metadata?: Record<string, unknown> } | undefined): Record<string, unknown> {
   const metadata = config?.metadata ?? {};
   return Object.fromEntries(
-    Object.entries(metadata).filter(([key]) => !CHECKPOINT_KEYS.has(key) && !TRACING_PREFIXES.some((prefix) => key.startsWith(prefix))),
+    Object.entries(metadata).filter(
+      ([key]) => !CHECKPOINT_KEYS.has(key) && !TRACING_PREFIXES.some((prefix) => key.startsWith(prefix)),
+    ),
   );
 }
 
@@ -30,7 +32,12 @@ export function withRunMetadata<S extends BaseCheckpointSaver>(saver: S): S {
     get(target, property) {
       if (property === "put") {
         const put: BaseCheckpointSaver["put"] = (config, checkpoint, metadata, versions) =>
-          target.put(config, checkpoint, { ...runMetadataOf(config as { metadata?: Record<string, unknown> }), ...metadata }, versions);
+          target.put(
+            config,
+            checkpoint,
+            { ...runMetadataOf(config as { metadata?: Record<string, unknown> }), ...metadata },
+            versions,
+          );
         return put;
       }
       const value: unknown = Reflect.get(target, property, target);

@@ -36,7 +36,13 @@ export interface RouteContext {
   heartbeatMs: number;
 }
 
-export function routeContext(manager: RunManager, store: ThreadStore, ledger: LedgerStore, graphs: Map<string, ServedGraph>, heartbeatMs: number): RouteContext {
+export function routeContext(
+  manager: RunManager,
+  store: ThreadStore,
+  ledger: LedgerStore,
+  graphs: Map<string, ServedGraph>,
+  heartbeatMs: number,
+): RouteContext {
   const anyGraph = () => {
     const graph = graphs.get("agent") ?? [...graphs.values()][0];
     if (!graph) throw new Error("no graph is served");

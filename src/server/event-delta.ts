@@ -21,7 +21,8 @@ export type Delta =
 
 type JsonObject = Record<string, unknown>;
 
-const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === "object" && !Array.isArray(value);
+const isObject = (value: unknown): value is JsonObject =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** What turns `previous` into `next` (both parsed JSON); `{ o: {} }` when they are equal. */
 export function diff(previous: unknown, next: unknown): Delta {
@@ -38,18 +39,22 @@ export function patch(previous: unknown, delta: Delta): unknown {
     const entries: [string, unknown][] = Object.keys(base)
       .filter((key) => !removed.has(key))
       .map((key) => [key, Object.hasOwn(delta.o, key) ? patch(base[key], delta.o[key] as Delta) : base[key]]);
-    for (const key of Object.keys(delta.o)) if (!Object.hasOwn(base, key)) entries.push([key, patch(undefined, delta.o[key] as Delta)]);
+    for (const key of Object.keys(delta.o))
+      if (!Object.hasOwn(base, key)) entries.push([key, patch(undefined, delta.o[key] as Delta)]);
     // fromEntries defines own properties, so a "__proto__" key stays a key.
     return Object.fromEntries(entries);
   }
   const base = Array.isArray(previous) ? previous : [];
-  return Array.from({ length: delta.l }, (_unused, index) => (Object.hasOwn(delta.i, String(index)) ? patch(base[index], delta.i[String(index)] as Delta) : base[index]));
+  return Array.from({ length: delta.l }, (_unused, index) =>
+    Object.hasOwn(delta.i, String(index)) ? patch(base[index], delta.i[String(index)] as Delta) : base[index],
+  );
 }
 
 /** The delta, or undefined when `previous` and `next` are equal. */
 function change(previous: unknown, next: unknown): Delta | undefined {
   if (previous === next) return undefined;
-  if (typeof next === "string" && typeof previous === "string" && previous.length > 0 && next.startsWith(previous)) return { s: next.slice(previous.length) };
+  if (typeof next === "string" && typeof previous === "string" && previous.length > 0 && next.startsWith(previous))
+    return { s: next.slice(previous.length) };
   if (Array.isArray(next) && Array.isArray(previous)) {
     const items: Record<string, Delta> = {};
     next.forEach((item, index) => {
@@ -63,7 +68,10 @@ function change(previous: unknown, next: unknown): Delta | undefined {
     const previousKeys = Object.keys(previous);
     const nextKeys = Object.keys(next);
     // patch keeps the surviving keys in their old order and appends new ones: any other order is a replacement.
-    const order = [...previousKeys.filter((key) => Object.hasOwn(next, key)), ...nextKeys.filter((key) => !Object.hasOwn(previous, key))];
+    const order = [
+      ...previousKeys.filter((key) => Object.hasOwn(next, key)),
+      ...nextKeys.filter((key) => !Object.hasOwn(previous, key)),
+    ];
     if (order.some((key, index) => key !== nextKeys[index])) return { "=": next };
     // No prototype: a "__proto__" key from the data must stay a key.
     const changed = Object.create(null) as Record<string, Delta>;

@@ -19,7 +19,11 @@ const CLAIM_WAIT_MS = 5_000;
 export function idempotencyKeyOf(c: Context<Env>): string | undefined {
   const key = c.req.header(IDEMPOTENCY_HEADER);
   if (key === undefined) return undefined;
-  if (!isRunKey(key)) throw new ApiError("invalid_request", `${IDEMPOTENCY_HEADER} must be 1–255 printable ASCII characters, without leading or trailing spaces`);
+  if (!isRunKey(key))
+    throw new ApiError(
+      "invalid_request",
+      `${IDEMPOTENCY_HEADER} must be 1–255 printable ASCII characters, without leading or trailing spaces`,
+    );
   return key;
 }
 
@@ -33,9 +37,18 @@ export function runRequestHash(target: string, body: unknown): string {
  * Waits briefly when the first request has claimed the key but not yet
  * recorded its run (the two arrived together).
  */
-export async function replayedRun(store: ThreadStore, owner: Owner, key: string, recorded: RunKeyRow, hash: string): Promise<RunRow> {
+export async function replayedRun(
+  store: ThreadStore,
+  owner: Owner,
+  key: string,
+  recorded: RunKeyRow,
+  hash: string,
+): Promise<RunRow> {
   if (recorded.request_hash !== hash) {
-    throw new ApiError("idempotency_key_reused", `${IDEMPOTENCY_HEADER} was already used for a different request; use a new key`);
+    throw new ApiError(
+      "idempotency_key_reused",
+      `${IDEMPOTENCY_HEADER} was already used for a different request; use a new key`,
+    );
   }
   const deadline = Date.now() + CLAIM_WAIT_MS;
   for (;;) {
@@ -43,11 +56,17 @@ export async function replayedRun(store: ThreadStore, owner: Owner, key: string,
     if (run) return run;
     // Long recorded and still no run: it was deleted with its thread.
     if (Date.now() - recorded.created_at.getTime() > CLAIM_WAIT_MS) {
-      throw new ApiError("not_found", `the run started with this ${IDEMPOTENCY_HEADER} no longer exists (its thread was deleted)`);
+      throw new ApiError(
+        "not_found",
+        `the run started with this ${IDEMPOTENCY_HEADER} no longer exists (its thread was deleted)`,
+      );
     }
     const still = await store.runKeys.find(owner, key);
     if (!still || still.run_id !== recorded.run_id || Date.now() > deadline) {
-      throw new ApiError("idempotency_key_in_use", `a request with this ${IDEMPOTENCY_HEADER} is being started or has just failed; retry`);
+      throw new ApiError(
+        "idempotency_key_in_use",
+        `a request with this ${IDEMPOTENCY_HEADER} is being started or has just failed; retry`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -13,7 +13,9 @@ async function main(): Promise<void> {
   const settings = loadSettings();
   const server = await startServer({ settings });
   console.log(`warrant listening on ${server.url}`);
-  console.error(`warrant-server: ${settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`}; mint a token with: npm run -s token -- --user alice`);
+  console.error(
+    `warrant-server: ${settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`}; mint a token with: npm run -s token -- --user alice`,
+  );
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -35,6 +37,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(logLine(`warrant: ${isConfigError(error) ? describeError(error) : `startup_failed: ${describeError(error)}`}`));
+  console.error(
+    logLine(`warrant: ${isConfigError(error) ? describeError(error) : `startup_failed: ${describeError(error)}`}`),
+  );
   process.exit(1);
 });

@@ -17,7 +17,18 @@ export const MAX_REQUEST_CHARS = 8_000;
 const MAX_METADATA_BYTES = 16 * 1024;
 
 /** Metadata keys only the server writes: a client's values for them are dropped. */
-const RESERVED_METADATA = new Set(["owner", "tenant", "user_id", "graph_id", "assistant_id", "thread_id", "run_id", "langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions"]);
+const RESERVED_METADATA = new Set([
+  "owner",
+  "tenant",
+  "user_id",
+  "graph_id",
+  "assistant_id",
+  "thread_id",
+  "run_id",
+  "langgraph_auth_user",
+  "langgraph_auth_user_id",
+  "langgraph_auth_permissions",
+]);
 
 /** Deepest metadata accepted (the metadata object is level 1): it is stored as jsonb and searched with `@>`. */
 const MAX_METADATA_DEPTH = 16;
@@ -63,11 +74,14 @@ function safeJson(maxDepth: number, maxBytes?: number) {
       context.addIssue({ code: "custom", message: unsafe.reason, path: unsafe.path });
       return;
     }
-    if (maxBytes !== undefined && JSON.stringify(value).length > maxBytes) context.addIssue({ code: "custom", message: `is larger than ${maxBytes} bytes` });
+    if (maxBytes !== undefined && JSON.stringify(value).length > maxBytes)
+      context.addIssue({ code: "custom", message: `is larger than ${maxBytes} bytes` });
   };
 }
 
-const Metadata = z.record(z.string().min(1).max(128), z.unknown()).superRefine(safeJson(MAX_METADATA_DEPTH, MAX_METADATA_BYTES));
+const Metadata = z
+  .record(z.string().min(1).max(128), z.unknown())
+  .superRefine(safeJson(MAX_METADATA_DEPTH, MAX_METADATA_BYTES));
 const CheckpointId = safeKey(1, 128);
 
 /** Drops the keys the server owns. */
@@ -96,10 +110,21 @@ export const ThreadCreate = z.object({
  * ends (so the filter runs in SQL). Any other key is refused by name.
  */
 export const FILTERABLE_VALUES = ["status", "termination_reason", "result"] as const;
-const ValuesFilter = z.record(z.string().max(64), z.unknown()).superRefine(safeJson(MAX_METADATA_DEPTH, MAX_METADATA_BYTES)).nullable();
+const ValuesFilter = z
+  .record(z.string().max(64), z.unknown())
+  .superRefine(safeJson(MAX_METADATA_DEPTH, MAX_METADATA_BYTES))
+  .nullable();
 
 /** Thread fields `select` may name (the SDK's Thread). */
-export const THREAD_FIELDS = ["thread_id", "created_at", "updated_at", "metadata", "status", "values", "interrupts"] as const;
+export const THREAD_FIELDS = [
+  "thread_id",
+  "created_at",
+  "updated_at",
+  "metadata",
+  "status",
+  "values",
+  "interrupts",
+] as const;
 export const THREAD_SORT_KEYS = ["thread_id", "status", "created_at", "updated_at"] as const;
 
 export const ThreadSearch = z.object({
@@ -120,7 +145,10 @@ export function valuesFilter(values: Record<string, unknown> | null | undefined)
   if (!values || Object.keys(values).length === 0) return undefined;
   for (const key of Object.keys(values)) {
     if (!(FILTERABLE_VALUES as readonly string[]).includes(key)) {
-      throw new ApiError("unsupported", `values: threads can be filtered on ${FILTERABLE_VALUES.join(", ")} only, not ${JSON.stringify(key.slice(0, 64))}`);
+      throw new ApiError(
+        "unsupported",
+        `values: threads can be filtered on ${FILTERABLE_VALUES.join(", ")} only, not ${JSON.stringify(key.slice(0, 64))}`,
+      );
     }
   }
   return values;
@@ -132,7 +160,11 @@ export const RunListQuery = z.object({
   status: z.enum(["pending", "running", "success", "error", "interrupted", "timeout"]).optional(),
 });
 
-export const ThreadCount = z.object({ metadata: Metadata.nullable().optional(), status: ThreadStatusSchema.nullable().optional(), values: ValuesFilter.optional() });
+export const ThreadCount = z.object({
+  metadata: Metadata.nullable().optional(),
+  status: ThreadStatusSchema.nullable().optional(),
+  values: ValuesFilter.optional(),
+});
 
 export const ThreadPatch = z.object({ metadata: Metadata });
 
@@ -143,7 +175,18 @@ export const HistoryQuery = z.object({
   metadata: Metadata.optional(),
 });
 
-export const ASSISTANT_FIELDS = ["assistant_id", "graph_id", "name", "description", "config", "context", "metadata", "version", "created_at", "updated_at"] as const;
+export const ASSISTANT_FIELDS = [
+  "assistant_id",
+  "graph_id",
+  "name",
+  "description",
+  "config",
+  "context",
+  "metadata",
+  "version",
+  "created_at",
+  "updated_at",
+] as const;
 
 export const AssistantSearch = z.object({
   graph_id: z.string().max(128).nullable().optional(),
@@ -156,7 +199,11 @@ export const AssistantSearch = z.object({
   select: z.array(z.enum(ASSISTANT_FIELDS)).max(ASSISTANT_FIELDS.length).nullable().optional(),
 });
 
-export const AssistantVersions = z.object({ metadata: Metadata.nullable().optional(), limit: Limit.optional(), offset: Offset.optional() });
+export const AssistantVersions = z.object({
+  metadata: Metadata.nullable().optional(),
+  limit: Limit.optional(),
+  offset: Offset.optional(),
+});
 
 const TextBlock = z.object({ type: z.literal("text"), text: safeText(MAX_REQUEST_CHARS) }).strict();
 
@@ -170,7 +217,10 @@ const UserMessage = z
     id: safeKey(1, 128).optional(),
   })
   .strict()
-  .refine((message) => message.type !== undefined || message.role !== undefined, "a message needs type \"human\" or role \"user\"");
+  .refine(
+    (message) => message.type !== undefined || message.role !== undefined,
+    'a message needs type "human" or role "user"',
+  );
 
 /**
  * A placeholder answer to a tool call, as agent-chat-ui puts before the
@@ -198,7 +248,12 @@ const MAX_PLACEHOLDERS = 32;
  * write and is refused.
  */
 export const RunInput = z
-  .object({ messages: z.array(z.union([UserMessage, ToolPlaceholder])).min(1).max(MAX_PLACEHOLDERS + 1) })
+  .object({
+    messages: z
+      .array(z.union([UserMessage, ToolPlaceholder]))
+      .min(1)
+      .max(MAX_PLACEHOLDERS + 1),
+  })
   .strict()
   .superRefine((input, context) => {
     const users = input.messages.filter((message) => message.type !== "tool");
@@ -210,7 +265,9 @@ export type RunInputBody = z.infer<typeof RunInput>;
 
 /** The tool-call placeholders of a run input (agent-chat-ui's), in order. */
 export function toolPlaceholders(input: RunInputBody): { tool_call_id: string; name: string | undefined }[] {
-  return input.messages.flatMap((message) => (message.type === "tool" ? [{ tool_call_id: message.tool_call_id, name: message.name }] : []));
+  return input.messages.flatMap((message) =>
+    message.type === "tool" ? [{ tool_call_id: message.tool_call_id, name: message.name }] : [],
+  );
 }
 
 /** The user message of a run input. */
@@ -225,7 +282,8 @@ const UNSERVED_STREAM_MODES = ["events"] as const;
 const StreamMode = z.enum([...STREAM_MODES, ...UNSERVED_STREAM_MODES]);
 
 /** `{}` or `null` beside a command means "no input" (agent-chat-ui sends `input: {}` with every resume). */
-const emptyInput = (value: unknown) => value === null || (typeof value === "object" && !Array.isArray(value) && Object.keys(value as object).length === 0);
+const emptyInput = (value: unknown) =>
+  value === null || (typeof value === "object" && !Array.isArray(value) && Object.keys(value as object).length === 0);
 
 export const RunCreate = z.preprocess(
   (body) => {
@@ -238,49 +296,52 @@ export const RunCreate = z.preprocess(
     return body;
   },
   z.object({
-  assistant_id: safeKey(1, 128),
-  input: RunInput.nullable().optional(),
-  command: z
-    .object({ resume: z.unknown().superRefine(safeJson(MAX_RESUME_DEPTH)) })
-    .strict()
-    .refine((command) => command.resume !== undefined && command.resume !== null, { message: "command.resume is required (a review decision)", path: ["resume"] })
-    .nullable()
-    .optional(),
-  metadata: Metadata.nullable().optional(),
-  stream_mode: z.union([StreamMode, z.array(StreamMode).max(STREAM_MODES.length)]).optional(),
-  stream_subgraphs: z.boolean().optional(),
-  stream_resumable: z.boolean().optional(),
-  checkpoint_id: CheckpointId.nullable().optional(),
-  checkpoint: z
-    .object({
-      checkpoint_id: CheckpointId.nullable().optional(),
-      checkpoint_ns: safeKey(0, 256).optional(),
-      thread_id: safeKey(0, 128).nullable().optional(),
-      // Sent by useStream with a thread head; ignored.
-      checkpoint_map: z.record(z.string().max(256), z.unknown()).nullable().optional(),
-    })
-    .strict()
-    .nullable()
-    .optional(),
-  multitask_strategy: z.enum(["reject", "interrupt", "rollback", "enqueue"]).optional(),
-  if_not_exists: z.enum(["create", "reject"]).optional(),
-  on_disconnect: z.enum(["cancel", "continue"]).optional(),
-  on_completion: z.enum(["delete", "keep"]).optional(),
-  interrupt_before: z.union([z.literal("*"), z.array(z.string().max(64)).max(16)]).optional(),
-  interrupt_after: z.union([z.literal("*"), z.array(z.string().max(64)).max(16)]).optional(),
-  // Stripped on purpose (DESIGN §10): identity and configuration are the server's, so a
-  // client's config/context never reach a run, whatever they say.
-  config: z.unknown().optional(),
-  context: z.unknown().optional(),
-  // The options below are checked by `refuseUnsupported`: each is either what the server
-  // does anyway (accepted) or refused as `unsupported`, never silently ignored.
-  webhook: z.unknown().optional(),
-  feedback_keys: z.unknown().optional(),
-  after_seconds: z.number().min(0).max(86_400).nullable().optional(),
-  durability: z.enum(["sync", "async", "exit"]).nullable().optional(),
-  checkpoint_during: z.boolean().nullable().optional(),
-  langsmith_tracer: z.unknown().optional(),
-  strict_resume: z.boolean().nullable().optional(),
+    assistant_id: safeKey(1, 128),
+    input: RunInput.nullable().optional(),
+    command: z
+      .object({ resume: z.unknown().superRefine(safeJson(MAX_RESUME_DEPTH)) })
+      .strict()
+      .refine((command) => command.resume !== undefined && command.resume !== null, {
+        message: "command.resume is required (a review decision)",
+        path: ["resume"],
+      })
+      .nullable()
+      .optional(),
+    metadata: Metadata.nullable().optional(),
+    stream_mode: z.union([StreamMode, z.array(StreamMode).max(STREAM_MODES.length)]).optional(),
+    stream_subgraphs: z.boolean().optional(),
+    stream_resumable: z.boolean().optional(),
+    checkpoint_id: CheckpointId.nullable().optional(),
+    checkpoint: z
+      .object({
+        checkpoint_id: CheckpointId.nullable().optional(),
+        checkpoint_ns: safeKey(0, 256).optional(),
+        thread_id: safeKey(0, 128).nullable().optional(),
+        // Sent by useStream with a thread head; ignored.
+        checkpoint_map: z.record(z.string().max(256), z.unknown()).nullable().optional(),
+      })
+      .strict()
+      .nullable()
+      .optional(),
+    multitask_strategy: z.enum(["reject", "interrupt", "rollback", "enqueue"]).optional(),
+    if_not_exists: z.enum(["create", "reject"]).optional(),
+    on_disconnect: z.enum(["cancel", "continue"]).optional(),
+    on_completion: z.enum(["delete", "keep"]).optional(),
+    interrupt_before: z.union([z.literal("*"), z.array(z.string().max(64)).max(16)]).optional(),
+    interrupt_after: z.union([z.literal("*"), z.array(z.string().max(64)).max(16)]).optional(),
+    // Stripped on purpose (DESIGN §10): identity and configuration are the server's, so a
+    // client's config/context never reach a run, whatever they say.
+    config: z.unknown().optional(),
+    context: z.unknown().optional(),
+    // The options below are checked by `refuseUnsupported`: each is either what the server
+    // does anyway (accepted) or refused as `unsupported`, never silently ignored.
+    webhook: z.unknown().optional(),
+    feedback_keys: z.unknown().optional(),
+    after_seconds: z.number().min(0).max(86_400).nullable().optional(),
+    durability: z.enum(["sync", "async", "exit"]).nullable().optional(),
+    checkpoint_during: z.boolean().nullable().optional(),
+    langsmith_tracer: z.unknown().optional(),
+    strict_resume: z.boolean().nullable().optional(),
   }),
 );
 export type RunCreateBody = z.infer<typeof RunCreate>;
@@ -297,18 +358,30 @@ export function refuseUnsupported(request: RunCreateBody, where: "background" | 
   };
   const present = (value: unknown) => value !== undefined && value !== null;
   if (present(request.webhook)) refuse("webhook is not supported: poll, join or stream the run");
-  if (present(request.feedback_keys) && !(Array.isArray(request.feedback_keys) && request.feedback_keys.length === 0)) refuse("feedback_keys is not supported (no LangSmith)");
+  if (present(request.feedback_keys) && !(Array.isArray(request.feedback_keys) && request.feedback_keys.length === 0))
+    refuse("feedback_keys is not supported (no LangSmith)");
   if (present(request.langsmith_tracer)) refuse("langsmith_tracer is not supported (no LangSmith)");
-  if (present(request.after_seconds) && request.after_seconds !== 0) refuse("after_seconds is not supported: a run starts when it is created");
-  if (present(request.durability) && request.durability !== "sync") refuse(`durability "${request.durability}" is not supported: checkpoints are always written synchronously`);
-  if (request.checkpoint_during === false) refuse("checkpoint_during false is not supported: a checkpoint is written after every step");
-  if (request.strict_resume === false) refuse("strict_resume false is not supported: a resume with nothing pending is always refused");
-  const modes = request.stream_mode === undefined ? [] : Array.isArray(request.stream_mode) ? request.stream_mode : [request.stream_mode];
+  if (present(request.after_seconds) && request.after_seconds !== 0)
+    refuse("after_seconds is not supported: a run starts when it is created");
+  if (present(request.durability) && request.durability !== "sync")
+    refuse(`durability "${request.durability}" is not supported: checkpoints are always written synchronously`);
+  if (request.checkpoint_during === false)
+    refuse("checkpoint_during false is not supported: a checkpoint is written after every step");
+  if (request.strict_resume === false)
+    refuse("strict_resume false is not supported: a resume with nothing pending is always refused");
+  const modes =
+    request.stream_mode === undefined
+      ? []
+      : Array.isArray(request.stream_mode)
+        ? request.stream_mode
+        : [request.stream_mode];
   for (const mode of modes) {
-    if ((UNSERVED_STREAM_MODES as readonly string[]).includes(mode)) refuse(`stream mode "${mode}" is not supported; the others (${STREAM_MODES.join(", ")}) are`);
+    if ((UNSERVED_STREAM_MODES as readonly string[]).includes(mode))
+      refuse(`stream mode "${mode}" is not supported; the others (${STREAM_MODES.join(", ")}) are`);
   }
   // A background run has no connection whose end could cancel it.
-  if (where === "background" && request.on_disconnect === "cancel") refuse("on_disconnect \"cancel\" needs a connection: use it with runs/stream or runs/wait");
+  if (where === "background" && request.on_disconnect === "cancel")
+    refuse('on_disconnect "cancel" needs a connection: use it with runs/stream or runs/wait');
 }
 
 /**
@@ -332,7 +405,11 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
  */
 export function assertSafeResume(value: unknown): void {
   const unsafe = findUnsafeJson(value, MAX_RESUME_DEPTH);
-  if (unsafe) throw new ApiError("invalid_request", `${unsafe.path.length > 0 ? unsafe.path.join(".") : "body"}: ${unsafe.reason}`);
+  if (unsafe)
+    throw new ApiError(
+      "invalid_request",
+      `${unsafe.path.length > 0 ? unsafe.path.join(".") : "body"}: ${unsafe.reason}`,
+    );
 }
 
 /** A checkpoint id from a path: a safe identifier, or `invalid_request` naming `checkpoint_id`. */
@@ -345,7 +422,8 @@ export function requestText(input: RunInputBody): string {
   const content = userMessage(input).content;
   const text = typeof content === "string" ? content : content.map((block) => block.text).join("\n");
   if (text.trim() === "") throw new ApiError("invalid_request", "input.messages.0.content: the request is empty");
-  if (text.length > MAX_REQUEST_CHARS) throw new ApiError("invalid_request", `input.messages.0.content: longer than ${MAX_REQUEST_CHARS} characters`);
+  if (text.length > MAX_REQUEST_CHARS)
+    throw new ApiError("invalid_request", `input.messages.0.content: longer than ${MAX_REQUEST_CHARS} characters`);
   return text;
 }
 
@@ -357,7 +435,9 @@ export function toGraphInput(input: RunInputBody): { messages: HumanMessage[] } 
 
 export function streamModes(value: RunCreateBody["stream_mode"]): ClientStreamMode[] {
   if (value === undefined) return ["values"];
-  const modes = (Array.isArray(value) ? value : [value]).filter((mode): mode is ClientStreamMode => (STREAM_MODES as readonly string[]).includes(mode));
+  const modes = (Array.isArray(value) ? value : [value]).filter((mode): mode is ClientStreamMode =>
+    (STREAM_MODES as readonly string[]).includes(mode),
+  );
   return modes.length === 0 ? ["values"] : [...new Set(modes)];
 }
 
@@ -369,7 +449,8 @@ export function parseJson(text: string): unknown {
   if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text, (key, value: unknown) => {
-      if (key === "__proto__" || key === "constructor" || key === "prototype") throw new ApiError("invalid_request", `the key ${JSON.stringify(key)} is not allowed`);
+      if (key === "__proto__" || key === "constructor" || key === "prototype")
+        throw new ApiError("invalid_request", `the key ${JSON.stringify(key)} is not allowed`);
       return value;
     });
   } catch (error) {

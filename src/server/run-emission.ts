@@ -9,7 +9,15 @@ import type { RunEventWriter } from "./run-event-writer.js";
 import type { ClientStreamMode } from "./run-types.js";
 
 /** The library's stream modes. */
-export type LibraryStreamMode = "values" | "updates" | "messages" | "custom" | "tasks" | "checkpoints" | "tools" | "debug";
+export type LibraryStreamMode =
+  | "values"
+  | "updates"
+  | "messages"
+  | "custom"
+  | "tasks"
+  | "checkpoints"
+  | "tools"
+  | "debug";
 
 export class RunEmitter {
   readonly #log: EventLog;
@@ -40,7 +48,8 @@ export class RunEmitter {
   chunk(mode: string, data: unknown): void {
     if (mode === "messages") {
       if (this.#modes.includes("messages-tuple")) this.push("messages", data);
-      if (this.#modes.includes("messages")) for (const [event, payload] of this.#messages.partial(data)) this.push(event, payload);
+      if (this.#modes.includes("messages"))
+        for (const [event, payload] of this.#messages.partial(data)) this.push(event, payload);
       return;
     }
     if (mode === "values" && this.#modes.includes("messages")) {
@@ -86,7 +95,9 @@ class MessageAccumulator {
   complete(values: unknown): unknown[] {
     const list = (values as { messages?: unknown } | null)?.messages;
     if (!Array.isArray(list)) return [];
-    const fresh = list.filter((message: { id?: unknown }) => typeof message?.id === "string" && !this.#completed.has(message.id as string));
+    const fresh = list.filter(
+      (message: { id?: unknown }) => typeof message?.id === "string" && !this.#completed.has(message.id as string),
+    );
     for (const message of fresh) this.#completed.add((message as { id: string }).id);
     return fresh;
   }

@@ -77,7 +77,9 @@ export async function* readStoredEvents(options: StoredReadOptions): AsyncGenera
 /** The event's wire JSON, rebuilding a delta on its chain's previous event (and remembering this one). */
 function decode(row: StoredEvent, chains: Map<string, unknown>): string {
   if (row.chain === null) return row.data;
-  const value = row.delta ? patch(chains.get(row.chain), JSON.parse(row.data) as Delta) : (JSON.parse(row.data) as unknown);
+  const value = row.delta
+    ? patch(chains.get(row.chain), JSON.parse(row.data) as Delta)
+    : (JSON.parse(row.data) as unknown);
   chains.set(row.chain, value);
   return row.delta ? JSON.stringify(value) : row.data;
 }
@@ -90,10 +92,14 @@ async function pause(options: StoredReadOptions, signal: AbortSignal | undefined
     await Promise.race([
       new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, options.pollMs);
-        stop.signal.addEventListener("abort", () => {
-          clearTimeout(timer);
-          resolve();
-        }, { once: true });
+        stop.signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       }),
       ...(options.wake ? [options.wake(stop.signal)] : []),
     ]);

@@ -26,7 +26,10 @@ const CHAINED = new Set(["values", "messages/partial", "checkpoints", "tasks", "
 
 /** The delta chain of an event: what it is a newer version of (null: stored whole). */
 export function chainOf(event: string, parsed: unknown): string | null {
-  const record = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  const record =
+    parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   switch (event) {
     case "values":
     case "checkpoints":
@@ -119,7 +122,9 @@ export class RunEventWriter {
       } catch (error) {
         const pause = RETRY_DELAYS_MS[attempt];
         if (pause === undefined) {
-          this.#log(`could not store the events of run ${this.#runId}: ${String(error)}; other instances will see its state, not its events`);
+          this.#log(
+            `could not store the events of run ${this.#runId}: ${String(error)}; other instances will see its state, not its events`,
+          );
           return false;
         }
         await new Promise((resolve) => setTimeout(resolve, pause));

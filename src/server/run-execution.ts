@@ -57,7 +57,13 @@ export async function executeRun(context: ExecutionContext, execution: Execution
   request.cancelOn?.addEventListener("abort", onClientGone, { once: true });
   try {
     const config = {
-      ...runConfigFor({ threadId, runId: run.run_id, principal: request.principal, runBound, checkpointId: request.checkpointId }),
+      ...runConfigFor({
+        threadId,
+        runId: run.run_id,
+        principal: request.principal,
+        runBound,
+        checkpointId: request.checkpointId,
+      }),
       // Also written on every checkpoint of the run (checkpoint-metadata.ts): history filters by it.
       metadata: { ...request.metadata, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id },
       ...runOptions(budgets),
@@ -66,7 +72,12 @@ export async function executeRun(context: ExecutionContext, execution: Execution
     };
     // The closing checkpoint must not carry this run's run_id: LangGraph would take the new
     // input for a resume of the same run (and drop it).
-    if (request.closeStopped) await closeStoppedRun(graph, threadId, { closed_by_run: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id });
+    if (request.closeStopped)
+      await closeStoppedRun(graph, threadId, {
+        closed_by_run: run.run_id,
+        assistant_id: run.assistant_id,
+        graph_id: run.assistant_id,
+      });
     // A resume value is checkpointed as sent: a secret in a reviewer's edit is redacted first.
     const input = request.resume ? new Command({ resume: withoutSecretShapes(request.resume.value) }) : request.input;
     const stream = await graph.stream(input, config);
@@ -110,19 +121,22 @@ function startHeartbeat(context: ExecutionContext, run: RunRow, controller: Abor
   const { store, leaseMs } = context;
   // The lease was taken just now; each renewal extends it by leaseMs from the database's clock.
   let renewedAt = Date.now();
-  const heartbeat = setInterval(() => {
-    store.heartbeat(run.thread_id, run.run_id, leaseMs).then(
-      ({ held, cancel }) => {
-        if (held) renewedAt = Date.now();
-        if (cancel) controller.abort(abortReason("cancelled"));
-        else if (!held) controller.abort(abortReason("lease lost"));
-      },
-      (error: unknown) => {
-        context.log(`heartbeat for run ${run.run_id} failed: ${String(error)}`);
-        if (Date.now() - renewedAt >= leaseMs) controller.abort(abortReason("lease lost"));
-      },
-    );
-  }, Math.max(50, Math.floor(leaseMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      store.heartbeat(run.thread_id, run.run_id, leaseMs).then(
+        ({ held, cancel }) => {
+          if (held) renewedAt = Date.now();
+          if (cancel) controller.abort(abortReason("cancelled"));
+          else if (!held) controller.abort(abortReason("lease lost"));
+        },
+        (error: unknown) => {
+          context.log(`heartbeat for run ${run.run_id} failed: ${String(error)}`);
+          if (Date.now() - renewedAt >= leaseMs) controller.abort(abortReason("lease lost"));
+        },
+      );
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  );
   heartbeat.unref();
   return heartbeat;
 }

@@ -20,12 +20,21 @@ export function pendingInterrupts(snapshot: StateSnapshot): { id: string | undef
 }
 
 /** Reads the thread's checkpoint (with the assistant's graph, or any: they share one checkpointer). */
-export async function inspectThread(graphs: Map<string, ServedGraph>, assistantId: string, threadId: string): Promise<ThreadInspection> {
+export async function inspectThread(
+  graphs: Map<string, ServedGraph>,
+  assistantId: string,
+  threadId: string,
+): Promise<ThreadInspection> {
   const graph = graphs.get(assistantId) ?? [...graphs.values()][0];
   if (!graph) return { thread: "idle", outcome: undefined };
   const snapshot = await graph.getState(threadConfig(threadId));
   const pending = pendingInterrupts(snapshot).length > 0;
-  const values = (snapshot.values ?? {}) as { status?: unknown; termination_reason?: unknown; result?: unknown; run?: { run_id?: unknown } | null };
+  const values = (snapshot.values ?? {}) as {
+    status?: unknown;
+    termination_reason?: unknown;
+    result?: unknown;
+    run?: { run_id?: unknown } | null;
+  };
   return {
     thread: pending ? "interrupted" : "idle",
     outcome: {
@@ -40,6 +49,16 @@ export async function inspectThread(graphs: Map<string, ServedGraph>, assistantI
 }
 
 /** The public values kept beside the thread row when a run ends (what `values` filters match). */
-function keptValues(values: { status?: unknown; termination_reason?: unknown; result?: unknown }): Record<string, unknown> {
-  return JSON.parse(JSON.stringify({ status: values.status ?? null, termination_reason: values.termination_reason ?? null, result: values.result ?? null })) as Record<string, unknown>;
+function keptValues(values: {
+  status?: unknown;
+  termination_reason?: unknown;
+  result?: unknown;
+}): Record<string, unknown> {
+  return JSON.parse(
+    JSON.stringify({
+      status: values.status ?? null,
+      termination_reason: values.termination_reason ?? null,
+      result: values.result ?? null,
+    }),
+  ) as Record<string, unknown>;
 }

@@ -8,7 +8,17 @@ import type { Principal } from "../auth/principal.js";
 import type { Owner, ThreadRow } from "../persistence/thread-store.js";
 
 /** Stream modes a client may ask for (the SDK's names). */
-export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints", "tools", "debug"] as const;
+export const STREAM_MODES = [
+  "values",
+  "updates",
+  "messages",
+  "messages-tuple",
+  "custom",
+  "tasks",
+  "checkpoints",
+  "tools",
+  "debug",
+] as const;
 export type ClientStreamMode = (typeof STREAM_MODES)[number];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

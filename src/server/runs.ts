@@ -68,14 +68,23 @@ const ENDED_CHECK_MS = 500;
 const unfinished = (run: RunRow | undefined) => run?.status === "running" || run?.status === "pending";
 
 export class RunManager {
-  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded">> & Pick<RunManagerOptions, "notifications" | "onRunEnded"> & { log: (line: string) => void };
+  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded">> &
+    Pick<RunManagerOptions, "notifications" | "onRunEnded"> & { log: (line: string) => void };
   readonly #active = new Map<string, ActiveRun & { controller: AbortController }>();
   readonly #finished = new Map<string, { log: EventLog; timer: NodeJS.Timeout }>();
   #accepting = true;
 
   constructor(options: RunManagerOptions) {
     const eventPollMs = options.notifications ? 1_000 : 100;
-    this.#options = { leaseMs: 30_000, retainMs: 10 * 60_000, eventPollMs, maxActiveRuns: 4, log: () => undefined, runBound: () => ({}), ...options };
+    this.#options = {
+      leaseMs: 30_000,
+      retainMs: 10 * 60_000,
+      eventPollMs,
+      maxActiveRuns: 4,
+      log: () => undefined,
+      runBound: () => ({}),
+      ...options,
+    };
   }
 
   /** The run-bound values a new request fixes. */
@@ -107,7 +116,13 @@ export class RunManager {
    * process executes (or executed) it, else from Postgres, with the same ids.
    * `unstored` answers for a run that ended with no event stored.
    */
-  events(owner: Owner, run: RunRow, afterId: number | undefined, signal: AbortSignal, unstored: (run: RunRow) => Promise<SentEvent[]>): AsyncIterable<SentEvent> {
+  events(
+    owner: Owner,
+    run: RunRow,
+    afterId: number | undefined,
+    signal: AbortSignal,
+    unstored: (run: RunRow) => Promise<SentEvent[]>,
+  ): AsyncIterable<SentEvent> {
     const local = this.log(run.run_id);
     // The table has what the memory of a long run has dropped.
     if (local?.holds(afterId)) return local.read(afterId, signal);
@@ -143,7 +158,11 @@ export class RunManager {
     if (request.thread.active_run !== null) await this.recoverOrphans(request.thread.thread_id);
     // Admission: the one place a new run is let in (the run limit and the thread's lease, in one atomic step).
     const runId = request.runId ?? randomUUID();
-    await admitRun(this.#options.store, owner, request.thread.thread_id, runId, { leaseMs: this.#options.leaseMs, limit: this.#options.maxActiveRuns, fields: { graph_id: request.assistantId, ...(request.runBound ? { run_bound: request.runBound } : {}) } });
+    await admitRun(this.#options.store, owner, request.thread.thread_id, runId, {
+      leaseMs: this.#options.leaseMs,
+      limit: this.#options.maxActiveRuns,
+      fields: { graph_id: request.assistantId, ...(request.runBound ? { run_bound: request.runBound } : {}) },
+    });
     let run: RunRow;
     try {
       await request.verify?.();
@@ -153,15 +172,24 @@ export class RunManager {
         assistant_id: request.assistantId,
         status: "running",
         metadata: request.metadata,
-        kwargs: { stream_mode: request.streamModes, kind: request.resume ? "resume" : request.input ? "input" : "continue" },
+        kwargs: {
+          stream_mode: request.streamModes,
+          kind: request.resume ? "resume" : request.input ? "input" : "continue",
+        },
       });
     } catch (error) {
-      const status = await this.threadStatus(request.assistantId, request.thread.thread_id).catch((): ThreadStatus => "idle");
+      const status = await this.threadStatus(request.assistantId, request.thread.thread_id).catch(
+        (): ThreadStatus => "idle",
+      );
       await this.#options.store.release(request.thread.thread_id, runId, status);
       throw error;
     }
     const log = new EventLog();
-    const emitter = new RunEmitter(log, new RunEventWriter(this.#options.events, runId, this.#options.log), request.streamModes);
+    const emitter = new RunEmitter(
+      log,
+      new RunEventWriter(this.#options.events, runId, this.#options.log),
+      request.streamModes,
+    );
     const controller = new AbortController();
     const { graphs, store, budgets, leaseMs } = this.#options;
     const settled = executeRun(
@@ -202,8 +230,14 @@ export class RunManager {
     let recovered = 0;
     for (const run of orphans) {
       if (this.#active.has(run.run_id)) continue;
-      await this.#options.store.setRunStatus(run.run_id, "error", { error: "server_restarted", message: "the server running this run stopped; send a new message or continue the thread with input null" });
-      const inspected = await inspectThread(this.#options.graphs, run.assistant_id, run.thread_id).catch(() => ({ thread: "error" as ThreadStatus, values: undefined }));
+      await this.#options.store.setRunStatus(run.run_id, "error", {
+        error: "server_restarted",
+        message: "the server running this run stopped; send a new message or continue the thread with input null",
+      });
+      const inspected = await inspectThread(this.#options.graphs, run.assistant_id, run.thread_id).catch(() => ({
+        thread: "error" as ThreadStatus,
+        values: undefined,
+      }));
       await this.#options.store.release(run.thread_id, run.run_id, inspected.thread, inspected.values);
       recovered += 1;
     }

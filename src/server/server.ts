@@ -65,15 +65,29 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const leaseMs = options.leaseMs ?? settings.server.runLeaseMs;
     const contracts = (await runtime.host.tools()).catalog().map((tool) => tool.contract);
     // Other instances' run events wake this one's readers (server mode; the embedded database has one instance).
-    const notifications = database.mode === "server" ? await database.listenForRunEvents(log).catch((error: unknown) => {
-      log(`run event notifications unavailable (${String(error)}); readers of other instances' runs poll`);
-      return undefined;
-    }) : undefined;
+    const notifications =
+      database.mode === "server"
+        ? await database.listenForRunEvents(log).catch((error: unknown) => {
+            log(`run event notifications unavailable (${String(error)}); readers of other instances' runs poll`);
+            return undefined;
+          })
+        : undefined;
     // With an OTLP endpoint configured, each finished run is exported as OpenTelemetry spans (src/trace/otel.ts).
-    const exports = otlpConfigured() ? runExports({ database, graphFor: async (graphId) => graphs.get(graphId ?? "agent") ?? graphs.get("agent")!, log }) : undefined;
+    const exports = otlpConfigured()
+      ? runExports({
+          database,
+          graphFor: async (graphId) => graphs.get(graphId ?? "agent") ?? graphs.get("agent")!,
+          log,
+        })
+      : undefined;
     const manager = new RunManager({
       notifications,
-      ...(exports ? { onRunEnded: (run: { run_id: string }, warrantRunId: string | undefined) => exports.enqueue(warrantRunId ?? run.run_id) } : {}),
+      ...(exports
+        ? {
+            onRunEnded: (run: { run_id: string }, warrantRunId: string | undefined) =>
+              exports.enqueue(warrantRunId ?? run.run_id),
+          }
+        : {}),
       graphs,
       store: database.threads,
       events: database.runEvents,
@@ -85,13 +99,17 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     });
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
-      if (recovered > 0) log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);
+      if (recovered > 0)
+        log(`marked ${recovered} run(s) left by a stopped server as failed; their threads can be continued`);
       await manager.purgeEvents();
     };
     await recoverOrphans();
     // Another process sharing this Postgres may die at any time, not only before we start:
     // look again every lease, or its runs stay "running" (and their joins wait) forever.
-    const sweep = setInterval(() => void recoverOrphans().catch((error: unknown) => log(`orphan sweep failed: ${String(error)}`)), leaseMs);
+    const sweep = setInterval(
+      () => void recoverOrphans().catch((error: unknown) => log(`orphan sweep failed: ${String(error)}`)),
+      leaseMs,
+    );
     sweep.unref();
     const app = createApp({
       manager,
@@ -109,7 +127,11 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
     });
     const requests = new InFlight();
-    const server = await listen((request, env) => requests.track(() => app.fetch(request, env)), settings.server.host, settings.server.port);
+    const server = await listen(
+      (request, env) => requests.track(() => app.fetch(request, env)),
+      settings.server.host,
+      settings.server.port,
+    );
     const port = (server.address() as AddressInfo).port;
     let closing: Promise<void> | undefined;
     return {
@@ -165,12 +187,19 @@ class InFlight {
   async idle(timeoutMs: number): Promise<void> {
     if (this.#count === 0 || timeoutMs <= 0) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([new Promise<void>((resolve) => this.#waiters.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    await Promise.race([
+      new Promise<void>((resolve) => this.#waiters.push(resolve)),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ]);
     clearTimeout(timer);
   }
 }
 
-function listen(fetch: (request: Request, env: unknown) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+function listen(
+  fetch: (request: Request, env: unknown) => Response | Promise<Response>,
+  hostname: string,
+  port: number,
+): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, hostname, port }, () => resolve(server));
     server.once("error", reject);

@@ -13,7 +13,11 @@ import type { ServedGraph } from "./run-types.js";
  * left without a result (the transcript stays well-formed for any model, and
  * the pending steps are dropped, never resumed). The ledger is untouched.
  */
-export async function closeStoppedRun(graph: ServedGraph, threadId: string, metadata: Record<string, unknown>): Promise<void> {
+export async function closeStoppedRun(
+  graph: ServedGraph,
+  threadId: string,
+  metadata: Record<string, unknown>,
+): Promise<void> {
   const config = { ...threadConfig(threadId), metadata };
   const snapshot = await graph.getState(config);
   const values = (snapshot.values ?? {}) as { messages?: BaseMessage[]; run?: { turn?: number } | null };
@@ -22,8 +26,20 @@ export async function closeStoppedRun(graph: ServedGraph, threadId: string, meta
     config,
     {
       status: "cancelled",
-      termination_reason: { code: "cancelled", detail: "the run was stopped before it finished; a new request closed it", turn: values.run?.turn ?? 0 },
-      messages: unanswered.map((call) => new ToolMessage({ tool_call_id: call.id, name: call.name, status: "error", content: "cancelled: the run stopped before this call finished" })),
+      termination_reason: {
+        code: "cancelled",
+        detail: "the run was stopped before it finished; a new request closed it",
+        turn: values.run?.turn ?? 0,
+      },
+      messages: unanswered.map(
+        (call) =>
+          new ToolMessage({
+            tool_call_id: call.id,
+            name: call.name,
+            status: "error",
+            content: "cancelled: the run stopped before this call finished",
+          }),
+      ),
     },
     NODES.observe,
   );
@@ -31,8 +47,14 @@ export async function closeStoppedRun(graph: ServedGraph, threadId: string, meta
 
 /** Tool calls of the transcript that have no tool message answering them. */
 export function unansweredToolCalls(messages: readonly BaseMessage[]): { id: string; name: string }[] {
-  const answered = new Set(messages.flatMap((message) => (ToolMessage.isInstance(message) ? [message.tool_call_id] : [])));
+  const answered = new Set(
+    messages.flatMap((message) => (ToolMessage.isInstance(message) ? [message.tool_call_id] : [])),
+  );
   return messages.flatMap((message) =>
-    AIMessage.isInstance(message) ? (message.tool_calls ?? []).flatMap((call) => (call.id && !answered.has(call.id) ? [{ id: call.id, name: call.name }] : [])) : [],
+    AIMessage.isInstance(message)
+      ? (message.tool_calls ?? []).flatMap((call) =>
+          call.id && !answered.has(call.id) ? [{ id: call.id, name: call.name }] : [],
+        )
+      : [],
   );
 }

@@ -53,7 +53,8 @@ export function studioUser(principal: Principal): StudioUser {
 // The API answers with `message` as the body verbatim, so it carries the same
 // JSON error body as `npm start` (src/server/api-error.ts).
 function unauthorized(code: ApiTokenFailure, message: string): HTTPException {
-  const challenge = code === "token_missing" ? 'Bearer realm="warrant"' : 'Bearer realm="warrant", error="invalid_token"';
+  const challenge =
+    code === "token_missing" ? 'Bearer realm="warrant"' : 'Bearer realm="warrant", error="invalid_token"';
   return new HTTPException(401, {
     message: JSON.stringify({ error: code, message }),
     headers: { "content-type": "application/json", "www-authenticate": challenge },

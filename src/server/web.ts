@@ -54,7 +54,11 @@ export interface WebOptions {
 }
 
 /** The page's options for a server on `settings`; reads the dev directory only when it is the shipped one. */
-export async function webOptions(settings: Settings, secret: Uint8Array, tools: () => Promise<ToolHost>): Promise<WebOptions> {
+export async function webOptions(
+  settings: Settings,
+  secret: Uint8Array,
+  tools: () => Promise<ToolHost>,
+): Promise<WebOptions> {
   const shippedPath = shippedPrincipalsPath();
   const shipped = path.resolve(settings.principalsPath) === shippedPath;
   return {
@@ -68,20 +72,28 @@ export async function webOptions(settings: Settings, secret: Uint8Array, tools: 
 
 const DevTokenRequest = z.object({ user: z.string().min(1).max(64) }).strict();
 
-const failure = (c: Context<Env>, status: 400 | 404 | 422 | 503, code: string, message: string) => c.json({ error: code, message }, status);
+const failure = (c: Context<Env>, status: 400 | 404 | 422 | 503, code: string, message: string) =>
+  c.json({ error: code, message }, status);
 
 /** Routes that answer without a token: register before the authentication middleware. */
 export function registerPageRoutes(app: Hono<Env>, options: WebOptions): void {
   app.get("/", async (c) => {
     const html = await readOptional(path.join(options.distDir, "index.html"));
-    if (html === undefined) return failure(c, 503, "page_not_built", "the chat page is not built: run npm start (or node scripts/build-web.mjs)");
+    if (html === undefined)
+      return failure(
+        c,
+        503,
+        "page_not_built",
+        "the chat page is not built: run npm start (or node scripts/build-web.mjs)",
+      );
     c.header("Cache-Control", "no-cache");
     return c.html(html.toString("utf8"));
   });
   app.get("/assets/:file", async (c) => {
     const name = c.req.param("file");
     const type = CONTENT_TYPES[path.extname(name)];
-    const body = ASSET_NAME.test(name) && type ? await readOptional(path.join(options.distDir, "assets", name)) : undefined;
+    const body =
+      ASSET_NAME.test(name) && type ? await readOptional(path.join(options.distDir, "assets", name)) : undefined;
     if (body === undefined) return failure(c, 404, "not_found", "no such asset");
     // Vite puts a content hash in every asset name, so a name never changes meaning.
     c.header("Cache-Control", "public, max-age=31536000, immutable");
@@ -91,7 +103,14 @@ export function registerPageRoutes(app: Hono<Env>, options: WebOptions): void {
   const directory = options.devPrincipals;
   if (!directory) return;
   app.get("/dev/principals", (c) =>
-    c.json({ principals: [...directory.values()].map((principal) => ({ user_id: principal.user_id, display_name: principal.display_name ?? principal.user_id, role: principal.role, tenant: principal.tenant })) }),
+    c.json({
+      principals: [...directory.values()].map((principal) => ({
+        user_id: principal.user_id,
+        display_name: principal.display_name ?? principal.user_id,
+        role: principal.role,
+        tenant: principal.tenant,
+      })),
+    }),
   );
   app.post("/dev/token", async (c) => {
     let json: unknown;
@@ -101,7 +120,7 @@ export function registerPageRoutes(app: Hono<Env>, options: WebOptions): void {
       return failure(c, 400, "invalid_json", "the body is not JSON");
     }
     const parsed = DevTokenRequest.safeParse(json);
-    if (!parsed.success) return failure(c, 422, "invalid_request", "expected {\"user\": \"<dev principal id>\"}");
+    if (!parsed.success) return failure(c, 422, "invalid_request", 'expected {"user": "<dev principal id>"}');
     // A Map lookup: a client-sent name never reaches a prototype property.
     const principal = directory.get(parsed.data.user);
     if (!principal) return failure(c, 404, "principal_unknown", `no dev principal "${parsed.data.user}"`);
@@ -119,9 +138,21 @@ export function registerSessionRoutes(app: Hono<Env>, options: WebOptions): void
     const tools = (await options.tools())
       .catalog()
       .filter((tool) => reviewer || tool.contract.scopes.every((scope) => principal.scopes.includes(scope)))
-      .map((tool) => ({ name: tool.name, server: tool.server, risk: tool.contract.risk, description: tool.description, schema: tool.model_schema }));
+      .map((tool) => ({
+        name: tool.name,
+        server: tool.server,
+        risk: tool.contract.risk,
+        description: tool.description,
+        schema: tool.model_schema,
+      }));
     return c.json({
-      principal: { user_id: principal.user_id, display_name: principal.display_name ?? principal.user_id, tenant: principal.tenant, role: principal.role, scopes: principal.scopes },
+      principal: {
+        user_id: principal.user_id,
+        display_name: principal.display_name ?? principal.user_id,
+        tenant: principal.tenant,
+        role: principal.role,
+        scopes: principal.scopes,
+      },
       budgets: options.budgets,
       tools,
     });
@@ -132,7 +163,8 @@ async function readOptional(file: string): Promise<Buffer | undefined> {
   try {
     return await readFile(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "EISDIR") return undefined;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "EISDIR")
+      return undefined;
     throw error;
   }
 }

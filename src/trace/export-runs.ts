@@ -16,7 +16,11 @@ export interface RunExports {
   idle(timeoutMs: number): Promise<void>;
 }
 
-export function runExports(options: { database: Database; graphFor: (graphId: string | null) => Promise<HistorySource>; log: (line: string) => void }): RunExports {
+export function runExports(options: {
+  database: Database;
+  graphFor: (graphId: string | null) => Promise<HistorySource>;
+  log: (line: string) => void;
+}): RunExports {
   let queue: Promise<void> = Promise.resolve();
   return {
     enqueue(runId) {
@@ -25,10 +29,13 @@ export function runExports(options: { database: Database; graphFor: (graphId: st
           const trace = await readRunTrace(options.database, options.graphFor, runId);
           if (trace) await exportTraceSpans(trace, otlpExporter());
         } catch (error) {
-          options.log(`could not export the trace of run ${runId}: ${error instanceof Error ? error.message : String(error)}`);
+          options.log(
+            `could not export the trace of run ${runId}: ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
       });
     },
-    idle: (timeoutMs) => Promise.race([queue, new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, timeoutMs)).unref())]),
+    idle: (timeoutMs) =>
+      Promise.race([queue, new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, timeoutMs)).unref())]),
   };
 }

@@ -11,7 +11,15 @@
  * found from any of the ids Warrant shows.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { context, SpanKind, SpanStatusCode, trace as traceApi, type Attributes, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace as traceApi,
+  type Attributes,
+  type Span,
+  type Tracer,
+} from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type IdGenerator, type SpanExporter } from "@opentelemetry/sdk-trace";
@@ -61,8 +69,19 @@ function within(span: Interval, at: number): boolean {
   return at >= span.start && at <= span.end;
 }
 
-function child(tracer: Tracer, parent: Span, name: string, interval: Interval, attributes: Attributes, kind = SpanKind.INTERNAL): Span {
-  const span = tracer.startSpan(name, { startTime: interval.start, attributes, kind }, traceApi.setSpan(context.active(), parent));
+function child(
+  tracer: Tracer,
+  parent: Span,
+  name: string,
+  interval: Interval,
+  attributes: Attributes,
+  kind = SpanKind.INTERNAL,
+): Span {
+  const span = tracer.startSpan(
+    name,
+    { startTime: interval.start, attributes, kind },
+    traceApi.setSpan(context.active(), parent),
+  );
   return span;
 }
 
@@ -90,7 +109,13 @@ function modelSpan(tracer: Tracer, parent: Span, plan: PlanEntry, interval: Inte
   span.end(interval.end);
 }
 
-function toolSpan(tracer: Tracer, parent: Span, entry: ExecutionEntry, args: string | undefined, conversation: string): void {
+function toolSpan(
+  tracer: Tracer,
+  parent: Span,
+  entry: ExecutionEntry,
+  args: string | undefined,
+  conversation: string,
+): void {
   const start = time(entry.at, 0);
   const span = child(
     tracer,
@@ -112,7 +137,8 @@ function toolSpan(tracer: Tracer, parent: Span, entry: ExecutionEntry, args: str
       ...(entry.approved_by ? { "warrant.approved_by": entry.approved_by } : {}),
     },
   );
-  if (entry.status !== "succeeded") span.setStatus({ code: SpanStatusCode.ERROR, message: entry.error_code ?? entry.status });
+  if (entry.status !== "succeeded")
+    span.setStatus({ code: SpanStatusCode.ERROR, message: entry.error_code ?? entry.status });
   span.end(time(entry.ended_at, start));
 }
 
@@ -149,11 +175,15 @@ export async function exportTraceSpans(trace: RunTrace, exporter: SpanExporter):
     const plans = trace.timeline.filter((entry): entry is PlanEntry => entry.kind === "plan");
     const executions = trace.timeline.filter((entry): entry is ExecutionEntry => entry.kind === "execution");
     const argumentsOf = new Map<string, string>();
-    for (const entry of trace.timeline) if (entry.kind === "decision" && entry.arguments) argumentsOf.set(entry.call_id, JSON.stringify(entry.arguments));
+    for (const entry of trace.timeline)
+      if (entry.kind === "decision" && entry.arguments) argumentsOf.set(entry.call_id, JSON.stringify(entry.arguments));
     const placed = new Set<ExecutionEntry>();
     for (const node of trace.nodes) {
       const interval = { start: time(node.started_at, start), end: time(node.ended_at ?? node.started_at, start) };
-      const span = child(tracer, root, node.node, interval, { "warrant.node": node.node, ...(node.ended_at ? {} : { "warrant.node.open": true }) });
+      const span = child(tracer, root, node.node, interval, {
+        "warrant.node": node.node,
+        ...(node.ended_at ? {} : { "warrant.node.open": true }),
+      });
       if (!CONTROL_NODES.has(node.node)) {
         const plan = plans.find((entry) => entry.at === node.started_at && entry.node === node.node);
         if (plan && plan.usage.model_calls > 0) modelSpan(tracer, span, plan, interval, trace.thread_id);
@@ -168,8 +198,10 @@ export async function exportTraceSpans(trace: RunTrace, exporter: SpanExporter):
       span.end(interval.end);
     }
     // Attempts outside any recorded execute step (a reconciliation from the API, a crash's leftovers) hang off the run.
-    for (const entry of executions) if (!placed.has(entry)) toolSpan(tracer, root, entry, argumentsOf.get(entry.call_id), trace.thread_id);
-    if (trace.termination && trace.termination.code !== "final_answer") root.setAttribute("warrant.termination_detail", trace.termination.detail);
+    for (const entry of executions)
+      if (!placed.has(entry)) toolSpan(tracer, root, entry, argumentsOf.get(entry.call_id), trace.thread_id);
+    if (trace.termination && trace.termination.code !== "final_answer")
+      root.setAttribute("warrant.termination_detail", trace.termination.detail);
     root.end(end);
     await provider.forceFlush();
   } finally {

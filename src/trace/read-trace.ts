@@ -49,12 +49,19 @@ export function nodeSteps(branch: readonly StateSnapshot[]): NodeStep[] {
   return steps;
 }
 
-export async function readRunTrace(database: Database, graphFor: (graphId: string | null) => Promise<HistorySource>, runId: string): Promise<RunTrace | undefined> {
+export async function readRunTrace(
+  database: Database,
+  graphFor: (graphId: string | null) => Promise<HistorySource>,
+  runId: string,
+): Promise<RunTrace | undefined> {
   const origin = await findRunOrigin(database.pool, database.schema, runId);
   if (!origin) return undefined;
   const graph = await graphFor(origin.graph_id);
   const snapshots: StateSnapshot[] = [];
   for await (const snapshot of graph.getStateHistory(threadConfig(origin.thread_id))) snapshots.push(snapshot);
-  const [ledger, approvals] = await Promise.all([database.ledger.list(origin.thread_id), database.approvals.list(origin.thread_id)]);
+  const [ledger, approvals] = await Promise.all([
+    database.ledger.list(origin.thread_id),
+    database.approvals.list(origin.thread_id),
+  ]);
   return assembleTrace({ origin, steps: nodeSteps(currentBranch(snapshots)), ledger, approvals });
 }

@@ -4,7 +4,8 @@ import { escapeUnsafe } from "../policy/safe-text.js";
 import type { RunTrace, TraceEntry } from "./run-trace.js";
 
 const short = (id: string) => (id.length > 14 ? `${id.slice(0, 12)}…` : id);
-const names = (items: readonly string[], max = 6) => (items.length <= max ? items.join(", ") : `${items.slice(0, max).join(", ")}, … (+${items.length - max})`);
+const names = (items: readonly string[], max = 6) =>
+  items.length <= max ? items.join(", ") : `${items.slice(0, max).join(", ")}, … (+${items.length - max})`;
 
 function offset(at: string, start: number): string {
   const ms = Date.parse(at) - start;
@@ -63,7 +64,11 @@ export function renderTrace(trace: RunTrace, budgets?: Budgets): string {
     lines.push(`${offset(entry.at, start)}  ${first}`, ...rest.map((line) => `${"".padStart(10)}  ${line}`));
   }
   lines.push("");
-  lines.push(trace.termination ? `termination: ${trace.termination.code}: ${trace.termination.detail}` : "termination: none yet (the run has not ended)");
+  lines.push(
+    trace.termination
+      ? `termination: ${trace.termination.code}: ${trace.termination.detail}`
+      : "termination: none yet (the run has not ended)",
+  );
   lines.push(budgetLine(trace, budgets));
   lines.push(`evidence: ${trace.evidence_refs.length ? trace.evidence_refs.join(", ") : "none"}`);
   // Requests, messages and tool names are untrusted text: control and bidi characters are shown escaped, never interpreted.

@@ -137,7 +137,8 @@ export interface RunTrace {
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0);
@@ -200,8 +201,12 @@ function planEntry(step: NodeStep, writes: Json): PlanEntry {
       cost_usd: count(usage["cost_usd"]),
     },
     offered: list(offer["offered"]).filter((name): name is string => typeof name === "string"),
-    withheld: list(offer["withheld"]).filter(isObject).map((item) => ({ tool: text(item["tool"]) ?? "", reason: text(item["reason"]) ?? "" })),
-    proposed: list(writes["proposals"]).filter(isObject).map((proposal) => ({ call_id: text(proposal["call_id"]) ?? "", tool: text(proposal["name"]) ?? "" })),
+    withheld: list(offer["withheld"])
+      .filter(isObject)
+      .map((item) => ({ tool: text(item["tool"]) ?? "", reason: text(item["reason"]) ?? "" })),
+    proposed: list(writes["proposals"])
+      .filter(isObject)
+      .map((proposal) => ({ call_id: text(proposal["call_id"]) ?? "", tool: text(proposal["name"]) ?? "" })),
     verdict: verdictOf(writes["verdict"]),
   };
 }
@@ -232,7 +237,12 @@ function decisionEntries(step: NodeStep, writes: Json): DecisionEntry[] {
 function terminationOf(writes: Json): RunTrace["termination"] {
   const reason = writes["termination_reason"];
   if (!isObject(reason)) return null;
-  return { code: text(reason["code"]) ?? "", detail: text(reason["detail"]) ?? "", turn: typeof reason["turn"] === "number" ? reason["turn"] : null, budget: text(reason["budget"]) };
+  return {
+    code: text(reason["code"]) ?? "",
+    detail: text(reason["detail"]) ?? "",
+    turn: typeof reason["turn"] === "number" ? reason["turn"] : null,
+    budget: text(reason["budget"]),
+  };
 }
 
 function observeEntry(step: NodeStep, writes: Json): ObserveEntry {
@@ -241,7 +251,10 @@ function observeEntry(step: NodeStep, writes: Json): ObserveEntry {
     kind: "observe",
     at: step.started_at,
     ended_at: step.ended_at,
-    evidence_refs: list(writes["evidence"]).filter(isObject).map((item) => text(item["ref"]) ?? "").filter((ref) => ref !== ""),
+    evidence_refs: list(writes["evidence"])
+      .filter(isObject)
+      .map((item) => text(item["ref"]) ?? "")
+      .filter((ref) => ref !== ""),
     termination: reason ? { code: reason.code, detail: reason.detail } : null,
   };
 }

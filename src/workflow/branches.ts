@@ -30,9 +30,18 @@ export function failureEnding(observations: readonly Observation[]): Ending | un
   const refused = failed.filter((observation) => REFUSALS.has(observation.code ?? ""));
   if (refused.length > 0) {
     const items = [...new Set(refused.map(what))].join(", ");
-    return { type: "final", answer: `You may not read ${items} (access_denied), so I will not answer from it or look for it elsewhere.`, citations: [], abstained: true };
+    return {
+      type: "final",
+      answer: `You may not read ${items} (access_denied), so I will not answer from it or look for it elsewhere.`,
+      citations: [],
+      abstained: true,
+    };
   }
   const broken = failed[0];
   if (!broken) return undefined;
-  return { type: "stop", code: "tool_failure", detail: `${broken.code ?? "tool_failed"}: ${broken.tool} (${what(broken)}) failed after its retries${broken.message ? `: ${broken.message}` : ""}` };
+  return {
+    type: "stop",
+    code: "tool_failure",
+    detail: `${broken.code ?? "tool_failed"}: ${broken.tool} (${what(broken)}) failed after its retries${broken.message ? `: ${broken.message}` : ""}`,
+  };
 }

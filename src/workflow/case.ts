@@ -24,9 +24,17 @@ export function makeCaseNode(host: Host) {
   return async function investigate(state: State, config: LangGraphRunnableConfig): Promise<StepUpdate> {
     const step = await beginStep(host, state, config);
     const request = workflowRequest(step.request);
-    if (request.kind !== "case") return concludeStep(state, step, { type: "error", code: "workflow_misrouted", message: "not a case request" });
-    if (!step.offered.some((tool) => tool.name === CASE_READER)) return concludeStep(state, step, { type: "needs_human", reason: "no tool that can read cases is available to you" });
-    const outcome = sanitizePlan(decideCase(request.caseId, observationsSinceRequest(state.messages), state.evidence, propose), state.messages);
+    if (request.kind !== "case")
+      return concludeStep(state, step, { type: "error", code: "workflow_misrouted", message: "not a case request" });
+    if (!step.offered.some((tool) => tool.name === CASE_READER))
+      return concludeStep(state, step, {
+        type: "needs_human",
+        reason: "no tool that can read cases is available to you",
+      });
+    const outcome = sanitizePlan(
+      decideCase(request.caseId, observationsSinceRequest(state.messages), state.evidence, propose),
+      state.messages,
+    );
     if (outcome.type === "tool_calls") return proposeCalls(state, step, outcome);
     return concludeStep(state, step, outcome);
   };

@@ -11,7 +11,10 @@ const QUOTE_CHARS = 320;
 
 /** The passage's first sentences, whole, up to {@link QUOTE_CHARS}. */
 export function quoteOf(text: string): string {
-  const sentences = text.replace(/\s+/g, " ").trim().match(/[^.!?]+[.!?]+/g) ?? [text.trim()];
+  const sentences = text
+    .replace(/\s+/g, " ")
+    .trim()
+    .match(/[^.!?]+[.!?]+/g) ?? [text.trim()];
   let quote = "";
   for (const sentence of sentences) {
     const next = `${quote}${sentence}`;
@@ -23,6 +26,13 @@ export function quoteOf(text: string): string {
 }
 
 export function extractiveAnswer(passages: readonly Evidence[]): Extract<PlanVerdict, { type: "final" }> {
-  const lines = passages.map((item, index) => `- ${item.title ?? item.item_id} (${item.item_id}): "${quoteOf(item.excerpt)}" [${index + 1}]`);
-  return { type: "final", answer: `From your notes:\n${lines.join("\n")}`, citations: passages.map((item) => item.ref), abstained: false };
+  const lines = passages.map(
+    (item, index) => `- ${item.title ?? item.item_id} (${item.item_id}): "${quoteOf(item.excerpt)}" [${index + 1}]`,
+  );
+  return {
+    type: "final",
+    answer: `From your notes:\n${lines.join("\n")}`,
+    citations: passages.map((item) => item.ref),
+    abstained: false,
+  };
 }

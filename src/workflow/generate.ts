@@ -54,11 +54,30 @@ async function modelAnswer(
     if (!isModelBehaviorError(error)) throw error;
     return concludeStep(state, step, { type: "error", code: error.code, message: error.message }, { model_calls: 1 });
   }
-  const usage = { model_calls: 1, input_tokens: result.usage.input_tokens, output_tokens: result.usage.output_tokens, cost_usd: costOf(result.usage, planner.price) };
+  const usage = {
+    model_calls: 1,
+    input_tokens: result.usage.input_tokens,
+    output_tokens: result.usage.output_tokens,
+    cost_usd: costOf(result.usage, planner.price),
+  };
   // Model output is untrusted text: nothing unstorable, and no secret, reaches the checkpoint.
-  const outcome = await withoutSecrets(sanitizeOutcome(result.outcome), { host, tools: await host.tools(), threadId, run: step.run });
+  const outcome = await withoutSecrets(sanitizeOutcome(result.outcome), {
+    host,
+    tools: await host.tools(),
+    threadId,
+    run: step.run,
+  });
   if (outcome.type === "tool_calls") {
-    return concludeStep(state, step, { type: "error", code: "model_unexpected_calls", message: `the generate step offers no tools; the model proposed ${outcome.calls.length} call(s)` }, usage);
+    return concludeStep(
+      state,
+      step,
+      {
+        type: "error",
+        code: "model_unexpected_calls",
+        message: `the generate step offers no tools; the model proposed ${outcome.calls.length} call(s)`,
+      },
+      usage,
+    );
   }
   return concludeStep(state, step, outcome, usage);
 }

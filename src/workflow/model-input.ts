@@ -9,9 +9,15 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { plannerContext } from "../planners/context.js";
 import type { Evidence } from "../runtime/evidence.js";
 
-export function passageTranscript(request: string, messages: readonly BaseMessage[], passages: readonly Evidence[]): BaseMessage[] {
+export function passageTranscript(
+  request: string,
+  messages: readonly BaseMessage[],
+  passages: readonly Evidence[],
+): BaseMessage[] {
   const wanted = new Set(passages.map((item) => item.call_id));
-  const results = messages.filter((message): message is ToolMessage => ToolMessage.isInstance(message) && wanted.has(message.tool_call_id));
+  const results = messages.filter(
+    (message): message is ToolMessage => ToolMessage.isInstance(message) && wanted.has(message.tool_call_id),
+  );
   if (results.length === 0) return [new HumanMessage(request)];
   const reads = new AIMessage({
     content: "",

@@ -20,13 +20,24 @@ export function makeReadNode(host: Host) {
   return async function read(state: State, config: LangGraphRunnableConfig): Promise<StepUpdate> {
     const step = await beginStep(host, state, config);
     const request = notesRequest(step.request);
-    const searches = observationsSinceRequest(state.messages).filter((observation) => observation.tool === "search_notes");
+    const searches = observationsSinceRequest(state.messages).filter(
+      (observation) => observation.tool === "search_notes",
+    );
     const ending = failureEnding(searches);
     if (ending) return concludeStep(state, step, ending);
-    const hits = searches.flatMap((search) => searchHits(search.structured)).filter((hit) => supports(request, hit)).map((hit) => hit.note_id);
+    const hits = searches
+      .flatMap((search) => searchHits(search.structured))
+      .filter((hit) => supports(request, hit))
+      .map((hit) => hit.note_id);
     const chosen = [...new Set([...request.named, ...hits])].slice(0, READ_LIMIT);
     if (chosen.length === 0) return concludeStep(state, step, cannotFind(request));
     // Note ids come from the search's output: made storable like any proposal before they are kept.
-    return proposeCalls(state, step, { type: "tool_calls", calls: sanitizeProposals(chosen.map((noteId) => propose("read_note", { note_id: noteId })), state.messages) });
+    return proposeCalls(state, step, {
+      type: "tool_calls",
+      calls: sanitizeProposals(
+        chosen.map((noteId) => propose("read_note", { note_id: noteId })),
+        state.messages,
+      ),
+    });
   };
 }

@@ -22,11 +22,18 @@ export const READ_LIMIT = 5;
 const NOTE_ID = /\b[a-z]{2,8}[0-9]{3}\.[a-z0-9]+(?:-[a-z0-9]+)*\b/g;
 
 export type NotesRequest = { kind: "notes"; named: string[] } & NotesQuestion;
-export type WorkflowRequest = { kind: "case"; caseId: string } | { kind: "study"; parse: Exclude<StudyParse, { type: "none" }> } | NotesRequest;
+export type WorkflowRequest =
+  | { kind: "case"; caseId: string }
+  | { kind: "study"; parse: Exclude<StudyParse, { type: "none" }> }
+  | NotesRequest;
 
 /** The request read as a notes question (what the notes steps use, whatever its kind). */
 export function notesRequest(request: string): NotesRequest {
-  return { kind: "notes", ...notesQuestion(request), named: [...new Set(request.toLowerCase().match(NOTE_ID) ?? [])].slice(0, READ_LIMIT) };
+  return {
+    kind: "notes",
+    ...notesQuestion(request),
+    named: [...new Set(request.toLowerCase().match(NOTE_ID) ?? [])].slice(0, READ_LIMIT),
+  };
 }
 
 /** Which of the workflow's sequences a request takes; a case id wins, as in the rules planner. */
@@ -40,5 +47,9 @@ export function workflowRequest(request: string): WorkflowRequest {
 
 /** A proposal made by the workflow's code: a fresh call id and canonical argument text. */
 export function propose(name: string, args: Record<string, unknown>): Proposal {
-  return { call_id: `call_wf_${randomUUID().replace(/-/g, "").slice(0, 20)}`, name, raw_arguments: JSON.stringify(args) };
+  return {
+    call_id: `call_wf_${randomUUID().replace(/-/g, "").slice(0, 20)}`,
+    name,
+    raw_arguments: JSON.stringify(args),
+  };
 }

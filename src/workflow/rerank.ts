@@ -24,7 +24,12 @@ function score(item: Evidence, terms: ReadonlySet<string>): number {
 
 export function rerank(passages: readonly Evidence[], question: RerankQuestion, top = RERANK_TOP): Evidence[] {
   const terms = contentTerms(question.topic);
-  const scored = passages.map((item, index) => ({ item, index, named: question.named.includes(item.item_id), score: score(item, terms) }));
+  const scored = passages.map((item, index) => ({
+    item,
+    index,
+    named: question.named.includes(item.item_id),
+    score: score(item, terms),
+  }));
   return scored
     .filter((entry) => entry.named || supports(question, asHit(entry.item)))
     .sort((a, b) => Number(b.named) - Number(a.named) || b.score - a.score || a.index - b.index)

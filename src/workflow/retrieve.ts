@@ -15,6 +15,9 @@ export function makeRetrieveNode(host: Host) {
   return async function retrieve(state: State, config: LangGraphRunnableConfig): Promise<StepUpdate> {
     const step = await beginStep(host, state, config);
     const { query } = notesRequest(step.request);
-    return proposeCalls(state, step, { type: "tool_calls", calls: sanitizeProposals([propose("search_notes", { query, limit: SEARCH_LIMIT })], state.messages) });
+    return proposeCalls(state, step, {
+      type: "tool_calls",
+      calls: sanitizeProposals([propose("search_notes", { query, limit: SEARCH_LIMIT })], state.messages),
+    });
   };
 }

@@ -25,8 +25,14 @@ export function readAttempted(messages: readonly BaseMessage[]): boolean {
 export type Retrieval = "notes" | "case";
 
 /** Evidence from this run's successful reads, in the order they were answered. */
-export function retrievedEvidence(messages: readonly BaseMessage[], evidence: readonly Evidence[], retrieval: Retrieval = "notes"): Evidence[] {
+export function retrievedEvidence(
+  messages: readonly BaseMessage[],
+  evidence: readonly Evidence[],
+  retrieval: Retrieval = "notes",
+): Evidence[] {
   const counts = (tool: string | undefined) => retrieval === "case" || tool === "read_note";
-  const reads = toolMessagesSinceRequest(messages).filter((message) => counts(message.name) && message.status !== "error").map((message) => message.tool_call_id);
+  const reads = toolMessagesSinceRequest(messages)
+    .filter((message) => counts(message.name) && message.status !== "error")
+    .map((message) => message.tool_call_id);
   return reads.flatMap((callId) => evidence.filter((item) => counts(item.tool) && item.call_id === callId));
 }

@@ -25,12 +25,17 @@ export function makeStudyNode(host: Host) {
   return async function study(state: State, config: LangGraphRunnableConfig): Promise<StepUpdate> {
     const step = await beginStep(host, state, config);
     const request = workflowRequest(step.request);
-    if (request.kind !== "study") return concludeStep(state, step, { type: "error", code: "workflow_misrouted", message: "not a study request" });
-    if (request.parse.type === "needs_human") return concludeStep(state, step, { type: "needs_human", reason: request.parse.reason });
+    if (request.kind !== "study")
+      return concludeStep(state, step, { type: "error", code: "workflow_misrouted", message: "not a study request" });
+    if (request.parse.type === "needs_human")
+      return concludeStep(state, step, { type: "needs_human", reason: request.parse.reason });
     const observations = observationsSinceRequest(state.messages);
     const ending = failureEnding(observations.filter((observation) => RETRIEVAL_TOOLS.has(observation.tool)));
     if (ending) return concludeStep(state, step, ending);
-    const outcome = sanitizePlan(decideStudy(request.parse.request, step.offered.map(toToolSpec), state.evidence, observations, propose), state.messages);
+    const outcome = sanitizePlan(
+      decideStudy(request.parse.request, step.offered.map(toToolSpec), state.evidence, observations, propose),
+      state.messages,
+    );
     if (outcome.type === "tool_calls") return proposeCalls(state, step, outcome);
     return concludeStep(state, step, outcome);
   };

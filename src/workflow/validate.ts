@@ -18,6 +18,12 @@ export function makeValidateNode() {
     const retrieved = new Set(retrievedEvidence(state.messages, state.evidence, retrieval).map((item) => item.ref));
     const outside = [...new Set(verdict.citations)].filter((ref) => !retrieved.has(ref));
     if (outside.length === 0) return {};
-    return { verdict: { type: "stop", code: "unsupported_citation", detail: `cited refs not in the retrieved set: ${outside.join(", ")}` } };
+    return {
+      verdict: {
+        type: "stop",
+        code: "unsupported_citation",
+        detail: `cited refs not in the retrieved set: ${outside.join(", ")}`,
+      },
+    };
   };
 }

@@ -85,7 +85,10 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
 
   it("checks bob's authorization before any existence check", async () => {
     const planner = scriptedPlanner([
-      calls(proposal("read_note", { note_id: "cs301.self-attention" }), proposal("read_note", { note_id: "db201.no-such-note" })),
+      calls(
+        proposal("read_note", { note_id: "cs301.self-attention" }),
+        proposal("read_note", { note_id: "db201.no-such-note" }),
+      ),
       { type: "final", answer: "nothing", citations: [], abstained: true },
     ]);
     const agent = agentHarness({ database: opened.database, tools, planner });
@@ -117,24 +120,41 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
     const agent = agentHarness({ database: opened.database, tools, planner });
     const { state } = await agent.run("alice", "search badly");
     planner.assertDone();
-    expect(errorCodes(state)).toEqual(["unknown_tool", "invalid_arguments", "invalid_arguments", "invalid_arguments", "invalid_arguments", "invalid_arguments"]);
+    expect(errorCodes(state)).toEqual([
+      "unknown_tool",
+      "invalid_arguments",
+      "invalid_arguments",
+      "invalid_arguments",
+      "invalid_arguments",
+      "invalid_arguments",
+    ]);
     expect(state.ledger).toEqual([]);
     expect(state.status).toBe("abstained");
   });
 
   it("refuses an unreleased note to a student in the server too", async () => {
-    const planner = scriptedPlanner([calls(proposal("read_note", { note_id: "cs301.exam-2-solutions" })), { type: "final", answer: "no", citations: [], abstained: true }]);
+    const planner = scriptedPlanner([
+      calls(proposal("read_note", { note_id: "cs301.exam-2-solutions" })),
+      { type: "final", answer: "no", citations: [], abstained: true },
+    ]);
     const agent = agentHarness({ database: opened.database, tools, planner });
     const { state } = await agent.run("alice", "show the exam solutions");
     // authorize allowed it (alice is in cs301); the server refused it.
-    expect(state.ledger.map((row) => [row.tool, row.status, row.error_code])).toEqual([["read_note", "failed", "access_denied"]]);
+    expect(state.ledger.map((row) => [row.tool, row.status, row.error_code])).toEqual([
+      ["read_note", "failed", "access_denied"],
+    ]);
     expect(errorCodes(state)).toEqual(["access_denied"]);
     expect(state.evidence.some((item) => item.item_id === "cs301.exam-2-solutions")).toBe(false);
   });
 
   it("stops a long run by its model-turn budget, not by LangGraph's recursion limit", async () => {
     // 20 turns of four node steps each would overrun LangGraph's default limit of 25.
-    const agent = agentHarness({ database: opened.database, tools, planner: endlessPlanner(), budgets: { model_turns: 20, tool_calls: 100, no_progress_steps: 100, tokens: 1_000_000 } });
+    const agent = agentHarness({
+      database: opened.database,
+      tools,
+      planner: endlessPlanner(),
+      budgets: { model_turns: 20, tool_calls: 100, no_progress_steps: 100, tokens: 1_000_000 },
+    });
     const { state } = await agent.run("alice", "keep searching");
     expect(state.status).toBe("stopped");
     expect(state.termination_reason).toMatchObject({ code: "budget_exhausted", budget: "model_turns", turn: 20 });
@@ -143,7 +163,9 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
   }, 60_000);
 
   it("counts every call of a parallel response against the tool budget", async () => {
-    const searches = ["a", "b", "c", "d", "e"].map((letter) => proposal("search_notes", { query: `attention ${letter}` }));
+    const searches = ["a", "b", "c", "d", "e"].map((letter) =>
+      proposal("search_notes", { query: `attention ${letter}` }),
+    );
     const planner = scriptedPlanner([calls(...searches)]);
     const agent = agentHarness({ database: opened.database, tools, planner, budgets: { tool_calls: 3 } });
     const { state } = await agent.run("alice", "five at once");
@@ -166,7 +188,8 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
   });
 
   it("stops when turns make no progress", async () => {
-    const failing = () => calls(proposal("read_note", { note_id: `cs301.missing-${Math.random().toString(36).slice(2, 8)}` }));
+    const failing = () =>
+      calls(proposal("read_note", { note_id: `cs301.missing-${Math.random().toString(36).slice(2, 8)}` }));
     const planner = scriptedPlanner([failing(), failing()]);
     const agent = agentHarness({ database: opened.database, tools, planner, budgets: { no_progress_steps: 2 } });
     const { state } = await agent.run("alice", "read things that do not exist");
@@ -182,13 +205,21 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
         return calls(proposal("search_notes", { query: "attention" }));
       },
     ]);
-    const agent = agentHarness({ database: opened.database, tools, planner, budgets: { deadline_ms: 5_000 }, now: () => clock });
+    const agent = agentHarness({
+      database: opened.database,
+      tools,
+      planner,
+      budgets: { deadline_ms: 5_000 },
+      now: () => clock,
+    });
     const { state } = await agent.run("alice", "slow");
     expect(state.termination_reason).toMatchObject({ code: "budget_exhausted", budget: "deadline" });
   });
 
   it("fails a final answer that cites evidence the run never saw", async () => {
-    const planner = scriptedPlanner([{ type: "final", answer: "made up", citations: ["cs301.self-attention@1"], abstained: false }]);
+    const planner = scriptedPlanner([
+      { type: "final", answer: "made up", citations: ["cs301.self-attention@1"], abstained: false },
+    ]);
     const agent = agentHarness({ database: opened.database, tools, planner });
     const { threadId, state } = await agent.run("bob", "cite something");
     expect(state.status).toBe("failed");

@@ -21,14 +21,20 @@ beforeAll(async () => {
 afterAll(async () => server?.close(), 60_000);
 
 const ask = (content: string) => ({ input: { messages: [{ role: "user", content }] } });
-type Values = { status?: string; termination_reason?: { code: string } | null; ledger?: { call_id: string; tool: string; status: string }[]; messages?: { type: string; tool_calls?: { id: string; name: string }[]; tool_call_id?: string }[] };
+type Values = {
+  status?: string;
+  termination_reason?: { code: string } | null;
+  ledger?: { call_id: string; tool: string; status: string }[];
+  messages?: { type: string; tool_calls?: { id: string; name: string }[]; tool_call_id?: string }[];
+};
 
 async function json(response: Response): Promise<{ status: number; body: Record<string, unknown> }> {
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-const post = async (pathname: string, body: unknown) => json(await server.fetch(pathname, { method: "POST", user: "alice", body: JSON.stringify(body) }));
+const post = async (pathname: string, body: unknown) =>
+  json(await server.fetch(pathname, { method: "POST", user: "alice", body: JSON.stringify(body) }));
 
 async function ledgerRows(threadId: string): Promise<number> {
   const client = new pg.Client({ connectionString: server.databaseUrl });
@@ -45,7 +51,8 @@ describe("runs", () => {
     const thread = await alice.threads.create();
     const run = await alice.runs.create(thread.thread_id, "agent", ask(NOTES_QUESTION));
     // Let it reach the slow reads (a ledger row exists), then stop it.
-    for (let waited = 0; (await ledgerRows(thread.thread_id)) < 2 && waited < 20_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let waited = 0; (await ledgerRows(thread.thread_id)) < 2 && waited < 20_000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     await alice.runs.cancel(thread.thread_id, run.run_id, true);
     expect((await alice.runs.get(thread.thread_id, run.run_id)).status).toBe("interrupted");
     const stopped = await alice.threads.getState(thread.thread_id);
@@ -59,13 +66,32 @@ describe("runs", () => {
     const stoppedMessages = (stopped.values as Values).messages ?? [];
     const placeholders = stoppedMessages.flatMap((message, index) =>
       message.type === "ai" && (message.tool_calls?.length ?? 0) > 0 && stoppedMessages[index + 1]?.type !== "tool"
-        ? (message.tool_calls ?? []).map((call) => ({ type: "tool", tool_call_id: call.id, id: `do-not-render-${call.id}`, name: call.name, content: "Successfully handled tool call." }))
+        ? (message.tool_calls ?? []).map((call) => ({
+            type: "tool",
+            tool_call_id: call.id,
+            id: `do-not-render-${call.id}`,
+            name: call.name,
+            content: "Successfully handled tool call.",
+          }))
         : [],
     );
     const response = await server.fetch(`/threads/${thread.thread_id}/runs/wait`, {
       method: "POST",
       user: "alice",
-      body: JSON.stringify({ input: { messages: [...placeholders, { id: "c0ffee00-0000-4000-8000-00000000000b", type: "human", content: [{ type: "text", text: "What is BM25?" }] }] }, stream_mode: ["values"], assistant_id: "agent" }),
+      body: JSON.stringify({
+        input: {
+          messages: [
+            ...placeholders,
+            {
+              id: "c0ffee00-0000-4000-8000-00000000000b",
+              type: "human",
+              content: [{ type: "text", text: "What is BM25?" }],
+            },
+          ],
+        },
+        stream_mode: ["values"],
+        assistant_id: "agent",
+      }),
     });
     const again = (await response.json()) as Values;
     expect(response.status).toBe(200);
@@ -84,8 +110,11 @@ describe("runs", () => {
     expect(closed!.next).toEqual([]);
     // Every tool call left without a result got one from the server, so the transcript is well-formed.
     const messages = (closed!.values as Values).messages ?? [];
-    const answered = new Set(messages.filter((message) => message.type === "tool").map((message) => message.tool_call_id));
-    for (const call of messages.flatMap((message) => message.tool_calls ?? [])) expect(answered.has(call.id)).toBe(true);
+    const answered = new Set(
+      messages.filter((message) => message.type === "tool").map((message) => message.tool_call_id),
+    );
+    for (const call of messages.flatMap((message) => message.tool_calls ?? []))
+      expect(answered.has(call.id)).toBe(true);
     // The ledger is append-only: the cancelled run's rows stay, in state and in Postgres.
     const finalLedger = (again.ledger ?? []).map((row) => `${row.call_id}:${row.status}`);
     for (const row of stoppedLedger) expect(finalLedger).toContain(`${row.call_id}:${row.status}`);
@@ -97,7 +126,13 @@ describe("runs", () => {
     const controller = new AbortController();
     let runId: string | undefined;
     try {
-      for await (const part of alice.runs.stream(thread.thread_id, "agent", { ...ask(NOTES_QUESTION), streamMode: ["updates"], onDisconnect: "cancel", signal: controller.signal, onRunCreated: (meta) => (runId = meta.run_id) })) {
+      for await (const part of alice.runs.stream(thread.thread_id, "agent", {
+        ...ask(NOTES_QUESTION),
+        streamMode: ["updates"],
+        onDisconnect: "cancel",
+        signal: controller.signal,
+        onRunCreated: (meta) => (runId = meta.run_id),
+      })) {
         if (part.event === "updates") controller.abort();
       }
     } catch (error) {
@@ -107,7 +142,13 @@ describe("runs", () => {
     await alice.runs.join(thread.thread_id, runId!);
     expect((await alice.runs.get(thread.thread_id, runId!)).status).toBe("interrupted");
     // A background run has no connection to watch: refused by name.
-    expect(await post(`/threads/${thread.thread_id}/runs`, { assistant_id: "agent", ...ask(NOTES_QUESTION), on_disconnect: "cancel" })).toMatchObject({ status: 422, body: { error: "unsupported" } });
+    expect(
+      await post(`/threads/${thread.thread_id}/runs`, {
+        assistant_id: "agent",
+        ...ask(NOTES_QUESTION),
+        on_disconnect: "cancel",
+      }),
+    ).toMatchObject({ status: 422, body: { error: "unsupported" } });
   });
 
   it("refuses, by name, options it does not honour; accepts those it does", async () => {
@@ -124,20 +165,40 @@ describe("runs", () => {
       { checkpoint: { checkpoint_ns: "subgraph" } },
     ];
     for (const extra of refused) {
-      const response = await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: "agent", ...ask(NOTES_QUESTION), ...extra });
-      expect({ extra, status: response.status, error: response.body["error"] }).toEqual({ extra, status: 422, error: "unsupported" });
-      expect(String(response.body["message"])).toContain(Object.keys(extra)[0] === "stream_mode" ? "events" : Object.keys(extra)[0]!);
+      const response = await post(`/threads/${thread.thread_id}/runs/wait`, {
+        assistant_id: "agent",
+        ...ask(NOTES_QUESTION),
+        ...extra,
+      });
+      expect({ extra, status: response.status, error: response.body["error"] }).toEqual({
+        extra,
+        status: 422,
+        error: "unsupported",
+      });
+      expect(String(response.body["message"])).toContain(
+        Object.keys(extra)[0] === "stream_mode" ? "events" : Object.keys(extra)[0]!,
+      );
     }
     expect(await alice.runs.list(thread.thread_id)).toHaveLength(0);
     // What the server does anyway is accepted.
-    const values = (await alice.runs.wait(thread.thread_id, "agent", { ...ask(NOTES_QUESTION), afterSeconds: 0, durability: "sync", checkpointDuring: true, strictResume: true })) as Values;
+    const values = (await alice.runs.wait(thread.thread_id, "agent", {
+      ...ask(NOTES_QUESTION),
+      afterSeconds: 0,
+      durability: "sync",
+      checkpointDuring: true,
+      strictResume: true,
+    })) as Values;
     expect(values.status).toBe("completed");
   });
 
   it("streams debug events beside the other modes", async () => {
     const thread = await alice.threads.create();
     const seen = new Set<string>();
-    for await (const part of alice.runs.stream(thread.thread_id, "agent", { ...ask(NOTES_QUESTION), streamMode: ["values", "debug"] as never })) seen.add(part.event);
+    for await (const part of alice.runs.stream(thread.thread_id, "agent", {
+      ...ask(NOTES_QUESTION),
+      streamMode: ["values", "debug"] as never,
+    }))
+      seen.add(part.event);
     expect(seen.has("debug")).toBe(true);
     expect(seen.has("values")).toBe(true);
   });
@@ -148,16 +209,29 @@ describe("history", () => {
     const thread = await alice.threads.create();
     const first = await alice.runs.create(thread.thread_id, "agent", ask(NOTES_QUESTION));
     await alice.runs.join(thread.thread_id, first.run_id);
-    const second = await alice.runs.create(thread.thread_id, "agent", { ...ask("What is BM25?"), metadata: { run_metadata: "second" } });
+    const second = await alice.runs.create(thread.thread_id, "agent", {
+      ...ask("What is BM25?"),
+      metadata: { run_metadata: "second" },
+    });
     await alice.runs.join(thread.thread_id, second.run_id);
 
     const full = await alice.threads.getHistory(thread.thread_id, { limit: 200 });
-    const bySecond = await alice.threads.getHistory(thread.thread_id, { limit: 200, metadata: { run_metadata: "second" } });
-    const byFirstId = await alice.threads.getHistory(thread.thread_id, { limit: 200, metadata: { run_id: first.run_id } });
+    const bySecond = await alice.threads.getHistory(thread.thread_id, {
+      limit: 200,
+      metadata: { run_metadata: "second" },
+    });
+    const byFirstId = await alice.threads.getHistory(thread.thread_id, {
+      limit: 200,
+      metadata: { run_id: first.run_id },
+    });
     expect(bySecond.length).toBeGreaterThan(0);
     expect(byFirstId.length).toBeGreaterThan(0);
     expect(bySecond.length + byFirstId.length).toBe(full.length);
-    expect(bySecond.every((state) => state.metadata?.["run_id"] === second.run_id && state.metadata?.["graph_id"] === "agent")).toBe(true);
+    expect(
+      bySecond.every(
+        (state) => state.metadata?.["run_id"] === second.run_id && state.metadata?.["graph_id"] === "agent",
+      ),
+    ).toBe(true);
     expect(byFirstId.every((state) => state.metadata?.["run_id"] === first.run_id)).toBe(true);
   });
 });
@@ -179,7 +253,9 @@ describe("threads", () => {
     expect(completed.map((thread) => thread.thread_id)).toEqual([newer.thread_id]);
     expect(await alice.threads.count({ metadata: marker, values: { status: "completed" } })).toBe(1);
     expect(await alice.threads.count({ metadata: marker, values: { status: "failed" } })).toBe(0);
-    expect(await alice.threads.count({ metadata: marker, values: { termination_reason: { code: "final_answer" } } })).toBe(1);
+    expect(
+      await alice.threads.count({ metadata: marker, values: { termination_reason: { code: "final_answer" } } }),
+    ).toBe(1);
 
     const selected = await alice.threads.search({ metadata: marker, select: ["thread_id", "status"] });
     expect(selected.map((thread) => Object.keys(thread).sort())).toEqual([
@@ -188,22 +264,39 @@ describe("threads", () => {
     ]);
 
     // What cannot be honoured is refused by name.
-    expect(await post("/threads/search", { values: { messages: [] } })).toMatchObject({ status: 422, body: { error: "unsupported" } });
-    expect(await post("/threads/search", { extract: { answer: "values.result.answer" } })).toMatchObject({ status: 422, body: { error: "unsupported" } });
-    expect(await post("/threads/search", { sort_by: "metadata" })).toMatchObject({ status: 422, body: { error: "invalid_request" } });
+    expect(await post("/threads/search", { values: { messages: [] } })).toMatchObject({
+      status: 422,
+      body: { error: "unsupported" },
+    });
+    expect(await post("/threads/search", { extract: { answer: "values.result.answer" } })).toMatchObject({
+      status: 422,
+      body: { error: "unsupported" },
+    });
+    expect(await post("/threads/search", { sort_by: "metadata" })).toMatchObject({
+      status: 422,
+      body: { error: "invalid_request" },
+    });
     expect(await post("/threads", { ttl: 60 })).toMatchObject({ status: 422, body: { error: "unsupported" } });
   });
 });
 
 describe("assistants", () => {
   it("search by name is a case-insensitive substring; metadata, select and count are honoured", async () => {
-    expect((await alice.assistants.search({ name: "AGE" })).map((assistant) => assistant.assistant_id)).toEqual(["agent"]);
-    expect((await alice.assistants.search({ name: "kFlO" })).map((assistant) => assistant.assistant_id)).toEqual(["workflow"]);
+    expect((await alice.assistants.search({ name: "AGE" })).map((assistant) => assistant.assistant_id)).toEqual([
+      "agent",
+    ]);
+    expect((await alice.assistants.search({ name: "kFlO" })).map((assistant) => assistant.assistant_id)).toEqual([
+      "workflow",
+    ]);
     expect((await alice.assistants.search({ name: "nothing" })).length).toBe(0);
     expect((await alice.assistants.search({ metadata: { created_by: "system" } })).length).toBe(2);
     expect((await alice.assistants.search({ metadata: { created_by: "someone" } })).length).toBe(0);
     expect(await alice.assistants.count({ graphId: "agent" })).toBe(1);
-    const selected = await alice.assistants.search({ select: ["assistant_id", "name"], sortBy: "name", sortOrder: "asc" });
+    const selected = await alice.assistants.search({
+      select: ["assistant_id", "name"],
+      sortBy: "name",
+      sortOrder: "asc",
+    });
     expect(selected).toEqual([
       { assistant_id: "agent", name: "agent" },
       { assistant_id: "workflow", name: "workflow" },
@@ -214,15 +307,23 @@ describe("assistants", () => {
     const versions = await alice.assistants.getVersions("agent");
     expect(versions).toMatchObject([{ assistant_id: "agent", graph_id: "agent", version: 1 }]);
     expect(await alice.assistants.getVersions("agent", { metadata: { created_by: "nobody" } })).toEqual([]);
-    expect((await json(await server.fetch("/assistants/nope/versions", { method: "POST", user: "alice", body: "{}" }))).status).toBe(404);
+    expect(
+      (await json(await server.fetch("/assistants/nope/versions", { method: "POST", user: "alice", body: "{}" })))
+        .status,
+    ).toBe(404);
 
     const schemas = await alice.assistants.getSchemas("agent");
     const properties = (schemas.state_schema as { properties: Record<string, Record<string, unknown>> }).properties;
     expect(properties["status"]?.["enum"]).toContain("completed");
     expect(properties["messages"]?.["type"]).toBe("array");
-    expect(((properties["ledger"]?.["items"] as { properties: Record<string, unknown> }).properties)["status"]).toBeDefined();
+    expect(
+      (properties["ledger"]?.["items"] as { properties: Record<string, unknown> }).properties["status"],
+    ).toBeDefined();
     for (const [field, schema] of Object.entries(properties)) {
-      expect({ field, typed: "type" in schema || "enum" in schema || "anyOf" in schema }).toEqual({ field, typed: true });
+      expect({ field, typed: "type" in schema || "enum" in schema || "anyOf" in schema }).toEqual({
+        field,
+        typed: true,
+      });
     }
   });
 });

@@ -24,7 +24,11 @@ const session = (day: number) => ({
 });
 const proposeEvents = (sessions: ReturnType<typeof session>[]): ScriptedCompletion => ({
   kind: "completion",
-  tool_calls: sessions.map((args, index) => ({ id: `call_event_${index + 1}`, name: "create_study_event", arguments: JSON.stringify(args) })),
+  tool_calls: sessions.map((args, index) => ({
+    id: `call_event_${index + 1}`,
+    name: "create_study_event",
+    arguments: JSON.stringify(args),
+  })),
   finish_reason: "tool_calls",
   usage: USAGE,
 });
@@ -71,7 +75,11 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     buildPage();
     fake = await startFakeOpenAI();
     sandbox = await createServerSandbox();
-    server = await sandbox.start({ WARRANT_PLANNER: "model", WARRANT_MODEL: "fake-model", OPENAI_BASE_URL: fake.baseUrl });
+    server = await sandbox.start({
+      WARRANT_PLANNER: "model",
+      WARRANT_MODEL: "fake-model",
+      OPENAI_BASE_URL: fake.baseUrl,
+    });
     browser = await launchBrowser();
   }, 180_000);
   afterEach(() => {
@@ -92,7 +100,10 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
 
   it("approve two and reject one: exactly two events, the rejection listed with its reason", async () => {
     const before = await sandbox!.calendarEvents();
-    fake!.enqueue(proposeEvents([session(1), session(2), session(3)]), finalReply("Two sessions are in your calendar."));
+    fake!.enqueue(
+      proposeEvents([session(1), session(2), session(3)]),
+      finalReply("Two sessions are in your calendar."),
+    );
     const page = await browser!.page();
     await signInAsAlice(page);
     await ask(page, "Put three attention study sessions in my calendar");
@@ -112,16 +123,19 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     await browser!.screenshot(page, "approvals-three-decided");
     await page.getByRole("button", { name: "Send decisions" }).click();
 
-    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 }).toBe("final_answer");
+    await expect
+      .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 })
+      .toBe("final_answer");
     const events = createdSince(before, await sandbox!.calendarEvents());
     expect(events.map((event) => event["title"]).sort()).toEqual([session(1).title, session(2).title]);
     expect(events.every((event) => event["user_id"] === "alice")).toBe(true);
 
     const ledgerRows = page.getByRole("table", { name: "Tool ledger" }).locator("tbody tr");
-    expect(await ledgerRows.evaluateAll((rows) => rows.map((row) => `${row.children[0]?.textContent}:${row.getAttribute("data-status")}`))).toEqual([
-      "create_study_event:succeeded",
-      "create_study_event:succeeded",
-    ]);
+    expect(
+      await ledgerRows.evaluateAll((rows) =>
+        rows.map((row) => `${row.children[0]?.textContent}:${row.getAttribute("data-status")}`),
+      ),
+    ).toEqual(["create_study_event:succeeded", "create_study_event:succeeded"]);
     const denial = page.getByRole("region", { name: "Denied proposals" }).locator("li");
     await denial.first().waitFor();
     expect(await denial.count()).toBe(1);
@@ -143,7 +157,11 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     const first = card(page, 0);
     await first.getByLabel("Edit").check();
     // The form is generated from the tool's schema: the model-visible arguments only.
-    expect(await first.locator(".arguments-form input").evaluateAll((inputs) => inputs.map((input) => input.getAttribute("name")))).toEqual(["title", "description", "start", "end", "timezone", "calendar"]);
+    expect(
+      await first
+        .locator(".arguments-form input")
+        .evaluateAll((inputs) => inputs.map((input) => input.getAttribute("name"))),
+    ).toEqual(["title", "description", "start", "end", "timezone", "calendar"]);
 
     await first.getByLabel("start *").fill("tomorrow evening");
     await page.getByRole("button", { name: "Send decisions" }).click();
@@ -156,7 +174,9 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     await first.getByLabel("end *").fill("2026-12-05T08:10:00Z");
     await page.getByRole("button", { name: "Send decisions" }).click();
 
-    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 }).toBe("final_answer");
+    await expect
+      .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 })
+      .toBe("final_answer");
     const events = createdSince(before, await sandbox!.calendarEvents());
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ title: session(1).title, user_id: "alice" });
@@ -168,13 +188,22 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
 
   it("lists a denied proposal with its check and reason", async () => {
     fake!.enqueue(
-      { kind: "completion", tool_calls: [{ id: "call_read_1", name: "read_note", arguments: JSON.stringify({ note_id: "cs301.self-attention" }) }], finish_reason: "tool_calls", usage: USAGE },
+      {
+        kind: "completion",
+        tool_calls: [
+          { id: "call_read_1", name: "read_note", arguments: JSON.stringify({ note_id: "cs301.self-attention" }) },
+        ],
+        finish_reason: "tool_calls",
+        usage: USAGE,
+      },
       finalReply("I cannot read that note."),
     );
     const page = await browser!.page();
     await signInAs(page, "Bob");
     await ask(page, "Read the cs301 self-attention note");
-    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 }).toBe("final_answer");
+    await expect
+      .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 })
+      .toBe("final_answer");
     const denial = page.getByRole("region", { name: "Denied proposals" }).locator("li");
     expect(await denial.count()).toBe(1);
     expect(await denial.getAttribute("data-code")).toBe("access_denied");
@@ -206,7 +235,9 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     expect(await card(rita, 0).locator("h3 code").textContent()).toBe("create_study_event");
     await card(rita, 0).getByLabel("Approve").check();
     await rita.getByRole("button", { name: "Send decisions" }).click();
-    await expect.poll(() => rita.getByTestId("review-outcome").getAttribute("data-status"), { timeout: 60_000 }).toBe("completed");
+    await expect
+      .poll(() => rita.getByTestId("review-outcome").getAttribute("data-status"), { timeout: 60_000 })
+      .toBe("completed");
     await browser!.screenshot(rita, "reviewer-inbox-approved");
 
     const events = createdSince(before, await sandbox!.calendarEvents());
@@ -214,7 +245,9 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     expect(events[0]).toMatchObject({ user_id: "alice", title: session(4).title });
     // The owner's page, reloaded, shows the finished run; the review has left the inbox.
     await alice.reload();
-    await expect.poll(() => alice.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 }).toBe("final_answer");
+    await expect
+      .poll(() => alice.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 })
+      .toBe("final_answer");
     expect(await alice.getByRole("region", { name: /Review needed/ }).count()).toBe(0);
     await rita.getByRole("button", { name: "Back to the inbox" }).click();
     await expect.poll(() => rita.locator("ul.reviews button", { hasText: "alice: Book a session" }).count()).toBe(0);

@@ -47,13 +47,24 @@ describe("chat page routes", () => {
 
     const session = await sandbox.fetch(server, "/ui/session", { user: "alice" });
     expect(session.status).toBe(200);
-    const body = (await session.json()) as { principal: { user_id: string }; budgets: Record<string, number>; tools: { name: string; risk: string; schema: { properties: Record<string, unknown> } }[] };
+    const body = (await session.json()) as {
+      principal: { user_id: string };
+      budgets: Record<string, number>;
+      tools: { name: string; risk: string; schema: { properties: Record<string, unknown> } }[];
+    };
     expect(body.principal.user_id).toBe("alice");
     expect(body.budgets).toMatchObject({ model_turns: 8, tool_calls: 12, tokens: 200_000 });
     const create = body.tools.find((tool) => tool.name === "create_study_event");
     expect(create?.risk).toBe("write_reversible");
     // The schema the model sees: host-injected arguments are not the reviewer's to edit.
-    expect(Object.keys(create?.schema.properties ?? {}).sort()).toEqual(["calendar", "description", "end", "start", "timezone", "title"]);
+    expect(Object.keys(create?.schema.properties ?? {}).sort()).toEqual([
+      "calendar",
+      "description",
+      "end",
+      "start",
+      "timezone",
+      "title",
+    ]);
     // Tools outside the principal's scopes are not described to it.
     expect(body.tools.map((tool) => tool.name)).not.toContain("get_case_snapshot");
     // A reviewer edits other users' actions, so gets those tools' schemas without their scopes.
@@ -67,18 +78,32 @@ describe("chat page routes", () => {
 
     const listed = await fetch(`${server.url}/dev/principals`);
     expect(listed.status).toBe(200);
-    expect(((await listed.json()) as { principals: { user_id: string }[] }).principals.map((principal) => principal.user_id)).toContain("alice");
+    expect(
+      ((await listed.json()) as { principals: { user_id: string }[] }).principals.map((principal) => principal.user_id),
+    ).toContain("alice");
 
-    const minted = await fetch(`${server.url}/dev/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ user: "alice" }) });
+    const minted = await fetch(`${server.url}/dev/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ user: "alice" }),
+    });
     expect(minted.status).toBe(200);
     const { token } = (await minted.json()) as { token: string };
     const session = await fetch(`${server.url}/ui/session`, { headers: { authorization: `Bearer ${token}` } });
     expect(((await session.json()) as { principal: { user_id: string } }).principal.user_id).toBe("alice");
 
-    const unknown = await fetch(`${server.url}/dev/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ user: "__proto__" }) });
+    const unknown = await fetch(`${server.url}/dev/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ user: "__proto__" }),
+    });
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { error: string }).error).toBe("principal_unknown");
-    const malformed = await fetch(`${server.url}/dev/token`, { method: "POST", headers: { "content-type": "application/json" }, body: "{" });
+    const malformed = await fetch(`${server.url}/dev/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{",
+    });
     expect(malformed.status).toBe(400);
   }, 120_000);
 
@@ -89,9 +114,17 @@ describe("chat page routes", () => {
     await fs.copyFile(shippedPrincipalsPath(), copy);
     const server = await sandbox.start({ WARRANT_PRINCIPALS: copy });
 
-    const anonymous = await fetch(`${server.url}/dev/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ user: "alice" }) });
+    const anonymous = await fetch(`${server.url}/dev/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ user: "alice" }),
+    });
     expect(anonymous.status).toBe(401);
-    const signedIn = await sandbox.fetch(server, "/dev/token", { method: "POST", user: "alice", body: JSON.stringify({ user: "alice" }) });
+    const signedIn = await sandbox.fetch(server, "/dev/token", {
+      method: "POST",
+      user: "alice",
+      body: JSON.stringify({ user: "alice" }),
+    });
     expect(signedIn.status).toBe(404);
     expect(((await signedIn.json()) as { error: string }).error).toBe("not_found");
     const listed = await sandbox.fetch(server, "/dev/principals", { user: "alice" });

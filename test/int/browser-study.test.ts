@@ -15,10 +15,12 @@ import type { Page } from "playwright-core";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
-const STUDY_REQUEST = "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
+const STUDY_REQUEST =
+  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 
 const SCENARIOS = {
-  approveTwoRejectOne: "alice asks for a study plan in her calendar, approves two sessions and rejects one: exactly two events",
+  approveTwoRejectOne:
+    "alice asks for a study plan in her calendar, approves two sessions and rejects one: exactly two events",
   editOneTime: "alice edits one session's time: the edited event is created, the others as proposed",
   reviewerInbox: "rita approves alice's pending review from the inbox: alice's events are created once",
 } as const;
@@ -57,10 +59,13 @@ async function askForPlan(page: Page): Promise<void> {
 const card = (page: Page, index: number) => page.locator("article.approval-card").nth(index);
 
 async function finished(page: Page): Promise<void> {
-  await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 }).toBe("final_answer");
+  await expect
+    .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 })
+    .toBe("final_answer");
 }
 
-const eventsOf = async (user: string, before: StoredEvent[]) => createdSince(before, await sandbox!.calendarEvents()).filter((event) => event["user_id"] === user);
+const eventsOf = async (user: string, before: StoredEvent[]) =>
+  createdSince(before, await sandbox!.calendarEvents()).filter((event) => event["user_id"] === user);
 
 describe.runIf(BROWSER_TESTS_RUN)("study plans through the page (rules planner)", () => {
   beforeAll(async () => {
@@ -89,7 +94,9 @@ describe.runIf(BROWSER_TESTS_RUN)("study plans through the page (rules planner)"
     await page.getByRole("button", { name: "Send decisions" }).click();
     await finished(page);
     expect(await eventsOf("alice", before)).toHaveLength(2);
-    expect(await page.getByRole("region", { name: "Denied proposals" }).locator('li[data-code="approval_rejected"]').count()).toBe(1);
+    expect(
+      await page.getByRole("region", { name: "Denied proposals" }).locator('li[data-code="approval_rejected"]').count(),
+    ).toBe(1);
     await browser!.screenshot(page, "study-two-of-three");
     await page.close();
   }, 120_000);
@@ -127,7 +134,9 @@ describe.runIf(BROWSER_TESTS_RUN)("study plans through the page (rules planner)"
     await rita.getByRole("region", { name: /Review needed: 3 actions/ }).waitFor({ timeout: 30_000 });
     await rita.getByRole("button", { name: "Approve all" }).click();
     await rita.getByRole("button", { name: "Send decisions" }).click();
-    await expect.poll(() => rita.getByTestId("review-outcome").getAttribute("data-status"), { timeout: 60_000 }).toBe("completed");
+    await expect
+      .poll(() => rita.getByTestId("review-outcome").getAttribute("data-status"), { timeout: 60_000 })
+      .toBe("completed");
     expect(await eventsOf("alice", before)).toHaveLength(3);
     await browser!.screenshot(rita, "study-reviewer-inbox");
     await alice.close();

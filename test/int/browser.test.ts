@@ -50,12 +50,16 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page in Chromium", () => {
     await page.getByLabel("Your message").press("Enter");
     const answer = page.getByTestId("answer");
     await answer.waitFor({ timeout: 60_000 });
-    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 }).toBe("final_answer");
+    await expect
+      .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 })
+      .toBe("final_answer");
 
     // The run's ledger: the notes tools ran and succeeded.
     const ledger = page.getByRole("table", { name: "Tool ledger" });
     await expect.poll(() => ledger.locator("tbody tr").count()).toBeGreaterThanOrEqual(2);
-    const statuses = await ledger.locator("tbody tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-status")));
+    const statuses = await ledger
+      .locator("tbody tr")
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-status")));
     expect(new Set(statuses)).toEqual(new Set(["succeeded"]));
     await expect.poll(() => page.getByRole("table", { name: "Budgets" }).locator("tbody tr").count()).toBe(4);
 
@@ -78,7 +82,9 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page in Chromium", () => {
     expect(threadId).toMatch(/^[0-9a-f-]{36}$/);
     await page.reload();
     await page.getByTestId("answer").waitFor();
-    const current = page.getByRole("navigation", { name: "Your conversations" }).locator(`[data-thread-id="${threadId}"]`);
+    const current = page
+      .getByRole("navigation", { name: "Your conversations" })
+      .locator(`[data-thread-id="${threadId}"]`);
     await current.waitFor();
     expect(await current.getAttribute("aria-current")).toBe("page");
     expect(await current.textContent()).toContain(QUESTION);
@@ -112,7 +118,9 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page in Chromium", () => {
     await page.getByLabel("Your message").fill(QUESTION);
     await page.getByRole("button", { name: "Send" }).click();
     await page.getByTestId("answer").waitFor({ timeout: 60_000 });
-    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 }).toBe("final_answer");
+    await expect
+      .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 })
+      .toBe("final_answer");
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(375);
     await browser!.screenshot(page, "narrow-375");
@@ -130,7 +138,11 @@ async function freePort(): Promise<number> {
 }
 
 /** A token for `user` signed with the sandbox's secret, living `ttlSeconds` from `now`. */
-async function tokenFor(box: ServerSandbox, user: string, options: { ttlSeconds: number; now?: number }): Promise<string> {
+async function tokenFor(
+  box: ServerSandbox,
+  user: string,
+  options: { ttlSeconds: number; now?: number },
+): Promise<string> {
   const secret = Uint8Array.from(Buffer.from(box.env()["WARRANT_AUTH_SECRET"]!, "hex"));
   const principal = findPrincipal(await loadPrincipalDirectory(shippedPrincipalsPath()), user);
   return mintApiToken(secret, principal, options);
@@ -174,7 +186,9 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
     await new Promise((resolve) => setTimeout(resolve, 7_000));
     await live.getByLabel("Your message").fill(QUESTION);
     await live.getByLabel("Your message").press("Enter");
-    await expect.poll(() => live.getByRole("alert").getAttribute("data-code"), { timeout: 20_000 }).toBe("token_expired");
+    await expect
+      .poll(() => live.getByRole("alert").getAttribute("data-code"), { timeout: 20_000 })
+      .toBe("token_expired");
     expect(await live.getByRole("alert").textContent()).toContain("Sign in again");
     expect(await live.getByLabel("API token").isVisible()).toBe(true);
     await tab!.screenshot(live, "expired-token");
@@ -191,13 +205,17 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
     await first.kill();
     await page.getByLabel("Your message").fill(QUESTION);
     await page.getByLabel("Your message").press("Enter");
-    await expect.poll(() => page.getByRole("alert").getAttribute("data-code"), { timeout: 20_000 }).toBe("server_unreachable");
+    await expect
+      .poll(() => page.getByRole("alert").getAttribute("data-code"), { timeout: 20_000 })
+      .toBe("server_unreachable");
     await tab!.screenshot(page, "server-down");
 
     await box.start({ PORT: port });
     await page.getByRole("button", { name: "Retry" }).click();
     await page.getByTestId("answer").waitFor({ timeout: 60_000 });
-    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 }).toBe("final_answer");
+    await expect
+      .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 })
+      .toBe("final_answer");
     expect(await page.getByRole("alert").count()).toBe(0);
     await page.close();
   }, 240_000); // two server starts on a loaded 2-core machine
@@ -211,12 +229,16 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
     await page.getByLabel("Your message").fill(QUESTION);
     await page.getByLabel("Your message").press("Enter");
     await page.getByRole("status").filter({ hasText: "Working" }).waitFor();
-    await expect.poll(() => new URL(page.url()).searchParams.get("thread"), { timeout: 20_000 }).toMatch(/^[0-9a-f-]{36}$/);
+    await expect
+      .poll(() => new URL(page.url()).searchParams.get("thread"), { timeout: 20_000 })
+      .toMatch(/^[0-9a-f-]{36}$/);
     const threadId = new URL(page.url()).searchParams.get("thread")!;
     await page.reload();
     // No click: the page finds the running run and follows it to its end.
     await page.getByTestId("answer").waitFor({ timeout: 60_000 });
-    await expect.poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 }).toBe("final_answer");
+    await expect
+      .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 })
+      .toBe("final_answer");
     const alice = await box.client(slow, "alice");
     expect((await alice.runs.list(threadId)).map((run) => run.status)).toEqual(["success"]);
     await page.close();

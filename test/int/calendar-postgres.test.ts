@@ -45,7 +45,12 @@ async function open(extra: Record<string, string> = {}): Promise<Client> {
     command: process.execPath,
     args: SERVER,
     cwd: REPO_ROOT,
-    env: { ...getDefaultEnvironment(), WARRANT_CALENDAR_DATABASE_URL: database.url, WARRANT_CALENDAR_DATA: "/nonexistent/never-written.json", ...extra },
+    env: {
+      ...getDefaultEnvironment(),
+      WARRANT_CALENDAR_DATABASE_URL: database.url,
+      WARRANT_CALENDAR_DATA: "/nonexistent/never-written.json",
+      ...extra,
+    },
     stderr: "pipe",
   });
   transport.stderr?.on("data", () => undefined);
@@ -56,8 +61,17 @@ async function open(extra: Record<string, string> = {}): Promise<Client> {
   return client;
 }
 
-async function call(client: Client, name: string, args: Record<string, unknown>, timeout?: number): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args }, undefined, timeout === undefined ? undefined : { timeout })) as CallToolResult;
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  timeout?: number,
+): Promise<CallToolResult> {
+  return (await client.callTool(
+    { name, arguments: args },
+    undefined,
+    timeout === undefined ? undefined : { timeout },
+  )) as CallToolResult;
 }
 
 function errorCodeOf(result: CallToolResult): string | undefined {
@@ -68,78 +82,129 @@ function errorCodeOf(result: CallToolResult): string | undefined {
 const rows = () => databaseCalendarEvents(database.url);
 
 describe("calendar on Postgres, several processes", () => {
-  it("two processes receiving the same write with the same key at once create one row", async () => {
-    const [a, b] = await Promise.all([open(), open()]);
-    // Several rounds, each with a fresh key, so the race is really exercised.
-    for (let round = 0; round < 5; round += 1) {
-      const args = { ...event, idempotency_key: `race-${round}-attention` };
-      const [first, second] = await Promise.all([call(a, "create_study_event", args), call(b, "create_study_event", args)]);
-      const results = [first.structuredContent, second.structuredContent] as { event: { event_id: string }; replayed: boolean }[];
-      expect(results.map((result) => result.replayed).sort()).toEqual([false, true]);
-      expect(results[0]!.event.event_id).toBe(results[1]!.event.event_id);
-    }
-    const stored = await rows();
-    expect(stored).toHaveLength(5);
-    expect(new Set(stored.map((row) => row["idempotency_key"])).size).toBe(5);
-  }, TIMEOUT_MS);
+  it(
+    "two processes receiving the same write with the same key at once create one row",
+    async () => {
+      const [a, b] = await Promise.all([open(), open()]);
+      // Several rounds, each with a fresh key, so the race is really exercised.
+      for (let round = 0; round < 5; round += 1) {
+        const args = { ...event, idempotency_key: `race-${round}-attention` };
+        const [first, second] = await Promise.all([
+          call(a, "create_study_event", args),
+          call(b, "create_study_event", args),
+        ]);
+        const results = [first.structuredContent, second.structuredContent] as {
+          event: { event_id: string };
+          replayed: boolean;
+        }[];
+        expect(results.map((result) => result.replayed).sort()).toEqual([false, true]);
+        expect(results[0]!.event.event_id).toBe(results[1]!.event.event_id);
+      }
+      const stored = await rows();
+      expect(stored).toHaveLength(5);
+      expect(new Set(stored.map((row) => row["idempotency_key"])).size).toBe(5);
+    },
+    TIMEOUT_MS,
+  );
 
-  it("different keys give two rows; the same key with other arguments is invalid_arguments; status and list read the same table", async () => {
-    const [a, b] = await Promise.all([open(), open()]);
-    const [one, two] = await Promise.all([
-      call(a, "create_study_event", event),
-      call(b, "create_study_event", { ...event, idempotency_key: "study-2026-12-03:attention", start: "2026-12-03T18:00:00Z", end: "2026-12-03T19:00:00Z" }),
-    ]);
-    expect([one.isError, two.isError]).toEqual([undefined, undefined]);
-    expect(await rows()).toHaveLength(2);
+  it(
+    "different keys give two rows; the same key with other arguments is invalid_arguments; status and list read the same table",
+    async () => {
+      const [a, b] = await Promise.all([open(), open()]);
+      const [one, two] = await Promise.all([
+        call(a, "create_study_event", event),
+        call(b, "create_study_event", {
+          ...event,
+          idempotency_key: "study-2026-12-03:attention",
+          start: "2026-12-03T18:00:00Z",
+          end: "2026-12-03T19:00:00Z",
+        }),
+      ]);
+      expect([one.isError, two.isError]).toEqual([undefined, undefined]);
+      expect(await rows()).toHaveLength(2);
 
-    const reused = await call(b, "create_study_event", { ...event, title: "Something else" });
-    expect(errorCodeOf(reused)).toBe("invalid_arguments");
-    const otherDescription = await call(a, "create_study_event", { ...event, description: "Topic: attention. Notes: none." });
-    expect(errorCodeOf(otherDescription)).toBe("invalid_arguments");
-    expect(await rows()).toHaveLength(2);
+      const reused = await call(b, "create_study_event", { ...event, title: "Something else" });
+      expect(errorCodeOf(reused)).toBe("invalid_arguments");
+      const otherDescription = await call(a, "create_study_event", {
+        ...event,
+        description: "Topic: attention. Notes: none.",
+      });
+      expect(errorCodeOf(otherDescription)).toBe("invalid_arguments");
+      expect(await rows()).toHaveLength(2);
 
-    const status = await call(b, "get_write_status", { user_id: "alice", idempotency_key: event.idempotency_key });
-    expect(status.structuredContent).toMatchObject({ applied: true, event: { title: event.title, description: event.description, start: event.start } });
-    expect((await call(b, "get_write_status", { user_id: "bob", idempotency_key: event.idempotency_key })).structuredContent).toEqual({ applied: false });
+      const status = await call(b, "get_write_status", { user_id: "alice", idempotency_key: event.idempotency_key });
+      expect(status.structuredContent).toMatchObject({
+        applied: true,
+        event: { title: event.title, description: event.description, start: event.start },
+      });
+      expect(
+        (await call(b, "get_write_status", { user_id: "bob", idempotency_key: event.idempotency_key }))
+          .structuredContent,
+      ).toEqual({ applied: false });
 
-    const listed = (await call(a, "list_events", { user_id: "alice", from: "2026-12-02T18:30:00+00:00" })).structuredContent as { events: { start: string }[] };
-    expect(listed.events.map((item) => item.start)).toEqual(["2026-12-02T18:00:00Z", "2026-12-03T18:00:00Z"]);
-    expect(((await call(a, "list_events", { user_id: "bob" })).structuredContent as { events: unknown[] }).events).toEqual([]);
+      const listed = (await call(a, "list_events", { user_id: "alice", from: "2026-12-02T18:30:00+00:00" }))
+        .structuredContent as { events: { start: string }[] };
+      expect(listed.events.map((item) => item.start)).toEqual(["2026-12-02T18:00:00Z", "2026-12-03T18:00:00Z"]);
+      expect(
+        ((await call(a, "list_events", { user_id: "bob" })).structuredContent as { events: unknown[] }).events,
+      ).toEqual([]);
 
-    const exported = (await call(b, "export_events_ics", { user_id: "alice" })).structuredContent as { ics: string; event_count: number };
-    expect(exported.event_count).toBe(2);
-    expect(exported.ics.match(/BEGIN:VEVENT/g)).toHaveLength(2);
-    expect(exported.ics).toContain("DTSTART:20261202T180000Z");
-    expect(exported.ics).toContain("SUMMARY:Study attention");
-  }, TIMEOUT_MS);
+      const exported = (await call(b, "export_events_ics", { user_id: "alice" })).structuredContent as {
+        ics: string;
+        event_count: number;
+      };
+      expect(exported.event_count).toBe(2);
+      expect(exported.ics.match(/BEGIN:VEVENT/g)).toHaveLength(2);
+      expect(exported.ics).toContain("DTSTART:20261202T180000Z");
+      expect(exported.ics).toContain("SUMMARY:Study attention");
+    },
+    TIMEOUT_MS,
+  );
 
-  it("keeps the test switches: timeout writes nothing, lose_response writes and the key then replays", async () => {
-    const timingOut = await open({ WARRANT_CALENDAR_FAIL: "timeout" });
-    const timeout = await call(timingOut, "create_study_event", event, 500).then(() => undefined, (error: unknown) => error);
-    expect((timeout as McpError).code).toBe(ErrorCode.RequestTimeout);
-    expect(await rows()).toHaveLength(0);
+  it(
+    "keeps the test switches: timeout writes nothing, lose_response writes and the key then replays",
+    async () => {
+      const timingOut = await open({ WARRANT_CALENDAR_FAIL: "timeout" });
+      const timeout = await call(timingOut, "create_study_event", event, 500).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((timeout as McpError).code).toBe(ErrorCode.RequestTimeout);
+      expect(await rows()).toHaveLength(0);
 
-    const losing = await open({ WARRANT_CALENDAR_FAIL: "lose_response" });
-    const lost = await call(losing, "create_study_event", event, 10_000).then(() => undefined, (error: unknown) => error);
-    expect(lost).toBeInstanceOf(McpError);
-    expect(await rows()).toHaveLength(1);
-    const fresh = await open();
-    expect((await call(fresh, "get_write_status", { user_id: "alice", idempotency_key: event.idempotency_key })).structuredContent).toMatchObject({ applied: true });
-    expect((await call(fresh, "create_study_event", event)).structuredContent).toMatchObject({ replayed: true });
-    expect(await rows()).toHaveLength(1);
-  }, TIMEOUT_MS);
+      const losing = await open({ WARRANT_CALENDAR_FAIL: "lose_response" });
+      const lost = await call(losing, "create_study_event", event, 10_000).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(lost).toBeInstanceOf(McpError);
+      expect(await rows()).toHaveLength(1);
+      const fresh = await open();
+      expect(
+        (await call(fresh, "get_write_status", { user_id: "alice", idempotency_key: event.idempotency_key }))
+          .structuredContent,
+      ).toMatchObject({ applied: true });
+      expect((await call(fresh, "create_study_event", event)).structuredContent).toMatchObject({ replayed: true });
+      expect(await rows()).toHaveLength(1);
+    },
+    TIMEOUT_MS,
+  );
 
-  it("refuses to start, with one stderr line, when the database cannot be reached", async () => {
-    const child = spawn(process.execPath, SERVER, {
-      cwd: REPO_ROOT,
-      env: { ...getDefaultEnvironment(), WARRANT_CALENDAR_DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
-    expect(code).toBe(1);
-    expect(stderr.trim().split("\n")).toHaveLength(1);
-    expect(stderr).toMatch(/cannot start/);
-  }, TIMEOUT_MS);
+  it(
+    "refuses to start, with one stderr line, when the database cannot be reached",
+    async () => {
+      const child = spawn(process.execPath, SERVER, {
+        cwd: REPO_ROOT,
+        env: { ...getDefaultEnvironment(), WARRANT_CALENDAR_DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+      expect(code).toBe(1);
+      expect(stderr.trim().split("\n")).toHaveLength(1);
+      expect(stderr).toMatch(/cannot start/);
+    },
+    TIMEOUT_MS,
+  );
 });

@@ -30,7 +30,12 @@ const EVENT = {
   timezone: "Europe/Berlin",
   calendar: "study",
 };
-const DONE: ScriptStep = { type: "final", answer: "The study block is in your calendar.", citations: [], abstained: false };
+const DONE: ScriptStep = {
+  type: "final",
+  answer: "The study block is in your calendar.",
+  citations: [],
+  abstained: false,
+};
 const APPROVE = { decisions: [{ type: "approve" }] };
 /** The write's timeout in these tests: short, so the timeout cases stay quick. */
 const WRITE_TIMEOUT_MS = 1_500;
@@ -48,23 +53,41 @@ function calendarConfig(dataPath: string, switches: Record<string, string>): War
   const tools = Object.fromEntries(
     Object.entries(shipped.tools)
       .filter(([, contract]) => contract.server === "calendar")
-      .map(([name, contract]) => [name, name === "create_study_event" ? { ...contract, timeout_ms: WRITE_TIMEOUT_MS } : contract]),
+      .map(([name, contract]) => [
+        name,
+        name === "create_study_event" ? { ...contract, timeout_ms: WRITE_TIMEOUT_MS } : contract,
+      ]),
   );
-  return { ...shipped, servers: { calendar: { ...server, env: { ...server.env, WARRANT_CALENDAR_DATA: dataPath, ...switches } } }, tools };
+  return {
+    ...shipped,
+    servers: { calendar: { ...server, env: { ...server.env, WARRANT_CALENDAR_DATA: dataPath, ...switches } } },
+    tools,
+  };
 }
 
 /** Row shape compared in assertions: [tool, attempt, status, error_code, reconciles, reconciled_by]. */
 function shape(rows: readonly LedgerRow[]) {
   return [...rows]
     .sort((left, right) => left.attempt - right.attempt)
-    .map((row) => [row.tool, row.attempt, row.status, row.error_code, row.reconciles ?? null, row.reconciled_by ?? null]);
+    .map((row) => [
+      row.tool,
+      row.attempt,
+      row.status,
+      row.error_code,
+      row.reconciles ?? null,
+      row.reconciled_by ?? null,
+    ]);
 }
 
 /** The error code of each tool message, or "ok". */
 function toolCodes(state: State): string[] {
   return state.messages
     .filter((message): message is ToolMessage => ToolMessage.isInstance(message))
-    .map((message) => (message.status === "error" ? (JSON.parse(String(message.content)) as { error: { code: string } }).error.code : "ok"));
+    .map((message) =>
+      message.status === "error"
+        ? (JSON.parse(String(message.content)) as { error: { code: string } }).error.code
+        : "ok",
+    );
 }
 
 describe.each(backends)("reconciling calendar writes on $name Postgres", (backend) => {
@@ -128,41 +151,56 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
     TEST_TIMEOUT_MS,
   );
 
-  it("retries a write that timed out without applying exactly once, with the same key: one event", async () => {
-    const { state, durable } = await approvedWrite(await tools({ WARRANT_CALENDAR_FAIL: "timeout", WARRANT_CALENDAR_FAIL_COUNT: "1" }), [DONE]);
-    expect(state.status).toBe("completed");
-    const events = await storedEvents();
-    expect(events).toHaveLength(1);
-    const expected = [
-      ["create_study_event", 1, "failed", "tool_timeout", null, 2],
-      ["get_write_status", 2, "succeeded", null, 1, null],
-      ["create_study_event", 3, "succeeded", null, null, null],
-    ];
-    expect(shape(state.ledger)).toEqual(expected);
-    expect(shape(durable)).toEqual(expected);
-    const keys = durable.filter((row) => row.tool === "create_study_event").map((row) => row.idempotency_key);
-    expect(keys[0]).toBeTruthy();
-    expect(keys).toEqual([keys[0], keys[0]]);
-    expect(events[0]?.["idempotency_key"]).toBe(keys[0]);
-  }, TEST_TIMEOUT_MS);
+  it(
+    "retries a write that timed out without applying exactly once, with the same key: one event",
+    async () => {
+      const { state, durable } = await approvedWrite(
+        await tools({ WARRANT_CALENDAR_FAIL: "timeout", WARRANT_CALENDAR_FAIL_COUNT: "1" }),
+        [DONE],
+      );
+      expect(state.status).toBe("completed");
+      const events = await storedEvents();
+      expect(events).toHaveLength(1);
+      const expected = [
+        ["create_study_event", 1, "failed", "tool_timeout", null, 2],
+        ["get_write_status", 2, "succeeded", null, 1, null],
+        ["create_study_event", 3, "succeeded", null, null, null],
+      ];
+      expect(shape(state.ledger)).toEqual(expected);
+      expect(shape(durable)).toEqual(expected);
+      const keys = durable.filter((row) => row.tool === "create_study_event").map((row) => row.idempotency_key);
+      expect(keys[0]).toBeTruthy();
+      expect(keys).toEqual([keys[0], keys[0]]);
+      expect(events[0]?.["idempotency_key"]).toBe(keys[0]);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it("leaves the write outcome_unknown and stops for a human when the status tool fails; no second create", async () => {
-    // A second create would succeed here (the timeout applies to the first call only): it must not be sent.
-    const host = await tools({ WARRANT_CALENDAR_FAIL: "timeout", WARRANT_CALENDAR_FAIL_COUNT: "1", WARRANT_CALENDAR_STATUS_FAIL: "error" });
-    const { state, durable } = await approvedWrite(host, []);
-    expect(await storedEvents()).toHaveLength(0);
-    const expected = [
-      ["create_study_event", 1, "outcome_unknown", "tool_timeout", null, null],
-      ["get_write_status", 2, "failed", "transient_error", 1, null],
-      ["get_write_status", 3, "failed", "transient_error", 1, null],
-    ];
-    expect(shape(state.ledger)).toEqual(expected);
-    expect(shape(durable)).toEqual(expected);
-    expect(toolCodes(state)).toEqual(["outcome_unknown"]);
-    expect(state.status).toBe("needs_human");
-    expect(state.termination_reason?.code).toBe("needs_human");
-    expect(state.termination_reason?.detail.startsWith("outcome_unknown:")).toBe(true);
-  }, TEST_TIMEOUT_MS);
+  it(
+    "leaves the write outcome_unknown and stops for a human when the status tool fails; no second create",
+    async () => {
+      // A second create would succeed here (the timeout applies to the first call only): it must not be sent.
+      const host = await tools({
+        WARRANT_CALENDAR_FAIL: "timeout",
+        WARRANT_CALENDAR_FAIL_COUNT: "1",
+        WARRANT_CALENDAR_STATUS_FAIL: "error",
+      });
+      const { state, durable } = await approvedWrite(host, []);
+      expect(await storedEvents()).toHaveLength(0);
+      const expected = [
+        ["create_study_event", 1, "outcome_unknown", "tool_timeout", null, null],
+        ["get_write_status", 2, "failed", "transient_error", 1, null],
+        ["get_write_status", 3, "failed", "transient_error", 1, null],
+      ];
+      expect(shape(state.ledger)).toEqual(expected);
+      expect(shape(durable)).toEqual(expected);
+      expect(toolCodes(state)).toEqual(["outcome_unknown"]);
+      expect(state.status).toBe("needs_human");
+      expect(state.termination_reason?.code).toBe("needs_human");
+      expect(state.termination_reason?.detail.startsWith("outcome_unknown:")).toBe(true);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
   describe("after the host died during the write", () => {
     /**
@@ -186,32 +224,46 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
 
       const runtime = createRuntime(settings, { database: opened.database, tools: real, planner });
       const graph = buildAgent(runtime.host).compile({ checkpointer: opened.database.saver });
-      const config = { configurable: { thread_id: threadId, langgraph_auth_user: await principal("alice"), warrant_run_bound: {} }, ...runOptions(settings.budgets) };
+      const config = {
+        configurable: { thread_id: threadId, langgraph_auth_user: await principal("alice"), warrant_run_bound: {} },
+        ...runOptions(settings.budgets),
+      };
       await graph.invoke(null, config);
       planner.assertDone();
-      return { state: (await graph.getState(config)).values as State, durable: await opened.database.ledger.list(threadId) };
+      return {
+        state: (await graph.getState(config)).values as State,
+        durable: await opened.database.ledger.list(threadId),
+      };
     }
 
-    it("asks the status tool instead of resending an applied write: one event", async () => {
-      const { state, durable } = await crashThenContinue(true);
-      expect(state.status).toBe("completed");
-      expect(await storedEvents()).toHaveLength(1);
-      expect(shape(durable)).toEqual([
-        ["create_study_event", 1, "succeeded", null, null, 2],
-        ["get_write_status", 2, "succeeded", null, 1, null],
-      ]);
-    }, TEST_TIMEOUT_MS);
+    it(
+      "asks the status tool instead of resending an applied write: one event",
+      async () => {
+        const { state, durable } = await crashThenContinue(true);
+        expect(state.status).toBe("completed");
+        expect(await storedEvents()).toHaveLength(1);
+        expect(shape(durable)).toEqual([
+          ["create_study_event", 1, "succeeded", null, null, 2],
+          ["get_write_status", 2, "succeeded", null, 1, null],
+        ]);
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-    it("resends once with the same key when the write never reached the server: one event", async () => {
-      const { state, durable } = await crashThenContinue(false);
-      expect(state.status).toBe("completed");
-      expect(await storedEvents()).toHaveLength(1);
-      expect(shape(durable)).toEqual([
-        ["create_study_event", 1, "failed", "tool_failed", null, 2],
-        ["get_write_status", 2, "succeeded", null, 1, null],
-        ["create_study_event", 3, "succeeded", null, null, null],
-      ]);
-      expect(durable[2]?.idempotency_key).toBe(durable[0]?.idempotency_key);
-    }, TEST_TIMEOUT_MS);
+    it(
+      "resends once with the same key when the write never reached the server: one event",
+      async () => {
+        const { state, durable } = await crashThenContinue(false);
+        expect(state.status).toBe("completed");
+        expect(await storedEvents()).toHaveLength(1);
+        expect(shape(durable)).toEqual([
+          ["create_study_event", 1, "failed", "tool_failed", null, 2],
+          ["get_write_status", 2, "succeeded", null, 1, null],
+          ["create_study_event", 3, "succeeded", null, null, null],
+        ]);
+        expect(durable[2]?.idempotency_key).toBe(durable[0]?.idempotency_key);
+      },
+      TEST_TIMEOUT_MS,
+    );
   });
 });

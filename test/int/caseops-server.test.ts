@@ -27,10 +27,23 @@ const URL_LINE = /^caseops listening on (http:\/\/127\.0\.0\.1:[0-9]+\/mcp)$/;
 const SPAWN_TIMEOUT_MS = 30_000;
 
 type Claims = Parameters<typeof mintTaskToken>[1];
-const ACME: Claims = { audience: "caseops", tenant: "acme", task: "thread-c102", subject: "alice", scopes: ["cases:read"] };
-const GLOBEX: Claims = { audience: "caseops", tenant: "globex", task: "thread-g1", subject: "gina", scopes: ["cases:read"] };
+const ACME: Claims = {
+  audience: "caseops",
+  tenant: "acme",
+  task: "thread-c102",
+  subject: "alice",
+  scopes: ["cases:read"],
+};
+const GLOBEX: Claims = {
+  audience: "caseops",
+  tenant: "globex",
+  task: "thread-g1",
+  subject: "gina",
+  scopes: ["cases:read"],
+};
 
-const mint = (claims: Claims = ACME, options: { ttlSeconds?: number; now?: number } = {}): Promise<string> => mintTaskToken(SECRET, claims, options);
+const mint = (claims: Claims = ACME, options: { ttlSeconds?: number; now?: number } = {}): Promise<string> =>
+  mintTaskToken(SECRET, claims, options);
 
 const INITIALIZE = {
   jsonrpc: "2.0",
@@ -92,7 +105,10 @@ function runToCompletion(args: readonly string[], environment: Record<string, st
 }
 
 /** A client whose every HTTP request carries whatever token `bearer.token` holds at that moment. */
-async function connect(url: string, bearer: { token: string }): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function connect(
+  url: string,
+  bearer: { token: string },
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch: (input, init) => {
       const headers = new Headers(init?.headers);
@@ -107,7 +123,9 @@ async function connect(url: string, bearer: { token: string }): Promise<{ client
 
 /** A client with one fixed token, passed the plain way through `requestInit`. */
 async function connectWithToken(url: string, token: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
   const client = new Client({ name: "caseops-server-test", version: "0.0.0" });
   await client.connect(transport);
   return client;
@@ -132,7 +150,10 @@ function structured<T>(result: CallToolResult): T {
 
 /** POSTs an initialize request with an optional Authorization header; returns status, headers and parsed body. */
 async function rawPost(url: string, authorization: string | undefined, body: string = JSON.stringify(INITIALIZE)) {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
   if (authorization !== undefined) headers["authorization"] = authorization;
   const response = await fetch(url, { method: "POST", headers, body });
   const text = await response.text();
@@ -281,35 +302,54 @@ describe("caseops server (child process)", () => {
     });
 
     it("walks the C-102 investigation: missing code, required by policy, found under another name", async () => {
-      const snapshot = structured<{ tenant: string; document_codes: string[]; evidence_ref: string; source_id: string; version: number }>(
-        await call(acme, "get_case_snapshot", { case_id: "C-102" }),
-      );
+      const snapshot = structured<{
+        tenant: string;
+        document_codes: string[];
+        evidence_ref: string;
+        source_id: string;
+        version: number;
+      }>(await call(acme, "get_case_snapshot", { case_id: "C-102" }));
       expect(snapshot.tenant).toBe("acme");
       expect([...snapshot.document_codes].sort()).toEqual(["IDENTITY_DOCUMENT", "LOSS_STATEMENT"]);
       expect(snapshot.evidence_ref).toBe(`case:C-102@v${snapshot.version}`);
       expect(snapshot.source_id).not.toBe("");
 
-      const requirements = structured<{ rule_version: string; required_documents: string[]; evidence_ref: string; source_id: string }>(
-        await call(acme, "get_policy_requirements", { case_id: "C-102" }),
-      );
+      const requirements = structured<{
+        rule_version: string;
+        required_documents: string[];
+        evidence_ref: string;
+        source_id: string;
+      }>(await call(acme, "get_policy_requirements", { case_id: "C-102" }));
       expect(requirements.rule_version).toBe("motor-2026.1");
-      expect(requirements.required_documents).toEqual(expect.arrayContaining(["LOSS_STATEMENT", "IDENTITY_DOCUMENT", "ACCIDENT_CERTIFICATE"]));
+      expect(requirements.required_documents).toEqual(
+        expect.arrayContaining(["LOSS_STATEMENT", "IDENTITY_DOCUMENT", "ACCIDENT_CERTIFICATE"]),
+      );
       expect(requirements.evidence_ref).toBe("policy:motor-2026.1");
       const missing = requirements.required_documents.filter((code) => !snapshot.document_codes.includes(code));
       expect(missing).toEqual(["ACCIDENT_CERTIFICATE"]);
 
-      const unclassified = structured<{ documents: Array<{ document_id: string; title: string; evidence_ref: string; source_id: string }> }>(
-        await call(acme, "list_unclassified_documents", { case_id: "C-102" }),
+      const unclassified = structured<{
+        documents: Array<{ document_id: string; title: string; evidence_ref: string; source_id: string }>;
+      }>(await call(acme, "list_unclassified_documents", { case_id: "C-102" }));
+      const letter = unclassified.documents.find(
+        (document) => document.title === "Road Traffic Accident Determination Letter",
       );
-      const letter = unclassified.documents.find((document) => document.title === "Road Traffic Accident Determination Letter");
       expect(letter).toBeDefined();
       expect(letter?.evidence_ref).toBe(`document:${letter?.document_id}`);
       expect(letter?.source_id).not.toBe("");
 
-      const alias = structured<{ document_id: string; normalized_code: string | null; confidence: number; evidence_ref: string; source_id: string }>(
-        await call(acme, "resolve_document_alias", { case_id: "C-102", document_id: letter?.document_id }),
-      );
-      expect(alias).toMatchObject({ document_id: letter?.document_id, normalized_code: "ACCIDENT_CERTIFICATE", confidence: 1 });
+      const alias = structured<{
+        document_id: string;
+        normalized_code: string | null;
+        confidence: number;
+        evidence_ref: string;
+        source_id: string;
+      }>(await call(acme, "resolve_document_alias", { case_id: "C-102", document_id: letter?.document_id }));
+      expect(alias).toMatchObject({
+        document_id: letter?.document_id,
+        normalized_code: "ACCIDENT_CERTIFICATE",
+        confidence: 1,
+      });
       expect(alias.evidence_ref).toBe(`alias:${letter?.document_id}`);
       expect(alias.source_id).not.toBe("");
     });
@@ -341,14 +381,18 @@ describe("caseops server (child process)", () => {
         for (const name of ["get_policy_requirements", "list_unclassified_documents"]) {
           expect(await call(globex, name, { case_id: "C-102" }), name).toEqual(foreign);
         }
-        expect(await call(globex, "resolve_document_alias", { case_id: "C-102", document_id: "DOC-7781" })).toEqual(foreign);
+        expect(await call(globex, "resolve_document_alias", { case_id: "C-102", document_id: "DOC-7781" })).toEqual(
+          foreign,
+        );
         // The tenant's own case works over the same connection.
         expect((await call(globex, "get_case_snapshot", { case_id: "C-201" })).isError).toBeFalsy();
       } finally {
         await globex.close();
       }
       // And the other direction.
-      expect(await call(acme, "get_case_snapshot", { case_id: "C-201" })).toEqual(await call(acme, "get_case_snapshot", { case_id: "C-999" }));
+      expect(await call(acme, "get_case_snapshot", { case_id: "C-201" })).toEqual(
+        await call(acme, "get_case_snapshot", { case_id: "C-999" }),
+      );
     });
 
     it("refuses a document that is not an unclassified document of the case", async () => {
@@ -435,7 +479,13 @@ describe("caseops server (in-process)", () => {
   let handle: CaseopsServerHandle;
 
   beforeAll(async () => {
-    handle = await startCaseopsServer({ port: 0, host: "127.0.0.1", secret: SECRET, audience: "caseops", log: () => undefined });
+    handle = await startCaseopsServer({
+      port: 0,
+      host: "127.0.0.1",
+      secret: SECRET,
+      audience: "caseops",
+      log: () => undefined,
+    });
   });
 
   afterAll(async () => {
@@ -469,26 +519,38 @@ describe("caseops server (in-process)", () => {
   }, 120_000);
 
   it("refuses a non-loopback host and a short secret", async () => {
-    await expect(startCaseopsServer({ port: 0, host: "0.0.0.0", secret: SECRET, audience: "caseops" })).rejects.toThrow(/loopback/);
-    await expect(startCaseopsServer({ port: 0, host: "127.0.0.1", secret: new Uint8Array(16), audience: "caseops" })).rejects.toThrow(/32 bytes/);
+    await expect(startCaseopsServer({ port: 0, host: "0.0.0.0", secret: SECRET, audience: "caseops" })).rejects.toThrow(
+      /loopback/,
+    );
+    await expect(
+      startCaseopsServer({ port: 0, host: "127.0.0.1", secret: new Uint8Array(16), audience: "caseops" }),
+    ).rejects.toThrow(/32 bytes/);
   });
 });
 
 describe("caseops server command line", () => {
-  it("prints usage for --help", async () => {
-    const outcome = await runToCompletion(["--help"], {});
-    expect(outcome.code).toBe(0);
-    expect(outcome.stdout).toMatch(/^Usage: /);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "prints usage for --help",
+    async () => {
+      const outcome = await runToCompletion(["--help"], {});
+      expect(outcome.code).toBe(0);
+      expect(outcome.stdout).toMatch(/^Usage: /);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("exits 1 with one stderr line when the secret is missing or short", async () => {
-    const environments: Record<string, string>[] = [{}, { WARRANT_TASK_TOKEN_SECRET: "ab".repeat(16) }];
-    for (const environment of environments) {
-      const outcome = await runToCompletion(["--port", "0"], environment);
-      expect(outcome.code).toBe(1);
-      expect(outcome.stdout).toBe("");
-      expect(outcome.stderr.trimEnd().split("\n")).toHaveLength(1);
-      expect(outcome.stderr).toContain("WARRANT_TASK_TOKEN_SECRET");
-    }
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "exits 1 with one stderr line when the secret is missing or short",
+    async () => {
+      const environments: Record<string, string>[] = [{}, { WARRANT_TASK_TOKEN_SECRET: "ab".repeat(16) }];
+      for (const environment of environments) {
+        const outcome = await runToCompletion(["--port", "0"], environment);
+        expect(outcome.code).toBe(1);
+        expect(outcome.stdout).toBe("");
+        expect(outcome.stderr.trimEnd().split("\n")).toHaveLength(1);
+        expect(outcome.stderr).toContain("WARRANT_TASK_TOKEN_SECRET");
+      }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

@@ -34,12 +34,19 @@ beforeAll(async () => {
 afterAll(async () => server?.close(), 60_000);
 
 /** A request as the browser sends it: the token in X-Api-Key, never Authorization. */
-function send(pathname: string, init: { method?: string; body?: unknown; apiKey?: string | undefined; headers?: Record<string, string> } = {}): Promise<Response> {
+function send(
+  pathname: string,
+  init: { method?: string; body?: unknown; apiKey?: string | undefined; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   const apiKey = "apiKey" in init ? init.apiKey : aliceToken;
   if (apiKey !== undefined) headers["X-Api-Key"] = apiKey;
   if (init.body !== undefined) headers["Content-Type"] = "application/json";
-  return fetch(`${server.url}${pathname}`, { method: init.method ?? "GET", headers, ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
+  return fetch(`${server.url}${pathname}`, {
+    method: init.method ?? "GET",
+    headers,
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
 }
 
 async function json(response: Response): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -69,7 +76,13 @@ function newMessageBody(text: string, placeholders: { tool_call_id: string; name
   return {
     input: {
       messages: [
-        ...placeholders.map((call) => ({ type: "tool", tool_call_id: call.tool_call_id, id: `do-not-render-${randomUUID()}`, name: call.name, content: "Successfully handled tool call." })),
+        ...placeholders.map((call) => ({
+          type: "tool",
+          tool_call_id: call.tool_call_id,
+          id: `do-not-render-${randomUUID()}`,
+          name: call.name,
+          content: "Successfully handled tool call.",
+        })),
         { id: randomUUID(), type: "human", content: [{ type: "text", text }] },
       ],
     },
@@ -83,17 +96,31 @@ function newMessageBody(text: string, placeholders: { tool_call_id: string; name
 
 /** `submit({}, { command })` as useStream sends it (not resumable, so on_disconnect "cancel"). */
 function commandBody(command: Record<string, unknown>) {
-  return { input: {}, command, stream_mode: ["values"], stream_resumable: false, assistant_id: "agent", on_disconnect: "cancel" };
+  return {
+    input: {},
+    command,
+    stream_mode: ["values"],
+    stream_resumable: false,
+    assistant_id: "agent",
+    on_disconnect: "cancel",
+  };
 }
 
-type Interrupt = { action_requests: { name: string; args: Record<string, unknown> }[]; approvals: { action_id: string }[] };
+type Interrupt = {
+  action_requests: { name: string; args: Record<string, unknown> }[];
+  approvals: { action_id: string }[];
+};
 
 /** A thread (created the way useStream creates one) whose booking waits for review. */
 async function pendingBooking(): Promise<{ threadId: string; interrupt: Interrupt }> {
   const thread = await json(await send("/threads", { method: "POST", body: { metadata: {} } }));
   const threadId = thread.body["thread_id"] as string;
-  const streamed = await events(await send(`/threads/${threadId}/runs/stream`, { method: "POST", body: newMessageBody(BOOKING_REQUEST) }));
-  const last = streamed.filter((part) => part.event === "values").at(-1)?.data as { __interrupt__?: unknown } | undefined;
+  const streamed = await events(
+    await send(`/threads/${threadId}/runs/stream`, { method: "POST", body: newMessageBody(BOOKING_REQUEST) }),
+  );
+  const last = streamed.filter((part) => part.event === "values").at(-1)?.data as
+    | { __interrupt__?: unknown }
+    | undefined;
   expect(last).toBeDefined();
   const state = await chatUi.threads.getState(threadId);
   const interrupt = state.tasks[0]?.interrupts[0]?.value as Interrupt;
@@ -114,21 +141,37 @@ describe("connecting", () => {
   it("verifies X-Api-Key exactly like a bearer token: same principal, same 401 codes", async () => {
     const created = await chatUi.threads.create();
     expect(created.metadata).toMatchObject({ owner: "alice", tenant: "uni" });
-    const expired = await mintApiToken(server.secret, await server.principal("alice"), { ttlSeconds: 1, now: Date.now() - 3_600_000 });
+    const expired = await mintApiToken(server.secret, await server.principal("alice"), {
+      ttlSeconds: 1,
+      now: Date.now() - 3_600_000,
+    });
     const foreign = await mintApiToken(new Uint8Array(32).fill(7), await server.principal("alice"));
     const [head, payload, signature] = aliceToken.split(".");
     const tampered = `${head}.${payload}x.${signature}`;
     for (const token of ["not-a-jwt", tampered, foreign, expired, "a".repeat(9000)]) {
       const viaKey = await json(await send("/threads/search", { method: "POST", body: {}, apiKey: token }));
-      const viaBearer = await json(await server.fetch("/threads/search", { method: "POST", body: "{}", headers: { authorization: `Bearer ${token}` } }));
+      const viaBearer = await json(
+        await server.fetch("/threads/search", {
+          method: "POST",
+          body: "{}",
+          headers: { authorization: `Bearer ${token}` },
+        }),
+      );
       expect(viaKey.status).toBe(401);
       expect(viaKey.body["error"]).toBe(viaBearer.body["error"]);
     }
-    expect((await json(await send("/threads/search", { method: "POST", body: {}, apiKey: expired }))).body["error"]).toBe("token_expired");
+    expect(
+      (await json(await send("/threads/search", { method: "POST", body: {}, apiKey: expired }))).body["error"],
+    ).toBe("token_expired");
     // Both headers: the same token is fine; two different tokens are refused, neither wins.
     const bob = await server.token("bob");
-    expect((await send("/threads/search", { method: "POST", body: {}, headers: { Authorization: `Bearer ${aliceToken}` } })).status).toBe(200);
-    const disagree = await json(await send("/threads/search", { method: "POST", body: {}, headers: { Authorization: `Bearer ${bob}` } }));
+    expect(
+      (await send("/threads/search", { method: "POST", body: {}, headers: { Authorization: `Bearer ${aliceToken}` } }))
+        .status,
+    ).toBe(200);
+    const disagree = await json(
+      await send("/threads/search", { method: "POST", body: {}, headers: { Authorization: `Bearer ${bob}` } }),
+    );
     expect(disagree).toMatchObject({ status: 401, body: { error: "token_invalid" } });
   });
 
@@ -136,7 +179,11 @@ describe("connecting", () => {
     const preflight = (origin: string) =>
       fetch(`${server.url}/threads/search`, {
         method: "OPTIONS",
-        headers: { Origin: origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,x-api-key,x-auth-scheme" },
+        headers: {
+          Origin: origin,
+          "Access-Control-Request-Method": "POST",
+          "Access-Control-Request-Headers": "content-type,x-api-key,x-auth-scheme",
+        },
       });
     const allowed = await preflight(ORIGIN);
     expect(allowed.status).toBe(204);
@@ -158,15 +205,23 @@ describe("the history list", () => {
     // Newer threads that do not match: the filter runs before the page is cut, so limit 1 still finds the match.
     const idle = await chatUi.threads.create();
     const workflowThread = (await chatUi.threads.create()).thread_id;
-    await chatUi.runs.wait(workflowThread, "workflow", { input: { messages: [{ type: "human", content: NOTES_QUESTION }] } });
+    await chatUi.runs.wait(workflowThread, "workflow", {
+      input: { messages: [{ type: "human", content: NOTES_QUESTION }] },
+    });
 
     const byGraph = await chatUi.threads.search({ metadata: { graph_id: "agent" }, limit: 100 });
     expect(byGraph.map((thread) => thread.thread_id)).toContain(agentThread);
     expect(byGraph.map((thread) => thread.thread_id)).not.toContain(workflowThread);
     expect(byGraph.map((thread) => thread.thread_id)).not.toContain(idle.thread_id);
     expect(byGraph.every((thread) => thread.metadata?.["graph_id"] === "agent")).toBe(true);
-    expect((await chatUi.threads.search({ metadata: { graph_id: "workflow" }, limit: 1 })).map((thread) => thread.thread_id)).toEqual([workflowThread]);
-    expect((await chatUi.threads.search({ metadata: { assistant_id: "workflow" }, limit: 1 })).map((thread) => thread.thread_id)).toEqual([workflowThread]);
+    expect(
+      (await chatUi.threads.search({ metadata: { graph_id: "workflow" }, limit: 1 })).map((thread) => thread.thread_id),
+    ).toEqual([workflowThread]);
+    expect(
+      (await chatUi.threads.search({ metadata: { assistant_id: "workflow" }, limit: 1 })).map(
+        (thread) => thread.thread_id,
+      ),
+    ).toEqual([workflowThread]);
     expect(await chatUi.threads.count({ metadata: { graph_id: "workflow" } })).toBe(1);
     // owner and tenant match the caller's own rows only.
     expect((await chatUi.threads.search({ metadata: { owner: "alice", graph_id: "workflow" } })).length).toBe(1);
@@ -182,7 +237,9 @@ describe("the history list", () => {
 describe("messages and reviews", () => {
   it("runs a new message sent as agent-chat-ui sends it", async () => {
     const thread = await chatUi.threads.create();
-    const streamed = await events(await send(`/threads/${thread.thread_id}/runs/stream`, { method: "POST", body: newMessageBody(NOTES_QUESTION) }));
+    const streamed = await events(
+      await send(`/threads/${thread.thread_id}/runs/stream`, { method: "POST", body: newMessageBody(NOTES_QUESTION) }),
+    );
     expect(streamed[0]!.event).toBe("metadata");
     const last = streamed.filter((part) => part.event === "values").at(-1)!.data as { status: string };
     expect(last.status).toBe("completed");
@@ -192,8 +249,11 @@ describe("messages and reviews", () => {
     const { threadId, interrupt } = await pendingBooking();
     const before = await chatUi.threads.getState(threadId);
     const actionId = interrupt.approvals[0]!.action_id;
-    const messages = (before.values as { messages: { type: string; tool_calls?: { id: string; name: string }[] }[] }).messages;
-    const calls = messages.flatMap((message) => message.tool_calls ?? []).map((call) => ({ tool_call_id: call.id, name: call.name }));
+    const messages = (before.values as { messages: { type: string; tool_calls?: { id: string; name: string }[] }[] })
+      .messages;
+    const calls = messages
+      .flatMap((message) => message.tool_calls ?? [])
+      .map((call) => ({ tool_call_id: call.id, name: call.name }));
     expect(calls.length).toBeGreaterThan(0);
     for (const body of [newMessageBody("never mind", calls), newMessageBody("never mind")]) {
       const refused = await json(await send(`/threads/${threadId}/runs/stream`, { method: "POST", body }));
@@ -208,15 +268,32 @@ describe("messages and reviews", () => {
   it('"Mark as resolved" (goto __end__) never skips a review: 409 review_pending, nothing written', async () => {
     const { threadId } = await pendingBooking();
     const before = await chatUi.threads.getState(threadId);
-    const refused = await json(await send(`/threads/${threadId}/runs/stream`, { method: "POST", body: commandBody({ goto: "__end__" }) }));
+    const refused = await json(
+      await send(`/threads/${threadId}/runs/stream`, { method: "POST", body: commandBody({ goto: "__end__" }) }),
+    );
     expect(refused).toMatchObject({ status: 409, body: { error: "review_pending" } });
     expect(refused.body["message"]).toMatch(/approve, edit or reject/);
     expect((await chatUi.threads.getState(threadId)).checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
     expect((await chatUi.runs.list(threadId)).length).toBe(1);
     // With nothing pending there is nothing to resolve; goto anywhere else is refused as before.
     const idle = await chatUi.threads.create();
-    expect((await json(await send(`/threads/${idle.thread_id}/runs/stream`, { method: "POST", body: commandBody({ goto: "__end__" }) }))).body["error"]).toBe("no_pending_interrupt");
-    expect((await json(await send(`/threads/${threadId}/runs/stream`, { method: "POST", body: commandBody({ goto: "execute" }) }))).body["error"]).toBe("command_not_allowed");
+    expect(
+      (
+        await json(
+          await send(`/threads/${idle.thread_id}/runs/stream`, {
+            method: "POST",
+            body: commandBody({ goto: "__end__" }),
+          }),
+        )
+      ).body["error"],
+    ).toBe("no_pending_interrupt");
+    expect(
+      (
+        await json(
+          await send(`/threads/${threadId}/runs/stream`, { method: "POST", body: commandBody({ goto: "execute" }) }),
+        )
+      ).body["error"],
+    ).toBe("command_not_allowed");
   });
 
   it("approve, reject and edit, sent with input {} beside command.resume, each have their effect once", async () => {
@@ -224,21 +301,42 @@ describe("messages and reviews", () => {
 
     // Approve (the card's submit).
     const approved = await pendingBooking();
-    const approveEvents = await events(await send(`/threads/${approved.threadId}/runs/stream`, { method: "POST", body: commandBody({ resume: { decisions: [{ type: "approve" }] } }) }));
-    expect((approveEvents.filter((part) => part.event === "values").at(-1)!.data as { status: string }).status).toBe("completed");
+    const approveEvents = await events(
+      await send(`/threads/${approved.threadId}/runs/stream`, {
+        method: "POST",
+        body: commandBody({ resume: { decisions: [{ type: "approve" }] } }),
+      }),
+    );
+    expect((approveEvents.filter((part) => part.event === "values").at(-1)!.data as { status: string }).status).toBe(
+      "completed",
+    );
     expect(await server.calendarEvents()).toHaveLength(start + 1);
 
     // Reject with a reason: nothing is written.
     const rejected = await pendingBooking();
-    await events(await send(`/threads/${rejected.threadId}/runs/stream`, { method: "POST", body: commandBody({ resume: { decisions: [{ type: "reject", message: "not tonight" }] } }) }));
+    await events(
+      await send(`/threads/${rejected.threadId}/runs/stream`, {
+        method: "POST",
+        body: commandBody({ resume: { decisions: [{ type: "reject", message: "not tonight" }] } }),
+      }),
+    );
     const afterReject = await chatUi.threads.getState(rejected.threadId);
-    expect((afterReject.values as { ledger: { tool: string }[] }).ledger.filter((row) => row.tool === "create_study_event")).toHaveLength(0);
+    expect(
+      (afterReject.values as { ledger: { tool: string }[] }).ledger.filter((row) => row.tool === "create_study_event"),
+    ).toHaveLength(0);
     expect(await server.calendarEvents()).toHaveLength(start + 1);
 
     // Edit the time through the SDK client (apiKey), as runs.wait would send it: the edited event is the one created.
     const edited = await pendingBooking();
-    const args = { ...edited.interrupt.action_requests[0]!.args, start: "2026-12-02T09:00:00+01:00", end: "2026-12-02T10:00:00+01:00" };
-    const values = (await chatUi.runs.wait(edited.threadId, "agent", { input: {}, command: { resume: { decisions: [{ type: "edit", edited_action: { name: "create_study_event", args } }] } } })) as {
+    const args = {
+      ...edited.interrupt.action_requests[0]!.args,
+      start: "2026-12-02T09:00:00+01:00",
+      end: "2026-12-02T10:00:00+01:00",
+    };
+    const values = (await chatUi.runs.wait(edited.threadId, "agent", {
+      input: {},
+      command: { resume: { decisions: [{ type: "edit", edited_action: { name: "create_study_event", args } }] } },
+    })) as {
       status: string;
       __interrupt__?: unknown[];
     };

@@ -20,14 +20,27 @@ const uniqueThread = () => `thread-${randomBytes(4).toString("hex")}`;
 async function rowsOf(opened: OpenedBackend, threadId: string): Promise<unknown> {
   const query = async (sql: string) => (await opened.database.pool.query(sql, [threadId])).rows;
   return {
-    checkpoints: await query("select checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata from checkpoints where thread_id = $1 order by checkpoint_id"),
-    blobs: await query("select checkpoint_ns, channel, version, type, blob from checkpoint_blobs where thread_id = $1 order by channel, version"),
-    writes: await query("select checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob from checkpoint_writes where thread_id = $1 order by checkpoint_id, task_id, idx"),
+    checkpoints: await query(
+      "select checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata from checkpoints where thread_id = $1 order by checkpoint_id",
+    ),
+    blobs: await query(
+      "select checkpoint_ns, channel, version, type, blob from checkpoint_blobs where thread_id = $1 order by channel, version",
+    ),
+    writes: await query(
+      "select checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob from checkpoint_writes where thread_id = $1 order by checkpoint_id, task_id, idx",
+    ),
   };
 }
 
 function sampleCheckpoint(id: string, values: Record<string, unknown>, versions: Record<string, string>): Checkpoint {
-  return { ...emptyCheckpoint(), id, ts: "2025-01-02T03:04:05.678Z", channel_values: values, channel_versions: versions, versions_seen: { plan: { messages: "1" } } };
+  return {
+    ...emptyCheckpoint(),
+    id,
+    ts: "2025-01-02T03:04:05.678Z",
+    channel_values: values,
+    channel_versions: versions,
+    versions_seen: { plan: { messages: "1" } },
+  };
 }
 
 describe.each(backends)("checkpointer on the $name backend", (backend) => {
@@ -44,17 +57,57 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
     const ours = opened.database.saver;
     const saves = async (saver: PostgresSaver, threadId: string) => {
       const root = { configurable: { thread_id: threadId, checkpoint_ns: "" } };
-      const first = sampleCheckpoint("1ef0000a-0000-6000-8000-000000000001", { messages: ["hello"], count: 3, nested: { a: [1, { b: "\u00e9" }] } }, { messages: "1", count: "1", nested: "1", gone: "1" });
-      const firstConfig = await saver.put(root, first, { source: "input", step: -1, parents: {} }, first.channel_versions);
-      await saver.putWrites(firstConfig, [["messages", "w1"], ["count", 4], ["messages", "w2"]], "task-a");
+      const first = sampleCheckpoint(
+        "1ef0000a-0000-6000-8000-000000000001",
+        { messages: ["hello"], count: 3, nested: { a: [1, { b: "\u00e9" }] } },
+        { messages: "1", count: "1", nested: "1", gone: "1" },
+      );
+      const firstConfig = await saver.put(
+        root,
+        first,
+        { source: "input", step: -1, parents: {} },
+        first.channel_versions,
+      );
+      await saver.putWrites(
+        firstConfig,
+        [
+          ["messages", "w1"],
+          ["count", 4],
+          ["messages", "w2"],
+        ],
+        "task-a",
+      );
       // Special channels have fixed indexes and replace an earlier write; ordinary ones are never replaced.
-      await saver.putWrites(firstConfig, [["__interrupt__", [{ value: { question: "approve?" }, id: "i1" }]]], "task-b");
-      await saver.putWrites(firstConfig, [["__interrupt__", [{ value: { question: "approve again?" }, id: "i2" }]]], "task-b");
+      await saver.putWrites(
+        firstConfig,
+        [["__interrupt__", [{ value: { question: "approve?" }, id: "i1" }]]],
+        "task-b",
+      );
+      await saver.putWrites(
+        firstConfig,
+        [["__interrupt__", [{ value: { question: "approve again?" }, id: "i2" }]]],
+        "task-b",
+      );
       await saver.putWrites(firstConfig, [["messages", "not stored"]], "task-a");
-      await saver.putWrites(firstConfig, [["__resume__", { decisions: [{ type: "approve" }] }], ["__error__", { message: "x" }]], "task-c");
-      const second = sampleCheckpoint("1ef0000a-0000-6000-8000-000000000002", { messages: ["hello", "w1", "w2"], count: 4 }, { messages: "2", count: "2", nested: "1" });
+      await saver.putWrites(
+        firstConfig,
+        [
+          ["__resume__", { decisions: [{ type: "approve" }] }],
+          ["__error__", { message: "x" }],
+        ],
+        "task-c",
+      );
+      const second = sampleCheckpoint(
+        "1ef0000a-0000-6000-8000-000000000002",
+        { messages: ["hello", "w1", "w2"], count: 4 },
+        { messages: "2", count: "2", nested: "1" },
+      );
       await saver.put(firstConfig, second, { source: "loop", step: 0, parents: {} }, { messages: "2", count: "2" });
-      await saver.putWrites({ configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: second.id } }, [], "task-empty");
+      await saver.putWrites(
+        { configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: second.id } },
+        [],
+        "task-empty",
+      );
     };
     const [theirs, mine] = [uniqueThread(), uniqueThread()];
     await saves(reference, theirs);
@@ -62,8 +115,19 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
 
     expect(await rowsOf(opened, mine)).toEqual(await rowsOf(opened, theirs));
     const tuple = async (saver: PostgresSaver, threadId: string, checkpointId?: string) => {
-      const loaded = await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: "", ...(checkpointId ? { checkpoint_id: checkpointId } : {}) } });
-      return { checkpoint: loaded?.checkpoint, metadata: loaded?.metadata, pendingWrites: loaded?.pendingWrites, parent: loaded?.parentConfig?.configurable?.checkpoint_id };
+      const loaded = await saver.getTuple({
+        configurable: {
+          thread_id: threadId,
+          checkpoint_ns: "",
+          ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+        },
+      });
+      return {
+        checkpoint: loaded?.checkpoint,
+        metadata: loaded?.metadata,
+        pendingWrites: loaded?.pendingWrites,
+        parent: loaded?.parentConfig?.configurable?.checkpoint_id,
+      };
     };
     const firstMine = await tuple(ours, mine, "1ef0000a-0000-6000-8000-000000000001");
     expect(firstMine).toEqual(await tuple(reference, theirs, "1ef0000a-0000-6000-8000-000000000001"));
@@ -76,10 +140,18 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
       ["task-c", "__resume__", { decisions: [{ type: "approve" }] }],
       ["task-c", "__error__", { message: "x" }],
     ]);
-    expect(firstMine.checkpoint?.channel_values).toEqual({ messages: ["hello"], count: 3, nested: { a: [1, { b: "\u00e9" }] } });
+    expect(firstMine.checkpoint?.channel_values).toEqual({
+      messages: ["hello"],
+      count: 3,
+      nested: { a: [1, { b: "\u00e9" }] },
+    });
     const latest = await tuple(ours, mine);
     expect(latest).toEqual(await tuple(reference, theirs));
-    expect(latest.checkpoint?.channel_values).toEqual({ messages: ["hello", "w1", "w2"], count: 4, nested: { a: [1, { b: "\u00e9" }] } });
+    expect(latest.checkpoint?.channel_values).toEqual({
+      messages: ["hello", "w1", "w2"],
+      count: 4,
+      nested: { a: [1, { b: "\u00e9" }] },
+    });
     expect(latest.parent).toBe("1ef0000a-0000-6000-8000-000000000001");
   });
 
@@ -135,7 +207,9 @@ describe("checkpointer: a process killed between a buffered save and its flush",
     let second: Database | undefined;
     try {
       const threadId = uniqueThread();
-      const State = Annotation.Root({ log: Annotation<string[]>({ reducer: (current, update) => [...current, ...update], default: () => [] }) });
+      const State = Annotation.Root({
+        log: Annotation<string[]>({ reducer: (current, update) => [...current, ...update], default: () => [] }),
+      });
       const build = (database: Database, afterEffect: () => Promise<void>) =>
         new StateGraph(State)
           .addNode("before", () => ({ log: ["before"] }))
@@ -157,7 +231,9 @@ describe("checkpointer: a process killed between a buffered save and its flush",
       const stuck = gate();
       // The first process gets past the effect and is "killed" (never resumed) inside `after`:
       // effect's writes and the checkpoint after it are still in its memory only.
-      void build(first, stuck.wait).invoke({ log: ["start"] }, config).catch(() => undefined);
+      void build(first, stuck.wait)
+        .invoke({ log: ["start"] }, config)
+        .catch(() => undefined);
       await stuck.reached;
 
       second = await openDatabase({ databaseUrl: scratch.url, dataDir: os.tmpdir() });
@@ -165,11 +241,17 @@ describe("checkpointer: a process killed between a buffered save and its flush",
       const durable = await restarted.getState(config);
       expect(durable.values).toEqual({ log: ["start", "before"] });
       expect(durable.next).toEqual(["effect"]);
-      expect((await second.ledger.list(threadId)).map((row) => `${row.call_id}#${row.attempt}:${row.status}`)).toEqual(["call-1#1:running"]);
+      expect((await second.ledger.list(threadId)).map((row) => `${row.call_id}#${row.attempt}:${row.status}`)).toEqual([
+        "call-1#1:running",
+      ]);
 
       await restarted.invoke(null, config);
-      expect((await new PostgresSaver(second.pool).getTuple(config))?.checkpoint.channel_values).toMatchObject({ log: ["start", "before", "effect found its row", "after"] });
-      expect((await restarted.getState(config)).values).toEqual({ log: ["start", "before", "effect found its row", "after"] });
+      expect((await new PostgresSaver(second.pool).getTuple(config))?.checkpoint.channel_values).toMatchObject({
+        log: ["start", "before", "effect found its row", "after"],
+      });
+      expect((await restarted.getState(config)).values).toEqual({
+        log: ["start", "before", "effect found its row", "after"],
+      });
     } finally {
       await second?.close();
       await first.close().catch(() => undefined);

@@ -27,7 +27,12 @@ function baseEnvironment(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 function startCli(args: string[], extra: Record<string, string>): ChildProcess {
   // Its own process group, so the test can kill the CLI together with its MCP child.
-  return spawn(process.execPath, ["--import", "tsx", CLI, ...args], { cwd: REPO_ROOT, env: baseEnvironment(extra), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: baseEnvironment(extra),
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 }
 
 function collect(child: ChildProcess): Promise<Finished> {
@@ -43,7 +48,12 @@ function runCli(args: string[], extra: Record<string, string>): Promise<Finished
 }
 
 /** The last stdout line, parsed (the CLI's --json output). */
-function jsonOutput(finished: Finished): { status: string; ledger: LedgerRow[]; termination_reason: { code: string } | null; result: { citations: { source_id: string }[] } | null } {
+function jsonOutput(finished: Finished): {
+  status: string;
+  ledger: LedgerRow[];
+  termination_reason: { code: string } | null;
+  result: { citations: { source_id: string }[] } | null;
+} {
   const line = finished.stdout.trim().split("\n").at(-1) ?? "";
   return JSON.parse(line);
 }
@@ -94,7 +104,10 @@ describe.each(storages)("chat CLI on $name Postgres", (kind) => {
   });
 
   it("continues a run killed in the middle of a tool call, in a new process", async () => {
-    const child = startCli(["--user", "alice", "--json", QUESTION], { ...storage.environment, WARRANT_NOTES_DELAY_MS: "60000" });
+    const child = startCli(["--user", "alice", "--json", QUESTION], {
+      ...storage.environment,
+      WARRANT_NOTES_DELAY_MS: "60000",
+    });
     const finished = collect(child);
     // The thread id is on stderr as soon as the run starts.
     let threadId = "";
@@ -136,18 +149,30 @@ describe("chat CLI refuses bad input with one clear line", () => {
   it.each([
     ["a malformed DATABASE_URL", { DATABASE_URL: "not a url" }, "warrant: config_invalid"],
     ["a non-postgres DATABASE_URL", { DATABASE_URL: "mysql://root@127.0.0.1/x" }, "warrant: config_invalid"],
-    ["an unreachable database", { DATABASE_URL: "postgres://postgres@127.0.0.1:1/warrant" }, "warrant: database_unreachable"],
-    ["an MCP server that fails to start", { WARRANT_NOTES_FAIL_START: "1", DATABASE_URL: "postgres://postgres@127.0.0.1:5432/postgres" }, "warrant: mcp_start_failed"],
+    [
+      "an unreachable database",
+      { DATABASE_URL: "postgres://postgres@127.0.0.1:1/warrant" },
+      "warrant: database_unreachable",
+    ],
+    [
+      "an MCP server that fails to start",
+      { WARRANT_NOTES_FAIL_START: "1", DATABASE_URL: "postgres://postgres@127.0.0.1:5432/postgres" },
+      "warrant: mcp_start_failed",
+    ],
     ["a bad budget", { WARRANT_MAX_TOOL_CALLS: "lots" }, "warrant: config_invalid"],
     ["a missing config file", { WARRANT_CONFIG: "/nonexistent/warrant.config.json" }, "warrant: config_invalid"],
-  ])("%s", async (_label, environment, expected) => {
-    const finished = await runCli(["--user", "alice", "hello"], environment);
-    expect(finished.code).toBe(1);
-    const lines = warrantLines(finished.stderr);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]?.startsWith(expected)).toBe(true);
-    expect(finished.stderr).not.toMatch(/^\s+at /m);
-  }, 30_000);
+  ])(
+    "%s",
+    async (_label, environment, expected) => {
+      const finished = await runCli(["--user", "alice", "hello"], environment);
+      expect(finished.code).toBe(1);
+      const lines = warrantLines(finished.stderr);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]?.startsWith(expected)).toBe(true);
+      expect(finished.stderr).not.toMatch(/^\s+at /m);
+    },
+    30_000,
+  );
 
   it("rejects an unknown user", async () => {
     const finished = await runCli(["--user", "mallory", "hello"], {});

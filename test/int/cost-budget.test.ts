@@ -21,7 +21,13 @@ const USAGE = { prompt_tokens: 1_000_000, completion_tokens: 100_000 };
 function search(turn: number, usage: ScriptedCompletion["usage"] = USAGE): ScriptedCompletion {
   return {
     kind: "completion",
-    tool_calls: [{ id: `call_cost_${turn}`, name: "search_notes", arguments: JSON.stringify({ query: `attention variant ${turn}`, limit: 1 }) }],
+    tool_calls: [
+      {
+        id: `call_cost_${turn}`,
+        name: "search_notes",
+        arguments: JSON.stringify({ query: `attention variant ${turn}`, limit: 1 }),
+      },
+    ],
     finish_reason: "tool_calls",
     usage,
   };
@@ -52,12 +58,20 @@ describe.each(backends.filter((backend) => backend.name === "server"))("cost bud
   });
 
   const modelPlanner = (prices: Record<string, typeof PRICE>) =>
-    plannerFor({ ...settings, planner: "model", model: { name: "priced-model", baseUrl: fake.baseUrl, apiKey: "test-key" } }, prices);
+    plannerFor(
+      { ...settings, planner: "model", model: { name: "priced-model", baseUrl: fake.baseUrl, apiKey: "test-key" } },
+      prices,
+    );
   const roomy = { tokens: 100_000_000, model_turns: 20, tool_calls: 20, no_progress_steps: 20 };
 
   it("stops the run with budget_exhausted (cost) once priced usage reaches the limit", async () => {
     fake.enqueue(search(1), search(2), search(3));
-    const agent = agentHarness({ database: opened.database, tools, planner: modelPlanner({ "priced-model": PRICE }), budgets: { ...roomy, cost_usd: 0.5 } });
+    const agent = agentHarness({
+      database: opened.database,
+      tools,
+      planner: modelPlanner({ "priced-model": PRICE }),
+      budgets: { ...roomy, cost_usd: 0.5 },
+    });
     const { threadId, state } = await agent.run("alice", "Compare self-attention with cross-attention using my notes");
     // $0.21, $0.42 (room left), $0.63 ≥ $0.50: the third reply's cost stops the run before a fourth model call.
     expect(state.termination_reason).toMatchObject({ code: "budget_exhausted", budget: "cost" });
@@ -72,7 +86,12 @@ describe.each(backends.filter((backend) => backend.name === "server"))("cost bud
 
   it("counts an unpriced model as free: only the other budgets stop it", async () => {
     fake.enqueue(search(1), search(2), search(3));
-    const agent = agentHarness({ database: opened.database, tools, planner: modelPlanner({}), budgets: { ...roomy, cost_usd: 0.01, model_turns: 3 } });
+    const agent = agentHarness({
+      database: opened.database,
+      tools,
+      planner: modelPlanner({}),
+      budgets: { ...roomy, cost_usd: 0.01, model_turns: 3 },
+    });
     const { state } = await agent.run("alice", "Compare self-attention with cross-attention using my notes");
     expect(state.usage.cost_usd).toBe(0);
     expect(state.termination_reason).toMatchObject({ code: "budget_exhausted", budget: "model_turns" });
@@ -80,7 +99,12 @@ describe.each(backends.filter((backend) => backend.name === "server"))("cost bud
 
   it("ends the run as planner_error when the endpoint reports negative usage, instead of disabling the token budget", async () => {
     fake.enqueue(search(1, { prompt_tokens: -50_000_000, completion_tokens: 1 }));
-    const agent = agentHarness({ database: opened.database, tools, planner: modelPlanner({ "priced-model": PRICE }), budgets: { ...roomy, cost_usd: 0.5 } });
+    const agent = agentHarness({
+      database: opened.database,
+      tools,
+      planner: modelPlanner({ "priced-model": PRICE }),
+      budgets: { ...roomy, cost_usd: 0.5 },
+    });
     const { threadId, state } = await agent.run("alice", "Compare self-attention with cross-attention using my notes");
     expect(state.termination_reason?.code).toBe("planner_error");
     expect(state.termination_reason?.detail).toMatch(/^model_invalid_usage: /);

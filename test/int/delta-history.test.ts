@@ -21,11 +21,17 @@ const uniqueThread = () => `delta-${randomBytes(4).toString("hex")}`;
 /** A loop that appends one AI message per step; full copies every 4 writes so seeds are exercised. */
 function counterGraph(snapshotFrequency: number) {
   const State = Annotation.Root({
-    messages: new DeltaChannel<BaseMessage[], TranscriptWrite>(appendTranscript, { snapshotFrequency, initialValueFactory: () => [] }),
+    messages: new DeltaChannel<BaseMessage[], TranscriptWrite>(appendTranscript, {
+      snapshotFrequency,
+      initialValueFactory: () => [],
+    }),
     left: Annotation<number>,
   });
   return new StateGraph(State)
-    .addNode("step", (state: typeof State.State) => ({ messages: [new AIMessage(`step ${state.left}`)], left: state.left - 1 }))
+    .addNode("step", (state: typeof State.State) => ({
+      messages: [new AIMessage(`step ${state.left}`)],
+      left: state.left - 1,
+    }))
     .addEdge(START, "step")
     .addConditionalEdges("step", (state: typeof State.State) => (state.left > 0 ? "step" : END));
 }
@@ -63,23 +69,32 @@ describe.each(backends)("delta channels on the $name backend", (backend) => {
     // Full copies every 4 writes: some checkpoints rebuild from one.
     expect(seeds).toBeGreaterThan(0);
     // The latest checkpoint's history, without a checkpoint id, is the latest's.
-    expect(await saver.getDeltaChannelHistory({ config: { configurable: { thread_id: threadId } }, channels: ["messages"] })).toEqual(
-      await saver.getDeltaChannelHistory({ config: checkpoints[0]!, channels: ["messages"] }),
-    );
+    expect(
+      await saver.getDeltaChannelHistory({ config: { configurable: { thread_id: threadId } }, channels: ["messages"] }),
+    ).toEqual(await saver.getDeltaChannelHistory({ config: checkpoints[0]!, channels: ["messages"] }));
   });
 
   test("a thread read back equals what the run produced, ids included", SLOW, async () => {
     const graph = counterGraph(4).compile({ checkpointer: current().database.saver });
     const threadId = uniqueThread();
     const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
-    const produced = (await graph.invoke({ messages: [new HumanMessage("no id given")], left: 7 }, config)) as { messages: BaseMessage[] };
+    const produced = (await graph.invoke({ messages: [new HumanMessage("no id given")], left: 7 }, config)) as {
+      messages: BaseMessage[];
+    };
     expect(produced.messages).toHaveLength(8);
     expect(new Set(produced.messages.map((message) => message.id)).size).toBe(8);
     const reread = (await graph.getState(config)).values as { messages: BaseMessage[] };
-    expect(reread.messages.map((message) => [message.id, message.content])).toEqual(produced.messages.map((message) => [message.id, message.content]));
+    expect(reread.messages.map((message) => [message.id, message.content])).toEqual(
+      produced.messages.map((message) => [message.id, message.content]),
+    );
     // A later run on the thread continues from the rebuilt transcript.
-    const next = (await graph.invoke({ messages: [new HumanMessage({ content: "again", id: "h2" })], left: 1 }, config)) as { messages: BaseMessage[] };
-    expect(next.messages.slice(0, 8).map((message) => message.id)).toEqual(produced.messages.map((message) => message.id));
+    const next = (await graph.invoke(
+      { messages: [new HumanMessage({ content: "again", id: "h2" })], left: 1 },
+      config,
+    )) as { messages: BaseMessage[] };
+    expect(next.messages.slice(0, 8).map((message) => message.id)).toEqual(
+      produced.messages.map((message) => message.id),
+    );
     expect(next.messages).toHaveLength(10);
   });
 
@@ -88,7 +103,10 @@ describe.each(backends)("delta channels on the $name backend", (backend) => {
     const graph = counterGraph(1_000).compile({ checkpointer: current().database.saver });
     const sized = async (steps: number) => {
       const threadId = uniqueThread();
-      await graph.invoke({ messages: [new HumanMessage({ content: "x".repeat(400), id: "h" })], left: steps }, { configurable: { thread_id: threadId }, durability: "sync", recursionLimit: 100 });
+      await graph.invoke(
+        { messages: [new HumanMessage({ content: "x".repeat(400), id: "h" })], left: steps },
+        { configurable: { thread_id: threadId }, durability: "sync", recursionLimit: 100 },
+      );
       return threadBytes(current(), threadId);
     };
     const [at10, at11, at40, at41] = [await sized(10), await sized(11), await sized(40), await sized(41)];

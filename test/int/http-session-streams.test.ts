@@ -28,7 +28,10 @@ afterEach(async () => {
 
 async function connect(url: string, events: HealthEvent[]): Promise<ToolHost> {
   const config = parseConfig(
-    JSON.stringify({ servers: { adder: { transport: "http", url, audience: "adder" } }, tools: { slow_add: { server: "adder", risk: "read" } } }),
+    JSON.stringify({
+      servers: { adder: { transport: "http", url, audience: "adder" } },
+      tools: { slow_add: { server: "adder", risk: "read" } },
+    }),
     "test config",
   );
   return connectTools(config, { secret: SECRET, ttlSeconds: 120 }, { onHealth: (event) => events.push(event) });

@@ -16,7 +16,12 @@ import { backends, compileCounterGraph, sampleLedgerRow, useBackend } from "./su
 const SLOW = { timeout: 120_000 };
 const IDLE_MS = 50;
 const uniqueThread = () => `idle-${randomBytes(4).toString("hex")}`;
-const succeeded = () => ({ status: "succeeded" as const, error_code: null, finished_at: new Date().toISOString(), elapsed_ms: 3 });
+const succeeded = () => ({
+  status: "succeeded" as const,
+  error_code: null,
+  finished_at: new Date().toISOString(),
+  elapsed_ms: 3,
+});
 
 /** Polls `read` until it returns `expected` (deep equality) or 10 s pass; returns what it read last. */
 async function eventually<T>(read: () => Promise<T>, expected: T): Promise<T> {
@@ -39,7 +44,12 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
   }
 
   const statuses = async (threadId: string) =>
-    (await current().database.pool.query<{ status: string }>("select status from warrant.ledger where thread_id = $1 order by attempt", [threadId])).rows.map((row) => row.status);
+    (
+      await current().database.pool.query<{ status: string }>(
+        "select status from warrant.ledger where thread_id = $1 order by attempt",
+        [threadId],
+      )
+    ).rows.map((row) => row.status);
 
   test("a read's held outcome is written with nobody touching the thread", SLOW, async () => {
     const { saver, ledger } = sweptStores();
@@ -53,7 +63,9 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
 
   test("a run stopped between steps has the checkpoint it would go on from written", SLOW, async () => {
     const { saver } = sweptStores();
-    const State = Annotation.Root({ count: Annotation<number>({ reducer: (total, increment) => total + increment, default: () => 0 }) });
+    const State = Annotation.Root({
+      count: Annotation<number>({ reducer: (total, increment) => total + increment, default: () => 0 }),
+    });
     const stop = new AbortController();
     let reachedSecond: () => void = () => undefined;
     const second = new Promise<void>((resolve) => (reachedSecond = resolve));
@@ -61,7 +73,9 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
       .addNode("first", () => ({ count: 1 }))
       .addNode("second", async () => {
         reachedSecond();
-        await new Promise((_resolve, reject) => stop.signal.addEventListener("abort", () => reject(new Error("stopped"))));
+        await new Promise((_resolve, reject) =>
+          stop.signal.addEventListener("abort", () => reject(new Error("stopped"))),
+        );
         return { count: 1 };
       })
       .addEdge(START, "first")
@@ -69,45 +83,61 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
       .addEdge("second", END)
       .compile({ checkpointer: saver });
     const threadId = uniqueThread();
-    const run = graph.invoke({ count: 1 }, { configurable: { thread_id: threadId }, durability: "sync", signal: stop.signal });
+    const run = graph.invoke(
+      { count: 1 },
+      { configurable: { thread_id: threadId }, durability: "sync", signal: stop.signal },
+    );
     await second;
     stop.abort();
     await expect(run).rejects.toThrow();
     const checkpoints = async () =>
-      (await current().database.pool.query<{ step: number }>("select (metadata->>'step')::int as step from checkpoints where thread_id = $1 order by 1", [threadId])).rows.map((row) => row.step);
+      (
+        await current().database.pool.query<{ step: number }>(
+          "select (metadata->>'step')::int as step from checkpoints where thread_id = $1 order by 1",
+          [threadId],
+        )
+      ).rows.map((row) => row.step);
     // The input checkpoint is written at once; the one after `first`, which `second` goes on from, by the sweep.
     expect(await eventually(checkpoints, [-1, 0, 1])).toEqual([-1, 0, 1]);
     await saver.close();
   });
 
-  test("a sweep that fails is reported, fails the thread's next operation with its error, once, and the thread goes on", SLOW, async () => {
-    const lines: string[] = [];
-    const { saver, ledger } = sweptStores(lines);
-    const threadId = uniqueThread();
-    await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
-    // No such attempt: the held update changes no row, which the sweep's statement reports as an invariant broken.
-    await ledger.finishSoon?.(threadId, "call-missing", 1, succeeded());
-    expect(await eventually(async () => lines.length, 1)).toBe(1);
-    expect(lines[0]).toContain(threadId);
-    // As when the thread's own operation sends it: that operation fails, and what was not committed is gone.
-    await expect(ledger.list(threadId)).rejects.toMatchObject({ name: "InvariantError" });
-    expect((await ledger.list(threadId)).map((row) => row.status)).toEqual(["running"]);
-    await saver.close();
-  });
+  test(
+    "a sweep that fails is reported, fails the thread's next operation with its error, once, and the thread goes on",
+    SLOW,
+    async () => {
+      const lines: string[] = [];
+      const { saver, ledger } = sweptStores(lines);
+      const threadId = uniqueThread();
+      await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
+      // No such attempt: the held update changes no row, which the sweep's statement reports as an invariant broken.
+      await ledger.finishSoon?.(threadId, "call-missing", 1, succeeded());
+      expect(await eventually(async () => lines.length, 1)).toBe(1);
+      expect(lines[0]).toContain(threadId);
+      // As when the thread's own operation sends it: that operation fails, and what was not committed is gone.
+      await expect(ledger.list(threadId)).rejects.toMatchObject({ name: "InvariantError" });
+      expect((await ledger.list(threadId)).map((row) => row.status)).toEqual(["running"]);
+      await saver.close();
+    },
+  );
 
-  test("after a failed sweep the thread's next run fails with its error, once, and later runs go on from what is committed", SLOW, async () => {
-    const lines: string[] = [];
-    const { saver, ledger } = sweptStores(lines);
-    const graph = compileCounterGraph(saver);
-    const threadId = uniqueThread();
-    const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
-    await graph.invoke({ count: 1 }, config);
-    await ledger.finishSoon?.(threadId, "call-missing", 1, succeeded());
-    expect(await eventually(async () => lines.length, 1)).toBe(1);
-    // The thread's next save fails with the sweep's error; after it, runs go on from what is committed.
-    await expect(graph.invoke({ count: 1 }, config)).rejects.toMatchObject({ name: "InvariantError" });
-    await graph.invoke({ count: 1 }, config);
-    expect((await graph.getState(config)).values).toEqual({ count: 4 });
-    await saver.close();
-  });
+  test(
+    "after a failed sweep the thread's next run fails with its error, once, and later runs go on from what is committed",
+    SLOW,
+    async () => {
+      const lines: string[] = [];
+      const { saver, ledger } = sweptStores(lines);
+      const graph = compileCounterGraph(saver);
+      const threadId = uniqueThread();
+      const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
+      await graph.invoke({ count: 1 }, config);
+      await ledger.finishSoon?.(threadId, "call-missing", 1, succeeded());
+      expect(await eventually(async () => lines.length, 1)).toBe(1);
+      // The thread's next save fails with the sweep's error; after it, runs go on from what is committed.
+      await expect(graph.invoke({ count: 1 }, config)).rejects.toMatchObject({ name: "InvariantError" });
+      await graph.invoke({ count: 1 }, config);
+      expect((await graph.getState(config)).values).toEqual({ count: 4 });
+      await saver.close();
+    },
+  );
 });

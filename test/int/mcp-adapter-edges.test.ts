@@ -50,7 +50,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** A record the test put into `configurable` for the adapter's hook; anything else is none. */
 function configured(config: RunnableConfig, key: string): Record<string, string> | undefined {
   const value: unknown = config.configurable?.[key];
-  return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([name, item]) => [name, String(item)])) : undefined;
+  return isRecord(value)
+    ? Object.fromEntries(Object.entries(value).map(([name, item]) => [name, String(item)]))
+    : undefined;
 }
 
 function occurrences(text: string, needle: string): number {
@@ -84,9 +86,14 @@ function catalogTool(host: ToolHost, name: string): CatalogTool {
 async function configFor(servers: string[], caseopsUrl?: string): Promise<WarrantConfig> {
   const shipped = await loadConfig(settings.configPath);
   const kept = Object.fromEntries(
-    servers.map((name) => [name, name === "caseops" ? { transport: "http", url: caseopsUrl, audience: "caseops" } : shipped.servers[name]]),
+    servers.map((name) => [
+      name,
+      name === "caseops" ? { transport: "http", url: caseopsUrl, audience: "caseops" } : shipped.servers[name],
+    ]),
   );
-  const contracts = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => servers.includes(contract.server)));
+  const contracts = Object.fromEntries(
+    Object.entries(shipped.tools).filter(([, contract]) => servers.includes(contract.server)),
+  );
   return parseConfig(JSON.stringify({ servers: kept, tools: contracts }), "adapter edges config");
 }
 
@@ -107,7 +114,9 @@ describe("notes over stdio: the adapter beside our host", () => {
     const notes = config.servers["notes"];
     if (notes?.transport !== "stdio") throw new Error("the shipped notes server is not stdio");
     adapter = new MultiServerMCPClient({
-      mcpServers: { notes: { transport: "stdio", command: process.execPath, args: notes.args, cwd: REPO_ROOT, stderr: "ignore" } },
+      mcpServers: {
+        notes: { transport: "stdio", command: process.execPath, args: notes.args, cwd: REPO_ROOT, stderr: "ignore" },
+      },
       // The adapter's way to inject arguments (as we inject user_id): whatever the hook returns is merged into the call.
       beforeToolCall: (_request, _state, runConfig) => {
         hookCalls += 1;
@@ -140,7 +149,10 @@ describe("notes over stdio: the adapter beside our host", () => {
       // The hook runs inside the adapter's call path, before callTool: not reached, so nothing was sent.
       expect(hookCalls).toBe(before);
 
-      const ours = validateArguments(catalogTool(host, "read_note"), JSON.stringify({ note_id: NOTE_ID, extra_key: "x" }));
+      const ours = validateArguments(
+        catalogTool(host, "read_note"),
+        JSON.stringify({ note_id: NOTE_ID, extra_key: "x" }),
+      );
       expect(ours).toEqual({ ok: false, code: "invalid_arguments", message: 'unknown argument "extra_key"' });
     });
 
@@ -148,7 +160,10 @@ describe("notes over stdio: the adapter beside our host", () => {
       const readNote = adapterTool(adapterTools, "read_note");
       const before = hookCalls;
       const error = await thrown(() =>
-        readNote.invoke({ user_id: "alice", note_id: NOTE_ID }, { configurable: { hookArguments: { extra_key: "x" } } }),
+        readNote.invoke(
+          { user_id: "alice", note_id: NOTE_ID },
+          { configurable: { hookArguments: { extra_key: "x" } } },
+        ),
       );
       expect(hookCalls).toBe(before + 1);
       expect(error.name).toBe("ToolException");
@@ -157,7 +172,10 @@ describe("notes over stdio: the adapter beside our host", () => {
 
       // Our host never merges anything unvalidated: injected fields are contract-bound, and the model's
       // arguments go through the strict validator (no unknown keys) before a call is planned.
-      const ours = validateArguments(catalogTool(host, "read_note"), JSON.stringify({ note_id: NOTE_ID, extra_key: "x" }));
+      const ours = validateArguments(
+        catalogTool(host, "read_note"),
+        JSON.stringify({ note_id: NOTE_ID, extra_key: "x" }),
+      );
       expect(ours).toMatchObject({ ok: false, code: "invalid_arguments" });
     });
   });
@@ -182,7 +200,10 @@ describe("notes over stdio: the adapter beside our host", () => {
       const readNote = adapterTool(adapterTools, "read_note");
       // The hook replaces a valid note_id after the client-side check, so the server's validator answers.
       const error = await thrown(() =>
-        readNote.invoke({ user_id: "alice", note_id: NOTE_ID }, { configurable: { hookArguments: { note_id: "NOT VALID" } } }),
+        readNote.invoke(
+          { user_id: "alice", note_id: NOTE_ID },
+          { configurable: { hookArguments: { note_id: "NOT VALID" } } },
+        ),
       );
       expect(error.name).toBe("ToolException");
       // The JSON-RPC code survives only inside the text; there is nothing typed to branch on.
@@ -192,7 +213,11 @@ describe("notes over stdio: the adapter beside our host", () => {
 
       // SDK 1.32 servers return validation failures as isError results (not thrown -32602), so our host
       // types them in normalizeResult; a thrown one would go through classifyCallFailure to the same code.
-      const ours = await host.call(catalogTool(host, "read_note"), { user_id: "alice", note_id: "NOT VALID" }, callOptions("edge-2"));
+      const ours = await host.call(
+        catalogTool(host, "read_note"),
+        { user_id: "alice", note_id: "NOT VALID" },
+        callOptions("edge-2"),
+      );
       expect(ours).toEqual({ ok: false, code: "invalid_arguments", message: "the server rejected the arguments" });
     });
   });
@@ -200,15 +225,22 @@ describe("notes over stdio: the adapter beside our host", () => {
   describe("edge 3: structuredContent", () => {
     it("adapter edge: structuredContent is encoded twice in the ToolMessage and attached again as an artifact / our host: used once", async () => {
       const args = { user_id: "alice", query: "attention", limit: 2 };
-      const message: unknown = await adapterTool(adapterTools, "search_notes").invoke({ type: "tool_call", id: "call-edge-3", name: "search_notes", args });
-      if (!ToolMessage.isInstance(message)) throw new Error("the adapter did not answer a tool call with a ToolMessage");
+      const message: unknown = await adapterTool(adapterTools, "search_notes").invoke({
+        type: "tool_call",
+        id: "call-edge-3",
+        name: "search_notes",
+        args,
+      });
+      if (!ToolMessage.isInstance(message))
+        throw new Error("the adapter did not answer a tool call with a ToolMessage");
       // The content is a string: the adapter's text block, with structuredContent riding along, JSON-encoded again.
       expect(typeof message.content).toBe("string");
       const content = String(message.content);
       const block: unknown = JSON.parse(content);
       if (!isRecord(block) || typeof block["text"] !== "string") throw new Error("unexpected adapter content block");
       const payload = block["structuredContent"];
-      if (!isRecord(payload) || !Array.isArray(payload["hits"])) throw new Error("the adapter block carries no structuredContent");
+      if (!isRecord(payload) || !Array.isArray(payload["hits"]))
+        throw new Error("the adapter block carries no structuredContent");
       const firstHit: unknown = payload["hits"][0];
       if (!isRecord(firstHit) || typeof firstHit["note_id"] !== "string") throw new Error("no hit to look for");
       // Once as escaped JSON text, once as the structured object: the model reads the payload twice.
@@ -252,14 +284,21 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
 
   /** The tenant a caseops snapshot answered for, from the adapter's content block. */
   function snapshotTenant(result: unknown): unknown {
-    return isRecord(result) && isRecord(result["structuredContent"]) ? result["structuredContent"]["tenant"] : undefined;
+    return isRecord(result) && isRecord(result["structuredContent"])
+      ? result["structuredContent"]["tenant"]
+      : undefined;
   }
 
   it("adapter edge: headers from beforeToolCall open a new MCP session on every call, even for a repeated header set, and close() ends none", async () => {
     const { server, opened } = await countingCaseopsServer();
     const adapter = new MultiServerMCPClient({
       mcpServers: {
-        caseops: { transport: "http", url: server.url, headers: await bearer("warrant-host", "warrant-host", "catalog"), automaticSSEFallback: false },
+        caseops: {
+          transport: "http",
+          url: server.url,
+          headers: await bearer("warrant-host", "warrant-host", "catalog"),
+          automaticSSEFallback: false,
+        },
       },
       // The adapter's per-request headers: each call's token, handed over in the run config.
       beforeToolCall: (_request, _state, runConfig) => {
@@ -272,7 +311,9 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
       expect(opened).toEqual(["warrant-host"]);
       for (const [index, call] of CALLS.entries()) {
         const headers = await bearer(call.tenant, call.user, `adapter-task-${index}`);
-        expect(snapshotTenant(await snapshot.invoke({ case_id: call.case_id }, { configurable: { headers } }))).toBe(call.tenant);
+        expect(snapshotTenant(await snapshot.invoke({ case_id: call.case_id }, { configurable: { headers } }))).toBe(
+          call.tenant,
+        );
       }
       // One session for the listing plus one per call (client.fork() on every call).
       expect(opened).toEqual(["warrant-host", ...CALLS.map((call) => call.tenant)]);
@@ -295,7 +336,9 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
   it("adapter edge: getTools(servers, { headers }) opens one session per distinct header set, so one per call with per-call tokens", async () => {
     const { server, opened } = await countingCaseopsServer();
     // No connection-level headers: the adapter lets those override the per-call ones.
-    const adapter = new MultiServerMCPClient({ mcpServers: { caseops: { transport: "http", url: server.url, automaticSSEFallback: false } } });
+    const adapter = new MultiServerMCPClient({
+      mcpServers: { caseops: { transport: "http", url: server.url, automaticSSEFallback: false } },
+    });
     try {
       for (const [index, call] of CALLS.entries()) {
         const headers = await bearer(call.tenant, call.user, `adapter-task-${index}`);
@@ -324,7 +367,11 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
     try {
       const snapshot = catalogTool(host, "get_case_snapshot");
       for (const [index, call] of CALLS.entries()) {
-        const result = await host.call(snapshot, { case_id: call.case_id }, { timeoutMs: CALL_TIMEOUT_MS, principal: await principal(call.user), threadId: `host-task-${index}` });
+        const result = await host.call(
+          snapshot,
+          { case_id: call.case_id },
+          { timeoutMs: CALL_TIMEOUT_MS, principal: await principal(call.user), threadId: `host-task-${index}` },
+        );
         if (!result.ok) throw new Error(`our host failed: ${result.code}`);
         expect(isRecord(result.structured) ? result.structured["tenant"] : undefined).toBe(call.tenant);
       }

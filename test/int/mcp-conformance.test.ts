@@ -38,12 +38,18 @@ afterAll(async () => {
 });
 
 /** Runs one scenario; returns the suite's exit code, its checks and what the client printed. */
-async function scenario(name: string): Promise<{ exitCode: number; checks: Check[]; printed: Record<string, unknown> }> {
+async function scenario(
+  name: string,
+): Promise<{ exitCode: number; checks: Check[]; printed: Record<string, unknown> }> {
   const directory = path.join(output, name);
-  const exitCode = await run(process.execPath, [CLI, "client", "--command", CLIENT, "--scenario", name, "--timeout", "60000", "-o", directory], {
-    cwd: REPO_ROOT,
-    timeout: 90_000,
-  }).then(
+  const exitCode = await run(
+    process.execPath,
+    [CLI, "client", "--command", CLIENT, "--scenario", name, "--timeout", "60000", "-o", directory],
+    {
+      cwd: REPO_ROOT,
+      timeout: 90_000,
+    },
+  ).then(
     () => 0,
     (error: { code?: unknown }) => (typeof error.code === "number" ? error.code : -1),
   );
@@ -81,7 +87,10 @@ describe("MCP conformance, client scenarios, against ToolHost", () => {
       "client-sse-retry-timing": "SUCCESS",
       "client-sse-last-event-id": "SUCCESS",
     });
-    expect(printed).toMatchObject({ scenario: "sse-retry", result: { ok: true, text: "Reconnection test completed successfully" } });
+    expect(printed).toMatchObject({
+      scenario: "sse-retry",
+      result: { ok: true, text: "Reconnection test completed successfully" },
+    });
     expect(exitCode).toBe(0);
   }, 120_000);
 });

@@ -31,7 +31,9 @@ beforeAll(async () => {
 
 /** The shipped contracts of `servers`, with servers given as raw config (defaults applied by the parser). */
 function configWith(servers: Record<string, unknown>): WarrantConfig {
-  const tools = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => Object.hasOwn(servers, contract.server)));
+  const tools = Object.fromEntries(
+    Object.entries(shipped.tools).filter(([, contract]) => Object.hasOwn(servers, contract.server)),
+  );
   return parseConfig(JSON.stringify({ servers, tools }), "test config");
 }
 
@@ -69,7 +71,11 @@ function offerFor(tools: ToolHost, user: Awaited<ReturnType<typeof principal>>) 
   });
 }
 
-const callOptions = async (user: string) => ({ timeoutMs: 10_000, principal: await principal(user), threadId: "health-test-thread" });
+const callOptions = async (user: string) => ({
+  timeoutMs: 10_000,
+  principal: await principal(user),
+  threadId: "health-test-thread",
+});
 
 describe("a stdio server that crashes", () => {
   let tools: ToolHost;
@@ -77,7 +83,9 @@ describe("a stdio server that crashes", () => {
   let database: Database;
 
   beforeAll(async () => {
-    tools = await connectTools(configWith({ notes: notesServer() }), undefined, { onHealth: (event) => events.push(event) });
+    tools = await connectTools(configWith({ notes: notesServer() }), undefined, {
+      onHealth: (event) => events.push(event),
+    });
     database = await openTestDatabase();
   }, 60_000);
   afterAll(async () => {
@@ -110,7 +118,10 @@ describe("a stdio server that crashes", () => {
       ]),
     );
     // While it is down, a call is refused at once without touching any process.
-    expect(await tools.call(readNote, { user_id: "alice", note_id: "cs301.self-attention" }, alice)).toMatchObject({ ok: false, code: "server_unavailable" });
+    expect(await tools.call(readNote, { user_id: "alice", note_id: "cs301.self-attention" }, alice)).toMatchObject({
+      ok: false,
+      code: "server_unavailable",
+    });
 
     await waitFor(() => tools.isHealthy("notes"), "notes to reconnect");
     const scheduled = events.filter((event) => event.type === "reconnect_scheduled");
@@ -124,7 +135,11 @@ describe("a stdio server that crashes", () => {
     const restarted = await childrenRunning(NOTES_SERVER);
     expect(restarted.map((process) => process.pid)).not.toContain(child.pid);
     expect(restarted).toHaveLength(1);
-    expect(offerFor(tools, alice.principal).offered.map((tool) => tool.name).sort()).toEqual(["read_note", "search_notes"]);
+    expect(
+      offerFor(tools, alice.principal)
+        .offered.map((tool) => tool.name)
+        .sort(),
+    ).toEqual(["read_note", "search_notes"]);
     const result = await tools.call(readNote, { user_id: "alice", note_id: "cs301.self-attention" }, alice);
     expect(result.ok).toBe(true);
   }, 60_000);
@@ -149,16 +164,26 @@ describe("a stdio server that crashes", () => {
     const agent = agentHarness({ database, tools, planner });
     const { state } = await agent.run("alice", "search my notes on self-attention");
     planner.assertDone();
-    expect(state.ledger.map((row) => [row.tool, row.status, row.error_code])).toEqual([["search_notes", "failed", "server_unavailable"]]);
+    expect(state.ledger.map((row) => [row.tool, row.status, row.error_code])).toEqual([
+      ["search_notes", "failed", "server_unavailable"],
+    ]);
     const observations = state.messages.filter((message): message is ToolMessage => ToolMessage.isInstance(message));
-    expect(observations.map((message) => (JSON.parse(String(message.content)) as { error: { code: string } }).error.code)).toEqual(["server_unavailable"]);
+    expect(
+      observations.map((message) => (JSON.parse(String(message.content)) as { error: { code: string } }).error.code),
+    ).toEqual(["server_unavailable"]);
     expect(state.tool_offer?.withheld).toEqual(expect.arrayContaining([{ tool: "search_notes", reason: "unhealthy" }]));
     expect(state.status).toBe("abstained");
 
     // Back again: the same search runs in a new run on the reconnected server.
     await waitFor(() => tools.isHealthy("notes"), "notes to reconnect");
-    const again = scriptedPlanner([calls(proposal("search_notes", { query: "self-attention", course: "cs301" })), { type: "final", answer: "found", citations: [], abstained: true }]);
-    const rerun = await agentHarness({ database, tools, planner: again }).run("alice", "search my notes on self-attention");
+    const again = scriptedPlanner([
+      calls(proposal("search_notes", { query: "self-attention", course: "cs301" })),
+      { type: "final", answer: "found", citations: [], abstained: true },
+    ]);
+    const rerun = await agentHarness({ database, tools, planner: again }).run(
+      "alice",
+      "search my notes on self-attention",
+    );
     again.assertDone();
     expect(rerun.state.ledger.map((row) => [row.tool, row.status])).toEqual([["search_notes", "succeeded"]]);
   }, 60_000);
@@ -169,13 +194,23 @@ describe("an HTTP server that goes away", () => {
   let caseops: CaseopsServerHandle | undefined;
   let tools: ToolHost;
   const events: HealthEvent[] = [];
-  const startCaseops = () => startCaseopsServer({ port, host: "127.0.0.1", secret: SECRET, audience: "caseops", log: () => undefined });
+  const startCaseops = () =>
+    startCaseopsServer({ port, host: "127.0.0.1", secret: SECRET, audience: "caseops", log: () => undefined });
 
   beforeAll(async () => {
     port = await freePort();
     caseops = await startCaseops();
-    const server = { transport: "http", url: caseops.url, audience: "caseops", reconnect: { base_ms: 200, max_ms: 1_000 } };
-    tools = await connectTools(configWith({ caseops: server }), { secret: SECRET, ttlSeconds: 120 }, { onHealth: (event) => events.push(event) });
+    const server = {
+      transport: "http",
+      url: caseops.url,
+      audience: "caseops",
+      reconnect: { base_ms: 200, max_ms: 1_000 },
+    };
+    tools = await connectTools(
+      configWith({ caseops: server }),
+      { secret: SECRET, ttlSeconds: 120 },
+      { onHealth: (event) => events.push(event) },
+    );
   }, 60_000);
   afterAll(async () => {
     await tools?.close();
@@ -195,10 +230,17 @@ describe("an HTTP server that goes away", () => {
     await waitFor(() => !tools.isHealthy("caseops"), "caseops to be marked unhealthy", 10_000);
     expect(events.find((event) => event.type === "unhealthy")).toMatchObject({ server: "caseops" });
     expect(offerFor(tools, dana.principal).withheld).toContainEqual({ tool: "get_case_snapshot", reason: "unhealthy" });
-    expect(await tools.call(snapshot, { case_id: "C-102" }, dana)).toMatchObject({ ok: false, code: "server_unavailable" });
+    expect(await tools.call(snapshot, { case_id: "C-102" }, dana)).toMatchObject({
+      ok: false,
+      code: "server_unavailable",
+    });
 
     // Attempts fail while nothing listens, then succeed once it is back on the same port.
-    await waitFor(() => events.some((event) => event.type === "reconnect_failed"), "a failed reconnect attempt", 10_000);
+    await waitFor(
+      () => events.some((event) => event.type === "reconnect_failed"),
+      "a failed reconnect attempt",
+      10_000,
+    );
     caseops = await startCaseops();
     await waitFor(() => tools.isHealthy("caseops"), "caseops to reconnect", 15_000);
     expect(offerFor(tools, dana.principal).offered.map((tool) => tool.name)).toContain("get_case_snapshot");
@@ -215,20 +257,49 @@ describe("start-up failures", () => {
     const events: HealthEvent[] = [];
     const url = `http://127.0.0.1:${port}/mcp`;
     const config = configWith({
-      caseops: { transport: "http", url, audience: "caseops", optional: true, reconnect: { base_ms: 100, max_ms: 400 } },
-      notes: notesServer({ optional: true, env: { WARRANT_NOTES_FAIL_START: "1" }, reconnect: { base_ms: 100, max_ms: 400 } }),
+      caseops: {
+        transport: "http",
+        url,
+        audience: "caseops",
+        optional: true,
+        reconnect: { base_ms: 100, max_ms: 400 },
+      },
+      notes: notesServer({
+        optional: true,
+        env: { WARRANT_NOTES_FAIL_START: "1" },
+        reconnect: { base_ms: 100, max_ms: 400 },
+      }),
     });
-    const tools = await connectTools(config, { secret: SECRET, ttlSeconds: 120 }, { onHealth: (event) => events.push(event) });
+    const tools = await connectTools(
+      config,
+      { secret: SECRET, ttlSeconds: 120 },
+      { onHealth: (event) => events.push(event) },
+    );
     let caseops: CaseopsServerHandle | undefined;
     try {
       expect(tools.isHealthy("caseops")).toBe(false);
       expect(tools.isHealthy("notes")).toBe(false);
-      expect(events.filter((event) => event.type === "unhealthy").map((event) => event.server).sort()).toEqual(["caseops", "notes"]);
+      expect(
+        events
+          .filter((event) => event.type === "unhealthy")
+          .map((event) => event.server)
+          .sort(),
+      ).toEqual(["caseops", "notes"]);
       // Never listed, so not in the catalog: nothing of theirs can be offered.
       expect(tools.catalog()).toEqual([]);
-      await waitFor(() => events.filter((event) => event.type === "reconnect_failed" && event.server === "caseops").length >= 2, "caseops retries", 10_000);
+      await waitFor(
+        () => events.filter((event) => event.type === "reconnect_failed" && event.server === "caseops").length >= 2,
+        "caseops retries",
+        10_000,
+      );
 
-      caseops = await startCaseopsServer({ port, host: "127.0.0.1", secret: SECRET, audience: "caseops", log: () => undefined });
+      caseops = await startCaseopsServer({
+        port,
+        host: "127.0.0.1",
+        secret: SECRET,
+        audience: "caseops",
+        log: () => undefined,
+      });
       await waitFor(() => tools.isHealthy("caseops"), "caseops to connect", 10_000);
       const snapshot = tools.catalog().find((tool) => tool.name === "get_case_snapshot");
       if (!snapshot) throw new Error("get_case_snapshot was not listed after reconnect");
@@ -264,7 +335,11 @@ describe("close()", () => {
     const config = configWith({
       notes: notesServer(),
       caseops: shipped.servers["caseops"],
-      broken: notesServer({ optional: true, env: { WARRANT_NOTES_FAIL_START: "1" }, reconnect: { base_ms: 50, max_ms: 100 } }),
+      broken: notesServer({
+        optional: true,
+        env: { WARRANT_NOTES_FAIL_START: "1" },
+        reconnect: { base_ms: 50, max_ms: 100 },
+      }),
     });
     const tools = await connectTools(config, undefined, { onHealth: (event) => events.push(event) });
     const started = (await childProcesses()).filter((child) => !before.has(child.pid));

@@ -12,7 +12,12 @@ import { parseToolArguments } from "../../src/policy/arguments.js";
 import { createModelPlanner, MAX_TOKENS_PER_REPLY, type ModelPlannerOptions } from "../../src/planners/model.js";
 import type { PlanResult, Planner, PlannerInput, ToolSpec } from "../../src/planners/planner.js";
 import type { Evidence } from "../../src/runtime/evidence.js";
-import { startFakeOpenAI as startFakeServer, type FakeOpenAI as FakeServer, type RecordedRequest, type ScriptedCompletion } from "./support/fake-openai.js";
+import {
+  startFakeOpenAI as startFakeServer,
+  type FakeOpenAI as FakeServer,
+  type RecordedRequest,
+  type ScriptedCompletion,
+} from "./support/fake-openai.js";
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -88,7 +93,10 @@ async function expectModelError(promise: Promise<unknown>, code: ModelErrorCode)
  * Runs `plan` inside a LangGraph node while the graph is consumed with
  * `streamMode: "messages"`, the way the chat CLI runs it.
  */
-async function planInsideGraph(planner: Planner, input: PlannerInput): Promise<{ result: PlanResult; streamed: BaseMessage[] }> {
+async function planInsideGraph(
+  planner: Planner,
+  input: PlannerInput,
+): Promise<{ result: PlanResult; streamed: BaseMessage[] }> {
   let result: PlanResult | undefined;
   const graph = new StateGraph(MessagesAnnotation)
     .addNode("plan", async () => {
@@ -99,7 +107,8 @@ async function planInsideGraph(planner: Planner, input: PlannerInput): Promise<{
     .addEdge("plan", END)
     .compile();
   const streamed: BaseMessage[] = [];
-  for await (const [message] of await graph.stream({ messages: [] }, { streamMode: "messages" })) streamed.push(message);
+  for await (const [message] of await graph.stream({ messages: [] }, { streamMode: "messages" }))
+    streamed.push(message);
   if (result === undefined) throw new Error("the plan node did not run");
   return { result, streamed };
 }
@@ -166,7 +175,10 @@ describe("model planner against a fake OpenAI-compatible server", () => {
       const { body } = onlyRequest(server);
       expect(toolNames(body)).toEqual(["read_note"]);
       expect(body["tools"]).toEqual([
-        { type: "function", function: { name: READ_TOOL.name, description: READ_TOOL.description, parameters: READ_TOOL.parameters } },
+        {
+          type: "function",
+          function: { name: READ_TOOL.name, description: READ_TOOL.description, parameters: READ_TOOL.parameters },
+        },
       ]);
     });
 
@@ -186,7 +198,9 @@ describe("model planner against a fake OpenAI-compatible server", () => {
       });
       const { outcome } = await planner().plan(plannerInput());
       if (outcome.type !== "tool_calls") throw new Error(`expected tool calls, got ${outcome.type}`);
-      expect(outcome.calls).toEqual([{ call_id: "call_bad", name: "search_notes", raw_arguments: TRUNCATED_ARGUMENTS }]);
+      expect(outcome.calls).toEqual([
+        { call_id: "call_bad", name: "search_notes", raw_arguments: TRUNCATED_ARGUMENTS },
+      ]);
       const parsed = parseToolArguments(outcome.calls[0]?.raw_arguments ?? "");
       expect(parsed).toMatchObject({ ok: false, code: "invalid_arguments" });
     });
@@ -279,7 +293,10 @@ describe("model planner against a fake OpenAI-compatible server", () => {
       const { result: streamed } = await planInsideGraph(planner(), plannerInput());
       expect(server.requests.map((request) => request.body["stream"] === true)).toEqual([false, true]);
       expect(streamed).toEqual(plain);
-      expect(plain.outcome).toMatchObject({ type: "tool_calls", calls: [{ call_id: "call_p1" }, { call_id: "call_p2" }, { call_id: "call_p3" }] });
+      expect(plain.outcome).toMatchObject({
+        type: "tool_calls",
+        calls: [{ call_id: "call_p1" }, { call_id: "call_p2" }, { call_id: "call_p3" }],
+      });
     });
 
     it("detects an unknown finish reason in a streamed reply", async () => {
@@ -294,7 +311,12 @@ describe("model planner against a fake OpenAI-compatible server", () => {
         finish_reason: "stop",
       });
       const { result } = await planInsideGraph(planner(), plannerInput({ evidence: [EVIDENCE] }));
-      expect(result.outcome).toEqual({ type: "final", answer: "Non-negative weights.", citations: [EVIDENCE.ref], abstained: false });
+      expect(result.outcome).toEqual({
+        type: "final",
+        answer: "Non-negative weights.",
+        citations: [EVIDENCE.ref],
+        abstained: false,
+      });
     });
   });
 
@@ -334,7 +356,11 @@ describe("model planner against a fake OpenAI-compatible server", () => {
     });
 
     it("maps needs_human", async () => {
-      server.enqueue({ kind: "completion", content: '{"needs_human": "A grade change needs the instructor."}', finish_reason: "stop" });
+      server.enqueue({
+        kind: "completion",
+        content: '{"needs_human": "A grade change needs the instructor."}',
+        finish_reason: "stop",
+      });
       const { outcome } = await planner().plan(plannerInput());
       expect(outcome).toEqual({ type: "needs_human", reason: "A grade change needs the instructor." });
     });
@@ -347,7 +373,12 @@ describe("model planner against a fake OpenAI-compatible server", () => {
 
     it("records usage tokens, and zero when the server reports none", async () => {
       server.enqueue(
-        { kind: "completion", content: "a", finish_reason: "stop", usage: { prompt_tokens: 123, completion_tokens: 45 } },
+        {
+          kind: "completion",
+          content: "a",
+          finish_reason: "stop",
+          usage: { prompt_tokens: 123, completion_tokens: 45 },
+        },
         { kind: "completion", content: "b", finish_reason: "stop" },
       );
       expect((await planner().plan(plannerInput())).usage).toEqual({ input_tokens: 123, output_tokens: 45 });
@@ -359,7 +390,11 @@ describe("model planner against a fake OpenAI-compatible server", () => {
       ["a negative prompt_tokens", { prompt_tokens: -1_000_000, completion_tokens: 5 }, "prompt_tokens = -1000000"],
       ["a fractional completion_tokens", { prompt_tokens: 10, completion_tokens: 2.5 }, "completion_tokens = 2.5"],
       ["an absurd prompt_tokens", { prompt_tokens: 10_000_001, completion_tokens: 5 }, "prompt_tokens = 10000001"],
-      ["prompt_tokens as text", { prompt_tokens: "12" as unknown as number, completion_tokens: 5 }, "prompt_tokens = a string"],
+      [
+        "prompt_tokens as text",
+        { prompt_tokens: "12" as unknown as number, completion_tokens: 5 },
+        "prompt_tokens = a string",
+      ],
     ])("refuses %s as model_invalid_usage, streamed or not", async (_label, usage, detail) => {
       server.enqueue({ kind: "completion", content: "a", finish_reason: "stop", usage });
       const error = await expectModelError(planner().plan(plannerInput()), "model_invalid_usage");
@@ -373,8 +408,16 @@ describe("model planner against a fake OpenAI-compatible server", () => {
     });
 
     it("accepts usage at the per-reply limit", async () => {
-      server.enqueue({ kind: "completion", content: "a", finish_reason: "stop", usage: { prompt_tokens: MAX_TOKENS_PER_REPLY, completion_tokens: 0 } });
-      expect((await planner().plan(plannerInput())).usage).toEqual({ input_tokens: MAX_TOKENS_PER_REPLY, output_tokens: 0 });
+      server.enqueue({
+        kind: "completion",
+        content: "a",
+        finish_reason: "stop",
+        usage: { prompt_tokens: MAX_TOKENS_PER_REPLY, completion_tokens: 0 },
+      });
+      expect((await planner().plan(plannerInput())).usage).toEqual({
+        input_tokens: MAX_TOKENS_PER_REPLY,
+        output_tokens: 0,
+      });
     });
 
     it("carries the configured price, never one from the reply", () => {
@@ -402,7 +445,10 @@ describe("model planner against a fake OpenAI-compatible server", () => {
 
     it("maps a 500 to model_request_failed with the status, one line, no API key", async () => {
       server.enqueue({ kind: "failure", status: 500, message: `upstream broke while using key ${SECRET_KEY}` });
-      const error = await expectModelError(planner({ apiKey: SECRET_KEY }).plan(plannerInput()), "model_request_failed");
+      const error = await expectModelError(
+        planner({ apiKey: SECRET_KEY }).plan(plannerInput()),
+        "model_request_failed",
+      );
       expect(error.message).toMatch(/^model request failed: HTTP 500/);
       expect(error.message).not.toContain(SECRET_KEY);
       expect(error.stack ?? "").not.toContain(SECRET_KEY);
@@ -416,7 +462,10 @@ describe("model planner against a fake OpenAI-compatible server", () => {
     });
 
     it("retries a 500 once by default, then fails", async () => {
-      server.enqueue({ kind: "failure", status: 500, message: "boom" }, { kind: "failure", status: 500, message: "boom" });
+      server.enqueue(
+        { kind: "failure", status: 500, message: "boom" },
+        { kind: "failure", status: 500, message: "boom" },
+      );
       const withDefaults = createModelPlanner({ model: "fake-model", baseUrl: server.baseUrl });
       await expectModelError(withDefaults.plan(plannerInput()), "model_request_failed");
       expect(server.requests).toHaveLength(2);

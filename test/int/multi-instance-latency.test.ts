@@ -39,15 +39,25 @@ afterAll(async () => {
   await testDatabase?.drop();
 }, 60_000);
 
-const quantile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+const quantile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 
 /** Emits EVENTS events GAP_MS apart on the writing side; returns each event's delay until the reading side had it. */
 async function delivery(pollMs: number, notified: boolean): Promise<{ latencies: number[]; ids: number[] }> {
   const threadId = randomUUID();
   const runId = randomUUID();
   await writing.threads.create(owner, { thread_id: threadId, metadata: {} });
-  await writing.threads.createRun(owner, { run_id: runId, thread_id: threadId, assistant_id: "agent", status: "running", metadata: {}, kwargs: {} });
-  const emitter = new RunEmitter(new EventLog(), new RunEventWriter(writing.runEvents, runId, () => undefined), ["updates"]);
+  await writing.threads.createRun(owner, {
+    run_id: runId,
+    thread_id: threadId,
+    assistant_id: "agent",
+    status: "running",
+    metadata: {},
+    kwargs: {},
+  });
+  const emitter = new RunEmitter(new EventLog(), new RunEventWriter(writing.runEvents, runId, () => undefined), [
+    "updates",
+  ]);
   const sentAt: number[] = [];
   const latencies: number[] = [];
   const ids: number[] = [];
@@ -83,8 +93,13 @@ describe("run events reach another instance", () => {
   it("by polling every 100 ms, and by LISTEN/NOTIFY with a 1 s fallback poll", async () => {
     const polled = await delivery(100, false);
     const notified = await delivery(1_000, true);
-    for (const [label, result] of [["poll 100 ms", polled], ["NOTIFY + 1 s poll", notified]] as const) {
-      console.log(`remote delivery, ${label}: p50 ${quantile(result.latencies, 0.5).toFixed(1)} ms, p95 ${quantile(result.latencies, 0.95).toFixed(1)} ms (n=${result.latencies.length}, one event every ${GAP_MS} ms)`);
+    for (const [label, result] of [
+      ["poll 100 ms", polled],
+      ["NOTIFY + 1 s poll", notified],
+    ] as const) {
+      console.log(
+        `remote delivery, ${label}: p50 ${quantile(result.latencies, 0.5).toFixed(1)} ms, p95 ${quantile(result.latencies, 0.95).toFixed(1)} ms (n=${result.latencies.length}, one event every ${GAP_MS} ms)`,
+      );
       expect(result.ids).toEqual(Array.from({ length: EVENTS }, (_unused, index) => index));
     }
     // Woken by notifications: the fallback poll alone would leave the median near 500 ms.

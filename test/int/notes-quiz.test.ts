@@ -41,7 +41,8 @@ afterAll(async () => {
   await tools?.close();
 });
 
-const releasedIds = (course: string) => corpus.notes.filter((note) => note.course === course && note.released).map((note) => note.note_id);
+const releasedIds = (course: string) =>
+  corpus.notes.filter((note) => note.course === course && note.released).map((note) => note.note_id);
 const ledgerShape = (state: State) => state.ledger.map((row) => [row.tool, row.status]);
 
 describe.each(backends)("quiz requests on $name Postgres", (backend) => {
@@ -69,7 +70,11 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
     const chosen = quizNotes(context?.outline ?? { title: "", notes: [] }, QUIZ, "cs301");
     expect(chosen).toHaveLength(3);
     expect(ledgerShape(state)).toEqual(chosen.map(() => ["read_note", "succeeded"]));
-    expect((await opened.database.ledger.list(threadId)).map((row) => row.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    expect((await opened.database.ledger.list(threadId)).map((row) => row.status)).toEqual([
+      "succeeded",
+      "succeeded",
+      "succeeded",
+    ]);
     expect(state.result?.citations.map((citation) => citation.ref)).toEqual(chosen.map((id) => `${id}@1`));
     for (const citation of state.result?.citations ?? []) expect(citation.source_id.startsWith("cs301/")).toBe(true);
     expect(state.usage).toMatchObject({ model_calls: 2, tool_calls: 3 });
@@ -91,13 +96,21 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
     const { state } = await agent.run("bob", QUIZ);
     expect(state.status).toBe("abstained");
     expect(state.result).toMatchObject({ abstained: true, citations: [] });
-    expect(courseContextOf(state.run?.context)).toEqual({ course: "cs301", outline: null, guidance: null, unavailable: "access_denied" });
+    expect(courseContextOf(state.run?.context)).toEqual({
+      course: "cs301",
+      outline: null,
+      guidance: null,
+      unavailable: "access_denied",
+    });
     expect(state.ledger).toEqual([]);
     expect(state.evidence).toEqual([]);
     // Nothing but bob's own words mentions cs301, and no cs301 note title reaches him.
-    const replies = JSON.stringify(state.messages.filter((message) => !HumanMessage.isInstance(message)).map((message) => message.content));
+    const replies = JSON.stringify(
+      state.messages.filter((message) => !HumanMessage.isInstance(message)).map((message) => message.content),
+    );
     expect(replies).not.toMatch(/cs301/);
-    for (const note of corpus.notes.filter((entry) => entry.course === "cs301")) expect(replies).not.toContain(note.title);
+    for (const note of corpus.notes.filter((entry) => entry.course === "cs301"))
+      expect(replies).not.toContain(note.title);
   });
 
   it("hands a model planner the outline as data and the quiz prompt as guidance", async () => {
@@ -117,7 +130,11 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
 });
 
 describe("the host reads outlines as the principal", () => {
-  const options = async (userId: string) => ({ timeoutMs: 10_000, principal: await principal(userId), threadId: "outline-test" });
+  const options = async (userId: string) => ({
+    timeoutMs: 10_000,
+    principal: await principal(userId),
+    threadId: "outline-test",
+  });
 
   it("never lists an unreleased note to a student; staff see it marked unreleased", async () => {
     const student = await tools.readResource("notes", "notes://courses/cs301/outline", await options("alice"));

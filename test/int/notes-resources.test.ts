@@ -41,7 +41,13 @@ let corpus: Corpus;
 
 beforeAll(async () => {
   corpus = await loadCorpus(path.join(REPO_ROOT, "tools", "notes", "data", "notes.json"));
-  const transport = new StdioClientTransport({ command: process.execPath, args: SERVER_ARGS, cwd: REPO_ROOT, env: getDefaultEnvironment(), stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: SERVER_ARGS,
+    cwd: REPO_ROOT,
+    env: getDefaultEnvironment(),
+    stderr: "pipe",
+  });
   transport.stderr?.on("data", () => undefined);
   client = new Client({ name: "notes-resources-test", version: "0.0.0" });
   await client.connect(transport);
@@ -51,11 +57,16 @@ afterAll(async () => {
   await client?.close();
 });
 
-async function outline(userId: string, course: string, tenant = "uni"): Promise<{ outline: Outline; mimeType: string | undefined }> {
+async function outline(
+  userId: string,
+  course: string,
+  tenant = "uni",
+): Promise<{ outline: Outline; mimeType: string | undefined }> {
   const result = await client.readResource({ uri: outlineUri(course), _meta: meta(userId, tenant) });
   expect(result.contents).toHaveLength(1);
   const content = result.contents[0];
-  if (content === undefined || !("text" in content) || typeof content.text !== "string") throw new Error("expected one text content");
+  if (content === undefined || !("text" in content) || typeof content.text !== "string")
+    throw new Error("expected one text content");
   expect(content.uri).toBe(outlineUri(course));
   return { outline: OutlineSchema.strict().parse(JSON.parse(content.text)), mimeType: content.mimeType };
 }
@@ -87,20 +98,27 @@ describe("notes server: course outline resource", () => {
     expect(cs301.course).toBe("cs301");
     expect(cs301.title).toBe(corpus.courses?.find((course) => course.course === "cs301")?.title);
     expect(cs301.version).toBe(corpus.version);
-    expect(cs301.notes.map((note) => [note.note_id, note.title])).toEqual(released("cs301").map((note) => [note.note_id, note.title]));
+    expect(cs301.notes.map((note) => [note.note_id, note.title])).toEqual(
+      released("cs301").map((note) => [note.note_id, note.title]),
+    );
     expect(cs301.notes.every((note) => note.released)).toBe(true);
   });
 
   it("lists unreleased notes only to a principal with notes:read_unreleased (sam)", async () => {
     const { outline: staff } = await outline("sam", "cs301");
-    expect(staff.notes.map((note) => note.note_id)).toEqual(corpus.notes.filter((note) => note.course === "cs301").map((note) => note.note_id));
+    expect(staff.notes.map((note) => note.note_id)).toEqual(
+      corpus.notes.filter((note) => note.course === "cs301").map((note) => note.note_id),
+    );
     expect(staff.notes.find((note) => note.note_id === "cs301.exam-2-solutions")).toMatchObject({ released: false });
   });
 
   it("never lists an unreleased note to a student, in any course they are enrolled in", async () => {
     const hidden = new Set(unreleased().map((note) => note.note_id));
     expect(hidden.size).toBeGreaterThan(0);
-    for (const [student, course] of [["alice", "cs301"], ["bob", "db201"]] as const) {
+    for (const [student, course] of [
+      ["alice", "cs301"],
+      ["bob", "db201"],
+    ] as const) {
       const { outline: seen } = await outline(student, course);
       expect(seen.notes.length).toBeGreaterThan(0);
       expect(seen.notes.filter((note) => hidden.has(note.note_id) || !note.released)).toEqual([]);
@@ -169,7 +187,9 @@ describe("notes server: quiz_from_notes prompt", () => {
     expect((await refusal(prompt("bob", { course_id: "zz999" }))).bytes).toBe(forbidden.bytes);
     expect((await refusal(prompt("bob", { course_id: "../../etc" }))).bytes).toBe(forbidden.bytes);
     // The resource and the prompt refuse with the same bytes too.
-    expect((await refusal(client.readResource({ uri: outlineUri("cs301"), _meta: meta("bob") }))).bytes).toBe(forbidden.bytes);
+    expect((await refusal(client.readResource({ uri: outlineUri("cs301"), _meta: meta("bob") }))).bytes).toBe(
+      forbidden.bytes,
+    );
 
     const anonymous = await refusal(client.getPrompt({ name: "quiz_from_notes", arguments: { course_id: "cs301" } }));
     expect(anonymous.error.code).toBe(ErrorCode.InvalidRequest);

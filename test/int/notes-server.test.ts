@@ -115,7 +115,10 @@ describe("notes server over stdio", () => {
   });
 
   it("searches as alice: cs301 only, attention notes first, text mirrors structured content", async () => {
-    const result = await call(client, "search_notes", { user_id: "alice", query: "compare self-attention with cross-attention" });
+    const result = await call(client, "search_notes", {
+      user_id: "alice",
+      query: "compare self-attention with cross-attention",
+    });
     expect(result.isError).toBeFalsy();
     const hits = hitsOf(result);
     expect(hits).toHaveLength(5);
@@ -127,9 +130,16 @@ describe("notes server over stdio", () => {
   });
 
   it("returns no hits to bob for the attention query, nor for a course he is not enrolled in", async () => {
-    const attention = await call(client, "search_notes", { user_id: "bob", query: "compare self-attention with cross-attention" });
+    const attention = await call(client, "search_notes", {
+      user_id: "bob",
+      query: "compare self-attention with cross-attention",
+    });
     expect(attention.structuredContent).toEqual({ hits: [], total: 0 });
-    const otherCourse = await call(client, "search_notes", { user_id: "bob", query: "gradient descent", course: "cs301" });
+    const otherCourse = await call(client, "search_notes", {
+      user_id: "bob",
+      query: "gradient descent",
+      course: "cs301",
+    });
     const noCourse = await call(client, "search_notes", { user_id: "bob", query: "gradient descent", course: "zz999" });
     expect(otherCourse).toEqual(noCourse);
     expect(otherCourse.isError).toBeFalsy();
@@ -186,34 +196,50 @@ describe("notes server over stdio", () => {
 });
 
 describe("notes server process switches", () => {
-  it("prints usage and exits 0 for --help", async () => {
-    const outcome = await runServer(["--help"]);
-    expect(outcome.code).toBe(0);
-    expect(outcome.stdout).toMatch(/Usage:/);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "prints usage and exits 0 for --help",
+    async () => {
+      const outcome = await runServer(["--help"]);
+      expect(outcome.code).toBe(0);
+      expect(outcome.stdout).toMatch(/Usage:/);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("exits 1 with one stderr line when WARRANT_NOTES_FAIL_START=1", async () => {
-    const outcome = await runServer([], { WARRANT_NOTES_FAIL_START: "1" });
-    expect(outcome.code).toBe(1);
-    expect(outcome.stdout).toBe("");
-    expect(outcome.stderr.trim().split("\n")).toHaveLength(1);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "exits 1 with one stderr line when WARRANT_NOTES_FAIL_START=1",
+    async () => {
+      const outcome = await runServer([], { WARRANT_NOTES_FAIL_START: "1" });
+      expect(outcome.code).toBe(1);
+      expect(outcome.stdout).toBe("");
+      expect(outcome.stderr.trim().split("\n")).toHaveLength(1);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("exits 1 when the corpus file cannot be loaded", async () => {
-    const outcome = await runServer(["--data", "tools/notes/data/does-not-exist.json"]);
-    expect(outcome.code).toBe(1);
-    expect(outcome.stdout).toBe("");
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "exits 1 when the corpus file cannot be loaded",
+    async () => {
+      const outcome = await runServer(["--data", "tools/notes/data/does-not-exist.json"]);
+      expect(outcome.code).toBe(1);
+      expect(outcome.stdout).toBe("");
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("delays read_note by WARRANT_NOTES_DELAY_MS", async () => {
-    const slow = await connect({ WARRANT_NOTES_DELAY_MS: "400" });
-    try {
-      const started = performance.now();
-      const result = await call(slow, "read_note", { user_id: "alice", note_id: "cs301.bm25" });
-      expect(performance.now() - started).toBeGreaterThanOrEqual(390);
-      expect(result.isError).toBeFalsy();
-    } finally {
-      await slow.close();
-    }
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "delays read_note by WARRANT_NOTES_DELAY_MS",
+    async () => {
+      const slow = await connect({ WARRANT_NOTES_DELAY_MS: "400" });
+      try {
+        const started = performance.now();
+        const result = await call(slow, "read_note", { user_id: "alice", note_id: "cs301.bm25" });
+        expect(performance.now() - started).toBeGreaterThanOrEqual(390);
+        expect(result.isError).toBeFalsy();
+      } finally {
+        await slow.close();
+      }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

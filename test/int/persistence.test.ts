@@ -10,7 +10,14 @@ import { describe, expect, test } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { openDatabase, type Database } from "../../src/persistence/database.js";
 import type { LedgerRow } from "../../src/runtime/ledger.js";
-import { ADMIN_URL, backends, compileCounterGraph, createEmbeddedDir, createTestDatabase, sampleLedgerRow } from "./support/postgres.js";
+import {
+  ADMIN_URL,
+  backends,
+  compileCounterGraph,
+  createEmbeddedDir,
+  createTestDatabase,
+  sampleLedgerRow,
+} from "./support/postgres.js";
 
 const SLOW = { timeout: 120_000 };
 const CHILD_SCRIPT = fileURLToPath(new URL("./support/embedded-child.ts", import.meta.url));
@@ -42,7 +49,11 @@ async function exerciseLedger(database: Database, threadId: string): Promise<Led
     elapsed_ms: 1_500,
   };
   await ledger.finish(threadId, "call-a", 1, outcome);
-  const retry = { ...sampleLedgerRow("call-a", 2, new Date(base + 2_000)), risk: "write_reversible" as const, idempotency_key: "key-1" };
+  const retry = {
+    ...sampleLedgerRow("call-a", 2, new Date(base + 2_000)),
+    risk: "write_reversible" as const,
+    idempotency_key: "key-1",
+  };
   await ledger.begin(threadId, retry);
   const other = sampleLedgerRow("call-b", 1, new Date(base + 3_000));
   await ledger.begin(threadId, other);
@@ -63,7 +74,9 @@ describe.each(backends)("persistence on the $name backend", (backend) => {
       const { database } = opened;
       expect(database.mode).toBe(backend.name);
       expect(await checkpointMigrationVersions(database)).toEqual([0, 1, 2, 3, 4]);
-      const ledgerTable = await database.pool.query<{ name: string | null }>("select to_regclass('warrant.ledger')::text as name");
+      const ledgerTable = await database.pool.query<{ name: string | null }>(
+        "select to_regclass('warrant.ledger')::text as name",
+      );
       expect(ledgerTable.rows[0]?.name).toBe("warrant.ledger");
 
       const threadId = uniqueThread();
@@ -107,7 +120,10 @@ describe.each(backends)("persistence on the $name backend", (backend) => {
       expect(await failing).toBe("22012");
       for (const threadId of threads) {
         expect(await countOf(database, threadId)).toBe(1);
-        expect(await database.ledger.latest(threadId, "call-parallel")).toMatchObject({ attempt: 1, status: "running" });
+        expect(await database.ledger.latest(threadId, "call-parallel")).toMatchObject({
+          attempt: 1,
+          status: "running",
+        });
       }
     } finally {
       await opened.cleanup();
@@ -134,25 +150,31 @@ describe("server backend", () => {
     }
   });
 
-  test.each(["not a url", "mysql://x", "postgres://"])("malformed DATABASE_URL %j is config_invalid", async (databaseUrl) => {
-    await expect(openDatabase({ databaseUrl, dataDir: "unused" })).rejects.toMatchObject({
-      name: "ConfigError",
-      code: "config_invalid",
-      message: expect.stringMatching(/^DATABASE_URL /),
-    });
-  });
+  test.each(["not a url", "mysql://x", "postgres://"])(
+    "malformed DATABASE_URL %j is config_invalid",
+    async (databaseUrl) => {
+      await expect(openDatabase({ databaseUrl, dataDir: "unused" })).rejects.toMatchObject({
+        name: "ConfigError",
+        code: "config_invalid",
+        message: expect.stringMatching(/^DATABASE_URL /),
+      });
+    },
+  );
 
   test("an invalid schema name is config_invalid", async () => {
-    await expect(openDatabase({ databaseUrl: "postgres://postgres@127.0.0.1:1/x", dataDir: "unused", schema: 'x"; drop' })).rejects.toMatchObject({
+    await expect(
+      openDatabase({ databaseUrl: "postgres://postgres@127.0.0.1:1/x", dataDir: "unused", schema: 'x"; drop' }),
+    ).rejects.toMatchObject({
       code: "config_invalid",
     });
   });
 
   test("an unreachable server is database_unreachable, fast, and the password stays secret", async () => {
     const started = Date.now();
-    const error: unknown = await openDatabase({ databaseUrl: "postgres://postgres:s3cret-pw@127.0.0.1:1/x", dataDir: "unused" }).catch(
-      (caught: unknown) => caught,
-    );
+    const error: unknown = await openDatabase({
+      databaseUrl: "postgres://postgres:s3cret-pw@127.0.0.1:1/x",
+      dataDir: "unused",
+    }).catch((caught: unknown) => caught);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(error).toMatchObject({ name: "ConfigError", code: "database_unreachable" });
     const message = error instanceof Error ? error.message : "";
@@ -178,7 +200,10 @@ describe("embedded backend", () => {
     try {
       // While the child holds the data directory, nobody else may open it (PGlite is single-process).
       await runChildUntilReadyThenKill(directory.dir, threadId, async () => {
-        await expect(openDatabase({ dataDir: directory.dir })).rejects.toMatchObject({ code: "database_unreachable", message: expect.stringMatching(/in use by process \d+/) });
+        await expect(openDatabase({ dataDir: directory.dir })).rejects.toMatchObject({
+          code: "database_unreachable",
+          message: expect.stringMatching(/in use by process \d+/),
+        });
       });
       // Its lock outlived it (SIGKILL): it is stale now and taken over.
       const database = await openDatabase({ dataDir: directory.dir });
@@ -196,12 +221,18 @@ describe("embedded backend", () => {
 });
 
 /** Spawns the child writer, waits for "ready", SIGKILLs it and waits for it to exit. */
-async function runChildUntilReadyThenKill(dataDir: string, threadId: string, whileAlive: () => Promise<void> = async () => undefined): Promise<void> {
+async function runChildUntilReadyThenKill(
+  dataDir: string,
+  threadId: string,
+  whileAlive: () => Promise<void> = async () => undefined,
+): Promise<void> {
   const child = spawn(process.execPath, ["--import", "tsx", CHILD_SCRIPT, dataDir, threadId], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once("exit", (code, signal) => resolve(signal ?? code)));
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once("exit", (code, signal) => resolve(signal ?? code)),
+  );
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   try {

@@ -29,7 +29,13 @@ import { settings } from "./support/agent.js";
 import { openTestDatabase } from "./support/postgres.js";
 
 const TIMEOUT = 90_000;
-const EVENT = { title: "Revise attention", start: "2026-12-02T18:00:00Z", end: "2026-12-02T19:00:00Z", timezone: "UTC", calendar: "study" };
+const EVENT = {
+  title: "Revise attention",
+  start: "2026-12-02T18:00:00Z",
+  end: "2026-12-02T19:00:00Z",
+  timezone: "UTC",
+  calendar: "study",
+};
 const LATER = { ...EVENT, start: "2026-12-03T18:00:00Z", end: "2026-12-03T19:00:00Z" };
 const DONE: ScriptStep = { type: "final", answer: "done", citations: [], abstained: false };
 
@@ -79,7 +85,8 @@ async function principals(): Promise<Map<string, Principal>> {
 
 async function revoke(userId: string, scope: string): Promise<void> {
   const parsed = JSON.parse(await readFile(principalsPath, "utf8")) as { principals: Principal[] };
-  for (const entry of parsed.principals) if (entry.user_id === userId) entry.scopes = entry.scopes.filter((value) => value !== scope);
+  for (const entry of parsed.principals)
+    if (entry.user_id === userId) entry.scopes = entry.scopes.filter((value) => value !== scope);
   await writeFile(principalsPath, JSON.stringify(parsed));
 }
 
@@ -89,7 +96,11 @@ async function eventsOf(tools: ToolHost, userId: string): Promise<Array<Record<s
   if (!listEvents) throw new Error("list_events is not in the catalog");
   const who = (await principals()).get(userId);
   if (!who) throw new Error(`no principal ${userId}`);
-  const result = await tools.call(listEvents, { user_id: userId }, { timeoutMs: 5_000, principal: who, threadId: "test" });
+  const result = await tools.call(
+    listEvents,
+    { user_id: userId },
+    { timeoutMs: 5_000, principal: who, threadId: "test" },
+  );
   if (!result.ok) throw new Error(`list_events failed: ${result.code}`);
   return (result.structured as { events: Array<Record<string, unknown>> }).events;
 }
@@ -105,21 +116,30 @@ function harness(tools: ToolHost, steps: ScriptStep[], budgets: Partial<typeof s
   const configFor = async (userId: string) => {
     const principal = (await principals()).get(userId);
     if (!principal) throw new Error(`no principal ${userId}`);
-    return { ...runConfigFor({ threadId, runId: randomUUID(), principal }), ...runOptions({ ...settings.budgets, ...budgets }) };
+    return {
+      ...runConfigFor({ threadId, runId: randomUUID(), principal }),
+      ...runOptions({ ...settings.budgets, ...budgets }),
+    };
   };
   const state = async () => (await graph.getState({ configurable: { thread_id: threadId } })).values as State;
   return {
     planner,
     threadId,
-    start: async (userId = "alice") => graph.invoke({ messages: [new HumanMessage("put it in my calendar")] }, await configFor(userId)),
-    resume: async (userId: string, value: unknown) => graph.invoke(new Command({ resume: value }), await configFor(userId)),
+    start: async (userId = "alice") =>
+      graph.invoke({ messages: [new HumanMessage("put it in my calendar")] }, await configFor(userId)),
+    resume: async (userId: string, value: unknown) =>
+      graph.invoke(new Command({ resume: value }), await configFor(userId)),
     state,
-    pending: async () => (await graph.getState({ configurable: { thread_id: threadId } })).tasks.flatMap((task) => task.interrupts.map((entry) => entry.value)),
+    pending: async () =>
+      (await graph.getState({ configurable: { thread_id: threadId } })).tasks.flatMap((task) =>
+        task.interrupts.map((entry) => entry.value),
+      ),
     ledger: () => database.ledger.list(threadId),
   };
 }
 
-const decisionOf = (state: State, callId: string): Decision | undefined => state.decisions.find((decision) => decision.call_id === callId);
+const decisionOf = (state: State, callId: string): Decision | undefined =>
+  state.decisions.find((decision) => decision.call_id === callId);
 
 describe("a reviewer's decision", () => {
   it(
@@ -130,9 +150,15 @@ describe("a reviewer's decision", () => {
       const h = harness(tools, [calls(write), DONE]);
       await h.start("alice");
       expect((await h.state()).status).toBe("waiting_approval");
-      await h.resume("rita", { decisions: [{ type: "edit", edited_action: { name: "create_study_event", args: LATER } }] });
+      await h.resume("rita", {
+        decisions: [{ type: "edit", edited_action: { name: "create_study_event", args: LATER } }],
+      });
       const state = await h.state();
-      expect(decisionOf(state, write.call_id)).toMatchObject({ type: "allow", model_args: LATER, review: { approver: "rita", outcome: "edit" } });
+      expect(decisionOf(state, write.call_id)).toMatchObject({
+        type: "allow",
+        model_args: LATER,
+        review: { approver: "rita", outcome: "edit" },
+      });
       const events = await eventsOf(tools, "alice");
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({ start: LATER.start });
@@ -178,9 +204,15 @@ describe("a reviewer's decision", () => {
       await h.start("alice");
       await h.resume("alice", { decisions: [{ type: "approve" }] });
       expect((await h.state()).status).toBe("waiting_approval");
-      await h.resume("alice", { decisions: [{ type: "edit", edited_action: { name: "create_study_event", args: EVENT } }] });
+      await h.resume("alice", {
+        decisions: [{ type: "edit", edited_action: { name: "create_study_event", args: EVENT } }],
+      });
       const state = await h.state();
-      expect(decisionOf(state, second.call_id)).toMatchObject({ type: "deny", code: "repeated_action", check: "repeat" });
+      expect(decisionOf(state, second.call_id)).toMatchObject({
+        type: "deny",
+        code: "repeated_action",
+        check: "repeat",
+      });
       expect((await h.ledger()).filter((row) => row.call_id === second.call_id)).toHaveLength(0);
       expect(await eventsOf(tools, "alice")).toHaveLength(1);
     },
@@ -199,7 +231,9 @@ describe("execution re-checks the owner's current permissions", () => {
       await revoke("alice", "calendar:write");
       await h.resume("alice", { decisions: [{ type: "approve" }] });
       const rows = await h.ledger();
-      expect(rows.map((row) => [row.tool, row.status, row.error_code])).toEqual([["create_study_event", "denied", "access_denied"]]);
+      expect(rows.map((row) => [row.tool, row.status, row.error_code])).toEqual([
+        ["create_study_event", "denied", "access_denied"],
+      ]);
       const state = await h.state();
       expect(state.call_results).toMatchObject([{ call_id: write.call_id, ok: false, code: "access_denied" }]);
       expect(await eventsOf(tools, "alice")).toHaveLength(0);
@@ -235,12 +269,18 @@ describe("one run id", () => {
       const write = proposal("create_study_event", EVENT);
       const hidden = proposal("move_everything", {});
       const planner = scriptedPlanner([calls(write, hidden), DONE]);
-      const runtime = createRuntime({ ...settings, principalsPath }, { database, tools, planner, principals: principalDirectory(principalsPath) });
+      const runtime = createRuntime(
+        { ...settings, principalsPath },
+        { database, tools, planner, principals: principalDirectory(principalsPath) },
+      );
       const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
       const threadId = randomUUID();
       const runId = randomUUID();
       const alice = (await principals()).get("alice") as Principal;
-      await graph.invoke({ messages: [new HumanMessage("calendar")] }, { ...runConfigFor({ threadId, runId, principal: alice }), ...runOptions(settings.budgets) });
+      await graph.invoke(
+        { messages: [new HumanMessage("calendar")] },
+        { ...runConfigFor({ threadId, runId, principal: alice }), ...runOptions(settings.budgets) },
+      );
       // The resume is another invocation with its own id: it continues the same run.
       await graph.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), {
         ...runConfigFor({ threadId, runId: randomUUID(), principal: alice }),
@@ -255,7 +295,10 @@ describe("one run id", () => {
       const audit = await database.audit.list(threadId);
       expect(audit.map((event) => event.kind).sort()).toEqual(["denied", "run_ended"]);
       expect(new Set(audit.map((event) => event.run_id))).toEqual(new Set([runId]));
-      expect(audit.find((event) => event.kind === "denied")).toMatchObject({ code: "unknown_tool", detail: expect.stringMatching(/^offered: /) });
+      expect(audit.find((event) => event.kind === "denied")).toMatchObject({
+        code: "unknown_tool",
+        detail: expect.stringMatching(/^offered: /),
+      });
     },
     TIMEOUT,
   );

@@ -44,7 +44,10 @@ async function connectionsTo(url: string): Promise<number> {
   try {
     const name = new URL(url).pathname.slice(1);
     // Minus this admin connection itself.
-    const row = await admin.query<{ n: number }>("select count(*)::int - 1 as n from pg_stat_activity where datname = $1", [name]);
+    const row = await admin.query<{ n: number }>(
+      "select count(*)::int - 1 as n from pg_stat_activity where datname = $1",
+      [name],
+    );
     return row.rows[0]?.n ?? 0;
   } finally {
     await admin.end();
@@ -115,7 +118,9 @@ describe("a server whose pool is exhausted", () => {
   });
 
   it("answers 503 database_busy with Retry-After within the wait, and the requests holding the connections still complete", async () => {
-    server = await startTestServer({ settings: { WARRANT_PG_POOL_MAX: "2", WARRANT_PG_POOL_WAIT_MS: String(WAIT_MS) } });
+    server = await startTestServer({
+      settings: { WARRANT_PG_POOL_MAX: "2", WARRANT_PG_POOL_WAIT_MS: String(WAIT_MS) },
+    });
     const alice = await server.client("alice");
     const threads = await Promise.all([alice.threads.create(), alice.threads.create()]);
     // Hold alice's admission lock from outside: each of her run requests then waits on it
@@ -131,11 +136,18 @@ describe("a server whose pool is exhausted", () => {
       server!.fetch(`/threads/${thread.thread_id}/runs`, {
         method: "POST",
         user: "alice",
-        body: JSON.stringify({ assistant_id: "agent", input: { messages: [{ role: "user", content: NOTES_QUESTION }] } }),
+        body: JSON.stringify({
+          assistant_id: "agent",
+          input: { messages: [{ role: "user", content: NOTES_QUESTION }] },
+        }),
       }),
     );
     const waitingOnLock = async () =>
-      (await blocker.query<{ n: number }>("select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted")).rows[0]?.n === 2;
+      (
+        await blocker.query<{ n: number }>(
+          "select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted",
+        )
+      ).rows[0]?.n === 2;
     await waitUntil(waitingOnLock, "both run requests to wait on the admission lock", 10_000);
 
     const started = Date.now();
@@ -153,6 +165,8 @@ describe("a server whose pool is exhausted", () => {
       const run = (await response.json()) as { run_id: string };
       await alice.runs.join(threads[index]!.thread_id, run.run_id);
     }
-    expect((await server.fetch("/threads/search", { method: "POST", user: "bob", body: JSON.stringify({}) })).status).toBe(200);
+    expect(
+      (await server.fetch("/threads/search", { method: "POST", user: "bob", body: JSON.stringify({}) })).status,
+    ).toBe(200);
   }, 90_000);
 });

@@ -23,7 +23,10 @@ describe.each(backends)("prepared statements on the $name backend", (backend) =>
       await expect(pool.query("select 1 / 0")).rejects.toMatchObject({ code: "22012" });
       await ledger.begin(threadId, sampleLedgerRow(`call-${failure + 2}`, 1));
     }
-    const rows = await pool.query<{ call_id: string }>("select call_id from warrant.ledger where thread_id = $1 order by call_id", [threadId]);
+    const rows = await pool.query<{ call_id: string }>(
+      "select call_id from warrant.ledger where thread_id = $1 order by call_id",
+      [threadId],
+    );
     expect(rows.rows.map((row) => row.call_id)).toEqual(["call-1", "call-2", "call-3", "call-4"]);
   });
 });

@@ -51,7 +51,9 @@ async function sampleUntil(done: () => boolean): Promise<Peaks> {
     const leases = await sampler.query<{ owner: string; n: number }>(
       "select owner, count(*)::int as n from warrant.threads where active_run is not null and lease_until > now() group by owner",
     );
-    const runs = await sampler.query<{ owner: string; n: number }>("select owner, count(*)::int as n from warrant.runs where status in ('pending', 'running') group by owner");
+    const runs = await sampler.query<{ owner: string; n: number }>(
+      "select owner, count(*)::int as n from warrant.runs where status in ('pending', 'running') group by owner",
+    );
     raise(peaks.leases, leases.rows);
     raise(peaks.runs, runs.rows);
     peaks.samples += 1;
@@ -79,16 +81,30 @@ describe("per-principal run admission", () => {
         const response = await sandbox.fetch(server, `/threads/${thread_id}/runs`, {
           method: "POST",
           user,
-          body: JSON.stringify({ assistant_id: "agent", input: { messages: [{ role: "user", content: NOTES_QUESTION }] } }),
+          body: JSON.stringify({
+            assistant_id: "agent",
+            input: { messages: [{ role: "user", content: NOTES_QUESTION }] },
+          }),
         });
         const body = (await response.json()) as { run_id?: string; error?: string };
-        return { user, server, thread_id, status: response.status, retryAfter: response.headers.get("retry-after"), body };
+        return {
+          user,
+          server,
+          thread_id,
+          status: response.status,
+          retryAfter: response.headers.get("retry-after"),
+          body,
+        };
       }),
     );
     const admitted = results.filter((result) => result.status === 200);
     const refused = results.filter((result) => result.status === 429);
     expect(admitted.length + refused.length).toBe(results.length);
-    await Promise.all(admitted.map(async ({ user, server, thread_id, body }) => (await sandbox.client(server, user)).runs.join(thread_id, String(body.run_id))));
+    await Promise.all(
+      admitted.map(async ({ user, server, thread_id, body }) =>
+        (await sandbox.client(server, user)).runs.join(thread_id, String(body.run_id)),
+      ),
+    );
     finished = true;
     const peaks = await sampling;
 
@@ -107,12 +123,19 @@ describe("per-principal run admission", () => {
 
     // A refused request wrote nothing: no run row on its thread.
     const refusedThreads = refused.map((result) => result.thread_id);
-    const rows = await sampler.query<{ n: number }>("select count(*)::int as n from warrant.runs where thread_id = any($1::uuid[])", [refusedThreads]);
+    const rows = await sampler.query<{ n: number }>(
+      "select count(*)::int as n from warrant.runs where thread_id = any($1::uuid[])",
+      [refusedThreads],
+    );
     expect(rows.rows[0]?.n).toBe(0);
     // Every admitted run ended, and every lease was released.
-    const unfinished = await sampler.query<{ n: number }>("select count(*)::int as n from warrant.runs where status in ('pending', 'running')");
+    const unfinished = await sampler.query<{ n: number }>(
+      "select count(*)::int as n from warrant.runs where status in ('pending', 'running')",
+    );
     expect(unfinished.rows[0]?.n).toBe(0);
-    const leased = await sampler.query<{ n: number }>("select count(*)::int as n from warrant.threads where active_run is not null");
+    const leased = await sampler.query<{ n: number }>(
+      "select count(*)::int as n from warrant.threads where active_run is not null",
+    );
     expect(leased.rows[0]?.n).toBe(0);
   }, 120_000);
 });

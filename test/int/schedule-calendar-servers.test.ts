@@ -32,7 +32,11 @@ interface ProcessOutcome {
 }
 
 /** Runs a server to completion (for --help and start-up failures). */
-function runServer(server: ServerName, args: readonly string[], environment: Record<string, string> = {}): Promise<ProcessOutcome> {
+function runServer(
+  server: ServerName,
+  args: readonly string[],
+  environment: Record<string, string> = {},
+): Promise<ProcessOutcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, serverArgs(server, args), {
       cwd: REPO_ROOT,
@@ -49,7 +53,11 @@ function runServer(server: ServerName, args: readonly string[], environment: Rec
 }
 
 /** Connects an MCP client to a fresh server process and primes its output-schema validators. */
-async function connect(server: ServerName, args: readonly string[] = [], environment: Record<string, string> = {}): Promise<Client> {
+async function connect(
+  server: ServerName,
+  args: readonly string[] = [],
+  environment: Record<string, string> = {},
+): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: serverArgs(server, args),
@@ -66,7 +74,12 @@ async function connect(server: ServerName, args: readonly string[] = [], environ
 }
 
 /** Calls a tool and normalizes the result type (the SDK's union also covers legacy task results). */
-async function call(client: Client, name: string, args: Record<string, unknown>, timeout?: number): Promise<CallToolResult> {
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  timeout?: number,
+): Promise<CallToolResult> {
   const options = timeout === undefined ? undefined : { timeout };
   return (await client.callTool({ name, arguments: args }, undefined, options)) as CallToolResult;
 }
@@ -112,7 +125,12 @@ describe("schedule server over stdio", () => {
   it("allocates 121 minutes over 3 days as [41, 40, 40]", async () => {
     const result = await call(client, "calculate_schedule", { total_minutes: 121, days: 3, daily_limit: 60 });
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toEqual({ allocation: [41, 40, 40], total_minutes: 121, days: 3, daily_limit: 60 });
+    expect(result.structuredContent).toEqual({
+      allocation: [41, 40, 40],
+      total_minutes: 121,
+      days: 3,
+      daily_limit: 60,
+    });
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
   });
 
@@ -138,11 +156,15 @@ describe("schedule server over stdio", () => {
     expect(JSON.stringify(result)).not.toContain("allocation");
   });
 
-  it("prints usage and exits 0 for --help", async () => {
-    const outcome = await runServer("schedule", ["--help"]);
-    expect(outcome.code).toBe(0);
-    expect(outcome.stdout).toMatch(/Usage:/);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "prints usage and exits 0 for --help",
+    async () => {
+      const outcome = await runServer("schedule", ["--help"]);
+      expect(outcome.code).toBe(0);
+      expect(outcome.stdout).toMatch(/Usage:/);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });
 
 describe("calendar server over stdio", () => {
@@ -179,125 +201,184 @@ describe("calendar server over stdio", () => {
     await rm(directory, { recursive: true, force: true });
   });
 
-  it("lists four tools with the expected annotations", async () => {
-    const client = await open();
-    const { tools } = await client.listTools();
-    const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    expect([...byName.keys()].sort()).toEqual(["create_study_event", "export_events_ics", "get_write_status", "list_events"]);
-    expect(byName.get("create_study_event")?.annotations).toMatchObject({
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: true,
-    });
-    expect(byName.get("list_events")?.annotations?.readOnlyHint).toBe(true);
-    expect(byName.get("get_write_status")?.annotations?.readOnlyHint).toBe(true);
-    expect(byName.get("export_events_ics")?.annotations?.readOnlyHint).toBe(true);
-    for (const tool of tools) expect(tool.inputSchema["additionalProperties"]).toBe(false);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "lists four tools with the expected annotations",
+    async () => {
+      const client = await open();
+      const { tools } = await client.listTools();
+      const byName = new Map(tools.map((tool) => [tool.name, tool]));
+      expect([...byName.keys()].sort()).toEqual([
+        "create_study_event",
+        "export_events_ics",
+        "get_write_status",
+        "list_events",
+      ]);
+      expect(byName.get("create_study_event")?.annotations).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+      });
+      expect(byName.get("list_events")?.annotations?.readOnlyHint).toBe(true);
+      expect(byName.get("get_write_status")?.annotations?.readOnlyHint).toBe(true);
+      expect(byName.get("export_events_ics")?.annotations?.readOnlyHint).toBe(true);
+      for (const tool of tools) expect(tool.inputSchema["additionalProperties"]).toBe(false);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("creates one event for two calls with one key, and reports write status before and after", async () => {
-    const client = await open();
-    const before = await call(client, "get_write_status", status);
-    expect(before.structuredContent).toEqual({ applied: false });
+  it(
+    "creates one event for two calls with one key, and reports write status before and after",
+    async () => {
+      const client = await open();
+      const before = await call(client, "get_write_status", status);
+      expect(before.structuredContent).toEqual({ applied: false });
 
-    const first = await call(client, "create_study_event", event);
-    expect(first.isError).toBeFalsy();
-    const created = first.structuredContent as { event: Record<string, unknown>; replayed: boolean };
-    expect(created.replayed).toBe(false);
-    expect(created.event).toMatchObject({ ...event, event_id: expect.any(String), created_at: expect.any(String) });
-    expect(JSON.parse(textOf(first))).toEqual(first.structuredContent);
+      const first = await call(client, "create_study_event", event);
+      expect(first.isError).toBeFalsy();
+      const created = first.structuredContent as { event: Record<string, unknown>; replayed: boolean };
+      expect(created.replayed).toBe(false);
+      expect(created.event).toMatchObject({ ...event, event_id: expect.any(String), created_at: expect.any(String) });
+      expect(JSON.parse(textOf(first))).toEqual(first.structuredContent);
 
-    const second = await call(client, "create_study_event", event);
-    expect(second.structuredContent).toEqual({ event: created.event, replayed: true });
+      const second = await call(client, "create_study_event", event);
+      expect(second.structuredContent).toEqual({ event: created.event, replayed: true });
 
-    expect(await storedEvents()).toHaveLength(1);
-    const listed = await call(client, "list_events", { user_id: "alice" });
-    expect(listed.structuredContent).toEqual({ events: [created.event] });
+      expect(await storedEvents()).toHaveLength(1);
+      const listed = await call(client, "list_events", { user_id: "alice" });
+      expect(listed.structuredContent).toEqual({ events: [created.event] });
 
-    const after = await call(client, "get_write_status", status);
-    expect(after.structuredContent).toEqual({ applied: true, event: created.event });
-  }, SPAWN_TIMEOUT_MS);
+      const after = await call(client, "get_write_status", status);
+      expect(after.structuredContent).toEqual({ applied: true, event: created.event });
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("rejects a reused key with different arguments and keeps one event", async () => {
-    const client = await open();
-    await call(client, "create_study_event", event);
-    const reused = await call(client, "create_study_event", { ...event, title: "Another title" });
-    expect(reused.isError).toBe(true);
-    expect(JSON.parse(textOf(reused))).toEqual({ code: "invalid_arguments", message: "idempotency key reused with different arguments" });
-    expect(await storedEvents()).toHaveLength(1);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "rejects a reused key with different arguments and keeps one event",
+    async () => {
+      const client = await open();
+      await call(client, "create_study_event", event);
+      const reused = await call(client, "create_study_event", { ...event, title: "Another title" });
+      expect(reused.isError).toBe(true);
+      expect(JSON.parse(textOf(reused))).toEqual({
+        code: "invalid_arguments",
+        message: "idempotency key reused with different arguments",
+      });
+      expect(await storedEvents()).toHaveLength(1);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("keeps users apart and reports window errors as invalid_arguments", async () => {
-    const client = await open();
-    await call(client, "create_study_event", event);
-    const bob = await call(client, "list_events", { user_id: "bob" });
-    expect(bob.structuredContent).toEqual({ events: [] });
-    const bobStatus = await call(client, "get_write_status", { ...status, user_id: "bob" });
-    expect(bobStatus.structuredContent).toEqual({ applied: false });
+  it(
+    "keeps users apart and reports window errors as invalid_arguments",
+    async () => {
+      const client = await open();
+      await call(client, "create_study_event", event);
+      const bob = await call(client, "list_events", { user_id: "bob" });
+      expect(bob.structuredContent).toEqual({ events: [] });
+      const bobStatus = await call(client, "get_write_status", { ...status, user_id: "bob" });
+      expect(bobStatus.structuredContent).toEqual({ applied: false });
 
-    const tooLong = await call(client, "create_study_event", { ...event, idempotency_key: "study-long-01", end: "2025-03-05T18:00:00+01:00" });
-    expect(tooLong.isError).toBe(true);
-    expect(JSON.parse(textOf(tooLong))).toMatchObject({ code: "invalid_arguments" });
+      const tooLong = await call(client, "create_study_event", {
+        ...event,
+        idempotency_key: "study-long-01",
+        end: "2025-03-05T18:00:00+01:00",
+      });
+      expect(tooLong.isError).toBe(true);
+      expect(JSON.parse(textOf(tooLong))).toMatchObject({ code: "invalid_arguments" });
 
-    const badZone = await call(client, "create_study_event", { ...event, idempotency_key: "study-zone-01", timezone: "Mars/Base" });
-    expect(badZone.isError).toBe(true);
-    expect(textOf(badZone)).toContain("Input validation error");
-    expect(await storedEvents()).toHaveLength(1);
-  }, SPAWN_TIMEOUT_MS);
+      const badZone = await call(client, "create_study_event", {
+        ...event,
+        idempotency_key: "study-zone-01",
+        timezone: "Mars/Base",
+      });
+      expect(badZone.isError).toBe(true);
+      expect(textOf(badZone)).toContain("Input validation error");
+      expect(await storedEvents()).toHaveLength(1);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("uses WARRANT_CALENDAR_DATA when --data is absent", async () => {
-    const client = await connect("calendar", [], { WARRANT_CALENDAR_DATA: dataPath });
-    clients.push(client);
-    await call(client, "create_study_event", event);
-    expect(await storedEvents()).toHaveLength(1);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "uses WARRANT_CALENDAR_DATA when --data is absent",
+    async () => {
+      const client = await connect("calendar", [], { WARRANT_CALENDAR_DATA: dataPath });
+      clients.push(client);
+      await call(client, "create_study_event", event);
+      expect(await storedEvents()).toHaveLength(1);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("times out without applying anything under WARRANT_CALENDAR_FAIL=timeout", async () => {
-    const client = await open({ WARRANT_CALENDAR_FAIL: "timeout" });
-    const error = await rejectionOf(call(client, "create_study_event", event, 500));
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
-    expect(await storedEvents()).toHaveLength(0);
-    const after = await call(client, "get_write_status", status);
-    expect(after.structuredContent).toEqual({ applied: false });
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "times out without applying anything under WARRANT_CALENDAR_FAIL=timeout",
+    async () => {
+      const client = await open({ WARRANT_CALENDAR_FAIL: "timeout" });
+      const error = await rejectionOf(call(client, "create_study_event", event, 500));
+      expect(error).toBeInstanceOf(McpError);
+      expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
+      expect(await storedEvents()).toHaveLength(0);
+      const after = await call(client, "get_write_status", status);
+      expect(after.structuredContent).toEqual({ applied: false });
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("applies the write but loses the response under WARRANT_CALENDAR_FAIL=lose_response", async () => {
-    const failing = await open({ WARRANT_CALENDAR_FAIL: "lose_response" });
-    const error = await rejectionOf(call(failing, "create_study_event", event, 10_000));
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(ErrorCode.ConnectionClosed);
+  it(
+    "applies the write but loses the response under WARRANT_CALENDAR_FAIL=lose_response",
+    async () => {
+      const failing = await open({ WARRANT_CALENDAR_FAIL: "lose_response" });
+      const error = await rejectionOf(call(failing, "create_study_event", event, 10_000));
+      expect(error).toBeInstanceOf(McpError);
+      expect((error as McpError).code).toBe(ErrorCode.ConnectionClosed);
 
-    const fresh = await open();
-    const reconciled = await call(fresh, "get_write_status", status);
-    expect(reconciled.structuredContent).toMatchObject({ applied: true, event: { idempotency_key: event.idempotency_key } });
-    expect(await storedEvents()).toHaveLength(1);
+      const fresh = await open();
+      const reconciled = await call(fresh, "get_write_status", status);
+      expect(reconciled.structuredContent).toMatchObject({
+        applied: true,
+        event: { idempotency_key: event.idempotency_key },
+      });
+      expect(await storedEvents()).toHaveLength(1);
 
-    // A retry with the same key after reconciliation replays instead of duplicating.
-    const retry = await call(fresh, "create_study_event", event);
-    expect(retry.structuredContent).toMatchObject({ replayed: true });
-    expect(await storedEvents()).toHaveLength(1);
-  }, SPAWN_TIMEOUT_MS);
+      // A retry with the same key after reconciliation replays instead of duplicating.
+      const retry = await call(fresh, "create_study_event", event);
+      expect(retry.structuredContent).toMatchObject({ replayed: true });
+      expect(await storedEvents()).toHaveLength(1);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("applies the write then times out under WARRANT_CALENDAR_FAIL=timeout_after_apply", async () => {
-    const client = await open({ WARRANT_CALENDAR_FAIL: "timeout_after_apply" });
-    const error = await rejectionOf(call(client, "create_study_event", event, 500));
-    expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
-    const reconciled = await call(client, "get_write_status", status);
-    expect(reconciled.structuredContent).toMatchObject({ applied: true });
-    expect(await storedEvents()).toHaveLength(1);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "applies the write then times out under WARRANT_CALENDAR_FAIL=timeout_after_apply",
+    async () => {
+      const client = await open({ WARRANT_CALENDAR_FAIL: "timeout_after_apply" });
+      const error = await rejectionOf(call(client, "create_study_event", event, 500));
+      expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
+      const reconciled = await call(client, "get_write_status", status);
+      expect(reconciled.structuredContent).toMatchObject({ applied: true });
+      expect(await storedEvents()).toHaveLength(1);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("prints usage and exits 0 for --help", async () => {
-    const outcome = await runServer("calendar", ["--help"]);
-    expect(outcome.code).toBe(0);
-    expect(outcome.stdout).toMatch(/Usage:/);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "prints usage and exits 0 for --help",
+    async () => {
+      const outcome = await runServer("calendar", ["--help"]);
+      expect(outcome.code).toBe(0);
+      expect(outcome.stdout).toMatch(/Usage:/);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("exits 1 with one stderr line for an unknown WARRANT_CALENDAR_FAIL", async () => {
-    const outcome = await runServer("calendar", ["--data", dataPath], { WARRANT_CALENDAR_FAIL: "explode" });
-    expect(outcome.code).toBe(1);
-    expect(outcome.stdout).toBe("");
-    expect(outcome.stderr.trim().split("\n")).toHaveLength(1);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    "exits 1 with one stderr line for an unknown WARRANT_CALENDAR_FAIL",
+    async () => {
+      const outcome = await runServer("calendar", ["--data", dataPath], { WARRANT_CALENDAR_FAIL: "explode" });
+      expect(outcome.code).toBe(1);
+      expect(outcome.stdout).toBe("");
+      expect(outcome.stderr.trim().split("\n")).toHaveLength(1);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

@@ -40,7 +40,13 @@ const reply = (calls: { id: string; name: string; args: Record<string, unknown> 
   finish_reason: "tool_calls",
   usage: USAGE,
 });
-const BOOKING = { title: "Rotate the deploy keys", start: "2026-12-03T18:00:00+01:00", end: "2026-12-03T19:00:00+01:00", timezone: "Europe/Berlin", calendar: "study" };
+const BOOKING = {
+  title: "Rotate the deploy keys",
+  start: "2026-12-03T18:00:00+01:00",
+  end: "2026-12-03T19:00:00+01:00",
+  timezone: "Europe/Berlin",
+  calendar: "study",
+};
 
 let sandbox: ServerSandbox;
 let fake: FakeOpenAI;
@@ -54,8 +60,15 @@ async function writeConfig(directory: string, corpusPath: string): Promise<strin
   };
   const notes = shipped.servers["notes"];
   if (!notes) throw new Error("the shipped config has no notes server");
-  const servers = { notes: { ...notes, args: [...notes.args, "--data", corpusPath] }, calendar: shipped.servers["calendar"] };
-  const tools = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => contract.server === "notes" || contract.server === "calendar"));
+  const servers = {
+    notes: { ...notes, args: [...notes.args, "--data", corpusPath] },
+    calendar: shipped.servers["calendar"],
+  };
+  const tools = Object.fromEntries(
+    Object.entries(shipped.tools).filter(
+      ([, contract]) => contract.server === "notes" || contract.server === "calendar",
+    ),
+  );
   for (const name of ["search_notes", "read_note"]) tools[name] = { ...tools[name]!, sensitive: ["source_id"] };
   const file = path.join(directory, "secrets.config.json");
   await fs.writeFile(file, JSON.stringify({ ...shipped, servers, tools }));
@@ -63,7 +76,10 @@ async function writeConfig(directory: string, corpusPath: string): Promise<strin
 }
 
 async function writeCorpus(directory: string): Promise<string> {
-  const shipped = JSON.parse(await fs.readFile(path.join(REPO_ROOT, "tools/notes/data/notes.json"), "utf8")) as { version: number; courses: unknown[] };
+  const shipped = JSON.parse(await fs.readFile(path.join(REPO_ROOT, "tools/notes/data/notes.json"), "utf8")) as {
+    version: number;
+    courses: unknown[];
+  };
   const note = {
     note_id: NOTE_ID,
     source_id: SOURCE_ID,
@@ -83,13 +99,24 @@ async function everyStoredValue(databaseUrl: string): Promise<string> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const columns = await client.query<{ table_schema: string; table_name: string; column_name: string; data_type: string }>(
+    const columns = await client.query<{
+      table_schema: string;
+      table_name: string;
+      column_name: string;
+      data_type: string;
+    }>(
       `select c.table_schema, c.table_name, c.column_name, c.data_type
          from information_schema.columns c join information_schema.tables t using (table_schema, table_name)
         where t.table_type = 'BASE TABLE' and c.table_schema not in ('pg_catalog', 'information_schema')`,
     );
     expect(columns.rows.map((row) => `${row.table_schema}.${row.table_name}`)).toEqual(
-      expect.arrayContaining(["public.checkpoint_blobs", "public.checkpoint_writes", "warrant.ledger", "warrant.audit_events", "calendar.events"]),
+      expect.arrayContaining([
+        "public.checkpoint_blobs",
+        "public.checkpoint_writes",
+        "warrant.ledger",
+        "warrant.audit_events",
+        "calendar.events",
+      ]),
     );
     const parts: string[] = [];
     for (const column of columns.rows) {
@@ -106,7 +133,8 @@ async function everyStoredValue(databaseUrl: string): Promise<string> {
 }
 
 function expectNoSecret(where: string, text: string): void {
-  for (const [name, secret] of Object.entries(SECRETS)) expect(text.includes(secret), `${name} found in ${where}`).toBe(false);
+  for (const [name, secret] of Object.entries(SECRETS))
+    expect(text.includes(secret), `${name} found in ${where}`).toBe(false);
 }
 
 type AuditRow = { kind: string; node: string; tool: string | null; subject: string; detail: string };
@@ -116,7 +144,12 @@ beforeAll(async () => {
   sandbox = await createServerSandbox();
   fake = await startFakeOpenAI();
   const config = await writeConfig(sandbox.dataDir, await writeCorpus(sandbox.dataDir));
-  server = await sandbox.start({ WARRANT_CONFIG: config, WARRANT_PLANNER: "model", WARRANT_MODEL: "fake-model", OPENAI_BASE_URL: fake.baseUrl });
+  server = await sandbox.start({
+    WARRANT_CONFIG: config,
+    WARRANT_PLANNER: "model",
+    WARRANT_MODEL: "fake-model",
+    OPENAI_BASE_URL: fake.baseUrl,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -134,27 +167,51 @@ describe("secrets stay out", () => {
         { id: "call_read", name: "read_note", args: { note_id: NOTE_ID } },
         { id: "call_leak", name: "search_notes", args: { query: `where is ${ARGUMENT_KEY}` } },
       ]),
-      reply([{ id: "call_book", name: "create_study_event", args: { ...BOOKING, description: `rotate ${ARGUMENT_KEY}` } }]),
+      reply([
+        { id: "call_book", name: "create_study_event", args: { ...BOOKING, description: `rotate ${ARGUMENT_KEY}` } },
+      ]),
     );
-    const paused = (await alice.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "user", content: "What do my notes say about rotating deploy keys? Book an hour for it." }] } })) as {
+    const paused = (await alice.runs.wait(thread.thread_id, "agent", {
+      input: {
+        messages: [{ role: "user", content: "What do my notes say about rotating deploy keys? Book an hour for it." }],
+      },
+    })) as {
       __interrupt__?: { value: { action_requests: { args: Record<string, unknown> }[] } }[];
     };
     // The card shows the reviewer the marker the write would receive.
     const card = paused.__interrupt__?.[0]?.value.action_requests[0]?.args;
     expect(card?.["description"]).toMatch(/^rotate \[redacted:api_key:[0-9a-f]{12}\]$/);
 
-    fake.enqueue({ kind: "completion", content: JSON.stringify({ answer: "Booked; the note says to rotate both keys.", citations: [], abstained: false }), finish_reason: "stop", usage: USAGE });
+    fake.enqueue({
+      kind: "completion",
+      content: JSON.stringify({
+        answer: "Booked; the note says to rotate both keys.",
+        citations: [],
+        abstained: false,
+      }),
+      finish_reason: "stop",
+      usage: USAGE,
+    });
     const edited = { ...BOOKING, description: `rotate with ${EDIT_KEY}` };
     const done = (await alice.runs.wait(thread.thread_id, "agent", {
-      command: { resume: { decisions: [{ type: "edit", edited_action: { name: "create_study_event", args: edited } }] } },
+      command: {
+        resume: { decisions: [{ type: "edit", edited_action: { name: "create_study_event", args: edited } }] },
+      },
     })) as { status?: string; ledger?: { tool: string; status: string }[] };
     expect(done.status).toBe("completed");
-    expect(done.ledger?.filter((row) => row.tool === "create_study_event").map((row) => row.status)).toEqual(["succeeded"]);
+    expect(done.ledger?.filter((row) => row.tool === "create_study_event").map((row) => row.status)).toEqual([
+      "succeeded",
+    ]);
     expect(fake.pending()).toBe(0);
 
     // The write received the marker: the calendar holds no secret, and the event exists.
     const events = await sandbox.calendarEvents();
-    expect(events).toEqual([expect.objectContaining({ title: BOOKING.title, description: expect.stringMatching(/^rotate with \[redacted:api_key:[0-9a-f]{12}\]$/) })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        title: BOOKING.title,
+        description: expect.stringMatching(/^rotate with \[redacted:api_key:[0-9a-f]{12}\]$/),
+      }),
+    ]);
 
     // What the model was sent: the note's text with markers, never a key.
     const sent = JSON.stringify(fake.requests.map((request) => request.body));
@@ -167,25 +224,56 @@ describe("secrets stay out", () => {
     await database.connect();
     let audit: AuditRow[];
     try {
-      audit = (await database.query<AuditRow>("select kind, node, tool, subject, detail from warrant.audit_events where kind = 'secret_redacted' order by seq")).rows;
+      audit = (
+        await database.query<AuditRow>(
+          "select kind, node, tool, subject, detail from warrant.audit_events where kind = 'secret_redacted' order by seq",
+        )
+      ).rows;
     } finally {
       await database.end();
     }
     const sites = audit.map((row) => {
       const detail = JSON.parse(row.detail) as Detail;
-      return { node: row.node, tool: row.tool, where: detail.where, paths: detail.redactions.map((entry) => `${entry.path}:${entry.kind}`).sort() };
+      return {
+        node: row.node,
+        tool: row.tool,
+        where: detail.where,
+        paths: detail.redactions.map((entry) => `${entry.path}:${entry.kind}`).sort(),
+      };
     });
     expect(sites).toEqual(
       expect.arrayContaining([
         { node: "plan", tool: "search_notes", where: "arguments", paths: ["arguments.query:api_key"] },
         { node: "plan", tool: "create_study_event", where: "arguments", paths: ["arguments.description:api_key"] },
-        { node: "execute", tool: "read_note", where: "result", paths: expect.arrayContaining(["result.structuredContent.source_id:sensitive", "result.structuredContent.text:api_key", "result.structuredContent.text:aws_key"]) },
-        { node: "execute", tool: "search_notes", where: "result", paths: expect.arrayContaining([expect.stringMatching(/^result\.structuredContent\..*source_id:sensitive$/)]) },
-        { node: "human_review", tool: "create_study_event", where: "resume", paths: ["resume.decisions[0].edited_action.args.description:api_key"] },
+        {
+          node: "execute",
+          tool: "read_note",
+          where: "result",
+          paths: expect.arrayContaining([
+            "result.structuredContent.source_id:sensitive",
+            "result.structuredContent.text:api_key",
+            "result.structuredContent.text:aws_key",
+          ]),
+        },
+        {
+          node: "execute",
+          tool: "search_notes",
+          where: "result",
+          paths: expect.arrayContaining([expect.stringMatching(/^result\.structuredContent\..*source_id:sensitive$/)]),
+        },
+        {
+          node: "human_review",
+          tool: "create_study_event",
+          where: "resume",
+          paths: ["resume.decisions[0].edited_action.args.description:api_key"],
+        },
       ]),
     );
     // One key, one marker: the argument key has the same marker in the search and in the booking.
-    const markerOf = (tool: string) => audit.filter((row) => row.tool === tool && row.node === "plan").map((row) => (JSON.parse(row.detail) as Detail).redactions[0]?.marker);
+    const markerOf = (tool: string) =>
+      audit
+        .filter((row) => row.tool === tool && row.node === "plan")
+        .map((row) => (JSON.parse(row.detail) as Detail).redactions[0]?.marker);
     expect(markerOf("search_notes")[0]).toMatch(MARKER_PATTERN);
     expect(markerOf("search_notes")[0]).toBe(markerOf("create_study_event")[0]);
 

@@ -34,7 +34,13 @@ type WireMessage = { id?: string; type?: string; content?: unknown; tool_call_ch
 const ask = (content: string) => ({ input: { messages: [{ role: "user" as const, content }] } });
 const APPROVE = { decisions: [{ type: "approve" }] };
 /** What the (fake) model proposes: the contract injects user_id and idempotency_key, so they are not among the model's arguments. */
-const BOOKING_ARGS = { title: "Attention study block", start: "2026-12-01T18:00:00+01:00", end: "2026-12-01T19:00:00+01:00", timezone: "Europe/Berlin", calendar: "study" };
+const BOOKING_ARGS = {
+  title: "Attention study block",
+  start: "2026-12-01T18:00:00+01:00",
+  end: "2026-12-01T19:00:00+01:00",
+  timezone: "Europe/Berlin",
+  calendar: "study",
+};
 const USAGE = { prompt_tokens: 50, completion_tokens: 20 };
 
 const finalReply = (answer: string): ScriptedCompletion => ({
@@ -63,7 +69,11 @@ afterEach(async () => {
 }, 60_000);
 
 /** The environment that selects the model planner on the fake server. */
-const modelEnv = (server: FakeOpenAI) => ({ WARRANT_PLANNER: "model", WARRANT_MODEL: "fake-model", OPENAI_BASE_URL: server.baseUrl });
+const modelEnv = (server: FakeOpenAI) => ({
+  WARRANT_PLANNER: "model",
+  WARRANT_MODEL: "fake-model",
+  OPENAI_BASE_URL: server.baseUrl,
+});
 
 async function collect(stream: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
   const parts: StreamPart[] = [];
@@ -72,10 +82,15 @@ async function collect(stream: AsyncIterable<StreamPart>): Promise<StreamPart[]>
 }
 
 /** Waits for the server to exit after SIGTERM; returns its exit and how long it took. */
-async function terminate(server: ServerProcess): Promise<{ code: number | null; signal: string | null; elapsedMs: number }> {
+async function terminate(
+  server: ServerProcess,
+): Promise<{ code: number | null; signal: string | null; elapsedMs: number }> {
   const started = Date.now();
   server.signal("SIGTERM");
-  const exit = await Promise.race([server.exited, sleep(20_000).then(() => ({ code: null, signal: "still running after 20 s" as string | null }))]);
+  const exit = await Promise.race([
+    server.exited,
+    sleep(20_000).then(() => ({ code: null, signal: "still running after 20 s" as string | null })),
+  ]);
   return { ...exit, elapsedMs: Date.now() - started };
 }
 
@@ -95,7 +110,10 @@ async function expectGroupGone(server: ServerProcess): Promise<void> {
  * One request on a fresh connection (no keep-alive pool), so "refused" means
  * the server refused it and not that a pooled socket was stale.
  */
-function freshRequest(url: string, init: { method: string; token: string; body?: unknown }): Promise<{ status: number; body: Record<string, unknown> }> {
+function freshRequest(
+  url: string,
+  init: { method: string; token: string; body?: unknown },
+): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const payload = init.body === undefined ? undefined : JSON.stringify(init.body);
     const request = http.request(
@@ -103,12 +121,20 @@ function freshRequest(url: string, init: { method: string; token: string; body?:
       {
         method: init.method,
         agent: false,
-        headers: { authorization: `Bearer ${init.token}`, ...(payload ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}) },
+        headers: {
+          authorization: `Bearer ${init.token}`,
+          ...(payload ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}),
+        },
       },
       (response) => {
         let text = "";
         response.setEncoding("utf8").on("data", (piece: string) => (text += piece));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }));
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+          }),
+        );
         response.on("error", reject);
       },
     );
@@ -141,26 +167,47 @@ describe("npm start as a process", () => {
     const alice = await sandbox.client(server, "alice");
 
     // Turn 1 searches, turn 2 answers; both streamed by the fake in 4-character pieces.
-    const answer = "Self-attention relates positions of one sequence; cross-attention lets the decoder attend to the encoder.";
-    fake.enqueue(toolCallReply("call_search_1", "search_notes", { query: "self-attention cross-attention" }), finalReply(answer));
+    const answer =
+      "Self-attention relates positions of one sequence; cross-attention lets the decoder attend to the encoder.";
+    fake.enqueue(
+      toolCallReply("call_search_1", "search_notes", { query: "self-attention cross-attention" }),
+      finalReply(answer),
+    );
     const thread = await alice.threads.create();
-    const parts = await collect(alice.runs.stream(thread.thread_id, "agent", { ...ask(NOTES_QUESTION), streamMode: ["updates", "messages-tuple"] }) as AsyncIterable<StreamPart>);
+    const parts = await collect(
+      alice.runs.stream(thread.thread_id, "agent", {
+        ...ask(NOTES_QUESTION),
+        streamMode: ["updates", "messages-tuple"],
+      }) as AsyncIterable<StreamPart>,
+    );
 
-    const updates = parts.filter((part) => part.event === "updates").flatMap((part) => Object.keys(part.data as object));
+    const updates = parts
+      .filter((part) => part.event === "updates")
+      .flatMap((part) => Object.keys(part.data as object));
     expect(updates).toEqual(["plan", "authorize", "execute", "observe", "plan", "observe"]);
     // The model was asked to stream because the run streams messages.
     expect(fake.requests.map((request) => request.body["stream"])).toEqual([true, true]);
     expect(fake.pending()).toBe(0);
 
     // messages-tuple: [chunk, metadata] per token chunk, from the plan node.
-    const tuples = parts.filter((part) => part.event === "messages").map((part) => part.data as [WireMessage, Record<string, unknown>]);
+    const tuples = parts
+      .filter((part) => part.event === "messages")
+      .map((part) => part.data as [WireMessage, Record<string, unknown>]);
     // Chunks carry the completion's id, so the two model calls are told apart.
-    const fromModel = tuples.filter(([message, metadata]) => metadata["langgraph_node"] === "plan" && message.type === "ai" && message.id?.startsWith("chatcmpl-fake-"));
+    const fromModel = tuples.filter(
+      ([message, metadata]) =>
+        metadata["langgraph_node"] === "plan" && message.type === "ai" && message.id?.startsWith("chatcmpl-fake-"),
+    );
     const byId = new Map<string, WireMessage[]>();
     for (const [message] of fromModel) byId.set(message.id!, [...(byId.get(message.id!) ?? []), message]);
     expect([...byId.keys()]).toEqual(["chatcmpl-fake-1", "chatcmpl-fake-2"]);
     const [toolCallChunks, answerChunks] = [...byId.values()];
-    expect(toolCallChunks!.flatMap((chunk) => chunk.tool_call_chunks ?? []).map((chunk) => chunk.name).filter(Boolean)).toEqual(["search_notes"]);
+    expect(
+      toolCallChunks!
+        .flatMap((chunk) => chunk.tool_call_chunks ?? [])
+        .map((chunk) => chunk.name)
+        .filter(Boolean),
+    ).toEqual(["search_notes"]);
     const expectedText = JSON.stringify({ answer, citations: [], abstained: false });
     expect(answerChunks!.map((chunk) => chunk.content).join("")).toBe(expectedText);
     expect(answerChunks!.filter((chunk) => chunk.content !== "").length).toBe(Math.ceil(expectedText.length / 4));
@@ -171,12 +218,24 @@ describe("npm start as a process", () => {
     const direct = "Attention weighs every position by its relevance.";
     fake.enqueue(finalReply(direct));
     const second = await alice.threads.create();
-    const messageParts = await collect(alice.runs.stream(second.thread_id, "agent", { ...ask("What is attention?"), streamMode: "messages" }) as AsyncIterable<StreamPart>);
-    const partials = messageParts.filter((part) => part.event === "messages/partial").map((part) => (part.data as WireMessage[])[0]!);
+    const messageParts = await collect(
+      alice.runs.stream(second.thread_id, "agent", {
+        ...ask("What is attention?"),
+        streamMode: "messages",
+      }) as AsyncIterable<StreamPart>,
+    );
+    const partials = messageParts
+      .filter((part) => part.event === "messages/partial")
+      .map((part) => (part.data as WireMessage[])[0]!);
     const directText = JSON.stringify({ answer: direct, citations: [], abstained: false });
-    const modelPartials = partials.filter((message) => typeof message.content === "string" && directText.startsWith(message.content) && message.content !== "");
+    const modelPartials = partials.filter(
+      (message) =>
+        typeof message.content === "string" && directText.startsWith(message.content) && message.content !== "",
+    );
     expect(modelPartials.length).toBeGreaterThan(5);
-    expect(modelPartials.map((message) => message.content)).toEqual([...modelPartials.map((message) => message.content as string)].sort((a, b) => a.length - b.length));
+    expect(modelPartials.map((message) => message.content)).toEqual(
+      [...modelPartials.map((message) => message.content as string)].sort((a, b) => a.length - b.length),
+    );
     expect(modelPartials.at(-1)!.content).toBe(directText);
     expect(messageParts.some((part) => part.event === "messages/metadata")).toBe(true);
     expect(messageParts.some((part) => part.event === "messages/complete")).toBe(true);
@@ -191,8 +250,12 @@ describe("npm start as a process", () => {
 
     fake.enqueue(toolCallReply("call_book_1", "create_study_event", BOOKING_ARGS));
     const { threadId, payload } = await interruptedBooking(alice);
-    expect(payload["action_requests"]).toEqual([{ name: "create_study_event", args: BOOKING_ARGS, description: expect.any(String) }]);
-    expect(payload["approvals"]).toEqual([expect.objectContaining({ action_id: expect.any(String), fingerprint: expect.any(String), version: 1 })]);
+    expect(payload["action_requests"]).toEqual([
+      { name: "create_study_event", args: BOOKING_ARGS, description: expect.any(String) },
+    ]);
+    expect(payload["approvals"]).toEqual([
+      expect.objectContaining({ action_id: expect.any(String), fingerprint: expect.any(String), version: 1 }),
+    ]);
     expect((await alice.threads.get(threadId)).status).toBe("interrupted");
     expect(await sandbox.calendarEvents()).toEqual([]);
 
@@ -209,10 +272,16 @@ describe("npm start as a process", () => {
     fake.enqueue(finalReply("Booked your attention study block."));
     const values = (await aliceAgain.runs.wait(threadId, "agent", { command: { resume: APPROVE } })) as Values;
     expect(values.status).toBe("completed");
-    expect(values.ledger?.filter((row) => row.tool === "create_study_event").map((row) => row.status)).toEqual(["succeeded"]);
+    expect(values.ledger?.filter((row) => row.tool === "create_study_event").map((row) => row.status)).toEqual([
+      "succeeded",
+    ]);
     const events = await sandbox.calendarEvents();
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ user_id: "alice", title: BOOKING_ARGS.title, idempotency_key: expect.any(String) });
+    expect(events[0]).toMatchObject({
+      user_id: "alice",
+      title: BOOKING_ARGS.title,
+      idempotency_key: expect.any(String),
+    });
     expect(fake.pending()).toBe(0);
     expect(fake.requests).toHaveLength(2);
     expect((await aliceAgain.threads.get(threadId)).status).toBe("idle");
@@ -237,14 +306,19 @@ describe("npm start as a process", () => {
     expect((state.values as Values).status).toBe("completed");
     expect((await again.runs.list(thread.thread_id)).map((run) => run.status)).toEqual(["success"]);
     // Nothing of it is in the server database the sandbox also offers.
-    expect((await (await sandbox.client(await sandbox.start(), "alice")).threads.search()).map((item) => item.thread_id)).not.toContain(thread.thread_id);
+    expect(
+      (await (await sandbox.client(await sandbox.start(), "alice")).threads.search()).map((item) => item.thread_id),
+    ).not.toContain(thread.thread_id);
   }, 120_000);
 
   it("drains on SIGTERM: in-flight requests are answered, new ones refused, exit 0", async () => {
     sandbox = await createServerSandbox();
     // read_note is slow on both servers, so runs are in flight when the signal comes; slower on
     // the other one, so its run outlasts the draining server's own run.
-    const [draining, other] = await Promise.all([sandbox.start({ WARRANT_NOTES_DELAY_MS: "1500" }), sandbox.start({ WARRANT_NOTES_DELAY_MS: "4000" })]);
+    const [draining, other] = await Promise.all([
+      sandbox.start({ WARRANT_NOTES_DELAY_MS: "1500" }),
+      sandbox.start({ WARRANT_NOTES_DELAY_MS: "4000" }),
+    ]);
     const alice = await sandbox.client(draining, "alice");
     const token = await sandbox.token("alice");
 
@@ -253,10 +327,17 @@ describe("npm start as a process", () => {
     const waiting = alice.runs.wait(local.thread_id, "agent", ask(NOTES_QUESTION)) as Promise<Values>;
     // 2. A run executing on the other server, joined through the draining one (which polls Postgres for it).
     const remote = await alice.threads.create();
-    const remoteRun = await (await sandbox.client(other, "alice")).runs.create(remote.thread_id, "agent", ask(NOTES_QUESTION));
+    const remoteRun = await (await sandbox.client(other, "alice")).runs.create(
+      remote.thread_id,
+      "agent",
+      ask(NOTES_QUESTION),
+    );
     const joining = alice.runs.join(remote.thread_id, remoteRun.run_id) as Promise<Values>;
     // The notes servers log this when a read_note call has started.
-    await Promise.all([draining.waitForStderr("read_note delayed", 30_000), other.waitForStderr("read_note delayed", 30_000)]);
+    await Promise.all([
+      draining.waitForStderr("read_note delayed", 30_000),
+      other.waitForStderr("read_note delayed", 30_000),
+    ]);
 
     const signalled = Date.now();
     draining.signal("SIGTERM");
@@ -308,7 +389,11 @@ describe("npm start as a process", () => {
     fake.enqueue(finalReply("Booked."));
     const resume = (server: ServerProcess) =>
       sandbox!
-        .fetch(server, `/threads/${threadId}/runs/wait`, { method: "POST", user: "alice", body: JSON.stringify({ assistant_id: "agent", command: { resume: APPROVE } }) })
+        .fetch(server, `/threads/${threadId}/runs/wait`, {
+          method: "POST",
+          user: "alice",
+          body: JSON.stringify({ assistant_id: "agent", command: { resume: APPROVE } }),
+        })
         .then(responseJson);
     const answers = await Promise.all([resume(a), resume(b)]);
 
@@ -346,7 +431,10 @@ describe("npm start as a process", () => {
     const recovering = await sandbox.start({ WARRANT_RUN_LEASE_MS: "5000" });
     await recovering.waitForStderr("marked 1 run(s) left by a stopped server as failed", 5_000);
     const aliceAgain = await sandbox.client(recovering, "alice");
-    const orphan = (await aliceAgain.runs.get(thread.thread_id, run.run_id)) as unknown as { status: string; error?: { error: string } };
+    const orphan = (await aliceAgain.runs.get(thread.thread_id, run.run_id)) as unknown as {
+      status: string;
+      error?: { error: string };
+    };
     expect(orphan).toMatchObject({ status: "error", error: { error: "server_restarted" } });
     const before = await aliceAgain.threads.get(thread.thread_id);
     expect(before.status).not.toBe("busy");
@@ -365,7 +453,11 @@ describe("npm start as a process", () => {
       sandbox.start({ WARRANT_RUN_LEASE_MS: "4000" }),
     ]);
     const thread = await (await sandbox.client(crashing, "alice")).threads.create();
-    const run = await (await sandbox.client(crashing, "alice")).runs.create(thread.thread_id, "agent", ask(NOTES_QUESTION));
+    const run = await (await sandbox.client(crashing, "alice")).runs.create(
+      thread.thread_id,
+      "agent",
+      ask(NOTES_QUESTION),
+    );
     await crashing.waitForStderr("read_note delayed", 30_000);
     const alice = await sandbox.client(peer, "alice");
     // Joined through the peer, which can only follow the run in Postgres.
@@ -393,8 +485,16 @@ describe("npm start refuses to start on bad configuration", () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-badstart-"));
     const start = (env: Record<string, string>) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        execFile(process.execPath, ["--import", "tsx", "src/server/main.ts"], { cwd: REPO_ROOT, env: { ...process.env, WARRANT_DATA_DIR: dataDir, HOST: "127.0.0.1", ...env }, timeout: 60_000 }, (error, _stdout, stderr) =>
-          resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr }),
+        execFile(
+          process.execPath,
+          ["--import", "tsx", "src/server/main.ts"],
+          {
+            cwd: REPO_ROOT,
+            env: { ...process.env, WARRANT_DATA_DIR: dataDir, HOST: "127.0.0.1", ...env },
+            timeout: 60_000,
+          },
+          (error, _stdout, stderr) =>
+            resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr }),
         );
       });
     try {
@@ -402,7 +502,10 @@ describe("npm start refuses to start on bad configuration", () => {
         [{ DATABASE_URL: "postgres://postgres@127.0.0.1:1/nothing", PORT: "0" }, /^warrant: database_unreachable: /],
         [{ DATABASE_URL: "mysql://root@127.0.0.1/x", PORT: "0" }, /^warrant: config_invalid: DATABASE_URL /],
         [{ PORT: "http" }, /^warrant: config_invalid: PORT /],
-        [{ WARRANT_AUTH_SECRET: "tooshort", PORT: "0", DATABASE_URL: "" }, /^warrant: config_invalid: WARRANT_AUTH_SECRET/],
+        [
+          { WARRANT_AUTH_SECRET: "tooshort", PORT: "0", DATABASE_URL: "" },
+          /^warrant: config_invalid: WARRANT_AUTH_SECRET/,
+        ],
         [{ PORT: busyPort, DATABASE_URL: "" }, /^warrant: startup_failed: .*EADDRINUSE/],
       ];
       for (const [env, line] of cases) {

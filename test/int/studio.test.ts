@@ -63,7 +63,11 @@ async function writeStudioConfig(directory: string): Promise<string> {
 function devEnvironment(extra: Record<string, string>): Record<string, string> {
   const environment: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || /^(WARRANT_|OPENAI_|LANGSMITH_|LANGCHAIN_|LANGGRAPH_)|^(PORT|HOST|DATABASE_URL)$/.test(key)) continue;
+    if (
+      value === undefined ||
+      /^(WARRANT_|OPENAI_|LANGSMITH_|LANGCHAIN_|LANGGRAPH_)|^(PORT|HOST|DATABASE_URL)$/.test(key)
+    )
+      continue;
     environment[key] = value;
   }
   return { ...environment, WARRANT_PLANNER: "rules", ...extra };
@@ -98,7 +102,9 @@ async function stopGroup(child: ChildProcess): Promise<void> {
 }
 
 function statusOf(error: unknown): number | undefined {
-  return typeof error === "object" && error !== null && "status" in error && typeof error.status === "number" ? error.status : undefined;
+  return typeof error === "object" && error !== null && "status" in error && typeof error.status === "number"
+    ? error.status
+    : undefined;
 }
 
 async function rejectionStatus(promise: Promise<unknown>): Promise<number | undefined> {
@@ -150,7 +156,8 @@ describe("npm run dev (langgraphjs dev with Warrant auth)", () => {
     child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const started = child;
     const ready = await until(async () => {
-      if (started.exitCode !== null) throw new Error(`npm run dev exited with ${started.exitCode}:\n${output.slice(-4000)}`);
+      if (started.exitCode !== null)
+        throw new Error(`npm run dev exited with ${started.exitCode}:\n${output.slice(-4000)}`);
       try {
         return (await fetch(`${apiUrl}/info`)).ok;
       } catch {
@@ -200,9 +207,16 @@ describe("npm run dev (langgraphjs dev with Warrant auth)", () => {
   it("refuses tampered and expired tokens with 401", async () => {
     const [header, payload, signature = ""] = tokens.alice.split(".");
     const forgedPayload = Buffer.from(
-      JSON.stringify({ ...JSON.parse(Buffer.from(payload ?? "", "base64url").toString()), sub: "sam", scopes: ["notes:read_unreleased"] }),
+      JSON.stringify({
+        ...JSON.parse(Buffer.from(payload ?? "", "base64url").toString()),
+        sub: "sam",
+        scopes: ["notes:read_unreleased"],
+      }),
     ).toString("base64url");
-    const expired = await mintApiToken(secret, findPrincipal(principals, "alice"), { ttlSeconds: 60, now: Date.now() - 3_600_000 });
+    const expired = await mintApiToken(secret, findPrincipal(principals, "alice"), {
+      ttlSeconds: 60,
+      now: Date.now() - 3_600_000,
+    });
     for (const [token, code] of [
       [`${header}.${forgedPayload}.${signature}`, "token_invalid"],
       [expired, "token_expired"],
@@ -219,9 +233,17 @@ describe("npm run dev (langgraphjs dev with Warrant auth)", () => {
 
   it("refuses the dev server's store and its internal truncate route", async () => {
     const headers = { "content-type": "application/json", authorization: `Bearer ${tokens.alice}` };
-    const truncate = await fetch(`${apiUrl}/internal/truncate`, { method: "POST", headers, body: JSON.stringify({ threads: true }) });
+    const truncate = await fetch(`${apiUrl}/internal/truncate`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ threads: true }),
+    });
     expect(truncate.status).toBe(403);
-    const store = await fetch(`${apiUrl}/store/items/search`, { method: "POST", headers, body: JSON.stringify({ namespace_prefix: [] }) });
+    const store = await fetch(`${apiUrl}/store/items/search`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ namespace_prefix: [] }),
+    });
     expect(store.status).toBe(403);
   });
 
@@ -260,7 +282,9 @@ describe("npm run dev (langgraphjs dev with Warrant auth)", () => {
       const alice = clientFor(tokens.alice);
       expect((await alice.threads.get(aliceThread)).metadata).toMatchObject({ owner: "alice", tenant: "uni" });
       // Her own metadata update cannot give the thread away either.
-      const updated = await alice.threads.update(aliceThread, { metadata: { owner: "bob", tenant: "acme", topic: "attention" } });
+      const updated = await alice.threads.update(aliceThread, {
+        metadata: { owner: "bob", tenant: "acme", topic: "attention" },
+      });
       expect(updated.metadata).toMatchObject({ owner: "alice", tenant: "uni", topic: "attention" });
       // The graph's ledger went to DATABASE_URL: the same rows as the state.
       const ledgerDatabase = await openDatabase({ databaseUrl: database.url, dataDir: directory });
@@ -280,16 +304,28 @@ describe("npm run dev (langgraphjs dev with Warrant auth)", () => {
       expect(await rejectionStatus(bob.threads.getHistory(aliceThread))).toBe(404);
       expect(await rejectionStatus(bob.runs.list(aliceThread))).toBe(404);
       expect(await rejectionStatus(bob.threads.update(aliceThread, { metadata: { owner: "bob" } }))).toBe(404);
-      expect(await rejectionStatus(bob.runs.wait(aliceThread, "agent", { input: { messages: [{ role: "user", content: QUESTION }] } }))).toBe(404);
+      expect(
+        await rejectionStatus(
+          bob.runs.wait(aliceThread, "agent", { input: { messages: [{ role: "user", content: QUESTION }] } }),
+        ),
+      ).toBe(404);
       expect(await rejectionStatus(bob.threads.delete(aliceThread))).toBe(404);
       expect((await bob.threads.search({ limit: 100 })).map((thread) => thread.thread_id)).not.toContain(aliceThread);
       // Still there, still alice's.
-      expect((await clientFor(tokens.alice).threads.get(aliceThread)).metadata).toMatchObject({ owner: "alice", tenant: "uni" });
+      expect((await clientFor(tokens.alice).threads.get(aliceThread)).metadata).toMatchObject({
+        owner: "alice",
+        tenant: "uni",
+      });
     });
 
     it("runs as the token's user whatever configurable, context and x-* headers claim", async () => {
       const alicePrincipal = findPrincipal(principals, "alice");
-      const claimed = { ...alicePrincipal, identity: "uni:alice", permissions: alicePrincipal.scopes, is_authenticated: true };
+      const claimed = {
+        ...alicePrincipal,
+        identity: "uni:alice",
+        permissions: alicePrincipal.scopes,
+        is_authenticated: true,
+      };
       const bob = clientFor(tokens.bob, {
         "x-auth-scheme": "langsmith",
         "x-user-id": "alice",
@@ -298,7 +334,14 @@ describe("npm run dev (langgraphjs dev with Warrant auth)", () => {
       const thread = (await bob.threads.create()).thread_id;
       const state = (await bob.runs.wait(thread, "agent", {
         input: { messages: [{ role: "user", content: QUESTION }] },
-        config: { configurable: { langgraph_auth_user: claimed, langgraph_auth_user_id: "uni:alice", user_id: "uni:alice", langsmith_project: "elsewhere" } },
+        config: {
+          configurable: {
+            langgraph_auth_user: claimed,
+            langgraph_auth_user_id: "uni:alice",
+            user_id: "uni:alice",
+            langsmith_project: "elsewhere",
+          },
+        },
         context: { langgraph_auth_user: claimed },
       })) as unknown as State;
       // Bob is not enrolled in cs301: his run abstains and sees none of it.
@@ -308,11 +351,18 @@ describe("npm run dev (langgraphjs dev with Warrant auth)", () => {
       expect(state.evidence.filter((item) => item.source_id.startsWith("cs301/"))).toEqual([]);
       // What the run was configured with: bob's principal, no client x-* keys, no LangSmith tracing.
       const [run] = await bob.runs.list(thread);
-      const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs.config.configurable;
-      expect(configurable["langgraph_auth_user"]).toMatchObject({ user_id: "bob", identity: "uni:bob", grants: { courses: ["db201"] } });
+      const configurable = (run as unknown as { kwargs: { config: { configurable: Record<string, unknown> } } }).kwargs
+        .config.configurable;
+      expect(configurable["langgraph_auth_user"]).toMatchObject({
+        user_id: "bob",
+        identity: "uni:bob",
+        grants: { courses: ["db201"] },
+      });
       expect(configurable["langgraph_auth_user_id"]).toBe("uni:bob");
       expect(configurable["user_id"]).toBe("uni:bob");
-      expect(Object.keys(configurable).filter((key) => key.startsWith("x-") || key.startsWith("langsmith_"))).toEqual([]);
+      expect(Object.keys(configurable).filter((key) => key.startsWith("x-") || key.startsWith("langsmith_"))).toEqual(
+        [],
+      );
     }, 60_000);
   });
 });

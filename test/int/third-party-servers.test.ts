@@ -46,7 +46,9 @@ function errorCodes(state: State): string[] {
 }
 
 function toolText(state: State, callId: string): string {
-  const message = state.messages.find((item): item is ToolMessage => ToolMessage.isInstance(item) && item.tool_call_id === callId);
+  const message = state.messages.find(
+    (item): item is ToolMessage => ToolMessage.isInstance(item) && item.tool_call_id === callId,
+  );
   return String(message?.content ?? "");
 }
 
@@ -68,15 +70,30 @@ describe("third-party MCP servers from config only", () => {
   it("offers exactly the contracted tools, with the servers' own schemas and nothing host-injected", () => {
     expect(tools.isHealthy("files")).toBe(true);
     expect(tools.isHealthy("everything")).toBe(true);
-    expect(tools.catalog().map((tool) => tool.name).sort()).toEqual(CONTRACTED);
+    expect(
+      tools
+        .catalog()
+        .map((tool) => tool.name)
+        .sort(),
+    ).toEqual(CONTRACTED);
     // Listed by the servers but uncontracted: known, hidden.
     for (const hidden of ["move_file", "edit_file", "read_multiple_files", "get-env", "toggle-simulated-logging"]) {
       expect(tools.isListed(hidden), hidden).toBe(true);
-      expect(tools.catalog().some((tool) => tool.remote_name === hidden), hidden).toBe(false);
+      expect(
+        tools.catalog().some((tool) => tool.remote_name === hidden),
+        hidden,
+      ).toBe(false);
     }
     const write = tools.catalog().find((tool) => tool.name === "write_file");
-    expect(write?.model_schema).toMatchObject({ properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"], additionalProperties: false });
-    expect(Object.keys((write?.model_schema["properties"] as Record<string, unknown>) ?? {}).sort()).toEqual(["content", "path"]);
+    expect(write?.model_schema).toMatchObject({
+      properties: { path: { type: "string" }, content: { type: "string" } },
+      required: ["path", "content"],
+      additionalProperties: false,
+    });
+    expect(Object.keys((write?.model_schema["properties"] as Record<string, unknown>) ?? {}).sort()).toEqual([
+      "content",
+      "path",
+    ]);
     expect(tools.catalog().find((tool) => tool.name === "get_sum")?.remote_name).toBe("get-sum");
   });
 
@@ -88,7 +105,10 @@ describe("third-party MCP servers from config only", () => {
     const read = proposal("read_text_file", { path: notes });
     const echo = proposal("echo", { message: "hello from warrant" });
     const sum = proposal("get_sum", { a: 2, b: 3 });
-    const move = proposal("move_file", { source: path.join(folder, "keep.txt"), destination: path.join(folder, "moved.txt") });
+    const move = proposal("move_file", {
+      source: path.join(folder, "keep.txt"),
+      destination: path.join(folder, "moved.txt"),
+    });
     const leak = proposal("get-env", {});
     const write = proposal("write_file", { path: output, content: "Exam: Friday." });
     const planner = scriptedPlanner([
@@ -109,7 +129,8 @@ describe("third-party MCP servers from config only", () => {
     // The planner was offered the contracted tools only, and never a host-injected argument.
     expect(seen[0]?.tools.map((tool) => tool.name).sort()).toEqual(CONTRACTED);
     const visible = JSON.stringify(seen.map((input) => input.tools));
-    for (const hidden of ["idempotency_key", "user_id", "tenant", "move_file", "get-env"]) expect(visible).not.toContain(hidden);
+    for (const hidden of ["idempotency_key", "user_id", "tenant", "move_file", "get-env"])
+      expect(visible).not.toContain(hidden);
 
     // Reads ran under their contracts; hidden tools were denied before any call.
     expect(state.status).toBe("waiting_approval");
@@ -128,16 +149,38 @@ describe("third-party MCP servers from config only", () => {
 
     // The write waits for review: the interrupt names it with the model's arguments only.
     const [payload] = (await agent.interrupts(threadId)) as InterruptPayload[];
-    expect(payload?.action_requests).toEqual([{ name: "write_file", args: { path: output, content: "Exam: Friday." }, description: expect.any(String) }]);
-    expect(payload?.review_configs).toEqual([{ action_name: "write_file", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" }]);
-    expect(payload?.approvals).toEqual([{ action_id: expect.any(String), fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/), version: 1, requested_at: expect.any(String), expires_at: expect.any(String) }]);
+    expect(payload?.action_requests).toEqual([
+      { name: "write_file", args: { path: output, content: "Exam: Friday." }, description: expect.any(String) },
+    ]);
+    expect(payload?.review_configs).toEqual([
+      { action_name: "write_file", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" },
+    ]);
+    expect(payload?.approvals).toEqual([
+      {
+        action_id: expect.any(String),
+        fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
+        version: 1,
+        requested_at: expect.any(String),
+        expires_at: expect.any(String),
+      },
+    ]);
     expect((await readdir(folder)).sort()).toEqual(before);
 
-    const finished = await agent.resume("alice", threadId, { decisions: [{ type: "approve", action_id: payload?.approvals[0]?.action_id }] });
+    const finished = await agent.resume("alice", threadId, {
+      decisions: [{ type: "approve", action_id: payload?.approvals[0]?.action_id }],
+    });
     planner.assertDone();
     expect(finished.status).toBe("completed");
     const writes = finished.ledger.filter((row) => row.tool === "write_file");
-    expect(writes).toEqual([expect.objectContaining({ call_id: write.call_id, attempt: 1, risk: "write_reversible", status: "succeeded", idempotency_key: null })]);
+    expect(writes).toEqual([
+      expect.objectContaining({
+        call_id: write.call_id,
+        attempt: 1,
+        risk: "write_reversible",
+        status: "succeeded",
+        idempotency_key: null,
+      }),
+    ]);
     // Exactly one file was written, with exactly the approved content.
     expect((await readdir(folder)).sort()).toEqual([...before, "summary.txt"].sort());
     expect(await readFile(output, "utf8")).toBe("Exam: Friday.");
@@ -146,8 +189,14 @@ describe("third-party MCP servers from config only", () => {
   }, 60_000);
 
   it("denies an uncontracted write proposed anyway and never runs it", async () => {
-    const edit = proposal("edit_file", { path: path.join(folder, "keep.txt"), edits: [{ oldText: "do not", newText: "please" }] });
-    const planner = scriptedPlanner([calls(edit), { type: "final", answer: "could not", citations: [], abstained: true }]);
+    const edit = proposal("edit_file", {
+      path: path.join(folder, "keep.txt"),
+      edits: [{ oldText: "do not", newText: "please" }],
+    });
+    const planner = scriptedPlanner([
+      calls(edit),
+      { type: "final", answer: "could not", citations: [], abstained: true },
+    ]);
     const { state } = await agentHarness({ database, tools, planner }).run("alice", "edit keep.txt");
     planner.assertDone();
     expect(state.decisions).toMatchObject([{ type: "deny", code: "tool_not_permitted" }]);

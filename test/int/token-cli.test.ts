@@ -19,9 +19,15 @@ beforeAll(async () => {
 });
 afterAll(async () => fs.rm(dataDir, { recursive: true, force: true }));
 
-async function token(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function token(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run("npm", ["run", "-s", "token", "--", ...args], { cwd: REPO_ROOT, env: { ...process.env, WARRANT_DATA_DIR: dataDir, WARRANT_AUTH_SECRET: "", ...env } });
+    const { stdout, stderr } = await run("npm", ["run", "-s", "token", "--", ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, WARRANT_DATA_DIR: dataDir, WARRANT_AUTH_SECRET: "", ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -36,7 +42,10 @@ describe("npm run token", () => {
     const last = result.stdout.trim().split("\n").at(-1)!;
     const secret = await loadApiSecret({ configured: undefined, dataDir });
     const verified = await verifyApiToken(secret, last);
-    expect(verified).toMatchObject({ ok: true, principal: { user_id: "alice", tenant: "uni", grants: { courses: ["cs301"] } } });
+    expect(verified).toMatchObject({
+      ok: true,
+      principal: { user_id: "alice", tenant: "uni", grants: { courses: ["cs301"] } },
+    });
   }, 60_000);
 
   it("exits 1 for an unknown user and 2 for usage errors, printing no token", async () => {

@@ -24,8 +24,16 @@ let opened: string[] = [];
 beforeAll(async () => {
   ({ server: caseops, opened } = await countingCaseops(SECRET));
   const shipped = await loadConfig(settings.configPath);
-  const contracts = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => contract.server === "caseops"));
-  const config = parseConfig(JSON.stringify({ servers: { caseops: { transport: "http", url: caseops.url, audience: "caseops" } }, tools: contracts }), "test config");
+  const contracts = Object.fromEntries(
+    Object.entries(shipped.tools).filter(([, contract]) => contract.server === "caseops"),
+  );
+  const config = parseConfig(
+    JSON.stringify({
+      servers: { caseops: { transport: "http", url: caseops.url, audience: "caseops" } },
+      tools: contracts,
+    }),
+    "test config",
+  );
   tools = await connectTools(config, { secret: SECRET, ttlSeconds: 120 });
 }, 60_000);
 
@@ -55,9 +63,21 @@ describe("ToolHost connections to a Streamable HTTP server", () => {
         const index = start + offset;
         const caller = callers[index % callers.length];
         if (!caller) throw new Error("no caller");
-        const result = await tools.call(snapshot, { case_id: caller.case_id }, { timeoutMs: 10_000, principal: caller.principal, threadId: `thread-${index}` });
-        const structured = result.ok && typeof result.structured === "object" && result.structured !== null ? (result.structured as Record<string, unknown>) : {};
-        results.push({ ok: result.ok, case_id: structured["case_id"], tenant: structured["tenant"], expected: caller.tenant });
+        const result = await tools.call(
+          snapshot,
+          { case_id: caller.case_id },
+          { timeoutMs: 10_000, principal: caller.principal, threadId: `thread-${index}` },
+        );
+        const structured =
+          result.ok && typeof result.structured === "object" && result.structured !== null
+            ? (result.structured as Record<string, unknown>)
+            : {};
+        results.push({
+          ok: result.ok,
+          case_id: structured["case_id"],
+          tenant: structured["tenant"],
+          expected: caller.tenant,
+        });
       });
       await Promise.all(batch);
       peakSessions = Math.max(peakSessions, caseops.stats().sessions);
@@ -67,7 +87,9 @@ describe("ToolHost connections to a Streamable HTTP server", () => {
     expect(results.filter((result) => !result.ok)).toEqual([]);
     // Each tenant only ever saw its own case.
     expect(results.every((result) => result.tenant === result.expected)).toBe(true);
-    expect(new Set(results.map((result) => `${String(result.tenant)}:${String(result.case_id)}`))).toEqual(new Set(["acme:C-102", "globex:C-201"]));
+    expect(new Set(results.map((result) => `${String(result.tenant)}:${String(result.case_id)}`))).toEqual(
+      new Set(["acme:C-102", "globex:C-201"]),
+    );
     // Bounded: one session per tenant for the whole load, plus the start-up listing.
     expect(peakSessions).toBeLessThanOrEqual(callers.length);
     expect(caseops.stats().sessions).toBe(callers.length);
@@ -85,7 +107,13 @@ describe("a session the server no longer knows", () => {
     // Sessions idle for a second are closed by the server (swept every second).
     const { server, opened: sessionsOpened } = await countingCaseops(SECRET, { sessionIdleMs: 1_000 });
     const host = await connectTools(
-      parseConfig(JSON.stringify({ servers: { caseops: { transport: "http", url: server.url, audience: "caseops" } }, tools: { get_case_snapshot: { server: "caseops", risk: "read" } } }), "test config"),
+      parseConfig(
+        JSON.stringify({
+          servers: { caseops: { transport: "http", url: server.url, audience: "caseops" } },
+          tools: { get_case_snapshot: { server: "caseops", risk: "read" } },
+        }),
+        "test config",
+      ),
       { secret: SECRET, ttlSeconds: 120 },
     );
     try {

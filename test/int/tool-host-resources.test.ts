@@ -27,9 +27,22 @@ beforeAll(async () => {
   const config = parseConfig(
     JSON.stringify({
       servers: {
-        meta: { transport: "stdio", command: "node", args: ["--import", "tsx", FIXTURE], reconnect: { base_ms: 100, max_ms: 400 } },
-        everything: { transport: "stdio", command: "node", args: ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"] },
-        files: { transport: "stdio", command: "node", args: ["node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", folder] },
+        meta: {
+          transport: "stdio",
+          command: "node",
+          args: ["--import", "tsx", FIXTURE],
+          reconnect: { base_ms: 100, max_ms: 400 },
+        },
+        everything: {
+          transport: "stdio",
+          command: "node",
+          args: ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"],
+        },
+        files: {
+          transport: "stdio",
+          command: "node",
+          args: ["node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", folder],
+        },
       },
       tools: {},
     }),
@@ -52,23 +65,46 @@ describe("readResource", () => {
       text: '{"user_id":"alice","tenant":"uni"}',
       structured: { user_id: "alice", tenant: "uni" },
     });
-    expect(await tools.readResource("meta", "meta://whoami", dana)).toMatchObject({ ok: true, structured: { user_id: "dana", tenant: "acme" } });
+    expect(await tools.readResource("meta", "meta://whoami", dana)).toMatchObject({
+      ok: true,
+      structured: { user_id: "dana", tenant: "acme" },
+    });
   });
 
   it("joins text contents and leaves non-JSON text unstructured", async () => {
-    expect(await tools.readResource("meta", "meta://two-parts", alice)).toEqual({ ok: true, text: "part one\npart two", structured: undefined });
+    expect(await tools.readResource("meta", "meta://two-parts", alice)).toEqual({
+      ok: true,
+      text: "part one\npart two",
+      structured: undefined,
+    });
     const document = await tools.readResource("everything", "demo://resource/static/document/architecture.md", alice);
     expect(document).toMatchObject({ ok: true, structured: undefined });
     expect(document.ok && document.text.startsWith("# Everything Server")).toBe(true);
   });
 
   it("types every failure", async () => {
-    expect(await tools.readResource("meta", "meta://denied", alice)).toMatchObject({ ok: false, code: "access_denied" });
-    expect(await tools.readResource("meta", "meta://nothing-here", alice)).toMatchObject({ ok: false, code: "not_found" });
-    expect(await tools.readResource("files", `file://${folder}`, alice)).toEqual({ ok: false, code: "tool_not_permitted", message: "the files server offers no resources" });
-    expect(await tools.readResource("nowhere", "meta://whoami", alice)).toMatchObject({ ok: false, code: "unknown_tool" });
+    expect(await tools.readResource("meta", "meta://denied", alice)).toMatchObject({
+      ok: false,
+      code: "access_denied",
+    });
+    expect(await tools.readResource("meta", "meta://nothing-here", alice)).toMatchObject({
+      ok: false,
+      code: "not_found",
+    });
+    expect(await tools.readResource("files", `file://${folder}`, alice)).toEqual({
+      ok: false,
+      code: "tool_not_permitted",
+      message: "the files server offers no resources",
+    });
+    expect(await tools.readResource("nowhere", "meta://whoami", alice)).toMatchObject({
+      ok: false,
+      code: "unknown_tool",
+    });
     expect(await tools.readResource("meta", "", alice)).toMatchObject({ ok: false, code: "invalid_arguments" });
-    for (const result of [await tools.readResource("meta", "meta://denied", alice), await tools.readResource("meta", "meta://nothing-here", alice)]) {
+    for (const result of [
+      await tools.readResource("meta", "meta://denied", alice),
+      await tools.readResource("meta", "meta://nothing-here", alice),
+    ]) {
       expect(result.ok || result.message).not.toMatch(/\n\s+at |MCP error/);
     }
   });
@@ -83,14 +119,23 @@ describe("getPrompt", () => {
         { role: "assistant", text: "[image content omitted]" },
       ],
     });
-    expect(await tools.getPrompt("everything", "args-prompt", { city: "Paris" }, alice)).toEqual({ ok: true, messages: [{ role: "user", text: "What's weather in Paris?" }] });
+    expect(await tools.getPrompt("everything", "args-prompt", { city: "Paris" }, alice)).toEqual({
+      ok: true,
+      messages: [{ role: "user", text: "What's weather in Paris?" }],
+    });
   });
 
   it("types every failure", async () => {
     expect(await tools.getPrompt("meta", "no-such-prompt", {}, alice)).toMatchObject({ ok: false, code: "not_found" });
     expect(await tools.getPrompt("meta", "greet", {}, alice)).toMatchObject({ ok: false, code: "invalid_arguments" });
-    expect(await tools.getPrompt("files", "greet", { name: "Bob" }, alice)).toMatchObject({ ok: false, code: "tool_not_permitted" });
-    expect(await tools.getPrompt("nowhere", "greet", { name: "Bob" }, alice)).toMatchObject({ ok: false, code: "unknown_tool" });
+    expect(await tools.getPrompt("files", "greet", { name: "Bob" }, alice)).toMatchObject({
+      ok: false,
+      code: "tool_not_permitted",
+    });
+    expect(await tools.getPrompt("nowhere", "greet", { name: "Bob" }, alice)).toMatchObject({
+      ok: false,
+      code: "unknown_tool",
+    });
   });
 });
 
@@ -100,9 +145,18 @@ describe("a server that is down", () => {
     if (!child) throw new Error("no fixture process");
     process.kill(child.pid, "SIGKILL");
     await waitFor(() => !tools.isHealthy("meta"), "meta to be marked unhealthy", 5_000);
-    expect(await tools.readResource("meta", "meta://whoami", alice)).toMatchObject({ ok: false, code: "server_unavailable" });
-    expect(await tools.getPrompt("meta", "greet", { name: "Bob" }, alice)).toMatchObject({ ok: false, code: "server_unavailable" });
+    expect(await tools.readResource("meta", "meta://whoami", alice)).toMatchObject({
+      ok: false,
+      code: "server_unavailable",
+    });
+    expect(await tools.getPrompt("meta", "greet", { name: "Bob" }, alice)).toMatchObject({
+      ok: false,
+      code: "server_unavailable",
+    });
     await waitFor(() => tools.isHealthy("meta"), "meta to reconnect");
-    expect(await tools.readResource("meta", "meta://whoami", alice)).toMatchObject({ ok: true, structured: { user_id: "alice" } });
+    expect(await tools.readResource("meta", "meta://whoami", alice)).toMatchObject({
+      ok: true,
+      structured: { user_id: "alice" },
+    });
   }, 30_000);
 });

@@ -30,16 +30,19 @@ const run = promisify(execFile);
 /** The fixture's config; `pin` is `lookup`'s configured hash (`"pin": "sha256:…"`), when it has one. */
 function configJson(description?: string, pin?: string) {
   return JSON.stringify({
-      servers: {
-        glossary: {
-          transport: "stdio",
-          command: "node",
-          args: ["--import", "tsx", "test/int/support/shifting-server.ts"],
-          env: description ? { WARRANT_SHIFTING_DESCRIPTION: description } : {},
-        },
+    servers: {
+      glossary: {
+        transport: "stdio",
+        command: "node",
+        args: ["--import", "tsx", "test/int/support/shifting-server.ts"],
+        env: description ? { WARRANT_SHIFTING_DESCRIPTION: description } : {},
       },
-      tools: { lookup: { server: "glossary", risk: "read", ...(pin ? { pin } : {}) }, shift: { server: "glossary", risk: "read" } },
-    });
+    },
+    tools: {
+      lookup: { server: "glossary", risk: "read", ...(pin ? { pin } : {}) },
+      shift: { server: "glossary", risk: "read" },
+    },
+  });
 }
 
 function config(description?: string, pin?: string) {
@@ -78,7 +81,15 @@ const tool = (host: ToolHost, name: string) => {
 };
 
 async function offer(host: ToolHost) {
-  return effectiveTools({ tools: host.catalog(), principal: await principal("alice"), stage: "any", allowedRisks: ["read"], isHealthy: () => true, maxTools: 8, request: "look a word up" });
+  return effectiveTools({
+    tools: host.catalog(),
+    principal: await principal("alice"),
+    stage: "any",
+    allowedRisks: ["read"],
+    isHealthy: () => true,
+    maxTools: 8,
+    request: "look a word up",
+  });
 }
 
 async function caller() {
@@ -87,40 +98,75 @@ async function caller() {
 
 const cli = (...args: string[]) => cliWith({}, ...args);
 const cliWith = (env: Record<string, string>, ...args: string[]) =>
-  run(process.execPath, ["--import", "tsx", "src/cli/tools.ts", ...args], { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: test.url, ...env }, timeout: 60_000 }).then(
+  run(process.execPath, ["--import", "tsx", "src/cli/tools.ts", ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, DATABASE_URL: test.url, ...env },
+    timeout: 60_000,
+  }).then(
     ({ stdout }) => ({ code: 0, stdout }),
-    (error: { code?: unknown; stdout?: string; stderr?: string }) => ({ code: typeof error.code === "number" ? error.code : -1, stdout: error.stdout ?? "", stderr: error.stderr ?? "" }),
+    (error: { code?: unknown; stdout?: string; stderr?: string }) => ({
+      code: typeof error.code === "number" ? error.code : -1,
+      stdout: error.stdout ?? "",
+      stderr: error.stderr ?? "",
+    }),
   );
 
 async function pinEvents(kind: string) {
-  return (await database.pool.query("select tool, detail from warrant.audit_events where run_id = 'tool-pins' and kind = $1 order by seq", [kind])).rows as { tool: string; detail: string }[];
+  return (
+    await database.pool.query(
+      "select tool, detail from warrant.audit_events where run_id = 'tool-pins' and kind = $1 order by seq",
+      [kind],
+    )
+  ).rows as { tool: string; detail: string }[];
 }
 
 describe("pinned tool definitions", () => {
   it("withholds a tool whose description changed between two starts until an operator approves it", async () => {
     const first = await start();
     const pinned = await database.pins.get("lookup");
-    expect(pinned).toMatchObject({ server: "glossary", approved_by: null, served_hash: null, manifest: { name: "lookup", server: { name: "shifting-fixture", version: "1.0.0" } } });
+    expect(pinned).toMatchObject({
+      server: "glossary",
+      approved_by: null,
+      served_hash: null,
+      manifest: { name: "lookup", server: { name: "shifting-fixture", version: "1.0.0" } },
+    });
     expect((await offer(first)).offered.map((entry) => entry.name)).toContain("lookup");
     await stop(first);
 
     const second = await start(SHIFTED_AT_START);
-    expect(tool(second, "lookup").definition_changed).toEqual({ pinned_hash: pinned?.hash, served_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(tool(second, "lookup").definition_changed).toEqual({
+      pinned_hash: pinned?.hash,
+      served_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const withheld = await offer(second);
     expect(withheld.offered.map((entry) => entry.name)).toEqual(["shift"]);
     expect(withheld.withheld).toContainEqual({ tool: "lookup", reason: "definition_changed" });
-    expect(await second.call(tool(second, "lookup"), { word: "x" }, await caller())).toMatchObject({ ok: false, code: "tool_not_permitted" });
+    expect(await second.call(tool(second, "lookup"), { word: "x" }, await caller())).toMatchObject({
+      ok: false,
+      code: "tool_not_permitted",
+    });
     const served = (await database.pins.get("lookup"))?.served_hash;
     const changes = await pinEvents("definition_changed");
-    expect(changes.map((event) => [event.tool, JSON.parse(event.detail)])).toEqual([["lookup", { server: "glossary", pinned_hash: pinned?.hash, served_hash: served }]]);
+    expect(changes.map((event) => [event.tool, JSON.parse(event.detail)])).toEqual([
+      ["lookup", { server: "glossary", pinned_hash: pinned?.hash, served_hash: served }],
+    ]);
 
     // Through the agent: the model proposes the withheld tool anyway.
-    const planner = scriptedPlanner([calls(proposal("lookup", { word: "attention" })), { type: "final", answer: "No lookup.", citations: [], abstained: true }]);
+    const planner = scriptedPlanner([
+      calls(proposal("lookup", { word: "attention" })),
+      { type: "final", answer: "No lookup.", citations: [], abstained: true },
+    ]);
     const agent = agentHarness({ database, tools: second, planner });
     const { state } = await agent.run("alice", "Look up attention in the glossary");
     expect(state.tool_offer?.withheld).toContainEqual({ tool: "lookup", reason: "definition_changed" });
-    const denied = (await database.pool.query("select code, tool, detail from warrant.audit_events where kind = 'denied' and tool = 'lookup'")).rows as { code: string; detail: string }[];
-    expect(denied).toEqual([expect.objectContaining({ code: "tool_not_permitted", detail: expect.stringContaining("definition_changed") })]);
+    const denied = (
+      await database.pool.query(
+        "select code, tool, detail from warrant.audit_events where kind = 'denied' and tool = 'lookup'",
+      )
+    ).rows as { code: string; detail: string }[];
+    expect(denied).toEqual([
+      expect.objectContaining({ code: "tool_not_permitted", detail: expect.stringContaining("definition_changed") }),
+    ]);
     expect(state.ledger).toEqual([]);
     await stop(second);
 
@@ -150,11 +196,17 @@ describe("pinned tool definitions", () => {
     expect(await host.call(tool(host, "shift"), {}, await caller())).toMatchObject({ ok: true });
 
     const deadline = Date.now() + 10_000;
-    while (!tool(host, "lookup").definition_changed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(tool(host, "lookup").definition_changed).toMatchObject({ pinned_hash: (await database.pins.get("lookup"))?.hash });
+    while (!tool(host, "lookup").definition_changed && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(tool(host, "lookup").definition_changed).toMatchObject({
+      pinned_hash: (await database.pins.get("lookup"))?.hash,
+    });
     expect((await offer(host)).withheld).toContainEqual({ tool: "lookup", reason: "definition_changed" });
     // Even with the catalog entry fetched before the change, the call is refused at the host.
-    expect(await host.call(lookup, { word: "x" }, await caller())).toMatchObject({ ok: false, code: "tool_not_permitted" });
+    expect(await host.call(lookup, { word: "x" }, await caller())).toMatchObject({
+      ok: false,
+      code: "tool_not_permitted",
+    });
     expect((await pinEvents("definition_changed")).at(-1)).toMatchObject({ tool: "lookup" });
     expect(host.isHealthy("glossary")).toBe(true);
   }, 120_000);
@@ -176,10 +228,18 @@ describe("pinned tool definitions", () => {
     const pinned = await start(SHIFTED_AT_START, `sha256:${honest}`);
     expect(tool(pinned, "lookup").definition_changed).toEqual({ pinned_hash: honest, served_hash: shifted });
     expect((await offer(pinned)).withheld).toContainEqual({ tool: "lookup", reason: "definition_changed" });
-    expect(await pinned.call(tool(pinned, "lookup"), { word: "x" }, await caller())).toMatchObject({ ok: false, code: "tool_not_permitted" });
+    expect(await pinned.call(tool(pinned, "lookup"), { word: "x" }, await caller())).toMatchObject({
+      ok: false,
+      code: "tool_not_permitted",
+    });
     expect(tool(pinned, "shift").definition_changed).toBeUndefined();
     await stop(pinned);
-    expect(await database.pins.get("lookup")).toMatchObject({ hash: honest, approved_by: "warrant.config.json", manifest: null, served_hash: shifted });
+    expect(await database.pins.get("lookup")).toMatchObject({
+      hash: honest,
+      approved_by: "warrant.config.json",
+      manifest: null,
+      served_hash: shifted,
+    });
     expect((await pinEvents("definition_approved")).map((event) => JSON.parse(event.detail))).toContainEqual({
       server: "glossary",
       approved_hash: honest,
@@ -187,7 +247,9 @@ describe("pinned tool definitions", () => {
       approved_by: "warrant.config.json",
     });
     const changes = await pinEvents("definition_changed");
-    expect(changes.slice(before).map((event) => JSON.parse(event.detail))).toEqual([{ server: "glossary", pinned_hash: honest, served_hash: shifted }]);
+    expect(changes.slice(before).map((event) => JSON.parse(event.detail))).toEqual([
+      { server: "glossary", pinned_hash: honest, served_hash: shifted },
+    ]);
 
     // The CLI shows the configured hash and leaves approving to the config.
     const directory = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-pins-"));
@@ -200,7 +262,9 @@ describe("pinned tool definitions", () => {
       expect(diff.stdout).toContain(`served ${shifted}`);
       const approve = await cliWith({ WARRANT_CONFIG: configPath }, "approve", "lookup");
       expect(approve.code).toBe(1);
-      expect("stderr" in approve ? approve.stderr : "").toContain(`config_pinned: lookup is pinned in ${configPath}; to accept the served definition set its "pin" to sha256:${shifted}`);
+      expect("stderr" in approve ? approve.stderr : "").toContain(
+        `config_pinned: lookup is pinned in ${configPath}; to accept the served definition set its "pin" to sha256:${shifted}`,
+      );
     } finally {
       await fs.rm(directory, { recursive: true, force: true });
     }
@@ -210,7 +274,12 @@ describe("pinned tool definitions", () => {
     expect(tool(accepted, "lookup").definition_changed).toBeUndefined();
     expect(await accepted.call(tool(accepted, "lookup"), { word: "x" }, await caller())).toMatchObject({ ok: true });
     await stop(accepted);
-    expect(await database.pins.get("lookup")).toMatchObject({ hash: shifted, approved_by: "warrant.config.json", served_hash: null, manifest: { description: SHIFTED_AT_START } });
+    expect(await database.pins.get("lookup")).toMatchObject({
+      hash: shifted,
+      approved_by: "warrant.config.json",
+      served_hash: null,
+      manifest: { description: SHIFTED_AT_START },
+    });
     expect((await database.verifyAudit("tool-pins")).breaks).toEqual([]);
   }, 180_000);
 });

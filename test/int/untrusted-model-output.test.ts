@@ -32,7 +32,9 @@ function toolErrors(state: State): { id: string; name: string | undefined; code:
 }
 
 function proposedCalls(state: State) {
-  return state.messages.filter((message): message is AIMessage => AIMessage.isInstance(message)).flatMap((message) => message.tool_calls ?? []);
+  return state.messages
+    .filter((message): message is AIMessage => AIMessage.isInstance(message))
+    .flatMap((message) => message.tool_calls ?? []);
 }
 
 let tools: ToolHost;
@@ -73,12 +75,25 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
     ["a lone surrogate", "search_notes\ud800"],
     ["a bidi override", "search_\u202enotes"],
   ])("refuses a tool name with %s as unknown_tool, storing only a placeholder", async (_label, name) => {
-    const { state, audit, ledger } = await runOne({ call_id: "call_name_probe", name, raw_arguments: '{"query":"attention"}' });
+    const { state, audit, ledger } = await runOne({
+      call_id: "call_name_probe",
+      name,
+      raw_arguments: '{"query":"attention"}',
+    });
     expect(state.termination_reason?.code).toBe("final_answer");
-    expect(toolErrors(state)).toEqual([{ id: "call_name_probe", name: INVALID_TOOL_NAME, code: "unknown_tool", message: expect.stringMatching(/^the proposed tool name contains/) }]);
+    expect(toolErrors(state)).toEqual([
+      {
+        id: "call_name_probe",
+        name: INVALID_TOOL_NAME,
+        code: "unknown_tool",
+        message: expect.stringMatching(/^the proposed tool name contains/),
+      },
+    ]);
     expect(proposedCalls(state).map((call) => call.name)).toEqual([INVALID_TOOL_NAME]);
     expect(ledger).toEqual([]);
-    expect(audit.filter((event) => event.kind === "denied").map((event) => [event.subject, event.tool, event.code])).toEqual([["call_name_probe", INVALID_TOOL_NAME, "unknown_tool"]]);
+    expect(
+      audit.filter((event) => event.kind === "denied").map((event) => [event.subject, event.tool, event.code]),
+    ).toEqual([["call_name_probe", INVALID_TOOL_NAME, "unknown_tool"]]);
   });
 
   it.each([
@@ -86,7 +101,11 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
     ["a lone surrogate", "call_\udc00"],
     ["a zero-width space", "call_\u200bprobe"],
   ])("refuses a call id with %s, replacing it with a fresh id everywhere", async (_label, callId) => {
-    const { state, audit, ledger } = await runOne({ call_id: callId, name: "search_notes", raw_arguments: '{"query":"attention"}' });
+    const { state, audit, ledger } = await runOne({
+      call_id: callId,
+      name: "search_notes",
+      raw_arguments: '{"query":"attention"}',
+    });
     expect(state.termination_reason?.code).toBe("final_answer");
     const [error] = toolErrors(state);
     expect(error).toMatchObject({ name: "search_notes", code: "invalid_arguments" });
@@ -100,16 +119,31 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
     ["64 levels (about 140 bytes)", 64],
     ["20 000 levels", 20_000],
   ])("refuses arguments nested %s as invalid_arguments; the thread stays readable", async (_label, levels) => {
-    const { state, ledger } = await runOne({ call_id: `call_deep_${levels}`, name: "search_notes", raw_arguments: nested(levels) });
+    const { state, ledger } = await runOne({
+      call_id: `call_deep_${levels}`,
+      name: "search_notes",
+      raw_arguments: nested(levels),
+    });
     expect(state.termination_reason?.code).toBe("final_answer");
-    expect(toolErrors(state)).toEqual([{ id: `call_deep_${levels}`, name: "search_notes", code: "invalid_arguments", message: `arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels` }]);
+    expect(toolErrors(state)).toEqual([
+      {
+        id: `call_deep_${levels}`,
+        name: "search_notes",
+        code: "invalid_arguments",
+        message: `arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+      },
+    ]);
     expect(proposedCalls(state).map((call) => call.args)).toEqual([{}]);
     expect(ledger).toEqual([]);
   });
 
   it("checkpoints arguments at exactly the depth limit and reads them back", async () => {
     // The schema refuses them (query must be a string), but the AI message keeps the parsed value.
-    const { state } = await runOne({ call_id: "call_deep_limit", name: "search_notes", raw_arguments: nested(MAX_ARGUMENT_DEPTH) });
+    const { state } = await runOne({
+      call_id: "call_deep_limit",
+      name: "search_notes",
+      raw_arguments: nested(MAX_ARGUMENT_DEPTH),
+    });
     expect(toolErrors(state).map((error) => error.code)).toEqual(["invalid_arguments"]);
     let depth = 0;
     let value: unknown = proposedCalls(state)[0]?.args;
@@ -122,8 +156,16 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
 
   it.each([
     ["NUL in a value", String.raw`{"query":"atten\u0000tion"}`, 'argument "query" contains U+0000'],
-    ["a lone surrogate in a value", String.raw`{"query":"\ud800"}`, 'argument "query" contains a lone surrogate (U+D800)'],
-    ["NUL in an unknown key", String.raw`{"query":"x","\u0000":1}`, String.raw`argument "\u{0}" has a key that contains U+0000`],
+    [
+      "a lone surrogate in a value",
+      String.raw`{"query":"\ud800"}`,
+      'argument "query" contains a lone surrogate (U+D800)',
+    ],
+    [
+      "NUL in an unknown key",
+      String.raw`{"query":"x","\u0000":1}`,
+      String.raw`argument "\u{0}" has a key that contains U+0000`,
+    ],
     ["a raw NUL in the text", '{"query":"x"\u0000}', undefined],
   ])("refuses %s as invalid_arguments with a storable message", async (_label, raw, message) => {
     const { state, audit } = await runOne({ call_id: "call_text_probe", name: "search_notes", raw_arguments: raw });
@@ -136,7 +178,9 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
   });
 
   it("stores a final answer and a needs_human reason with NUL and lone surrogates made storable", async () => {
-    const answer = scriptedPlanner([{ type: "final", answer: "forty\u0000two\ud800", citations: [], abstained: false }]);
+    const answer = scriptedPlanner([
+      { type: "final", answer: "forty\u0000two\ud800", citations: [], abstained: false },
+    ]);
     const first = agentHarness({ database: opened.database, tools, planner: answer });
     const { threadId, state } = await first.run("alice", "probe");
     expect(state.status).toBe("completed");
@@ -156,14 +200,43 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
     const threadId = randomUUID();
     const runId = randomUUID();
     await opened.database.threads.create(owner, { thread_id: threadId, metadata: {} });
-    await opened.database.threads.createRun(owner, { run_id: runId, thread_id: threadId, assistant_id: "agent", status: "running", metadata: {}, kwargs: {} });
+    await opened.database.threads.createRun(owner, {
+      run_id: runId,
+      thread_id: threadId,
+      assistant_id: "agent",
+      status: "running",
+      metadata: {},
+      kwargs: {},
+    });
     const detail = "outcome_unknown: create_study_event (call_1): server said \u0000\ud800";
-    await opened.database.threads.setRunStatus(runId, "error", { error: "x", message: "boom\u0000" }, { status: "needs_human", termination_reason: { code: "needs_human", detail }, pending_review: false });
+    await opened.database.threads.setRunStatus(
+      runId,
+      "error",
+      { error: "x", message: "boom\u0000" },
+      { status: "needs_human", termination_reason: { code: "needs_human", detail }, pending_review: false },
+    );
     const run = await opened.database.threads.getRun(owner, threadId, runId);
-    expect(run?.outcome?.termination_reason).toMatchObject({ detail: "outcome_unknown: create_study_event (call_1): server said \ufffd\ufffd" });
+    expect(run?.outcome?.termination_reason).toMatchObject({
+      detail: "outcome_unknown: create_study_event (call_1): server said \ufffd\ufffd",
+    });
     expect(run?.error).toEqual({ error: "x", message: "boom\ufffd" });
-    await opened.database.audit.record([{ thread_id: threadId, run_id: runId, kind: "run_ended", subject: "", node: "observe", actor: "alice", code: "needs_human", tool: null, detail, at: new Date().toISOString() }]);
-    expect((await opened.database.audit.list(threadId))[0]?.detail).toBe("outcome_unknown: create_study_event (call_1): server said \ufffd\ufffd");
+    await opened.database.audit.record([
+      {
+        thread_id: threadId,
+        run_id: runId,
+        kind: "run_ended",
+        subject: "",
+        node: "observe",
+        actor: "alice",
+        code: "needs_human",
+        tool: null,
+        detail,
+        at: new Date().toISOString(),
+      },
+    ]);
+    expect((await opened.database.audit.list(threadId))[0]?.detail).toBe(
+      "outcome_unknown: create_study_event (call_1): server said \ufffd\ufffd",
+    );
   });
 
   it("keeps every stored name and id a safe identifier", async () => {
@@ -172,6 +245,7 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
       expect(isSafeKey(call.id ?? "")).toBe(true);
       expect(isSafeKey(call.name)).toBe(true);
     }
-    for (const decision of state.decisions ?? []) expect(isSafeKey(decision.call_id) && isSafeKey(decision.tool)).toBe(true);
+    for (const decision of state.decisions ?? [])
+      expect(isSafeKey(decision.call_id) && isSafeKey(decision.tool)).toBe(true);
   });
 });

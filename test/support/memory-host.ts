@@ -23,7 +23,8 @@ export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> }
     rows,
     async begin(threadId, row) {
       const list = threadRows(threadId);
-      if (list.some((existing) => existing.call_id === row.call_id && existing.attempt === row.attempt)) throw new Error("duplicate ledger row");
+      if (list.some((existing) => existing.call_id === row.call_id && existing.attempt === row.attempt))
+        throw new Error("duplicate ledger row");
       list.push({ ...row });
     },
     async beginFirst(threadId, row) {
@@ -34,7 +35,12 @@ export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> }
     async finish(threadId, callId, attempt, outcome) {
       const row = threadRows(threadId).find((existing) => existing.call_id === callId && existing.attempt === attempt);
       if (!row) throw new Error("no such ledger row");
-      Object.assign(row, { status: outcome.status, error_code: outcome.error_code, finished_at: outcome.finished_at, elapsed_ms: outcome.elapsed_ms });
+      Object.assign(row, {
+        status: outcome.status,
+        error_code: outcome.error_code,
+        finished_at: outcome.finished_at,
+        elapsed_ms: outcome.elapsed_ms,
+      });
       if (outcome.reconciled_by) row.reconciled_by = outcome.reconciled_by;
     },
     async list(threadId) {
@@ -48,11 +54,21 @@ export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> }
   };
 }
 
-const NOTE_SCHEMA = { type: "object", properties: { user_id: { type: "string" }, note_id: { type: "string", maxLength: 100 } }, required: ["user_id", "note_id"] };
-const EVENT_SCHEMA = { type: "object", properties: { user_id: { type: "string" }, title: { type: "string", maxLength: 200 } }, required: ["user_id", "title"] };
+const NOTE_SCHEMA = {
+  type: "object",
+  properties: { user_id: { type: "string" }, note_id: { type: "string", maxLength: 100 } },
+  required: ["user_id", "note_id"],
+};
+const EVENT_SCHEMA = {
+  type: "object",
+  properties: { user_id: { type: "string" }, title: { type: "string", maxLength: 200 } },
+  required: ["user_id", "title"],
+};
 
 /** Two fake tools: `read_note` (read) and `create_event` (a write that needs approval). */
-export function memoryTools(results: (tool: string, args: Record<string, unknown>) => NormalizedResult): ToolHost & { calls: { tool: string; args: Record<string, unknown> }[] } {
+export function memoryTools(
+  results: (tool: string, args: Record<string, unknown>) => NormalizedResult,
+): ToolHost & { calls: { tool: string; args: Record<string, unknown> }[] } {
   const listed: Record<string, ListedTool[]> = {
     fake: [
       { name: "read_note", description: "read a note", inputSchema: NOTE_SCHEMA },
@@ -60,8 +76,18 @@ export function memoryTools(results: (tool: string, args: Record<string, unknown
     ],
   };
   const contracts = {
-    read_note: ToolContractSchema.parse({ server: "fake", risk: "read", scopes: ["notes:read"], injected: { user_id: "principal.user_id" } }),
-    create_event: ToolContractSchema.parse({ server: "fake", risk: "write_reversible", scopes: ["notes:read"], injected: { user_id: "principal.user_id" } }),
+    read_note: ToolContractSchema.parse({
+      server: "fake",
+      risk: "read",
+      scopes: ["notes:read"],
+      injected: { user_id: "principal.user_id" },
+    }),
+    create_event: ToolContractSchema.parse({
+      server: "fake",
+      risk: "write_reversible",
+      scopes: ["notes:read"],
+      injected: { user_id: "principal.user_id" },
+    }),
   };
   const { tools } = buildCatalog(contracts, listed);
   const calls: { tool: string; args: Record<string, unknown> }[] = [];
@@ -92,7 +118,10 @@ export function memoryApprovals(): ApprovalStore & { rows: ApprovalRecord[] } {
     rows,
     async record(records) {
       for (const record of records) {
-        const exists = rows.some((row) => row.thread_id === record.thread_id && row.action_id === record.action_id && row.version === record.version);
+        const exists = rows.some(
+          (row) =>
+            row.thread_id === record.thread_id && row.action_id === record.action_id && row.version === record.version,
+        );
         if (!exists) rows.push({ ...record });
       }
     },

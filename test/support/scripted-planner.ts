@@ -17,7 +17,11 @@ let counter = 0;
 /** A proposal with a unique id and the exact raw argument text given. */
 export function proposal(name: string, args: Record<string, unknown> | string): Proposal {
   counter += 1;
-  return { call_id: `call_test_${Date.now().toString(36)}_${counter}`, name, raw_arguments: typeof args === "string" ? args : JSON.stringify(args) };
+  return {
+    call_id: `call_test_${Date.now().toString(36)}_${counter}`,
+    name,
+    raw_arguments: typeof args === "string" ? args : JSON.stringify(args),
+  };
 }
 
 export function calls(...proposals: Proposal[]): PlanOutcome {
@@ -33,7 +37,8 @@ export function scriptedPlanner(steps: ScriptStep[]): ScriptedPlanner {
     async plan(input) {
       inputs.push(input);
       const step = steps[next];
-      if (step === undefined) throw new Error(`scripted planner: unexpected turn ${next + 1} (script has ${steps.length})`);
+      if (step === undefined)
+        throw new Error(`scripted planner: unexpected turn ${next + 1} (script has ${steps.length})`);
       next += 1;
       const outcome = typeof step === "function" ? step(input) : step;
       return { outcome, usage: { input_tokens: 10, output_tokens: 5 } };
@@ -51,7 +56,10 @@ export function endlessPlanner(): Planner {
     kind: "scripted",
     async plan() {
       turn += 1;
-      return { outcome: calls(proposal("search_notes", { query: `attention variant ${turn}`, limit: 1 })), usage: { input_tokens: 100, output_tokens: 20 } };
+      return {
+        outcome: calls(proposal("search_notes", { query: `attention variant ${turn}`, limit: 1 })),
+        usage: { input_tokens: 100, output_tokens: 20 },
+      };
     },
   };
 }

@@ -4,14 +4,37 @@ import os from "node:os";
 import path from "node:path";
 import { SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
-import { authenticate, authenticateRequest, loadApiSecret, mintApiToken, verifyApiToken, MAX_API_TOKEN_TTL_SECONDS } from "../../src/auth/api-token.js";
+import {
+  authenticate,
+  authenticateRequest,
+  loadApiSecret,
+  mintApiToken,
+  verifyApiToken,
+  MAX_API_TOKEN_TTL_SECONDS,
+} from "../../src/auth/api-token.js";
 import type { Principal } from "../../src/auth/principal.js";
 
 const secret = new Uint8Array(randomBytes(32));
-const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
+const alice: Principal = {
+  user_id: "alice",
+  tenant: "uni",
+  role: "student",
+  scopes: ["notes:read"],
+  grants: { courses: ["cs301"] },
+};
 const claims = { tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
 
-async function signed(overrides: { payload?: Record<string, unknown>; issuer?: string; audience?: string; ttl?: number; iat?: number; alg?: string; key?: Uint8Array } = {}) {
+async function signed(
+  overrides: {
+    payload?: Record<string, unknown>;
+    issuer?: string;
+    audience?: string;
+    ttl?: number;
+    iat?: number;
+    alg?: string;
+    key?: Uint8Array;
+  } = {},
+) {
   const iat = overrides.iat ?? Math.floor(Date.now() / 1000);
   return new SignJWT({ ...claims, ...overrides.payload })
     .setProtectedHeader({ alg: overrides.alg ?? "HS256" })
@@ -54,7 +77,10 @@ describe("API tokens", () => {
     ];
     for (const [token, code] of cases) {
       const result = await verifyApiToken(secret, token);
-      expect({ token: String(token).slice(0, 40), code: result.ok ? "ok" : result.code }).toEqual({ token: String(token).slice(0, 40), code });
+      expect({ token: String(token).slice(0, 40), code: result.ok ? "ok" : result.code }).toEqual({
+        token: String(token).slice(0, 40),
+        code,
+      });
     }
   });
 
@@ -79,22 +105,40 @@ describe("API tokens", () => {
     const viaKey = await authenticateRequest(secret, { authorization: undefined, apiKey: token });
     expect(viaKey).toEqual(await authenticate(secret, `Bearer ${token}`));
     expect(viaKey.ok && viaKey.principal.user_id).toBe("alice");
-    for (const bad of ["not-a-jwt", `${token}x`, await signed({ ttl: -10 }), await signed({ key: new Uint8Array(randomBytes(32)) })]) {
+    for (const bad of [
+      "not-a-jwt",
+      `${token}x`,
+      await signed({ ttl: -10 }),
+      await signed({ key: new Uint8Array(randomBytes(32)) }),
+    ]) {
       const byKey = await authenticateRequest(secret, { authorization: undefined, apiKey: bad });
       const byBearer = await authenticate(secret, `Bearer ${bad}`);
       expect(byKey.ok).toBe(false);
       expect(!byKey.ok && byKey.code).toBe(!byBearer.ok && byBearer.code);
     }
-    expect(await authenticateRequest(secret, { authorization: undefined, apiKey: "" })).toMatchObject({ ok: false, code: "token_missing" });
-    expect(await authenticateRequest(secret, { authorization: `Bearer ${token}`, apiKey: token })).toMatchObject({ ok: true });
-    expect(await authenticateRequest(secret, { authorization: `Bearer ${other}`, apiKey: token })).toMatchObject({ ok: false, code: "token_invalid" });
-    expect(await authenticateRequest(secret, { authorization: "Basic eA==", apiKey: token })).toMatchObject({ ok: false, code: "token_malformed" });
+    expect(await authenticateRequest(secret, { authorization: undefined, apiKey: "" })).toMatchObject({
+      ok: false,
+      code: "token_missing",
+    });
+    expect(await authenticateRequest(secret, { authorization: `Bearer ${token}`, apiKey: token })).toMatchObject({
+      ok: true,
+    });
+    expect(await authenticateRequest(secret, { authorization: `Bearer ${other}`, apiKey: token })).toMatchObject({
+      ok: false,
+      code: "token_invalid",
+    });
+    expect(await authenticateRequest(secret, { authorization: "Basic eA==", apiKey: token })).toMatchObject({
+      ok: false,
+      code: "token_malformed",
+    });
   });
 
   it("refuses to mint with a short secret or an out-of-range lifetime", async () => {
     await expect(mintApiToken(new Uint8Array(16), alice)).rejects.toThrow(RangeError);
     await expect(mintApiToken(secret, alice, { ttlSeconds: 0 })).rejects.toThrow(RangeError);
-    await expect(mintApiToken(secret, alice, { ttlSeconds: MAX_API_TOKEN_TTL_SECONDS + 1 })).rejects.toThrow(RangeError);
+    await expect(mintApiToken(secret, alice, { ttlSeconds: MAX_API_TOKEN_TTL_SECONDS + 1 })).rejects.toThrow(
+      RangeError,
+    );
   });
 });
 
@@ -120,7 +164,9 @@ describe("the API secret", () => {
     const hex = "cd".repeat(32);
     expect(Buffer.from(await loadApiSecret({ configured: hex, dataDir: dir })).toString("hex")).toBe(hex);
     await expect(loadApiSecret({ configured: "abcd", dataDir: dir })).rejects.toMatchObject({ code: "config_invalid" });
-    await expect(loadApiSecret({ configured: "not a secret!", dataDir: dir })).rejects.toMatchObject({ code: "config_invalid" });
+    await expect(loadApiSecret({ configured: "not a secret!", dataDir: dir })).rejects.toMatchObject({
+      code: "config_invalid",
+    });
     // Nothing was generated when a secret was configured.
     await expect(fs.stat(path.join(dir, "auth-secret"))).rejects.toThrow();
   });
@@ -128,6 +174,8 @@ describe("the API secret", () => {
   it("refuses a corrupt secret file rather than replacing it", async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-secret-"));
     await fs.writeFile(path.join(dir, "auth-secret"), "short\n", { mode: 0o600 });
-    await expect(loadApiSecret({ configured: undefined, dataDir: dir })).rejects.toMatchObject({ code: "config_invalid" });
+    await expect(loadApiSecret({ configured: undefined, dataDir: dir })).rejects.toMatchObject({
+      code: "config_invalid",
+    });
   });
 });

@@ -19,7 +19,13 @@ function review(index: number): Review {
     fingerprint: String(index).repeat(64),
     description: `action ${index} needs your approval`,
     rule: "owner_or_reviewer",
-    approval: { action_id: `action-${index}`, fingerprint: String(index).repeat(64), version: 1, requested_at: "2029-12-31T23:45:00.000Z", expires_at: "2030-01-01T00:00:00.000Z" },
+    approval: {
+      action_id: `action-${index}`,
+      fingerprint: String(index).repeat(64),
+      version: 1,
+      requested_at: "2029-12-31T23:45:00.000Z",
+      expires_at: "2030-01-01T00:00:00.000Z",
+    },
   };
 }
 
@@ -50,8 +56,20 @@ describe("interruptPayload", () => {
         { action_name: "send_email", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" },
       ],
       approvals: [
-        { action_id: "action-1", fingerprint: "1".repeat(64), version: 1, requested_at: "2029-12-31T23:45:00.000Z", expires_at: "2030-01-01T00:00:00.000Z" },
-        { action_id: "action-2", fingerprint: "2".repeat(64), version: 1, requested_at: "2029-12-31T23:45:00.000Z", expires_at: "2030-01-01T00:00:00.000Z" },
+        {
+          action_id: "action-1",
+          fingerprint: "1".repeat(64),
+          version: 1,
+          requested_at: "2029-12-31T23:45:00.000Z",
+          expires_at: "2030-01-01T00:00:00.000Z",
+        },
+        {
+          action_id: "action-2",
+          fingerprint: "2".repeat(64),
+          version: 1,
+          requested_at: "2029-12-31T23:45:00.000Z",
+          expires_at: "2030-01-01T00:00:00.000Z",
+        },
       ],
     });
   });
@@ -87,18 +105,27 @@ describe("bindResume: by position", () => {
   });
 
   it("refuses fewer decisions than pending actions", () => {
-    expect(expectRefused(bindResume({ decisions: [{ type: "approve" }] }, pending))).toBe("expected 2 decision(s), got 1");
+    expect(expectRefused(bindResume({ decisions: [{ type: "approve" }] }, pending))).toBe(
+      "expected 2 decision(s), got 1",
+    );
   });
 
   it("refuses more decisions than pending actions", () => {
-    expect(expectRefused(bindResume({ decisions: [{ type: "approve" }, { type: "approve" }] }, [first]))).toBe("expected 1 decision(s), got 2");
+    expect(expectRefused(bindResume({ decisions: [{ type: "approve" }, { type: "approve" }] }, [first]))).toBe(
+      "expected 1 decision(s), got 2",
+    );
   });
 });
 
 describe("bindResume: by action_id", () => {
   it("binds by id regardless of order", () => {
     const binding = bindResume(
-      { decisions: [{ type: "reject", action_id: "action-2" }, { type: "approve", action_id: "action-1" }] },
+      {
+        decisions: [
+          { type: "reject", action_id: "action-2" },
+          { type: "approve", action_id: "action-1" },
+        ],
+      },
       pending,
     );
     expect(pairsOf(binding)).toEqual([
@@ -119,7 +146,12 @@ describe("bindResume: by action_id", () => {
   });
 
   it("refuses an unknown id in place of a pending one", () => {
-    const value = { decisions: [{ type: "approve", action_id: "action-1" }, { type: "approve", action_id: "action-9" }] };
+    const value = {
+      decisions: [
+        { type: "approve", action_id: "action-1" },
+        { type: "approve", action_id: "action-9" },
+      ],
+    };
     expect(expectRefused(bindResume(value, pending))).toBe("action action-2 needs exactly one decision");
   });
 
@@ -155,7 +187,10 @@ describe("bindResume: malformed values", () => {
     ["an extra key at the top level", { decisions: [{ type: "approve" }], approver: "rita" }],
     ["an edit without args", { decisions: [{ type: "edit", edited_action: { name: "add_event" } }] }],
     ["an edit without edited_action", { decisions: [{ type: "edit" }] }],
-    ["an edit with an array for args", { decisions: [{ type: "edit", edited_action: { name: "add_event", args: [] } }] }],
+    [
+      "an edit with an array for args",
+      { decisions: [{ type: "edit", edited_action: { name: "add_event", args: [] } }] },
+    ],
     ["an empty action_id", { decisions: [{ type: "approve", action_id: "" }] }],
     ["a reject message over 2000 chars", { decisions: [{ type: "reject", message: "m".repeat(2001) }] }],
   ])("refuses %s", (_label, value) => {
@@ -171,7 +206,9 @@ describe("bindResume: malformed values", () => {
 
   it("refuses an oversized edit whose args the schema alone would accept", () => {
     const edit = { type: "edit", edited_action: { name: "add_event", args: { body: "x".repeat(65 * 1024) } } };
-    expect(expectRefused(bindResume({ decisions: [edit] }, [first]))).toBe("the resume value is larger than 65536 bytes");
+    expect(expectRefused(bindResume({ decisions: [edit] }, [first]))).toBe(
+      "the resume value is larger than 65536 bytes",
+    );
   });
 
   it("refuses a value that cannot be serialized", () => {
@@ -182,6 +219,11 @@ describe("bindResume: malformed values", () => {
 
   it("refuses more than 64 decisions", () => {
     const many = Array.from({ length: 65 }, () => ({ type: "approve" }));
-    expectRefused(bindResume({ decisions: many }, Array.from({ length: 65 }, (_, index) => review(index))));
+    expectRefused(
+      bindResume(
+        { decisions: many },
+        Array.from({ length: 65 }, (_, index) => review(index)),
+      ),
+    );
   });
 });

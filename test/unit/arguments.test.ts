@@ -91,7 +91,9 @@ describe("parseToolArguments", () => {
     // The arguments object is level 1; each array adds one.
     const nested = (levels: number) => `{"deep": ${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`;
     expect(parseToolArguments(nested(MAX_ARGUMENT_DEPTH)).ok).toBe(true);
-    expect(expectInvalid(nested(MAX_ARGUMENT_DEPTH + 1))).toBe(`arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`);
+    expect(expectInvalid(nested(MAX_ARGUMENT_DEPTH + 1))).toBe(
+      `arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+    );
     expect(MAX_ARGUMENT_DEPTH).toBeLessThan(50); // LangGraph's deserializer limit, with room for the envelope
   });
 
@@ -115,17 +117,40 @@ describe("parseToolArguments", () => {
   // The raw text holds JSON escapes (\u0000 as six characters), as a model would send them.
   it.each([
     ["NUL in a value", String.raw`{"query": "a\u0000b"}`, 'argument "query" contains U+0000'],
-    ["a lone surrogate in a value", String.raw`{"query": "\ud800"}`, 'argument "query" contains a lone surrogate (U+D800)'],
-    ["a control character deep in an array", String.raw`{"items": [{"title": "x\u001b[2J"}]}`, 'argument "items.0.title" contains U+001B'],
-    ["NUL in a key", String.raw`{"qu\u0000ery": "x"}`, String.raw`argument "qu\u{0}ery" has a key that contains U+0000`],
-    ["a zero-width space in a key", String.raw`{"que\u200bry": "x"}`, String.raw`argument "que\u{200b}ry" has a key that contains U+200B`],
-    ["a bidi override in a nested key", String.raw`{"filters": {"\u202ecourse": "x"}}`, String.raw`argument "filters.\u{202e}course" has a key that contains U+202E`],
+    [
+      "a lone surrogate in a value",
+      String.raw`{"query": "\ud800"}`,
+      'argument "query" contains a lone surrogate (U+D800)',
+    ],
+    [
+      "a control character deep in an array",
+      String.raw`{"items": [{"title": "x\u001b[2J"}]}`,
+      'argument "items.0.title" contains U+001B',
+    ],
+    [
+      "NUL in a key",
+      String.raw`{"qu\u0000ery": "x"}`,
+      String.raw`argument "qu\u{0}ery" has a key that contains U+0000`,
+    ],
+    [
+      "a zero-width space in a key",
+      String.raw`{"que\u200bry": "x"}`,
+      String.raw`argument "que\u{200b}ry" has a key that contains U+200B`,
+    ],
+    [
+      "a bidi override in a nested key",
+      String.raw`{"filters": {"\u202ecourse": "x"}}`,
+      String.raw`argument "filters.\u{202e}course" has a key that contains U+202E`,
+    ],
   ])("refuses %s", (_label, raw, message) => {
     expect(expectInvalid(raw)).toBe(message);
   });
 
   it("accepts tabs, newlines, emoji and bidi characters inside values", () => {
-    expect(parseToolArguments(String.raw`{"text": "a\tb\nc 👍 \u202e"}`)).toEqual({ ok: true, value: { text: "a\tb\nc 👍 \u202e" } });
+    expect(parseToolArguments(String.raw`{"text": "a\tb\nc 👍 \u202e"}`)).toEqual({
+      ok: true,
+      value: { text: "a\tb\nc 👍 \u202e" },
+    });
   });
 
   it("never copies a raw control character from the input into its message", () => {

@@ -10,12 +10,24 @@ import { buildAgent } from "../../graphs/agent.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 
-const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
+const alice = {
+  user_id: "alice",
+  tenant: "uni",
+  role: "student",
+  scopes: ["notes:read"],
+  grants: { courses: ["cs301"] },
+};
 
 function harness(steps: Parameters<typeof scriptedPlanner>[0], budgets = {}) {
-  const host = memoryHost({ planner: scriptedPlanner(steps), tools: memoryTools(() => ({ ok: true, text: "{}", structured: {} })), budgets });
+  const host = memoryHost({
+    planner: scriptedPlanner(steps),
+    tools: memoryTools(() => ({ ok: true, text: "{}", structured: {} })),
+    budgets,
+  });
   const graph = buildAgent(host).compile({ checkpointer: new MemorySaver() });
-  const config = { configurable: { thread_id: `audit-${Math.random().toString(36).slice(2)}`, langgraph_auth_user: alice } };
+  const config = {
+    configurable: { thread_id: `audit-${Math.random().toString(36).slice(2)}`, langgraph_auth_user: alice },
+  };
   return { host, graph, config, run: (text: string) => graph.invoke({ messages: [new HumanMessage(text)] }, config) };
 }
 
@@ -26,18 +38,27 @@ describe("audit events", () => {
     const h = harness([calls(unknown, extra), { type: "final", answer: "done", citations: [], abstained: false }]);
     await h.run("hello");
     const events = h.host.auditStore.events;
-    expect(events.filter((event) => event.kind === "denied").map((event) => [event.subject, event.tool, event.code, event.node, event.actor])).toEqual([
+    expect(
+      events
+        .filter((event) => event.kind === "denied")
+        .map((event) => [event.subject, event.tool, event.code, event.node, event.actor]),
+    ).toEqual([
       [unknown.call_id, "drop_tables", "unknown_tool", "authorize", "alice"],
       [extra.call_id, "read_note", "invalid_arguments", "authorize", "alice"],
     ]);
     const ended = events.filter((event) => event.kind === "run_ended");
     expect(ended).toHaveLength(1);
     expect(ended[0]).toMatchObject({ node: "observe", code: "final_answer", actor: "alice", subject: "", tool: null });
-    expect(ended[0]?.run_id).toBe(((await h.graph.getState(h.config)).values as { run: { run_id: string } }).run.run_id);
+    expect(ended[0]?.run_id).toBe(
+      ((await h.graph.getState(h.config)).values as { run: { run_id: string } }).run.run_id,
+    );
   });
 
   it("records a budget stop with the budget named, one ending per run", async () => {
-    const h = harness([calls(proposal("read_note", { note_id: "n1" })), calls(proposal("read_note", { note_id: "n2" }))], { model_turns: 1 });
+    const h = harness(
+      [calls(proposal("read_note", { note_id: "n1" })), calls(proposal("read_note", { note_id: "n2" }))],
+      { model_turns: 1 },
+    );
     await h.run("hello");
     const ended = h.host.auditStore.events.filter((event) => event.kind === "run_ended");
     expect(ended).toHaveLength(1);

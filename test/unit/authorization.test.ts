@@ -5,15 +5,30 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
 import { buildCatalog, type CatalogTool } from "../../src/mcp/catalog.js";
-import { ACCESS_DENIED_MESSAGE, hasScopes, injectArguments, resourceAllowed, runBoundMatches } from "../../src/policy/authorization.js";
+import {
+  ACCESS_DENIED_MESSAGE,
+  hasScopes,
+  injectArguments,
+  resourceAllowed,
+  runBoundMatches,
+} from "../../src/policy/authorization.js";
 import { ToolContractSchema } from "../../src/policy/contracts.js";
 
-const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
+const alice: Principal = {
+  user_id: "alice",
+  tenant: "uni",
+  role: "student",
+  scopes: ["notes:read"],
+  grants: { courses: ["cs301"] },
+};
 const noScopes: Principal = { ...alice, user_id: "eve", scopes: [] };
 
 function tool(name: string, contractInput: Record<string, unknown>, properties: Record<string, unknown>): CatalogTool {
   const contract = ToolContractSchema.parse({ server: "notes", ...contractInput });
-  const { tools } = buildCatalog({ [name]: contract }, { notes: [{ name, inputSchema: { type: "object", properties } }] });
+  const { tools } = buildCatalog(
+    { [name]: contract },
+    { notes: [{ name, inputSchema: { type: "object", properties } }] },
+  );
   const built = tools[0];
   if (!built) throw new Error(`${name} not in catalog`);
   return built;
@@ -41,10 +56,17 @@ const updateCase = tool(
   { case_id: { type: "string" }, note: { type: "string" }, tenant_id: { type: "string" }, thread: { type: "string" } },
 );
 /** The pipeline's scope, run-bound and resource checks in their order (see decide.ts), as one verdict. */
-function authorizeCall(target: CatalogTool, args: Record<string, unknown>, principal: Principal, runBound: Record<string, unknown>) {
+function authorizeCall(
+  target: CatalogTool,
+  args: Record<string, unknown>,
+  principal: Principal,
+  runBound: Record<string, unknown>,
+) {
   if (!hasScopes(principal, target.contract)) return { ok: false, code: "tool_not_permitted" };
-  if (!runBoundMatches(target.contract, args, runBound)) return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
-  if (!resourceAllowed(target.contract, args, principal)) return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
+  if (!runBoundMatches(target.contract, args, runBound))
+    return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
+  if (!resourceAllowed(target.contract, args, principal))
+    return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
   return { ok: true };
 }
 
@@ -75,8 +97,14 @@ describe("authorizeCall: resource rule", () => {
   });
 
   it("matches the owner key exactly, not as a prefix", () => {
-    expect(authorizeCall(readNote, { note_id: "cs3010.x" }, alice, {})).toMatchObject({ ok: false, code: "access_denied" });
-    expect(authorizeCall(readNote, { note_id: "cs30.x" }, alice, {})).toMatchObject({ ok: false, code: "access_denied" });
+    expect(authorizeCall(readNote, { note_id: "cs3010.x" }, alice, {})).toMatchObject({
+      ok: false,
+      code: "access_denied",
+    });
+    expect(authorizeCall(readNote, { note_id: "cs30.x" }, alice, {})).toMatchObject({
+      ok: false,
+      code: "access_denied",
+    });
   });
 
   it("maps into the tenant when principal_field is tenant", () => {
@@ -86,7 +114,10 @@ describe("authorizeCall: resource rule", () => {
       { doc: { type: "string" } },
     );
     expect(authorizeCall(tenantTool, { doc: "uni/handbook" }, alice, {})).toEqual({ ok: true });
-    expect(authorizeCall(tenantTool, { doc: "acme/handbook" }, alice, {})).toMatchObject({ ok: false, code: "access_denied" });
+    expect(authorizeCall(tenantTool, { doc: "acme/handbook" }, alice, {})).toMatchObject({
+      ok: false,
+      code: "access_denied",
+    });
   });
 });
 
@@ -100,7 +131,10 @@ describe("authorizeCall: scopes", () => {
     const both = tool("both", { risk: "read", scopes: ["a", "b"] }, {});
     expect(hasScopes({ ...alice, scopes: ["a"] }, both.contract)).toBe(false);
     expect(hasScopes({ ...alice, scopes: ["b", "a"] }, both.contract)).toBe(true);
-    expect(authorizeCall(both, {}, { ...alice, scopes: ["a"] }, {})).toMatchObject({ ok: false, code: "tool_not_permitted" });
+    expect(authorizeCall(both, {}, { ...alice, scopes: ["a"] }, {})).toMatchObject({
+      ok: false,
+      code: "tool_not_permitted",
+    });
   });
 
   it("needs no scope when the contract lists none", () => {
@@ -111,7 +145,9 @@ describe("authorizeCall: scopes", () => {
 
 describe("authorizeCall: run-bound arguments", () => {
   it("allows the value fixed for the run", () => {
-    expect(authorizeCall(updateCase, { case_id: "c-1", note: "x" }, caseWorker, { case_id: "c-1" })).toEqual({ ok: true });
+    expect(authorizeCall(updateCase, { case_id: "c-1", note: "x" }, caseWorker, { case_id: "c-1" })).toEqual({
+      ok: true,
+    });
   });
 
   it("denies another value with access_denied and the uniform message", () => {
@@ -123,7 +159,10 @@ describe("authorizeCall: run-bound arguments", () => {
   });
 
   it("compares strictly (no type coercion)", () => {
-    expect(authorizeCall(updateCase, { case_id: 1 }, caseWorker, { case_id: "1" })).toMatchObject({ ok: false, code: "access_denied" });
+    expect(authorizeCall(updateCase, { case_id: 1 }, caseWorker, { case_id: "1" })).toMatchObject({
+      ok: false,
+      code: "access_denied",
+    });
   });
 
   // BUG (src/policy/authorization.ts:312): the run-bound check only compares
@@ -133,13 +172,19 @@ describe("authorizeCall: run-bound arguments", () => {
   // "must equal a value fixed for the run"; with no value fixed nothing can
   // equal it, so the call should be denied.
   it("denies a run-bound argument when the run has no value fixed for it", () => {
-    expect(authorizeCall(updateCase, { case_id: "c-2", note: "x" }, caseWorker, {})).toMatchObject({ ok: false, code: "access_denied" });
+    expect(authorizeCall(updateCase, { case_id: "c-2", note: "x" }, caseWorker, {})).toMatchObject({
+      ok: false,
+      code: "access_denied",
+    });
   });
 });
 
 describe("injectArguments", () => {
   it("fills user_id from the principal", () => {
-    expect(injectArguments(readNote, { note_id: "cs301.x" }, alice, "thread-1")).toEqual({ note_id: "cs301.x", user_id: "alice" });
+    expect(injectArguments(readNote, { note_id: "cs301.x" }, alice, "thread-1")).toEqual({
+      note_id: "cs301.x",
+      user_id: "alice",
+    });
   });
 
   it("overrides a same-named key the model supplied", () => {

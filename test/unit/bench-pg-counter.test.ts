@@ -35,7 +35,8 @@ describe("QueryCounter", () => {
   it("counts BEGIN … COMMIT as one transaction and every statement in it, BEGIN and COMMIT included", () => {
     const counter = new QueryCounter();
     const connection = {};
-    for (const sql of ["BEGIN", "insert into a values (1)", "insert into b values (2)", "COMMIT"]) counter.record(connection, sql);
+    for (const sql of ["BEGIN", "insert into a values (1)", "insert into b values (2)", "COMMIT"])
+      counter.record(connection, sql);
     expect(counter.snapshot()).toEqual({ statements: 4, transactions: 1 });
   });
 
@@ -68,7 +69,10 @@ describe("QueryCounter", () => {
 
 describe("countsBetween", () => {
   it("subtracts field by field", () => {
-    expect(countsBetween({ statements: 3, transactions: 1 }, { statements: 10, transactions: 4 })).toEqual({ statements: 7, transactions: 3 });
+    expect(countsBetween({ statements: 3, transactions: 1 }, { statements: 10, transactions: 4 })).toEqual({
+      statements: 7,
+      transactions: 3,
+    });
   });
 });
 
@@ -86,7 +90,10 @@ describe("countClient and countPool", () => {
     const counter = new QueryCounter();
     const client = fakeClient();
     countClient(client, counter);
-    const result = await (client.query as unknown as (...args: unknown[]) => Promise<{ args: unknown[] }>)({ text: "select $1" }, [7]);
+    const result = await (client.query as unknown as (...args: unknown[]) => Promise<{ args: unknown[] }>)(
+      { text: "select $1" },
+      [7],
+    );
     expect(result.args).toEqual([{ text: "select $1" }, [7]]);
     expect(client.sent).toEqual([[{ text: "select $1" }, [7]]]);
     expect(counter.snapshot()).toEqual({ statements: 1, transactions: 1 });

@@ -10,7 +10,15 @@ import { RISKS } from "../../src/runtime/ledger.js";
 import { backoffMs, isRetryable } from "../../src/runtime/retry.js";
 import type { Usage } from "../../src/state.js";
 
-const BUDGETS: Budgets = { model_turns: 4, tool_calls: 6, deadline_ms: 10_000, tokens: 1_000, cost_usd: 0.5, max_repeats: 2, no_progress_steps: 3 };
+const BUDGETS: Budgets = {
+  model_turns: 4,
+  tool_calls: 6,
+  deadline_ms: 10_000,
+  tokens: 1_000,
+  cost_usd: 0.5,
+  max_repeats: 2,
+  no_progress_steps: 3,
+};
 const STARTED_AT = "2030-01-01T00:00:00.000Z";
 const START = Date.parse(STARTED_AT);
 
@@ -20,7 +28,14 @@ function usage(overrides: Partial<Usage> = {}): Usage {
 
 describe("exhaustedBudget", () => {
   it("is undefined while every budget has room", () => {
-    expect(exhaustedBudget(usage({ model_calls: 3, input_tokens: 600, output_tokens: 399 }), BUDGETS, STARTED_AT, START + 9_999)).toBeUndefined();
+    expect(
+      exhaustedBudget(
+        usage({ model_calls: 3, input_tokens: 600, output_tokens: 399 }),
+        BUDGETS,
+        STARTED_AT,
+        START + 9_999,
+      ),
+    ).toBeUndefined();
   });
 
   it("reports the deadline once elapsed time reaches deadline_ms", () => {
@@ -30,7 +45,9 @@ describe("exhaustedBudget", () => {
 
   it("reports tokens once input plus output reach the limit", () => {
     expect(exhaustedBudget(usage({ input_tokens: 999 }), BUDGETS, STARTED_AT, START)).toBeUndefined();
-    expect(exhaustedBudget(usage({ input_tokens: 600, output_tokens: 400 }), BUDGETS, STARTED_AT, START)).toBe("tokens");
+    expect(exhaustedBudget(usage({ input_tokens: 600, output_tokens: 400 }), BUDGETS, STARTED_AT, START)).toBe(
+      "tokens",
+    );
   });
 
   it("reports model_turns once model calls reach the limit", () => {
@@ -47,8 +64,12 @@ describe("exhaustedBudget", () => {
     const everything = usage({ model_calls: 4, input_tokens: 1_000, cost_usd: 1 });
     expect(exhaustedBudget(everything, BUDGETS, STARTED_AT, START + 10_000)).toBe("deadline");
     expect(exhaustedBudget(everything, BUDGETS, STARTED_AT, START)).toBe("tokens");
-    expect(exhaustedBudget(usage({ model_calls: 4, input_tokens: 999, cost_usd: 1 }), BUDGETS, STARTED_AT, START)).toBe("cost");
-    expect(exhaustedBudget(usage({ model_calls: 4, input_tokens: 999 }), BUDGETS, STARTED_AT, START)).toBe("model_turns");
+    expect(exhaustedBudget(usage({ model_calls: 4, input_tokens: 999, cost_usd: 1 }), BUDGETS, STARTED_AT, START)).toBe(
+      "cost",
+    );
+    expect(exhaustedBudget(usage({ model_calls: 4, input_tokens: 999 }), BUDGETS, STARTED_AT, START)).toBe(
+      "model_turns",
+    );
   });
 
   it("does not stop the run for tool calls (checked per call in authorize)", () => {
@@ -75,12 +96,16 @@ describe("isRetryable", () => {
     for (const code of TOOL_ERROR_CODES) expect(isRetryable(code, risk)).toBe(false);
   });
 
-  it.each(["invalid_arguments", "access_denied", "not_found", "protocol_error", "outcome_unknown", "budget_exhausted"] as const)(
-    "never retries %s, even for a read tool",
-    (code) => {
-      expect(isRetryable(code, "read")).toBe(false);
-    },
-  );
+  it.each([
+    "invalid_arguments",
+    "access_denied",
+    "not_found",
+    "protocol_error",
+    "outcome_unknown",
+    "budget_exhausted",
+  ] as const)("never retries %s, even for a read tool", (code) => {
+    expect(isRetryable(code, "read")).toBe(false);
+  });
 });
 
 describe("backoffMs", () => {

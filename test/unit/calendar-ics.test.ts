@@ -32,7 +32,9 @@ describe("ics export", () => {
     expect(physical.length).toBeGreaterThan(1);
     for (const line of physical) expect(Buffer.byteLength(line, "utf8")).toBeLessThanOrEqual(75);
     expect(physical.slice(1).every((line) => line.startsWith(" "))).toBe(true);
-    expect(physical.map((line, index) => (index === 0 ? line : line.slice(1))).join("")).toBe(`DESCRIPTION:${"é".repeat(100)}`);
+    expect(physical.map((line, index) => (index === 0 ? line : line.slice(1))).join("")).toBe(
+      `DESCRIPTION:${"é".repeat(100)}`,
+    );
     expect(foldLine("SHORT:x")).toBe("SHORT:x");
   });
 
@@ -47,6 +49,8 @@ describe("ics export", () => {
     expect(ics).toContain("SUMMARY:Study attention\\; self\\, cross\r\n");
     expect(ics).toContain("DESCRIPTION:Topic: attention\\nNotes: cs301/a\\, cs301/b\r\n");
     expect(ics.match(/DESCRIPTION:/g)).toHaveLength(1);
-    expect(eventsToIcs([])).toBe("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Warrant//Calendar 0.1//EN\r\nCALSCALE:GREGORIAN\r\nEND:VCALENDAR\r\n");
+    expect(eventsToIcs([])).toBe(
+      "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Warrant//Calendar 0.1//EN\r\nCALSCALE:GREGORIAN\r\nEND:VCALENDAR\r\n",
+    );
   });
 });

@@ -117,14 +117,21 @@ describe("CreateStudyEventInputSchema", () => {
   });
 
   it("accepts the longest key and title", () => {
-    expect(CreateStudyEventInputSchema.safeParse(request({ idempotency_key: "k".repeat(128), title: "t".repeat(200) })).success).toBe(true);
+    expect(
+      CreateStudyEventInputSchema.safeParse(request({ idempotency_key: "k".repeat(128), title: "t".repeat(200) }))
+        .success,
+    ).toBe(true);
   });
 
   it("accepts a description up to 2000 characters with newlines, and refuses longer or control characters", () => {
-    expect(CreateStudyEventInputSchema.safeParse(request({ description: `Topic: attention\n${"d".repeat(1_982)}` })).success).toBe(true);
+    expect(
+      CreateStudyEventInputSchema.safeParse(request({ description: `Topic: attention\n${"d".repeat(1_982)}` })).success,
+    ).toBe(true);
     expect(CreateStudyEventInputSchema.safeParse(request({ description: "d".repeat(2_001) })).success).toBe(false);
     expect(CreateStudyEventInputSchema.safeParse(request({ description: "nul \u0000 here" })).success).toBe(false);
-    expect(CreateStudyEventInputSchema.safeParse(request({ description: "lone \ud800 surrogate" })).success).toBe(false);
+    expect(CreateStudyEventInputSchema.safeParse(request({ description: "lone \ud800 surrogate" })).success).toBe(
+      false,
+    );
     expect(CreateStudyEventInputSchema.safeParse(request({ title: "tab\tin title" })).success).toBe(false);
   });
 
@@ -143,7 +150,9 @@ describe("event window", () => {
 
   it("allows exactly 24 hours and rejects more", () => {
     expect(checkEventWindow("2025-03-03T00:00:00Z", "2025-03-04T00:00:00Z")).toBeUndefined();
-    expect(checkEventWindow("2025-03-03T00:00:00Z", "2025-03-04T00:00:01Z")?.message).toBe("event must not be longer than 24 hours");
+    expect(checkEventWindow("2025-03-03T00:00:00Z", "2025-03-04T00:00:01Z")?.message).toBe(
+      "event must not be longer than 24 hours",
+    );
   });
 
   it("rejects a bad ISO string passed to the pure store directly", () => {
@@ -189,7 +198,11 @@ describe("idempotent creation", () => {
   it("treats the same instants written with another offset as the same arguments", () => {
     const first = planCreate(emptyStore(), request(), testContext());
     if (first.kind !== "created") throw new Error("expected created");
-    const retry = planCreate(first.store, request({ start: "2025-03-03T17:00:00Z", end: "2025-03-03T18:30:00Z" }), testContext());
+    const retry = planCreate(
+      first.store,
+      request({ start: "2025-03-03T17:00:00Z", end: "2025-03-03T18:30:00Z" }),
+      testContext(),
+    );
     expect(retry.kind).toBe("replayed");
   });
 
@@ -249,7 +262,12 @@ describe("user isolation", () => {
     for (const input of [
       request(),
       request({ user_id: "bob", title: "Bob's block" }), // Same key, different user: a separate event.
-      request({ idempotency_key: "key-0002", start: "2025-03-02T09:00:00Z", end: "2025-03-02T10:00:00Z", calendar: "exams" }),
+      request({
+        idempotency_key: "key-0002",
+        start: "2025-03-02T09:00:00Z",
+        end: "2025-03-02T10:00:00Z",
+        calendar: "exams",
+      }),
     ]) {
       store = apply(store, planCreate(store, input, context));
     }
@@ -287,7 +305,11 @@ describe("user isolation", () => {
   });
 
   it("rejects an inverted window and malformed bounds", () => {
-    const inverted = listEvents(emptyStore(), { user_id: "alice", from: "2025-03-04T00:00:00Z", to: "2025-03-03T00:00:00Z" });
+    const inverted = listEvents(emptyStore(), {
+      user_id: "alice",
+      from: "2025-03-04T00:00:00Z",
+      to: "2025-03-03T00:00:00Z",
+    });
     expect(inverted).toMatchObject({ ok: false, error: { code: "invalid_arguments" } });
     expect(ListEventsInputSchema.safeParse({ user_id: "alice", from: "yesterday" }).success).toBe(false);
     expect(ListEventsInputSchema.safeParse({ user_id: "alice", other: 1 }).success).toBe(false);

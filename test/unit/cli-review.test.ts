@@ -1,11 +1,39 @@
 /** The terminal review: card contents, the resume command, and the prompt driven by scripted answers. */
 import { describe, expect, it } from "vitest";
-import { approvalCard, pendingReviewOf, resumeCommand, reviewInteractively, shellQuote, type ReviewIO } from "../../src/cli/review.js";
+import {
+  approvalCard,
+  pendingReviewOf,
+  resumeCommand,
+  reviewInteractively,
+  shellQuote,
+  type ReviewIO,
+} from "../../src/cli/review.js";
 
 const payload = {
   action_requests: [
-    { name: "create_study_event", args: { title: "Study attention", description: "Topic: attention\nNotes: cs301/a", start: "2026-12-02T18:00:00Z", end: "2026-12-02T19:00:00Z", timezone: "UTC", calendar: "study" }, description: "…" },
-    { name: "create_study_event", args: { title: "Study more", start: "2026-12-03T18:00:00Z", end: "2026-12-03T19:00:00Z", timezone: "UTC", calendar: "study" }, description: "…" },
+    {
+      name: "create_study_event",
+      args: {
+        title: "Study attention",
+        description: "Topic: attention\nNotes: cs301/a",
+        start: "2026-12-02T18:00:00Z",
+        end: "2026-12-02T19:00:00Z",
+        timezone: "UTC",
+        calendar: "study",
+      },
+      description: "…",
+    },
+    {
+      name: "create_study_event",
+      args: {
+        title: "Study more",
+        start: "2026-12-03T18:00:00Z",
+        end: "2026-12-03T19:00:00Z",
+        timezone: "UTC",
+        calendar: "study",
+      },
+      description: "…",
+    },
   ],
   review_configs: [
     { action_name: "create_study_event", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" },
@@ -35,7 +63,17 @@ describe("terminal review", () => {
 
   it("shows tool, destination, times, zone, contents, action id and expiry per action", () => {
     const card = approvalCard(payload);
-    for (const expected of ["[1] create_study_event", "calendar    study", "start       2026-12-02T18:00:00Z", "end         2026-12-03T19:00:00Z", "timezone    UTC", "contents    Topic: attention", "action_id   act_2", "expires_at  2026-12-01T10:15:00.000Z", "who decides owner_or_reviewer"]) {
+    for (const expected of [
+      "[1] create_study_event",
+      "calendar    study",
+      "start       2026-12-02T18:00:00Z",
+      "end         2026-12-03T19:00:00Z",
+      "timezone    UTC",
+      "contents    Topic: attention",
+      "action_id   act_2",
+      "expires_at  2026-12-01T10:15:00.000Z",
+      "who decides owner_or_reviewer",
+    ]) {
       expect(card).toContain(expected);
     }
   });
@@ -62,7 +100,12 @@ describe("terminal review", () => {
   });
 
   it("approves, rejects without a reason, and sends nothing when input ends early", async () => {
-    expect(await reviewInteractively(payload, scripted(["a", "r", ""]))).toEqual({ decisions: [{ type: "approve", action_id: "act_1" }, { type: "reject", action_id: "act_2" }] });
+    expect(await reviewInteractively(payload, scripted(["a", "r", ""]))).toEqual({
+      decisions: [
+        { type: "approve", action_id: "act_1" },
+        { type: "reject", action_id: "act_2" },
+      ],
+    });
     expect(await reviewInteractively(payload, scripted(["approve"]))).toBeUndefined();
   });
 });

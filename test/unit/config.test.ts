@@ -89,12 +89,30 @@ describe("parseConfig: valid configs", () => {
       always_available: false,
       approval_ttl_ms: 900_000,
     });
-    expect(config.servers["notes"]).toEqual({ transport: "stdio", command: "node", args: ["server.js"], env: {}, optional: false, reconnect: { base_ms: 200, max_ms: 10_000 } });
+    expect(config.servers["notes"]).toEqual({
+      transport: "stdio",
+      command: "node",
+      args: ["server.js"],
+      env: {},
+      optional: false,
+      reconnect: { base_ms: 200, max_ms: 10_000 },
+    });
   });
 
   it("accepts an http server", () => {
-    const config = parseConfig(configText(({ servers }) => (servers["notes"] = { transport: "http", url: "http://127.0.0.1:7000/mcp", audience: "notes" })));
-    expect(config.servers["notes"]).toEqual({ transport: "http", url: "http://127.0.0.1:7000/mcp", audience: "notes", optional: false, reconnect: { base_ms: 200, max_ms: 10_000 } });
+    const config = parseConfig(
+      configText(
+        ({ servers }) =>
+          (servers["notes"] = { transport: "http", url: "http://127.0.0.1:7000/mcp", audience: "notes" }),
+      ),
+    );
+    expect(config.servers["notes"]).toEqual({
+      transport: "http",
+      url: "http://127.0.0.1:7000/mcp",
+      audience: "notes",
+      optional: false,
+      reconnect: { base_ms: 200, max_ms: 10_000 },
+    });
   });
 });
 
@@ -126,12 +144,17 @@ describe("parseConfig: invalid configs", () => {
   });
 
   it("refuses a negative timeout", () => {
-    expect(invalid(configText(({ contract }) => (contract["timeout_ms"] = -1)))).toContain("tools.read_note.timeout_ms");
+    expect(invalid(configText(({ contract }) => (contract["timeout_ms"] = -1)))).toContain(
+      "tools.read_note.timeout_ms",
+    );
   });
 
   it("refuses an invalid resource regex", () => {
     const message = invalid(
-      configText(({ contract }) => (contract["resource"] = { argument: "note_id", pattern: "^([a-z", principal_field: "courses" })),
+      configText(
+        ({ contract }) =>
+          (contract["resource"] = { argument: "note_id", pattern: "^([a-z", principal_field: "courses" }),
+      ),
     );
     expect(message).toBe("test.json: tools.read_note.resource.pattern is not a valid regular expression");
   });
@@ -142,8 +165,16 @@ describe("parseConfig: invalid configs", () => {
     ["an unknown server key", ({ server }: Draft) => (server["shell"] = true), "servers.notes"],
     ["a bad tool name", ({ tools }: Draft) => (tools["read note"] = { server: "notes", risk: "read" }), "tools"],
     ["max_attempts above 5", ({ contract }: Draft) => (contract["max_attempts"] = 6), "tools.read_note.max_attempts"],
-    ["an unknown injection source", ({ contract }: Draft) => (contract["injected"] = { user_id: "request.user" }), "tools.read_note.injected.user_id"],
-    ["an unknown output key", ({ contract }: Draft) => (contract["output"] = { max_items: 2, max_bytes: 9 }), "tools.read_note.output"],
+    [
+      "an unknown injection source",
+      ({ contract }: Draft) => (contract["injected"] = { user_id: "request.user" }),
+      "tools.read_note.injected.user_id",
+    ],
+    [
+      "an unknown output key",
+      ({ contract }: Draft) => (contract["output"] = { max_items: 2, max_bytes: 9 }),
+      "tools.read_note.output",
+    ],
     ["max_tools of 0", ({ config }: Draft) => (config["selection"] = { max_tools: 0 }), "selection.max_tools"],
   ])("refuses %s, naming the path", (_label, patch, where) => {
     expect(invalid(configText(patch))).toContain(`test.json: ${where}`);

@@ -35,7 +35,13 @@ import type { CallResult, State } from "../../src/state.js";
 import { memoryHost } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 
-const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read", "calendar:read", "calendar:write"], grants: { courses: ["cs301"] } };
+const alice: Principal = {
+  user_id: "alice",
+  tenant: "uni",
+  role: "student",
+  scopes: ["notes:read", "calendar:read", "calendar:write"],
+  grants: { courses: ["cs301"] },
+};
 const FINAL: ScriptStep = { type: "final", answer: "done", citations: [], abstained: false };
 const OK: NormalizedResult = { ok: true, text: '{"ok":true}', structured: { ok: true } };
 
@@ -52,7 +58,12 @@ interface FakeTool {
  */
 function fakeTools(
   definitions: Record<string, FakeTool>,
-  options: { healthy?: (server: string) => boolean; maxTools?: number; results?: (tool: string, args: Record<string, unknown>) => NormalizedResult; unlisted?: string[] } = {},
+  options: {
+    healthy?: (server: string) => boolean;
+    maxTools?: number;
+    results?: (tool: string, args: Record<string, unknown>) => NormalizedResult;
+    unlisted?: string[];
+  } = {},
 ) {
   const contracts: Record<string, ToolContract> = {};
   const listed: Record<string, ListedTool[]> = {};
@@ -86,17 +97,29 @@ function fakeTools(
   return host;
 }
 
-const object = (properties: Record<string, unknown>, required: string[] = []) => ({ inputSchema: { type: "object", properties, required } });
+const object = (properties: Record<string, unknown>, required: string[] = []) => ({
+  inputSchema: { type: "object", properties, required },
+});
 
 const READ_NOTE: FakeTool = {
-  contract: { server: "notes", risk: "read", scopes: ["notes:read"], description: "read a note", injected: { user_id: "principal.user_id" } },
+  contract: {
+    server: "notes",
+    risk: "read",
+    scopes: ["notes:read"],
+    description: "read a note",
+    injected: { user_id: "principal.user_id" },
+  },
   listed: object({ user_id: { type: "string" }, note_id: { type: "string" } }, ["note_id"]),
 };
 
 let threads = 0;
 
 /** The real graph on a memory host with these tools; one fresh thread per call unless one is given. */
-function harness(tools: ToolHost, steps: ScriptStep[], options: { budgets?: Partial<Budgets>; threadId?: string } = {}) {
+function harness(
+  tools: ToolHost,
+  steps: ScriptStep[],
+  options: { budgets?: Partial<Budgets>; threadId?: string } = {},
+) {
   const planner = scriptedPlanner(steps);
   const host = memoryHost({ planner, tools, ...(options.budgets ? { budgets: options.budgets } : {}) });
   const graph = buildAgent(host).compile({ checkpointer: new MemorySaver() });
@@ -116,7 +139,9 @@ function harness(tools: ToolHost, steps: ScriptStep[], options: { budgets?: Part
     /** The error code of the tool message answering `callId`, or "ok". */
     toolCode: async (callId: string): Promise<string> => {
       const messages = ((await graph.getState(config)).values as State).messages;
-      const found = messages.filter((message): message is ToolMessage => ToolMessage.isInstance(message) && message.tool_call_id === callId);
+      const found = messages.filter(
+        (message): message is ToolMessage => ToolMessage.isInstance(message) && message.tool_call_id === callId,
+      );
       expect(found, `one tool message for ${callId}`).toHaveLength(1);
       const message = found[0] as ToolMessage;
       if (message.status !== "error") return "ok";
@@ -127,7 +152,13 @@ function harness(tools: ToolHost, steps: ScriptStep[], options: { budgets?: Part
 
 describe("a. a tool this step withheld, proposed anyway, is tool_not_permitted and never runs", () => {
   /** Proposes `hidden` on the real graph, then finishes; checks the whole outcome. */
-  async function proposeHidden(tools: ReturnType<typeof fakeTools>, hidden: string, args: Record<string, unknown>, reason: string, request = "read my note please") {
+  async function proposeHidden(
+    tools: ReturnType<typeof fakeTools>,
+    hidden: string,
+    args: Record<string, unknown>,
+    reason: string,
+    request = "read my note please",
+  ) {
     // The principal could call it: only this step's offer leaves it out.
     expect(hasScopes(alice, tools.contracts[hidden] as ToolContract)).toBe(true);
     const hiddenCall = proposal(hidden, args);
@@ -139,7 +170,14 @@ describe("a. a tool this step withheld, proposed anyway, is tool_not_permitted a
     expect(h.planner.inputs[0]?.tools.map((tool) => tool.name)).not.toContain(hidden);
     expect(await h.toolCode(hiddenCall.call_id)).toBe("tool_not_permitted");
     const denied = h.host.auditStore.events.filter((event) => event.kind === "denied");
-    expect(denied).toEqual([expect.objectContaining({ subject: hiddenCall.call_id, code: "tool_not_permitted", tool: hidden, node: "authorize" })]);
+    expect(denied).toEqual([
+      expect.objectContaining({
+        subject: hiddenCall.call_id,
+        code: "tool_not_permitted",
+        tool: hidden,
+        node: "authorize",
+      }),
+    ]);
     expect(denied[0]?.detail.startsWith(`offered (${reason}):`)).toBe(true);
 
     // Nothing ran and nothing was recorded as an effect.
@@ -154,7 +192,10 @@ describe("a. a tool this step withheld, proposed anyway, is tool_not_permitted a
   it("withheld by stage (contract stages: other)", async () => {
     const tools = fakeTools({
       read_note: READ_NOTE,
-      archive_note: { contract: { server: "notes", risk: "read", scopes: ["notes:read"], stages: ["other"] }, listed: object({ note_id: { type: "string" } }) },
+      archive_note: {
+        contract: { server: "notes", risk: "read", scopes: ["notes:read"], stages: ["other"] },
+        listed: object({ note_id: { type: "string" } }),
+      },
     });
     await proposeHidden(tools, "archive_note", { note_id: "cs301.a" }, "stage");
   });
@@ -163,7 +204,10 @@ describe("a. a tool this step withheld, proposed anyway, is tool_not_permitted a
     const tools = fakeTools(
       {
         read_note: READ_NOTE,
-        read_backup: { contract: { server: "backup", risk: "read", scopes: ["notes:read"] }, listed: object({ note_id: { type: "string" } }) },
+        read_backup: {
+          contract: { server: "backup", risk: "read", scopes: ["notes:read"] },
+          listed: object({ note_id: { type: "string" } }),
+        },
       },
       { healthy: (server) => server !== "backup" },
     );
@@ -174,7 +218,15 @@ describe("a. a tool this step withheld, proposed anyway, is tool_not_permitted a
     const tools = fakeTools(
       {
         read_note: READ_NOTE,
-        list_events: { contract: { server: "calendar", risk: "read", scopes: ["calendar:read"], description: "list calendar events" }, listed: object({ day: { type: "string" } }) },
+        list_events: {
+          contract: {
+            server: "calendar",
+            risk: "read",
+            scopes: ["calendar:read"],
+            description: "list calendar events",
+          },
+          listed: object({ day: { type: "string" } }),
+        },
       },
       { maxTools: 1 },
     );
@@ -185,10 +237,26 @@ describe("a. a tool this step withheld, proposed anyway, is tool_not_permitted a
   it("withheld by the step's risk policy (effectiveTools with allowedRisks), through authorize and execute", async () => {
     const tools = fakeTools({
       read_note: READ_NOTE,
-      create_event: { contract: { server: "calendar", risk: "write_reversible", scopes: ["calendar:write"], injected: { user_id: "principal.user_id" } }, listed: object({ title: { type: "string" } }) },
+      create_event: {
+        contract: {
+          server: "calendar",
+          risk: "write_reversible",
+          scopes: ["calendar:write"],
+          injected: { user_id: "principal.user_id" },
+        },
+        listed: object({ title: { type: "string" } }),
+      },
     });
     const host = memoryHost({ planner: scriptedPlanner([]), tools });
-    const offer = effectiveTools({ tools: tools.catalog(), principal: alice, stage: "default", allowedRisks: ["read"], isHealthy: () => true, maxTools: 8, request: "create an event" });
+    const offer = effectiveTools({
+      tools: tools.catalog(),
+      principal: alice,
+      stage: "default",
+      allowedRisks: ["read"],
+      isHealthy: () => true,
+      maxTools: 8,
+      request: "create an event",
+    });
     expect(offer.withheld).toEqual([{ tool: "create_event", reason: "risk" }]);
 
     const write = proposal("create_event", { title: "study" });
@@ -198,7 +266,15 @@ describe("a. a tool this step withheld, proposed anyway, is tool_not_permitted a
       messages: [],
       proposals: [write],
       tool_offer: { offered: offer.offered.map((tool) => tool.name), withheld: offer.withheld },
-      run: { run_id: "run-risk", request: "create an event", started_at: new Date().toISOString(), turn: 1, owner: "alice", principal: alice, context: {} },
+      run: {
+        run_id: "run-risk",
+        request: "create an event",
+        started_at: new Date().toISOString(),
+        turn: 1,
+        owner: "alice",
+        principal: alice,
+        context: {},
+      },
       usage: ZERO_USAGE,
       repeats: null,
       evidence: [],
@@ -206,11 +282,20 @@ describe("a. a tool this step withheld, proposed anyway, is tool_not_permitted a
     } as unknown as State;
     const authorized = await makeAuthorizeNode(host)(state, config);
     expect(authorized.decisions).toEqual([
-      expect.objectContaining({ type: "deny", call_id: write.call_id, code: "tool_not_permitted", check: "offered", withheld: "risk" }),
+      expect.objectContaining({
+        type: "deny",
+        call_id: write.call_id,
+        code: "tool_not_permitted",
+        check: "offered",
+        withheld: "risk",
+      }),
     ]);
 
     // The graph routes a step of denials to observe; even handed to execute, a denial runs nothing.
-    const executed = await makeExecuteNode(host)({ ...state, status: "tool_authorized", decisions: authorized.decisions } as unknown as State, config);
+    const executed = await makeExecuteNode(host)(
+      { ...state, status: "tool_authorized", decisions: authorized.decisions } as unknown as State,
+      config,
+    );
     expect(executed.call_results).toEqual([]);
     expect(executed.ledger).toEqual([]);
     expect(tools.calls).toEqual([]);
@@ -230,7 +315,15 @@ function calendarTools() {
           scopes: ["calendar:write"],
           injected: { user_id: "principal.user_id", idempotency_key: "action.idempotency_key" },
         },
-        listed: object({ user_id: { type: "string" }, idempotency_key: { type: "string" }, title: { type: "string" }, day: { type: "string" } }, ["title"]),
+        listed: object(
+          {
+            user_id: { type: "string" },
+            idempotency_key: { type: "string" },
+            title: { type: "string" },
+            day: { type: "string" },
+          },
+          ["title"],
+        ),
       },
     },
     {
@@ -252,7 +345,9 @@ describe("b. a write's idempotency key is a pure function of the intent", () => 
     const key = idempotencyKey("t1", "create_event", args);
     expect(key).toMatch(/^wk_[0-9a-f]{40}$/);
     expect(idempotencyKey("t1", "create_event", { day: "mon", title: "study" })).toBe(key);
-    expect(idempotencyKey("t1", "create_event", { slot: { b: 1, a: 2 } })).toBe(idempotencyKey("t1", "create_event", { slot: { a: 2, b: 1 } }));
+    expect(idempotencyKey("t1", "create_event", { slot: { b: 1, a: 2 } })).toBe(
+      idempotencyKey("t1", "create_event", { slot: { a: 2, b: 1 } }),
+    );
     expect(idempotencyKey("t1", "create_event", { ...args, day: "tue" })).not.toBe(key);
     expect(idempotencyKey("t1", "create_event", { title: "study" })).not.toBe(key);
     expect(idempotencyKey("t2", "create_event", args)).not.toBe(key);
@@ -317,8 +412,19 @@ describe("b. a write's idempotency key is a pure function of the intent", () => 
 
     const key = idempotencyKey(h.threadId, "create_event", args);
     const shape = (decisions: readonly Decision[] | undefined) =>
-      (decisions ?? []).map((decision) => (decision.type === "deny" ? decision : { type: decision.type, call_id: decision.call_id, args: decision.args, fingerprint: decision.fingerprint }));
-    const expected = [{ type: "review", call_id: write.call_id, args: { ...args, user_id: "alice", idempotency_key: key }, fingerprint: actionFingerprint("create_event", args) }];
+      (decisions ?? []).map((decision) =>
+        decision.type === "deny"
+          ? decision
+          : { type: decision.type, call_id: decision.call_id, args: decision.args, fingerprint: decision.fingerprint },
+      );
+    const expected = [
+      {
+        type: "review",
+        call_id: write.call_id,
+        args: { ...args, user_id: "alice", idempotency_key: key },
+        fingerprint: actionFingerprint("create_event", args),
+      },
+    ];
     expect(shape(once.decisions)).toEqual(expected);
     expect(shape(again.decisions)).toEqual(expected);
     expect(shape(recorded)).toEqual(expected);
@@ -341,12 +447,21 @@ describe("c. a write found running after a crash is outcome_unknown, never aband
             risk: "write_reversible",
             scopes: ["calendar:write"],
             injected: { user_id: "principal.user_id", idempotency_key: "action.idempotency_key" },
-            ...(options.withoutRule ? {} : { reconcile: { tool: "get_write_status", key_argument: "idempotency_key" } }),
+            ...(options.withoutRule
+              ? {}
+              : { reconcile: { tool: "get_write_status", key_argument: "idempotency_key" } }),
           },
           listed: object({ user_id: {}, idempotency_key: {}, title: {} }),
         },
         get_write_status: {
-          contract: { server: "calendar", risk: "read", scopes: ["calendar:read"], max_attempts: 2, timeout_ms: 200, injected: { user_id: "principal.user_id" } },
+          contract: {
+            server: "calendar",
+            risk: "read",
+            scopes: ["calendar:read"],
+            max_attempts: 2,
+            timeout_ms: 200,
+            injected: { user_id: "principal.user_id" },
+          },
           listed: object({ user_id: {}, idempotency_key: {} }),
         },
         read_note: READ_NOTE,
@@ -399,13 +514,26 @@ describe("c. a write found running after a crash is outcome_unknown, never aband
       status: "tool_authorized",
       decisions: [action],
       usage: ZERO_USAGE,
-      run: { run_id: "run-crashed", request: "r", started_at: new Date().toISOString(), turn: 1, owner: "alice", principal: alice, context: {} },
+      run: {
+        run_id: "run-crashed",
+        request: "r",
+        started_at: new Date().toISOString(),
+        turn: 1,
+        owner: "alice",
+        principal: alice,
+        context: {},
+      },
     } as unknown as State;
     const update = await makeExecuteNode(host)(state, runConfigFor({ threadId: "t-crash", principal: alice }));
-    return { result: update.call_results?.[0] as CallResult, durable: await host.ledgerStore.list("t-crash"), written: (update.ledger ?? []) as LedgerRow[] };
+    return {
+      result: update.call_results?.[0] as CallResult,
+      durable: await host.ledgerStore.list("t-crash"),
+      written: (update.ledger ?? []) as LedgerRow[],
+    };
   }
 
-  const shape = (rows: readonly LedgerRow[]) => rows.map((row) => [row.tool, row.attempt, row.status, row.error_code, row.reconciles ?? null]);
+  const shape = (rows: readonly LedgerRow[]) =>
+    rows.map((row) => [row.tool, row.attempt, row.status, row.error_code, row.reconciles ?? null]);
 
   it("status tool's server down: outcome_unknown, not resent", async () => {
     const tools = writeTools({ healthy: (server) => server !== "calendar" });
@@ -417,7 +545,10 @@ describe("c. a write found running after a crash is outcome_unknown, never aband
   });
 
   it("status tool answering server_unavailable: outcome_unknown after its attempts, not resent", async () => {
-    const tools = writeTools({ results: (tool) => (tool === "get_write_status" ? { ok: false, code: "server_unavailable", message: "gone" } : OK) });
+    const tools = writeTools({
+      results: (tool) =>
+        tool === "get_write_status" ? { ok: false, code: "server_unavailable", message: "gone" } : OK,
+    });
     const { result, durable } = await executeAfterCrash(tools, write);
     expect(result).toMatchObject({ ok: false, code: "outcome_unknown" });
     expect(shape(durable)).toEqual([

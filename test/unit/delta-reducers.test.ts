@@ -10,7 +10,16 @@ import { describe, expect, test } from "vitest";
 import { saveCtes, savesStatement, withSaves, type PendingSaves } from "../../src/persistence/checkpoint-sql.js";
 import { Params } from "../../src/persistence/audit-chain-store.js";
 import { appendTranscript, type TranscriptWrite } from "../../src/runtime/transcript.js";
-import { mergeProgress, mergeRepeatCounts, mergeRun, repeatCountsUpdate, type Progress, type RepeatCounts, type RunInfo, type RunUpdate } from "../../src/state.js";
+import {
+  mergeProgress,
+  mergeRepeatCounts,
+  mergeRun,
+  repeatCountsUpdate,
+  type Progress,
+  type RepeatCounts,
+  type RunInfo,
+  type RunUpdate,
+} from "../../src/state.js";
 
 /** Applies `writes` one step at a time, and all at once; both results. */
 function bothWays<V, W>(reducer: (current: V, writes: W[]) => V, initial: V, steps: W[][]): [V, V] {
@@ -48,13 +57,15 @@ describe("appendTranscript", () => {
   });
 
   test("replaces by id, removes by id, and clears on REMOVE_ALL_MESSAGES", () => {
-    const kept = appendTranscript([new HumanMessage({ content: "a", id: "a" }), new AIMessage({ content: "b", id: "b" })], [
-      new AIMessage({ content: "b2", id: "b" }),
-      new RemoveMessage({ id: "a" }),
-      new RemoveMessage({ id: "unknown" }),
-    ]);
+    const kept = appendTranscript(
+      [new HumanMessage({ content: "a", id: "a" }), new AIMessage({ content: "b", id: "b" })],
+      [new AIMessage({ content: "b2", id: "b" }), new RemoveMessage({ id: "a" }), new RemoveMessage({ id: "unknown" })],
+    );
     expect(view(kept)).toEqual([["ai", "b", "b2"]]);
-    const cleared = appendTranscript(kept, [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), new HumanMessage({ content: "fresh", id: "f" })]);
+    const cleared = appendTranscript(kept, [
+      new RemoveMessage({ id: REMOVE_ALL_MESSAGES }),
+      new HumanMessage({ content: "fresh", id: "f" }),
+    ]);
     expect(view(cleared)).toEqual([["human", "f", "fresh"]]);
   });
 
@@ -71,17 +82,28 @@ describe("repeats", () => {
     const after = { a: 1, b: 3, c: 1 };
     const update = repeatCountsUpdate("run-1", before, after);
     expect(update).toEqual({ run_id: "run-1", counts: { b: 3, c: 1 } });
-    expect(mergeRepeatCounts({ run_id: "run-1", counts: before }, [update])).toEqual({ run_id: "run-1", counts: after });
+    expect(mergeRepeatCounts({ run_id: "run-1", counts: before }, [update])).toEqual({
+      run_id: "run-1",
+      counts: after,
+    });
   });
 
   test("a fingerprint taken out is written as 0 and leaves the counts", () => {
     const update = repeatCountsUpdate("run-1", { a: 1, b: 1 }, { b: 1 });
     expect(update.counts).toEqual({ a: 0 });
-    expect(mergeRepeatCounts({ run_id: "run-1", counts: { a: 1, b: 1 } }, [update])).toEqual({ run_id: "run-1", counts: { b: 1 } });
+    expect(mergeRepeatCounts({ run_id: "run-1", counts: { a: 1, b: 1 } }, [update])).toEqual({
+      run_id: "run-1",
+      counts: { b: 1 },
+    });
   });
 
   test("another run's write starts afresh; step by step equals all at once", () => {
-    const writes: RepeatCounts[][] = [[{ run_id: "r1", counts: { a: 1 } }], [{ run_id: "r1", counts: { a: 2, b: 1 } }], [{ run_id: "r2", counts: { c: 1 } }], [{ run_id: "r2", counts: { c: 0, d: 1 } }]];
+    const writes: RepeatCounts[][] = [
+      [{ run_id: "r1", counts: { a: 1 } }],
+      [{ run_id: "r1", counts: { a: 2, b: 1 } }],
+      [{ run_id: "r2", counts: { c: 1 } }],
+      [{ run_id: "r2", counts: { c: 0, d: 1 } }],
+    ];
     const [stepwise, atOnce] = bothWays(mergeRepeatCounts, null, writes);
     expect(stepwise).toEqual({ run_id: "r2", counts: { d: 1 } });
     expect(atOnce).toEqual(stepwise);
@@ -98,15 +120,31 @@ describe("progress", () => {
     const [stepwise, atOnce] = bothWays(mergeProgress, null, writes);
     expect(stepwise).toEqual({ run_id: "r1", steps_without_progress: 0, seen_results: ["h1", "h2", "h3"] });
     expect(atOnce).toEqual(stepwise);
-    expect(mergeProgress(stepwise, [{ run_id: "r2", steps_without_progress: 0, seen_results: ["h9"] }])).toEqual({ run_id: "r2", steps_without_progress: 0, seen_results: ["h9"] });
+    expect(mergeProgress(stepwise, [{ run_id: "r2", steps_without_progress: 0, seen_results: ["h9"] }])).toEqual({
+      run_id: "r2",
+      steps_without_progress: 0,
+      seen_results: ["h9"],
+    });
   });
 });
 
 describe("run", () => {
-  const record = (runId: string): RunInfo => ({ run_id: runId, request: "q", started_at: "2026-01-01T00:00:00.000Z", turn: 1, owner: "alice" });
+  const record = (runId: string): RunInfo => ({
+    run_id: runId,
+    request: "q",
+    started_at: "2026-01-01T00:00:00.000Z",
+    turn: 1,
+    owner: "alice",
+  });
 
   test("a whole record replaces, a turn applies to its run; step by step equals all at once", () => {
-    const writes: RunUpdate[][] = [[record("r1")], [{ run_id: "r1", turn: 2 }], [{ run_id: "r1", turn: 3 }], [record("r2")], [{ run_id: "r2", turn: 2 }]];
+    const writes: RunUpdate[][] = [
+      [record("r1")],
+      [{ run_id: "r1", turn: 2 }],
+      [{ run_id: "r1", turn: 3 }],
+      [record("r2")],
+      [{ run_id: "r2", turn: 2 }],
+    ];
     const [stepwise, atOnce] = bothWays(mergeRun, null, writes);
     expect(stepwise).toEqual({ ...record("r2"), turn: 2 });
     expect(atOnce).toEqual(stepwise);
@@ -154,7 +192,9 @@ describe("checkpoint saves as CTEs of one statement", () => {
   test("joins a statement that starts with WITH, refuses a recursive one, and leaves a statement alone without saves", () => {
     const combined = withSaves({ text: "with w as (select 1) insert into x select * from w", values: [] }, saves);
     expect(combined.text).toMatch(/^with saved_blobs as[\s\S]*\),\nw as \(select 1\) insert into x select \* from w$/);
-    expect(() => withSaves({ text: "WITH RECURSIVE r as (select 1) select * from r", values: [] }, saves)).toThrow(/recursive/);
+    expect(() => withSaves({ text: "WITH RECURSIVE r as (select 1) select * from r", values: [] }, saves)).toThrow(
+      /recursive/,
+    );
     const alone = { text: "select 1", values: [] };
     expect(withSaves(alone, { checkpoints: [], writes: [] })).toBe(alone);
     expect(savesStatement({ checkpoints: [], writes: [] })).toBeUndefined();
@@ -163,7 +203,16 @@ describe("checkpoint saves as CTEs of one statement", () => {
 
   test("replacing and new writes go to separate CTEs", () => {
     const params = new Params();
-    const ctes = saveCtes({ checkpoints: [], writes: [...saves.writes, { rows: [["t", "", "c1", "task", -1, "__interrupt__", "json", new Uint8Array([3])]], upsert: true }] }, params);
+    const ctes = saveCtes(
+      {
+        checkpoints: [],
+        writes: [
+          ...saves.writes,
+          { rows: [["t", "", "c1", "task", -1, "__interrupt__", "json", new Uint8Array([3])]], upsert: true },
+        ],
+      },
+      params,
+    );
     expect(ctes.map((cte) => cte.split(" ")[0])).toEqual(["saved_replacing_writes", "saved_new_writes"]);
   });
 });

@@ -9,9 +9,20 @@ import { ToolContractSchema } from "../../src/policy/contracts.js";
 import { effectiveTools, type EffectiveToolsInput } from "../../src/policy/effective-tools.js";
 import { RISKS } from "../../src/runtime/ledger.js";
 
-const alice: Principal = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
+const alice: Principal = {
+  user_id: "alice",
+  tenant: "uni",
+  role: "student",
+  scopes: ["notes:read"],
+  grants: { courses: ["cs301"] },
+};
 
-function tool(name: string, description: string, contract: Record<string, unknown> = {}, server = "notes"): CatalogTool {
+function tool(
+  name: string,
+  description: string,
+  contract: Record<string, unknown> = {},
+  server = "notes",
+): CatalogTool {
   const parsed = ToolContractSchema.parse({ server, risk: "read", ...contract });
   const { tools } = buildCatalog({ [name]: parsed }, { [server]: [{ name, inputSchema: { type: "object" } }] });
   const built = tools[0];
@@ -45,21 +56,32 @@ describe("effectiveTools: filters", () => {
   });
 
   it("withholds a tool whose scopes the principal lacks as `scope`", () => {
-    const tools = [tool("search_notes", "Search", { scopes: ["notes:read"] }), tool("grade", "Grade", { scopes: ["grades:write"] })];
+    const tools = [
+      tool("search_notes", "Search", { scopes: ["notes:read"] }),
+      tool("grade", "Grade", { scopes: ["grades:write"] }),
+    ];
     const result = effectiveTools(input(tools));
     expect(names(result.offered)).toEqual(["search_notes"]);
     expect(result.withheld).toEqual([{ tool: "grade", reason: "scope" }]);
   });
 
   it("withholds a tool not allowed in this stage as `stage`; `any` matches every stage", () => {
-    const tools = [tool("anywhere", "A"), tool("drafting_only", "D", { stages: ["drafting"] }), tool("research_tool", "R", { stages: ["drafting", "research"] })];
+    const tools = [
+      tool("anywhere", "A"),
+      tool("drafting_only", "D", { stages: ["drafting"] }),
+      tool("research_tool", "R", { stages: ["drafting", "research"] }),
+    ];
     const result = effectiveTools(input(tools, { stage: "research" }));
     expect(names(result.offered)).toEqual(["anywhere", "research_tool"]);
     expect(result.withheld).toEqual([{ tool: "drafting_only", reason: "stage" }]);
   });
 
   it("withholds a tool whose risk is not allowed as `risk`", () => {
-    const tools = [tool("reader", "R"), tool("writer", "W", { risk: "write_reversible" }), tool("deleter", "D", { risk: "write_irreversible" })];
+    const tools = [
+      tool("reader", "R"),
+      tool("writer", "W", { risk: "write_reversible" }),
+      tool("deleter", "D", { risk: "write_irreversible" }),
+    ];
     const result = effectiveTools(input(tools, { allowedRisks: ["read", "write_reversible"] }));
     expect(names(result.offered)).toEqual(["reader", "writer"]);
     expect(result.withheld).toEqual([{ tool: "deleter", reason: "risk" }]);
@@ -85,7 +107,9 @@ describe("effectiveTools: filters", () => {
     const failsAll = tool("bad", "B", { scopes: ["nope"], stages: ["other"], risk: "write_irreversible" });
     const failsStageRisk = tool("bad2", "B", { stages: ["other"], risk: "write_irreversible" });
     const failsRiskHealth = tool("bad3", "B", { risk: "write_irreversible" });
-    const result = effectiveTools(input([failsAll, failsStageRisk, failsRiskHealth], { allowedRisks: ["read"], isHealthy: () => false }));
+    const result = effectiveTools(
+      input([failsAll, failsStageRisk, failsRiskHealth], { allowedRisks: ["read"], isHealthy: () => false }),
+    );
     expect(result.offered).toEqual([]);
     expect(result.withheld).toEqual([
       { tool: "bad", reason: "scope" },
@@ -109,7 +133,9 @@ describe("effectiveTools: top-k selection", () => {
   const catalog = [calendar, help, weather, search, read];
 
   it("keeps always-available tools plus the most relevant ones, in catalog order, and withholds the rest as not_relevant", () => {
-    const result = effectiveTools(input(catalog, { maxTools: 3, request: "Search my notes for graph algorithms and read the best note" }));
+    const result = effectiveTools(
+      input(catalog, { maxTools: 3, request: "Search my notes for graph algorithms and read the best note" }),
+    );
     expect(names(result.offered)).toEqual(["help", "search_notes", "read_note"]);
     expect(result.withheld).toEqual([
       { tool: "add_event", reason: "not_relevant" },

@@ -46,16 +46,27 @@ describe("guards by name", () => {
     ["InvariantError", isInvariantError, new InvariantError("illegal_transition", "x")],
   ] as const;
 
-  it.each(guards)("%s guard accepts its instances and plain objects with that name (another package copy)", (name, guard, instance) => {
-    expect(guard(instance)).toBe(true);
-    expect(guard({ name, code: "whatever", message: "from another copy" })).toBe(true);
-  });
+  it.each(guards)(
+    "%s guard accepts its instances and plain objects with that name (another package copy)",
+    (name, guard, instance) => {
+      expect(guard(instance)).toBe(true);
+      expect(guard({ name, code: "whatever", message: "from another copy" })).toBe(true);
+    },
+  );
 
   it.each(guards)("%s guard rejects the other classes and non-errors", (name, guard) => {
     for (const [otherName, , other] of guards) {
       if (otherName !== name) expect(guard(other)).toBe(false);
     }
-    for (const value of [null, undefined, name, 0, new Error("x"), { name: name.toLowerCase() }, { code: "config_invalid" }]) {
+    for (const value of [
+      null,
+      undefined,
+      name,
+      0,
+      new Error("x"),
+      { name: name.toLowerCase() },
+      { code: "config_invalid" },
+    ]) {
       expect(guard(value)).toBe(false);
     }
   });
@@ -87,13 +98,16 @@ describe("errorClassOf and isToolErrorCode", () => {
 
   it("recognizes only our codes", () => {
     expect(isToolErrorCode("access_denied")).toBe(true);
-    for (const value of ["ACCESS_DENIED", "config_invalid", "", 1, null, undefined, ["not_found"]]) expect(isToolErrorCode(value)).toBe(false);
+    for (const value of ["ACCESS_DENIED", "config_invalid", "", 1, null, undefined, ["not_found"]])
+      expect(isToolErrorCode(value)).toBe(false);
   });
 });
 
 describe("describeError", () => {
   it("prints code and message for coded errors, name and message otherwise", () => {
-    expect(describeError(new ConfigError("config_invalid", "DATABASE_URL has no host"))).toBe("config_invalid: DATABASE_URL has no host");
+    expect(describeError(new ConfigError("config_invalid", "DATABASE_URL has no host"))).toBe(
+      "config_invalid: DATABASE_URL has no host",
+    );
     expect(describeError(new TypeError("boom"))).toBe("TypeError: boom");
     expect(describeError("plain")).toBe("plain");
   });
@@ -121,14 +135,35 @@ describe("loadSettings", () => {
       principalsPath: path.resolve(REPO_ROOT, "src/domains/dev-principals.json"),
       planner: "rules",
       model: { name: "gpt-4o-mini", baseUrl: undefined, apiKey: undefined },
-      budgets: { model_turns: 8, tool_calls: 12, deadline_ms: 120_000, tokens: 200_000, cost_usd: 1, max_repeats: 2, no_progress_steps: 3 },
-      server: { authSecret: undefined, port: 2024, host: "127.0.0.1", maxBodyBytes: 1_048_576, runLeaseMs: 30_000, maxActiveRuns: 4, corsOrigins: [] },
+      budgets: {
+        model_turns: 8,
+        tool_calls: 12,
+        deadline_ms: 120_000,
+        tokens: 200_000,
+        cost_usd: 1,
+        max_repeats: 2,
+        no_progress_steps: 3,
+      },
+      server: {
+        authSecret: undefined,
+        port: 2024,
+        host: "127.0.0.1",
+        maxBodyBytes: 1_048_576,
+        runLeaseMs: 30_000,
+        maxActiveRuns: 4,
+        corsOrigins: [],
+      },
     });
   });
 
   it("reads the pool bounds and rejects a pool of zero connections", () => {
-    expect(loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250" }).pool).toEqual({ max: 3, waitMs: 250 });
-    expect(() => loadSettings({ WARRANT_PG_POOL_MAX: "0" })).toThrow(expect.objectContaining({ code: "config_invalid", message: expect.stringContaining("WARRANT_PG_POOL_MAX") }));
+    expect(loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250" }).pool).toEqual({
+      max: 3,
+      waitMs: 250,
+    });
+    expect(() => loadSettings({ WARRANT_PG_POOL_MAX: "0" })).toThrow(
+      expect.objectContaining({ code: "config_invalid", message: expect.stringContaining("WARRANT_PG_POOL_MAX") }),
+    );
   });
 
   it("reads the serving settings and rejects bad ones with the variable's name", () => {
@@ -175,7 +210,15 @@ describe("loadSettings", () => {
       WARRANT_NO_PROGRESS_STEPS: "7",
       WARRANT_MAX_COST_USD: "0.25",
     });
-    expect(settings.budgets).toEqual({ model_turns: 3, tool_calls: 4, deadline_ms: 5000, tokens: 6000, cost_usd: 0.25, max_repeats: 1, no_progress_steps: 7 });
+    expect(settings.budgets).toEqual({
+      model_turns: 3,
+      tool_calls: 4,
+      deadline_ms: 5000,
+      tokens: 6000,
+      cost_usd: 0.25,
+      max_repeats: 1,
+      no_progress_steps: 7,
+    });
   });
 
   it.each(["0", "0.0", "-1", "1e3", "$1", "one", "1."])("refuses WARRANT_MAX_COST_USD=%s", (value) => {
@@ -189,7 +232,11 @@ describe("loadSettings", () => {
   });
 
   it("chooses the model planner by default when WARRANT_MODEL is set", () => {
-    const settings = loadSettings({ WARRANT_MODEL: "gpt-4.1-mini", OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
+    const settings = loadSettings({
+      WARRANT_MODEL: "gpt-4.1-mini",
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+    });
     expect(settings.planner).toBe("model");
     expect(settings.model).toEqual({ name: "gpt-4.1-mini", baseUrl: "http://127.0.0.1:9/v1", apiKey: "sk-test" });
   });
@@ -204,15 +251,20 @@ describe("loadSettings", () => {
   });
 
   it("accepts postgres:// and postgresql:// URLs, trimmed, and treats blank as unset", () => {
-    expect(loadSettings({ DATABASE_URL: " postgres://warrant@db:5432/warrant " }).databaseUrl).toBe("postgres://warrant@db:5432/warrant");
+    expect(loadSettings({ DATABASE_URL: " postgres://warrant@db:5432/warrant " }).databaseUrl).toBe(
+      "postgres://warrant@db:5432/warrant",
+    );
     expect(loadSettings({ DATABASE_URL: "postgresql://db/warrant" }).databaseUrl).toBe("postgresql://db/warrant");
     expect(loadSettings({ DATABASE_URL: "   " }).databaseUrl).toBeUndefined();
   });
 
-  it.each(["not a url", "mysql://x", "postgres://"])("refuses DATABASE_URL %j with config_invalid naming the variable", (value) => {
-    const error = configErrorOf({ DATABASE_URL: value });
-    expect(error.message.startsWith("DATABASE_URL ")).toBe(true);
-  });
+  it.each(["not a url", "mysql://x", "postgres://"])(
+    "refuses DATABASE_URL %j with config_invalid naming the variable",
+    (value) => {
+      const error = configErrorOf({ DATABASE_URL: value });
+      expect(error.message.startsWith("DATABASE_URL ")).toBe(true);
+    },
+  );
 
   it("does not echo the database URL (it may hold a password)", () => {
     const error = configErrorOf({ DATABASE_URL: "mysql://user:s3cret@host/db" });
@@ -220,20 +272,30 @@ describe("loadSettings", () => {
   });
 
   it("treats an empty variable as unset (a copied .env.example)", () => {
-    expect(loadSettings({ WARRANT_MAX_TOOL_CALLS: "", WARRANT_PLANNER: " ", DATABASE_URL: "" })).toMatchObject({ budgets: { tool_calls: 12 }, planner: "rules", databaseUrl: undefined });
+    expect(loadSettings({ WARRANT_MAX_TOOL_CALLS: "", WARRANT_PLANNER: " ", DATABASE_URL: "" })).toMatchObject({
+      budgets: { tool_calls: 12 },
+      planner: "rules",
+      databaseUrl: undefined,
+    });
   });
 
-  it.each(["abc", "0", "-1", "1.5", " 3", "1e3", "99999999999999999999"])("refuses budget %j with config_invalid naming the variable", (value) => {
-    const error = configErrorOf({ WARRANT_MAX_TOOL_CALLS: value });
-    expect(error.message).toContain("WARRANT_MAX_TOOL_CALLS");
-  });
-
-  it.each(["WARRANT_MAX_MODEL_TURNS", "WARRANT_DEADLINE_MS", "WARRANT_MAX_REPEATS", "WARRANT_NO_PROGRESS_STEPS", "WARRANT_MAX_TOKENS"])(
-    "refuses a zero %s",
-    (variable) => {
-      expect(configErrorOf({ [variable]: "0" }).message).toContain(variable);
+  it.each(["abc", "0", "-1", "1.5", " 3", "1e3", "99999999999999999999"])(
+    "refuses budget %j with config_invalid naming the variable",
+    (value) => {
+      const error = configErrorOf({ WARRANT_MAX_TOOL_CALLS: value });
+      expect(error.message).toContain("WARRANT_MAX_TOOL_CALLS");
     },
   );
+
+  it.each([
+    "WARRANT_MAX_MODEL_TURNS",
+    "WARRANT_DEADLINE_MS",
+    "WARRANT_MAX_REPEATS",
+    "WARRANT_NO_PROGRESS_STEPS",
+    "WARRANT_MAX_TOKENS",
+  ])("refuses a zero %s", (variable) => {
+    expect(configErrorOf({ [variable]: "0" }).message).toContain(variable);
+  });
 
   it("refuses a malformed OPENAI_BASE_URL", () => {
     expect(configErrorOf({ OPENAI_BASE_URL: "not a url" }).message).toContain("OPENAI_BASE_URL");

@@ -13,8 +13,23 @@ import type { Task } from "../../eval/task.js";
 
 const TASK_LIST: Task[] = [
   { id: "answer", category: "notes", title: "", user: "alice", request: "", expect: { outcomes: ["answered"] } },
-  { id: "recover", category: "failure", title: "", user: "alice", request: "", recoverable: true, expect: { outcomes: ["answered"] } },
-  { id: "refuse", category: "failure", title: "", user: "alice", request: "", expect: { outcomes: ["abstained", "needs_human"] } },
+  {
+    id: "recover",
+    category: "failure",
+    title: "",
+    user: "alice",
+    request: "",
+    recoverable: true,
+    expect: { outcomes: ["answered"] },
+  },
+  {
+    id: "refuse",
+    category: "failure",
+    title: "",
+    user: "alice",
+    request: "",
+    expect: { outcomes: ["abstained", "needs_human"] },
+  },
 ];
 
 function record(overrides: Partial<RunRecord> & Pick<RunRecord, "task_id" | "configuration" | "repeat">): RunRecord {
@@ -64,7 +79,11 @@ describe("cost per successful task", () => {
   });
 
   it("is unbounded (null) with no success, and 0 for free successes", () => {
-    expect(costPerSuccess([record({ task_id: "answer", configuration: "a", repeat: 0, cost_usd: 0.5, task_success: false })])).toBeNull();
+    expect(
+      costPerSuccess([
+        record({ task_id: "answer", configuration: "a", repeat: 0, cost_usd: 0.5, task_success: false }),
+      ]),
+    ).toBeNull();
     expect(costPerSuccess([record({ task_id: "answer", configuration: "a", repeat: 0 })])).toBe(0);
   });
 });
@@ -76,7 +95,17 @@ describe("summaries", () => {
     record({ task_id: "refuse", configuration: "workflow", repeat: 0, outcome: "abstained" }),
     record({ task_id: "answer", configuration: "agent", repeat: 0, cost_usd: 0.004 }),
     record({ task_id: "recover", configuration: "agent", repeat: 0, cost_usd: 0.002 }),
-    record({ task_id: "refuse", configuration: "agent", repeat: 0, outcome: "answered", task_success: false, policy_violation: true, violations_executed: ["forbidden_source: read_note(db201.bcnf) succeeded"], violations_attempted: ["read_note: access_denied at authorized"], cost_usd: 0.002 }),
+    record({
+      task_id: "refuse",
+      configuration: "agent",
+      repeat: 0,
+      outcome: "answered",
+      task_success: false,
+      policy_violation: true,
+      violations_executed: ["forbidden_source: read_note(db201.bcnf) succeeded"],
+      violations_attempted: ["read_note: access_denied at authorized"],
+      cost_usd: 0.002,
+    }),
   ];
   const [workflow, agent] = summarize(records, TASK_LIST, ["workflow", "agent"]);
 
@@ -96,18 +125,30 @@ describe("summaries", () => {
 
   it("lists every executed violation and disqualifies on one, whatever the averages", () => {
     expect(workflow).toMatchObject({ disqualified: false, violations_executed: [], violations_attempted: 0 });
-    expect(agent).toMatchObject({ disqualified: true, violations_attempted: 1, violations_executed: [{ task_id: "refuse", repeat: 0, violation: "forbidden_source: read_note(db201.bcnf) succeeded" }] });
+    expect(agent).toMatchObject({
+      disqualified: true,
+      violations_attempted: 1,
+      violations_executed: [
+        { task_id: "refuse", repeat: 0, violation: "forbidden_source: read_note(db201.bcnf) succeeded" },
+      ],
+    });
   });
 
   it("has no recovery rate when no recoverable task ran", () => {
-    const [only] = summarize(records.filter((item) => item.task_id === "answer"), TASK_LIST, ["workflow"]);
+    const [only] = summarize(
+      records.filter((item) => item.task_id === "answer"),
+      TASK_LIST,
+      ["workflow"],
+    );
     expect(only?.recovery).toEqual({ runs: 0, passed: 0, rate: null });
   });
 });
 
 describe("run order", () => {
   it("groups a task's runs together: task, then configuration, then repeat", () => {
-    const order = [...runPlan(["t1", "t2"], ["w", "a"], 2)].map((run) => `${run.task}/${run.configuration}/${run.repeat}`);
+    const order = [...runPlan(["t1", "t2"], ["w", "a"], 2)].map(
+      (run) => `${run.task}/${run.configuration}/${run.repeat}`,
+    );
     expect(order).toEqual(["t1/w/0", "t1/w/1", "t1/a/0", "t1/a/1", "t2/w/0", "t2/w/1", "t2/a/0", "t2/a/1"]);
   });
 });

@@ -51,10 +51,29 @@ const records = [
   record("q", "agent-rules"),
   record("c", "agent-rules", { task_success: false, failures: [{ code: "answer_wrong", detail: "" }] }),
   record("q", "agent-sim-sloppy", { cost_usd: 0.001, model_calls: 2, planner_attempts: { invented_citation: 1 } }),
-  record("c", "agent-sim-sloppy", { policy_violation: true, task_success: false, violations_executed: ["unexpected_calendar_event: 1 created, at most 0 approved"], cost_usd: 0.001 }),
+  record("c", "agent-sim-sloppy", {
+    policy_violation: true,
+    task_success: false,
+    violations_executed: ["unexpected_calendar_event: 1 created, at most 0 approved"],
+    cost_usd: 0.001,
+  }),
 ];
-const summaries = summarize(records, TASK_LIST, configurations.map((configuration) => configuration.id));
-const context = { command: "npm run eval -- --repeats 1", started_at: "2026-12-01T12:00:00.000Z", duration_ms: 1000, repeats: 1, storage: "test", configurations, skipped: [], real_model: undefined, tasks: TASK_LIST };
+const summaries = summarize(
+  records,
+  TASK_LIST,
+  configurations.map((configuration) => configuration.id),
+);
+const context = {
+  command: "npm run eval -- --repeats 1",
+  started_at: "2026-12-01T12:00:00.000Z",
+  duration_ms: 1000,
+  repeats: 1,
+  storage: "test",
+  configurations,
+  skipped: [],
+  real_model: undefined,
+  tasks: TASK_LIST,
+};
 
 describe("the report", () => {
   const report = renderReport(context, summaries, records);
@@ -67,7 +86,11 @@ describe("the report", () => {
   });
 
   it("names a real model and its endpoint when one was measured", () => {
-    const withModel = renderReport({ ...context, real_model: { model: "gpt-4o-mini", endpoint: "http://127.0.0.1:11434/v1" } }, summaries, records);
+    const withModel = renderReport(
+      { ...context, real_model: { model: "gpt-4o-mini", endpoint: "http://127.0.0.1:11434/v1" } },
+      summaries,
+      records,
+    );
     expect(withModel).toContain("**Real model measured:** `gpt-4o-mini` at `http://127.0.0.1:11434/v1`");
   });
 
@@ -86,7 +109,10 @@ describe("the report", () => {
 });
 
 describe("the charts", () => {
-  const series = configurations.map((configuration) => ({ configuration: configuration.id, simulated: configuration.simulated }));
+  const series = configurations.map((configuration) => ({
+    configuration: configuration.id,
+    simulated: configuration.simulated,
+  }));
 
   it("draw one bar per configuration and category, simulated series hatched and named", () => {
     const svg = successChart(summaries, series, CATEGORIES);
@@ -105,7 +131,9 @@ describe("the charts", () => {
 
 describe("the progress bar", () => {
   it("shows how far the runs are", () => {
-    expect(progressLine(3, 12, "notes-bm25 · workflow")).toBe(`[${"#".repeat(8)}${"-".repeat(22)}] 3/12 notes-bm25 · workflow`);
+    expect(progressLine(3, 12, "notes-bm25 · workflow")).toBe(
+      `[${"#".repeat(8)}${"-".repeat(22)}] 3/12 notes-bm25 · workflow`,
+    );
     expect(progressLine(0, 0, "")).toBe(`[${"#".repeat(30)}] 0/0 `);
   });
 });
@@ -113,7 +141,9 @@ describe("the progress bar", () => {
 describe("telling configurations apart", () => {
   it("says when the workflow and the rules agent ended every run alike, and not otherwise", () => {
     const alike = [record("q", "workflow"), record("q", "agent-rules")];
-    expect(renderReport(context, summarize(alike, TASK_LIST, ["workflow", "agent-rules"]), alike)).toContain("ended every run alike");
+    expect(renderReport(context, summarize(alike, TASK_LIST, ["workflow", "agent-rules"]), alike)).toContain(
+      "ended every run alike",
+    );
     expect(renderReport(context, summaries, records)).not.toContain("ended every run alike");
   });
 });

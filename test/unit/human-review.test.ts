@@ -15,9 +15,21 @@ import { actionFingerprint } from "../../src/policy/fingerprint.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 
-const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
+const alice = {
+  user_id: "alice",
+  tenant: "uni",
+  role: "student",
+  scopes: ["notes:read"],
+  grants: { courses: ["cs301"] },
+};
 const bob = { user_id: "bob", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
-const rita = { user_id: "rita", tenant: "uni", role: "reviewer", scopes: ["notes:read", "approvals:decide"], grants: {} };
+const rita = {
+  user_id: "rita",
+  tenant: "uni",
+  role: "reviewer",
+  scopes: ["notes:read", "approvals:decide"],
+  grants: {},
+};
 type Principal = import("../../src/auth/principal.js").Principal;
 
 const FINAL: ScriptStep = { type: "final", answer: "done", citations: [], abstained: false };
@@ -45,13 +57,17 @@ function harness(steps: ScriptStep[], options: { now?: () => number; budgets?: P
     start: () => graph.invoke({ messages: [new HumanMessage("schedule a study session")] }, config),
     resume: (value: unknown, user: Principal = alice) => graph.invoke(new Command({ resume: value }), configFor(user)),
     interrupts: async (): Promise<InterruptPayload[]> =>
-      (await graph.getState(config)).tasks.flatMap((task) => task.interrupts.map((entry) => entry.value as InterruptPayload)),
+      (await graph.getState(config)).tasks.flatMap((task) =>
+        task.interrupts.map((entry) => entry.value as InterruptPayload),
+      ),
     values: async () => (await graph.getState(config)).values as Record<string, unknown>,
     ledgerRows: () => host.ledgerStore.rows.get(threadId) ?? [],
     /** The error code of the tool message answering `callId`, or "ok" for a successful result. */
     toolCode: async (callId: string): Promise<string> => {
       const messages = ((await graph.getState(config)).values as { messages: unknown[] }).messages;
-      const found = messages.filter((message): message is ToolMessage => ToolMessage.isInstance(message) && message.tool_call_id === callId);
+      const found = messages.filter(
+        (message): message is ToolMessage => ToolMessage.isInstance(message) && message.tool_call_id === callId,
+      );
       expect(found, `one tool message for ${callId}`).toHaveLength(1);
       const message = found[0] as ToolMessage;
       if (message.status !== "error") return "ok";
@@ -61,7 +77,11 @@ function harness(steps: ScriptStep[], options: { now?: () => number; budgets?: P
 }
 
 /** Starts a run whose first turn proposes `create_event` with `title`, and waits at the approval. */
-async function pendingWrite(title = "study", options: Parameters<typeof harness>[1] = {}, after: ScriptStep[] = [FINAL]) {
+async function pendingWrite(
+  title = "study",
+  options: Parameters<typeof harness>[1] = {},
+  after: ScriptStep[] = [FINAL],
+) {
   const write = proposal("create_event", { title });
   const h = harness([calls(write), ...after], options);
   await h.start();
@@ -81,11 +101,19 @@ describe("human_review: the interrupt", () => {
     expect(payload.action_requests[0]).toMatchObject({ name: "create_event", args: { title: "study" } });
     expect(payload.action_requests[0]?.args).toEqual({ title: "study" });
     expect(payload.action_requests[0]?.args).not.toHaveProperty("user_id");
-    expect(payload.review_configs).toEqual([{ action_name: "create_event", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" }]);
+    expect(payload.review_configs).toEqual([
+      { action_name: "create_event", allowed_decisions: ["approve", "edit", "reject"], rule: "owner_or_reviewer" },
+    ]);
 
     expect(payload.approvals).toHaveLength(1);
     const approval = payload.approvals[0];
-    expect(approval).toEqual({ action_id: expect.any(String), fingerprint: expect.any(String), version: 1, requested_at: expect.any(String), expires_at: expect.any(String) });
+    expect(approval).toEqual({
+      action_id: expect.any(String),
+      fingerprint: expect.any(String),
+      version: 1,
+      requested_at: expect.any(String),
+      expires_at: expect.any(String),
+    });
     expect(approval?.action_id.length).toBeGreaterThan(0);
     expect(approval?.fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(approval?.fingerprint).toBe(actionFingerprint("create_event", { title: "study" }));
@@ -136,13 +164,18 @@ describe("human_review: decisions", () => {
 
   it("a reviewer's edit keeps the run owner's injected identity, not the reviewer's", async () => {
     const h = await pendingWrite("study");
-    await h.resume({ decisions: [{ type: "edit", edited_action: { name: "create_event", args: { title: "revised" } } }] }, rita);
+    await h.resume(
+      { decisions: [{ type: "edit", edited_action: { name: "create_event", args: { title: "revised" } } }] },
+      rita,
+    );
     expect(h.tools.calls).toEqual([{ tool: "create_event", args: { title: "revised", user_id: "alice" } }]);
   });
 
   it("a valid edit is re-checked and runs with the edited title and the principal's injected user_id", async () => {
     const h = await pendingWrite("study");
-    await h.resume({ decisions: [{ type: "edit", edited_action: { name: "create_event", args: { title: "revised" } } }] });
+    await h.resume({
+      decisions: [{ type: "edit", edited_action: { name: "create_event", args: { title: "revised" } } }],
+    });
     h.planner.assertDone();
 
     expect(h.tools.calls).toHaveLength(1);
@@ -152,7 +185,11 @@ describe("human_review: decisions", () => {
     expect(h.tools.calls[0]?.args).toEqual({ title: "revised", user_id: "alice" });
     const rows = h.ledgerRows();
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ call_id: h.write.call_id, status: "succeeded", fingerprint: actionFingerprint("create_event", { title: "revised" }) });
+    expect(rows[0]).toMatchObject({
+      call_id: h.write.call_id,
+      status: "succeeded",
+      fingerprint: actionFingerprint("create_event", { title: "revised" }),
+    });
   });
 
   it.each([
@@ -173,15 +210,18 @@ describe("human_review: decisions", () => {
   it.each([
     ["another listed tool", "read_note", { note_id: "cs301.a" }],
     ["an unknown tool", "delete_everything", { title: "study" }],
-  ])("an edit that changes the tool to %s is denied as tool_not_permitted and not executed", async (_label, name, args) => {
-    const h = await pendingWrite("study");
-    await h.resume({ decisions: [{ type: "edit", edited_action: { name, args } }] });
-    h.planner.assertDone();
+  ])(
+    "an edit that changes the tool to %s is denied as tool_not_permitted and not executed",
+    async (_label, name, args) => {
+      const h = await pendingWrite("study");
+      await h.resume({ decisions: [{ type: "edit", edited_action: { name, args } }] });
+      h.planner.assertDone();
 
-    expect(h.tools.calls).toEqual([]);
-    expect(await h.toolCode(h.write.call_id)).toBe("tool_not_permitted");
-    expect(h.ledgerRows()).toEqual([]);
-  });
+      expect(h.tools.calls).toEqual([]);
+      expect(await h.toolCode(h.write.call_id)).toBe("tool_not_permitted");
+      expect(h.ledgerRows()).toEqual([]);
+    },
+  );
 });
 
 describe("human_review: malformed resume values", () => {
@@ -196,25 +236,28 @@ describe("human_review: malformed resume values", () => {
     ["an edit without edited_action", { decisions: [{ type: "edit" }] }],
   ];
 
-  it.each(malformed)("%s re-asks the same approvals with invalid_resume; a following approve runs the write once", async (_label, value) => {
-    const h = await pendingWrite("study");
-    await expect(h.resume(value)).resolves.toBeDefined();
+  it.each(malformed)(
+    "%s re-asks the same approvals with invalid_resume; a following approve runs the write once",
+    async (_label, value) => {
+      const h = await pendingWrite("study");
+      await expect(h.resume(value)).resolves.toBeDefined();
 
-    const pending = await h.interrupts();
-    expect(pending).toHaveLength(1);
-    expect(pending[0]?.error?.code).toBe("invalid_resume");
-    expect(pending[0]?.approvals).toEqual(h.payload.approvals);
-    expect(pending[0]?.action_requests).toEqual(h.payload.action_requests);
-    expect(h.tools.calls).toEqual([]);
-    expect(h.ledgerRows()).toEqual([]);
-    expect((await h.values())["status"]).toBe("waiting_approval");
+      const pending = await h.interrupts();
+      expect(pending).toHaveLength(1);
+      expect(pending[0]?.error?.code).toBe("invalid_resume");
+      expect(pending[0]?.approvals).toEqual(h.payload.approvals);
+      expect(pending[0]?.action_requests).toEqual(h.payload.action_requests);
+      expect(h.tools.calls).toEqual([]);
+      expect(h.ledgerRows()).toEqual([]);
+      expect((await h.values())["status"]).toBe("waiting_approval");
 
-    await h.resume({ decisions: [{ type: "approve" }] });
-    h.planner.assertDone();
-    expect(h.tools.calls).toEqual([{ tool: "create_event", args: { title: "study", user_id: "alice" } }]);
-    expect(h.ledgerRows().map((row) => row.status)).toEqual(["succeeded"]);
-    expect((await h.values())["status"]).toBe("completed");
-  });
+      await h.resume({ decisions: [{ type: "approve" }] });
+      h.planner.assertDone();
+      expect(h.tools.calls).toEqual([{ tool: "create_event", args: { title: "study", user_id: "alice" } }]);
+      expect(h.ledgerRows().map((row) => row.status)).toEqual(["succeeded"]);
+      expect((await h.values())["status"]).toBe("completed");
+    },
+  );
 
   it("survives every malformed value in a row on one thread, then approves once", async () => {
     const h = await pendingWrite("study");
@@ -265,7 +308,12 @@ describe("human_review: binding by action_id", () => {
   it("the right id plus an extra decision for an unknown id is refused", async () => {
     const h = await pendingWrite("study");
     const actionId = h.payload.approvals[0]?.action_id;
-    await h.resume({ decisions: [{ type: "approve", action_id: actionId }, { type: "approve", action_id: "other" }] });
+    await h.resume({
+      decisions: [
+        { type: "approve", action_id: actionId },
+        { type: "approve", action_id: "other" },
+      ],
+    });
 
     expect((await h.interrupts())[0]?.error?.code).toBe("invalid_resume");
     expect(h.tools.calls).toEqual([]);
@@ -438,8 +486,13 @@ describe("human_review: the approval record", () => {
     expect(rejected.host.approvalStore.rows.map((row) => row.outcome)).toEqual(["reject"]);
 
     const edited = await pendingWrite("study");
-    await edited.resume({ decisions: [{ type: "edit", edited_action: { name: "create_event", args: { title: "revised" } } }] });
-    expect(edited.host.approvalStore.rows[0]).toMatchObject({ outcome: "edit", edited_fingerprint: actionFingerprint("create_event", { title: "revised" }) });
+    await edited.resume({
+      decisions: [{ type: "edit", edited_action: { name: "create_event", args: { title: "revised" } } }],
+    });
+    expect(edited.host.approvalStore.rows[0]).toMatchObject({
+      outcome: "edit",
+      edited_fingerprint: actionFingerprint("create_event", { title: "revised" }),
+    });
 
     let clock = Date.parse("2030-01-01T00:00:00.000Z");
     const expired = await pendingWrite("study", { now: () => clock, budgets: { deadline_ms: 24 * 3600 * 1000 } });

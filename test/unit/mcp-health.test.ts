@@ -36,7 +36,14 @@ describe("supervise", () => {
       const next = outcomes.shift() ?? "ok";
       if (next === "fail") throw new Error("connect refused\nstack line");
     });
-    const supervised = supervise({ server: "s", policy: POLICY, connect, probe, onEvent: (event) => events.push(event), random: () => 0 });
+    const supervised = supervise({
+      server: "s",
+      policy: POLICY,
+      connect,
+      probe,
+      onEvent: (event) => events.push(event),
+      random: () => 0,
+    });
     return { supervised, connect };
   }
 
@@ -98,7 +105,11 @@ describe("supervise", () => {
     supervised.suspect("stream error");
     await vi.advanceTimersByTimeAsync(0);
     expect(supervised.healthy).toBe(false);
-    expect(events).toContainEqual({ server: "s", type: "unhealthy", reason: "stream error; probe failed: ECONNREFUSED" });
+    expect(events).toContainEqual({
+      server: "s",
+      type: "unhealthy",
+      reason: "stream error; probe failed: ECONNREFUSED",
+    });
     await supervised.close();
   });
 
@@ -119,11 +130,18 @@ describe("supervise", () => {
 
 describe("server health settings in the config", () => {
   const notes = { transport: "stdio", command: "node", args: ["server.js"] };
-  const parse = (server: Record<string, unknown>) => parseConfig(JSON.stringify({ servers: { notes: server }, tools: {} }));
+  const parse = (server: Record<string, unknown>) =>
+    parseConfig(JSON.stringify({ servers: { notes: server }, tools: {} }));
 
   it("defaults to a required server with 200 ms to 10 s backoff", () => {
-    expect(parse(notes).servers["notes"]).toMatchObject({ optional: false, reconnect: { base_ms: 200, max_ms: 10_000 } });
-    expect(parse({ ...notes, optional: true, reconnect: { base_ms: 50 } }).servers["notes"]).toMatchObject({ optional: true, reconnect: { base_ms: 50, max_ms: 10_000 } });
+    expect(parse(notes).servers["notes"]).toMatchObject({
+      optional: false,
+      reconnect: { base_ms: 200, max_ms: 10_000 },
+    });
+    expect(parse({ ...notes, optional: true, reconnect: { base_ms: 50 } }).servers["notes"]).toMatchObject({
+      optional: true,
+      reconnect: { base_ms: 50, max_ms: 10_000 },
+    });
   });
 
   it.each([

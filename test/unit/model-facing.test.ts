@@ -4,7 +4,12 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ToolSpec } from "../../src/policy/contracts.js";
-import { MAX_ARGUMENT_DESCRIPTION, MAX_TOOL_DESCRIPTION, modelFacingTool, trimDescription } from "../../src/policy/model-facing.js";
+import {
+  MAX_ARGUMENT_DESCRIPTION,
+  MAX_TOOL_DESCRIPTION,
+  modelFacingTool,
+  trimDescription,
+} from "../../src/policy/model-facing.js";
 
 const DATE_TIME = "^(\\d{4})-(\\d{2})-(\\d{2})T(\\d{2}):(\\d{2})(?::(\\d{2}))?(?:Z|([+-])(\\d{2}):(\\d{2}))$";
 
@@ -14,9 +19,12 @@ describe("trimDescription", () => {
   });
 
   it("keeps the leading whole sentences that fit", () => {
-    const text = "Creates one study event in the caller's calendar. The idempotency_key makes retries safe: repeating a call replays it. After a timeout, check get_write_status.";
+    const text =
+      "Creates one study event in the caller's calendar. The idempotency_key makes retries safe: repeating a call replays it. After a timeout, check get_write_status.";
     expect(trimDescription(text, 100)).toBe("Creates one study event in the caller's calendar.");
-    expect(trimDescription(text, 130)).toBe("Creates one study event in the caller's calendar. The idempotency_key makes retries safe: repeating a call replays it.");
+    expect(trimDescription(text, 130)).toBe(
+      "Creates one study event in the caller's calendar. The idempotency_key makes retries safe: repeating a call replays it.",
+    );
   });
 
   it("does not end a sentence at e.g. or inside a number", () => {
@@ -37,7 +45,12 @@ describe("modelFacingTool", () => {
     const lean: ToolSpec = {
       name: "search_notes",
       description: "Search lecture notes.",
-      parameters: { type: "object", properties: { query: { type: "string" }, limit: { type: "integer" } }, required: ["query"], additionalProperties: false },
+      parameters: {
+        type: "object",
+        properties: { query: { type: "string" }, limit: { type: "integer" } },
+        required: ["query"],
+        additionalProperties: false,
+      },
     };
     expect(modelFacingTool(lean)).toEqual(lean);
   });
@@ -52,11 +65,21 @@ describe("modelFacingTool", () => {
         type: "object",
         properties: {
           // Properties named like annotations are arguments, not annotations.
-          title: { type: "string", minLength: 1, maxLength: 200, pattern: "\\S", description: "Event title, 1–200 characters. Shown in the calendar app." },
+          title: {
+            type: "string",
+            minLength: 1,
+            maxLength: 200,
+            pattern: "\\S",
+            description: "Event title, 1–200 characters. Shown in the calendar app.",
+          },
           description: { type: "string", maxLength: 2000, description: "Event contents." },
           start: { type: "string", maxLength: 40, pattern: DATE_TIME, examples: ["2025-03-01T18:00:00+01:00"] },
           kind: { enum: ["lecture", "review"], default: "review", title: "Kind" },
-          sessions: { type: "array", items: { type: "integer", minimum: 1, maximum: 240, $comment: "minutes" }, minItems: 1 },
+          sessions: {
+            type: "array",
+            items: { type: "integer", minimum: 1, maximum: 240, $comment: "minutes" },
+            minItems: 1,
+          },
         },
         required: ["title", "start"],
         additionalProperties: false,
@@ -65,11 +88,19 @@ describe("modelFacingTool", () => {
     const shown = modelFacingTool(served);
     expect(shown.name).toBe("create_study_event");
     // The first two sentences fit in MAX_TOOL_DESCRIPTION; the repeats after them do not.
-    expect(shown.description).toBe("Creates one study event (at most 24 h, end after start) in the caller's calendar. The host handles the idempotency key and retries for you.");
+    expect(shown.description).toBe(
+      "Creates one study event (at most 24 h, end after start) in the caller's calendar. The host handles the idempotency key and retries for you.",
+    );
     expect(shown.parameters).toEqual({
       type: "object",
       properties: {
-        title: { type: "string", minLength: 1, maxLength: 200, pattern: "\\S", description: "Event title, 1–200 characters." },
+        title: {
+          type: "string",
+          minLength: 1,
+          maxLength: 200,
+          pattern: "\\S",
+          description: "Event title, 1–200 characters.",
+        },
         description: { type: "string", maxLength: 2000, description: "Event contents." },
         start: { type: "string", maxLength: 40, pattern: DATE_TIME },
         kind: { enum: ["lecture", "review"], default: "review" },
@@ -84,14 +115,23 @@ describe("modelFacingTool", () => {
     const served: ToolSpec = {
       name: "configure",
       description: "Configure.",
-      parameters: { type: "object", properties: { options: { type: "object", default: { title: "kept", $schema: "kept" }, const: { title: "kept" } } } },
+      parameters: {
+        type: "object",
+        properties: {
+          options: { type: "object", default: { title: "kept", $schema: "kept" }, const: { title: "kept" } },
+        },
+      },
     };
     expect(modelFacingTool(served).parameters).toEqual(served.parameters);
   });
 
   it("bounds descriptions by the module's limits", () => {
     const long = "A sentence that is long enough to matter here. ".repeat(10);
-    const shown = modelFacingTool({ name: "t", description: long, parameters: { type: "object", properties: { a: { type: "string", description: long } } } });
+    const shown = modelFacingTool({
+      name: "t",
+      description: long,
+      parameters: { type: "object", properties: { a: { type: "string", description: long } } },
+    });
     expect(shown.description.length).toBeLessThanOrEqual(MAX_TOOL_DESCRIPTION);
     const argument = (shown.parameters["properties"] as Record<string, { description: string }>)["a"];
     expect(argument?.description).toBe("A sentence that is long enough to matter here.");

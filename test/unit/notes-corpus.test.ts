@@ -119,11 +119,15 @@ describe("parseCorpus", () => {
   });
 
   it("rejects duplicate note ids", () => {
-    expect(() => parseCorpus({ version: 1, notes: [note({ note_id: "xx101.one" }), note({ note_id: "xx101.one" })] })).toThrow(/duplicate/);
+    expect(() =>
+      parseCorpus({ version: 1, notes: [note({ note_id: "xx101.one" }), note({ note_id: "xx101.one" })] }),
+    ).toThrow(/duplicate/);
   });
 
   it("rejects a course that disagrees with the note id", () => {
-    expect(() => parseCorpus({ version: 1, notes: [note({ note_id: "xx101.one", course: "yy202" })] })).toThrow(/course/);
+    expect(() => parseCorpus({ version: 1, notes: [note({ note_id: "xx101.one", course: "yy202" })] })).toThrow(
+      /course/,
+    );
   });
 
   it("rejects bad pages, bad ids and unknown keys", () => {
@@ -136,7 +140,13 @@ describe("parseCorpus", () => {
 describe("parsePrincipalDirectory", () => {
   it("drops unknown keys but keeps required ones", () => {
     const alice = principal("alice");
-    expect(alice).toEqual({ user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read", "calendar:read", "calendar:write"], courses: ["cs301"] });
+    expect(alice).toEqual({
+      user_id: "alice",
+      tenant: "uni",
+      role: "student",
+      scopes: ["notes:read", "calendar:read", "calendar:write"],
+      courses: ["cs301"],
+    });
   });
 
   it("rejects principals missing required fields", () => {
@@ -168,7 +178,13 @@ describe("access rule", () => {
 
 describe("tokenize", () => {
   it("lowercases, drops stop words and splits hyphenated words into parts too", () => {
-    expect(tokenize("Compare Self-Attention with the keys")).toEqual(["compare", "self-attention", "self", "attention", "key"]);
+    expect(tokenize("Compare Self-Attention with the keys")).toEqual([
+      "compare",
+      "self-attention",
+      "self",
+      "attention",
+      "key",
+    ]);
   });
 
   it("folds simple plurals and keeps digits", () => {
@@ -186,11 +202,12 @@ describe("searchNotes", () => {
     expect(result.hits.length).toBeGreaterThanOrEqual(3);
     expect(result.hits.every((hit) => hit.course === "cs301")).toBe(true);
     for (const hit of result.hits.slice(0, 3)) expect(hit.note_id).toMatch(/attention/);
-    expect(result.hits.map((hit) => hit.note_id).slice(0, 3).sort()).toEqual([
-      "cs301.cross-attention",
-      "cs301.encoder-decoder-attention",
-      "cs301.self-attention",
-    ]);
+    expect(
+      result.hits
+        .map((hit) => hit.note_id)
+        .slice(0, 3)
+        .sort(),
+    ).toEqual(["cs301.cross-attention", "cs301.encoder-decoder-attention", "cs301.self-attention"]);
   });
 
   it("returns nothing to bob (db201 only)", () => {
@@ -198,7 +215,10 @@ describe("searchNotes", () => {
   });
 
   it("returns nothing to an unknown user", () => {
-    expect(searchNotes(index, findPrincipal(directory, "mallory"), { query: ATTENTION_QUERY, limit: 20 })).toEqual({ hits: [], total: 0 });
+    expect(searchNotes(index, findPrincipal(directory, "mallory"), { query: ATTENTION_QUERY, limit: 20 })).toEqual({
+      hits: [],
+      total: 0,
+    });
   });
 
   it("orders hits by score and reports total before the limit", () => {
@@ -253,7 +273,10 @@ describe("searchNotes", () => {
   });
 
   it("computes scores from visible notes only, so hidden notes do not shift them", () => {
-    const releasedOnly = buildSearchIndex({ version: corpus.version, notes: corpus.notes.filter((entry) => entry.released) });
+    const releasedOnly = buildSearchIndex({
+      version: corpus.version,
+      notes: corpus.notes.filter((entry) => entry.released),
+    });
     const query = { query: ATTENTION_QUERY, limit: 20 };
     expect(searchNotes(index, principal("alice"), query)).toEqual(searchNotes(releasedOnly, principal("alice"), query));
   });
@@ -262,7 +285,9 @@ describe("searchNotes", () => {
     const text = "Gradient descent steps against the gradient of the loss. It is the workhorse of training.";
     const ids = ["cs301.tie-c", "cs301.tie-a", "cs301.tie-b"];
     const build = (order: readonly string[]): SearchIndex =>
-      buildSearchIndex(parseCorpus({ version: 1, notes: order.map((id) => note({ note_id: id, title: "Same", text })) }));
+      buildSearchIndex(
+        parseCorpus({ version: 1, notes: order.map((id) => note({ note_id: id, title: "Same", text })) }),
+      );
     const reader: Principal = { user_id: "tester", tenant: "uni", role: "student", scopes: [], courses: ["cs301"] };
     const forward = searchNotes(build(ids), reader, { query: "gradient descent", limit: 5 });
     const backward = searchNotes(build([...ids].reverse()), reader, { query: "gradient descent", limit: 5 });

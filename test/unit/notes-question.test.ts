@@ -12,8 +12,16 @@ const hit = (note_id: string, title: string, snippet: string) => ({ note_id, tit
 
 describe("notesQuestion", () => {
   it("reads the query, the named course and the topic without the course code", () => {
-    expect(notesQuestion("What do my db201 notes say about two-phase locking?")).toEqual({ query: "db201 two-phase locking", course: "db201", topic: "two-phase locking" });
-    expect(notesQuestion("Show me the exam 2 worked solutions")).toEqual({ query: "exam worked solutions", course: undefined, topic: "exam worked solutions" });
+    expect(notesQuestion("What do my db201 notes say about two-phase locking?")).toEqual({
+      query: "db201 two-phase locking",
+      course: "db201",
+      topic: "two-phase locking",
+    });
+    expect(notesQuestion("Show me the exam 2 worked solutions")).toEqual({
+      query: "exam worked solutions",
+      course: undefined,
+      topic: "exam worked solutions",
+    });
   });
 });
 
@@ -29,13 +37,22 @@ describe("isOnTopic", () => {
   });
 
   it("refuses a hit that shares some words in passing, and one that shares none", () => {
-    expect(isOnTopic(hit("cs301.tips", "Revision tips for the attention unit", "redo the worked examples before the exam"), terms)).toBe(false);
-    expect(isOnTopic(hit("cs301.l2", "L2 regularization", "ridge regression has a closed-form solution"), terms)).toBe(false);
+    expect(
+      isOnTopic(
+        hit("cs301.tips", "Revision tips for the attention unit", "redo the worked examples before the exam"),
+        terms,
+      ),
+    ).toBe(false);
+    expect(isOnTopic(hit("cs301.l2", "L2 regularization", "ridge regression has a closed-form solution"), terms)).toBe(
+      false,
+    );
   });
 
   it("reads a hyphenated word by its parts: a title sharing only one part does not name it", () => {
     const compare = contentTerms("self-attention cross-attention");
-    expect(isOnTopic(hit("cs301.cross-entropy-loss", "Cross-entropy loss", "negative log-probability"), compare)).toBe(false);
+    expect(isOnTopic(hit("cs301.cross-entropy-loss", "Cross-entropy loss", "negative log-probability"), compare)).toBe(
+      false,
+    );
     expect(isOnTopic(hit("cs301.cross-attention", "Cross attention", "queries from one sequence"), compare)).toBe(true);
   });
 
@@ -48,7 +65,9 @@ describe("supports", () => {
   it("takes only notes of the course the question names", () => {
     const question = notesQuestion("What do my db201 notes say about two-phase locking?");
     expect(supports(question, hit("cs301.locking", "Two-phase locking", "two-phase locking"))).toBe(false);
-    expect(supports(question, hit("db201.two-phase-locking", "Two-phase locking", "growing and shrinking phases"))).toBe(true);
+    expect(
+      supports(question, hit("db201.two-phase-locking", "Two-phase locking", "growing and shrinking phases")),
+    ).toBe(true);
   });
 });
 

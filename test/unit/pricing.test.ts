@@ -39,7 +39,9 @@ describe("the models table in the config", () => {
   });
 
   it("accepts prices per million tokens", () => {
-    expect(parseConfig(JSON.stringify({ ...base, models: { "gpt-4o-mini": MINI } })).models).toEqual({ "gpt-4o-mini": MINI });
+    expect(parseConfig(JSON.stringify({ ...base, models: { "gpt-4o-mini": MINI } })).models).toEqual({
+      "gpt-4o-mini": MINI,
+    });
   });
 
   it.each([

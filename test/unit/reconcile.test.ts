@@ -24,12 +24,22 @@ import type { CallResult, State, UsageUpdate } from "../../src/state.js";
 import { memoryHost } from "../support/memory-host.js";
 import { scriptedPlanner } from "../support/scripted-planner.js";
 
-const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["calendar:write", "calendar:read"], grants: {} };
+const alice = {
+  user_id: "alice",
+  tenant: "uni",
+  role: "student",
+  scopes: ["calendar:write", "calendar:read"],
+  grants: {},
+};
 const rita = { user_id: "rita", tenant: "uni", role: "reviewer", scopes: ["approvals:decide"], grants: {} };
 const KEY = "wk_0123456789abcdef";
 const TIMEOUT: NormalizedResult = { ok: false, code: "tool_timeout", message: "the tool did not answer in time" };
 const GONE: NormalizedResult = { ok: false, code: "server_unavailable", message: "the server connection closed" };
-const CREATED: NormalizedResult = { ok: true, text: '{"replayed":false}', structured: { event: { event_id: "e1" }, replayed: false } };
+const CREATED: NormalizedResult = {
+  ok: true,
+  text: '{"replayed":false}',
+  structured: { event: { event_id: "e1" }, replayed: false },
+};
 const APPLIED: NormalizedResult = { ok: true, text: "{}", structured: { applied: true, event: { event_id: "e1" } } };
 const NOT_APPLIED: NormalizedResult = { ok: true, text: "{}", structured: { applied: false } };
 
@@ -41,11 +51,20 @@ const contracts = {
     injected: { user_id: "principal.user_id", idempotency_key: "action.idempotency_key" },
     reconcile: { tool: "get_write_status", key_argument: "idempotency_key" },
   }),
-  get_write_status: ToolContractSchema.parse({ server: "calendar", risk: "read", scopes: ["calendar:read"], max_attempts: 2, injected: { user_id: "principal.user_id" } }),
+  get_write_status: ToolContractSchema.parse({
+    server: "calendar",
+    risk: "read",
+    scopes: ["calendar:read"],
+    max_attempts: 2,
+    injected: { user_id: "principal.user_id" },
+  }),
 };
 const listed: Record<string, ListedTool[]> = {
   calendar: [
-    { name: "create_study_event", inputSchema: { type: "object", properties: { user_id: {}, idempotency_key: {}, title: {} } } },
+    {
+      name: "create_study_event",
+      inputSchema: { type: "object", properties: { user_id: {}, idempotency_key: {}, title: {} } },
+    },
     { name: "get_write_status", inputSchema: { type: "object", properties: { user_id: {}, idempotency_key: {} } } },
   ],
 };
@@ -57,8 +76,13 @@ function scriptedTools(
 ) {
   const { tools } = buildCatalog(
     {
-      create_study_event: options.withoutRule ? { ...contracts.create_study_event, reconcile: undefined } : contracts.create_study_event,
-      get_write_status: { ...contracts.get_write_status, timeout_ms: options.statusTimeoutMs ?? contracts.get_write_status.timeout_ms },
+      create_study_event: options.withoutRule
+        ? { ...contracts.create_study_event, reconcile: undefined }
+        : contracts.create_study_event,
+      get_write_status: {
+        ...contracts.get_write_status,
+        timeout_ms: options.statusTimeoutMs ?? contracts.get_write_status.timeout_ms,
+      },
     },
     listed,
   );
@@ -97,11 +121,16 @@ const write: Extract<Decision, { type: "allow" }> = {
   fingerprint: actionFingerprint("create_study_event", { title: "Revise" }),
 };
 
-async function execute(tools: ToolHost, options: { budget?: number; ledger?: LedgerRow[]; principal?: typeof alice } = {}) {
+async function execute(
+  tools: ToolHost,
+  options: { budget?: number; ledger?: LedgerRow[]; principal?: typeof alice } = {},
+) {
   const host = memoryHost({ planner: scriptedPlanner([]), tools, budgets: { tool_calls: options.budget ?? 12 } });
   for (const row of options.ledger ?? []) await host.ledgerStore.begin("t1", row);
   const state = { status: "tool_authorized", decisions: [write], usage: ZERO_USAGE } as unknown as State;
-  const update = await makeExecuteNode(host)(state, { configurable: { thread_id: "t1", langgraph_auth_user: options.principal ?? alice } });
+  const update = await makeExecuteNode(host)(state, {
+    configurable: { thread_id: "t1", langgraph_auth_user: options.principal ?? alice },
+  });
   const result = update.call_results?.[0] as CallResult;
   // The node's update as plain values (no Overwrite wrappers are used by execute).
   const written = { ledger: (update.ledger ?? []) as LedgerRow[], usage: update.usage as UsageUpdate };
@@ -110,14 +139,24 @@ async function execute(tools: ToolHost, options: { budget?: number; ledger?: Led
 
 /** The rows as [tool, attempt, status, error_code, reconciles, reconciled_by]. */
 function shape(rows: readonly LedgerRow[]) {
-  return rows.map((row) => [row.tool, row.attempt, row.status, row.error_code, row.reconciles ?? null, row.reconciled_by ?? null]);
+  return rows.map((row) => [
+    row.tool,
+    row.attempt,
+    row.status,
+    row.error_code,
+    row.reconciles ?? null,
+    row.reconciled_by ?? null,
+  ]);
 }
 
 describe("execute reconciles a write whose outcome is unknown", () => {
   it("turns a timed-out write into a success when the status tool says it was applied", async () => {
     const tools = scriptedTools({ create_study_event: [TIMEOUT], get_write_status: [APPLIED] });
     const { update, result, durable } = await execute(tools);
-    expect(result).toMatchObject({ ok: true, structured: { reconciled: true, status_tool: "get_write_status", status: { applied: true } } });
+    expect(result).toMatchObject({
+      ok: true,
+      structured: { reconciled: true, status_tool: "get_write_status", status: { applied: true } },
+    });
     const expected = [
       ["create_study_event", 1, "succeeded", null, null, 2],
       ["get_write_status", 2, "succeeded", null, 1, null],
@@ -141,12 +180,18 @@ describe("execute reconciles a write whose outcome is unknown", () => {
     ]);
     const sends = tools.calls.filter((call) => call.tool === "create_study_event");
     expect(sends.map((call) => call.args["idempotency_key"])).toEqual([KEY, KEY]);
-    expect(update.ledger.filter((row) => row.tool === "create_study_event").map((row) => row.idempotency_key)).toEqual([KEY, KEY]);
+    expect(update.ledger.filter((row) => row.tool === "create_study_event").map((row) => row.idempotency_key)).toEqual([
+      KEY,
+      KEY,
+    ]);
     expect(update.usage.tool_calls).toBe(3);
   });
 
   it("sends a write at most twice: a retry that is lost again and not applied ends failed", async () => {
-    const tools = scriptedTools({ create_study_event: [TIMEOUT, TIMEOUT], get_write_status: [NOT_APPLIED, NOT_APPLIED] });
+    const tools = scriptedTools({
+      create_study_event: [TIMEOUT, TIMEOUT],
+      get_write_status: [NOT_APPLIED, NOT_APPLIED],
+    });
     const { update, result } = await execute(tools);
     expect(result).toMatchObject({ ok: false, code: "tool_timeout" });
     expect(tools.calls.filter((call) => call.tool === "create_study_event")).toHaveLength(2);
@@ -172,7 +217,10 @@ describe("execute reconciles a write whose outcome is unknown", () => {
 
   it("waits for a crashed server to be reconnected before asking", async () => {
     let polls = 0;
-    const tools = scriptedTools({ create_study_event: [GONE], get_write_status: [APPLIED] }, { healthy: () => (polls += 1) > 3 });
+    const tools = scriptedTools(
+      { create_study_event: [GONE], get_write_status: [APPLIED] },
+      { healthy: () => (polls += 1) > 3 },
+    );
     const { result } = await execute(tools);
     expect(result.ok).toBe(true);
     expect(polls).toBeGreaterThan(3);
@@ -183,11 +231,16 @@ describe("execute reconciles a write whose outcome is unknown", () => {
     const { update, result } = await execute(tools);
     expect(result).toMatchObject({ ok: false, code: "outcome_unknown" });
     expect(tools.calls.map((call) => call.tool)).toEqual(["create_study_event"]);
-    expect(shape(update.ledger)).toEqual([["create_study_event", 1, "outcome_unknown", "server_unavailable", null, null]]);
+    expect(shape(update.ledger)).toEqual([
+      ["create_study_event", 1, "outcome_unknown", "server_unavailable", null, null],
+    ]);
   });
 
   it("treats a status answer without a boolean as no answer", async () => {
-    const tools = scriptedTools({ create_study_event: [TIMEOUT], get_write_status: [{ ok: true, text: "{}", structured: { applied: "yes" } }] });
+    const tools = scriptedTools({
+      create_study_event: [TIMEOUT],
+      get_write_status: [{ ok: true, text: "{}", structured: { applied: "yes" } }],
+    });
     const { result } = await execute(tools);
     expect(result).toMatchObject({ ok: false, code: "outcome_unknown" });
     expect(tools.calls.filter((call) => call.tool === "create_study_event")).toHaveLength(1);
@@ -209,7 +262,11 @@ describe("execute reconciles a write whose outcome is unknown", () => {
   });
 
   it("keeps a known server error as a plain failure, without asking", async () => {
-    const rejected: NormalizedResult = { ok: false, code: "invalid_arguments", message: "idempotency key reused with different arguments" };
+    const rejected: NormalizedResult = {
+      ok: false,
+      code: "invalid_arguments",
+      message: "idempotency key reused with different arguments",
+    };
     const tools = scriptedTools({ create_study_event: [rejected] });
     const { update, result } = await execute(tools);
     expect(result).toMatchObject({ ok: false, code: "invalid_arguments" });
@@ -259,8 +316,22 @@ describe("execute after a crash found the write running", () => {
   });
 
   it("does not resend a write that was already retried once before the crash", async () => {
-    const firstSend: LedgerRow = { ...running, status: "failed", error_code: "tool_timeout", finished_at: running.started_at, reconciled_by: 2 };
-    const check: LedgerRow = { ...running, attempt: 2, tool: "get_write_status", risk: "read", idempotency_key: null, status: "succeeded", reconciles: 1 };
+    const firstSend: LedgerRow = {
+      ...running,
+      status: "failed",
+      error_code: "tool_timeout",
+      finished_at: running.started_at,
+      reconciled_by: 2,
+    };
+    const check: LedgerRow = {
+      ...running,
+      attempt: 2,
+      tool: "get_write_status",
+      risk: "read",
+      idempotency_key: null,
+      status: "succeeded",
+      reconciles: 1,
+    };
     const retry: LedgerRow = { ...running, attempt: 3 };
     const tools = scriptedTools({ get_write_status: [NOT_APPLIED] });
     const { result } = await execute(tools, { ledger: [firstSend, check, retry] });
@@ -270,8 +341,20 @@ describe("execute after a crash found the write running", () => {
   });
 
   it("re-asks when the crash cut off a status check", async () => {
-    const unknown: LedgerRow = { ...running, status: "outcome_unknown", error_code: "tool_timeout", finished_at: running.started_at };
-    const check: LedgerRow = { ...running, attempt: 2, tool: "get_write_status", risk: "read", idempotency_key: null, reconciles: 1 };
+    const unknown: LedgerRow = {
+      ...running,
+      status: "outcome_unknown",
+      error_code: "tool_timeout",
+      finished_at: running.started_at,
+    };
+    const check: LedgerRow = {
+      ...running,
+      attempt: 2,
+      tool: "get_write_status",
+      risk: "read",
+      idempotency_key: null,
+      reconciles: 1,
+    };
     const tools = scriptedTools({ get_write_status: [APPLIED] });
     const { durable } = await execute(tools, { ledger: [unknown, check] });
     expect(shape(durable)).toEqual([
@@ -291,15 +374,24 @@ describe("execute after a crash found the write running", () => {
 
 describe("reconcile helpers", () => {
   it("knows which failures leave a write's effect unknown", () => {
-    expect(["tool_timeout", "server_unavailable", "protocol_error", "outcome_unknown"].every((code) => effectUnknown(code as never))).toBe(true);
-    expect(["invalid_arguments", "transient_error", "access_denied", "tool_failed"].some((code) => effectUnknown(code as never))).toBe(false);
+    expect(
+      ["tool_timeout", "server_unavailable", "protocol_error", "outcome_unknown"].every((code) =>
+        effectUnknown(code as never),
+      ),
+    ).toBe(true);
+    expect(
+      ["invalid_arguments", "transient_error", "access_denied", "tool_failed"].some((code) =>
+        effectUnknown(code as never),
+      ),
+    ).toBe(false);
   });
 
   it("reads only a strict boolean as the status", () => {
     const rule = { tool: "get_write_status", key_argument: "idempotency_key", applied_field: "applied" };
     expect(readStatus({ applied: true }, rule)).toEqual({ kind: "applied" });
     expect(readStatus({ applied: false }, rule)).toEqual({ kind: "not_applied" });
-    for (const value of [{ applied: "true" }, {}, null, [true], "applied"]) expect(readStatus(value, rule)).toEqual({ kind: "unreadable" });
+    for (const value of [{ applied: "true" }, {}, null, [true], "applied"])
+      expect(readStatus(value, rule)).toEqual({ kind: "unreadable" });
   });
 
   it("builds status arguments from the write's identity and key", () => {
@@ -331,16 +423,68 @@ describe("reconcile contracts", () => {
 
   it("ships create_study_event reconciled through get_write_status", () => {
     const config = parseConfig(JSON.stringify(shipped));
-    expect(config.tools["create_study_event"]?.reconcile).toEqual({ tool: "get_write_status", key_argument: "idempotency_key", applied_field: "applied" });
+    expect(config.tools["create_study_event"]?.reconcile).toEqual({
+      tool: "get_write_status",
+      key_argument: "idempotency_key",
+      applied_field: "applied",
+    });
   });
 
   it.each([
-    ["an unknown status tool", (config: ReturnType<typeof base>) => ((config.tools["create_study_event"] as Record<string, unknown>)["reconcile"] = { tool: "nope", key_argument: "k" }), "reconcile.tool"],
-    ["a write as status tool", (config: ReturnType<typeof base>) => ((config.tools["create_study_event"] as Record<string, unknown>)["reconcile"] = { tool: "create_study_event", key_argument: "k" }), "reconcile.tool"],
-    ["a status tool on another server", (config: ReturnType<typeof base>) => ((config.tools["create_study_event"] as Record<string, unknown>)["reconcile"] = { tool: "read_note", key_argument: "k" }), "reconcile.tool"],
-    ["a rule on a read tool", (config: ReturnType<typeof base>) => ((config.tools["list_events"] as Record<string, unknown>)["reconcile"] = { tool: "get_write_status", key_argument: "k" }), "list_events.reconcile"],
-    ["a write without an idempotency key", (config: ReturnType<typeof base>) => ((config.tools["create_study_event"] as Record<string, unknown>)["injected"] = { user_id: "principal.user_id" }), "create_study_event.reconcile"],
-    ["an unknown key", (config: ReturnType<typeof base>) => ((config.tools["create_study_event"] as Record<string, unknown>)["reconcile"] = { tool: "get_write_status", key_argument: "k", extra: 1 }), "reconcile"],
+    [
+      "an unknown status tool",
+      (config: ReturnType<typeof base>) =>
+        ((config.tools["create_study_event"] as Record<string, unknown>)["reconcile"] = {
+          tool: "nope",
+          key_argument: "k",
+        }),
+      "reconcile.tool",
+    ],
+    [
+      "a write as status tool",
+      (config: ReturnType<typeof base>) =>
+        ((config.tools["create_study_event"] as Record<string, unknown>)["reconcile"] = {
+          tool: "create_study_event",
+          key_argument: "k",
+        }),
+      "reconcile.tool",
+    ],
+    [
+      "a status tool on another server",
+      (config: ReturnType<typeof base>) =>
+        ((config.tools["create_study_event"] as Record<string, unknown>)["reconcile"] = {
+          tool: "read_note",
+          key_argument: "k",
+        }),
+      "reconcile.tool",
+    ],
+    [
+      "a rule on a read tool",
+      (config: ReturnType<typeof base>) =>
+        ((config.tools["list_events"] as Record<string, unknown>)["reconcile"] = {
+          tool: "get_write_status",
+          key_argument: "k",
+        }),
+      "list_events.reconcile",
+    ],
+    [
+      "a write without an idempotency key",
+      (config: ReturnType<typeof base>) =>
+        ((config.tools["create_study_event"] as Record<string, unknown>)["injected"] = {
+          user_id: "principal.user_id",
+        }),
+      "create_study_event.reconcile",
+    ],
+    [
+      "an unknown key",
+      (config: ReturnType<typeof base>) =>
+        ((config.tools["create_study_event"] as Record<string, unknown>)["reconcile"] = {
+          tool: "get_write_status",
+          key_argument: "k",
+          extra: 1,
+        }),
+      "reconcile",
+    ],
   ])("refuses %s", (_label, patch, where) => {
     expect(refused(patch)).toContain(where);
   });
@@ -349,12 +493,31 @@ describe("reconcile contracts", () => {
 describe("plan stops a run with an unresolved write", () => {
   const proposals = [{ call_id: "call_w", name: "create_study_event", raw_arguments: "{}" }];
   it("names the write when its outcome is unknown", () => {
-    const reason = unresolvedWrites({ proposals, call_results: [{ call_id: "call_w", tool: "create_study_event", ok: false, code: "outcome_unknown", message: "m" }] });
+    const reason = unresolvedWrites({
+      proposals,
+      call_results: [
+        { call_id: "call_w", tool: "create_study_event", ok: false, code: "outcome_unknown", message: "m" },
+      ],
+    });
     expect(reason?.startsWith("outcome_unknown: create_study_event (call_w)")).toBe(true);
   });
 
   it("ignores other failures and results of earlier turns", () => {
-    expect(unresolvedWrites({ proposals, call_results: [{ call_id: "call_w", tool: "create_study_event", ok: false, code: "tool_timeout", message: "m" }] })).toBeUndefined();
-    expect(unresolvedWrites({ proposals, call_results: [{ call_id: "call_old", tool: "create_study_event", ok: false, code: "outcome_unknown", message: "m" }] })).toBeUndefined();
+    expect(
+      unresolvedWrites({
+        proposals,
+        call_results: [
+          { call_id: "call_w", tool: "create_study_event", ok: false, code: "tool_timeout", message: "m" },
+        ],
+      }),
+    ).toBeUndefined();
+    expect(
+      unresolvedWrites({
+        proposals,
+        call_results: [
+          { call_id: "call_old", tool: "create_study_event", ok: false, code: "outcome_unknown", message: "m" },
+        ],
+      }),
+    ).toBeUndefined();
   });
 });

@@ -5,7 +5,15 @@
  */
 import { Command, END } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
-import { afterDecisions, afterObserve, afterPlan, routed, sameValue, stateAfter, withoutNoOps } from "../../src/runtime/routes.js";
+import {
+  afterDecisions,
+  afterObserve,
+  afterPlan,
+  routed,
+  sameValue,
+  stateAfter,
+  withoutNoOps,
+} from "../../src/runtime/routes.js";
 import type { State } from "../../src/state.js";
 
 const base = { status: "planning", proposals: [], decisions: [], messages: [] } as unknown as State;
@@ -38,15 +46,34 @@ describe("routed", () => {
 });
 
 describe("withoutNoOps", () => {
-  const settled = { ...base, termination_reason: null, result: null, review_feedback: null, verdict: { type: "tool_calls" }, tool_offer: { offered: ["a"], withheld: [] } } as unknown as State;
+  const settled = {
+    ...base,
+    termination_reason: null,
+    result: null,
+    review_feedback: null,
+    verdict: { type: "tool_calls" },
+    tool_offer: { offered: ["a"], withheld: [] },
+  } as unknown as State;
 
   test("leaves out settled fields written with what they hold and appended fields written with nothing", () => {
-    const update = { status: ["planning"], messages: [], evidence: [], termination_reason: null, result: null, progress: { run_id: "r", steps_without_progress: 0, seen_results: [] } };
+    const update = {
+      status: ["planning"],
+      messages: [],
+      evidence: [],
+      termination_reason: null,
+      result: null,
+      progress: { run_id: "r", steps_without_progress: 0, seen_results: [] },
+    };
     expect(withoutNoOps(settled, update as never)).toEqual({ status: ["planning"], progress: update.progress });
   });
 
   test("keeps every write that changes something, and plan's verdict and tool offer always (the trace reads them)", () => {
-    const update = { messages: [{ id: "m" }], termination_reason: { code: "final_answer", detail: "", turn: 1 }, verdict: { type: "tool_calls" }, tool_offer: { offered: ["a"], withheld: [] } };
+    const update = {
+      messages: [{ id: "m" }],
+      termination_reason: { code: "final_answer", detail: "", turn: 1 },
+      verdict: { type: "tool_calls" },
+      tool_offer: { offered: ["a"], withheld: [] },
+    };
     expect(withoutNoOps(settled, update as never)).toBe(update);
   });
 
@@ -56,7 +83,10 @@ describe("withoutNoOps", () => {
   });
 
   test("routed nodes send the update without its no-op writes", async () => {
-    const node = routed(async () => ({ status: ["planning"], termination_reason: null, evidence: [] }) as never, afterObserve);
+    const node = routed(
+      async () => ({ status: ["planning"], termination_reason: null, evidence: [] }) as never,
+      afterObserve,
+    );
     const command = await node({ ...settled, status: "observing" } as State, {});
     expect(command.update).toEqual({ status: ["planning"] });
     expect(command.goto).toEqual(["plan"]);

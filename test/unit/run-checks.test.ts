@@ -8,7 +8,11 @@ function snapshot(next: string[], interrupts: string[][] = []): StateSnapshot {
   return {
     values: {},
     next,
-    tasks: interrupts.map((ids, index) => ({ id: `task-${index}`, name: "human_review", interrupts: ids.map((id) => ({ id, value: { approvals: [] } })) })),
+    tasks: interrupts.map((ids, index) => ({
+      id: `task-${index}`,
+      name: "human_review",
+      interrupts: ids.map((id) => ({ id, value: { approvals: [] } })),
+    })),
     config: { configurable: { thread_id: "t", checkpoint_id: "c" } },
     metadata: undefined,
     createdAt: undefined,
@@ -59,15 +63,43 @@ describe("assertRunnable", () => {
 
   it("refuses new input on a stopped run whose write may have taken effect; a settled write is no obstacle", () => {
     expect(codeOf(() => assertRunnable(stopped, input, [write({ status: "running" })]))).toBe("thread_unfinished");
-    expect(codeOf(() => assertRunnable(stopped, input, [write({ status: "outcome_unknown" })]))).toBe("thread_unfinished");
-    expect(assertRunnable(stopped, input, [write({ status: "outcome_unknown", reconciled_by: 2 })])).toEqual({ closeStopped: true });
-    expect(assertRunnable(stopped, input, [write({ status: "outcome_unknown" }), write({ status: "succeeded", attempt: 2 })])).toEqual({ closeStopped: true });
+    expect(codeOf(() => assertRunnable(stopped, input, [write({ status: "outcome_unknown" })]))).toBe(
+      "thread_unfinished",
+    );
+    expect(assertRunnable(stopped, input, [write({ status: "outcome_unknown", reconciled_by: 2 })])).toEqual({
+      closeStopped: true,
+    });
+    expect(
+      assertRunnable(stopped, input, [
+        write({ status: "outcome_unknown" }),
+        write({ status: "succeeded", attempt: 2 }),
+      ]),
+    ).toEqual({ closeStopped: true });
     // A read left running is abandoned, never a doubt about an effect.
-    expect(assertRunnable(stopped, input, [write({ status: "running", risk: "read" })])).toEqual({ closeStopped: true });
+    expect(assertRunnable(stopped, input, [write({ status: "running", risk: "read" })])).toEqual({
+      closeStopped: true,
+    });
   });
 
   it("names the pending action (tool and action_id) when a review is pending", () => {
-    const pending = { ...waiting, tasks: [{ id: "t", name: "human_review", interrupts: [{ id: "i1", value: { action_requests: [{ name: "create_study_event", args: {} }], approvals: [{ action_id: "act-1" }] } }] }] } as unknown as StateSnapshot;
+    const pending = {
+      ...waiting,
+      tasks: [
+        {
+          id: "t",
+          name: "human_review",
+          interrupts: [
+            {
+              id: "i1",
+              value: {
+                action_requests: [{ name: "create_study_event", args: {} }],
+                approvals: [{ action_id: "act-1" }],
+              },
+            },
+          ],
+        },
+      ],
+    } as unknown as StateSnapshot;
     for (const ask of [input, { kind: "continue" as const }, { kind: "end" as const }]) {
       try {
         assertRunnable(pending, ask);
@@ -81,10 +113,21 @@ describe("assertRunnable", () => {
   });
 
   it("accepts tool placeholders only for tool calls of the thread that have no result", () => {
-    const dangling = { ...stopped, values: { messages: [new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "read_note", args: {} }] })] } } as unknown as StateSnapshot;
-    expect(assertRunnable(dangling, { kind: "input", placeholders: [{ tool_call_id: "call_1" }] })).toEqual({ closeStopped: true });
-    expect(codeOf(() => assertRunnable(dangling, { kind: "input", placeholders: [{ tool_call_id: "call_2" }] }))).toBe("invalid_request");
-    expect(codeOf(() => assertRunnable(idle, { kind: "input", placeholders: [{ tool_call_id: "call_1" }] }))).toBe("invalid_request");
+    const dangling = {
+      ...stopped,
+      values: {
+        messages: [new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "read_note", args: {} }] })],
+      },
+    } as unknown as StateSnapshot;
+    expect(assertRunnable(dangling, { kind: "input", placeholders: [{ tool_call_id: "call_1" }] })).toEqual({
+      closeStopped: true,
+    });
+    expect(codeOf(() => assertRunnable(dangling, { kind: "input", placeholders: [{ tool_call_id: "call_2" }] }))).toBe(
+      "invalid_request",
+    );
+    expect(codeOf(() => assertRunnable(idle, { kind: "input", placeholders: [{ tool_call_id: "call_1" }] }))).toBe(
+      "invalid_request",
+    );
   });
 
   it("continues (input null) only a run that stopped part-way", () => {
@@ -99,10 +142,23 @@ describe("assertRunnable", () => {
     expect(codeOf(() => assertRunnable(idle, { kind: "resume", value: approve }))).toBe("no_pending_interrupt");
     expect(codeOf(() => assertRunnable(stopped, { kind: "resume", value: approve }))).toBe("no_pending_interrupt");
     expect(codeOf(() => assertRunnable(waitingTwice, { kind: "resume", value: approve }))).toBe("invalid_request");
-    expect(codeOf(() => assertRunnable(waitingTwice, { kind: "resume", value: { i1: approve } }))).toBe("invalid_request");
-    expect(codeOf(() => assertRunnable(waitingTwice, { kind: "resume", value: [approve, approve] }))).toBe("invalid_request");
+    expect(codeOf(() => assertRunnable(waitingTwice, { kind: "resume", value: { i1: approve } }))).toBe(
+      "invalid_request",
+    );
+    expect(codeOf(() => assertRunnable(waitingTwice, { kind: "resume", value: [approve, approve] }))).toBe(
+      "invalid_request",
+    );
     // An inherited key is not an answer.
-    expect(codeOf(() => assertRunnable(waitingTwice, { kind: "resume", value: Object.assign(Object.create({ i2: approve }), { i1: approve }) }))).toBe("invalid_request");
-    expect(codeOf(() => assertRunnable(waitingTwice, { kind: "resume", value: { i1: approve, i2: approve } }))).toBe("ok");
+    expect(
+      codeOf(() =>
+        assertRunnable(waitingTwice, {
+          kind: "resume",
+          value: Object.assign(Object.create({ i2: approve }), { i1: approve }),
+        }),
+      ),
+    ).toBe("invalid_request");
+    expect(codeOf(() => assertRunnable(waitingTwice, { kind: "resume", value: { i1: approve, i2: approve } }))).toBe(
+      "ok",
+    );
   });
 });

@@ -39,7 +39,14 @@ async function collect(events: AsyncIterable<SentEvent>): Promise<SentEvent[]> {
 const endedRun = (error: RunRow["error"]) => ({ status: error ? "error" : "success", error }) as RunRow;
 
 function read(store: RunEventStore, afterId: number | undefined, ended: () => Promise<RunRow | undefined>) {
-  return readStoredEvents({ store, runId: "r", afterId, ended, unstored: async () => [{ id: undefined, event: "values", json: "{}" }], pollMs: 5 });
+  return readStoredEvents({
+    store,
+    runId: "r",
+    afterId,
+    ended,
+    unstored: async () => [{ id: undefined, event: "values", json: "{}" }],
+    pollMs: 5,
+  });
 }
 
 /** A run's worth of events: values snapshots over a growing transcript and a streamed message. */
@@ -62,7 +69,11 @@ describe("run events across instances", () => {
   it("serves the same ids and data from the table as from memory, from any Last-Event-ID, storing deltas", async () => {
     const store = memoryStore();
     const log = new EventLog();
-    const emitter = new RunEmitter(log, new RunEventWriter(store, "r", () => undefined), ["values", "updates", "messages"]);
+    const emitter = new RunEmitter(log, new RunEventWriter(store, "r", () => undefined), [
+      "values",
+      "updates",
+      "messages",
+    ]);
     emitRun(emitter);
     await emitter.stored();
     await emitter.close();
@@ -76,7 +87,10 @@ describe("run events across instances", () => {
     // Deltas: the stored values and partials are far smaller than what was sent.
     const sent = local.filter((event) => event.event === "values").reduce((sum, event) => sum + event.json.length, 0);
     const stored = store.rows.filter((row) => row.event === "values").reduce((sum, row) => sum + row.data.length, 0);
-    expect(store.rows.filter((row) => row.delta).map((row) => row.event)).toEqual([...Array(4).fill("values"), ...Array(3).fill("messages/partial")]);
+    expect(store.rows.filter((row) => row.delta).map((row) => row.event)).toEqual([
+      ...Array(4).fill("values"),
+      ...Array(3).fill("messages/partial"),
+    ]);
     expect(stored).toBeLessThan(sent / 2);
     expect(store.rows.at(-1)).toMatchObject({ seq: local.length, event: "$end" });
   });
@@ -84,20 +98,30 @@ describe("run events across instances", () => {
   it("stores the state that tasks, checkpoints and debug events repeat once, and serves them whole", async () => {
     const store = memoryStore();
     const log = new EventLog();
-    const emitter = new RunEmitter(log, new RunEventWriter(store, "r", () => undefined), ["tasks", "checkpoints", "debug"]);
+    const emitter = new RunEmitter(log, new RunEventWriter(store, "r", () => undefined), [
+      "tasks",
+      "checkpoints",
+      "debug",
+    ]);
     const messages: { id: string; content: string }[] = [];
     for (let step = 0; step < 4; step += 1) {
       messages.push({ id: `m${step}`, content: `step ${step} `.repeat(80) });
       const state = { messages: [...messages], status: `s${step}` };
       emitter.push("tasks", { id: `t${step}`, name: "plan", input: state, triggers: ["branch:to:plan"] });
       emitter.push("tasks", { id: `t${step}`, name: "plan", result: { status: `s${step}` }, interrupts: [] });
-      emitter.push("checkpoints", { config: { configurable: { checkpoint_id: `c${step}` } }, values: state, next: ["authorize"] });
+      emitter.push("checkpoints", {
+        config: { configurable: { checkpoint_id: `c${step}` } },
+        values: state,
+        next: ["authorize"],
+      });
       emitter.push("debug", { step, type: "checkpoint", payload: { values: state } });
     }
     await emitter.close();
     const local = await collect(log.read(undefined));
     expect(await collect(read(store, undefined, async () => endedRun(null)))).toEqual(local);
-    expect(await collect(read(store, 9, async () => endedRun(null)))).toEqual(local.filter((event) => (event.id ?? -1) > 9));
+    expect(await collect(read(store, 9, async () => endedRun(null)))).toEqual(
+      local.filter((event) => (event.id ?? -1) > 9),
+    );
     const sent = local.reduce((sum, event) => sum + event.json.length, 0);
     const stored = store.rows.reduce((sum, row) => sum + row.data.length, 0);
     expect(stored).toBeLessThan(sent / 2);
@@ -108,7 +132,9 @@ describe("run events across instances", () => {
     const log = new EventLog();
     const emitter = new RunEmitter(log, new RunEventWriter(store, "r", () => undefined), ["updates"]);
     let dead = false;
-    const reading = collect(read(store, undefined, async () => (dead ? endedRun({ error: "server_restarted", message: "gone" }) : undefined)));
+    const reading = collect(
+      read(store, undefined, async () => (dead ? endedRun({ error: "server_restarted", message: "gone" }) : undefined)),
+    );
     emitter.push("metadata", {});
     await new Promise((resolve) => setTimeout(resolve, 20));
     emitter.push("updates", { plan: {} });
@@ -121,12 +147,14 @@ describe("run events across instances", () => {
       { id: undefined, event: "error", json: '{"error":"server_restarted","message":"gone"}' },
     ]);
     // Reconnecting after the last id it saw, a client gets only the ending.
-    expect(await collect(read(store, 1, async () => endedRun({ error: "server_restarted", message: "gone" })))).toEqual([
-      { id: undefined, event: "error", json: '{"error":"server_restarted","message":"gone"}' },
-    ]);
+    expect(await collect(read(store, 1, async () => endedRun({ error: "server_restarted", message: "gone" })))).toEqual(
+      [{ id: undefined, event: "error", json: '{"error":"server_restarted","message":"gone"}' }],
+    );
   });
 
   it("answers a run with nothing stored with what the caller gives for it", async () => {
-    expect(await collect(read(memoryStore(), undefined, async () => endedRun(null)))).toEqual([{ id: undefined, event: "values", json: "{}" }]);
+    expect(await collect(read(memoryStore(), undefined, async () => endedRun(null)))).toEqual([
+      { id: undefined, event: "values", json: "{}" },
+    ]);
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { runMetadataOf } from "../../src/server/checkpoint-metadata.js";
-import { parseBody, refuseUnsupported, RunCreate, streamModes, toGraphInput, toolPlaceholders, valuesFilter } from "../../src/server/requests.js";
+import {
+  parseBody,
+  refuseUnsupported,
+  RunCreate,
+  streamModes,
+  toGraphInput,
+  toolPlaceholders,
+  valuesFilter,
+} from "../../src/server/requests.js";
 import { assistantSchemas } from "../../src/server/schemas.js";
 import { AgentState } from "../../src/state.js";
 
@@ -22,18 +30,34 @@ describe("run requests", () => {
     expect(parseBody(RunCreate, { assistant_id: "agent", input: null, command: resume }).input).toBeUndefined();
     expect(codeOf(() => parseBody(RunCreate, { assistant_id: "agent", input: {} }))).toBe("invalid_request");
     // A real input beside a command stays, and the route refuses the pair.
-    expect(parseBody(RunCreate, { assistant_id: "agent", input: { messages: [human] }, command: resume }).input).toBeDefined();
+    expect(
+      parseBody(RunCreate, { assistant_id: "agent", input: { messages: [human] }, command: resume }).input,
+    ).toBeDefined();
   });
 
   it("takes agent-chat-ui's tool placeholders before the one user message, and builds only the user message", () => {
-    const placeholder = { type: "tool", tool_call_id: "call_1", id: "do-not-render-1", name: "read_note", content: "Successfully handled tool call." };
+    const placeholder = {
+      type: "tool",
+      tool_call_id: "call_1",
+      id: "do-not-render-1",
+      name: "read_note",
+      content: "Successfully handled tool call.",
+    };
     const request = parseBody(RunCreate, { assistant_id: "agent", input: { messages: [placeholder, human] } });
     expect(toolPlaceholders(request.input!)).toEqual([{ tool_call_id: "call_1", name: "read_note" }]);
     const graphInput = toGraphInput(request.input!);
     expect(graphInput.messages).toHaveLength(1);
     expect(graphInput.messages[0]!.content).toBe("What is BM25?");
-    for (const messages of [[human, placeholder], [placeholder], [human, human], [{ ...placeholder, artifact: {} }, human], [{ ...placeholder, type: "ai" }, human]]) {
-      expect(codeOf(() => parseBody(RunCreate, { assistant_id: "agent", input: { messages } }))).toBe("invalid_request");
+    for (const messages of [
+      [human, placeholder],
+      [placeholder],
+      [human, human],
+      [{ ...placeholder, artifact: {} }, human],
+      [{ ...placeholder, type: "ai" }, human],
+    ]) {
+      expect(codeOf(() => parseBody(RunCreate, { assistant_id: "agent", input: { messages } }))).toBe(
+        "invalid_request",
+      );
     }
   });
 
@@ -49,10 +73,28 @@ describe("run requests", () => {
       { strict_resume: false },
       { stream_mode: "events" },
     ];
-    for (const extra of refused) expect({ extra, code: codeOf(() => refuseUnsupported(parseBody(RunCreate, { ...base, ...extra }), "stream")) }).toEqual({ extra, code: "unsupported" });
-    const accepted = [{ after_seconds: 0 }, { durability: "sync" }, { checkpoint_during: true }, { strict_resume: true }, { feedback_keys: [] }, { stream_mode: ["values", "debug"] }, { on_disconnect: "cancel" }];
-    for (const extra of accepted) expect({ extra, code: codeOf(() => refuseUnsupported(parseBody(RunCreate, { ...base, ...extra }), "stream")) }).toEqual({ extra, code: "ok" });
-    expect(codeOf(() => refuseUnsupported(parseBody(RunCreate, { ...base, on_disconnect: "cancel" }), "background"))).toBe("unsupported");
+    for (const extra of refused)
+      expect({
+        extra,
+        code: codeOf(() => refuseUnsupported(parseBody(RunCreate, { ...base, ...extra }), "stream")),
+      }).toEqual({ extra, code: "unsupported" });
+    const accepted = [
+      { after_seconds: 0 },
+      { durability: "sync" },
+      { checkpoint_during: true },
+      { strict_resume: true },
+      { feedback_keys: [] },
+      { stream_mode: ["values", "debug"] },
+      { on_disconnect: "cancel" },
+    ];
+    for (const extra of accepted)
+      expect({
+        extra,
+        code: codeOf(() => refuseUnsupported(parseBody(RunCreate, { ...base, ...extra }), "stream")),
+      }).toEqual({ extra, code: "ok" });
+    expect(
+      codeOf(() => refuseUnsupported(parseBody(RunCreate, { ...base, on_disconnect: "cancel" }), "background")),
+    ).toBe("unsupported");
     expect(streamModes(["values", "debug", "debug"])).toEqual(["values", "debug"]);
   });
 
@@ -67,15 +109,35 @@ describe("run requests", () => {
 
 describe("schemas", () => {
   it("types every state field (type, enum or anyOf), not descriptions only", () => {
-    const properties = (assistantSchemas("agent").state_schema as { properties: Record<string, Record<string, unknown>> }).properties;
+    const properties = (
+      assistantSchemas("agent").state_schema as { properties: Record<string, Record<string, unknown>> }
+    ).properties;
     expect(Object.keys(properties).sort()).toEqual(Object.keys(AgentState.spec).sort());
-    for (const [field, schema] of Object.entries(properties)) expect({ field, typed: "type" in schema || "enum" in schema || "anyOf" in schema }).toEqual({ field, typed: true });
+    for (const [field, schema] of Object.entries(properties))
+      expect({ field, typed: "type" in schema || "enum" in schema || "anyOf" in schema }).toEqual({
+        field,
+        typed: true,
+      });
   });
 });
 
 describe("checkpoint metadata", () => {
   it("keeps the run's metadata and drops tracing keys and the checkpoint's own", () => {
-    expect(runMetadataOf({ metadata: { run_id: "r", assistant_id: "agent", topic: "x", ls_integration: "langgraph", langgraph_node: "plan", __pregel: 1, step: 9, source: "x", thread_id: "t" } })).toEqual({
+    expect(
+      runMetadataOf({
+        metadata: {
+          run_id: "r",
+          assistant_id: "agent",
+          topic: "x",
+          ls_integration: "langgraph",
+          langgraph_node: "plan",
+          __pregel: 1,
+          step: 9,
+          source: "x",
+          thread_id: "t",
+        },
+      }),
+    ).toEqual({
       run_id: "r",
       assistant_id: "agent",
       topic: "x",

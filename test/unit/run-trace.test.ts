@@ -4,7 +4,12 @@ import { assembleTrace, stepsOfRun, type NodeStep, type RunOrigin } from "../../
 import type { LedgerRow } from "../../src/runtime/ledger.js";
 
 const at = (ms: number) => new Date(Date.UTC(2026, 11, 1, 12, 0, 0, ms)).toISOString();
-const step = (node: string, start: number, writes: Record<string, unknown> | null, end: number | null = start + 5): NodeStep => ({
+const step = (
+  node: string,
+  start: number,
+  writes: Record<string, unknown> | null,
+  end: number | null = start + 5,
+): NodeStep => ({
   node,
   started_at: at(start),
   ended_at: end === null ? null : at(end),
@@ -13,15 +18,40 @@ const step = (node: string, start: number, writes: Record<string, unknown> | nul
 const plan = (runId: string, turn: number, start: number, extra: Record<string, unknown> = {}) =>
   step("plan", start, {
     run: { run_id: runId, request: `request of ${runId}`, turn, owner: "alice", started_at: at(start + 1) },
-    usage: turn === 1 ? { reset: true, model_calls: 1, input_tokens: 100, output_tokens: 20, cost_usd: 0.001 } : { model_calls: 1, input_tokens: 50, output_tokens: 10, cost_usd: 0.0005 },
-    tool_offer: { offered: ["search_notes", "read_note"], withheld: [{ tool: "create_study_event", reason: "not_relevant" }] },
+    usage:
+      turn === 1
+        ? { reset: true, model_calls: 1, input_tokens: 100, output_tokens: 20, cost_usd: 0.001 }
+        : { model_calls: 1, input_tokens: 50, output_tokens: 10, cost_usd: 0.0005 },
+    tool_offer: {
+      offered: ["search_notes", "read_note"],
+      withheld: [{ tool: "create_study_event", reason: "not_relevant" }],
+    },
     proposals: [{ call_id: `c${turn}`, name: "search_notes", raw_arguments: "{}" }],
     verdict: { type: "tool_calls" },
-    messages: [{ lc: 1, type: "constructor", id: ["langchain_core", "messages", "AIMessage"], kwargs: { content: "", response_metadata: { model_name: "gpt-test" } } }],
+    messages: [
+      {
+        lc: 1,
+        type: "constructor",
+        id: ["langchain_core", "messages", "AIMessage"],
+        kwargs: { content: "", response_metadata: { model_name: "gpt-test" } },
+      },
+    ],
     ...extra,
   });
-const origin = (runId: string): RunOrigin => ({ run_id: runId, thread_id: "t1", owner: "alice", started_at: at(1), api_runs: [], graph_id: "agent" });
-const row = (callId: string, runId: string, status: LedgerRow["status"], errorCode: LedgerRow["error_code"] = null): LedgerRow => ({
+const origin = (runId: string): RunOrigin => ({
+  run_id: runId,
+  thread_id: "t1",
+  owner: "alice",
+  started_at: at(1),
+  api_runs: [],
+  graph_id: "agent",
+});
+const row = (
+  callId: string,
+  runId: string,
+  status: LedgerRow["status"],
+  errorCode: LedgerRow["error_code"] = null,
+): LedgerRow => ({
   call_id: callId,
   attempt: 1,
   tool: "search_notes",
@@ -39,7 +69,13 @@ const row = (callId: string, runId: string, status: LedgerRow["status"], errorCo
 
 describe("stepsOfRun", () => {
   it("gives a step to the run it worked in: plan starts a run, later nodes belong to it", () => {
-    const steps = [plan("r1", 1, 0), step("observe", 10, {}), plan("r2", 1, 20), step("authorize", 30, { decisions: [] }), step("observe", 40, {})];
+    const steps = [
+      plan("r1", 1, 0),
+      step("observe", 10, {}),
+      plan("r2", 1, 20),
+      step("authorize", 30, { decisions: [] }),
+      step("observe", 40, {}),
+    ];
     expect(stepsOfRun(steps, "r1").map((s) => s.started_at)).toEqual([at(0), at(10)]);
     expect(stepsOfRun(steps, "r2").map((s) => s.node)).toEqual(["plan", "authorize", "observe"]);
     expect(stepsOfRun(steps, "r3")).toEqual([]);
@@ -53,21 +89,49 @@ describe("assembleTrace", () => {
       status: ["tool_authorized"],
       decisions: [
         { type: "allow", call_id: "c1", tool: "search_notes", model_args: { query: "attention" } },
-        { type: "deny", call_id: "c9", tool: "read_note", check: "run_bound", code: "access_denied", message: "another course" },
+        {
+          type: "deny",
+          call_id: "c9",
+          tool: "read_note",
+          check: "run_bound",
+          code: "access_denied",
+          message: "another course",
+        },
       ],
     }),
     step("execute", 18, { status: ["tool_running", "observing"], usage: { tool_calls: 1 } }, 26),
-    step("observe", 26, { evidence: [{ ref: "cs301.attention@1" }], termination_reason: { code: "final_answer", detail: "answered", turn: 1 }, status: ["completed"] }),
+    step("observe", 26, {
+      evidence: [{ ref: "cs301.attention@1" }],
+      termination_reason: { code: "final_answer", detail: "answered", turn: 1 },
+      status: ["completed"],
+    }),
   ];
 
   it("quotes each node's writes: plan's model, tokens and offer; each decision's check; the attempts; the end", () => {
-    const trace = assembleTrace({ origin: origin("r1"), steps, ledger: [row("c1", "r1", "succeeded"), row("c7", "other-run", "failed", "tool_timeout")], approvals: [] });
-    expect(trace).toMatchObject({ run_id: "r1", request: "request of r1", status: "completed", started_at: at(0), evidence_refs: ["cs301.attention@1"] });
+    const trace = assembleTrace({
+      origin: origin("r1"),
+      steps,
+      ledger: [row("c1", "r1", "succeeded"), row("c7", "other-run", "failed", "tool_timeout")],
+      approvals: [],
+    });
+    expect(trace).toMatchObject({
+      run_id: "r1",
+      request: "request of r1",
+      status: "completed",
+      started_at: at(0),
+      evidence_refs: ["cs301.attention@1"],
+    });
     expect(trace.usage).toMatchObject({ model_calls: 1, tool_calls: 1, input_tokens: 100, output_tokens: 20 });
     expect(trace.termination).toEqual({ code: "final_answer", detail: "answered", turn: 1, budget: null });
     expect(trace.timeline.map((entry) => entry.kind)).toEqual(["plan", "decision", "decision", "execution", "observe"]);
     const [first, allow, deny, attempt] = trace.timeline;
-    expect(first).toMatchObject({ kind: "plan", turn: 1, model: "gpt-test", offered: ["search_notes", "read_note"], withheld: [{ tool: "create_study_event", reason: "not_relevant" }] });
+    expect(first).toMatchObject({
+      kind: "plan",
+      turn: 1,
+      model: "gpt-test",
+      offered: ["search_notes", "read_note"],
+      withheld: [{ tool: "create_study_event", reason: "not_relevant" }],
+    });
     expect(allow).toMatchObject({ outcome: "allow", check: null, arguments: { query: "attention" } });
     expect(deny).toMatchObject({ outcome: "deny", check: "run_bound", code: "access_denied" });
     // Only this run's attempts; the other run's row is not in it.
@@ -76,23 +140,48 @@ describe("assembleTrace", () => {
 
   it("classifies a failed attempt's error and keeps an unfinished run open", () => {
     const open = steps.slice(0, 3).concat(step("human_review", 40, null, null));
-    const trace = assembleTrace({ origin: origin("r1"), steps: open, ledger: [row("c1", "r1", "failed", "tool_timeout")], approvals: [] });
+    const trace = assembleTrace({
+      origin: origin("r1"),
+      steps: open,
+      ledger: [row("c1", "r1", "failed", "tool_timeout")],
+      approvals: [],
+    });
     expect(trace.termination).toBeNull();
     expect(trace.ended_at).toBeNull();
     expect(trace.nodes.at(-1)).toEqual({ node: "human_review", started_at: at(40), ended_at: null });
-    expect(trace.timeline.find((entry) => entry.kind === "execution")).toMatchObject({ error_code: "tool_timeout", error_class: "transient" });
+    expect(trace.timeline.find((entry) => entry.kind === "execution")).toMatchObject({
+      error_code: "tool_timeout",
+      error_class: "transient",
+    });
   });
 
   it("reads nothing it does not understand as data: wrong-typed writes are skipped, not thrown on", () => {
-    const hostile = [step("plan", 0, { run: { run_id: "r1", turn: "7" }, usage: "lots", tool_offer: { offered: [1, "x"], withheld: "none" }, proposals: [null, 3] })];
+    const hostile = [
+      step("plan", 0, {
+        run: { run_id: "r1", turn: "7" },
+        usage: "lots",
+        tool_offer: { offered: [1, "x"], withheld: "none" },
+        proposals: [null, 3],
+      }),
+    ];
     const trace = assembleTrace({ origin: origin("r1"), steps: hostile, ledger: [], approvals: [] });
-    expect(trace.timeline).toEqual([expect.objectContaining({ kind: "plan", turn: 0, offered: ["x"], withheld: [], proposed: [] })]);
+    expect(trace.timeline).toEqual([
+      expect.objectContaining({ kind: "plan", turn: 0, offered: ["x"], withheld: [], proposed: [] }),
+    ]);
   });
 
   it("reads the fixed workflow's steps as plan entries: they write plan's fields under their own names", () => {
-    const workflow = [{ ...plan("r1", 1, 0), node: "retrieve" }, step("validate", 10, { verdict: { type: "final" } }), step("observe", 20, {})];
+    const workflow = [
+      { ...plan("r1", 1, 0), node: "retrieve" },
+      step("validate", 10, { verdict: { type: "final" } }),
+      step("observe", 20, {}),
+    ];
     const trace = assembleTrace({ origin: origin("r1"), steps: workflow, ledger: [], approvals: [] });
-    expect(trace.timeline.filter((entry) => entry.kind === "plan").map((entry) => (entry.kind === "plan" ? [entry.node, entry.verdict] : []))).toEqual([
+    expect(
+      trace.timeline
+        .filter((entry) => entry.kind === "plan")
+        .map((entry) => (entry.kind === "plan" ? [entry.node, entry.verdict] : [])),
+    ).toEqual([
       ["retrieve", "tool_calls"],
       ["validate", "final"],
     ]);

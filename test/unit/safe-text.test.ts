@@ -3,7 +3,16 @@
  * reaches Postgres, a checkpoint or a log line.
  */
 import { describe, expect, it } from "vitest";
-import { escapeUnsafe, findUnsafeJson, isSafeKey, isStorableText, jsonTextDepth, replaceUnstorable, unsafeKeyReason, unsafeTextReason } from "../../src/policy/safe-text.js";
+import {
+  escapeUnsafe,
+  findUnsafeJson,
+  isSafeKey,
+  isStorableText,
+  jsonTextDepth,
+  replaceUnstorable,
+  unsafeKeyReason,
+  unsafeTextReason,
+} from "../../src/policy/safe-text.js";
 
 const HOSTILE_TEXT: [string, string, string][] = [
   ["NUL", "a\u0000b", "contains U+0000"],
@@ -50,9 +59,12 @@ describe("unsafeKeyReason (ids, names, keys)", () => {
     expect(isSafeKey(text)).toBe(false);
   });
 
-  it.each([["search_notes"], ["call_abc-123"], ["get-sum"], ["notes.read"], ["Müller"], ["键"], ["🔑"]])("accepts %s", (text) => {
-    expect(isSafeKey(text)).toBe(true);
-  });
+  it.each([["search_notes"], ["call_abc-123"], ["get-sum"], ["notes.read"], ["Müller"], ["键"], ["🔑"]])(
+    "accepts %s",
+    (text) => {
+      expect(isSafeKey(text)).toBe(true);
+    },
+  );
 });
 
 describe("escapeUnsafe and replaceUnstorable", () => {
@@ -75,13 +87,19 @@ describe("findUnsafeJson", () => {
 
   it("names the path to an unstorable string or key", () => {
     expect(findUnsafeJson({ a: [1, "x\u0000"] }, 8)).toEqual({ path: ["a", 1], reason: "contains U+0000" });
-    expect(findUnsafeJson({ a: { "b\u200bc": 1 } }, 8)).toEqual({ path: ["a", "b\\u{200b}c"], reason: "has a key that contains U+200B" });
+    expect(findUnsafeJson({ a: { "b\u200bc": 1 } }, 8)).toEqual({
+      path: ["a", "b\\u{200b}c"],
+      reason: "has a key that contains U+200B",
+    });
     expect(findUnsafeJson({ "\ud800": 1 }, 8)?.reason).toBe("has a key that contains a lone surrogate (U+D800)");
   });
 
   it("refuses nesting deeper than the limit without recursion", () => {
     expect(findUnsafeJson({ a: { b: {} } }, 3)).toBeUndefined();
-    expect(findUnsafeJson({ a: { b: { c: {} } } }, 3)).toEqual({ path: ["a", "b", "c"], reason: "nests deeper than 3 levels" });
+    expect(findUnsafeJson({ a: { b: { c: {} } } }, 3)).toEqual({
+      path: ["a", "b", "c"],
+      reason: "nests deeper than 3 levels",
+    });
     let deep: unknown = [];
     for (let level = 0; level < 100_000; level += 1) deep = [deep];
     expect(findUnsafeJson({ deep }, 16)?.reason).toBe("nests deeper than 16 levels");

@@ -18,12 +18,21 @@ function call(call_id: string, name = "search_notes", raw_arguments = '{"query":
 
 describe("sanitizeProposals", () => {
   it("keeps good, unique ids and names as they are", () => {
-    expect(sanitizeProposals([call("call_1"), call("call_2", "read_note")], [])).toEqual([call("call_1"), call("call_2", "read_note")]);
+    expect(sanitizeProposals([call("call_1"), call("call_2", "read_note")], [])).toEqual([
+      call("call_1"),
+      call("call_2", "read_note"),
+    ]);
   });
 
   it("replaces a repeated, empty or overlong id with a fresh one and lets the call go on", () => {
-    const earlier = new AIMessage({ content: "", tool_calls: [{ id: "call_old", name: "search_notes", args: {}, type: "tool_call" }] });
-    const [reused, twice, empty, long] = sanitizeProposals([call("call_old"), call("call_a"), call(""), call("x".repeat(129))], [earlier]);
+    const earlier = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call_old", name: "search_notes", args: {}, type: "tool_call" }],
+    });
+    const [reused, twice, empty, long] = sanitizeProposals(
+      [call("call_old"), call("call_a"), call(""), call("x".repeat(129))],
+      [earlier],
+    );
     const second = sanitizeProposals([call("call_a"), call("call_a")], [])[1];
     for (const proposal of [reused, empty, long, second]) {
       expect(proposal?.call_id).toMatch(FRESH_ID);
@@ -61,7 +70,10 @@ describe("sanitizeProposals", () => {
   });
 
   it("drops argument text longer than the parser would ever accept", () => {
-    const [proposal] = sanitizeProposals([call("call_big", "search_notes", `{"query":"${"x".repeat(MAX_ARGUMENT_BYTES)}"}`)], []);
+    const [proposal] = sanitizeProposals(
+      [call("call_big", "search_notes", `{"query":"${"x".repeat(MAX_ARGUMENT_BYTES)}"}`)],
+      [],
+    );
     expect(proposal).toMatchObject({ raw_arguments: "", refusal: { code: "invalid_arguments" } });
   });
 
@@ -76,7 +88,11 @@ describe("toolCallMessage", () => {
     const deep = `{"query": ${"[".repeat(64)}${"]".repeat(64)}}`;
     const message = toolCallMessage({
       type: "tool_calls",
-      calls: [call("call_1"), call("call_2", "search_notes", deep), call("call_3", "search_notes", String.raw`{"query":"a\u0000"}`)],
+      calls: [
+        call("call_1"),
+        call("call_2", "search_notes", deep),
+        call("call_3", "search_notes", String.raw`{"query":"a\u0000"}`),
+      ],
     });
     expect(message.tool_calls?.map((toolCall) => [toolCall.id, toolCall.args])).toEqual([
       ["call_1", { query: "x" }],
@@ -95,13 +111,18 @@ describe("toolCallMessage", () => {
 
 describe("sanitizeOutcome", () => {
   it("makes prose storable and leaves clean prose alone", () => {
-    expect(sanitizeOutcome({ type: "final", answer: "a\u0000b\ud800", citations: ["ref\u0000"], abstained: false })).toEqual({
+    expect(
+      sanitizeOutcome({ type: "final", answer: "a\u0000b\ud800", citations: ["ref\u0000"], abstained: false }),
+    ).toEqual({
       type: "final",
       answer: "a\ufffdb\ufffd",
       citations: ["ref\ufffd"],
       abstained: false,
     });
-    expect(sanitizeOutcome({ type: "needs_human", reason: "ask\u0007 someone" })).toEqual({ type: "needs_human", reason: "ask\ufffd someone" });
+    expect(sanitizeOutcome({ type: "needs_human", reason: "ask\u0007 someone" })).toEqual({
+      type: "needs_human",
+      reason: "ask\ufffd someone",
+    });
     const clean = { type: "tool_calls" as const, calls: [call("call_1")], text: "line\nnext" };
     expect(sanitizeOutcome(clean)).toEqual(clean);
   });

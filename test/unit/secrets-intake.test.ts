@@ -15,7 +15,9 @@ describe("model-proposed arguments at intake", () => {
 
     const { call, found } = redactProposal(proposal(JSON.stringify({ query: `rotate ${KEY}` })), scanner, []);
     expect(call.raw_arguments).not.toContain(KEY);
-    expect(found).toEqual([{ path: "arguments.query", kind: "api_key", marker: expect.stringMatching(MARKER_PATTERN) }]);
+    expect(found).toEqual([
+      { path: "arguments.query", kind: "api_key", marker: expect.stringMatching(MARKER_PATTERN) },
+    ]);
     const parsed = parseToolArguments(call.raw_arguments);
     expect(parsed.ok && parsed.value["query"]).toBe(`rotate ${found[0]?.marker}`);
   });
@@ -27,7 +29,9 @@ describe("model-proposed arguments at intake", () => {
       const parsed = parseToolArguments(raw);
       return parsed.ok ? parsed.value : {};
     };
-    expect(actionFingerprint("search_notes", args(first.raw_arguments))).toBe(actionFingerprint("search_notes", args(second.raw_arguments)));
+    expect(actionFingerprint("search_notes", args(first.raw_arguments))).toBe(
+      actionFingerprint("search_notes", args(second.raw_arguments)),
+    );
   });
 
   it("catches a secret hidden by JSON escapes or by a duplicate key the parser drops", () => {
@@ -43,17 +47,32 @@ describe("model-proposed arguments at intake", () => {
     expect(broken.call.raw_arguments).toMatch(/^\{"query": "\[redacted:api_key:[0-9a-f]{12}\]$/);
     const sensitive = redactProposal(proposal(`{"password": "hunter2`), scanner, ["password"]);
     expect(sensitive.call.raw_arguments).toMatch(/^\[redacted:sensitive:[0-9a-f]{12}\]$/);
-    expect(redactProposal(proposal(JSON.stringify({ password: "hunter2", query: "x" })), scanner, ["password"]).call.raw_arguments).not.toContain("hunter2");
+    expect(
+      redactProposal(proposal(JSON.stringify({ password: "hunter2", query: "x" })), scanner, ["password"]).call
+        .raw_arguments,
+    ).not.toContain("hunter2");
   });
 
   it("redacts a reply's prose and names each site", () => {
-    const calls = redactOutcome({ type: "tool_calls", text: `using ${KEY}`, calls: [proposal(JSON.stringify({ query: KEY })), { ...proposal("{}"), call_id: "call_2" }] }, scanner, () => []);
+    const calls = redactOutcome(
+      {
+        type: "tool_calls",
+        text: `using ${KEY}`,
+        calls: [proposal(JSON.stringify({ query: KEY })), { ...proposal("{}"), call_id: "call_2" }],
+      },
+      scanner,
+      () => [],
+    );
     expect(JSON.stringify(calls.outcome)).not.toContain(KEY);
     expect(calls.redactions.map((entry) => [entry.where, entry.subject, entry.tool])).toEqual([
       ["arguments", "call_1", "search_notes"],
       ["planner_text", "text", null],
     ]);
-    const final = redactOutcome({ type: "final", answer: `the key is ${KEY}`, citations: [], abstained: false }, scanner, () => []);
+    const final = redactOutcome(
+      { type: "final", answer: `the key is ${KEY}`, citations: [], abstained: false },
+      scanner,
+      () => [],
+    );
     expect(final.outcome).toMatchObject({ answer: expect.not.stringContaining(KEY) });
     expect(redactOutcome({ type: "needs_human", reason: KEY }, scanner, () => []).redactions).toHaveLength(1);
   });

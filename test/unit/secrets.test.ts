@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { compilePatterns, createSecretScanner, MARKER_PATTERN, markersIn, MAX_SCAN_DEPTH, redactionDetail, redactionKeyFrom } from "../../src/policy/secrets.js";
+import {
+  compilePatterns,
+  createSecretScanner,
+  MARKER_PATTERN,
+  markersIn,
+  MAX_SCAN_DEPTH,
+  redactionDetail,
+  redactionKeyFrom,
+} from "../../src/policy/secrets.js";
 
 const KEY = new Uint8Array(32).fill(7);
 const scanner = createSecretScanner({ key: KEY });
@@ -63,7 +71,10 @@ describe("secret scanner", () => {
   });
 
   it("walks nested objects and arrays, redacts secret-shaped keys and names paths without values", () => {
-    const { value, found } = scanner.value({ a: [{ b: { c: `key=${AWS}` } }], [OPENAI]: "v", "odd key": JWT }, "result.structuredContent");
+    const { value, found } = scanner.value(
+      { a: [{ b: { c: `key=${AWS}` } }], [OPENAI]: "v", "odd key": JWT },
+      "result.structuredContent",
+    );
     const text = JSON.stringify(value);
     for (const secret of [AWS, OPENAI, JWT]) expect(text).not.toContain(secret);
     expect(found.map((entry) => [entry.path, entry.kind])).toEqual([
@@ -75,7 +86,11 @@ describe("secret scanner", () => {
   });
 
   it("redacts the whole value of a sensitive field at any depth, whatever its shape", () => {
-    const { value, found } = scanner.value({ user: { password: "hunter2", pin: 1234 }, list: [{ password: { nested: true } }] }, "arguments", ["password", "pin"]);
+    const { value, found } = scanner.value(
+      { user: { password: "hunter2", pin: 1234 }, list: [{ password: { nested: true } }] },
+      "arguments",
+      ["password", "pin"],
+    );
     expect(JSON.stringify(value)).not.toMatch(/hunter2|1234|nested/);
     expect(found.map((entry) => [entry.path, entry.kind])).toEqual([
       ["arguments.user.password", "sensitive"],
@@ -83,7 +98,9 @@ describe("secret scanner", () => {
       ["arguments.list[0].password", "sensitive"],
     ]);
     // Same value, same marker: a repeated call still has one fingerprint.
-    expect(scanner.value({ password: "hunter2" }, "a", ["password"]).value).toEqual({ password: (value as { user: { password: string } }).user.password });
+    expect(scanner.value({ password: "hunter2" }, "a", ["password"]).value).toEqual({
+      password: (value as { user: { password: string } }).user.password,
+    });
   });
 
   it("keeps a __proto__ key an own property and never touches the prototype", () => {
@@ -123,7 +140,9 @@ describe("secret scanner", () => {
 
   it("adds configured patterns and refuses bad ones", () => {
     const custom = createSecretScanner({ key: KEY, patterns: { internal_token: "\\bint_[A-Za-z0-9]{12,}" } });
-    expect(custom.text("use int_ABCDEF123456789 now", "t").found).toEqual([expect.objectContaining({ kind: "internal_token" })]);
+    expect(custom.text("use int_ABCDEF123456789 now", "t").found).toEqual([
+      expect.objectContaining({ kind: "internal_token" }),
+    ]);
     expect(custom.text(OPENAI, "t").found).toHaveLength(1);
     expect(() => compilePatterns({ Bad: "x" })).toThrow(/kind/);
     expect(() => compilePatterns({ empty: "a*" })).toThrow(/empty/);
@@ -132,15 +151,32 @@ describe("secret scanner", () => {
   });
 
   it("describes redactions for the audit without values, capped but counted", () => {
-    const found = Array.from({ length: 30 }, (_, index) => ({ path: `r[${index}]`, kind: "api_key", marker: "[redacted:api_key:000000000000]" }));
-    const detail = JSON.parse(redactionDetail("result", found)) as { where: string; count: number; redactions: unknown[] };
+    const found = Array.from({ length: 30 }, (_, index) => ({
+      path: `r[${index}]`,
+      kind: "api_key",
+      marker: "[redacted:api_key:000000000000]",
+    }));
+    const detail = JSON.parse(redactionDetail("result", found)) as {
+      where: string;
+      count: number;
+      redactions: unknown[];
+    };
     expect(detail).toMatchObject({ where: "result", count: 30 });
     expect(detail.redactions).toHaveLength(20);
   });
 
   it("finds markers an earlier edge left, with their paths and kinds", () => {
-    const redacted = scanner.value({ decisions: [{ type: "edit", edited_action: { args: { description: `use ${OPENAI}`, note: "plain" } } }] }, "resume").value;
-    expect(markersIn(redacted, "resume")).toEqual([{ path: "resume.decisions[0].edited_action.args.description", kind: "api_key", marker: expect.stringMatching(MARKER_PATTERN) }]);
+    const redacted = scanner.value(
+      { decisions: [{ type: "edit", edited_action: { args: { description: `use ${OPENAI}`, note: "plain" } } }] },
+      "resume",
+    ).value;
+    expect(markersIn(redacted, "resume")).toEqual([
+      {
+        path: "resume.decisions[0].edited_action.args.description",
+        kind: "api_key",
+        marker: expect.stringMatching(MARKER_PATTERN),
+      },
+    ]);
     expect(markersIn({ a: "no markers" }, "resume")).toEqual([]);
   });
 

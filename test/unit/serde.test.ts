@@ -30,10 +30,29 @@ const plain: unknown[] = [
   { toJSON: "a string, not a method" },
   new Date(0),
   { at: new Date(0), nested: [new Date(1)] },
-  new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "search_notes", args: { query: "x", limit: 1 } }], id: "msg-1" }),
-  [new ToolMessage({ tool_call_id: "c1", name: "search_notes", content: '{"a":1}', artifact: { hits: [{ a: 1 }] }, id: "msg-2" })],
+  new AIMessage({
+    content: "",
+    tool_calls: [{ id: "c1", name: "search_notes", args: { query: "x", limit: 1 } }],
+    id: "msg-1",
+  }),
+  [
+    new ToolMessage({
+      tool_call_id: "c1",
+      name: "search_notes",
+      content: '{"a":1}',
+      artifact: { hits: [{ a: 1 }] },
+      id: "msg-2",
+    }),
+  ],
   { toJSON: () => ({ inner: { toJSON: () => 1 } }) },
-  { messages: [new AIMessage({ content: "final", additional_kwargs: { warrant_result: { answer: "a", citations: [], abstained: false } } })] },
+  {
+    messages: [
+      new AIMessage({
+        content: "final",
+        additional_kwargs: { warrant_result: { answer: "a", citations: [], abstained: false } },
+      }),
+    ],
+  },
 ];
 
 const notPlain: unknown[] = [
@@ -56,23 +75,29 @@ const notPlain: unknown[] = [
 ];
 
 describe("WarrantSerializer", () => {
-  test.each(plain.map((value) => [String(JSON.stringify(value)).slice(0, 60), value]))("plain %s: the stock serializer's bytes", async (_label, value) => {
-    expect(isPlainJson(value)).toBe(true);
-    const [type, bytes] = await ours.dumpsTyped(value);
-    const [stockType, stockBytes] = await stock.dumpsTyped(value);
-    expect(type).toBe(stockType);
-    expect(text(bytes)).toBe(text(stockBytes));
-    expect(ours.dumpsTypedSync(value)).toEqual([type, bytes]);
-  });
+  test.each(plain.map((value) => [String(JSON.stringify(value)).slice(0, 60), value]))(
+    "plain %s: the stock serializer's bytes",
+    async (_label, value) => {
+      expect(isPlainJson(value)).toBe(true);
+      const [type, bytes] = await ours.dumpsTyped(value);
+      const [stockType, stockBytes] = await stock.dumpsTyped(value);
+      expect(type).toBe(stockType);
+      expect(text(bytes)).toBe(text(stockBytes));
+      expect(ours.dumpsTypedSync(value)).toEqual([type, bytes]);
+    },
+  );
 
-  test.each(notPlain.map((value, index) => [index, value]))("not plain #%s: left to the stock serializer", async (_index, value) => {
-    expect(isPlainJson(value)).toBe(false);
-    if (typeof value === "bigint" || typeof value === "function") return;
-    const [type, bytes] = await ours.dumpsTyped(value);
-    const [stockType, stockBytes] = await stock.dumpsTyped(value);
-    expect(type).toBe(stockType);
-    expect(text(bytes)).toBe(text(stockBytes));
-  });
+  test.each(notPlain.map((value, index) => [index, value]))(
+    "not plain #%s: left to the stock serializer",
+    async (_index, value) => {
+      expect(isPlainJson(value)).toBe(false);
+      if (typeof value === "bigint" || typeof value === "function") return;
+      const [type, bytes] = await ours.dumpsTyped(value);
+      const [stockType, stockBytes] = await stock.dumpsTyped(value);
+      expect(type).toBe(stockType);
+      expect(text(bytes)).toBe(text(stockBytes));
+    },
+  );
 
   test("a cycle, or nesting past the depth limit, takes the stock path (which handles cycles)", async () => {
     const cyclic: Record<string, unknown> = { a: 1 };

@@ -10,17 +10,31 @@ import { AgentState, FIELD_OWNERS, type NodeName } from "../../src/state.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 
-const alice = { user_id: "alice", tenant: "uni", role: "student", scopes: ["notes:read"], grants: { courses: ["cs301"] } };
+const alice = {
+  user_id: "alice",
+  tenant: "uni",
+  role: "student",
+  scopes: ["notes:read"],
+  grants: { courses: ["cs301"] },
+};
 
 describe("field ownership", () => {
   it("each of the five nodes writes only its own fields", async () => {
     const planner = scriptedPlanner([
-      calls(proposal("read_note", { note_id: "cs301.a" }), proposal("create_event", { title: "study" }), proposal("nope", {})),
+      calls(
+        proposal("read_note", { note_id: "cs301.a" }),
+        proposal("create_event", { title: "study" }),
+        proposal("nope", {}),
+      ),
       { type: "final", answer: "done", citations: ["cs301.a@1"], abstained: false },
     ]);
     const tools = memoryTools((tool) =>
       tool === "read_note"
-        ? { ok: true, text: "{}", structured: { note_id: "cs301.a", source_id: "cs301/l1", text: "A note.", version: 1 } }
+        ? {
+            ok: true,
+            text: "{}",
+            structured: { note_id: "cs301.a", source_id: "cs301/l1", text: "A note.", version: 1 },
+          }
         : { ok: true, text: "{}", structured: { created: true } },
     );
     const written = new Map<NodeName, Set<string>>();
@@ -59,7 +73,9 @@ describe("field ownership", () => {
       .addEdge("first", END)
       .addEdge("second", END)
       .compile();
-    await expect(graph.invoke({ messages: [] })).rejects.toMatchObject({ lc_error_code: "INVALID_CONCURRENT_GRAPH_UPDATE" });
+    await expect(graph.invoke({ messages: [] })).rejects.toMatchObject({
+      lc_error_code: "INVALID_CONCURRENT_GRAPH_UPDATE",
+    });
   });
 
   it("rejects an illegal status write through the reducer", async () => {

@@ -28,40 +28,111 @@ const note = (course: string, slug: string, title: string, text: string) => ({
 const INDEX = buildSearchIndex({
   version: 1,
   notes: [
-    note("cs301", "self-attention", "Self-attention", "In self-attention the queries, keys and values come from the same sequence."),
-    note("cs301", "cross-attention", "Cross-attention", "In cross-attention the queries come from one sequence and the keys from another; compare self-attention."),
-    note("cs301", "scaled-dot-product-attention", "Scaled dot-product attention", "Attention scores are normalized with a softmax."),
+    note(
+      "cs301",
+      "self-attention",
+      "Self-attention",
+      "In self-attention the queries, keys and values come from the same sequence.",
+    ),
+    note(
+      "cs301",
+      "cross-attention",
+      "Cross-attention",
+      "In cross-attention the queries come from one sequence and the keys from another; compare self-attention.",
+    ),
+    note(
+      "cs301",
+      "scaled-dot-product-attention",
+      "Scaled dot-product attention",
+      "Attention scores are normalized with a softmax.",
+    ),
     note("cs301", "l2-regularization", "L2 regularization", "L2 regularization adds a penalty on squared weights."),
     note("cs301", "study-tips", "Study tips", "Redo the worked examples by hand before the exam."),
-    { ...note("cs301", "exam-2-solutions", "Exam 2 worked solutions", "Problem 1: the attention weights sum to one."), released: false },
+    {
+      ...note("cs301", "exam-2-solutions", "Exam 2 worked solutions", "Problem 1: the attention weights sum to one."),
+      released: false,
+    },
     note("db201", "acid", "ACID properties", "Transactions are atomic, consistent, isolated and durable."),
   ],
 });
-const student = (user: string, course: string): Principal => ({ user_id: user, tenant: "uni", role: "student", scopes: ["notes:read"], courses: [course] });
+const student = (user: string, course: string): Principal => ({
+  user_id: user,
+  tenant: "uni",
+  role: "student",
+  scopes: ["notes:read"],
+  courses: [course],
+});
 const ALICE = student("alice", "cs301");
 const BOB = student("bob", "db201");
 
-const spec = (name: string, properties: Record<string, unknown> = {}): ToolSpec => ({ name, description: name, parameters: { type: "object", properties } });
-const CALENDAR_PROPERTIES = { title: { type: "string" }, start: { type: "string" }, end: { type: "string" }, timezone: { type: "string" }, calendar: { type: "string" } };
-const TOOLS = [spec("search_notes"), spec("read_note"), spec("calculate_schedule"), spec("create_study_event", CALENDAR_PROPERTIES), spec("list_events")];
+const spec = (name: string, properties: Record<string, unknown> = {}): ToolSpec => ({
+  name,
+  description: name,
+  parameters: { type: "object", properties },
+});
+const CALENDAR_PROPERTIES = {
+  title: { type: "string" },
+  start: { type: "string" },
+  end: { type: "string" },
+  timezone: { type: "string" },
+  calendar: { type: "string" },
+};
+const TOOLS = [
+  spec("search_notes"),
+  spec("read_note"),
+  spec("calculate_schedule"),
+  spec("create_study_event", CALENDAR_PROPERTIES),
+  spec("list_events"),
+];
 
 type Answer = { ok: true; structured: Record<string, unknown> } | { ok: false; code: string; message: string };
-type Review = (args: Record<string, unknown>, index: number) => { type: "approve" } | { type: "reject"; message: string };
+type Review = (
+  args: Record<string, unknown>,
+  index: number,
+) => { type: "approve" } | { type: "reject"; message: string };
 
-function tool(principal: Principal, name: string, args: Record<string, unknown>, review: Review, index: number): Answer {
-  if (name === "search_notes") return { ok: true, structured: searchNotes(INDEX, principal, { query: String(args["query"]), limit: Number(args["limit"] ?? 5) }) };
+function tool(
+  principal: Principal,
+  name: string,
+  args: Record<string, unknown>,
+  review: Review,
+  index: number,
+): Answer {
+  if (name === "search_notes")
+    return {
+      ok: true,
+      structured: searchNotes(INDEX, principal, { query: String(args["query"]), limit: Number(args["limit"] ?? 5) }),
+    };
   if (name === "read_note") {
     const found = readNote(INDEX, principal, String(args["note_id"]));
-    return found ? { ok: true, structured: found } : { ok: false, code: "access_denied", message: "note not found or not accessible" };
+    return found
+      ? { ok: true, structured: found }
+      : { ok: false, code: "access_denied", message: "note not found or not accessible" };
   }
   if (name === "calculate_schedule") {
-    const outcome = calculateSchedule({ total_minutes: Number(args["total_minutes"]), days: Number(args["days"]), daily_limit: Number(args["daily_limit"]) });
+    const outcome = calculateSchedule({
+      total_minutes: Number(args["total_minutes"]),
+      days: Number(args["days"]),
+      daily_limit: Number(args["daily_limit"]),
+    });
     return outcome.ok ? { ok: true, structured: outcome.schedule } : { ok: false, ...outcome.error };
   }
   if (name === "create_study_event") {
     const decision = review(args, index);
     if (decision.type === "reject") return { ok: false, code: "approval_rejected", message: decision.message };
-    return { ok: true, structured: { event: { event_id: `evt_${index}`, user_id: principal.user_id, idempotency_key: `key-${index}`, created_at: "2026-12-01T00:00:00Z", ...args }, replayed: false } };
+    return {
+      ok: true,
+      structured: {
+        event: {
+          event_id: `evt_${index}`,
+          user_id: principal.user_id,
+          idempotency_key: `key-${index}`,
+          created_at: "2026-12-01T00:00:00Z",
+          ...args,
+        },
+        replayed: false,
+      },
+    };
   }
   return { ok: false, code: "unknown_tool", message: name };
 }
@@ -83,26 +154,61 @@ function run(request: string, options: { principal?: Principal; tools?: ToolSpec
   const turns: PlanOutcome[] = [];
   const proposals: Run["proposals"] = [];
   for (let turn = 1; turn <= 8; turn += 1) {
-    const outcome = decide({ request, messages: plannerContext(messages), tools: options.tools ?? TOOLS, evidence, turn });
+    const outcome = decide({
+      request,
+      messages: plannerContext(messages),
+      tools: options.tools ?? TOOLS,
+      evidence,
+      turn,
+    });
     turns.push(outcome);
     if (outcome.type !== "tool_calls") return { turns, proposals, final: outcome, evidence };
-    const calls = outcome.calls.map((call) => ({ call, args: JSON.parse(call.raw_arguments) as Record<string, unknown> }));
+    const calls = outcome.calls.map((call) => ({
+      call,
+      args: JSON.parse(call.raw_arguments) as Record<string, unknown>,
+    }));
     proposals.push(calls.map(({ call, args }) => [call.name, args]));
-    messages.push(new AIMessage({ content: "", tool_calls: calls.map(({ call, args }) => ({ id: call.call_id, name: call.name, args, type: "tool_call" as const })) }));
+    messages.push(
+      new AIMessage({
+        content: "",
+        tool_calls: calls.map(({ call, args }) => ({
+          id: call.call_id,
+          name: call.name,
+          args,
+          type: "tool_call" as const,
+        })),
+      }),
+    );
     calls.forEach(({ call, args }, index) => {
       const answer = tool(principal, call.name, args, review, index);
       if (answer.ok) {
-        messages.push(new ToolMessage({ tool_call_id: call.call_id, name: call.name, content: JSON.stringify(answer.structured), artifact: answer.structured }));
-        for (const item of extractEvidence(answer.structured, call.name, call.call_id)) if (!evidence.some((known) => known.ref === item.ref)) evidence.push(item);
+        messages.push(
+          new ToolMessage({
+            tool_call_id: call.call_id,
+            name: call.name,
+            content: JSON.stringify(answer.structured),
+            artifact: answer.structured,
+          }),
+        );
+        for (const item of extractEvidence(answer.structured, call.name, call.call_id))
+          if (!evidence.some((known) => known.ref === item.ref)) evidence.push(item);
       } else {
-        messages.push(new ToolMessage({ tool_call_id: call.call_id, name: call.name, status: "error", content: JSON.stringify({ error: { code: answer.code, message: answer.message } }) }));
+        messages.push(
+          new ToolMessage({
+            tool_call_id: call.call_id,
+            name: call.name,
+            status: "error",
+            content: JSON.stringify({ error: { code: answer.code, message: answer.message } }),
+          }),
+        );
       }
     });
   }
   throw new Error("the planner did not finish in 8 turns");
 }
 
-const HEADLINE = "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
+const HEADLINE =
+  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 
 describe("a study plan into the calendar", () => {
   it("searches and schedules, reads the relevant notes, then proposes every session in one turn", () => {
@@ -119,29 +225,59 @@ describe("a study plan into the calendar", () => {
     // Only relevant hits are read: the L2 note never is.
     expect(proposals[1]?.map(([, args]) => args["note_id"])).not.toContain("cs301.l2-regularization");
     expect(proposals[2]?.map(([, args]) => args)).toEqual([
-      { title: "Study: attention (40 min)", start: "2026-12-02T18:00:00+00:00", end: "2026-12-02T18:40:00+00:00", timezone: "UTC", calendar: "study" },
-      { title: "Study: attention (40 min)", start: "2026-12-03T18:00:00+00:00", end: "2026-12-03T18:40:00+00:00", timezone: "UTC", calendar: "study" },
-      { title: "Study: attention (40 min)", start: "2026-12-04T18:00:00+00:00", end: "2026-12-04T18:40:00+00:00", timezone: "UTC", calendar: "study" },
+      {
+        title: "Study: attention (40 min)",
+        start: "2026-12-02T18:00:00+00:00",
+        end: "2026-12-02T18:40:00+00:00",
+        timezone: "UTC",
+        calendar: "study",
+      },
+      {
+        title: "Study: attention (40 min)",
+        start: "2026-12-03T18:00:00+00:00",
+        end: "2026-12-03T18:40:00+00:00",
+        timezone: "UTC",
+        calendar: "study",
+      },
+      {
+        title: "Study: attention (40 min)",
+        start: "2026-12-04T18:00:00+00:00",
+        end: "2026-12-04T18:40:00+00:00",
+        timezone: "UTC",
+        calendar: "study",
+      },
     ]);
     expect(final.type).toBe("final");
     if (final.type !== "final") return;
     expect(final.abstained).toBe(false);
-    expect(final.citations.sort()).toEqual(["cs301.cross-attention@1", "cs301.scaled-dot-product-attention@1", "cs301.self-attention@1"]);
+    expect(final.citations.sort()).toEqual([
+      "cs301.cross-attention@1",
+      "cs301.scaled-dot-product-attention@1",
+      "cs301.self-attention@1",
+    ]);
     expect(final.answer).toContain("3 of 3 session(s) created");
     for (const id of ["evt_0", "evt_1", "evt_2"]) expect(final.answer).toContain(id);
   });
 
   it("says which sessions were rejected and why, and lists only the created ones as created", () => {
-    const { final } = run(HEADLINE, { review: (_args, index) => (index === 2 ? { type: "reject", message: "not on Friday" } : { type: "approve" }) });
+    const { final } = run(HEADLINE, {
+      review: (_args, index) => (index === 2 ? { type: "reject", message: "not on Friday" } : { type: "approve" }),
+    });
     expect(final.type).toBe("final");
     if (final.type !== "final") return;
     expect(final.answer).toContain("2 of 3 session(s) created");
-    expect(final.answer).toMatch(/Not created:\n- Study: attention \(40 min\) at 2026-12-04T18:00:00\+00:00: rejected by the reviewer: not on Friday/);
+    expect(final.answer).toMatch(
+      /Not created:\n- Study: attention \(40 min\) at 2026-12-04T18:00:00\+00:00: rejected by the reviewer: not on Friday/,
+    );
     expect(final.answer).not.toContain("evt_2");
   });
 
   it("adds the contents (topic and cited notes) when the calendar takes a description", () => {
-    const tools = TOOLS.map((tool) => (tool.name === "create_study_event" ? spec("create_study_event", { ...CALENDAR_PROPERTIES, description: { type: "string", maxLength: 2000 } }) : tool));
+    const tools = TOOLS.map((tool) =>
+      tool.name === "create_study_event"
+        ? spec("create_study_event", { ...CALENDAR_PROPERTIES, description: { type: "string", maxLength: 2000 } })
+        : tool,
+    );
     const { proposals } = run(HEADLINE, { tools });
     const description = String(proposals[2]?.[0]?.[1]["description"]);
     expect(description).toMatch(/^Topic: attention\. Session 1 of 3 \(40 min\)\. Notes: /);
@@ -149,21 +285,48 @@ describe("a study plan into the calendar", () => {
   });
 
   it("explains a plan that does not fit with the schedule's own reason, and proposes no write", () => {
-    const { final, proposals } = run("Plan 300 minutes of attention over 2 days, at most 60 a day, starting 2026-12-02 18:00 UTC, and put it in my calendar");
-    expect(final).toMatchObject({ type: "needs_human", reason: expect.stringMatching(/^capacity_exceeded: 300 minutes do not fit in 2 day\(s\) at most 60 a day: total_minutes 300 exceeds capacity 120/) });
+    const { final, proposals } = run(
+      "Plan 300 minutes of attention over 2 days, at most 60 a day, starting 2026-12-02 18:00 UTC, and put it in my calendar",
+    );
+    expect(final).toMatchObject({
+      type: "needs_human",
+      reason: expect.stringMatching(
+        /^capacity_exceeded: 300 minutes do not fit in 2 day\(s\) at most 60 a day: total_minutes 300 exceeds capacity 120/,
+      ),
+    });
     expect(proposals.flat().map(([name]) => name)).not.toContain("create_study_event");
   });
 
   it("proposes one event for one session", () => {
-    const { proposals, final } = run("Put a 40 minute study session for attention on 2026-12-02 at 18:00 UTC in my calendar");
+    const { proposals, final } = run(
+      "Put a 40 minute study session for attention on 2026-12-02 at 18:00 UTC in my calendar",
+    );
     const writes = proposals.flat().filter(([name]) => name === "create_study_event");
-    expect(writes).toEqual([["create_study_event", { title: "Study: attention (40 min)", start: "2026-12-02T18:00:00+00:00", end: "2026-12-02T18:40:00+00:00", timezone: "UTC", calendar: "study" }]]);
+    expect(writes).toEqual([
+      [
+        "create_study_event",
+        {
+          title: "Study: attention (40 min)",
+          start: "2026-12-02T18:00:00+00:00",
+          end: "2026-12-02T18:40:00+00:00",
+          timezone: "UTC",
+          calendar: "study",
+        },
+      ],
+    ]);
     expect(final).toMatchObject({ type: "final", abstained: false });
   });
 
   it("keeps the wall-clock start in the user's zone", () => {
-    const { proposals } = run("Schedule 2 hours of self-attention over 2 days from 2026-12-02 at 19:00 Europe/Berlin, at most 1 hour a day, and add it to my calendar");
-    expect(proposals.flat().filter(([name]) => name === "create_study_event").map(([, args]) => [args["start"], args["end"], args["timezone"]])).toEqual([
+    const { proposals } = run(
+      "Schedule 2 hours of self-attention over 2 days from 2026-12-02 at 19:00 Europe/Berlin, at most 1 hour a day, and add it to my calendar",
+    );
+    expect(
+      proposals
+        .flat()
+        .filter(([name]) => name === "create_study_event")
+        .map(([, args]) => [args["start"], args["end"], args["timezone"]]),
+    ).toEqual([
       ["2026-12-02T19:00:00+01:00", "2026-12-02T20:00:00+01:00", "Europe/Berlin"],
       ["2026-12-03T19:00:00+01:00", "2026-12-03T20:00:00+01:00", "Europe/Berlin"],
     ]);
@@ -177,20 +340,31 @@ describe("a study plan into the calendar", () => {
 
   it("does not plan from notes bob cannot read, and writes nothing", () => {
     const { final, proposals } = run(HEADLINE, { principal: BOB });
-    expect(final).toMatchObject({ type: "needs_human", reason: expect.stringMatching(/^no_evidence: none of the notes you can access cover "attention"/) });
+    expect(final).toMatchObject({
+      type: "needs_human",
+      reason: expect.stringMatching(/^no_evidence: none of the notes you can access cover "attention"/),
+    });
     expect(proposals.flat().map(([name]) => name)).not.toContain("create_study_event");
   });
 
   it("says so when the calendar write is not available to the user", () => {
     const { final, turns } = run(HEADLINE, { tools: TOOLS.filter((tool) => tool.name !== "create_study_event") });
     expect(turns).toHaveLength(1);
-    expect(final).toMatchObject({ type: "needs_human", reason: expect.stringMatching(/^tool_not_permitted: creating calendar events/) });
+    expect(final).toMatchObject({
+      type: "needs_human",
+      reason: expect.stringMatching(/^tool_not_permitted: creating calendar events/),
+    });
   });
 
   it("keeps the plain schedule answer for a plan with no topic and no calendar", () => {
     const { final, proposals } = run("Split 121 minutes of revision over 3 days, at most 60 per day");
     expect(proposals).toEqual([[["calculate_schedule", { total_minutes: 121, days: 3, daily_limit: 60 }]]]);
-    expect(final).toEqual({ type: "final", answer: "Schedule: day 1: 41 min, day 2: 40 min, day 3: 40 min.", citations: [], abstained: false });
+    expect(final).toEqual({
+      type: "final",
+      answer: "Schedule: day 1: 41 min, day 2: 40 min, day 3: 40 min.",
+      citations: [],
+      abstained: false,
+    });
   });
 });
 
@@ -199,7 +373,11 @@ describe("a division between topics", () => {
 
   it("splits among the topics the notes support, citing one note each, and names the unsupported one", () => {
     const { final, proposals } = run(DIVIDE);
-    expect(proposals[0]?.map(([, args]) => args["query"])).toEqual(["self-attention", "cross-attention", "normalization"]);
+    expect(proposals[0]?.map(([, args]) => args["query"])).toEqual([
+      "self-attention",
+      "cross-attention",
+      "normalization",
+    ]);
     expect(proposals[1]?.map(([, args]) => args["note_id"])).toEqual(["cs301.self-attention", "cs301.cross-attention"]);
     expect(final.type).toBe("final");
     if (final.type !== "final") return;
@@ -228,7 +406,9 @@ describe("honest limits of the rules planner", () => {
     const { final, turns } = run(request);
     expect(turns).toHaveLength(1);
     expect(final).toEqual({ type: "needs_human", reason: NEEDS_MODEL });
-    expect(NEEDS_MODEL).toContain("this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)");
+    expect(NEEDS_MODEL).toContain(
+      "this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)",
+    );
   });
 
   it("abstains when every hit is below the relevance floor", () => {
@@ -267,10 +447,14 @@ describe("honest limits of the rules planner", () => {
     const { final, proposals } = run("Show me the exam 2 worked solutions");
     expect(proposals).toEqual([[["search_notes", { query: "exam worked solutions", limit: 5 }]]]);
     expect(final).toMatchObject({ type: "final", abstained: true, citations: [] });
-    if (final.type === "final") expect(final.answer).toMatch(/^I can't find notes on "exam worked solutions" that you can read/);
+    if (final.type === "final")
+      expect(final.answer).toMatch(/^I can't find notes on "exam worked solutions" that you can read/);
   });
 
   it("asks for the course of a quiz that names none", () => {
-    expect(run("Make a quiz on attention").final).toMatchObject({ type: "needs_human", reason: expect.stringMatching(/^missing_course: /) });
+    expect(run("Make a quiz on attention").final).toMatchObject({
+      type: "needs_human",
+      reason: expect.stringMatching(/^missing_course: /),
+    });
   });
 });

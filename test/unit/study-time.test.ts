@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { divideEvenly, eventArguments, sessionsOf } from "../../src/domains/study/sessions.js";
-import { addDays, formatInZone, isKnownZone, isValidDate, offsetMinutes, toInstant } from "../../src/domains/study/time.js";
+import {
+  addDays,
+  formatInZone,
+  isKnownZone,
+  isValidDate,
+  offsetMinutes,
+  toInstant,
+} from "../../src/domains/study/time.js";
 
 describe("time zones", () => {
   it("knows IANA names and UTC, and nothing else", () => {
@@ -26,7 +33,9 @@ describe("time zones", () => {
 
   it("turns local times into instants and refuses times the clocks skip", () => {
     expect(toInstant({ year: 2026, month: 12, day: 2, hour: 18, minute: 0 }, "UTC")).toBe(Date.UTC(2026, 11, 2, 18));
-    expect(toInstant({ year: 2026, month: 12, day: 2, hour: 19, minute: 0 }, "Europe/Berlin")).toBe(Date.UTC(2026, 11, 2, 18));
+    expect(toInstant({ year: 2026, month: 12, day: 2, hour: 19, minute: 0 }, "Europe/Berlin")).toBe(
+      Date.UTC(2026, 11, 2, 18),
+    );
     // 2027-03-28 02:30 does not exist in Berlin: the clocks go from 02:00 to 03:00.
     expect(toInstant({ year: 2027, month: 3, day: 28, hour: 2, minute: 30 }, "Europe/Berlin")).toBeUndefined();
   });
@@ -61,12 +70,16 @@ describe("sessions", () => {
   it("keeps the local time across a daylight-saving change", () => {
     const berlin = { date: { year: 2027, month: 3, day: 27 }, hour: 18, minute: 0, zone: "Europe/Berlin" };
     const planned = sessionsOf(berlin, [60, 60]);
-    expect(planned).toMatchObject({ sessions: [{ start: "2027-03-27T18:00:00+01:00" }, { start: "2027-03-28T18:00:00+02:00" }] });
+    expect(planned).toMatchObject({
+      sessions: [{ start: "2027-03-27T18:00:00+01:00" }, { start: "2027-03-28T18:00:00+02:00" }],
+    });
   });
 
   it("says when a session's start does not exist", () => {
     const skipped = { date: { year: 2027, month: 3, day: 27 }, hour: 2, minute: 30, zone: "Europe/Berlin" };
-    expect(sessionsOf(skipped, [30, 30])).toEqual({ reason: expect.stringMatching(/^invalid_request: 02:30 does not exist on 2027-03-28 in Europe\/Berlin/) });
+    expect(sessionsOf(skipped, [30, 30])).toEqual({
+      reason: expect.stringMatching(/^invalid_request: 02:30 does not exist on 2027-03-28 in Europe\/Berlin/),
+    });
   });
 
   it("sends only the arguments the calendar's schema declares", () => {
@@ -74,10 +87,28 @@ describe("sessions", () => {
     const properties = { title: {}, start: {}, end: {}, timezone: {}, calendar: {} };
     const notes = [{ note_id: "cs301.self-attention", title: "Self-attention", ref: "cs301.self-attention@1" }];
     const options = { topic: "attention", session, days: 3, zone: "UTC", calendar: "study", notes };
-    const without = eventArguments({ name: "create_study_event", description: "", parameters: { type: "object", properties } }, options);
-    expect(without).toEqual({ title: "Study: attention (40 min)", start: session.start, end: session.end, timezone: "UTC", calendar: "study" });
-    const withDescription = eventArguments({ name: "create_study_event", description: "", parameters: { type: "object", properties: { ...properties, description: { maxLength: 60 } } } }, options);
-    expect(withDescription["description"]).toBe("Topic: attention. Session 1 of 3 (40 min). Notes: cs301.self-".slice(0, 60));
+    const without = eventArguments(
+      { name: "create_study_event", description: "", parameters: { type: "object", properties } },
+      options,
+    );
+    expect(without).toEqual({
+      title: "Study: attention (40 min)",
+      start: session.start,
+      end: session.end,
+      timezone: "UTC",
+      calendar: "study",
+    });
+    const withDescription = eventArguments(
+      {
+        name: "create_study_event",
+        description: "",
+        parameters: { type: "object", properties: { ...properties, description: { maxLength: 60 } } },
+      },
+      options,
+    );
+    expect(withDescription["description"]).toBe(
+      "Topic: attention. Session 1 of 3 (40 min). Notes: cs301.self-".slice(0, 60),
+    );
   });
 
   it("divides minutes exactly, larger shares first", () => {

@@ -18,7 +18,13 @@ const SECRET = new Uint8Array(32).map((_, position) => position + 1);
 const OTHER_SECRET = new Uint8Array(32).fill(7);
 const NOW = Date.UTC(2026, 2, 14, 9, 0, 0);
 const NOW_SECONDS = NOW / 1000;
-const CLAIMS = { audience: "caseops", tenant: "acme", task: "thread-42", subject: "alice", scopes: ["cases:read", "documents:resolve"] };
+const CLAIMS = {
+  audience: "caseops",
+  tenant: "acme",
+  task: "thread-42",
+  subject: "alice",
+  scopes: ["cases:read", "documents:resolve"],
+};
 const EXPECTED = { audience: "caseops", now: NOW };
 
 /** Replaces one base64url segment of a compact JWS. */
@@ -77,7 +83,13 @@ describe("mintTaskToken / verifyTaskToken", () => {
     expect(header).toEqual({ alg: "HS256", typ: "JWT" });
     const payload = decodePayload(token);
     expect(Object.keys(payload).sort()).toEqual(["aud", "exp", "iat", "iss", "jti", "scope", "sub", "task", "tenant"]);
-    expect(payload).toMatchObject({ iss: "warrant-host", aud: "caseops", sub: "alice", scope: "cases:read documents:resolve", exp: NOW_SECONDS + 300 });
+    expect(payload).toMatchObject({
+      iss: "warrant-host",
+      aud: "caseops",
+      sub: "alice",
+      scope: "cases:read documents:resolve",
+      exp: NOW_SECONDS + 300,
+    });
   });
 
   it("gives every token its own jti", async () => {
@@ -97,8 +109,14 @@ describe("mintTaskToken / verifyTaskToken", () => {
     const justInsideSkew = NOW + (60 + CLOCK_SKEW_SECONDS - 1) * 1000;
     const atSkewEdge = NOW + (60 + CLOCK_SKEW_SECONDS) * 1000;
     expect((await verifyTaskToken(SECRET, token, { audience: "caseops", now: justInsideSkew })).ok).toBe(true);
-    expect(await verifyTaskToken(SECRET, token, { audience: "caseops", now: atSkewEdge })).toEqual({ ok: false, code: "expired" });
-    expect(await verifyTaskToken(SECRET, token, { audience: "caseops", now: NOW + 3_600_000 })).toEqual({ ok: false, code: "expired" });
+    expect(await verifyTaskToken(SECRET, token, { audience: "caseops", now: atSkewEdge })).toEqual({
+      ok: false,
+      code: "expired",
+    });
+    expect(await verifyTaskToken(SECRET, token, { audience: "caseops", now: NOW + 3_600_000 })).toEqual({
+      ok: false,
+      code: "expired",
+    });
   });
 
   it("refuses a token issued beyond the skew in the future", async () => {
@@ -121,8 +139,14 @@ describe("mintTaskToken / verifyTaskToken", () => {
     const token = await mintTaskToken(SECRET, CLAIMS, { now: NOW });
     const signature = token.split(".")[2] ?? "";
     const flipped = `${signature.startsWith("A") ? "B" : "A"}${signature.slice(1)}`;
-    expect(await verifyTaskToken(SECRET, replaceSegment(token, 2, flipped), EXPECTED)).toEqual({ ok: false, code: "invalid_signature" });
-    expect(await verifyTaskToken(SECRET, replaceSegment(token, 2, ""), EXPECTED)).toEqual({ ok: false, code: "invalid_signature" });
+    expect(await verifyTaskToken(SECRET, replaceSegment(token, 2, flipped), EXPECTED)).toEqual({
+      ok: false,
+      code: "invalid_signature",
+    });
+    expect(await verifyTaskToken(SECRET, replaceSegment(token, 2, ""), EXPECTED)).toEqual({
+      ok: false,
+      code: "invalid_signature",
+    });
   });
 
   it("refuses a token signed with another secret", async () => {
@@ -140,12 +164,18 @@ describe("mintTaskToken / verifyTaskToken", () => {
   });
 
   it("refuses any algorithm other than HS256, even when signed with the right secret", async () => {
-    const hs512 = await new SignJWT(ourPayload()).setProtectedHeader({ alg: "HS512", typ: "JWT" }).sign(new Uint8Array(64).fill(3));
-    expect(await verifyTaskToken(new Uint8Array(64).fill(3), hs512, EXPECTED)).toEqual({ ok: false, code: "invalid_signature" });
+    const hs512 = await new SignJWT(ourPayload())
+      .setProtectedHeader({ alg: "HS512", typ: "JWT" })
+      .sign(new Uint8Array(64).fill(3));
+    expect(await verifyTaskToken(new Uint8Array(64).fill(3), hs512, EXPECTED)).toEqual({
+      ok: false,
+      code: "invalid_signature",
+    });
   });
 
   it("checks claim shapes and the lifetime of correctly signed tokens", async () => {
-    const sign = (payload: Record<string, unknown>) => new SignJWT(payload).setProtectedHeader({ alg: "HS256", typ: "JWT" }).sign(SECRET);
+    const sign = (payload: Record<string, unknown>) =>
+      new SignJWT(payload).setProtectedHeader({ alg: "HS256", typ: "JWT" }).sign(SECRET);
     expect((await verifyTaskToken(SECRET, await sign(ourPayload()), EXPECTED)).ok).toBe(true);
     const refusals: Record<string, unknown>[] = [
       ourPayload({ iss: "someone-else" }),
@@ -158,7 +188,10 @@ describe("mintTaskToken / verifyTaskToken", () => {
       ourPayload({ admin: true }),
     ];
     for (const payload of refusals) {
-      expect(await verifyTaskToken(SECRET, await sign(payload), EXPECTED), JSON.stringify(payload)).toEqual({ ok: false, code: "malformed" });
+      expect(await verifyTaskToken(SECRET, await sign(payload), EXPECTED), JSON.stringify(payload)).toEqual({
+        ok: false,
+        code: "malformed",
+      });
     }
   });
 
@@ -166,8 +199,22 @@ describe("mintTaskToken / verifyTaskToken", () => {
     for (const absent of [undefined, null, ""]) {
       expect(await verifyTaskToken(SECRET, absent, EXPECTED)).toEqual({ ok: false, code: "missing" });
     }
-    for (const junk of [42, {}, ["a.b.c"], true, "not-a-jwt", "a.b", "a.b.c.d", "Bearer a.b.c", "%%%.###.$$$", "e30.e30.e30"]) {
-      expect(await verifyTaskToken(SECRET, junk, EXPECTED), JSON.stringify(junk)).toEqual({ ok: false, code: "malformed" });
+    for (const junk of [
+      42,
+      {},
+      ["a.b.c"],
+      true,
+      "not-a-jwt",
+      "a.b",
+      "a.b.c.d",
+      "Bearer a.b.c",
+      "%%%.###.$$$",
+      "e30.e30.e30",
+    ]) {
+      expect(await verifyTaskToken(SECRET, junk, EXPECTED), JSON.stringify(junk)).toEqual({
+        ok: false,
+        code: "malformed",
+      });
     }
   });
 
@@ -184,7 +231,9 @@ describe("mintTaskToken / verifyTaskToken", () => {
     const longest = await mintTaskToken(SECRET, CLAIMS, { now: NOW, ttlSeconds: MAX_TTL_SECONDS });
     expect(decodePayload(longest)["exp"]).toBe(NOW_SECONDS + MAX_TTL_SECONDS);
     for (const ttlSeconds of [MAX_TTL_SECONDS + 1, 3600, 0, -1, 1.5, Number.NaN]) {
-      await expect(mintTaskToken(SECRET, CLAIMS, { now: NOW, ttlSeconds }), String(ttlSeconds)).rejects.toThrow(RangeError);
+      await expect(mintTaskToken(SECRET, CLAIMS, { now: NOW, ttlSeconds }), String(ttlSeconds)).rejects.toThrow(
+        RangeError,
+      );
     }
   });
 
@@ -205,7 +254,14 @@ describe("loadTaskTokenSecret", () => {
   });
 
   it("refuses missing, short or undecodable values without echoing them", () => {
-    const cases = [undefined, "", "   ", "ab".repeat(31), Buffer.from(new Uint8Array(31)).toString("base64url"), "not base64 at all!"];
+    const cases = [
+      undefined,
+      "",
+      "   ",
+      "ab".repeat(31),
+      Buffer.from(new Uint8Array(31)).toString("base64url"),
+      "not base64 at all!",
+    ];
     for (const value of cases) {
       let caught: unknown;
       try {

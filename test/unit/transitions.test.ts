@@ -87,40 +87,61 @@ describe("transition table", () => {
 
 describe("terminal statuses", () => {
   it("are exactly the six of DESIGN §4", () => {
-    expect([...TERMINAL_STATUSES].sort()).toEqual(["abstained", "cancelled", "completed", "failed", "needs_human", "stopped"]);
+    expect([...TERMINAL_STATUSES].sort()).toEqual([
+      "abstained",
+      "cancelled",
+      "completed",
+      "failed",
+      "needs_human",
+      "stopped",
+    ]);
     for (const status of RUN_STATUSES) {
       expect(isTerminal(status)).toBe((TERMINAL_STATUSES as readonly string[]).includes(status));
     }
   });
 
-  it.each(["completed", "abstained", "needs_human", "stopped", "failed"] as const)("%s accepts a new run (→ planning)", (status) => {
-    expect(canTransition(status, "planning")).toBe(true);
-    expect(statusReducer(status, "planning")).toBe("planning");
-  });
+  it.each(["completed", "abstained", "needs_human", "stopped", "failed"] as const)(
+    "%s accepts a new run (→ planning)",
+    (status) => {
+      expect(canTransition(status, "planning")).toBe(true);
+      expect(statusReducer(status, "planning")).toBe("planning");
+    },
+  );
 
-  it.each(["completed", "abstained", "needs_human", "stopped", "failed"] as const)("%s does not resume mid-run", (status) => {
-    for (const to of ["tool_proposed", "waiting_approval", "tool_authorized", "tool_running", "observing"] as const) {
-      expect(canTransition(status, to)).toBe(false);
-    }
-  });
+  it.each(["completed", "abstained", "needs_human", "stopped", "failed"] as const)(
+    "%s does not resume mid-run",
+    (status) => {
+      for (const to of ["tool_proposed", "waiting_approval", "tool_authorized", "tool_running", "observing"] as const) {
+        expect(canTransition(status, to)).toBe(false);
+      }
+    },
+  );
 
-  it.each(["completed", "abstained", "needs_human", "stopped", "failed", "cancelled"] as const)("%s does not resume mid-run (cancelled included)", (status) => {
-    for (const to of ["tool_proposed", "waiting_approval", "tool_authorized", "tool_running", "observing"] as const) {
-      expect(canTransition(status, to)).toBe(false);
-    }
-  });
+  it.each(["completed", "abstained", "needs_human", "stopped", "failed", "cancelled"] as const)(
+    "%s does not resume mid-run (cancelled included)",
+    (status) => {
+      for (const to of ["tool_proposed", "waiting_approval", "tool_authorized", "tool_running", "observing"] as const) {
+        expect(canTransition(status, to)).toBe(false);
+      }
+    },
+  );
 
   // A cancelled run is never resumed; only a new request (planning) moves its thread on.
-  it.each(RUN_STATUSES.filter((status) => status !== "planning" && status !== "cancelled"))("cancelled → %s is illegal", (to) => {
-    expectIllegal(() => assertTransition("cancelled", to));
-    expectIllegal(() => transition("cancelled", to));
-    expectIllegal(() => statusReducer("cancelled", to));
-  });
+  it.each(RUN_STATUSES.filter((status) => status !== "planning" && status !== "cancelled"))(
+    "cancelled → %s is illegal",
+    (to) => {
+      expectIllegal(() => assertTransition("cancelled", to));
+      expectIllegal(() => transition("cancelled", to));
+      expectIllegal(() => statusReducer("cancelled", to));
+    },
+  );
 });
 
 describe("transition(from, ...hops)", () => {
   it("returns every hop in order", () => {
-    expect(transition("tool_authorized", "tool_running", "observing")).toEqual({ status: ["tool_running", "observing"] });
+    expect(transition("tool_authorized", "tool_running", "observing")).toEqual({
+      status: ["tool_running", "observing"],
+    });
     expect(transition("observing", "planning", "tool_proposed", "waiting_approval", "tool_authorized")).toEqual({
       status: ["planning", "tool_proposed", "waiting_approval", "tool_authorized"],
     });

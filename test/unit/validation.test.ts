@@ -39,7 +39,11 @@ function catalogTool(listed: ListedTool, toolContract: ToolContract = contract()
   return tool;
 }
 
-const searchNotes = catalogTool({ name: "search_notes", description: "Search notes.", inputSchema: SEARCH_NOTES_INPUT });
+const searchNotes = catalogTool({
+  name: "search_notes",
+  description: "Search notes.",
+  inputSchema: SEARCH_NOTES_INPUT,
+});
 
 function expectInvalid(raw: string): string {
   const result = validateArguments(searchNotes, raw);
@@ -109,7 +113,10 @@ describe("validateArguments", () => {
   });
 
   it("rejects a string longer than the schema's maxLength", () => {
-    const tool = catalogTool({ name: "search_notes", inputSchema: SEARCH_NOTES_INPUT }, contract({ max_string_chars: 10_000 }));
+    const tool = catalogTool(
+      { name: "search_notes", inputSchema: SEARCH_NOTES_INPUT },
+      contract({ max_string_chars: 10_000 }),
+    );
     const result = validateArguments(tool, JSON.stringify({ query: "q".repeat(501) }));
     expect(result).toEqual({ ok: false, code: "invalid_arguments", message: expect.stringContaining('"query"') });
     expect(validateArguments(tool, JSON.stringify({ query: "q".repeat(500) })).ok).toBe(true);
@@ -166,7 +173,10 @@ describe("modelSchemaFor", () => {
   });
 
   it("sets additionalProperties false even when the server allows extra keys", () => {
-    const schema = modelSchemaFor({ type: "object", properties: { a: { type: "string" } }, additionalProperties: true }, []);
+    const schema = modelSchemaFor(
+      { type: "object", properties: { a: { type: "string" } }, additionalProperties: true },
+      [],
+    );
     expect(schema["additionalProperties"]).toBe(false);
   });
 
@@ -186,8 +196,18 @@ describe("modelSchemaFor", () => {
 
 describe("buildCatalog", () => {
   it("defaults missing hints to the MCP spec defaults", () => {
-    expect(DEFAULT_HINTS).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
-    expect(searchNotes.hints).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
+    expect(DEFAULT_HINTS).toEqual({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    });
+    expect(searchNotes.hints).toEqual({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    });
   });
 
   it("takes boolean hints from annotations and defaults the rest, ignoring non-booleans", () => {
@@ -196,7 +216,12 @@ describe("buildCatalog", () => {
       inputSchema: SEARCH_NOTES_INPUT,
       annotations: { readOnlyHint: true, destructiveHint: "no", openWorldHint: false },
     });
-    expect(tool.hints).toEqual({ readOnlyHint: true, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+    expect(tool.hints).toEqual({
+      readOnlyHint: true,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
   });
 
   it("leaves out a listed tool that has no contract and reports a contract whose tool is not listed", () => {
@@ -214,7 +239,10 @@ describe("buildCatalog", () => {
   });
 
   it("only matches a tool listed by the contract's own server", () => {
-    const { tools, missing } = buildCatalog({ search_notes: contract() }, { other: [{ name: "search_notes", inputSchema: SEARCH_NOTES_INPUT }] });
+    const { tools, missing } = buildCatalog(
+      { search_notes: contract() },
+      { other: [{ name: "search_notes", inputSchema: SEARCH_NOTES_INPUT }] },
+    );
     expect(tools).toEqual([]);
     expect(missing).toEqual(["search_notes"]);
   });
@@ -225,6 +253,11 @@ describe("buildCatalog", () => {
       { notes: [{ name: "search_notes", description: "Server description.", inputSchema: SEARCH_NOTES_INPUT }] },
     );
     expect(tools).toHaveLength(1);
-    expect(tools[0]).toMatchObject({ name: "find", remote_name: "search_notes", server: "notes", description: "Contract description." });
+    expect(tools[0]).toMatchObject({
+      name: "find",
+      remote_name: "search_notes",
+      server: "notes",
+      description: "Contract description.",
+    });
   });
 });

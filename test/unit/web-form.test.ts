@@ -20,18 +20,41 @@ const EVENT: JsonSchema = {
 
 describe("edit form drafts", () => {
   it("picks a field kind per schema", () => {
-    expect(["title", "minutes", "calendar", "private", "tags"].map((name) => kindOf(EVENT.properties![name]!))).toEqual(["text", "number", "choice", "boolean", "json"]);
+    expect(["title", "minutes", "calendar", "private", "tags"].map((name) => kindOf(EVENT.properties![name]!))).toEqual(
+      ["text", "number", "choice", "boolean", "json"],
+    );
   });
 
   it("round-trips arguments through a draft", () => {
-    const args = { title: "Study", start: "2026-12-02T18:00:00Z", minutes: 40, calendar: "study", private: true, tags: ["a"] };
+    const args = {
+      title: "Study",
+      start: "2026-12-02T18:00:00Z",
+      minutes: 40,
+      calendar: "study",
+      private: true,
+      tags: ["a"],
+    };
     const draft = draftOf(EVENT, args);
-    expect(draft).toEqual({ title: "Study", start: "2026-12-02T18:00:00Z", minutes: "40", calendar: "study", private: true, tags: '[\n  "a"\n]' });
+    expect(draft).toEqual({
+      title: "Study",
+      start: "2026-12-02T18:00:00Z",
+      minutes: "40",
+      calendar: "study",
+      private: true,
+      tags: '[\n  "a"\n]',
+    });
     expect(argsOf(EVENT, draft)).toEqual({ args, errors: [] });
   });
 
   it("leaves out empty optional fields and reports unparseable ones", () => {
-    const { args, errors } = argsOf(EVENT, { title: "x", start: "2026-12-02T18:00:00Z", minutes: "forty", calendar: "", private: false, tags: "[" });
+    const { args, errors } = argsOf(EVENT, {
+      title: "x",
+      start: "2026-12-02T18:00:00Z",
+      minutes: "forty",
+      calendar: "",
+      private: false,
+      tags: "[",
+    });
     expect(args).toEqual({ title: "x", start: "2026-12-02T18:00:00Z", private: false });
     expect(errors).toEqual([
       { field: "minutes", message: "must be a number" },
@@ -40,7 +63,10 @@ describe("edit form drafts", () => {
   });
 
   it("guesses a schema from the arguments when the page has none", () => {
-    expect(schemaFor(undefined, { a: "x", b: 2 })).toEqual({ type: "object", properties: { a: { type: "string" }, b: { type: "number" } } });
+    expect(schemaFor(undefined, { a: "x", b: 2 })).toEqual({
+      type: "object",
+      properties: { a: { type: "string" }, b: { type: "number" } },
+    });
     expect(schemaFor(EVENT, {})).toBe(EVENT);
   });
 });
@@ -51,7 +77,13 @@ describe("validateArguments", () => {
   });
 
   it("names each wrong field", () => {
-    const errors = validateArguments(EVENT, { title: "", start: "tomorrow", minutes: 61.5, calendar: "home", extra: 1 });
+    const errors = validateArguments(EVENT, {
+      title: "",
+      start: "tomorrow",
+      minutes: 61.5,
+      calendar: "home",
+      extra: 1,
+    });
     expect(errors.map((error) => error.field)).toEqual(["title", "start", "minutes", "calendar", "extra"]);
     expect(errors.find((error) => error.field === "minutes")?.message).toBe("must be integer");
   });
@@ -65,6 +97,10 @@ describe("validateArguments", () => {
   });
 
   it("does not treat prototype names as known arguments", () => {
-    expect(validateArguments(EVENT, { title: "a", start: "2026-12-02T1", minutes: 1, constructor: "x" }).map((error) => error.field)).toEqual(["constructor"]);
+    expect(
+      validateArguments(EVENT, { title: "a", start: "2026-12-02T1", minutes: 1, constructor: "x" }).map(
+        (error) => error.field,
+      ),
+    ).toEqual(["constructor"]);
   });
 });

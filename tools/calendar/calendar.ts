@@ -63,7 +63,10 @@ export const MAX_DESCRIPTION_CHARS = 2_000;
 
 /** True when text can be stored as Postgres text: no NUL or other control characters (tab and newline aside), no lone surrogates. */
 export function isStorableText(text: string): boolean {
-  return !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text) && !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+  return (
+    !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text) &&
+    !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)
+  );
 }
 
 /** The exact message for a reused idempotency key. */
@@ -266,12 +269,17 @@ export interface ListWindow {
 }
 
 /** Checks a list request's window bounds (both stores use it). */
-export function listWindow(input: Pick<ListEventsInput, "from" | "to">): { readonly ok: true; readonly window: ListWindow } | { readonly ok: false; readonly error: CalendarError } {
+export function listWindow(
+  input: Pick<ListEventsInput, "from" | "to">,
+): { readonly ok: true; readonly window: ListWindow } | { readonly ok: false; readonly error: CalendarError } {
   const from = input.from === undefined ? undefined : parseInstant(input.from);
   const to = input.to === undefined ? undefined : parseInstant(input.to);
-  if (input.from !== undefined && from === undefined) return { ok: false, error: invalid("from is not a valid ISO 8601 date-time with offset") };
-  if (input.to !== undefined && to === undefined) return { ok: false, error: invalid("to is not a valid ISO 8601 date-time with offset") };
-  if (from !== undefined && to !== undefined && from > to) return { ok: false, error: invalid("from must not be after to") };
+  if (input.from !== undefined && from === undefined)
+    return { ok: false, error: invalid("from is not a valid ISO 8601 date-time with offset") };
+  if (input.to !== undefined && to === undefined)
+    return { ok: false, error: invalid("to is not a valid ISO 8601 date-time with offset") };
+  if (from !== undefined && to !== undefined && from > to)
+    return { ok: false, error: invalid("from must not be after to") };
   return { ok: true, window: { from, to } };
 }
 
@@ -354,7 +362,11 @@ export type CreatePlan =
  * {@link CreateStudyEventInputSchema}; the window is checked here. See the
  * module comment for the idempotency rule.
  */
-export function planCreate(store: CalendarStore, input: CreateStudyEventInput, context: CreateContext = SYSTEM_CONTEXT): CreatePlan {
+export function planCreate(
+  store: CalendarStore,
+  input: CreateStudyEventInput,
+  context: CreateContext = SYSTEM_CONTEXT,
+): CreatePlan {
   const windowError = checkEventWindow(input.start, input.end);
   if (windowError !== undefined) return { kind: "rejected", error: windowError };
 
@@ -366,7 +378,10 @@ export function planCreate(store: CalendarStore, input: CreateStudyEventInput, c
 }
 
 /** What a create with an already used key gets: the original event (same arguments) or `invalid_arguments`. */
-export function decideExisting(existing: CalendarEvent, input: CreateStudyEventInput): Exclude<CreatePlan, { kind: "created" }> {
+export function decideExisting(
+  existing: CalendarEvent,
+  input: CreateStudyEventInput,
+): Exclude<CreatePlan, { kind: "created" }> {
   return sameArguments(existing, input)
     ? { kind: "replayed", result: { event: existing, replayed: true } }
     : { kind: "rejected", error: invalid(KEY_REUSED_MESSAGE) };
@@ -408,7 +423,9 @@ export function parseStore(raw: unknown): CalendarStore {
 }
 
 function errorCode(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
+  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined;
 }
 
 /** Reads and validates the store; a missing file is an empty store (the file is created on first write). */
@@ -548,7 +565,9 @@ export class CalendarFile {
     return run;
   }
 
-  private async updateLocked<T>(change: (store: CalendarStore) => { readonly store?: CalendarStore; readonly value: T }): Promise<T> {
+  private async updateLocked<T>(
+    change: (store: CalendarStore) => { readonly store?: CalendarStore; readonly value: T },
+  ): Promise<T> {
     const lockPath = `${this.filePath}.lock`;
     await acquireLock(lockPath);
     try {

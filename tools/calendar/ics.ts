@@ -15,14 +15,21 @@ const MAX_LINE_OCTETS = 75;
 
 /** Escapes a TEXT value (RFC 5545 §3.3.11). */
 export function escapeText(value: string): string {
-  return value.replace(/\\/g, "\\\\").replace(/;/g, "\\;").replace(/,/g, "\\,").replace(/\r\n|\r|\n/g, "\\n");
+  return value
+    .replace(/\\/g, "\\\\")
+    .replace(/;/g, "\\;")
+    .replace(/,/g, "\\,")
+    .replace(/\r\n|\r|\n/g, "\\n");
 }
 
 /** A UTC date-time in the RFC's basic format, from any ISO 8601 instant. */
 export function utcStamp(isoInstant: string): string {
   const date = new Date(isoInstant);
   if (!Number.isFinite(date.getTime())) throw new Error(`not an instant: ${isoInstant}`);
-  return date.toISOString().replace(/\.\d{3}Z$/, "Z").replace(/[-:]/g, "");
+  return date
+    .toISOString()
+    .replace(/\.\d{3}Z$/, "Z")
+    .replace(/[-:]/g, "");
 }
 
 /** Folds one content line: at most 75 octets per physical line, continuations start with a space. */
@@ -63,6 +70,13 @@ function eventLines(event: CalendarEvent): string[] {
 
 /** The events as one iCalendar document (CRLF line ends, trailing CRLF). */
 export function eventsToIcs(events: readonly CalendarEvent[]): string {
-  const lines = ["BEGIN:VCALENDAR", "VERSION:2.0", `PRODID:${PRODUCT_ID}`, "CALSCALE:GREGORIAN", ...events.flatMap(eventLines), "END:VCALENDAR"];
+  const lines = [
+    "BEGIN:VCALENDAR",
+    "VERSION:2.0",
+    `PRODID:${PRODUCT_ID}`,
+    "CALSCALE:GREGORIAN",
+    ...events.flatMap(eventLines),
+    "END:VCALENDAR",
+  ];
   return `${lines.map(foldLine).join("\r\n")}\r\n`;
 }

@@ -56,7 +56,8 @@ export function calendarMigrations(schema: string): string[] {
 }
 
 function quoteSchema(schema: string): string {
-  if (!SCHEMA_PATTERN.test(schema)) throw new Error(`invalid calendar schema name ${JSON.stringify(schema)} (expected a lowercase identifier)`);
+  if (!SCHEMA_PATTERN.test(schema))
+    throw new Error(`invalid calendar schema name ${JSON.stringify(schema)} (expected a lowercase identifier)`);
   return `"${schema}"`;
 }
 
@@ -73,7 +74,8 @@ interface EventRow {
   created_at: Date;
 }
 
-const COLUMNS = "event_id, user_id, idempotency_key, title, description, start_text, end_text, timezone, calendar, created_at";
+const COLUMNS =
+  "event_id, user_id, idempotency_key, title, description, start_text, end_text, timezone, calendar, created_at";
 
 function toEvent(row: EventRow): CalendarEvent {
   return {
@@ -129,7 +131,10 @@ export async function openPostgresStore(databaseUrl: string, schema = "calendar"
   }
 
   const byKey = async (userId: string, key: string): Promise<CalendarEvent | undefined> => {
-    const result = await pool.query<EventRow>(`select ${COLUMNS} from ${s}.events where user_id = $1 and idempotency_key = $2`, [userId, key]);
+    const result = await pool.query<EventRow>(
+      `select ${COLUMNS} from ${s}.events where user_id = $1 and idempotency_key = $2`,
+      [userId, key],
+    );
     const row = result.rows[0];
     return row === undefined ? undefined : toEvent(row);
   };
@@ -150,7 +155,12 @@ export async function openPostgresStore(databaseUrl: string, schema = "calendar"
           where user_id = $1 and ($2::text is null or calendar = $2)
             and ($3::timestamptz is null or end_at > $3) and ($4::timestamptz is null or start_at < $4)
           order by start_at, end_at, event_id collate "C"`,
-        [input.user_id, input.calendar ?? null, from === undefined ? null : new Date(from), to === undefined ? null : new Date(to)],
+        [
+          input.user_id,
+          input.calendar ?? null,
+          from === undefined ? null : new Date(from),
+          to === undefined ? null : new Date(to),
+        ],
       );
       return { ok: true, result: { events: result.rows.map(toEvent) } };
     },

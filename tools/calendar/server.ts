@@ -117,21 +117,25 @@ function parseOptions(argv: readonly string[], environment: NodeJS.ProcessEnv): 
 
 /** The store: Postgres when a database URL is given, else the file. */
 async function openStore(options: Options): Promise<CalendarStoreBackend> {
-  return options.databaseUrl === undefined ? fileStore(options.dataPath) : openPostgresStore(options.databaseUrl, options.schema);
+  return options.databaseUrl === undefined
+    ? fileStore(options.dataPath)
+    : openPostgresStore(options.databaseUrl, options.schema);
 }
 
 /** The fail switch; unset or empty means none. */
 function parseFailMode(value: string | undefined): FailMode | undefined {
   if (value === undefined || value === "") return undefined;
   const mode = FAIL_MODES.find((candidate) => candidate === value);
-  if (mode === undefined) throw new Error(`unknown ${FAIL_ENV}=${JSON.stringify(value)} (expected one of ${FAIL_MODES.join(", ")})`);
+  if (mode === undefined)
+    throw new Error(`unknown ${FAIL_ENV}=${JSON.stringify(value)} (expected one of ${FAIL_MODES.join(", ")})`);
   return mode;
 }
 
 /** `WARRANT_CALENDAR_FAIL_COUNT` as a positive integer; unset or empty means every call. */
 function parseFailCount(value: string | undefined): number {
   if (value === undefined || value === "") return Number.POSITIVE_INFINITY;
-  if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new Error(`invalid ${FAIL_COUNT_ENV}=${JSON.stringify(value)} (expected a positive integer)`);
+  if (!/^[1-9][0-9]{0,5}$/.test(value))
+    throw new Error(`invalid ${FAIL_COUNT_ENV}=${JSON.stringify(value)} (expected a positive integer)`);
   return Number(value);
 }
 
@@ -156,7 +160,10 @@ function jsonResult(payload: Record<string, unknown>): CallToolResult {
 
 /** A business error: JSON `{code, message}` as text, no structured content. */
 function errorResult(error: CalendarError): CallToolResult {
-  return { content: [{ type: "text", text: JSON.stringify({ code: error.code, message: error.message }) }], isError: true };
+  return {
+    content: [{ type: "text", text: JSON.stringify({ code: error.code, message: error.message }) }],
+    isError: true,
+  };
 }
 
 function describeError(error: unknown): string {
@@ -169,7 +176,12 @@ function never(): Promise<never> {
 }
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
-const IDEMPOTENT_WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+const IDEMPOTENT_WRITE = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+} as const;
 
 function registerListEvents(server: McpServer, state: ServerState): void {
   server.registerTool(
@@ -190,7 +202,11 @@ function registerListEvents(server: McpServer, state: ServerState): void {
 }
 
 /** Lists through the store; a store failure is a transient error. */
-async function listOrFail(state: ServerState, tool: string, args: z.infer<typeof ListEventsInputSchema>): Promise<ListOutcome> {
+async function listOrFail(
+  state: ServerState,
+  tool: string,
+  args: z.infer<typeof ListEventsInputSchema>,
+): Promise<ListOutcome> {
   try {
     return await state.store.list(args);
   } catch (error) {
@@ -342,11 +358,16 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const server = createServer({ store, failMode, failuresLeft, statusFails });
   await server.connect(new StdioServerTransport());
-  exitOnShutdown(async () => {
-    await server.close();
-    await store.close();
-  }, { stdin: true });
-  log(`ready: ${store.label} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}${Number.isFinite(failuresLeft) ? ` for ${failuresLeft} call(s)` : ""}`}`);
+  exitOnShutdown(
+    async () => {
+      await server.close();
+      await store.close();
+    },
+    { stdin: true },
+  );
+  log(
+    `ready: ${store.label} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}${Number.isFinite(failuresLeft) ? ` for ${failuresLeft} call(s)` : ""}`}`,
+  );
   return 0;
 }
 

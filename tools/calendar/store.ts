@@ -20,10 +20,14 @@ import {
   type WriteStatus,
 } from "./calendar.js";
 
-export type ListOutcome = { readonly ok: true; readonly result: ListEventsResult } | { readonly ok: false; readonly error: CalendarError };
+export type ListOutcome =
+  | { readonly ok: true; readonly result: ListEventsResult }
+  | { readonly ok: false; readonly error: CalendarError };
 
 /** What `create` decided; unlike {@link CreatePlan} it carries no store (it is already persisted). */
-export type CreateOutcome = Exclude<CreatePlan, { kind: "created" }> | { readonly kind: "created"; readonly result: CreateStudyEventResult };
+export type CreateOutcome =
+  | Exclude<CreatePlan, { kind: "created" }>
+  | { readonly kind: "created"; readonly result: CreateStudyEventResult };
 
 export interface CalendarStoreBackend {
   /** For the start-up line: the file path or the database table. */

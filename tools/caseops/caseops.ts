@@ -24,7 +24,12 @@ export const DOCUMENT_ID_PATTERN = /^DOC-[0-9]{4}$/;
 export const CASES_READ_SCOPE = "cases:read";
 
 /** Canonical document codes the policies and the alias table speak in. */
-export const DOCUMENT_CODES = ["LOSS_STATEMENT", "IDENTITY_DOCUMENT", "ACCIDENT_CERTIFICATE", "PROPERTY_VALUATION"] as const;
+export const DOCUMENT_CODES = [
+  "LOSS_STATEMENT",
+  "IDENTITY_DOCUMENT",
+  "ACCIDENT_CERTIFICATE",
+  "PROPERTY_VALUATION",
+] as const;
 export type DocumentCode = (typeof DOCUMENT_CODES)[number];
 
 /** A business error as the tool reports it: `isError: true`, this JSON as text. */
@@ -41,10 +46,16 @@ export interface CaseopsError {
 export const CASE_ACCESS_DENIED: CaseopsError = { code: "access_denied", message: "case not found or not accessible" };
 
 /** The same rule one level down: a document id that is not an unclassified document of this (accessible) case. */
-export const DOCUMENT_ACCESS_DENIED: CaseopsError = { code: "access_denied", message: "document not found or not accessible" };
+export const DOCUMENT_ACCESS_DENIED: CaseopsError = {
+  code: "access_denied",
+  message: "document not found or not accessible",
+};
 
 /** The token does not grant {@link CASES_READ_SCOPE}; checked before any lookup, so it reveals nothing about cases. */
-export const SCOPE_DENIED: CaseopsError = { code: "access_denied", message: `the task token does not grant ${CASES_READ_SCOPE}` };
+export const SCOPE_DENIED: CaseopsError = {
+  code: "access_denied",
+  message: `the task token does not grant ${CASES_READ_SCOPE}`,
+};
 
 /** Serializes an error exactly as the server sends it. */
 export function errorText(error: CaseopsError): string {
@@ -113,19 +124,27 @@ const AliasEntrySchema = z
 export const CaseDataSchema = z
   .object({
     version: z.number().int().min(1),
-    alias_table: z.object({ version: z.string().min(1), source_id: sourceId, entries: z.array(AliasEntrySchema) }).strict(),
+    alias_table: z
+      .object({ version: z.string().min(1), source_id: sourceId, entries: z.array(AliasEntrySchema) })
+      .strict(),
     policies: z.array(PolicySchema),
     cases: z.array(CaseRecordSchema),
   })
   .strict()
   .superRefine((data, context) => {
     const policies = new Map(data.policies.map((policy) => [policy.rule_version, policy]));
-    if (policies.size !== data.policies.length) context.addIssue({ code: "custom", path: ["policies"], message: "duplicate rule_version" });
+    if (policies.size !== data.policies.length)
+      context.addIssue({ code: "custom", path: ["policies"], message: "duplicate rule_version" });
 
     const titles = new Set<string>();
     data.alias_table.entries.forEach((entry, position) => {
       const key = normalizeTitle(entry.title);
-      if (titles.has(key)) context.addIssue({ code: "custom", path: ["alias_table", "entries", position], message: `duplicate alias ${entry.title}` });
+      if (titles.has(key))
+        context.addIssue({
+          code: "custom",
+          path: ["alias_table", "entries", position],
+          message: `duplicate alias ${entry.title}`,
+        });
       titles.add(key);
     });
 
@@ -133,17 +152,34 @@ export const CaseDataSchema = z
     const caseIds = new Set<string>();
     const documentIds = new Set<string>();
     data.cases.forEach((record, position) => {
-      if (caseIds.has(record.case_id)) context.addIssue({ code: "custom", path: ["cases", position, "case_id"], message: `duplicate case ${record.case_id}` });
+      if (caseIds.has(record.case_id))
+        context.addIssue({
+          code: "custom",
+          path: ["cases", position, "case_id"],
+          message: `duplicate case ${record.case_id}`,
+        });
       caseIds.add(record.case_id);
       const policy = policies.get(record.rule_version);
       if (policy === undefined) {
-        context.addIssue({ code: "custom", path: ["cases", position, "rule_version"], message: `unknown rule_version ${record.rule_version}` });
+        context.addIssue({
+          code: "custom",
+          path: ["cases", position, "rule_version"],
+          message: `unknown rule_version ${record.rule_version}`,
+        });
       } else if (policy.claim_type !== record.claim_type) {
-        context.addIssue({ code: "custom", path: ["cases", position, "claim_type"], message: `rule ${policy.rule_version} is for ${policy.claim_type} claims` });
+        context.addIssue({
+          code: "custom",
+          path: ["cases", position, "claim_type"],
+          message: `rule ${policy.rule_version} is for ${policy.claim_type} claims`,
+        });
       }
       for (const document of [...record.documents, ...record.unclassified_documents]) {
         if (documentIds.has(document.document_id)) {
-          context.addIssue({ code: "custom", path: ["cases", position], message: `duplicate document ${document.document_id}` });
+          context.addIssue({
+            code: "custom",
+            path: ["cases", position],
+            message: `duplicate document ${document.document_id}`,
+          });
         }
         documentIds.add(document.document_id);
       }
@@ -225,7 +261,10 @@ export const CaseInputSchema = z.object({ case_id: caseIdField }).strict();
 export const ResolveAliasInputSchema = z
   .object({
     case_id: caseIdField,
-    document_id: z.string().regex(DOCUMENT_ID_PATTERN).describe("Id of an unclassified document of that case, e.g. DOC-7781."),
+    document_id: z
+      .string()
+      .regex(DOCUMENT_ID_PATTERN)
+      .describe("Id of an unclassified document of that case, e.g. DOC-7781."),
   })
   .strict();
 
@@ -342,7 +381,11 @@ export function getPolicyRequirements(index: CaseIndex, caller: Caller, caseId: 
 }
 
 /** Source documents the upstream system has not normalized to a code. */
-export function listUnclassifiedDocuments(index: CaseIndex, caller: Caller, caseId: string): Outcome<UnclassifiedDocuments> {
+export function listUnclassifiedDocuments(
+  index: CaseIndex,
+  caller: Caller,
+  caseId: string,
+): Outcome<UnclassifiedDocuments> {
   const found = accessibleCase(index, caller, caseId);
   if (!found.ok) return found;
   return {
@@ -365,7 +408,12 @@ export function listUnclassifiedDocuments(index: CaseIndex, caller: Caller, case
  * alias table: an exact match after {@link normalizeTitle}, or `null` with
  * confidence 0. No fuzzy matching, so the same input always gives the same answer.
  */
-export function resolveDocumentAlias(index: CaseIndex, caller: Caller, caseId: string, documentId: string): Outcome<AliasResolution> {
+export function resolveDocumentAlias(
+  index: CaseIndex,
+  caller: Caller,
+  caseId: string,
+  documentId: string,
+): Outcome<AliasResolution> {
   const found = accessibleCase(index, caller, caseId);
   if (!found.ok) return found;
   const document = found.value.unclassified_documents.find((candidate) => candidate.document_id === documentId);

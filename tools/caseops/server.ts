@@ -31,7 +31,13 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isInitializeRequest, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { loadTaskTokenSecret, MIN_SECRET_BYTES, verifyTaskToken, type TaskTokenClaims, type TaskTokenFailure } from "../../src/auth/task-token.js";
+import {
+  loadTaskTokenSecret,
+  MIN_SECRET_BYTES,
+  verifyTaskToken,
+  type TaskTokenClaims,
+  type TaskTokenFailure,
+} from "../../src/auth/task-token.js";
 import { describeError } from "../../src/errors.js";
 import { exitOnShutdown, runEntry } from "../shared/stdio-entry.js";
 import {
@@ -158,7 +164,10 @@ function toolResult<T extends Record<string, unknown>>(outcome: Outcome<T>): Cal
   return { content: [{ type: "text", text: JSON.stringify(outcome.value) }], structuredContent: outcome.value };
 }
 
-function withCaller<T extends Record<string, unknown>>(authInfo: AuthInfo | undefined, run: (caller: Caller) => Outcome<T>): CallToolResult {
+function withCaller<T extends Record<string, unknown>>(
+  authInfo: AuthInfo | undefined,
+  run: (caller: Caller) => Outcome<T>,
+): CallToolResult {
   const caller = callerOf(authInfo);
   return caller === undefined ? toolResult<T>({ ok: false, error: NO_CALLER }) : toolResult(run(caller));
 }
@@ -181,7 +190,8 @@ function createMcpServer(index: CaseIndex): McpServer {
     "get_policy_requirements",
     {
       title: "Policy requirements",
-      description: "The document codes required by the rule version pinned to the case, with an evidence reference to that rule version.",
+      description:
+        "The document codes required by the rule version pinned to the case, with an evidence reference to that rule version.",
       inputSchema: CaseInputSchema,
       outputSchema: PolicyRequirementsSchema,
       annotations: READ_ONLY,
@@ -192,7 +202,8 @@ function createMcpServer(index: CaseIndex): McpServer {
     "list_unclassified_documents",
     {
       title: "Unclassified documents",
-      description: "Source documents of the case that the upstream system has not normalized to a document code (id, title, received_at).",
+      description:
+        "Source documents of the case that the upstream system has not normalized to a document code (id, title, received_at).",
       inputSchema: CaseInputSchema,
       outputSchema: UnclassifiedDocumentsSchema,
       annotations: READ_ONLY,
@@ -209,7 +220,8 @@ function createMcpServer(index: CaseIndex): McpServer {
       outputSchema: AliasResolutionSchema,
       annotations: READ_ONLY,
     },
-    (args, extra) => withCaller(extra.authInfo, (caller) => resolveDocumentAlias(index, caller, args.case_id, args.document_id)),
+    (args, extra) =>
+      withCaller(extra.authInfo, (caller) => resolveDocumentAlias(index, caller, args.case_id, args.document_id)),
   );
   return server;
 }
@@ -220,7 +232,11 @@ function createMcpServer(index: CaseIndex): McpServer {
 
 function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers });
+  response.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    ...headers,
+  });
   response.end(text);
 }
 
@@ -327,7 +343,8 @@ function authInfoOf(claims: TaskTokenClaims): AuthInfo {
  */
 export async function startCaseopsServer(options: CaseopsServerOptions): Promise<CaseopsServerHandle> {
   if (!LOOPBACK_HOSTS.has(options.host)) throw new Error(`host ${options.host} is not a loopback address`);
-  if (options.secret.byteLength < MIN_SECRET_BYTES) throw new Error(`task token secret must be at least ${MIN_SECRET_BYTES} bytes`);
+  if (options.secret.byteLength < MIN_SECRET_BYTES)
+    throw new Error(`task token secret must be at least ${MIN_SECRET_BYTES} bytes`);
   const log = options.log ?? logToStderr;
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const sessionIdleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
@@ -337,7 +354,12 @@ export async function startCaseopsServer(options: CaseopsServerOptions): Promise
   let pendingSessions = 0;
   let requests = 0;
 
-  async function openSession(request: IncomingMessage & { auth?: AuthInfo }, response: ServerResponse, body: unknown, tenant: string): Promise<void> {
+  async function openSession(
+    request: IncomingMessage & { auth?: AuthInfo },
+    response: ServerResponse,
+    body: unknown,
+    tenant: string,
+  ): Promise<void> {
     const server = createMcpServer(index);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -371,12 +393,16 @@ export async function startCaseopsServer(options: CaseopsServerOptions): Promise
     if (method !== "POST" && method !== "GET" && method !== "DELETE") {
       return sendJson(response, 405, { error: { code: "method_not_allowed" } }, { allow: "GET, POST, DELETE" });
     }
-    if (!isLoopbackAuthority(request.headers.host)) return sendJson(response, 403, { error: { code: "host_not_allowed" } });
+    if (!isLoopbackAuthority(request.headers.host))
+      return sendJson(response, 403, { error: { code: "host_not_allowed" } });
     const origin = singleHeader(request.headers.origin);
-    if (origin !== undefined && !isLoopbackOrigin(origin)) return sendJson(response, 403, { error: { code: "origin_not_allowed" } });
+    if (origin !== undefined && !isLoopbackOrigin(origin))
+      return sendJson(response, 403, { error: { code: "origin_not_allowed" } });
 
     // Authentication before the body is read: an anonymous client gets nothing buffered on its behalf.
-    const verification = await verifyTaskToken(options.secret, bearerToken(request.headers.authorization), { audience: options.audience });
+    const verification = await verifyTaskToken(options.secret, bearerToken(request.headers.authorization), {
+      audience: options.audience,
+    });
     if (!verification.ok) return sendUnauthorized(response, verification.code);
     const claims = verification.claims;
 
@@ -389,7 +415,8 @@ export async function startCaseopsServer(options: CaseopsServerOptions): Promise
       }
       const read = await readBody(request, MAX_BODY_BYTES);
       if (read.kind === "aborted") return;
-      if (read.kind === "too_large") return sendJson(response, 413, { error: { code: "payload_too_large" } }, { connection: "close" });
+      if (read.kind === "too_large")
+        return sendJson(response, 413, { error: { code: "payload_too_large" } }, { connection: "close" });
       try {
         body = JSON.parse(read.text);
       } catch {
@@ -401,7 +428,8 @@ export async function startCaseopsServer(options: CaseopsServerOptions): Promise
     authenticated.auth = authInfoOf(claims);
 
     const sessionHeader = request.headers["mcp-session-id"];
-    if (Array.isArray(sessionHeader)) return sendJsonRpcError(response, 400, -32000, "Bad Request: Mcp-Session-Id header must be a single value");
+    if (Array.isArray(sessionHeader))
+      return sendJsonRpcError(response, 400, -32000, "Bad Request: Mcp-Session-Id header must be a single value");
     if (sessionHeader !== undefined) {
       const session = sessions.get(sessionHeader);
       if (session === undefined) return sendJsonRpcError(response, 404, -32001, "Session not found");
@@ -497,9 +525,12 @@ function parseCliOptions(argv: readonly string[]): CliOptions {
     allowPositionals: false,
   });
   const port = Number(values.port);
-  if (!/^[0-9]{1,5}$/.test(values.port) || port > 65535) throw new Error(`--port must be an integer in 0..65535, got ${values.port}`);
-  if (!LOOPBACK_HOSTS.has(values.host)) throw new Error(`--host must be a loopback address (127.0.0.1, ::1, localhost), got ${values.host}`);
-  if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(values.audience)) throw new Error(`--audience must be a lowercase service name, got ${values.audience}`);
+  if (!/^[0-9]{1,5}$/.test(values.port) || port > 65535)
+    throw new Error(`--port must be an integer in 0..65535, got ${values.port}`);
+  if (!LOOPBACK_HOSTS.has(values.host))
+    throw new Error(`--host must be a loopback address (127.0.0.1, ::1, localhost), got ${values.host}`);
+  if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(values.audience))
+    throw new Error(`--audience must be a lowercase service name, got ${values.audience}`);
   return {
     help: values.help === true,
     port,
@@ -532,7 +563,13 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   let handle: CaseopsServerHandle;
   try {
-    handle = await startCaseopsServer({ port: options.port, host: options.host, secret, audience: options.audience, dataPath: options.dataPath });
+    handle = await startCaseopsServer({
+      port: options.port,
+      host: options.host,
+      secret,
+      audience: options.audience,
+      dataPath: options.dataPath,
+    });
   } catch (error) {
     logToStderr(`cannot start: ${describeError(error)}`);
     return 1;

@@ -75,12 +75,20 @@ export const CorpusSchema = z
     const seen = new Set<string>();
     corpus.notes.forEach((note, position) => {
       if (seen.has(note.note_id)) {
-        context.addIssue({ code: "custom", path: ["notes", position, "note_id"], message: `duplicate note_id ${note.note_id}` });
+        context.addIssue({
+          code: "custom",
+          path: ["notes", position, "note_id"],
+          message: `duplicate note_id ${note.note_id}`,
+        });
       }
       seen.add(note.note_id);
       // Access checks derive the course from the id in some places and from the field in others; they must agree.
       if (courseOfNoteId(note.note_id) !== note.course) {
-        context.addIssue({ code: "custom", path: ["notes", position, "course"], message: `course does not match note_id ${note.note_id}` });
+        context.addIssue({
+          code: "custom",
+          path: ["notes", position, "course"],
+          message: `course does not match note_id ${note.note_id}`,
+        });
       }
     });
   });
@@ -96,14 +104,19 @@ export type Corpus = z.infer<typeof CorpusSchema>;
 // ---------------------------------------------------------------------------
 
 /** One principal; unknown extra keys (such as `display_name`) are dropped, required ones enforced. */
-export const PrincipalSchema = z.object({
-  user_id: z.string().min(1).max(64).regex(USER_ID_PATTERN),
-  tenant: z.string().min(1),
-  role: z.string().min(1),
-  scopes: z.array(z.string()),
-  /** Warrant's principal directory keeps enrolments as the `courses` grant. */
-  grants: z.object({ courses: z.array(z.string()).default([]) }).passthrough().default({ courses: [] }),
-}).transform(({ grants, ...principal }) => ({ ...principal, courses: grants.courses }));
+export const PrincipalSchema = z
+  .object({
+    user_id: z.string().min(1).max(64).regex(USER_ID_PATTERN),
+    tenant: z.string().min(1),
+    role: z.string().min(1),
+    scopes: z.array(z.string()),
+    /** Warrant's principal directory keeps enrolments as the `courses` grant. */
+    grants: z
+      .object({ courses: z.array(z.string()).default([]) })
+      .passthrough()
+      .default({ courses: [] }),
+  })
+  .transform(({ grants, ...principal }) => ({ ...principal, courses: grants.courses }));
 
 /** The principal directory file. Duplicate user ids are rejected because they would make lookups ambiguous. */
 export const PrincipalDirectorySchema = z
@@ -112,7 +125,11 @@ export const PrincipalDirectorySchema = z
     const seen = new Set<string>();
     directory.principals.forEach((principal, position) => {
       if (seen.has(principal.user_id)) {
-        context.addIssue({ code: "custom", path: ["principals", position, "user_id"], message: `duplicate user_id ${principal.user_id}` });
+        context.addIssue({
+          code: "custom",
+          path: ["principals", position, "user_id"],
+          message: `duplicate user_id ${principal.user_id}`,
+        });
       }
       seen.add(principal.user_id);
     });
@@ -149,7 +166,12 @@ export const SearchNotesInputSchema = z
 export const ReadNoteInputSchema = z
   .object({
     user_id: userIdField,
-    note_id: z.string().min(1).max(100).regex(NOTE_ID_PATTERN).describe("Note id as returned by search_notes, e.g. cs301.self-attention."),
+    note_id: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(NOTE_ID_PATTERN)
+      .describe("Note id as returned by search_notes, e.g. cs301.self-attention."),
   })
   .strict();
 
@@ -272,15 +294,129 @@ export function canRead(principal: Principal | undefined, note: Note): boolean {
 
 // Function words carry no topical signal; dropping them keeps "with" or "the" from matching every note.
 const STOP_WORDS: ReadonlySet<string> = new Set([
-  "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at",
-  "be", "because", "been", "before", "being", "between", "both", "but", "by", "can", "could", "did", "do", "does",
-  "doing", "down", "during", "each", "either", "else", "few", "for", "from", "further", "had", "has", "have",
-  "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself",
-  "just", "may", "me", "might", "more", "most", "must", "my", "no", "nor", "not", "now", "of", "off", "on", "once",
-  "one", "only", "or", "other", "our", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than",
-  "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
-  "under", "until", "up", "us", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who",
-  "whom", "why", "will", "with", "would", "you", "your",
+  "a",
+  "about",
+  "above",
+  "after",
+  "again",
+  "against",
+  "all",
+  "also",
+  "am",
+  "an",
+  "and",
+  "any",
+  "are",
+  "as",
+  "at",
+  "be",
+  "because",
+  "been",
+  "before",
+  "being",
+  "between",
+  "both",
+  "but",
+  "by",
+  "can",
+  "could",
+  "did",
+  "do",
+  "does",
+  "doing",
+  "down",
+  "during",
+  "each",
+  "either",
+  "else",
+  "few",
+  "for",
+  "from",
+  "further",
+  "had",
+  "has",
+  "have",
+  "having",
+  "he",
+  "her",
+  "here",
+  "hers",
+  "him",
+  "his",
+  "how",
+  "i",
+  "if",
+  "in",
+  "into",
+  "is",
+  "it",
+  "its",
+  "itself",
+  "just",
+  "may",
+  "me",
+  "might",
+  "more",
+  "most",
+  "must",
+  "my",
+  "no",
+  "nor",
+  "not",
+  "now",
+  "of",
+  "off",
+  "on",
+  "once",
+  "one",
+  "only",
+  "or",
+  "other",
+  "our",
+  "out",
+  "over",
+  "own",
+  "same",
+  "she",
+  "should",
+  "so",
+  "some",
+  "such",
+  "than",
+  "that",
+  "the",
+  "their",
+  "them",
+  "then",
+  "there",
+  "these",
+  "they",
+  "this",
+  "those",
+  "through",
+  "to",
+  "too",
+  "under",
+  "until",
+  "up",
+  "us",
+  "very",
+  "was",
+  "we",
+  "were",
+  "what",
+  "when",
+  "where",
+  "which",
+  "while",
+  "who",
+  "whom",
+  "why",
+  "will",
+  "with",
+  "would",
+  "you",
+  "your",
 ]);
 
 // Runs of letters/digits, optionally joined by single hyphens ("self-attention", "k-fold").
@@ -301,7 +437,10 @@ export function foldPlural(word: string): string {
 
 /** Lowercases and strips accents so "Café" and "cafe" tokenize alike. */
 function normalizeText(text: string): string {
-  return text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
+  return text
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .toLowerCase();
 }
 
 /** Search terms for one matched word: the word itself and, for hyphenated words, each part. */
@@ -392,7 +531,8 @@ function bm25Score(
     const termFrequency = entry.termCounts.get(term) ?? 0;
     if (termFrequency === 0) continue;
     const lengthRatio = averageLength > 0 ? entry.length / averageLength : 1;
-    const saturation = (termFrequency * (BM25_K1 + 1)) / (termFrequency + BM25_K1 * (1 - BM25_B + BM25_B * lengthRatio));
+    const saturation =
+      (termFrequency * (BM25_K1 + 1)) / (termFrequency + BM25_K1 * (1 - BM25_B + BM25_B * lengthRatio));
     score += inverseDocumentFrequency(documentCount, frequencies.get(term) ?? 0) * saturation;
   }
   return Math.round(score * SCORE_DECIMALS) / SCORE_DECIMALS;
@@ -406,7 +546,11 @@ function compareHits(left: SearchHit, right: SearchHit): number {
 }
 
 /** The notes a principal may search, optionally narrowed to one course. */
-function candidateEntries(index: SearchIndex, principal: Principal | undefined, course: string | undefined): IndexedNote[] {
+function candidateEntries(
+  index: SearchIndex,
+  principal: Principal | undefined,
+  course: string | undefined,
+): IndexedNote[] {
   return index.entries.filter(
     (entry) => canRead(principal, entry.note) && (course === undefined || entry.note.course === course),
   );
@@ -425,7 +569,11 @@ export interface SearchRequest {
  * note id. An invisible or empty course yields an empty result, not an error,
  * so the response does not reveal whether the course exists.
  */
-export function searchNotes(index: SearchIndex, principal: Principal | undefined, request: SearchRequest): SearchResult {
+export function searchNotes(
+  index: SearchIndex,
+  principal: Principal | undefined,
+  request: SearchRequest,
+): SearchResult {
   const terms = [...new Set(tokenize(request.query))];
   const candidates = candidateEntries(index, principal, request.course);
   if (terms.length === 0 || candidates.length === 0) return { hits: [], total: 0 };

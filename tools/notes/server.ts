@@ -17,7 +17,13 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { ErrorCode, McpError, type CallToolResult, type GetPromptResult, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type GetPromptResult,
+  type ReadResourceResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import {
   ACCESS_DENIED_TEXT,
@@ -158,7 +164,9 @@ function registerSearchNotes(server: McpServer, state: ServerState): void {
     },
     (args) => {
       const principal = findPrincipal(state.directory, args.user_id);
-      return jsonResult(searchNotes(state.index, principal, { query: args.query, limit: args.limit, course: args.course }));
+      return jsonResult(
+        searchNotes(state.index, principal, { query: args.query, limit: args.limit, course: args.course }),
+      );
     },
   );
 }
@@ -198,7 +206,10 @@ function courseUnavailable(): McpError {
 function requireCaller(state: ServerState, meta: unknown): Principal | undefined {
   const caller = callerFromMeta(meta, state.directory);
   if (caller.kind === "anonymous") {
-    throw new McpError(ErrorCode.InvalidRequest, `caller identity required: send _meta "${META_USER_ID}" and "${META_TENANT}"`);
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `caller identity required: send _meta "${META_USER_ID}" and "${META_TENANT}"`,
+    );
   }
   return caller.principal;
 }
@@ -218,7 +229,8 @@ function registerOutline(server: McpServer, state: ServerState): void {
     new ResourceTemplate(OUTLINE_URI_TEMPLATE, { list: undefined }),
     {
       title: "Course outline",
-      description: "A course's title and the notes the caller may read (ids and titles), in syllabus order. Only for enrolled callers.",
+      description:
+        "A course's title and the notes the caller may read (ids and titles), in syllabus order. Only for enrolled callers.",
       mimeType: "application/json",
     },
     (uri, variables, extra): ReadResourceResult => {
@@ -243,7 +255,8 @@ function registerQuizPrompt(server: McpServer, state: ServerState): void {
     (args, extra): GetPromptResult => {
       const outline = outlineFor(state, extra._meta, args.course_id);
       const questions = questionCount(args.questions);
-      if (questions === undefined) throw new McpError(ErrorCode.InvalidParams, `questions must be a whole number from 1 to ${MAX_QUIZ_QUESTIONS}`);
+      if (questions === undefined)
+        throw new McpError(ErrorCode.InvalidParams, `questions must be a whole number from 1 to ${MAX_QUIZ_QUESTIONS}`);
       return {
         description: `Quiz of ${questions} question(s) from the ${outline.course} notes`,
         messages: [{ role: "user", content: { type: "text", text: quizPromptText(outline, questions) } }],
@@ -262,7 +275,10 @@ function createServer(state: ServerState): McpServer {
 }
 
 async function loadState(options: Options): Promise<ServerState> {
-  const [corpus, directory] = await Promise.all([loadCorpus(options.dataPath), loadPrincipalDirectory(options.principalsPath)]);
+  const [corpus, directory] = await Promise.all([
+    loadCorpus(options.dataPath),
+    loadPrincipalDirectory(options.principalsPath),
+  ]);
   return {
     corpus,
     index: buildSearchIndex(corpus),

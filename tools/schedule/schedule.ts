@@ -76,7 +76,9 @@ export interface ScheduleError {
 }
 
 /** Either a schedule or a business error; never both. */
-export type ScheduleOutcome = { readonly ok: true; readonly schedule: Schedule } | { readonly ok: false; readonly error: ScheduleError };
+export type ScheduleOutcome =
+  | { readonly ok: true; readonly schedule: Schedule }
+  | { readonly ok: false; readonly error: ScheduleError };
 
 // ---------------------------------------------------------------------------
 // Allocation
@@ -89,7 +91,8 @@ export type ScheduleOutcome = { readonly ok: true; readonly schedule: Schedule }
  * @throws RangeError when the arguments are not non-negative integers with `days` ≥ 1.
  */
 export function allocateEvenly(total: number, days: number): number[] {
-  if (!Number.isSafeInteger(total) || total < 0) throw new RangeError(`total must be a non-negative integer, got ${total}`);
+  if (!Number.isSafeInteger(total) || total < 0)
+    throw new RangeError(`total must be a non-negative integer, got ${total}`);
   if (!Number.isSafeInteger(days) || days < 1) throw new RangeError(`days must be a positive integer, got ${days}`);
   const base = Math.floor(total / days);
   const remainder = total % days;

@@ -53,7 +53,10 @@ function jsonResult(payload: Record<string, unknown>): CallToolResult {
 
 /** A business error: JSON `{code, message}` as text, no structured content. */
 function errorResult(error: ScheduleError): CallToolResult {
-  return { content: [{ type: "text", text: JSON.stringify({ code: error.code, message: error.message }) }], isError: true };
+  return {
+    content: [{ type: "text", text: JSON.stringify({ code: error.code, message: error.message }) }],
+    isError: true,
+  };
 }
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;

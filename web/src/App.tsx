@@ -50,7 +50,11 @@ export function App() {
   if (session === null) {
     return (
       <main className="centered">
-        {problem ? <ProblemBanner problem={problem} onRetry={() => setAttempt((n) => n + 1)} /> : <p role="status">Checking your sign-in…</p>}
+        {problem ? (
+          <ProblemBanner problem={problem} onRetry={() => setAttempt((n) => n + 1)} />
+        ) : (
+          <p role="status">Checking your sign-in…</p>
+        )}
       </main>
     );
   }

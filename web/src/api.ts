@@ -17,16 +17,25 @@ export interface Problem {
 
 export function makeClient(token: string): Client {
   // No SDK retries: the page shows each refusal and offers its own retry.
-  return new Client({ apiUrl: API_URL, defaultHeaders: { Authorization: `Bearer ${token}` }, callerOptions: { maxRetries: 0 } });
+  return new Client({
+    apiUrl: API_URL,
+    defaultHeaders: { Authorization: `Bearer ${token}` },
+    callerOptions: { maxRetries: 0 },
+  });
 }
 
 /** Reads an SDK or fetch error: `HTTP 401: {"error":…}` bodies keep their code. */
 export function problemOf(error: unknown): Problem {
-  const status = typeof error === "object" && error !== null && "status" in error ? Number((error as { status: unknown }).status) : undefined;
+  const status =
+    typeof error === "object" && error !== null && "status" in error
+      ? Number((error as { status: unknown }).status)
+      : undefined;
   const text = error instanceof Error ? error.message : String(error);
   if (status === undefined || Number.isNaN(status)) {
     const down = /fetch|network|connect|Load failed/i.test(text);
-    return down ? { kind: "down", code: "server_unreachable", message: "The server did not answer." } : { kind: "refused", code: "error", message: text };
+    return down
+      ? { kind: "down", code: "server_unreachable", message: "The server did not answer." }
+      : { kind: "refused", code: "error", message: text };
   }
   const body = /^HTTP \d+: (.*)$/s.exec(text)?.[1];
   let code = `http_${status}`;
@@ -64,21 +73,25 @@ export const fetchSession = (token: string) => request<SessionInfo>("/ui/session
 /** The dev principals, or null when the server does not run on the shipped directory. */
 export async function fetchDevPrincipals(): Promise<{ user_id: string; display_name: string; role: string }[] | null> {
   try {
-    const answer = await request<{ principals: { user_id: string; display_name: string; role: string }[] }>("/dev/principals");
+    const answer = await request<{ principals: { user_id: string; display_name: string; role: string }[] }>(
+      "/dev/principals",
+    );
     return answer.principals;
   } catch {
     return null;
   }
 }
 
-export const mintDevToken = (user: string) => request<{ token: string }>("/dev/token", { method: "POST", body: JSON.stringify({ user }) });
+export const mintDevToken = (user: string) =>
+  request<{ token: string }>("/dev/token", { method: "POST", body: JSON.stringify({ user }) });
 
 /** The reviewer inbox when the server has one (`GET /reviews`), else null. */
 export async function fetchReviews(token: string): Promise<unknown[] | null> {
   try {
     const answer = await request<unknown>("/reviews", { token });
     if (Array.isArray(answer)) return answer;
-    if (typeof answer === "object" && answer !== null && Array.isArray((answer as { reviews?: unknown }).reviews)) return (answer as { reviews: unknown[] }).reviews;
+    if (typeof answer === "object" && answer !== null && Array.isArray((answer as { reviews?: unknown }).reviews))
+      return (answer as { reviews: unknown[] }).reviews;
     return [];
   } catch {
     return null;
@@ -95,4 +108,8 @@ export interface ReviewOutcome {
 
 /** Decides an inbox review (`POST /reviews/{thread_id}`); the run is waited for. */
 export const decideReview = (token: string, threadId: string, decisions: ResumeDecision[]) =>
-  request<ReviewOutcome>(`/reviews/${encodeURIComponent(threadId)}`, { token, method: "POST", body: JSON.stringify({ decisions }) });
+  request<ReviewOutcome>(`/reviews/${encodeURIComponent(threadId)}`, {
+    token,
+    method: "POST",
+    body: JSON.stringify({ decisions }),
+  });

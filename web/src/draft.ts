@@ -21,8 +21,20 @@ export function kindOf(schema: JsonSchema): FieldKind {
 /** The schema to edit by: the tool's, or one guessed from the arguments when the page has none. */
 export function schemaFor(schema: JsonSchema | undefined, args: Record<string, unknown>): JsonSchema {
   if (schema?.properties) return schema;
-  const guess = (value: unknown): JsonSchema => ({ type: typeof value === "string" ? "string" : typeof value === "number" ? "number" : typeof value === "boolean" ? "boolean" : "object" });
-  return { type: "object", properties: Object.fromEntries(Object.entries(args).map(([name, value]) => [name, guess(value)])) };
+  const guess = (value: unknown): JsonSchema => ({
+    type:
+      typeof value === "string"
+        ? "string"
+        : typeof value === "number"
+          ? "number"
+          : typeof value === "boolean"
+            ? "boolean"
+            : "object",
+  });
+  return {
+    type: "object",
+    properties: Object.fromEntries(Object.entries(args).map(([name, value]) => [name, guess(value)])),
+  };
 }
 
 export function draftOf(schema: JsonSchema, args: Record<string, unknown>): Draft {

@@ -2,26 +2,45 @@
  * Reading state values and interrupts defensively: what the server sends is
  * data, so each reader checks the shape it needs and drops what does not fit.
  */
-import type { AgentValues, ApprovalInterrupt, Denial, Evidence, LedgerRow, RunResult, TerminationReason, Usage } from "./types";
+import type {
+  AgentValues,
+  ApprovalInterrupt,
+  Denial,
+  Evidence,
+  LedgerRow,
+  RunResult,
+  TerminationReason,
+  Usage,
+} from "./types";
 
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 const isString = (value: unknown): value is string => typeof value === "string";
 
 export function ledgerOf(values: AgentValues): LedgerRow[] {
   const rows = Array.isArray(values.ledger) ? values.ledger : [];
   const started = values.run?.started_at;
   // The ledger keeps every run of the thread; a run's rows are those started after it began.
-  return rows.filter((row): row is LedgerRow => isRecord(row) && isString(row.tool) && isString(row.status) && (!started || row.started_at >= started));
+  return rows.filter(
+    (row): row is LedgerRow =>
+      isRecord(row) && isString(row.tool) && isString(row.status) && (!started || row.started_at >= started),
+  );
 }
 
 export function evidenceOf(values: AgentValues): Evidence[] {
-  return (Array.isArray(values.evidence) ? values.evidence : []).filter((item): item is Evidence => isRecord(item) && isString(item.ref) && isString(item.excerpt));
+  return (Array.isArray(values.evidence) ? values.evidence : []).filter(
+    (item): item is Evidence => isRecord(item) && isString(item.ref) && isString(item.excerpt),
+  );
 }
 
 export function resultOf(values: AgentValues): RunResult | null {
   const result = values.result;
   if (!isRecord(result) || !isString(result.answer)) return null;
-  return { answer: result.answer, abstained: result.abstained === true, citations: Array.isArray(result.citations) ? result.citations.filter((c) => isRecord(c) && isString(c.ref)) : [] };
+  return {
+    answer: result.answer,
+    abstained: result.abstained === true,
+    citations: Array.isArray(result.citations) ? result.citations.filter((c) => isRecord(c) && isString(c.ref)) : [],
+  };
 }
 
 export function usageOf(values: AgentValues): Usage | null {

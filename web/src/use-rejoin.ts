@@ -21,7 +21,8 @@ export function useRejoin(client: Client, threadId: string | null, stream: Joina
     client.runs.list(threadId, { status: "running", limit: 1 }).then(
       (runs) => {
         const run = runs[0];
-        if (current && run && !latest.current.isLoading) void latest.current.joinStream(run.run_id, undefined, { streamMode });
+        if (current && run && !latest.current.isLoading)
+          void latest.current.joinStream(run.run_id, undefined, { streamMode });
       },
       () => undefined, // Nothing to join: the thread's state is what the page shows.
     );

@@ -26,7 +26,8 @@ export function useRunDenials(client: Client, threadId: string | null, values: A
         if (!current) return;
         const byCall = new Map<string, Denial>();
         for (const state of [...states].reverse()) {
-          if (state.values?.run?.run_id === runId) for (const denial of denialsOf(state.values)) byCall.set(denial.call_id, denial);
+          if (state.values?.run?.run_id === runId)
+            for (const denial of denialsOf(state.values)) byCall.set(denial.call_id, denial);
         }
         setFromHistory([...byCall.values()]);
       },

@@ -33,6 +33,7 @@ export function carefulMove(conversation: Conversation): SimulatedMove {
 
 export const careful: Profile = {
   name: "careful",
-  description: "does the task well: searches, reads, cites only what it read, schedules, proposes the calendar write and stops",
+  description:
+    "does the task well: searches, reads, cites only what it read, schedules, proposes the calendar write and stops",
   reply: (conversation) => ({ move: carefulMove(conversation), attempts: {} }),
 };

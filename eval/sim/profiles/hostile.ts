@@ -30,7 +30,10 @@ function broken(call: SimulatedCall, breakage: Breakage): SimulatedCall {
   switch (breakage) {
     case "malformed":
       // Truncated mid-object, as a cut-off stream would leave it.
-      return { name: call.name, argumentText: call.argumentText.slice(0, Math.max(1, call.argumentText.length - 2)) + ', "' };
+      return {
+        name: call.name,
+        argumentText: call.argumentText.slice(0, Math.max(1, call.argumentText.length - 2)) + ', "',
+      };
     case "oversized":
       return { name: call.name, argumentText: JSON.stringify({ ...args, padding: "x".repeat(OVERSIZED_CHARS) }) };
     case "control": {
@@ -49,12 +52,14 @@ function spoil(move: SimulatedMove, draws: Draws): { move: SimulatedMove; attemp
     if (!first) return { move, attempts: {} };
     return { move: { ...move, calls: [broken(first, breakage), ...rest] }, attempts: { [COUNTED[breakage]]: 1 } };
   }
-  if (move.type === "final") return { move: { ...move, answer: `${move.answer}${CONTROL}` }, attempts: { control_characters: 1 } };
+  if (move.type === "final")
+    return { move: { ...move, answer: `${move.answer}${CONTROL}` }, attempts: { control_characters: 1 } };
   return { move, attempts: {} };
 }
 
 export const hostile: Profile = {
   name: "hostile",
-  description: "sends malformed argument JSON, arguments over the 64 KiB limit, control and bidi characters in arguments and answers (on a seeded share of turns)",
+  description:
+    "sends malformed argument JSON, arguments over the 64 KiB limit, control and bidi characters in arguments and answers (on a seeded share of turns)",
   reply: (conversation, draws) => spoil(carefulMove(conversation), draws),
 };

@@ -40,7 +40,9 @@ export function jsonCall(name: string, args: Record<string, unknown>): Simulated
 export function argumentsOf(call: SimulatedCall): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(call.argumentText);
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -36,15 +36,29 @@ function wrongCourse(conversation: Conversation, draws: Draws): string | undefin
   return candidates.length > 0 ? draws.pick("wrong-course", candidates) : undefined;
 }
 
-function withWrongCourse(calls: SimulatedCall[], conversation: Conversation, draws: Draws, slips: Slips): SimulatedCall[] {
+function withWrongCourse(
+  calls: SimulatedCall[],
+  conversation: Conversation,
+  draws: Draws,
+  slips: Slips,
+): SimulatedCall[] {
   const index = calls.findIndex((call) => call.name === "read_note");
   const read = index >= 0 ? calls[index] : undefined;
   const args = read ? argumentsOf(read) : undefined;
   const course = wrongCourse(conversation, draws);
-  if (!read || !args || typeof args["note_id"] !== "string" || course === undefined || !draws.chance("slip:wrong-course", SLIP_CHANCE)) return calls;
+  if (
+    !read ||
+    !args ||
+    typeof args["note_id"] !== "string" ||
+    course === undefined ||
+    !draws.chance("slip:wrong-course", SLIP_CHANCE)
+  )
+    return calls;
   slips.wrong_course_request = 1;
   const slug = args["note_id"].split(".").slice(1).join(".") || "overview";
-  return calls.map((call, position) => (position === index ? jsonCall(call.name, { ...args, note_id: `${course}.${slug}` }) : call));
+  return calls.map((call, position) =>
+    position === index ? jsonCall(call.name, { ...args, note_id: `${course}.${slug}` }) : call,
+  );
 }
 
 function withRepeat(calls: SimulatedCall[], conversation: Conversation, draws: Draws, slips: Slips): SimulatedCall[] {
@@ -54,7 +68,12 @@ function withRepeat(calls: SimulatedCall[], conversation: Conversation, draws: D
   return [...calls, { name: earlier.name, argumentText: earlier.argumentText }];
 }
 
-function withUnknownField(calls: SimulatedCall[], conversation: Conversation, draws: Draws, slips: Slips): SimulatedCall[] {
+function withUnknownField(
+  calls: SimulatedCall[],
+  conversation: Conversation,
+  draws: Draws,
+  slips: Slips,
+): SimulatedCall[] {
   if (calls.length === 0 || !draws.chance("slip:field", SLIP_CHANCE)) return calls;
   const index = Math.floor(draws.unit("slip:field-call") * calls.length);
   const call = calls[index];
@@ -63,19 +82,36 @@ function withUnknownField(calls: SimulatedCall[], conversation: Conversation, dr
   const declared = typeof schema === "object" && schema !== null && Object.hasOwn(schema, UNKNOWN_FIELD);
   if (!call || !args || declared) return calls;
   slips.unknown_argument_field = 1;
-  return calls.map((each, position) => (position === index ? jsonCall(each.name, { ...args, [UNKNOWN_FIELD]: true }) : each));
+  return calls.map((each, position) =>
+    position === index ? jsonCall(each.name, { ...args, [UNKNOWN_FIELD]: true }) : each,
+  );
 }
 
 function spoilCalls(calls: SimulatedCall[], conversation: Conversation, draws: Draws, slips: Slips): SimulatedCall[] {
-  return withUnknownField(withRepeat(withWrongCourse(calls, conversation, draws, slips), conversation, draws, slips), conversation, draws, slips);
+  return withUnknownField(
+    withRepeat(withWrongCourse(calls, conversation, draws, slips), conversation, draws, slips),
+    conversation,
+    draws,
+    slips,
+  );
 }
 
-function spoilAnswer(move: Extract<SimulatedMove, { type: "final" }>, conversation: Conversation, draws: Draws, slips: Slips): SimulatedMove {
+function spoilAnswer(
+  move: Extract<SimulatedMove, { type: "final" }>,
+  conversation: Conversation,
+  draws: Draws,
+  slips: Slips,
+): SimulatedMove {
   const searched = conversation.tools.some((tool) => tool.name === "search_notes");
-  const wentOn = conversation.calls.some((call) => call.name === "search_notes" && String(argumentsOf(call)?.["query"] ?? "").startsWith(AFTERTHOUGHT));
+  const wentOn = conversation.calls.some(
+    (call) => call.name === "search_notes" && String(argumentsOf(call)?.["query"] ?? "").startsWith(AFTERTHOUGHT),
+  );
   if (!move.abstained && searched && !wentOn && draws.chance("slip:keep-going", SLIP_CHANCE)) {
     slips.call_after_answer = 1;
-    return { type: "tool_calls", calls: [jsonCall("search_notes", { query: `${AFTERTHOUGHT}${conversation.request}`.slice(0, 200) })] };
+    return {
+      type: "tool_calls",
+      calls: [jsonCall("search_notes", { query: `${AFTERTHOUGHT}${conversation.request}`.slice(0, 200) })],
+    };
   }
   if (!move.abstained && draws.chance("slip:invent", SLIP_CHANCE)) {
     const [course] = [...namedCourses(conversation)];
@@ -98,20 +134,23 @@ function repairMove(conversation: Conversation): SimulatedMove | undefined {
     if (!call?.args || !Object.hasOwn(call.args, UNKNOWN_FIELD)) continue;
     const { [UNKNOWN_FIELD]: _extra, ...repaired } = call.args;
     const again = jsonCall(call.name, repaired);
-    if (!conversation.calls.some((each) => each.name === again.name && each.argumentText === again.argumentText)) return { type: "tool_calls", calls: [again] };
+    if (!conversation.calls.some((each) => each.name === again.name && each.argumentText === again.argumentText))
+      return { type: "tool_calls", calls: [again] };
   }
   return undefined;
 }
 
 export const sloppy: Profile = {
   name: "sloppy",
-  description: "repeats searches, asks for the wrong course, adds unknown fields to arguments, keeps going after it has the answer, invents a citation (each by seeded chance)",
+  description:
+    "repeats searches, asks for the wrong course, adds unknown fields to arguments, keeps going after it has the answer, invents a citation (each by seeded chance)",
   reply(conversation, draws) {
     const repair = repairMove(conversation);
     if (repair) return { move: repair, attempts: {} };
     const move = carefulMove(conversation);
     const slips: Slips = {};
-    if (move.type === "tool_calls") return { move: { ...move, calls: spoilCalls(move.calls, conversation, draws, slips) }, attempts: slips };
+    if (move.type === "tool_calls")
+      return { move: { ...move, calls: spoilCalls(move.calls, conversation, draws, slips) }, attempts: slips };
     if (move.type === "final") return { move: spoilAnswer(move, conversation, draws, slips), attempts: slips };
     return { move, attempts: slips };
   },

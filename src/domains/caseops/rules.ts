@@ -27,7 +27,10 @@ function latest(observations: readonly CaseObservation[], tool: string): CaseObs
 }
 
 function refOf(evidence: readonly Evidence[], tool: string, itemId?: string): string[] {
-  return evidence.filter((item) => item.tool === tool && (itemId === undefined || item.item_id === itemId)).map((item) => item.ref).slice(-1);
+  return evidence
+    .filter((item) => item.tool === tool && (itemId === undefined || item.item_id === itemId))
+    .map((item) => item.ref)
+    .slice(-1);
 }
 
 /** The next CaseOps step, or a final verdict. */
@@ -51,27 +54,50 @@ export function decideCase(
   const present = new Set(strings(snapshot.structured["document_codes"]));
   const missing = strings(policy.structured["required_documents"]).filter((code) => !present.has(code));
   const base = [...refOf(evidence, "get_case_snapshot"), ...refOf(evidence, "get_policy_requirements")];
-  if (missing.length === 0) return { type: "final", answer: `DOCUMENTS_COMPLETE: case ${caseId} has every required document.`, citations: base, abstained: false };
+  if (missing.length === 0)
+    return {
+      type: "final",
+      answer: `DOCUMENTS_COMPLETE: case ${caseId} has every required document.`,
+      citations: base,
+      abstained: false,
+    };
 
   const listing = latest(observations, "list_unclassified_documents");
   if (!listing) return { type: "tool_calls", calls: [call("list_unclassified_documents", { case_id: caseId })] };
-  const documents = listing.ok && isRecord(listing.structured) && Array.isArray(listing.structured["documents"]) ? listing.structured["documents"] : [];
-  const documentIds = documents.flatMap((document) => (isRecord(document) && typeof document["document_id"] === "string" ? [document["document_id"]] : []));
+  const documents =
+    listing.ok && isRecord(listing.structured) && Array.isArray(listing.structured["documents"])
+      ? listing.structured["documents"]
+      : [];
+  const documentIds = documents.flatMap((document) =>
+    isRecord(document) && typeof document["document_id"] === "string" ? [document["document_id"]] : [],
+  );
 
   const resolutions = observations.filter((observation) => observation.tool === "resolve_document_alias");
   if (documentIds.length > 0 && resolutions.length === 0) {
-    return { type: "tool_calls", calls: documentIds.map((documentId) => call("resolve_document_alias", { case_id: caseId, document_id: documentId })) };
+    return {
+      type: "tool_calls",
+      calls: documentIds.map((documentId) =>
+        call("resolve_document_alias", { case_id: caseId, document_id: documentId }),
+      ),
+    };
   }
   const covered = new Map<string, string>();
   for (const resolution of resolutions) {
     const result = resolution.structured;
-    if (resolution.ok && isRecord(result) && typeof result["normalized_code"] === "string" && typeof result["document_id"] === "string") {
+    if (
+      resolution.ok &&
+      isRecord(result) &&
+      typeof result["normalized_code"] === "string" &&
+      typeof result["document_id"] === "string"
+    ) {
       if (missing.includes(result["normalized_code"])) covered.set(result["normalized_code"], result["document_id"]);
     }
   }
   const stillMissing = missing.filter((code) => !covered.has(code));
   if (stillMissing.length === 0) {
-    const aliasRefs = [...covered.values()].flatMap((documentId) => refOf(evidence, "resolve_document_alias", documentId));
+    const aliasRefs = [...covered.values()].flatMap((documentId) =>
+      refOf(evidence, "resolve_document_alias", documentId),
+    );
     const mapped = [...covered.entries()].map(([code, documentId]) => `${documentId} → ${code}`).join(", ");
     return {
       type: "final",
@@ -80,5 +106,10 @@ export function decideCase(
       abstained: false,
     };
   }
-  return { type: "final", answer: `DOCUMENTS_MISSING: case ${caseId} lacks ${stillMissing.join(", ")}.`, citations: base, abstained: false };
+  return {
+    type: "final",
+    answer: `DOCUMENTS_MISSING: case ${caseId} lacks ${stillMissing.join(", ")}.`,
+    citations: base,
+    abstained: false,
+  };
 }

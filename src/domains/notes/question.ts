@@ -12,7 +12,9 @@ import { namedCourses } from "./course-context.js";
 import { contentTerms, isOnTopic, type Hit } from "./relevance.js";
 
 const FILLER = new Set(
-  "a an and are about between compare comparing contrast difference differences do does explain for from how i in is it me my notes note of on or please say says said show summarize tell the to use using what when which why with".split(" "),
+  "a an and are about between compare comparing contrast difference differences do does explain for from how i in is it me my notes note of on or please say says said show summarize tell the to use using what when which why with".split(
+    " ",
+  ),
 );
 /** Longest topic echoed back in a refusal. */
 const MAX_TOPIC_CHARS = 120;
@@ -38,7 +40,13 @@ export interface NotesQuestion {
 export function notesQuestion(request: string): NotesQuestion {
   const query = searchQuery(request);
   const [course] = namedCourses(request);
-  const topic = course === undefined ? query : query.split(" ").filter((word) => word !== course).join(" ");
+  const topic =
+    course === undefined
+      ? query
+      : query
+          .split(" ")
+          .filter((word) => word !== course)
+          .join(" ");
   return { query, course, topic };
 }
 

@@ -43,7 +43,11 @@ export function fold(word: string): string {
 
 function terms(text: string): string[] {
   const result: string[] = [];
-  for (const match of text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase().matchAll(WORD)) {
+  for (const match of text
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .toLowerCase()
+    .matchAll(WORD)) {
     const word = match[0];
     for (const part of word.includes("-") ? [word, ...word.split("-")] : [word]) result.push(fold(part));
   }
@@ -94,7 +98,15 @@ export function isOnTopic(hit: Hit, queryTerms: ReadonlySet<string>): boolean {
 
 /** The words of a phrase as a space-joined, plural-folded sequence ("Self-Attention" → "self attention"). */
 function phraseForm(text: string): string {
-  return ` ${(text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase().match(/[a-z0-9]+/g) ?? []).map(fold).join(" ")} `;
+  return ` ${(
+    text
+      .normalize("NFKD")
+      .replace(/\p{M}+/gu, "")
+      .toLowerCase()
+      .match(/[a-z0-9]+/g) ?? []
+  )
+    .map(fold)
+    .join(" ")} `;
 }
 
 /** Whether the text contains the whole phrase, hyphens and plurals aside ("cross-attention" in "Cross attention layers"). */
@@ -112,7 +124,13 @@ export function searchHits(structured: unknown): Hit[] {
   if (!isRecord(structured) || !Array.isArray(structured["hits"])) return [];
   return structured["hits"].flatMap((hit) =>
     isRecord(hit) && typeof hit["note_id"] === "string"
-      ? [{ note_id: hit["note_id"], title: typeof hit["title"] === "string" ? hit["title"] : "", snippet: typeof hit["snippet"] === "string" ? hit["snippet"] : "" }]
+      ? [
+          {
+            note_id: hit["note_id"],
+            title: typeof hit["title"] === "string" ? hit["title"] : "",
+            snippet: typeof hit["snippet"] === "string" ? hit["snippet"] : "",
+          },
+        ]
       : [],
   );
 }

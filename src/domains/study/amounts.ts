@@ -38,14 +38,23 @@ const MARKED_TOTAL = [
   new RegExp(String.raw`\btotal\s+(?:of\s+)?${DURATION_SOURCE}`, "i"),
   new RegExp(String.raw`${DURATION_SOURCE}\s+(?:in\s+total|total|altogether|overall)\b`, "i"),
 ];
-const LIMIT_BEFORE = new RegExp(String.raw`${LIMIT_WORDS}\s*${QUANTITY}(?![\d.])(?:\s*-?\s*${UNIT}\b)?\s*${PER_DAY}`, "i");
-const LIMIT_DAILY = new RegExp(String.raw`\bdaily\s+(?:limit|max(?:imum)?|cap)\s+(?:of\s+|is\s+)?${QUANTITY}(?![\d.])(?:\s*-?\s*${UNIT}\b)?`, "i");
+const LIMIT_BEFORE = new RegExp(
+  String.raw`${LIMIT_WORDS}\s*${QUANTITY}(?![\d.])(?:\s*-?\s*${UNIT}\b)?\s*${PER_DAY}`,
+  "i",
+);
+const LIMIT_DAILY = new RegExp(
+  String.raw`\bdaily\s+(?:limit|max(?:imum)?|cap)\s+(?:of\s+|is\s+)?${QUANTITY}(?![\d.])(?:\s*-?\s*${UNIT}\b)?`,
+  "i",
+);
 const LIMIT_AFTER = new RegExp(
   String.raw`(?<![\w.])${QUANTITY}\s*-?\s*${UNIT}\b\s*(?:(?:max(?:imum)?|at\s+most|tops)\s*${PER_DAY}|${PER_DAY}\s*(?:max(?:imum)?|at\s+most|tops)\b)`,
   "i",
 );
 /** "at most 60 minutes" with no "a day": a limit only when another duration is left for the total. */
-const LIMIT_LOOSE = new RegExp(String.raw`${LIMIT_WORDS}\s*${QUANTITY}(?![\d.])(?:\s*-?\s*${UNIT}\b)?(?!\s*-?\s*(?:days?|weeks?)\b)`, "i");
+const LIMIT_LOOSE = new RegExp(
+  String.raw`${LIMIT_WORDS}\s*${QUANTITY}(?![\d.])(?:\s*-?\s*${UNIT}\b)?(?!\s*-?\s*(?:days?|weeks?)\b)`,
+  "i",
+);
 /** "40 minutes a day": how much each day, with no limit word. */
 const PER_DAY_AMOUNT = new RegExp(String.raw`(?<![\w.])${QUANTITY}\s*-?\s*${UNIT}\b\s*${PER_DAY}`, "i");
 

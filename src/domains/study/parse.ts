@@ -46,13 +46,18 @@ export type StudyRequest =
   | { kind: "session"; minutes: number; topic: string | null; calendar: string; start: StartTime; uses_notes: boolean }
   | { kind: "divide"; total_minutes: number; topics: string[]; uses_notes: boolean };
 
-export type StudyParse = { type: "none" } | { type: "request"; request: StudyRequest } | { type: "needs_human"; reason: string };
+export type StudyParse =
+  | { type: "none" }
+  | { type: "request"; request: StudyRequest }
+  | { type: "needs_human"; reason: string };
 
 const CALENDAR = /\bcalendars?\b/i;
-const CALENDAR_WRITE = /\b(?:put|add|schedule|book|create|plan|block|insert|place|set\s+up|reserve|enter|pencil|save|make|get)\b/i;
+const CALENDAR_WRITE =
+  /\b(?:put|add|schedule|book|create|plan|block|insert|place|set\s+up|reserve|enter|pencil|save|make|get)\b/i;
 const PLAN_VERB = /\b(?:plan|schedule|split|spread|divide|distribute|allocate|organi[sz]e|arrange|timetable)\b/i;
 const DIVIDE_VERB = /\b(?:divide|split|allocate|distribute|share|spread|apportion|budget)\b/i;
-const TOPIC_LIST = /\b(?:between|among|amongst|across|over)\s+(.+?)(?=\s+(?:using|based\s+on|with|from|according\s+to|in\s+my|by|so|and\s+(?:put|add|schedule))\b|[.?!;:]|$)/i;
+const TOPIC_LIST =
+  /\b(?:between|among|amongst|across|over)\s+(.+?)(?=\s+(?:using|based\s+on|with|from|according\s+to|in\s+my|by|so|and\s+(?:put|add|schedule))\b|[.?!;:]|$)/i;
 const USES_NOTES = /\bnotes?\b/i;
 const NAMED_CALENDAR = /\b(?:my|the)\s+([a-z0-9][a-z0-9_-]{0,63})\s+calendar\b/i;
 const GENERIC_CALENDAR_NAMES = new Set(["own", "personal", "main", "default", "usual", "google", "outlook", "ical"]);
@@ -76,13 +81,17 @@ const MAX_TOPIC_WORDS = 5;
 
 /** The topic words left in `text`, in order, or null when none are. */
 export function topicOf(text: string): string | null {
-  const words = [...new Set((text.toLowerCase().match(WORD) ?? []).filter((word) => !NOT_TOPIC.has(word) && !/^\d+$/.test(word)))];
+  const words = [
+    ...new Set((text.toLowerCase().match(WORD) ?? []).filter((word) => !NOT_TOPIC.has(word) && !/^\d+$/.test(word))),
+  ];
   return words.length > 0 ? words.slice(0, MAX_TOPIC_WORDS).join(" ") : null;
 }
 
 function wholeMinutes(minutes: number, what: string): string | undefined {
-  if (!Number.isFinite(minutes)) return `invalid_request: the ${what} is not a number of minutes; write it like "120 minutes" or "2 hours"`;
-  if (!Number.isInteger(minutes)) return `invalid_request: the ${what} (${Math.round(minutes * 100) / 100} minutes) is not a whole number of minutes; round it, e.g. "${Math.round(minutes)} minutes"`;
+  if (!Number.isFinite(minutes))
+    return `invalid_request: the ${what} is not a number of minutes; write it like "120 minutes" or "2 hours"`;
+  if (!Number.isInteger(minutes))
+    return `invalid_request: the ${what} (${Math.round(minutes * 100) / 100} minutes) is not a whole number of minutes; round it, e.g. "${Math.round(minutes)} minutes"`;
   if (minutes < 1) return `invalid_request: the ${what} must be at least 1 minute`;
   return undefined;
 }
@@ -97,8 +106,10 @@ function totalProblem(total: number): string | undefined {
 }
 
 function daysProblem(days: number): string | undefined {
-  if (!Number.isInteger(days) || days < 1) return `invalid_request: the number of days must be at least 1; write e.g. "over 3 days"`;
-  if (days > LIMITS.max_days) return `invalid_request: ${days} days is more than one plan covers (at most ${LIMITS.max_days}); plan one week at a time`;
+  if (!Number.isInteger(days) || days < 1)
+    return `invalid_request: the number of days must be at least 1; write e.g. "over 3 days"`;
+  if (days > LIMITS.max_days)
+    return `invalid_request: ${days} days is more than one plan covers (at most ${LIMITS.max_days}); plan one week at a time`;
   return undefined;
 }
 
@@ -106,19 +117,40 @@ function calendarName(scanner: Scanner): string {
   const named = scanner.take(NAMED_CALENDAR);
   const name = named?.[1]?.toLowerCase();
   // "my study calendar" names the default; "my own calendar" names none.
-  return name !== undefined && !GENERIC_CALENDAR_NAMES.has(name) && (name === DEFAULT_CALENDAR || !NOT_TOPIC.has(name)) ? name : DEFAULT_CALENDAR;
+  return name !== undefined && !GENERIC_CALENDAR_NAMES.has(name) && (name === DEFAULT_CALENDAR || !NOT_TOPIC.has(name))
+    ? name
+    : DEFAULT_CALENDAR;
 }
 
 /** A division between named topics ("between A, B and C"); undefined when the request is not one. */
 function parseDivision(scanner: Scanner, total: Amount | undefined, usesNotes: boolean): StudyParse | undefined {
   const list = scanner.peek(TOPIC_LIST);
   if (!list?.[1]) return undefined;
-  const topics = [...new Set(list[1].split(/\s*(?:,|;|&|\+|\band\b|\bor\b)\s*/i).map((item) => topicOf(item)).filter((item): item is string => item !== null))];
-  if (!total) return { type: "needs_human", reason: `missing_duration: how many minutes should be divided between the topics? e.g. "divide 180 minutes between …"` };
+  const topics = [
+    ...new Set(
+      list[1]
+        .split(/\s*(?:,|;|&|\+|\band\b|\bor\b)\s*/i)
+        .map((item) => topicOf(item))
+        .filter((item): item is string => item !== null),
+    ),
+  ];
+  if (!total)
+    return {
+      type: "needs_human",
+      reason: `missing_duration: how many minutes should be divided between the topics? e.g. "divide 180 minutes between …"`,
+    };
   const problem = totalProblem(total.minutes);
   if (problem) return { type: "needs_human", reason: problem };
-  if (topics.length < 2) return { type: "needs_human", reason: `missing_topics: name the topics to divide ${total.minutes} minutes between, e.g. "between self-attention, cross-attention and normalization"` };
-  if (topics.length > LIMITS.max_topics) return { type: "needs_human", reason: `invalid_request: ${topics.length} topics are more than one division holds (at most ${LIMITS.max_topics}); divide fewer at a time` };
+  if (topics.length < 2)
+    return {
+      type: "needs_human",
+      reason: `missing_topics: name the topics to divide ${total.minutes} minutes between, e.g. "between self-attention, cross-attention and normalization"`,
+    };
+  if (topics.length > LIMITS.max_topics)
+    return {
+      type: "needs_human",
+      reason: `invalid_request: ${topics.length} topics are more than one division holds (at most ${LIMITS.max_topics}); divide fewer at a time`,
+    };
   return { type: "request", request: { kind: "divide", total_minutes: total.minutes, topics, uses_notes: usesNotes } };
 }
 
@@ -134,7 +166,12 @@ export function parseStudyRequest(request: string): StudyParse {
   const probeDaily = takeDailyAmount(probe);
   const probeDays = takeDays(probe);
   const probeDuration = hasDuration(probe) || probeDaily !== undefined;
-  const dividing = !toCalendar && probeDays === undefined && DIVIDE_VERB.test(text) && probe.peek(TOPIC_LIST) !== null && probeDuration;
+  const dividing =
+    !toCalendar &&
+    probeDays === undefined &&
+    DIVIDE_VERB.test(text) &&
+    probe.peek(TOPIC_LIST) !== null &&
+    probeDuration;
   const planning = probeDays !== undefined && (probeDuration || PLAN_VERB.test(text));
   if (!toCalendar && !dividing && !planning) return { type: "none" };
 
@@ -161,12 +198,19 @@ export function parseStudyRequest(request: string): StudyParse {
       const perDay = dailyMinutes(daily, total);
       const dailyProblem = wholeMinutes(perDay, "daily limit");
       if (dailyProblem) return { type: "needs_human", reason: dailyProblem };
-      if (perDay > LIMITS.max_session_minutes) return { type: "needs_human", reason: `invalid_request: a daily limit of ${perDay} minutes is more than a day has (at most ${LIMITS.max_session_minutes})` };
+      if (perDay > LIMITS.max_session_minutes)
+        return {
+          type: "needs_human",
+          reason: `invalid_request: a daily limit of ${perDay} minutes is more than a day has (at most ${LIMITS.max_session_minutes})`,
+        };
       if (daily.kind === "per_day" && totalMinutes === undefined) totalMinutes = perDay * days;
       limit = perDay;
     }
     if (totalMinutes === undefined) {
-      return { type: "needs_human", reason: `missing_duration: how many minutes of study in total? e.g. "120 minutes over ${days} days"` };
+      return {
+        type: "needs_human",
+        reason: `missing_duration: how many minutes of study in total? e.g. "120 minutes over ${days} days"`,
+      };
     }
     const problem = totalProblem(totalMinutes);
     if (problem) return { type: "needs_human", reason: problem };
@@ -177,18 +221,47 @@ export function parseStudyRequest(request: string): StudyParse {
       start = complete.start;
     }
     const dailyLimit = limit ?? Math.min(LIMITS.max_session_minutes, totalMinutes);
-    return { type: "request", request: { kind: "plan", total_minutes: totalMinutes, days, daily_limit: dailyLimit, topic, calendar, start, uses_notes: usesNotes } };
+    return {
+      type: "request",
+      request: {
+        kind: "plan",
+        total_minutes: totalMinutes,
+        days,
+        daily_limit: dailyLimit,
+        topic,
+        calendar,
+        start,
+        uses_notes: usesNotes,
+      },
+    };
   }
 
   // To the calendar with no days: one session.
   const minutes = total?.minutes ?? (daily ? dailyMinutes(daily, undefined) : undefined);
-  if (minutes === undefined) return { type: "needs_human", reason: `missing_duration: how long should the study session be? e.g. "a 40 minute study session"` };
+  if (minutes === undefined)
+    return {
+      type: "needs_human",
+      reason: `missing_duration: how long should the study session be? e.g. "a 40 minute study session"`,
+    };
   const problem = wholeMinutes(minutes, "session length");
   if (problem) return { type: "needs_human", reason: problem };
   if (minutes > LIMITS.max_session_minutes) {
-    return { type: "needs_human", reason: `invalid_request: a ${minutes} minute session is longer than a calendar event may be (at most ${LIMITS.max_session_minutes}); split it over days, e.g. "over 3 days"` };
+    return {
+      type: "needs_human",
+      reason: `invalid_request: a ${minutes} minute session is longer than a calendar event may be (at most ${LIMITS.max_session_minutes}); split it over days, e.g. "over 3 days"`,
+    };
   }
   const complete = completeStart(startReading);
   if ("reason" in complete) return { type: "needs_human", reason: complete.reason };
-  return { type: "request", request: { kind: "session", minutes, topic, calendar: calendar ?? DEFAULT_CALENDAR, start: complete.start, uses_notes: usesNotes } };
+  return {
+    type: "request",
+    request: {
+      kind: "session",
+      minutes,
+      topic,
+      calendar: calendar ?? DEFAULT_CALENDAR,
+      start: complete.start,
+      uses_notes: usesNotes,
+    },
+  };
 }

@@ -13,7 +13,15 @@ import type { Evidence } from "../../runtime/evidence.js";
 import type { PlanOutcome, Proposal, ToolSpec } from "../../planners/planner.js";
 import { contentTerms, isRelevant, mentions, searchHits, type Hit } from "../notes/relevance.js";
 import type { StudyRequest } from "./parse.js";
-import { canFill, divideEvenly, eventArguments, sessionsOf, sessionTitle, type CitedNote, type Session } from "./sessions.js";
+import {
+  canFill,
+  divideEvenly,
+  eventArguments,
+  sessionsOf,
+  sessionTitle,
+  type CitedNote,
+  type Session,
+} from "./sessions.js";
 
 /** A tool result since the request, as the rules planner reads it. */
 export interface StudyObservation {
@@ -43,10 +51,22 @@ function of(observations: readonly StudyObservation[], tool: string): StudyObser
   return observations.filter((observation) => observation.tool === tool);
 }
 
-function readNotes(observations: readonly StudyObservation[], evidence: readonly Evidence[], noteIds: readonly string[]): CitedNote[] {
-  const read = new Set(of(observations, "read_note").flatMap((observation) => (observation.ok && isRecord(observation.structured) && typeof observation.structured["note_id"] === "string" ? [observation.structured["note_id"]] : [])));
+function readNotes(
+  observations: readonly StudyObservation[],
+  evidence: readonly Evidence[],
+  noteIds: readonly string[],
+): CitedNote[] {
+  const read = new Set(
+    of(observations, "read_note").flatMap((observation) =>
+      observation.ok && isRecord(observation.structured) && typeof observation.structured["note_id"] === "string"
+        ? [observation.structured["note_id"]]
+        : [],
+    ),
+  );
   return noteIds.flatMap((noteId) => {
-    const item = read.has(noteId) ? evidence.find((entry) => entry.item_id === noteId && entry.tool === "read_note") : undefined;
+    const item = read.has(noteId)
+      ? evidence.find((entry) => entry.item_id === noteId && entry.tool === "read_note")
+      : undefined;
     return item ? [{ note_id: noteId, title: item.title ?? noteId, ref: item.ref }] : [];
   });
 }
@@ -55,11 +75,16 @@ function readNotes(observations: readonly StudyObservation[], evidence: readonly
 function allocationOf(structured: unknown, total: number, days: number): number[] | undefined {
   if (!isRecord(structured) || !Array.isArray(structured["allocation"])) return undefined;
   const allocation = structured["allocation"];
-  if (allocation.length !== days || !allocation.every((minutes): minutes is number => Number.isSafeInteger(minutes) && minutes >= 0)) return undefined;
+  if (
+    allocation.length !== days ||
+    !allocation.every((minutes): minutes is number => Number.isSafeInteger(minutes) && minutes >= 0)
+  )
+    return undefined;
   return allocation.reduce((sum: number, minutes: number) => sum + minutes, 0) === total ? allocation : undefined;
 }
 
-const markers = (notes: readonly CitedNote[], citations: readonly string[]) => notes.map((note) => `${note.title} [${citations.indexOf(note.ref) + 1}]`).join(", ");
+const markers = (notes: readonly CitedNote[], citations: readonly string[]) =>
+  notes.map((note) => `${note.title} [${citations.indexOf(note.ref) + 1}]`).join(", ");
 
 function describeEvent(structured: unknown): string | undefined {
   const event = isRecord(structured) && isRecord(structured["event"]) ? structured["event"] : undefined;
@@ -69,12 +94,19 @@ function describeEvent(structured: unknown): string | undefined {
 }
 
 /** The final answer after the calendar writes: what was created, what was rejected and why, the notes cited. */
-function afterWrites(request: Extract<StudyRequest, { kind: "plan" | "session" }>, writes: readonly StudyObservation[], notes: readonly CitedNote[]): PlanOutcome {
-  const created = writes.flatMap((write) => (write.ok ? [describeEvent(write.structured) ?? "an event (no details returned)"] : []));
+function afterWrites(
+  request: Extract<StudyRequest, { kind: "plan" | "session" }>,
+  writes: readonly StudyObservation[],
+  notes: readonly CitedNote[],
+): PlanOutcome {
+  const created = writes.flatMap((write) =>
+    write.ok ? [describeEvent(write.structured) ?? "an event (no details returned)"] : [],
+  );
   const refused = writes.flatMap((write) => {
     if (write.ok) return [];
     const what = `${typeof write.args?.["title"] === "string" ? write.args["title"] : "a session"} at ${typeof write.args?.["start"] === "string" ? write.args["start"] : "?"}`;
-    const how = write.code === "approval_rejected" ? "rejected by the reviewer" : `not created (${write.code ?? "error"})`;
+    const how =
+      write.code === "approval_rejected" ? "rejected by the reviewer" : `not created (${write.code ?? "error"})`;
     return [`${what}: ${how}${write.message ? `: ${write.message}` : ""}`];
   });
   const citations = notes.map((note) => note.ref);
@@ -94,22 +126,44 @@ function relevantHits(search: StudyObservation | undefined, topic: string): Hit[
   return searchHits(search.structured).filter((hit) => isRelevant(hit, terms));
 }
 
-function decidePlan(request: Extract<StudyRequest, { kind: "plan" | "session" }>, tools: readonly ToolSpec[], evidence: readonly Evidence[], observations: readonly StudyObservation[], call: Call): PlanOutcome {
+function decidePlan(
+  request: Extract<StudyRequest, { kind: "plan" | "session" }>,
+  tools: readonly ToolSpec[],
+  evidence: readonly Evidence[],
+  observations: readonly StudyObservation[],
+  call: Call,
+): PlanOutcome {
   const offered = new Map(tools.map((tool) => [tool.name, tool]));
   const writer = offered.get("create_study_event");
   const toCalendar = request.kind === "session" || request.calendar !== null;
   const useNotes = request.topic !== null && offered.has("search_notes");
-  if (request.uses_notes && request.topic === null) return needs(`missing_topic: which topic should the notes be about? e.g. "120 minutes of attention study"`);
-  if (request.uses_notes && !useNotes) return needs("tool_not_permitted: no tool that can search the notes is available to you");
-  if (toCalendar && !writer) return needs("tool_not_permitted: creating calendar events (create_study_event) is not available to you; ask for calendar:write");
-  if (writer && !canFill(writer)) return needs("this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint): the calendar tool's arguments are not the ones the rules planner fills");
-  if (request.kind === "plan" && !offered.has("calculate_schedule")) return needs("tool_not_permitted: the schedule calculator (calculate_schedule) is not available");
+  if (request.uses_notes && request.topic === null)
+    return needs(`missing_topic: which topic should the notes be about? e.g. "120 minutes of attention study"`);
+  if (request.uses_notes && !useNotes)
+    return needs("tool_not_permitted: no tool that can search the notes is available to you");
+  if (toCalendar && !writer)
+    return needs(
+      "tool_not_permitted: creating calendar events (create_study_event) is not available to you; ask for calendar:write",
+    );
+  if (writer && !canFill(writer))
+    return needs(
+      "this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint): the calendar tool's arguments are not the ones the rules planner fills",
+    );
+  if (request.kind === "plan" && !offered.has("calculate_schedule"))
+    return needs("tool_not_permitted: the schedule calculator (calculate_schedule) is not available");
 
   const search = of(observations, "search_notes").at(-1);
   const schedule = of(observations, "calculate_schedule").at(-1);
   const first: Proposal[] = [];
   if (useNotes && !search) first.push(call("search_notes", { query: request.topic, limit: SEARCH_LIMIT }));
-  if (request.kind === "plan" && !schedule) first.push(call("calculate_schedule", { total_minutes: request.total_minutes, days: request.days, daily_limit: request.daily_limit }));
+  if (request.kind === "plan" && !schedule)
+    first.push(
+      call("calculate_schedule", {
+        total_minutes: request.total_minutes,
+        days: request.days,
+        daily_limit: request.daily_limit,
+      }),
+    );
   if (first.length > 0) return { type: "tool_calls", calls: first };
 
   let allocation: number[] = [];
@@ -117,45 +171,73 @@ function decidePlan(request: Extract<StudyRequest, { kind: "plan" | "session" }>
     if (!schedule?.ok) {
       const detail = schedule?.message ? `: ${schedule.message}` : "";
       return schedule?.code === "capacity_exceeded"
-        ? needs(`capacity_exceeded: ${request.total_minutes} minutes do not fit in ${request.days} day(s) at most ${request.daily_limit} a day${detail}. Raise the daily limit, add days or plan fewer minutes`)
-        : needs(`schedule_unavailable: the schedule could not be calculated (${schedule?.code ?? "no result"})${detail}`);
+        ? needs(
+            `capacity_exceeded: ${request.total_minutes} minutes do not fit in ${request.days} day(s) at most ${request.daily_limit} a day${detail}. Raise the daily limit, add days or plan fewer minutes`,
+          )
+        : needs(
+            `schedule_unavailable: the schedule could not be calculated (${schedule?.code ?? "no result"})${detail}`,
+          );
     }
     const exact = allocationOf(schedule.structured, request.total_minutes, request.days);
-    if (!exact) return needs("schedule_unavailable: the schedule calculator answered with an allocation that does not match the request");
+    if (!exact)
+      return needs(
+        "schedule_unavailable: the schedule calculator answered with an allocation that does not match the request",
+      );
     allocation = exact;
   } else {
     allocation = [request.minutes];
   }
 
-  const chosen = useNotes ? relevantHits(search, request.topic ?? "").slice(0, READ_TOP).map((hit) => hit.note_id) : [];
+  const chosen = useNotes
+    ? relevantHits(search, request.topic ?? "")
+        .slice(0, READ_TOP)
+        .map((hit) => hit.note_id)
+    : [];
   if (chosen.length > 0 && of(observations, "read_note").length === 0) {
-    return offered.has("read_note") ? { type: "tool_calls", calls: chosen.map((noteId) => call("read_note", { note_id: noteId })) } : needs("tool_not_permitted: no tool that can read the notes is available to you");
+    return offered.has("read_note")
+      ? { type: "tool_calls", calls: chosen.map((noteId) => call("read_note", { note_id: noteId })) }
+      : needs("tool_not_permitted: no tool that can read the notes is available to you");
   }
   const notes = readNotes(observations, evidence, chosen);
   if (request.uses_notes && notes.length === 0) {
-    return needs(`no_evidence: none of the notes you can access cover "${request.topic ?? ""}", so the plan would cite nothing; name another topic, or ask again without "my notes"`);
+    return needs(
+      `no_evidence: none of the notes you can access cover "${request.topic ?? ""}", so the plan would cite nothing; name another topic, or ask again without "my notes"`,
+    );
   }
 
   const days = request.kind === "plan" ? request.days : 1;
   if (!toCalendar || !writer) {
     const citations = notes.map((note) => note.ref);
     const plan = allocation.map((minutes, index) => `day ${index + 1}: ${minutes} min`).join(", ");
-    const answer = notes.length > 0 ? `Schedule${request.topic ? ` for ${request.topic}` : ""}: ${plan}.\nBased on your notes: ${markers(notes, citations)}.` : `Schedule: ${plan}.`;
+    const answer =
+      notes.length > 0
+        ? `Schedule${request.topic ? ` for ${request.topic}` : ""}: ${plan}.\nBased on your notes: ${markers(notes, citations)}.`
+        : `Schedule: ${plan}.`;
     return { type: "final", answer, citations, abstained: false };
   }
 
   const writes = of(observations, "create_study_event");
   if (writes.length > 0) return afterWrites(request, writes, notes);
   const start = request.start;
-  if (!start) return needs(`missing_start: on which date and time should the study start? e.g. "starting 2026-12-02 at 18:00 UTC"`);
+  if (!start)
+    return needs(
+      `missing_start: on which date and time should the study start? e.g. "starting 2026-12-02 at 18:00 UTC"`,
+    );
   const planned = sessionsOf(start, allocation);
   if ("reason" in planned) return needs(planned.reason);
   const calendar = request.kind === "session" ? request.calendar : (request.calendar ?? "study");
   // Every session in one turn: they reach human review together, as one review.
   const calls = planned.sessions.map((session: Session) =>
-    call("create_study_event", eventArguments(writer, { topic: request.topic, session, days, zone: start.zone, calendar, notes })),
+    call(
+      "create_study_event",
+      eventArguments(writer, { topic: request.topic, session, days, zone: start.zone, calendar, notes }),
+    ),
   );
-  return { type: "tool_calls", calls, text: `Proposing ${calls.length} study session(s): ${planned.sessions.map((session) => sessionTitle(request.topic, session.minutes)).join(", ")}` };
+  return {
+    type: "tool_calls",
+    calls,
+    text: `Proposing ${calls.length} study session(s): ${planned.sessions.map((session) => sessionTitle(request.topic, session.minutes)).join(", ")}`,
+  };
 }
 
 /** The note that backs a topic: the best hit naming the topic in its title, else in its excerpt; one not taken by another topic first. */
@@ -166,22 +248,41 @@ function backingNote(hits: readonly Hit[], topic: string, taken: ReadonlySet<str
   return (ranked.find((hit) => !taken.has(hit.note_id)) ?? ranked[0])?.note_id;
 }
 
-function decideDivision(request: Extract<StudyRequest, { kind: "divide" }>, tools: readonly ToolSpec[], evidence: readonly Evidence[], observations: readonly StudyObservation[], call: Call): PlanOutcome {
+function decideDivision(
+  request: Extract<StudyRequest, { kind: "divide" }>,
+  tools: readonly ToolSpec[],
+  evidence: readonly Evidence[],
+  observations: readonly StudyObservation[],
+  call: Call,
+): PlanOutcome {
   const offered = new Set(tools.map((tool) => tool.name));
   if (!offered.has("search_notes")) {
     if (request.uses_notes) return needs("tool_not_permitted: no tool that can search the notes is available to you");
     const shares = divideEvenly(request.total_minutes, request.topics.length);
-    return { type: "final", answer: `Division of ${request.total_minutes} minutes: ${request.topics.map((topic, index) => `${topic}: ${shares[index]} min`).join(", ")}.`, citations: [], abstained: false };
+    return {
+      type: "final",
+      answer: `Division of ${request.total_minutes} minutes: ${request.topics.map((topic, index) => `${topic}: ${shares[index]} min`).join(", ")}.`,
+      citations: [],
+      abstained: false,
+    };
   }
   const searches = of(observations, "search_notes");
   const searchFor = (topic: string) => searches.find((search) => search.args?.["query"] === topic);
   const unsearched = request.topics.filter((topic) => !searchFor(topic));
-  if (searches.length === 0) return { type: "tool_calls", calls: unsearched.map((topic) => call("search_notes", { query: topic, limit: SEARCH_LIMIT })) };
+  if (searches.length === 0)
+    return {
+      type: "tool_calls",
+      calls: unsearched.map((topic) => call("search_notes", { query: topic, limit: SEARCH_LIMIT })),
+    };
 
   const taken = new Set<string>();
   const backing = new Map<string, string>();
   for (const topic of request.topics) {
-    const noteId = backingNote(searchHits(searchFor(topic)?.ok ? searchFor(topic)?.structured : undefined), topic, taken);
+    const noteId = backingNote(
+      searchHits(searchFor(topic)?.ok ? searchFor(topic)?.structured : undefined),
+      topic,
+      taken,
+    );
     if (noteId) {
       backing.set(topic, noteId);
       taken.add(noteId);
@@ -189,7 +290,9 @@ function decideDivision(request: Extract<StudyRequest, { kind: "divide" }>, tool
   }
   const toRead = [...new Set(backing.values())];
   if (toRead.length > 0 && of(observations, "read_note").length === 0) {
-    return offered.has("read_note") ? { type: "tool_calls", calls: toRead.map((noteId) => call("read_note", { note_id: noteId })) } : needs("tool_not_permitted: no tool that can read the notes is available to you");
+    return offered.has("read_note")
+      ? { type: "tool_calls", calls: toRead.map((noteId) => call("read_note", { note_id: noteId })) }
+      : needs("tool_not_permitted: no tool that can read the notes is available to you");
   }
   const notes = readNotes(observations, evidence, toRead);
   const supported = request.topics.flatMap((topic) => {
@@ -210,15 +313,28 @@ function decideDivision(request: Extract<StudyRequest, { kind: "divide" }>, tool
   const shares = divideEvenly(request.total_minutes, supported.length);
   const lines = [
     `Division of ${request.total_minutes} minutes between ${supported.length} topic(s) your notes support:`,
-    ...supported.map((entry, index) => `- ${entry.topic}: ${shares[index]} min (${entry.note.title} [${citations.indexOf(entry.note.ref) + 1}])`),
+    ...supported.map(
+      (entry, index) =>
+        `- ${entry.topic}: ${shares[index]} min (${entry.note.title} [${citations.indexOf(entry.note.ref) + 1}])`,
+    ),
     ...(unsupported.length > 0
-      ? [`Unsupported: ${listed(unsupported)}: no note you can access covers ${unsupported.length === 1 ? "it" : "them"}, so ${unsupported.length === 1 ? "it gets" : "they get"} no minutes and the ${request.total_minutes} are split among the supported topics only.`]
+      ? [
+          `Unsupported: ${listed(unsupported)}: no note you can access covers ${unsupported.length === 1 ? "it" : "them"}, so ${unsupported.length === 1 ? "it gets" : "they get"} no minutes and the ${request.total_minutes} are split among the supported topics only.`,
+        ]
       : []),
   ];
   return { type: "final", answer: lines.join("\n"), citations, abstained: false };
 }
 
 /** The next step of a study request, or its answer. */
-export function decideStudy(request: StudyRequest, tools: readonly ToolSpec[], evidence: readonly Evidence[], observations: readonly StudyObservation[], call: Call): PlanOutcome {
-  return request.kind === "divide" ? decideDivision(request, tools, evidence, observations, call) : decidePlan(request, tools, evidence, observations, call);
+export function decideStudy(
+  request: StudyRequest,
+  tools: readonly ToolSpec[],
+  evidence: readonly Evidence[],
+  observations: readonly StudyObservation[],
+  call: Call,
+): PlanOutcome {
+  return request.kind === "divide"
+    ? decideDivision(request, tools, evidence, observations, call)
+    : decidePlan(request, tools, evidence, observations, call);
 }

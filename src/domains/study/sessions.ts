@@ -32,7 +32,10 @@ const TITLE_MAX = 200;
 const DESCRIPTION_MAX = 1000;
 
 /** The sessions of an allocation (zero-minute days get none), or why a start time does not exist. */
-export function sessionsOf(start: StartTime, allocation: readonly number[]): { sessions: Session[] } | { reason: string } {
+export function sessionsOf(
+  start: StartTime,
+  allocation: readonly number[],
+): { sessions: Session[] } | { reason: string } {
   const sessions: Session[] = [];
   for (const [index, minutes] of allocation.entries()) {
     if (minutes <= 0) continue;
@@ -40,9 +43,16 @@ export function sessionsOf(start: StartTime, allocation: readonly number[]): { s
     const instant = toInstant({ ...date, hour: start.hour, minute: start.minute }, start.zone);
     if (instant === undefined) {
       const time = `${String(start.hour).padStart(2, "0")}:${String(start.minute).padStart(2, "0")}`;
-      return { reason: `invalid_request: ${time} does not exist on ${formatDate(date)} in ${start.zone} (the clocks move forward); choose another start time` };
+      return {
+        reason: `invalid_request: ${time} does not exist on ${formatDate(date)} in ${start.zone} (the clocks move forward); choose another start time`,
+      };
     }
-    sessions.push({ day: index + 1, minutes, start: formatInZone(instant, start.zone), end: formatInZone(instant + minutes * 60_000, start.zone) });
+    sessions.push({
+      day: index + 1,
+      minutes,
+      start: formatInZone(instant, start.zone),
+      end: formatInZone(instant + minutes * 60_000, start.zone),
+    });
   }
   return { sessions };
 }
@@ -53,8 +63,16 @@ export function sessionTitle(topic: string | null, minutes: number): string {
 }
 
 /** The event's contents: topic, place in the plan, cited notes. */
-export function sessionDescription(topic: string | null, session: Session, days: number, notes: readonly CitedNote[]): string {
-  const cited = notes.length > 0 ? `Notes: ${notes.map((note) => `${note.note_id} (${note.title})`).join("; ")}.` : "No notes cited.";
+export function sessionDescription(
+  topic: string | null,
+  session: Session,
+  days: number,
+  notes: readonly CitedNote[],
+): string {
+  const cited =
+    notes.length > 0
+      ? `Notes: ${notes.map((note) => `${note.note_id} (${note.title})`).join("; ")}.`
+      : "No notes cited.";
   return `Topic: ${topic ?? "unspecified"}. Session ${session.day} of ${days} (${session.minutes} min). ${cited}`;
 }
 
@@ -72,14 +90,24 @@ export function canFill(spec: ToolSpec): boolean {
 /** The longest string the schema allows for a property, if it says. */
 function maxLength(spec: ToolSpec, name: string, fallback: number): number {
   const property = properties(spec)[name];
-  const declared = typeof property === "object" && property !== null ? (property as Record<string, unknown>)["maxLength"] : undefined;
-  return typeof declared === "number" && Number.isInteger(declared) && declared > 0 ? Math.min(declared, fallback) : fallback;
+  const declared =
+    typeof property === "object" && property !== null ? (property as Record<string, unknown>)["maxLength"] : undefined;
+  return typeof declared === "number" && Number.isInteger(declared) && declared > 0
+    ? Math.min(declared, fallback)
+    : fallback;
 }
 
 /** `create_study_event` arguments for one session, limited to what the schema declares. */
 export function eventArguments(
   spec: ToolSpec,
-  options: { topic: string | null; session: Session; days: number; zone: string; calendar: string; notes: readonly CitedNote[] },
+  options: {
+    topic: string | null;
+    session: Session;
+    days: number;
+    zone: string;
+    calendar: string;
+    notes: readonly CitedNote[];
+  },
 ): Record<string, unknown> {
   const args: Record<string, unknown> = {
     title: sessionTitle(options.topic, options.session.minutes).slice(0, maxLength(spec, "title", TITLE_MAX)),
@@ -90,7 +118,10 @@ export function eventArguments(
   };
   // The contents go in `description` only where the calendar takes one (it is optional and newer than the tool).
   if (Object.hasOwn(properties(spec), "description")) {
-    args["description"] = sessionDescription(options.topic, options.session, options.days, options.notes).slice(0, maxLength(spec, "description", DESCRIPTION_MAX));
+    args["description"] = sessionDescription(options.topic, options.session, options.days, options.notes).slice(
+      0,
+      maxLength(spec, "description", DESCRIPTION_MAX),
+    );
   }
   return args;
 }

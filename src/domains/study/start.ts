@@ -28,8 +28,30 @@ export interface StartReading {
 }
 
 const MONTHS: Record<string, number> = {
-  january: 1, jan: 1, february: 2, feb: 2, march: 3, mar: 3, april: 4, apr: 4, may: 5, june: 6, jun: 6,
-  july: 7, jul: 7, august: 8, aug: 8, september: 9, sep: 9, sept: 9, october: 10, oct: 10, november: 11, nov: 11, december: 12, dec: 12,
+  january: 1,
+  jan: 1,
+  february: 2,
+  feb: 2,
+  march: 3,
+  mar: 3,
+  april: 4,
+  apr: 4,
+  may: 5,
+  june: 6,
+  jun: 6,
+  july: 7,
+  jul: 7,
+  august: 8,
+  aug: 8,
+  september: 9,
+  sep: 9,
+  sept: 9,
+  october: 10,
+  oct: 10,
+  november: 11,
+  nov: 11,
+  december: 12,
+  dec: 12,
 };
 const MONTH = String.raw`(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?`;
 const ORDINAL = String.raw`(?:st|nd|rd|th)?`;
@@ -39,8 +61,12 @@ const DATE_LIKE = /(?<![\w-])\d{2,4}-\d{1,3}-\d{1,4}(?![\w-])/;
 const SLASH_DATE = /(?<![\w/])\d{1,4}\/\d{1,2}(?:\/\d{2,4})?(?![\w/])/;
 const DAY_MONTH_YEAR = new RegExp(String.raw`\b(\d{1,2})${ORDINAL}\s+(?:of\s+)?${MONTH},?\s+(\d{4})\b`, "i");
 const MONTH_DAY_YEAR = new RegExp(String.raw`\b${MONTH}\s+(\d{1,2})${ORDINAL},?\s+(\d{4})\b`, "i");
-const MONTH_NO_YEAR = new RegExp(String.raw`\b(?:\d{1,2}${ORDINAL}\s+(?:of\s+)?${MONTH}|${MONTH}\s+\d{1,2}${ORDINAL})(?![\w,]|,?\s+\d{4})`, "i");
-const RELATIVE = /\b(today|tonight|tomorrow|yesterday|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|next\s+week|this\s+(?:morning|afternoon|evening|week))\b/i;
+const MONTH_NO_YEAR = new RegExp(
+  String.raw`\b(?:\d{1,2}${ORDINAL}\s+(?:of\s+)?${MONTH}|${MONTH}\s+\d{1,2}${ORDINAL})(?![\w,]|,?\s+\d{4})`,
+  "i",
+);
+const RELATIVE =
+  /\b(today|tonight|tomorrow|yesterday|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|next\s+week|this\s+(?:morning|afternoon|evening|week))\b/i;
 
 const TIME_24 = /(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])/;
 const TIME_12 = /(?<![\d:.])(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(a\.?m\.?|p\.?m\.?)(?![a-z])/i;
@@ -51,21 +77,26 @@ const IANA = /(?<![\w/])([A-Z][A-Za-z_]+(?:\/[A-Za-z0-9][A-Za-z0-9_+-]*)+)/;
 const UTC = /\b(?:UTC|GMT)\b(?!\s*[+-]\s*\d)/i;
 const UTC_OFFSET = /\b(?:UTC|GMT)\s*[+-]\s*\d{1,2}(?::?\d{2})?/i;
 const NUMERIC_OFFSET = /(?<=\d)\s*[+-]\d{2}:?\d{2}\b/;
-const ABBREVIATION = /\b(CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|AKST|AKDT|HST|JST|KST|AEST|AEDT|ACST|AWST|NZST|NZDT|MSK)\b/;
+const ABBREVIATION =
+  /\b(CET|CEST|EET|EEST|WET|WEST|BST|IST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|AKST|AKDT|HST|JST|KST|AEST|AEDT|ACST|AWST|NZST|NZDT|MSK)\b/;
 
 const ZONE_HINT = "use an IANA name such as Europe/Berlin, or UTC";
 const DATE_HINT = "write it as YYYY-MM-DD, e.g. 2026-12-02";
 
 function readZone(scanner: Scanner): Pick<StartReading, "zone" | "invalid"> {
   const offset = scanner.peek(UTC_OFFSET) ?? scanner.peek(NUMERIC_OFFSET);
-  if (offset) return { invalid: `invalid_request: a UTC offset ("${offset[0].trim()}") is not a time zone; ${ZONE_HINT}` };
+  if (offset)
+    return { invalid: `invalid_request: a UTC offset ("${offset[0].trim()}") is not a time zone; ${ZONE_HINT}` };
   const named = scanner.take(IANA);
   if (named?.[1]) {
-    return isKnownZone(named[1]) ? { zone: named[1] } : { invalid: `invalid_request: unknown time zone "${named[1]}"; ${ZONE_HINT}` };
+    return isKnownZone(named[1])
+      ? { zone: named[1] }
+      : { invalid: `invalid_request: unknown time zone "${named[1]}"; ${ZONE_HINT}` };
   }
   if (scanner.take(UTC)) return { zone: "UTC" };
   const abbreviation = scanner.peek(ABBREVIATION);
-  if (abbreviation?.[1]) return { invalid: `invalid_request: "${abbreviation[1]}" is an ambiguous zone abbreviation; ${ZONE_HINT}` };
+  if (abbreviation?.[1])
+    return { invalid: `invalid_request: "${abbreviation[1]}" is an ambiguous zone abbreviation; ${ZONE_HINT}` };
   return {};
 }
 
@@ -81,7 +112,10 @@ function readTime(scanner: Scanner): Pick<StartReading, "time" | "invalid"> {
   const word = scanner.take(TIME_WORD);
   if (word?.[1]) return { time: { hour: word[1].toLowerCase() === "midnight" ? 0 : 12, minute: 0 } };
   const malformed = scanner.peek(TIME_LIKE);
-  if (malformed) return { invalid: `invalid_request: "${malformed[0]}" is not a valid time; write it as HH:MM on a 24-hour clock, e.g. 18:00` };
+  if (malformed)
+    return {
+      invalid: `invalid_request: "${malformed[0]}" is not a valid time; write it as HH:MM on a 24-hour clock, e.g. 18:00`,
+    };
   return {};
 }
 
@@ -92,9 +126,15 @@ function checked(date: LocalDate, written: string): Pick<StartReading, "date" | 
 function readDate(scanner: Scanner): Pick<StartReading, "date" | "invalid" | "time" | "zone"> {
   const iso = scanner.take(ISO);
   if (iso) {
-    const result: Pick<StartReading, "date" | "invalid" | "time" | "zone"> = checked({ year: Number(iso[1]), month: Number(iso[2]), day: Number(iso[3]) }, `${iso[1]}-${iso[2]}-${iso[3]}`);
+    const result: Pick<StartReading, "date" | "invalid" | "time" | "zone"> = checked(
+      { year: Number(iso[1]), month: Number(iso[2]), day: Number(iso[3]) },
+      `${iso[1]}-${iso[2]}-${iso[3]}`,
+    );
     if (iso[4] !== undefined) {
-      if (Number(iso[4]) > 23) return { invalid: `invalid_request: "${iso[0]}" has no valid time; write it as HH:MM on a 24-hour clock, e.g. 18:00` };
+      if (Number(iso[4]) > 23)
+        return {
+          invalid: `invalid_request: "${iso[0]}" has no valid time; write it as HH:MM on a 24-hour clock, e.g. 18:00`,
+        };
       result.time = { hour: Number(iso[4]), minute: Number(iso[5]) };
     }
     if (iso[6] !== undefined) result.zone = "UTC";
@@ -105,9 +145,21 @@ function readDate(scanner: Scanner): Pick<StartReading, "date" | "invalid" | "ti
   const slash = scanner.peek(SLASH_DATE);
   if (slash) return { invalid: `invalid_request: "${slash[0]}" is ambiguous (day or month first?); ${DATE_HINT}` };
   const dayFirst = scanner.take(DAY_MONTH_YEAR);
-  if (dayFirst) return checked({ year: Number(dayFirst[3]), month: MONTHS[(dayFirst[2] ?? "").toLowerCase()] ?? 0, day: Number(dayFirst[1]) }, dayFirst[0]);
+  if (dayFirst)
+    return checked(
+      { year: Number(dayFirst[3]), month: MONTHS[(dayFirst[2] ?? "").toLowerCase()] ?? 0, day: Number(dayFirst[1]) },
+      dayFirst[0],
+    );
   const monthFirst = scanner.take(MONTH_DAY_YEAR);
-  if (monthFirst) return checked({ year: Number(monthFirst[3]), month: MONTHS[(monthFirst[1] ?? "").toLowerCase()] ?? 0, day: Number(monthFirst[2]) }, monthFirst[0]);
+  if (monthFirst)
+    return checked(
+      {
+        year: Number(monthFirst[3]),
+        month: MONTHS[(monthFirst[1] ?? "").toLowerCase()] ?? 0,
+        day: Number(monthFirst[2]),
+      },
+      monthFirst[0],
+    );
   const noYear = scanner.peek(MONTH_NO_YEAR);
   if (noYear) return { invalid: `missing_start: "${noYear[0]}" has no year; ${DATE_HINT}` };
   return {};
@@ -135,10 +187,16 @@ export function completeStart(reading: StartReading): { start: StartTime } | { r
   if (reading.invalid) return { reason: reading.invalid };
   const example = 'e.g. "starting 2026-12-02 at 18:00 UTC"';
   if (!reading.date) {
-    const why = reading.relative ? ` ("${reading.relative}" needs a calendar date: the rules planner has no clock)` : "";
-    return { reason: `missing_start: on which date should the study start${why}? Give a date, a time and a time zone, ${example}` };
+    const why = reading.relative
+      ? ` ("${reading.relative}" needs a calendar date: the rules planner has no clock)`
+      : "";
+    return {
+      reason: `missing_start: on which date should the study start${why}? Give a date, a time and a time zone, ${example}`,
+    };
   }
-  if (!reading.time) return { reason: `missing_start: at what time should each session start? Give a time and a time zone, ${example}` };
-  if (!reading.zone) return { reason: `missing_start: in which time zone? Add UTC or an IANA name such as Europe/Berlin, ${example}` };
+  if (!reading.time)
+    return { reason: `missing_start: at what time should each session start? Give a time and a time zone, ${example}` };
+  if (!reading.zone)
+    return { reason: `missing_start: in which time zone? Add UTC or an IANA name such as Europe/Berlin, ${example}` };
   return { start: { date: reading.date, hour: reading.time.hour, minute: reading.time.minute, zone: reading.zone } };
 }

@@ -95,7 +95,12 @@ export function toInstant(local: LocalDateTime, zone: string): number | undefine
   const second = offsetMinutes(instant, zone);
   if (second !== first) instant = guess - second * 60_000;
   const back = wallClock(instant, zone);
-  const same = back.year === local.year && back.month === local.month && back.day === local.day && back.hour === local.hour && back.minute === local.minute;
+  const same =
+    back.year === local.year &&
+    back.month === local.month &&
+    back.day === local.day &&
+    back.hour === local.hour &&
+    back.minute === local.minute;
   return same ? instant : undefined;
 }
 

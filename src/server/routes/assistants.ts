@@ -12,7 +12,10 @@ export function registerAssistantRoutes(app: Hono<Env>, { graphs, body }: RouteC
     assistant_id: graphId,
     graph_id: graphId,
     name: graphId,
-    description: graphId === "agent" ? "Warrant's controlled agent" : "Warrant's fixed workflow (code-owned steps) on the same control plane",
+    description:
+      graphId === "agent"
+        ? "Warrant's controlled agent"
+        : "Warrant's fixed workflow (code-owned steps) on the same control plane",
     config: {},
     context: {},
     metadata: { created_by: "system" },
@@ -32,26 +35,47 @@ export function registerAssistantRoutes(app: Hono<Env>, { graphs, body }: RouteC
     const direction = query.sort_order === "asc" ? 1 : -1;
     const found = [...graphs.keys()]
       .map(assistantJson)
-      .filter((assistant) => (query.graph_id == null || query.graph_id === assistant.graph_id) && (name == null || assistant.name.toLowerCase().includes(name)))
+      .filter(
+        (assistant) =>
+          (query.graph_id == null || query.graph_id === assistant.graph_id) &&
+          (name == null || assistant.name.toLowerCase().includes(name)),
+      )
       .filter((assistant) => containsAll(assistant.metadata, query.metadata ?? {}))
       // Both assistants were created together: ties fall back to the id, so the order is stable.
-      .sort((a, b) => direction * (String(a[sortBy]).localeCompare(String(b[sortBy])) || a.assistant_id.localeCompare(b.assistant_id)));
+      .sort(
+        (a, b) =>
+          direction *
+          (String(a[sortBy]).localeCompare(String(b[sortBy])) || a.assistant_id.localeCompare(b.assistant_id)),
+      );
     return found;
   };
-  const page = <T>(items: T[], query: { offset?: number | undefined; limit?: number | undefined }) => items.slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 10));
+  const page = <T>(items: T[], query: { offset?: number | undefined; limit?: number | undefined }) =>
+    items.slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 10));
   app.post("/assistants/search", async (c) => {
     const query = parseBody(AssistantSearch, (await body(c)) ?? {});
     const found = page(searchAssistants(query), query);
     const select = query.select && query.select.length > 0 ? query.select : undefined;
-    return c.json(select ? found.map((assistant) => Object.fromEntries(Object.entries(assistant).filter(([key]) => (select as readonly string[]).includes(key)))) : found);
+    return c.json(
+      select
+        ? found.map((assistant) =>
+            Object.fromEntries(
+              Object.entries(assistant).filter(([key]) => (select as readonly string[]).includes(key)),
+            ),
+          )
+        : found,
+    );
   });
-  app.post("/assistants/count", async (c) => c.json(searchAssistants(parseBody(AssistantSearch, (await body(c)) ?? {})).length));
+  app.post("/assistants/count", async (c) =>
+    c.json(searchAssistants(parseBody(AssistantSearch, (await body(c)) ?? {})).length),
+  );
   // Each assistant has one version, fixed by the server.
   app.post("/assistants/:assistant_id/versions", async (c) => {
     const id = assistantParam(c);
     const query = parseBody(AssistantVersions, (await body(c)) ?? {});
     const { assistant_id, graph_id, config, context, metadata, version, created_at } = assistantJson(id);
-    const versions = containsAll(metadata, query.metadata ?? {}) ? [{ assistant_id, graph_id, name: id, config, context, metadata, version, created_at }] : [];
+    const versions = containsAll(metadata, query.metadata ?? {})
+      ? [{ assistant_id, graph_id, name: id, config, context, metadata, version, created_at }]
+      : [];
     return c.json(page(versions, query));
   });
   app.post("/assistants/:assistant_id/latest", (c) => {
@@ -68,7 +92,8 @@ export function registerAssistantRoutes(app: Hono<Env>, { graphs, body }: RouteC
     assistantParam(c);
     return c.json({});
   });
-  const fixedAssistants = (c: Context<Env>) => c.json(errorBody("unsupported", "assistants are fixed by the server (agent, workflow)"), 422);
+  const fixedAssistants = (c: Context<Env>) =>
+    c.json(errorBody("unsupported", "assistants are fixed by the server (agent, workflow)"), 422);
   app.post("/assistants", fixedAssistants);
   app.patch("/assistants/:assistant_id", fixedAssistants);
   app.delete("/assistants/:assistant_id", fixedAssistants);
@@ -76,5 +101,7 @@ export function registerAssistantRoutes(app: Hono<Env>, { graphs, body }: RouteC
 
 /** Whether `value` has every key of `filter` with an equal (JSON) value. */
 function containsAll(value: Record<string, unknown>, filter: Record<string, unknown>): boolean {
-  return Object.entries(filter).every(([key, expected]) => Object.hasOwn(value, key) && JSON.stringify(value[key]) === JSON.stringify(expected));
+  return Object.entries(filter).every(
+    ([key, expected]) => Object.hasOwn(value, key) && JSON.stringify(value[key]) === JSON.stringify(expected),
+  );
 }

@@ -39,7 +39,12 @@ interface InboxEntry {
 }
 
 function isPayload(value: unknown): value is InterruptPayload {
-  return typeof value === "object" && value !== null && Array.isArray((value as InterruptPayload).action_requests) && Array.isArray((value as InterruptPayload).review_configs);
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    Array.isArray((value as InterruptPayload).action_requests) &&
+    Array.isArray((value as InterruptPayload).review_configs)
+  );
 }
 
 export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): void {
@@ -54,7 +59,8 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
     const pending = pendingInterrupts(snapshot).find((entry) => isPayload(entry.value));
     if (!pending || !isPayload(pending.value)) return undefined;
     const owner = { user_id: thread.owner, tenant: thread.tenant };
-    if (!pending.value.review_configs.every((config) => mayDecide(caller, owner, config.rule ?? "owner_or_reviewer"))) return undefined;
+    if (!pending.value.review_configs.every((config) => mayDecide(caller, owner, config.rule ?? "owner_or_reviewer")))
+      return undefined;
     const run = (snapshot.values as { run?: { run_id?: unknown; request?: unknown } | null }).run;
     return {
       thread_id: thread.thread_id,
@@ -78,7 +84,10 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
   app.get("/reviews", async (c) => {
     const caller = principalOf(c);
     const isReviewer = caller.scopes.includes(REVIEWER_SCOPE);
-    const threads = await store.interruptedThreads(caller.tenant, { owner: isReviewer ? undefined : caller.user_id, limit: INBOX_LIMIT });
+    const threads = await store.interruptedThreads(caller.tenant, {
+      owner: isReviewer ? undefined : caller.user_id,
+      limit: INBOX_LIMIT,
+    });
     const reviews: InboxEntry[] = [];
     for (const thread of threads) {
       const entry = await reviewOf(caller, thread);
@@ -109,7 +118,8 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
       metadata: {},
       // Under the lease: the review must still be pending (another reviewer may have answered it).
       verify: async () => {
-        if (pendingInterrupts(await snapshotOf(thread.thread_id)).length === 0) throw new ApiError("no_pending_interrupt", "the review was already answered");
+        if (pendingInterrupts(await snapshotOf(thread.thread_id)).length === 0)
+          throw new ApiError("no_pending_interrupt", "the review was already answered");
       },
     });
     const owner = { tenant: thread.tenant, user_id: thread.owner };

@@ -13,7 +13,18 @@ import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { eventInModes, toWire, toWireJson } from "../events.js";
 import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
-import { clientMetadata, parseBody, refuseUnsupported, requestText, RunCreate, RunListQuery, streamModes, toGraphInput, toolPlaceholders, type RunCreateBody } from "../requests.js";
+import {
+  clientMetadata,
+  parseBody,
+  refuseUnsupported,
+  requestText,
+  RunCreate,
+  RunListQuery,
+  streamModes,
+  toGraphInput,
+  toolPlaceholders,
+  type RunCreateBody,
+} from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
 import { idempotencyKeyOf, replayedRun, runRequestHash } from "../idempotency.js";
 
@@ -33,15 +44,25 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
    * run it started is returned instead (`Idempotent-Replayed`), before any
    * check: the first request's run may well have consumed the interrupt it resumed.
    */
-  const startRun = async (c: Context<Env>, threadRow: ThreadRow | "stateless", raw: unknown, where: "background" | "stream" | "wait"): Promise<StartedRun> => {
+  const startRun = async (
+    c: Context<Env>,
+    threadRow: ThreadRow | "stateless",
+    raw: unknown,
+    where: "background" | "stream" | "wait",
+  ): Promise<StartedRun> => {
     const principal = principalOf(c);
     const owner = ownerOf(principal);
     const threadId = threadRow === "stateless" ? randomUUID() : threadRow.thread_id;
     const key = idempotencyKeyOf(c);
-    const hash = key === undefined ? "" : runRequestHash(threadRow === "stateless" ? "stateless" : threadRow.thread_id, raw);
+    const hash =
+      key === undefined ? "" : runRequestHash(threadRow === "stateless" ? "stateless" : threadRow.thread_id, raw);
     const replay = async (recorded: RunKeyRow): Promise<StartedRun> => {
       c.header("Idempotent-Replayed", "true");
-      return { run: await replayedRun(store, owner, key as string, recorded, hash), request: parseBody(RunCreate, raw), keyed: true };
+      return {
+        run: await replayedRun(store, owner, key as string, recorded, hash),
+        request: parseBody(RunCreate, raw),
+        keyed: true,
+      };
     };
     if (key !== undefined) {
       const recorded = await store.runKeys.find(owner, key);
@@ -63,21 +84,29 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     const request = parseBody(RunCreate, raw);
     manager.graph(request.assistant_id);
     if (request.interrupt_before !== undefined || request.interrupt_after !== undefined) {
-      throw new ApiError("unsupported", "interrupt_before/interrupt_after are not supported: reviews are decided by policy");
+      throw new ApiError(
+        "unsupported",
+        "interrupt_before/interrupt_after are not supported: reviews are decided by policy",
+      );
     }
     if (request.multitask_strategy !== undefined && request.multitask_strategy !== "reject") {
-      throw new ApiError("unsupported", "only multitask_strategy \"reject\" is supported: one run per thread");
+      throw new ApiError("unsupported", 'only multitask_strategy "reject" is supported: one run per thread');
     }
     refuseUnsupported(request, where);
     if (threadRow !== "stateless" && request.on_completion !== undefined) {
-      throw new ApiError("unsupported", "on_completion applies to stateless runs (POST /runs…) only; delete a thread with DELETE /threads/{id}");
+      throw new ApiError(
+        "unsupported",
+        "on_completion applies to stateless runs (POST /runs…) only; delete a thread with DELETE /threads/{id}",
+      );
     }
     // The graphs have no subgraphs: a checkpoint namespace could only name one that does not exist.
-    if (request.checkpoint?.checkpoint_ns) throw new ApiError("unsupported", "checkpoint.checkpoint_ns: the graphs have no subgraphs");
+    if (request.checkpoint?.checkpoint_ns)
+      throw new ApiError("unsupported", "checkpoint.checkpoint_ns: the graphs have no subgraphs");
     if (request.checkpoint?.thread_id && request.checkpoint.thread_id.toLowerCase() !== threadId) {
       throw new ApiError("invalid_request", "checkpoint.thread_id: names another thread");
     }
-    if (request.input && request.command) throw new ApiError("invalid_request", "send either input or command, not both");
+    if (request.input && request.command)
+      throw new ApiError("invalid_request", "send either input or command, not both");
     const input = request.input ? toGraphInput(request.input) : null;
     const ask: RunAsk = request.command
       ? { kind: "resume", value: request.command.resume }
@@ -96,7 +125,11 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     };
     // Checked before the lease (a cheap, clear refusal) and again under it (the state may have moved meanwhile).
     // A run whose lease expired (its server died) is marked and the thread freed here, not at the next sweep.
-    if (threadRow !== "stateless" && threadRow.active_run && (await manager.recoverOrphans(threadRow.thread_id)) === 0) {
+    if (
+      threadRow !== "stateless" &&
+      threadRow.active_run &&
+      (await manager.recoverOrphans(threadRow.thread_id)) === 0
+    ) {
       throw new ApiError("thread_busy", "the thread already has a run in progress");
     }
     await runnable();
@@ -109,7 +142,8 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     }
     try {
       // A stateless run gets a thread of its own once the request has passed every check.
-      const thread = threadRow === "stateless" ? await store.create(owner, { thread_id: threadId, metadata: {} }) : threadRow;
+      const thread =
+        threadRow === "stateless" ? await store.create(owner, { thread_id: threadId, metadata: {} }) : threadRow;
       if (!thread) throw new ApiError("internal_error", "could not create a thread");
       const active = await manager.start({
         principal,
@@ -145,7 +179,8 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
       // The request must be valid before the thread is written.
       const request = parseBody(RunCreate, raw);
       manager.graph(request.assistant_id);
-      if (request.command || !request.input) throw new ApiError("invalid_request", "if_not_exists: a new thread needs input");
+      if (request.command || !request.input)
+        throw new ApiError("invalid_request", "if_not_exists: a new thread needs input");
       toGraphInput(request.input);
       const created = await store.create(owner, { thread_id: threadId, metadata: {} });
       if (created) return created;
@@ -190,17 +225,32 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     const lastEventId = parseLastEventId(c.req.header("last-event-id"));
     const modes = c.req.queries("stream_mode");
     // A run that ended with no stored event (before the events table, or past its retention): its final values.
-    const unstored = async (ended: RunRow) => [{ id: undefined, event: "values", json: toWireJson(await finalValues(ended, run.thread_id)) ?? "null" }];
+    const unstored = async (ended: RunRow) => [
+      { id: undefined, event: "values", json: toWireJson(await finalValues(ended, run.thread_id)) ?? "null" },
+    ];
     return streamSSE(c, async (stream) => {
       // A client that goes away only stops its own reader; the run goes on.
       stream.onAbort(() => undefined);
       // Comment lines while the run is quiet (a slow tool, a pending model call): the SDK
       // learns the cadence from them and reconnects (Last-Event-ID) when a socket dies.
-      const heartbeat = setInterval(() => void stream.write(": heartbeat\n\n").catch(() => undefined), context.heartbeatMs);
+      const heartbeat = setInterval(
+        () => void stream.write(": heartbeat\n\n").catch(() => undefined),
+        context.heartbeatMs,
+      );
       try {
-        for await (const event of manager.events(ownerOf(principalOf(c)), run, lastEventId, c.req.raw.signal, unstored)) {
+        for await (const event of manager.events(
+          ownerOf(principalOf(c)),
+          run,
+          lastEventId,
+          c.req.raw.signal,
+          unstored,
+        )) {
           if (!eventInModes(event.event, modes)) continue;
-          await stream.writeSSE({ ...(event.id === undefined ? {} : { id: String(event.id) }), event: event.event, data: event.json });
+          await stream.writeSSE({
+            ...(event.id === undefined ? {} : { id: String(event.id) }),
+            event: event.event,
+            data: event.json,
+          });
         }
       } finally {
         clearInterval(heartbeat);
@@ -271,19 +321,25 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
     const offset = Number(c.req.query("offset") ?? 0);
     const status = c.req.query("status");
     const query = parseBody(RunListQuery, { limit, offset, ...(status ? { status } : {}) });
-    const runs = await store.listRuns(ownerOf(principalOf(c)), thread.thread_id, { limit: query.limit ?? 10, offset: query.offset ?? 0, status: query.status });
+    const runs = await store.listRuns(ownerOf(principalOf(c)), thread.thread_id, {
+      limit: query.limit ?? 10,
+      offset: query.offset ?? 0,
+      status: query.status,
+    });
     return c.json(runs.map(runJson));
   });
   app.get("/threads/:thread_id/runs/:run_id", async (c) => c.json(runJson(await ownedRun(c, await ownedThread(c)))));
   app.delete("/threads/:thread_id/runs/:run_id", async (c) => {
     const run = await ownedRun(c, await ownedThread(c));
-    if (run.status === "running" || run.status === "pending") throw new ApiError("thread_busy", "the run is still in progress; cancel it first");
+    if (run.status === "running" || run.status === "pending")
+      throw new ApiError("thread_busy", "the run is still in progress; cancel it first");
     throw new ApiError("unsupported", "runs are kept as the thread's audit trail");
   });
   app.post("/threads/:thread_id/runs/:run_id/cancel", async (c) => {
     const thread = await ownedThread(c);
     const run = await ownedRun(c, thread);
-    if (c.req.query("action") === "rollback") throw new ApiError("unsupported", "rollback is not supported: it would erase the ledger of effects");
+    if (c.req.query("action") === "rollback")
+      throw new ApiError("unsupported", "rollback is not supported: it would erase the ledger of effects");
     await manager.cancel(ownerOf(principalOf(c)), thread.thread_id, run.run_id);
     if (c.req.query("wait") === "1" || c.req.query("wait") === "true") {
       await manager.wait(ownerOf(principalOf(c)), thread.thread_id, run.run_id, c.req.raw.signal);

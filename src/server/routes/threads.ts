@@ -6,7 +6,17 @@ import type { ThreadRow } from "../../persistence/thread-store.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire } from "../events.js";
-import { checkpointIdParam, clientMetadata, HistoryQuery, parseBody, ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch, valuesFilter } from "../requests.js";
+import {
+  checkpointIdParam,
+  clientMetadata,
+  HistoryQuery,
+  parseBody,
+  ThreadCount,
+  ThreadCreate,
+  ThreadPatch,
+  ThreadSearch,
+  valuesFilter,
+} from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
 import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../runtime/run-config.js";
 
@@ -17,7 +27,12 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
       thread_id: thread.thread_id,
       created_at: thread.created_at.toISOString(),
       updated_at: thread.updated_at.toISOString(),
-      metadata: { ...thread.metadata, owner: thread.owner, tenant: thread.tenant, ...(thread.graph_id ? { graph_id: thread.graph_id, assistant_id: thread.graph_id } : {}) },
+      metadata: {
+        ...thread.metadata,
+        owner: thread.owner,
+        tenant: thread.tenant,
+        ...(thread.graph_id ? { graph_id: thread.graph_id, assistant_id: thread.graph_id } : {}),
+      },
       status: thread.status,
       values: {} as unknown,
       interrupts: {} as Record<string, unknown[]>,
@@ -25,14 +40,17 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
     if (!withValues) return base;
     const snapshot = await snapshotOf(thread.thread_id);
     base.values = toWire(snapshot.values ?? {});
-    for (const task of snapshot.tasks) if (task.interrupts.length > 0) base.interrupts[task.id] = toWire(task.interrupts);
+    for (const task of snapshot.tasks)
+      if (task.interrupts.length > 0) base.interrupts[task.id] = toWire(task.interrupts);
     return base;
   };
 
   app.post("/threads", async (c) => {
     const request = parseBody(ThreadCreate, (await body(c)) ?? {});
-    if (request.supersteps !== undefined) throw new ApiError("state_write_refused", "threads cannot be created with state (supersteps)");
-    if (request.ttl !== undefined && request.ttl !== null) throw new ApiError("unsupported", "thread ttl is not supported: delete threads explicitly");
+    if (request.supersteps !== undefined)
+      throw new ApiError("state_write_refused", "threads cannot be created with state (supersteps)");
+    if (request.ttl !== undefined && request.ttl !== null)
+      throw new ApiError("unsupported", "thread ttl is not supported: delete threads explicitly");
     const owner = ownerOf(principalOf(c));
     const threadId = request.thread_id?.toLowerCase() ?? randomUUID();
     // The graph a thread is for (the SDK's `graphId`, sent as metadata.graph_id) is a served one or none.
@@ -40,7 +58,11 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
     if (graphId !== undefined && graphId !== null && (typeof graphId !== "string" || !context.graphs.has(graphId))) {
       throw new ApiError("invalid_request", "metadata.graph_id: not a served graph (agent, workflow)");
     }
-    const created = await store.create(owner, { thread_id: threadId, metadata: clientMetadata(request.metadata), graph_id: graphId ?? undefined });
+    const created = await store.create(owner, {
+      thread_id: threadId,
+      metadata: clientMetadata(request.metadata),
+      graph_id: graphId ?? undefined,
+    });
     if (created) return c.json(await threadJson(created, false));
     // The id exists: the caller's own thread may be returned (do_nothing); anybody else's is a conflict that reveals nothing.
     const mine = await store.get(owner, threadId);
@@ -49,7 +71,8 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   });
   app.post("/threads/search", async (c) => {
     const query = parseBody(ThreadSearch, (await body(c)) ?? {});
-    if (query.extract !== undefined && query.extract !== null) throw new ApiError("unsupported", "extract is not supported; use select");
+    if (query.extract !== undefined && query.extract !== null)
+      throw new ApiError("unsupported", "extract is not supported; use select");
     const owner = ownerOf(principalOf(c));
     const rows = await store.search(owner, {
       metadata: query.metadata ?? undefined,
@@ -69,13 +92,23 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   });
   app.post("/threads/count", async (c) => {
     const query = parseBody(ThreadCount, (await body(c)) ?? {});
-    return c.json(await store.count(ownerOf(principalOf(c)), { metadata: query.metadata ?? undefined, status: query.status ?? undefined, values: valuesFilter(query.values) }));
+    return c.json(
+      await store.count(ownerOf(principalOf(c)), {
+        metadata: query.metadata ?? undefined,
+        status: query.status ?? undefined,
+        values: valuesFilter(query.values),
+      }),
+    );
   });
   app.get("/threads/:thread_id", async (c) => c.json(await threadJson(await ownedThread(c))));
   app.patch("/threads/:thread_id", async (c) => {
     const thread = await ownedThread(c);
     const request = parseBody(ThreadPatch, await body(c));
-    const updated = await store.patchMetadata(ownerOf(principalOf(c)), thread.thread_id, clientMetadata(request.metadata));
+    const updated = await store.patchMetadata(
+      ownerOf(principalOf(c)),
+      thread.thread_id,
+      clientMetadata(request.metadata),
+    );
     if (!updated) throw notFound("thread");
     return c.json(await threadJson(updated));
   });
@@ -119,18 +152,24 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
     const thread = await ownedThread(c);
     const snapshot = await snapshotOf(thread.thread_id, checkpointId);
     // An unknown id still gets a snapshot (the config it was asked with, no values, no creation time): that is a 404.
-    if (checkpointId && (snapshot.createdAt === undefined || checkpointIdFrom(snapshot.config) !== checkpointId)) throw notFound("checkpoint");
+    if (checkpointId && (snapshot.createdAt === undefined || checkpointIdFrom(snapshot.config) !== checkpointId))
+      throw notFound("checkpoint");
     return c.json(stateJson(snapshot));
   };
   app.get("/threads/:thread_id/state", (c) => stateAt(c, undefined));
-  app.get("/threads/:thread_id/state/:checkpoint_id", (c) => stateAt(c, checkpointIdParam(c.req.param("checkpoint_id"))));
+  app.get("/threads/:thread_id/state/:checkpoint_id", (c) =>
+    stateAt(c, checkpointIdParam(c.req.param("checkpoint_id"))),
+  );
   app.post("/threads/:thread_id/state/checkpoint", async (c) => {
     const request = parseBody(HistoryQuery.shape.checkpoint.unwrap(), await body(c));
     return stateAt(c, request.checkpoint_id);
   });
   const refuseStateWrite = async (c: Context<Env>) => {
     await ownedThread(c);
-    throw new ApiError("state_write_refused", "thread state is written only by the graph; resume an interrupt with command.resume");
+    throw new ApiError(
+      "state_write_refused",
+      "thread state is written only by the graph; resume an interrupt with command.resume",
+    );
   };
   app.post("/threads/:thread_id/state", refuseStateWrite);
   app.patch("/threads/:thread_id/state", refuseStateWrite);
@@ -152,7 +191,13 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   app.post("/threads/:thread_id/history", async (c) => history(c, parseBody(HistoryQuery, (await body(c)) ?? {})));
   app.get("/threads/:thread_id/history", async (c) => {
     const limit = c.req.query("limit");
-    return history(c, parseBody(HistoryQuery, { ...(limit !== undefined ? { limit: Number(limit) } : {}), ...(c.req.query("before") ? { before: c.req.query("before") } : {}) }));
+    return history(
+      c,
+      parseBody(HistoryQuery, {
+        ...(limit !== undefined ? { limit: Number(limit) } : {}),
+        ...(c.req.query("before") ? { before: c.req.query("before") } : {}),
+      }),
+    );
   });
   app.get("/threads/:thread_id/stream", async (c) => {
     await ownedThread(c);

@@ -48,15 +48,23 @@ export function agentHarness(options: {
   const budgets = { ...settings.budgets, ...options.budgets };
   const runtime = createRuntime(
     { ...settings, budgets },
-    { database: options.database, tools: options.tools, planner: options.planner, ...(options.now ? { now: options.now } : {}) },
+    {
+      database: options.database,
+      tools: options.tools,
+      planner: options.planner,
+      ...(options.now ? { now: options.now } : {}),
+    },
   );
   // Both graphs share the state schema, so the harness reads either the same way.
-  const graph = (options.build ?? buildAgent)(runtime.host).compile({ checkpointer: options.database.saver }) as AgentGraph;
+  const graph = (options.build ?? buildAgent)(runtime.host).compile({
+    checkpointer: options.database.saver,
+  }) as AgentGraph;
   const configFor = async (userId: string, threadId: string) => ({
     ...runConfigFor({ threadId, principal: await principal(userId), runBound: options.runBound ?? {} }),
     ...runOptions(budgets),
   });
-  const state = async (threadId: string) => (await graph.getState({ configurable: { thread_id: threadId } })).values as State;
+  const state = async (threadId: string) =>
+    (await graph.getState({ configurable: { thread_id: threadId } })).values as State;
   return {
     budgets,
     async run(userId, request, threadId = randomUUID()) {

@@ -20,11 +20,22 @@ const REQUIRED = process.env["CI"] === "true";
 /** Whether the browser suites run: always under CI, else only where Chromium exists. */
 export const BROWSER_TESTS_RUN = REQUIRED || existsSync(CHROMIUM_PATH);
 if (!BROWSER_TESTS_RUN) {
-  process.stderr.write(`\n  NOTICE: browser tests skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium). Under CI=true they are required.\n\n`);
+  process.stderr.write(
+    `\n  NOTICE: browser tests skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium). Under CI=true they are required.\n\n`,
+  );
 }
 
 // Flags that keep Chromium from reaching for the network (there is none here) or a GPU.
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-dev-shm-usage",
+];
 
 export interface TestBrowser {
   /** A new tab; each tab has its own sessionStorage, so its own signed-in user. */
@@ -39,11 +50,18 @@ export function buildPage(): void {
 }
 
 export async function launchBrowser(): Promise<TestBrowser> {
-  if (!existsSync(CHROMIUM_PATH)) throw new Error(`browser tests need Chromium at ${CHROMIUM_PATH}: apt-get install -y chromium`);
+  if (!existsSync(CHROMIUM_PATH))
+    throw new Error(`browser tests need Chromium at ${CHROMIUM_PATH}: apt-get install -y chromium`);
   const userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-chromium-"));
   let context: BrowserContext;
   try {
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1100, height: 900 }, timeout: 60_000 });
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1100, height: 900 },
+      timeout: 60_000,
+    });
   } catch (error) {
     await fs.rm(userDataDir, { recursive: true, force: true });
     throw error;

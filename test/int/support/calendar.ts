@@ -13,13 +13,18 @@ export async function storedCalendarEvents(dataPath: string): Promise<Array<Reco
 }
 
 /** Rows of `calendar.events` in the database at `databaseUrl`; none when the calendar never started there. */
-export async function databaseCalendarEvents(databaseUrl: string, schema = "calendar"): Promise<Array<Record<string, unknown>>> {
+export async function databaseCalendarEvents(
+  databaseUrl: string,
+  schema = "calendar",
+): Promise<Array<Record<string, unknown>>> {
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
   await client.connect();
   try {
     const exists = await client.query("select to_regclass($1) is not null as present", [`${schema}.events`]);
     if (exists.rows[0]?.present !== true) return [];
-    return (await client.query(`select * from "${schema}".events order by start_at, event_id`)).rows as Array<Record<string, unknown>>;
+    return (await client.query(`select * from "${schema}".events order by start_at, event_id`)).rows as Array<
+      Record<string, unknown>
+    >;
   } finally {
     await client.end();
   }

@@ -1,7 +1,10 @@
 /** An in-process caseops server for tests, recording the tenant of every MCP session it opens. */
 import { startCaseopsServer, type CaseopsServerHandle } from "../../../tools/caseops/server.js";
 
-export async function countingCaseops(secret: Uint8Array, options: { sessionIdleMs?: number } = {}): Promise<{ server: CaseopsServerHandle; opened: string[] }> {
+export async function countingCaseops(
+  secret: Uint8Array,
+  options: { sessionIdleMs?: number } = {},
+): Promise<{ server: CaseopsServerHandle; opened: string[] }> {
   const opened: string[] = [];
   const server = await startCaseopsServer({
     port: 0,

@@ -26,7 +26,9 @@ const CALLS: Record<string, { tool: string; args: Record<string, unknown> } | un
 const url = process.argv.at(-1) ?? "";
 const scenario = process.env["MCP_CONFORMANCE_SCENARIO"] ?? "";
 if (!/^https?:\/\//.test(url) || !Object.hasOwn(CALLS, scenario)) {
-  process.stderr.write(`usage: MCP_CONFORMANCE_SCENARIO=${Object.keys(CALLS).join("|")} conformance-client <server-url>\n`);
+  process.stderr.write(
+    `usage: MCP_CONFORMANCE_SCENARIO=${Object.keys(CALLS).join("|")} conformance-client <server-url>\n`,
+  );
   process.exit(2);
 }
 const call = CALLS[scenario];
@@ -50,7 +52,11 @@ try {
   } else {
     const tool = host.catalog().find((candidate) => candidate.name === call.tool);
     if (!tool) throw new Error(`the server did not list ${call.tool}`);
-    const result = await host.call(tool, call.args, { timeoutMs: tool.contract.timeout_ms, principal, threadId: `conformance-${scenario}` });
+    const result = await host.call(tool, call.args, {
+      timeoutMs: tool.contract.timeout_ms,
+      principal,
+      threadId: `conformance-${scenario}`,
+    });
     process.stdout.write(`${JSON.stringify({ scenario, listed, result })}\n`);
     if (!result.ok) exitCode = 1;
   }

@@ -50,16 +50,19 @@ export interface FakeOpenAI {
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const queue: Scripted[] = [];
   const requests: RecordedRequest[] = [];
-  const server = await serveCompletions((request) => {
-    requests.push({ path: request.path, authorization: request.authorization, body: request.body });
-    const next = queue.shift();
-    if (request.method !== "POST" || request.path !== COMPLETIONS_PATH || next === undefined) {
-      return { kind: "failure", status: 500, message: `unscripted request ${request.method} ${request.path}` };
-    }
-    if (next.kind !== "completion") return next;
-    const { kind: _kind, ...completion } = next;
-    return { kind: "completion", completion };
-  }, { model: "fake-model", idPrefix: "chatcmpl-fake-" });
+  const server = await serveCompletions(
+    (request) => {
+      requests.push({ path: request.path, authorization: request.authorization, body: request.body });
+      const next = queue.shift();
+      if (request.method !== "POST" || request.path !== COMPLETIONS_PATH || next === undefined) {
+        return { kind: "failure", status: 500, message: `unscripted request ${request.method} ${request.path}` };
+      }
+      if (next.kind !== "completion") return next;
+      const { kind: _kind, ...completion } = next;
+      return { kind: "completion", completion };
+    },
+    { model: "fake-model", idPrefix: "chatcmpl-fake-" },
+  );
   return {
     baseUrl: server.baseUrl,
     requests,

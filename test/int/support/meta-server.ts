@@ -39,7 +39,10 @@ server.registerPrompt(
   { description: "Greets someone on behalf of the caller.", argsSchema: { name: z.string() } },
   async ({ name }, extra) => ({
     messages: [
-      { role: "user", content: { type: "text", text: `Say hello to ${name} for ${String(identity(extra._meta).user_id)}.` } },
+      {
+        role: "user",
+        content: { type: "text", text: `Say hello to ${name} for ${String(identity(extra._meta).user_id)}.` },
+      },
       { role: "assistant", content: { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" } },
     ],
   }),

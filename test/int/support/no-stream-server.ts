@@ -44,11 +44,15 @@ export async function startNoStreamServer(options: { delayMs: number }): Promise
 
   const mcpServer = () => {
     const server = new McpServer({ name: "no-stream-fixture", version: "1.0.0" });
-    server.registerTool("slow_add", { description: "Adds two numbers, slowly.", inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => {
-      runs += 1;
-      await new Promise((resolve) => setTimeout(resolve, options.delayMs));
-      return { content: [{ type: "text", text: `sum ${a + b}` }], structuredContent: { sum: a + b } };
-    });
+    server.registerTool(
+      "slow_add",
+      { description: "Adds two numbers, slowly.", inputSchema: { a: z.number(), b: z.number() } },
+      async ({ a, b }) => {
+        runs += 1;
+        await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+        return { content: [{ type: "text", text: `sum ${a + b}` }], structuredContent: { sum: a + b } };
+      },
+    );
     return server;
   };
 

@@ -68,7 +68,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       if (dropped) return;
       dropped = true;
       await withAdmin(async (client) => {
-        await client.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()", [name]);
+        await client.query(
+          "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+          [name],
+        );
         await client.query(`drop database if exists "${name}"`);
       });
     },

@@ -28,7 +28,8 @@ export async function childProcesses(): Promise<ChildInfo[]> {
   for (const entry of await readdir("/proc")) {
     if (!/^[0-9]+$/.test(entry)) continue;
     const info = await describe(Number(entry));
-    if (info && info.ppid === process.pid && info.state !== "Z") children.push({ pid: Number(entry), command: info.command });
+    if (info && info.ppid === process.pid && info.state !== "Z")
+      children.push({ pid: Number(entry), command: info.command });
   }
   return children;
 }
@@ -39,7 +40,11 @@ export async function childrenRunning(fragment: string): Promise<ChildInfo[]> {
 }
 
 /** Polls `condition` every 50 ms until it holds; throws with `what` after `timeoutMs`. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -13,21 +13,48 @@ import { calls, proposal, scriptedPlanner, type ScriptStep } from "../../support
 import { agentHarness } from "./agent.js";
 
 export const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-export const EVENT = { title: "Revise attention", start: "2025-03-03T18:00:00+01:00", end: "2025-03-03T19:30:00+01:00", timezone: "Europe/Berlin", calendar: "study" };
-const DONE: ScriptStep = { type: "final", answer: "The study block is in your calendar.", citations: [], abstained: false };
+export const EVENT = {
+  title: "Revise attention",
+  start: "2025-03-03T18:00:00+01:00",
+  end: "2025-03-03T19:30:00+01:00",
+  timezone: "Europe/Berlin",
+  calendar: "study",
+};
+const DONE: ScriptStep = {
+  type: "final",
+  answer: "The study block is in your calendar.",
+  citations: [],
+  abstained: false,
+};
 
 /** The shipped calendar server and its contracts, on a fresh store file in `directory`. */
 export function calendarConfig(shipped: WarrantConfig, directory: string): WarrantConfig {
   const server = shipped.servers["calendar"];
   if (server?.transport !== "stdio") throw new Error("the shipped config has no stdio calendar server");
-  const tools = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => contract.server === "calendar"));
-  return { ...shipped, servers: { calendar: { ...server, env: { ...server.env, WARRANT_CALENDAR_DATA: path.join(directory, `${Date.now()}-${Math.random()}.json`) } } }, tools };
+  const tools = Object.fromEntries(
+    Object.entries(shipped.tools).filter(([, contract]) => contract.server === "calendar"),
+  );
+  return {
+    ...shipped,
+    servers: {
+      calendar: {
+        ...server,
+        env: { ...server.env, WARRANT_CALENDAR_DATA: path.join(directory, `${Date.now()}-${Math.random()}.json`) },
+      },
+    },
+    tools,
+  };
 }
 
 /** Runs the recorded run to its end (alice approves the write); returns its ids. */
 export async function recordedRun(database: Database, tools: ToolHost): Promise<{ threadId: string; runId: string }> {
   const planner = scriptedPlanner([
-    calls(proposal("list_events", {}), proposal("list_events", { calendar: "study" }), proposal("create_study_event", EVENT), proposal("delete_everything", {})),
+    calls(
+      proposal("list_events", {}),
+      proposal("list_events", { calendar: "study" }),
+      proposal("create_study_event", EVENT),
+      proposal("delete_everything", {}),
+    ),
     DONE,
   ]);
   const agent = agentHarness({ database, tools, planner });

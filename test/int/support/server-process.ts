@@ -75,7 +75,11 @@ export async function processGroup(groupId: number): Promise<number[]> {
 }
 
 /** Polls `condition` every 50 ms; throws naming `what` after `timeoutMs`. */
-export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
@@ -109,13 +113,16 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 60_00
       const match = LISTENING.exec(line.trim());
       if (match?.[1]) resolve(match[1]);
     });
-    void exited.then(({ code, signal }) => reject(new Error(`the server exited (${code ?? signal}) before listening:\n${stdout}${stderr}`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`the server exited (${code ?? signal}) before listening:\n${stdout}${stderr}`)),
+    );
   });
   const server: ServerProcess = {
     pid,
     url: "",
     stderr: () => stderr,
-    waitForStderr: (text, wait = 20_000) => waitUntil(() => stderr.includes(text), `${JSON.stringify(text)} on the server's stderr`, wait),
+    waitForStderr: (text, wait = 20_000) =>
+      waitUntil(() => stderr.includes(text), `${JSON.stringify(text)} on the server's stderr`, wait),
     exited,
     signal: (signal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
@@ -145,7 +152,11 @@ async function killGroup(child: ChildProcess, groupId: number): Promise<void> {
     if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
   }
   await exited;
-  await waitUntil(async () => (await processGroup(groupId)).length === 0, `process group ${groupId} to be gone`, 10_000);
+  await waitUntil(
+    async () => (await processGroup(groupId)).length === 0,
+    `process group ${groupId} to be gone`,
+    10_000,
+  );
 }
 
 export interface ServerSandbox {
@@ -195,13 +206,20 @@ export async function createServerSandbox(): Promise<ServerSandbox> {
     },
     token,
     client: async (server, user) =>
-      new Client({ apiUrl: server.url, defaultHeaders: { Authorization: `Bearer ${await token(user)}` }, callerOptions: { maxRetries: 0 } }),
+      new Client({
+        apiUrl: server.url,
+        defaultHeaders: { Authorization: `Bearer ${await token(user)}` },
+        callerOptions: { maxRetries: 0 },
+      }),
     async fetch(server, pathname, init = {}) {
       const { user, ...rest } = init;
       return fetchAs(`${server.url}${pathname}`, rest, user ? await token(user) : undefined);
     },
     // With DATABASE_URL the calendar child keeps its events in that database (warrant.config.json passes it on), else in the file.
-    calendarEvents: async () => [...(await storedCalendarEvents(calendarPath)), ...(await databaseCalendarEvents(database.url))],
+    calendarEvents: async () => [
+      ...(await storedCalendarEvents(calendarPath)),
+      ...(await databaseCalendarEvents(database.url)),
+    ],
     async cleanup() {
       try {
         await Promise.all(started.map((server) => server.kill()));

@@ -47,14 +47,33 @@ export function bookingPlanner(): Planner {
   return {
     kind: "scripted",
     async plan(input: PlannerInput) {
-      if (!/\bbook\b/i.test(input.request)) return { outcome: decide(input), usage: { input_tokens: 0, output_tokens: 0 } };
+      if (!/\bbook\b/i.test(input.request))
+        return { outcome: decide(input), usage: { input_tokens: 0, output_tokens: 0 } };
       const booked = sinceRequest(input).find((message) => message.name === "create_study_event");
       if (booked) {
-        return { outcome: { type: "final", answer: "Booked.", citations: [], abstained: false }, usage: { input_tokens: 0, output_tokens: 0 } };
+        return {
+          outcome: { type: "final", answer: "Booked.", citations: [], abstained: false },
+          usage: { input_tokens: 0, output_tokens: 0 },
+        };
       }
-      const args = { title: "Attention study block", start: "2026-12-01T18:00:00+01:00", end: "2026-12-01T19:00:00+01:00", timezone: "Europe/Berlin", calendar: "study" };
+      const args = {
+        title: "Attention study block",
+        start: "2026-12-01T18:00:00+01:00",
+        end: "2026-12-01T19:00:00+01:00",
+        timezone: "Europe/Berlin",
+        calendar: "study",
+      };
       return {
-        outcome: { type: "tool_calls", calls: [{ call_id: `call_book_${randomBytes(6).toString("hex")}`, name: "create_study_event", raw_arguments: JSON.stringify(args) }] },
+        outcome: {
+          type: "tool_calls",
+          calls: [
+            {
+              call_id: `call_book_${randomBytes(6).toString("hex")}`,
+              name: "create_study_event",
+              raw_arguments: JSON.stringify(args),
+            },
+          ],
+        },
         usage: { input_tokens: 0, output_tokens: 0 },
       };
     },
@@ -72,7 +91,12 @@ function sinceRequest(input: PlannerInput): ToolMessage[] {
 }
 
 export async function startTestServer(
-  options: { planner?: Planner; leaseMs?: number; env?: Record<string, string>; settings?: Record<string, string> } = {},
+  options: {
+    planner?: Planner;
+    leaseMs?: number;
+    env?: Record<string, string>;
+    settings?: Record<string, string>;
+  } = {},
 ): Promise<TestServer> {
   const database = await createTestDatabase();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-server-"));
@@ -82,7 +106,14 @@ export async function startTestServer(
   // MCP children inherit the environment: each server gets its own calendar file.
   process.env["WARRANT_CALENDAR_DATA"] = calendarPath;
   for (const [key, value] of Object.entries(options.env ?? {})) process.env[key] = value;
-  const settings = loadSettings({ DATABASE_URL: database.url, WARRANT_DATA_DIR: dataDir, WARRANT_AUTH_SECRET: secretHex, PORT: "0", HOST: "127.0.0.1", ...options.settings });
+  const settings = loadSettings({
+    DATABASE_URL: database.url,
+    WARRANT_DATA_DIR: dataDir,
+    WARRANT_AUTH_SECRET: secretHex,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    ...options.settings,
+  });
   let server: StartedServer;
   try {
     server = await startServer({
@@ -108,13 +139,17 @@ export async function startTestServer(
     calendarPath,
     principal,
     token,
-    client: async (user) => new Client({ apiUrl: server.url, defaultHeaders: { Authorization: `Bearer ${await token(user)}` } }),
+    client: async (user) =>
+      new Client({ apiUrl: server.url, defaultHeaders: { Authorization: `Bearer ${await token(user)}` } }),
     async fetch(pathname, init = {}) {
       const { user, ...rest } = init;
       return fetchAs(`${server.url}${pathname}`, rest, user ? await token(user) : undefined);
     },
     // With DATABASE_URL the calendar child keeps its events in that database (warrant.config.json passes it on), else in the file.
-    calendarEvents: async () => [...(await storedCalendarEvents(calendarPath)), ...(await databaseCalendarEvents(database.url))],
+    calendarEvents: async () => [
+      ...(await storedCalendarEvents(calendarPath)),
+      ...(await databaseCalendarEvents(database.url)),
+    ],
     async close() {
       try {
         await server.close({ drainMs: 2_000 });

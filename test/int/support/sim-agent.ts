@@ -21,13 +21,20 @@ export async function simulationTools(options: { databaseUrl: string; corpusPath
   if (notes?.transport !== "stdio") throw new Error("the shipped config has no stdio notes server");
   const notesServer = options.corpusPath ? { ...notes, args: [...notes.args, "--data", options.corpusPath] } : notes;
   const servers = { notes: notesServer, schedule: shipped.servers["schedule"], calendar: shipped.servers["calendar"] };
-  const contracts = Object.fromEntries(Object.entries(shipped.tools).filter(([, contract]) => contract.server !== "caseops"));
+  const contracts = Object.fromEntries(
+    Object.entries(shipped.tools).filter(([, contract]) => contract.server !== "caseops"),
+  );
   const config: WarrantConfig = { ...shipped, servers: servers as WarrantConfig["servers"], tools: contracts };
   return connectTools(config, undefined, { hostValues: { DATABASE_URL: options.databaseUrl } });
 }
 
 /** A simulated model of `profile` and the agent planning with it; close the model when done. */
-export async function simulatedAgent(options: { profile: string; seed: number; database: Database; tools: ToolHost }): Promise<{ model: SimulatedModel; agent: AgentHarness }> {
+export async function simulatedAgent(options: {
+  profile: string;
+  seed: number;
+  database: Database;
+  tools: ToolHost;
+}): Promise<{ model: SimulatedModel; agent: AgentHarness }> {
   const model = await startSimulatedModel({ profile: options.profile, seed: options.seed, recordRequests: true });
   const planner = plannerFor(loadSettings({ OPENAI_BASE_URL: model.baseUrl, WARRANT_MODEL: model.model }));
   expect(planner.kind).toBe("model");

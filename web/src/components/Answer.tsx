@@ -15,7 +15,13 @@ export function Answer({ result, evidence }: { result: RunResult; evidence: Evid
           const n = /^\[(\d+)\]$/.exec(piece)?.[1];
           if (n && citation(Number(n))) {
             return (
-              <button key={index} type="button" className="cite" aria-label={`Citation ${n}: open the excerpt`} onClick={() => setOpen(Number(n))}>
+              <button
+                key={index}
+                type="button"
+                className="cite"
+                aria-label={`Citation ${n}: open the excerpt`}
+                onClick={() => setOpen(Number(n))}
+              >
                 [{n}]
               </button>
             );
@@ -35,7 +41,14 @@ export function Answer({ result, evidence }: { result: RunResult; evidence: Evid
           ))}
         </ol>
       )}
-      {opened && open !== null && <Excerpt number={open} citation={opened} evidence={evidence.find((item) => item.ref === opened.ref)} onClose={() => setOpen(null)} />}
+      {opened && open !== null && (
+        <Excerpt
+          number={open}
+          citation={opened}
+          evidence={evidence.find((item) => item.ref === opened.ref)}
+          onClose={() => setOpen(null)}
+        />
+      )}
     </div>
   );
 }

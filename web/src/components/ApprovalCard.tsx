@@ -34,11 +34,34 @@ interface Props {
 
 const LABELS: Record<Choice, string> = { approve: "Approve", edit: "Edit", reject: "Reject" };
 
-export function ApprovalCard({ index, actionId, name, args, description, expiresAt, allowed, tool, schema, state, onChange }: Props) {
+export function ApprovalCard({
+  index,
+  actionId,
+  name,
+  args,
+  description,
+  expiresAt,
+  allowed,
+  tool,
+  schema,
+  state,
+  onChange,
+}: Props) {
   const id = `action-${index}`;
-  const destination = [tool ? `${tool.server} server` : "unknown server", tool?.risk, typeof args.calendar === "string" ? `calendar “${args.calendar}”` : undefined].filter(Boolean).join(" · ");
+  const destination = [
+    tool ? `${tool.server} server` : "unknown server",
+    tool?.risk,
+    typeof args.calendar === "string" ? `calendar “${args.calendar}”` : undefined,
+  ]
+    .filter(Boolean)
+    .join(" · ");
   return (
-    <article className="approval-card" aria-labelledby={`${id}-title`} data-action-id={actionId} data-choice={state.choice ?? ""}>
+    <article
+      className="approval-card"
+      aria-labelledby={`${id}-title`}
+      data-action-id={actionId}
+      data-choice={state.choice ?? ""}
+    >
       <header>
         <h3 id={`${id}-title`}>
           {index + 1}. <code>{name}</code>
@@ -64,17 +87,37 @@ export function ApprovalCard({ index, actionId, name, args, description, expires
             .filter((choice) => allowed.includes(choice))
             .map((choice) => (
               <label key={choice} className="choice">
-                <input type="radio" name={`${id}-choice`} value={choice} checked={state.choice === choice} onChange={() => onChange({ ...state, choice, errors: [] })} />
+                <input
+                  type="radio"
+                  name={`${id}-choice`}
+                  value={choice}
+                  checked={state.choice === choice}
+                  onChange={() => onChange({ ...state, choice, errors: [] })}
+                />
                 {LABELS[choice]}
               </label>
             ))}
         </div>
       </fieldset>
-      {state.choice === "edit" && <ArgumentsForm idPrefix={id} schema={schema} draft={state.draft} errors={state.errors} onChange={(draft) => onChange({ ...state, draft, errors: [] })} />}
+      {state.choice === "edit" && (
+        <ArgumentsForm
+          idPrefix={id}
+          schema={schema}
+          draft={state.draft}
+          errors={state.errors}
+          onChange={(draft) => onChange({ ...state, draft, errors: [] })}
+        />
+      )}
       {state.choice === "reject" && (
         <div className="field">
           <label htmlFor={`${id}-message`}>Why (shown to the agent)</label>
-          <input id={`${id}-message`} type="text" maxLength={2000} value={state.message} onChange={(event) => onChange({ ...state, message: event.target.value })} />
+          <input
+            id={`${id}-message`}
+            type="text"
+            maxLength={2000}
+            value={state.message}
+            onChange={(event) => onChange({ ...state, message: event.target.value })}
+          />
         </div>
       )}
     </article>

@@ -9,14 +9,36 @@ import type { ApprovalInterrupt, ResumeDecision, ToolInfo } from "../types";
 import { validateArguments } from "../validate";
 import { ApprovalCard, type CardState } from "./ApprovalCard";
 
-export function ApprovalPanel({ request, tools, onDecide }: { request: ApprovalInterrupt; tools: ToolInfo[]; onDecide: (decisions: ResumeDecision[]) => void }) {
+export function ApprovalPanel({
+  request,
+  tools,
+  onDecide,
+}: {
+  request: ApprovalInterrupt;
+  tools: ToolInfo[];
+  onDecide: (decisions: ResumeDecision[]) => void;
+}) {
   const actions = request.action_requests.map((action, index) => {
     const tool = tools.find((item) => item.name === action.name);
-    return { ...action, tool, schema: schemaFor(tool?.schema, action.args), binding: request.approvals[index], allowed: request.review_configs[index]?.allowed_decisions ?? ["approve", "reject"] };
+    return {
+      ...action,
+      tool,
+      schema: schemaFor(tool?.schema, action.args),
+      binding: request.approvals[index],
+      allowed: request.review_configs[index]?.allowed_decisions ?? ["approve", "reject"],
+    };
   });
-  const [states, setStates] = useState<CardState[]>(() => actions.map((action) => ({ choice: undefined, draft: draftOf(action.schema, action.args), message: "", errors: [] })));
+  const [states, setStates] = useState<CardState[]>(() =>
+    actions.map((action) => ({
+      choice: undefined,
+      draft: draftOf(action.schema, action.args),
+      message: "",
+      errors: [],
+    })),
+  );
   const [notice, setNotice] = useState<string | null>(null);
-  const update = (index: number, state: CardState) => setStates((all) => all.map((item, at) => (at === index ? state : item)));
+  const update = (index: number, state: CardState) =>
+    setStates((all) => all.map((item, at) => (at === index ? state : item)));
 
   const send = () => {
     const decisions: ResumeDecision[] = [];
@@ -32,7 +54,12 @@ export function ApprovalPanel({ request, tools, onDecide }: { request: ApprovalI
         return { ...state, errors: all };
       }
       if (state.choice === "approve") decisions.push({ type: "approve", action_id: actionId });
-      if (state.choice === "reject") decisions.push({ type: "reject", action_id: actionId, ...(state.message.trim() ? { message: state.message.trim() } : {}) });
+      if (state.choice === "reject")
+        decisions.push({
+          type: "reject",
+          action_id: actionId,
+          ...(state.message.trim() ? { message: state.message.trim() } : {}),
+        });
       return state;
     });
     setStates(checked);
@@ -74,7 +101,11 @@ export function ApprovalPanel({ request, tools, onDecide }: { request: ApprovalI
         </p>
       )}
       <div className="row">
-        <button type="button" className="secondary" onClick={() => setStates((all) => all.map((state) => ({ ...state, choice: "approve", errors: [] })))}>
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => setStates((all) => all.map((state) => ({ ...state, choice: "approve", errors: [] })))}
+        >
           Approve all
         </button>
         <button type="button" onClick={send}>

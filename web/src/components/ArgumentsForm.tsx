@@ -3,7 +3,19 @@ import { kindOf, type Draft } from "../draft";
 import type { JsonSchema } from "../types";
 import type { FieldError } from "../validate";
 
-export function ArgumentsForm({ idPrefix, schema, draft, errors, onChange }: { idPrefix: string; schema: JsonSchema; draft: Draft; errors: FieldError[]; onChange: (draft: Draft) => void }) {
+export function ArgumentsForm({
+  idPrefix,
+  schema,
+  draft,
+  errors,
+  onChange,
+}: {
+  idPrefix: string;
+  schema: JsonSchema;
+  draft: Draft;
+  errors: FieldError[];
+  onChange: (draft: Draft) => void;
+}) {
   const set = (name: string, value: string | boolean) => onChange({ ...draft, [name]: value });
   const required = new Set(schema.required ?? []);
   return (
@@ -21,9 +33,19 @@ export function ArgumentsForm({ idPrefix, schema, draft, errors, onChange }: { i
               {required.has(name) ? " *" : ""}
             </label>
             {kind === "boolean" ? (
-              <input id={id} type="checkbox" checked={value === true} onChange={(event) => set(name, event.target.checked)} />
+              <input
+                id={id}
+                type="checkbox"
+                checked={value === true}
+                onChange={(event) => set(name, event.target.checked)}
+              />
             ) : kind === "choice" ? (
-              <select id={id} value={String(value ?? "")} onChange={(event) => set(name, event.target.value)} aria-describedby={described}>
+              <select
+                id={id}
+                value={String(value ?? "")}
+                onChange={(event) => set(name, event.target.value)}
+                aria-describedby={described}
+              >
                 {(property.enum ?? []).map((option) => (
                   <option key={String(option)} value={String(option)}>
                     {String(option)}
@@ -31,9 +53,24 @@ export function ArgumentsForm({ idPrefix, schema, draft, errors, onChange }: { i
                 ))}
               </select>
             ) : kind === "json" ? (
-              <textarea id={id} rows={3} value={String(value ?? "")} onChange={(event) => set(name, event.target.value)} aria-describedby={described} aria-invalid={fieldErrors.length > 0} />
+              <textarea
+                id={id}
+                rows={3}
+                value={String(value ?? "")}
+                onChange={(event) => set(name, event.target.value)}
+                aria-describedby={described}
+                aria-invalid={fieldErrors.length > 0}
+              />
             ) : (
-              <input id={id} name={name} type={kind === "number" ? "number" : "text"} value={String(value ?? "")} onChange={(event) => set(name, event.target.value)} aria-describedby={described} aria-invalid={fieldErrors.length > 0} />
+              <input
+                id={id}
+                name={name}
+                type={kind === "number" ? "number" : "text"}
+                value={String(value ?? "")}
+                onChange={(event) => set(name, event.target.value)}
+                aria-describedby={described}
+                aria-invalid={fieldErrors.length > 0}
+              />
             )}
             {property.description && fieldErrors.length === 0 && (
               <small id={`${id}-hint`} className="hint">

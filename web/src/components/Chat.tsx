@@ -25,9 +25,21 @@ import { ToolProgressList } from "./ToolProgressList";
  * How every run is streamed. A run outlives its page: closing or reloading the tab must not
  * cancel it (the SDK's default for a stream that is not resumable); Stop cancels explicitly.
  */
-const SUBMIT_OPTIONS = { streamMode: ["values", "messages-tuple", "updates", "tools"] as StreamMode[], streamResumable: true, onDisconnect: "continue" as const };
+const SUBMIT_OPTIONS = {
+  streamMode: ["values", "messages-tuple", "updates", "tools"] as StreamMode[],
+  streamResumable: true,
+  onDisconnect: "continue" as const,
+};
 
-export function Chat({ token, session, onSignOut }: { token: string; session: SessionInfo; onSignOut: (reason: Problem | null) => void }) {
+export function Chat({
+  token,
+  session,
+  onSignOut,
+}: {
+  token: string;
+  session: SessionInfo;
+  onSignOut: (reason: Problem | null) => void;
+}) {
   const client = useMemo(() => makeClient(token), [token]);
   const [threadId, setThreadId] = useState<string | null>(threadFromUrl);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -39,7 +51,8 @@ export function Chat({ token, session, onSignOut }: { token: string; session: Se
   const report = useCallback(
     (error: unknown) => {
       const found = problemOf(error);
-      if (found.kind === "auth") onSignOut({ ...found, message: `Your sign-in is no longer valid (${found.message}).` });
+      if (found.kind === "auth")
+        onSignOut({ ...found, message: `Your sign-in is no longer valid (${found.message}).` });
       else setProblem(found);
     },
     [onSignOut],
@@ -103,11 +116,44 @@ export function Chat({ token, session, onSignOut }: { token: string; session: Se
           <>
             <MessageList messages={stream.messages} values={values} />
             {stream.isLoading && <ToolProgressList progress={stream.toolProgress} />}
-            {stream.isLoading && <p role="status" className="working">Working…</p>}
-            {values.run && <RunPanel client={client} threadId={threadId} values={values} budgets={session.budgets} live={stream.isLoading} />}
-            {approval && !stream.isLoading && <ApprovalPanel key={approval.approvals.map((item) => `${item.action_id}:${item.version}`).join(",") + (approval.error?.message ?? "")} request={approval} tools={session.tools} onDecide={decide} />}
-            {problem && <ProblemBanner problem={problem} onDismiss={() => setProblem(null)} {...(problem.kind === "down" ? { onRetry: retry } : {})} />}
-            <Composer disabled={stream.isLoading || approval !== null} pendingReview={approval !== null} onSend={send} onStop={stream.isLoading ? () => void stream.stop() : undefined} />
+            {stream.isLoading && (
+              <p role="status" className="working">
+                Working…
+              </p>
+            )}
+            {values.run && (
+              <RunPanel
+                client={client}
+                threadId={threadId}
+                values={values}
+                budgets={session.budgets}
+                live={stream.isLoading}
+              />
+            )}
+            {approval && !stream.isLoading && (
+              <ApprovalPanel
+                key={
+                  approval.approvals.map((item) => `${item.action_id}:${item.version}`).join(",") +
+                  (approval.error?.message ?? "")
+                }
+                request={approval}
+                tools={session.tools}
+                onDecide={decide}
+              />
+            )}
+            {problem && (
+              <ProblemBanner
+                problem={problem}
+                onDismiss={() => setProblem(null)}
+                {...(problem.kind === "down" ? { onRetry: retry } : {})}
+              />
+            )}
+            <Composer
+              disabled={stream.isLoading || approval !== null}
+              pendingReview={approval !== null}
+              onSend={send}
+              onStop={stream.isLoading ? () => void stream.stop() : undefined}
+            />
           </>
         )}
       </main>

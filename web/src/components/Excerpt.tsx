@@ -2,7 +2,17 @@
 import { useEffect, useRef } from "react";
 import type { Citation, Evidence } from "../types";
 
-export function Excerpt({ number, citation, evidence, onClose }: { number: number; citation: Citation; evidence: Evidence | undefined; onClose: () => void }) {
+export function Excerpt({
+  number,
+  citation,
+  evidence,
+  onClose,
+}: {
+  number: number;
+  citation: Citation;
+  evidence: Evidence | undefined;
+  onClose: () => void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const element = dialog.current;
@@ -29,7 +39,9 @@ export function Excerpt({ number, citation, evidence, onClose }: { number: numbe
           <code>{citation.ref}</code>
         </dd>
       </dl>
-      <blockquote data-testid="excerpt-text">{evidence?.excerpt ?? "The excerpt is not in this thread's evidence."}</blockquote>
+      <blockquote data-testid="excerpt-text">
+        {evidence?.excerpt ?? "The excerpt is not in this thread's evidence."}
+      </blockquote>
       <form method="dialog">
         <button type="submit" autoFocus>
           Close

@@ -3,7 +3,19 @@ import { useEffect, useState } from "react";
 import { fetchReviews } from "../api";
 import type { SessionInfo } from "../types";
 
-export function Header({ session, token, view, onView, onSignOut }: { session: SessionInfo; token: string; view: "chat" | "reviews"; onView: (view: "chat" | "reviews") => void; onSignOut: () => void }) {
+export function Header({
+  session,
+  token,
+  view,
+  onView,
+  onSignOut,
+}: {
+  session: SessionInfo;
+  token: string;
+  view: "chat" | "reviews";
+  onView: (view: "chat" | "reviews") => void;
+  onSignOut: () => void;
+}) {
   const [hasInbox, setHasInbox] = useState(false);
   useEffect(() => {
     if (!session.principal.scopes.includes("approvals:decide")) return;
@@ -14,10 +26,20 @@ export function Header({ session, token, view, onView, onSignOut }: { session: S
       <strong className="brand">Warrant</strong>
       {hasInbox && (
         <nav aria-label="Views" className="row">
-          <button type="button" className={view === "chat" ? "" : "secondary"} aria-pressed={view === "chat"} onClick={() => onView("chat")}>
+          <button
+            type="button"
+            className={view === "chat" ? "" : "secondary"}
+            aria-pressed={view === "chat"}
+            onClick={() => onView("chat")}
+          >
             Chat
           </button>
-          <button type="button" className={view === "reviews" ? "" : "secondary"} aria-pressed={view === "reviews"} onClick={() => onView("reviews")}>
+          <button
+            type="button"
+            className={view === "reviews" ? "" : "secondary"}
+            aria-pressed={view === "reviews"}
+            onClick={() => onView("reviews")}
+          >
             Reviews
           </button>
         </nav>

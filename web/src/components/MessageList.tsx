@@ -25,13 +25,15 @@ function outcomeOf(message: Message): string {
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((part) => (isRecord(part) && typeof part.text === "string" ? part.text : "")).join("");
+  if (Array.isArray(content))
+    return content.map((part) => (isRecord(part) && typeof part.text === "string" ? part.text : "")).join("");
   return "";
 }
 
 export function MessageList({ messages, values }: { messages: Message[]; values: AgentValues }) {
   const evidence = evidenceOf(values);
-  if (messages.length === 0) return <p className="empty">Ask about your notes, or ask for a study plan in your calendar.</p>;
+  if (messages.length === 0)
+    return <p className="empty">Ask about your notes, or ask for a study plan in your calendar.</p>;
   return (
     <ol className="messages" aria-label="Messages" aria-live="polite">
       {messages.map((message, index) => {
@@ -52,12 +54,20 @@ export function MessageList({ messages, values }: { messages: Message[]; values:
           );
         }
         if (message.type !== "ai") return null;
-        const result = resultOf({ result: (isRecord(message.additional_kwargs) ? message.additional_kwargs.warrant_result : undefined) as AgentValues["result"] });
+        const result = resultOf({
+          result: (isRecord(message.additional_kwargs)
+            ? message.additional_kwargs.warrant_result
+            : undefined) as AgentValues["result"],
+        });
         const calls = message.tool_calls ?? [];
         return (
           <li key={key} className="message ai">
             <span className="speaker">Agent</span>
-            {result ? <Answer result={result} evidence={evidence} /> : textOf(message.content) && <p>{textOf(message.content)}</p>}
+            {result ? (
+              <Answer result={result} evidence={evidence} />
+            ) : (
+              textOf(message.content) && <p>{textOf(message.content)}</p>
+            )}
             {calls.length > 0 && (
               <ul className="proposals" aria-label="Proposed tool calls">
                 {calls.map((call, callIndex) => (

@@ -7,11 +7,20 @@ const ADVICE: Record<Problem["kind"], string> = {
   refused: "",
 };
 
-export function ProblemBanner({ problem, onRetry, onDismiss }: { problem: Problem; onRetry?: () => void; onDismiss?: () => void }) {
+export function ProblemBanner({
+  problem,
+  onRetry,
+  onDismiss,
+}: {
+  problem: Problem;
+  onRetry?: () => void;
+  onDismiss?: () => void;
+}) {
   return (
     <div className={`problem problem-${problem.kind}`} role="alert" data-code={problem.code}>
       <p>
-        <strong>{problem.kind === "down" ? "The server did not answer." : problem.message}</strong> <code>{problem.code}</code>
+        <strong>{problem.kind === "down" ? "The server did not answer." : problem.message}</strong>{" "}
+        <code>{problem.code}</code>
       </p>
       {ADVICE[problem.kind] && <p>{ADVICE[problem.kind]}</p>}
       <div className="row">

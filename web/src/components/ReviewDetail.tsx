@@ -8,7 +8,17 @@ import { ProblemBanner } from "./ProblemBanner";
 import type { InboxEntry } from "./Reviews";
 import { Termination } from "./Termination";
 
-export function ReviewDetail({ token, session, entry, onBack }: { token: string; session: SessionInfo; entry: InboxEntry; onBack: () => void }) {
+export function ReviewDetail({
+  token,
+  session,
+  entry,
+  onBack,
+}: {
+  token: string;
+  session: SessionInfo;
+  entry: InboxEntry;
+  onBack: () => void;
+}) {
   const [request, setRequest] = useState(entry.review);
   const [sending, setSending] = useState(false);
   const [outcome, setOutcome] = useState<ReviewOutcome | null>(null);
@@ -48,7 +58,17 @@ export function ReviewDetail({ token, session, entry, onBack }: { token: string;
         </p>
       )}
       {sending && <p role="status">Sending the decision…</p>}
-      {(!outcome || pendingAgain) && !sending && <ApprovalPanel key={request.approvals.map((item) => `${item.action_id}:${item.version}`).join(",") + (request.error?.message ?? "")} request={request} tools={session.tools} onDecide={decide} />}
+      {(!outcome || pendingAgain) && !sending && (
+        <ApprovalPanel
+          key={
+            request.approvals.map((item) => `${item.action_id}:${item.version}`).join(",") +
+            (request.error?.message ?? "")
+          }
+          request={request}
+          tools={session.tools}
+          onDecide={decide}
+        />
+      )}
     </section>
   );
 }

@@ -21,18 +21,36 @@ function entryOf(value: unknown): InboxEntry | null {
   if (!isRecord(value) || typeof value.thread_id !== "string") return null;
   const review = approvalOf(value.review);
   if (!review) return null;
-  return { thread_id: value.thread_id, owner: typeof value.owner === "string" ? value.owner : "", request: typeof value.request === "string" ? value.request : "", review };
+  return {
+    thread_id: value.thread_id,
+    owner: typeof value.owner === "string" ? value.owner : "",
+    request: typeof value.request === "string" ? value.request : "",
+    review,
+  };
 }
 
 export function Reviews({ token, session }: { token: string; session: SessionInfo }) {
   const [entries, setEntries] = useState<InboxEntry[] | null>(null);
   const [open, setOpen] = useState<InboxEntry | null>(null);
   const load = useCallback(() => {
-    void fetchReviews(token).then((reviews) => setEntries((reviews ?? []).map(entryOf).filter((entry): entry is InboxEntry => entry !== null)));
+    void fetchReviews(token).then((reviews) =>
+      setEntries((reviews ?? []).map(entryOf).filter((entry): entry is InboxEntry => entry !== null)),
+    );
   }, [token]);
   useEffect(load, [load]);
 
-  if (open) return <ReviewDetail token={token} session={session} entry={open} onBack={() => { setOpen(null); load(); }} />;
+  if (open)
+    return (
+      <ReviewDetail
+        token={token}
+        session={session}
+        entry={open}
+        onBack={() => {
+          setOpen(null);
+          load();
+        }}
+      />
+    );
   if (entries === null) return <p role="status">Loading the reviews…</p>;
   return (
     <section aria-labelledby="reviews-title" className="inbox">
@@ -53,7 +71,8 @@ export function Reviews({ token, session }: { token: string; session: SessionInf
                   {entry.owner}: {entry.request || "a request"}
                 </span>
                 <small>
-                  {entry.review.action_requests.length} action(s): {[...new Set(entry.review.action_requests.map((action) => action.name))].join(", ")}
+                  {entry.review.action_requests.length} action(s):{" "}
+                  {[...new Set(entry.review.action_requests.map((action) => action.name))].join(", ")}
                 </small>
               </button>
             </li>

@@ -8,7 +8,19 @@ import { DenialList } from "./DenialList";
 import { LedgerTable } from "./LedgerTable";
 import { Termination } from "./Termination";
 
-export function RunPanel({ client, threadId, values, budgets, live }: { client: Client; threadId: string | null; values: AgentValues; budgets: Budgets; live: boolean }) {
+export function RunPanel({
+  client,
+  threadId,
+  values,
+  budgets,
+  live,
+}: {
+  client: Client;
+  threadId: string | null;
+  values: AgentValues;
+  budgets: Budgets;
+  live: boolean;
+}) {
   const denials = useRunDenials(client, threadId, values, live);
   const usage = usageOf(values);
   const termination = terminationOf(values);

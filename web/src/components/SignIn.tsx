@@ -23,7 +23,10 @@ export function SignIn({ problem, onToken }: { problem: Problem | null; onToken:
   };
   const pick = (user: string) => {
     setDevProblem(null);
-    mintDevToken(user).then(({ token }) => onToken(token), (error: unknown) => setDevProblem(problemOf(error)));
+    mintDevToken(user).then(
+      ({ token }) => onToken(token),
+      (error: unknown) => setDevProblem(problemOf(error)),
+    );
   };
 
   return (
@@ -33,7 +36,16 @@ export function SignIn({ problem, onToken }: { problem: Problem | null; onToken:
       {problem && <ProblemBanner problem={problem} />}
       <form onSubmit={submit} aria-label="Sign in with a token">
         <label htmlFor="token">API token</label>
-        <textarea id="token" name="token" rows={3} value={pasted} onChange={(event) => setPasted(event.target.value)} placeholder="eyJ… (npm run -s token -- --user alice)" autoComplete="off" spellCheck={false} />
+        <textarea
+          id="token"
+          name="token"
+          rows={3}
+          value={pasted}
+          onChange={(event) => setPasted(event.target.value)}
+          placeholder="eyJ… (npm run -s token -- --user alice)"
+          autoComplete="off"
+          spellCheck={false}
+        />
         <button type="submit" disabled={pasted.trim() === ""}>
           Sign in
         </button>

@@ -1,7 +1,13 @@
 /** Why the run stopped, in plain words, with the server's code beside it. */
 import type { TerminationReason } from "../types";
 
-const BUDGETS: Record<string, string> = { model_turns: "model turns", tool_calls: "tool calls", deadline: "time", tokens: "tokens", cost: "cost" };
+const BUDGETS: Record<string, string> = {
+  model_turns: "model turns",
+  tool_calls: "tool calls",
+  deadline: "time",
+  tokens: "tokens",
+  cost: "cost",
+};
 
 export function plainReason(reason: TerminationReason): string {
   switch (reason.code) {

@@ -10,7 +10,19 @@ function titleOf(thread: Thread): string {
   return request || `Conversation ${thread.thread_id.slice(0, 8)}`;
 }
 
-export function ThreadList({ client, current, changed, onOpen, onProblem }: { client: Client; current: string | null; changed: number; onOpen: (id: string | null) => void; onProblem: (error: unknown) => void }) {
+export function ThreadList({
+  client,
+  current,
+  changed,
+  onOpen,
+  onProblem,
+}: {
+  client: Client;
+  current: string | null;
+  changed: number;
+  onOpen: (id: string | null) => void;
+  onProblem: (error: unknown) => void;
+}) {
   const [threads, setThreads] = useState<Thread[]>([]);
   useEffect(() => {
     let live = true;
@@ -30,7 +42,13 @@ export function ThreadList({ client, current, changed, onOpen, onProblem }: { cl
       <ul>
         {threads.map((thread) => (
           <li key={thread.thread_id}>
-            <button type="button" className={thread.thread_id === current ? "thread current" : "thread"} aria-current={thread.thread_id === current ? "page" : undefined} data-thread-id={thread.thread_id} onClick={() => onOpen(thread.thread_id)}>
+            <button
+              type="button"
+              className={thread.thread_id === current ? "thread current" : "thread"}
+              aria-current={thread.thread_id === current ? "page" : undefined}
+              data-thread-id={thread.thread_id}
+              onClick={() => onOpen(thread.thread_id)}
+            >
               <span>{titleOf(thread)}</span>
               <small>
                 {thread.status} · {new Date(thread.updated_at).toLocaleString()}
