@@ -224,7 +224,7 @@ export function decide(input: PlannerInput): PlanOutcome {
   const caseId = CASE_ID.exec(input.request)?.[0];
   if (caseId && offered.has("get_case_snapshot")) return decideCase(caseId, observations, input.evidence, call);
   const study = parseStudyRequest(input.request);
-  if (study.type === "needs_human") return study;
+  if (study.type === "needs_human") return { type: "needs_human", reason: study.reason };
   if (study.type === "request") return decideStudy(study.request, input.tools, input.evidence, observations, call);
   const course = courseContextOf(input.context);
   if (course) return decideQuiz(course, input, observations, offered);
