@@ -161,14 +161,15 @@ const QUIZ_FILLER = new Set([
   "some",
 ]);
 
+/** The questions first, the answers after all of them, so reading a question does not show its answer. */
 function quizFrom(evidence: readonly Evidence[], course: string): PlanOutcome {
-  const lines = evidence.map(
-    (item, index) =>
-      `${index + 1}. ${item.title ?? item.item_id}: what do your notes say about it? Answer: ${firstSentences(item.excerpt, 1)} [${index + 1}]`,
+  const questions = evidence.map(
+    (item, index) => `${index + 1}. ${item.title ?? item.item_id}: what do your notes say about it? [${index + 1}]`,
   );
+  const answers = evidence.map((item, index) => `${index + 1}. ${firstSentences(item.excerpt, 1)} [${index + 1}]`);
   return {
     type: "final",
-    answer: `Quiz from your ${course} notes:\n${lines.join("\n")}`,
+    answer: `Quiz from your ${course} notes:\n${questions.join("\n")}\n\nAnswers (after you have tried):\n${answers.join("\n")}`,
     citations: evidence.map((item) => item.ref),
     abstained: false,
   };
