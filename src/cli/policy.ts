@@ -15,14 +15,13 @@
  */
 import { readFile } from "node:fs/promises";
 import { loadPrincipalDirectory, type Principal } from "../auth/principal.js";
-import { createRuntime } from "../bootstrap.js";
+import { configProblemsFor, createRuntime } from "../bootstrap.js";
 import { loadSettings, type Settings } from "../env.js";
 import { ConfigError } from "../errors.js";
 import { buildCatalog, type ListedTool } from "../mcp/catalog.js";
-import { listingFacts } from "../mcp/listing-facts.js";
 import { connectTools } from "../mcp/tool-host.js";
 import { recentRunIds, recordedDefinitions } from "../persistence/trace-store.js";
-import { configProblems, formatProblem, parseConfigProblems, type ConfigProblem } from "../policy/config-check.js";
+import { formatProblem, parseConfigProblems, type ConfigProblem } from "../policy/config-check.js";
 import type { WarrantConfig } from "../policy/config.js";
 import { policyMatrix, renderMatrix, stagesOf } from "../policy/matrix.js";
 import { STAGE } from "../runtime/step.js";
@@ -83,17 +82,8 @@ async function check(parsed: CommandLine, settings: Settings): Promise<number> {
   const file = stringFlag(parsed, "config") ?? settings.configPath;
   const { config, problems } = await readConfig(file);
   const found = [...problems];
-  if (config) {
-    const principals = await principalsFrom(settings.principalsPath);
-    const listed = await withTools(config, settings, async (tools) => listingFacts(config, tools));
-    found.push(
-      ...configProblems(config, {
-        listed,
-        principals,
-        model: { planner: settings.planner, name: settings.model.name },
-      }),
-    );
-  }
+  // The same checks as the server's start, with the principals and model the deployment's settings name.
+  if (config) found.push(...(await withTools(config, settings, (tools) => configProblemsFor(config, settings, tools))));
   for (const problem of found) process.stdout.write(`${formatProblem(problem, file)}\n`);
   const errors = found.filter((problem) => problem.severity === "error").length;
   process.stdout.write(`${file}: ${errors} error(s), ${found.length - errors} warning(s)\n`);
