@@ -145,14 +145,15 @@ export async function configProblemsFor(
   });
 }
 
-/** Refuses to start on any error the config check finds, with the lines it prints. */
+/** Refuses to start on any error the config check finds, with the lines it prints; returns its warning lines. */
 export async function refuseConfigErrors(
   settings: Settings,
   tools?: Pick<ToolHost, "catalog" | "isHealthy">,
-): Promise<void> {
+): Promise<string[]> {
   const config = await loadConfig(settings.configPath);
-  const errors = (await configProblemsFor(config, settings, tools)).filter((problem) => problem.severity === "error");
-  if (errors.length === 0) return;
+  const problems = await configProblemsFor(config, settings, tools);
+  const errors = problems.filter((problem) => problem.severity === "error");
+  if (errors.length === 0) return problems.map((problem) => formatProblem(problem, settings.configPath));
   const lines = errors.map((problem) => formatProblem(problem, settings.configPath));
   throw new ConfigError("config_invalid", `${errors.length} error(s) in the config:\n${lines.join("\n")}`);
 }

@@ -53,7 +53,8 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     // Tools start with the server, so a broken MCP configuration fails here, not in the first run.
     const tools = await runtime.host.tools();
     // The checks of `npm run policy -- check`; a test's own tool host is not what the config describes.
-    await refuseConfigErrors(settings, options.overrides?.tools ? undefined : tools);
+    for (const warning of await refuseConfigErrors(settings, options.overrides?.tools ? undefined : tools))
+      log(warning);
     const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
     // Imported here: graph modules read settings on import, after configuration errors have had their chance.
     const { buildAgent } = await import("../../graphs/agent.js");
