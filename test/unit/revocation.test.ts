@@ -11,6 +11,7 @@ import { principalDirectory, verifiedOnly } from "../../src/auth/principal-direc
 import type { Principal } from "../../src/auth/principal.js";
 import { requestGate } from "../../src/auth/request-gate.js";
 import { RevocationList, type Revocations } from "../../src/auth/revocations.js";
+import { createRuntime } from "../../src/bootstrap.js";
 import { loadSettings } from "../../src/env.js";
 import { devLoginEnabled, isLoopbackHost } from "../../src/server/web.js";
 
@@ -59,6 +60,18 @@ describe("the principal directory is authoritative", () => {
     await expect(directory.current(alice)).rejects.toMatchObject({ code: "principal_revoked" });
     // Without a directory the verified claims stand.
     expect(await verifiedOnly.current({ ...alice, user_id: "mallory" })).toMatchObject({ user_id: "mallory" });
+  });
+
+  it("is what runs are checked against unless WARRANT_VERIFIED_CLAIMS_ONLY=1", async () => {
+    const file = await directoryFile([alice]);
+    const listed = createRuntime(loadSettings({ WARRANT_PRINCIPALS: file }));
+    await expect(listed.host.currentPrincipal({ ...alice, user_id: "mallory" })).rejects.toMatchObject({
+      code: "principal_revoked",
+    });
+    const claims = createRuntime(loadSettings({ WARRANT_PRINCIPALS: file, WARRANT_VERIFIED_CLAIMS_ONLY: "1" }));
+    expect(claims.principals).toBe(verifiedOnly);
+    expect(await claims.host.currentPrincipal({ ...alice, user_id: "mallory" })).toMatchObject({ user_id: "mallory" });
+    await Promise.all([listed.close(), claims.close()]);
   });
 });
 
