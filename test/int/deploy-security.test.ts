@@ -19,6 +19,7 @@ import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./sup
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 import { BOOKING_REQUEST } from "./support/server.js";
 import { fetchAs } from "./support/http.js";
+import { BROWSER_TESTS_RUN, buildPage, launchBrowser } from "./support/browser.js";
 
 const run = promisify(execFile);
 /** The most a revocation may take to be honoured by every instance (issue 21). */
@@ -101,7 +102,27 @@ describe("dev sign-in: only where it is safe", () => {
     expect(await (await fetch(`${server.url}/ui/sign-in`)).json()).toEqual({ dev_login: false });
     const session = await sandbox.fetch(server, "/ui/session", { user: "alice" });
     expect(session.status).toBe(200);
-  }, 120_000);
+
+    // The page offers token sign-in only, and learns that without a 401 or a /dev/ request.
+    if (!BROWSER_TESTS_RUN) return;
+    buildPage();
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.page();
+      const seen: { url: string; status: number }[] = [];
+      page.on("response", (response) => seen.push({ url: response.url(), status: response.status() }));
+      // The server listens on every interface; Chromium refuses to navigate to 0.0.0.0 itself.
+      await page.goto(server.url.replace("0.0.0.0", "127.0.0.1"));
+      await page.getByRole("button", { name: "Sign in", exact: true }).waitFor();
+      await expect.poll(() => seen.some((entry) => entry.url.endsWith("/ui/sign-in"))).toBe(true);
+      // Whatever the page would ask next (the dev principals) has been asked by then.
+      await page.waitForLoadState("networkidle");
+      expect(await page.getByRole("heading", { name: "Development sign-in" }).count()).toBe(0);
+      expect(seen.filter((entry) => entry.status === 401 || entry.url.includes("/dev/"))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 180_000);
 
   it("WARRANT_DEV_LOGIN=1 → served on 0.0.0.0 with a warning at start; WARRANT_DEV_LOGIN=0 → 404 even on loopback", async () => {
     sandbox = await createServerSandbox();
