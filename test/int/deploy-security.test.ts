@@ -156,7 +156,8 @@ describe("revocation", () => {
     const server = await sandbox.start({
       WARRANT_PRINCIPALS: directoryPath,
       WARRANT_PLANNER: "model",
-      WARRANT_MODEL: "fake-model",
+      // A priced model name (the server refuses an unpriced one); the fake answers whatever the name.
+      WARRANT_MODEL: "gpt-4o-mini",
       OPENAI_BASE_URL: fake.baseUrl,
     });
     const proposal: ScriptedCompletion = {
