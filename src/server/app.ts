@@ -18,6 +18,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { authenticateRequest } from "../auth/api-token.js";
 import type { LedgerStore } from "../runtime/ledger.js";
+import type { SecretScanner } from "../policy/secrets.js";
 import { logLine } from "../runtime/process-scanner.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
 import { isDatabaseBusy } from "../persistence/pool.js";
@@ -47,6 +48,8 @@ export interface AppOptions {
   corsOrigins?: string[];
   /** The chat page at `/` (web.ts); absent in tests that serve the API alone. */
   web?: WebOptions;
+  /** The tool host's secret scanner, for the error log (absent: the built-in patterns). */
+  secrets?: SecretScanner | undefined;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -66,6 +69,7 @@ export function createApp(options: AppOptions): Hono<Env> {
     console.error(
       logLine(
         `warrant-server: unexpected error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`,
+        options.secrets,
       ),
     );
     return c.json(errorBody("internal_error", "the server failed to handle the request"), 500);
