@@ -23,6 +23,7 @@ import { logLine } from "../runtime/process-scanner.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
 import { isDatabaseBusy } from "../persistence/pool.js";
 import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-error.js";
+import { clientView } from "./client-view.js";
 import { routeContext, type Env } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
@@ -152,7 +153,10 @@ export function createApp(options: AppOptions): Hono<Env> {
     await next();
   });
 
+  // The page's own session route shows the user their scopes (README); every API answer after
+  // it leaves through one view of what a client may see (client-view.ts).
   if (options.web) registerSessionRoutes(app, options.web);
+  app.use("*", clientView);
   const context = routeContext(manager, store, options.ledger, graphs, options.heartbeatMs ?? 10_000);
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
