@@ -82,7 +82,7 @@ function visibleConfigurable(configurable: JsonObject): JsonObject {
 }
 
 function isPrincipalShaped(value: unknown): value is JsonObject {
-  return isObject(value) && typeof value["user_id"] === "string" && Array.isArray(value["scopes"]);
+  return isObject(value) && typeof value.user_id === "string" && Array.isArray(value.scopes);
 }
 
 function identityOf(principal: JsonObject): JsonObject {
@@ -93,7 +93,7 @@ function identityOf(principal: JsonObject): JsonObject {
 
 /** A RunnableConfig: an object with a `configurable` object. */
 function isConfig(value: unknown): value is { configurable: JsonObject } {
-  return isObject(value) && isObject(value["configurable"]);
+  return isObject(value) && isObject(value.configurable);
 }
 
 /**
@@ -104,10 +104,10 @@ function isConfig(value: unknown): value is { configurable: JsonObject } {
 function isRawCheckpoint(value: unknown): value is JsonObject & { config: { configurable: JsonObject } } {
   return (
     isObject(value) &&
-    isConfig(value["config"]) &&
+    isConfig(value.config) &&
     Object.hasOwn(value, "values") &&
-    Array.isArray(value["next"]) &&
-    Array.isArray(value["tasks"]) &&
+    Array.isArray(value.next) &&
+    Array.isArray(value.tasks) &&
     !Object.hasOwn(value, "checkpoint")
   );
 }
@@ -131,7 +131,7 @@ function checkpointView(payload: JsonObject & { config: { configurable: JsonObje
 
 /** A task of a checkpoint payload: a subgraph's `state` config becomes its `checkpoint` (langgraph-api `preprocessDebugCheckpointTask`). */
 function taskView(task: unknown): unknown {
-  if (!isObject(task) || !isConfig(task["state"])) return task;
+  if (!isObject(task) || !isConfig(task.state)) return task;
   const { state, ...rest } = task;
   return { ...rest, checkpoint: checkpointRefOf(state as { configurable: JsonObject }) };
 }

@@ -178,12 +178,12 @@ describe("what clients receive", () => {
       expect(payload).toEqual(
         expect.objectContaining({ values: expect.any(Object), next: expect.any(Array), tasks: expect.any(Array) }),
       );
-      reference(payload["checkpoint"]);
-      expect(payload["config"]).toEqual({ configurable: payload["checkpoint"] });
-      if (payload["parent_checkpoint"] !== null) {
+      reference(payload.checkpoint);
+      expect(payload.config).toEqual({ configurable: payload.checkpoint });
+      if (payload.parent_checkpoint !== null) {
         withParent += 1;
-        reference(payload["parent_checkpoint"]);
-        expect(payload["parent_config"]).toEqual({ configurable: payload["parent_checkpoint"] });
+        reference(payload.parent_checkpoint);
+        expect(payload.parent_config).toEqual({ configurable: payload.parent_checkpoint });
       }
     }
     expect(withParent).toBeGreaterThan(0);

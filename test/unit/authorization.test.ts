@@ -178,7 +178,7 @@ describe("authorizeCall: run-bound arguments", () => {
 describe("runBoundMatches: an optional bound argument", () => {
   // updateCase's server schema lists case_id without `required`: the model may omit it.
   it("is optional in the schema the model sees", () => {
-    expect(updateCase.model_schema["required"] ?? []).not.toContain("case_id");
+    expect(updateCase.model_schema.required ?? []).not.toContain("case_id");
   });
 
   it("denies a call that omits it, whatever the run fixed", () => {

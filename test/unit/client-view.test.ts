@@ -97,18 +97,14 @@ describe("client view of a real graph's stream", () => {
       expect(Object.keys(payload).sort()).toEqual(
         ["checkpoint", "config", "metadata", "next", "parent_checkpoint", "parent_config", "tasks", "values"].sort(),
       );
-      expect(Object.keys(payload["checkpoint"] as object).sort()).toEqual([
-        "checkpoint_id",
-        "checkpoint_ns",
-        "thread_id",
-      ]);
-      expect(payload["checkpoint"]).toEqual(reference);
-      expect(payload["config"]).toEqual({ configurable: payload["checkpoint"] });
+      expect(Object.keys(payload.checkpoint as object).sort()).toEqual(["checkpoint_id", "checkpoint_ns", "thread_id"]);
+      expect(payload.checkpoint).toEqual(reference);
+      expect(payload.config).toEqual({ configurable: payload.checkpoint });
       // The first checkpoint has no parent; each later one names the one before it.
-      if (index === 0) expect(payload["parent_checkpoint"]).toBeNull();
+      if (index === 0) expect(payload.parent_checkpoint).toBeNull();
       else {
-        expect(payload["parent_checkpoint"]).toEqual(checkpoints[index - 1]?.["checkpoint"]);
-        expect(payload["parent_config"]).toEqual({ configurable: payload["parent_checkpoint"] });
+        expect(payload.parent_checkpoint).toEqual(checkpoints[index - 1]?.checkpoint);
+        expect(payload.parent_config).toEqual({ configurable: payload.parent_checkpoint });
       }
     }
   });
