@@ -79,7 +79,11 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const exports = otlpConfigured()
       ? runExports({
           database,
-          graphFor: async (graphId) => graphs.get(graphId ?? "agent") ?? graphs.get("agent")!,
+          graphFor: async (graphId) => {
+            const graph = graphs.get(graphId ?? "agent") ?? graphs.get("agent");
+            if (graph === undefined) throw new Error("the server serves no agent graph");
+            return graph;
+          },
           log,
         })
       : undefined;
