@@ -10,7 +10,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { loadApiSecret } from "../auth/api-token.js";
-import { createRuntime } from "../bootstrap.js";
+import { createRuntime, refuseConfigErrors } from "../bootstrap.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
@@ -54,7 +54,10 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
   try {
     const database = await runtime.database();
     // Tools start with the server, so a broken MCP configuration fails here, not in the first run.
-    secrets = (await runtime.host.tools()).secrets;
+    const tools = await runtime.host.tools();
+    secrets = tools.secrets;
+    // The checks of `npm run policy -- check`; a test's own tool host is not what the config describes.
+    await refuseConfigErrors(settings, options.overrides?.tools ? undefined : tools);
     const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
     // Imported here: graph modules read settings on import, after configuration errors have had their chance.
     const { buildAgent } = await import("../../graphs/agent.js");
