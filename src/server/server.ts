@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { loadApiSecret } from "../auth/api-token.js";
 import { createRuntime } from "../bootstrap.js";
+import { loadConfig } from "../policy/config.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
@@ -120,6 +121,12 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       maxBodyBytes: settings.server.maxBodyBytes,
       corsOrigins: settings.server.corsOrigins,
       web: await webOptions(settings, secret, runtime.host.tools),
+      operator: {
+        database,
+        graphFor: async (graphId) => graphs.get(graphId ?? "agent") ?? graphs.get("agent")!,
+        tools: runtime.host.tools,
+        config: () => loadConfig(settings.configPath),
+      },
       ping: async () => {
         await database.pool.query("select 1");
       },

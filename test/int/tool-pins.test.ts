@@ -172,7 +172,7 @@ describe("pinned tool definitions", () => {
 
     const diff = await cli("diff", "lookup");
     expect(diff.code).toBe(0);
-    expect(diff.stdout).toContain(`pinned ${pinned?.hash}`);
+    expect(diff.stdout).toContain(`pinned sha256:${pinned?.hash}`);
     expect(diff.stdout).toContain(`+ "${SHIFTED_AT_START}"`);
     expect(diff.stdout).not.toContain("input_schema");
     expect(await cli("approve", "lookup", "--by", "rita")).toMatchObject({ code: 0 });
@@ -259,7 +259,7 @@ describe("pinned tool definitions", () => {
       const diff = await cliWith({ WARRANT_CONFIG: configPath }, "diff", "lookup");
       expect(diff.code).toBe(0);
       expect(diff.stdout).toContain(`configured pin: sha256:${honest}`);
-      expect(diff.stdout).toContain(`served ${shifted}`);
+      expect(diff.stdout).toContain(`served sha256:${shifted}`);
       const approve = await cliWith({ WARRANT_CONFIG: configPath }, "approve", "lookup");
       expect(approve.code).toBe(1);
       expect("stderr" in approve ? approve.stderr : "").toContain(
