@@ -76,17 +76,12 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
           })
         : undefined;
     // With an OTLP endpoint configured, each finished run is exported as OpenTelemetry spans (src/trace/otel.ts).
-    const exports = otlpConfigured()
-      ? runExports({
-          database,
-          graphFor: async (graphId) => {
-            const graph = graphs.get(graphId ?? "agent") ?? graphs.get("agent");
-            if (graph === undefined) throw new Error("the server serves no agent graph");
-            return graph;
-          },
-          log,
-        })
-      : undefined;
+    const graphFor = async (graphId: string | null) => {
+      const graph = graphs.get(graphId ?? "agent") ?? graphs.get("agent");
+      if (graph === undefined) throw new Error("the server serves no agent graph");
+      return graph;
+    };
+    const exports = otlpConfigured() ? runExports({ database, graphFor, log }) : undefined;
     const manager = new RunManager({
       notifications,
       ...(exports
@@ -129,7 +124,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       web: await webOptions(settings, secret, runtime.host.tools),
       operator: {
         database,
-        graphFor: async (graphId) => graphs.get(graphId ?? "agent") ?? graphs.get("agent")!,
+        graphFor,
         tools: runtime.host.tools,
         config: () => loadConfig(settings.configPath),
       },

@@ -87,7 +87,8 @@ describe("a paused thread is interrupted and in the inbox, whoever paused it", (
       });
       await alice.runs.join(thread.thread_id, resumed.run_id);
       const state = await alice.threads.getState(thread.thread_id);
-      expect((state.tasks[0]?.interrupts[0]?.value as { error?: { code: string } }).error?.code).toBe("invalid_resume");
+      const pending = state.tasks[0]?.interrupts[0]?.value as { error?: { code: string } } | undefined;
+      expect(pending?.error?.code).toBe("invalid_resume");
       await expectPaused(thread.thread_id, "agent");
       expect(await server.calendarEvents()).toHaveLength(0);
     },
