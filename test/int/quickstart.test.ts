@@ -20,6 +20,7 @@ import { mintApiToken, loadApiSecret } from "../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { spawnServer, waitUntil, type ServerProcess } from "./support/server-process.js";
+import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
 import { storedCalendarEvents } from "./support/calendar.js";
 
 // The README's headline command (quick start).
@@ -36,6 +37,7 @@ interface Finished {
 let dataDir: string;
 let server: ServerProcess | undefined;
 let env: Record<string, string>;
+let browser: TestBrowser | undefined;
 
 beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-quickstart-"));
@@ -48,8 +50,11 @@ beforeAll(async () => {
     HOST: "127.0.0.1",
     PORT: "0",
   };
-}, 60_000);
+  // `npm start` builds the page first (prestart); the server spawned here does not.
+  if (BROWSER_TESTS_RUN) buildPage();
+}, 120_000);
 afterAll(async () => {
+  await browser?.close();
   await server?.kill();
   await fs.rm(dataDir, { recursive: true, force: true });
 });
@@ -201,6 +206,23 @@ describe("the quick start, in the README's order, on the embedded database", () 
     expect((await fetchAs("alice", `/threads/${threadId}`)).body).toMatchObject({ metadata: { graph_id: "agent" } });
   });
 
+  it.runIf(BROWSER_TESTS_RUN)(
+    "rita finds the CLI-paused review in the page's inbox (Chromium)",
+    async () => {
+      browser = await launchBrowser();
+      const rita = await browser.page();
+      await rita.goto(server?.url ?? "");
+      await rita.getByRole("button", { name: /^Rita\b/ }).click();
+      await rita.getByRole("button", { name: "Reviews", exact: true }).click();
+      const entry = rita.locator("ul.reviews button", { hasText: "alice: Use my notes to plan" });
+      await entry.first().click();
+      await rita.getByRole("region", { name: /Review needed: 3 action/ }).waitFor();
+      await browser.screenshot(rita, "quickstart-cli-review-in-inbox");
+      await rita.close();
+    },
+    TIMEOUT_MS,
+  );
+
   it(
     "Ctrl-C at the review prompt prints the thread and the command that continues it; that command shows the review again",
     async () => {
@@ -284,6 +306,10 @@ describe("the quick start, in the README's order, on the embedded database", () 
       expect(output.interrupts).toHaveLength(1);
       const trace = await run("src/cli/trace.ts", [output.run_id, "--json"]);
       expect(trace.code, trace.stderr).toBe(0);
+      // Ctrl-C in-process, at the review prompt: the same two lines, exit 130.
+      const stopped = await atTerminal(["--user", "alice", "--thread", output.thread_id], ACTION_PROMPT, ["\x03"]);
+      expect(stopped.code, stopped.screen).toBe(130);
+      expect(stopped.screen).toContain(`continue with: npm run chat -- --user alice --thread ${output.thread_id}`);
 
       server = await spawnServer(env);
       const inbox = await fetchAs("rita", "/reviews");
