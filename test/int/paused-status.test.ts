@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
+import { databaseIdentity, removeRuntimeFile, writeRuntimeFile } from "../../src/server/runtime-file.js";
 import { BOOKING_REQUEST, startTestServer, type TestServer } from "./support/server.js";
 
 const PLAN =
@@ -95,25 +96,60 @@ describe("a paused thread is interrupted and in the inbox, whoever paused it", (
     TIMEOUT_MS,
   );
 
+  /** `npm run chat -- --user alice --json PLAN` with the server's database (and, when given, its secret). */
+  async function chat(extra: Record<string, string> = {}) {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(REPO_ROOT, "src/cli/chat.ts"), "--user", "alice", "--json", PLAN],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, DATABASE_URL: server.databaseUrl, WARRANT_DATA_DIR: server.dataDir, ...extra },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(code, stderr).toBe(0);
+    return JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as {
+      thread_id: string;
+      run_id: string;
+      interrupts: unknown[];
+    };
+  }
+
+  it(
+    "the CLI as a client of the running server on Postgres (its runtime file names this database)",
+    async () => {
+      // What `npm start` writes (main.ts); this in-process server's pid is the test's own.
+      await writeRuntimeFile(server.dataDir, {
+        url: server.url,
+        pid: process.pid,
+        database: databaseIdentity({ databaseUrl: server.databaseUrl, dataDir: server.dataDir }),
+        started_at: new Date().toISOString(),
+      });
+      try {
+        const output = await chat({ WARRANT_AUTH_SECRET: Buffer.from(server.secret).toString("hex") });
+        expect(output.interrupts).toHaveLength(1);
+        // The run is the API's: the printed id is an API run of alice's thread.
+        const run = (await json(
+          await server.fetch(`/threads/${output.thread_id}/runs/${output.run_id}`, { user: "alice" }),
+        )) as { run_id: string; status: string };
+        expect(run).toMatchObject({ run_id: output.run_id, status: "success" });
+        await expectPaused(output.thread_id, "agent");
+      } finally {
+        await removeRuntimeFile(server.dataDir);
+      }
+    },
+    TIMEOUT_MS,
+  );
+
   it(
     "the in-process CLI on the same Postgres",
     async () => {
-      const child = spawn(
-        process.execPath,
-        ["--import", "tsx", path.join(REPO_ROOT, "src/cli/chat.ts"), "--user", "alice", "--json", PLAN],
-        {
-          cwd: REPO_ROOT,
-          env: { ...process.env, DATABASE_URL: server.databaseUrl, WARRANT_DATA_DIR: server.dataDir },
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-      expect(code, stderr).toBe(0);
-      const output = JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as { thread_id: string; interrupts: unknown[] };
+      const output = await chat();
       expect(output.interrupts).toHaveLength(1);
       await expectPaused(output.thread_id, "agent");
     },
