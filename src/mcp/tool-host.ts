@@ -73,6 +73,13 @@ export interface ToolHost {
    * human_review redact the model's arguments and reviewers' edits with it.
    */
   readonly secrets?: SecretScanner;
+  /**
+   * Lists one server's tools again now and checks them against the pins (a
+   * changed definition is withheld and recorded for review), without waiting
+   * for list_changed or a restart: what `npm run tools -- diff` asks for.
+   * Throws when the server is unknown or down.
+   */
+  relist?(server: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -454,6 +461,11 @@ export async function connectTools(
       );
     },
     secrets,
+    async relist(server) {
+      const entry = entries.get(server);
+      if (!entry?.supervisor.healthy) throw new Error(`the ${server} server is not connected`);
+      await adopt(server, await entry.connection.relist());
+    },
     close: closeAll,
   };
 }

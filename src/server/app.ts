@@ -27,6 +27,7 @@ import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-erro
 import { clientView } from "./client-view.js";
 import { routeContext, type Env } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
+import { registerOperatorRoutes, type OperatorOptions } from "./routes/operator.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
@@ -54,6 +55,8 @@ export interface AppOptions {
   web?: WebOptions;
   /** The tool host's secret scanner, for the error log (absent: the built-in patterns). */
   secrets?: SecretScanner | undefined;
+  /** The CLI's operator routes (`/operator/*`, their own tokens); absent in tests that serve the API alone. */
+  operator?: Omit<OperatorOptions, "secret">;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -141,6 +144,8 @@ export function createApp(options: AppOptions): Hono<Env> {
       flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
     }),
   );
+
+  if (options.operator) registerOperatorRoutes(app, { ...options.operator, secret: options.secret });
 
   // Every route below needs a valid token (Authorization: Bearer, or X-Api-Key).
   app.use("*", async (c, next) => {

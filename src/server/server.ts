@@ -13,6 +13,7 @@ import { loadApiSecret } from "../auth/api-token.js";
 import { requestGate } from "../auth/request-gate.js";
 import { createRevocationStore, RevocationList } from "../auth/revocations.js";
 import { createRuntime, refuseConfigErrors } from "../bootstrap.js";
+import { loadConfig } from "../policy/config.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
@@ -82,17 +83,12 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
           })
         : undefined;
     // With an OTLP endpoint configured, each finished run is exported as OpenTelemetry spans (src/trace/otel.ts).
-    const exports = otlpConfigured()
-      ? runExports({
-          database,
-          graphFor: async (graphId) => {
-            const graph = graphs.get(graphId ?? "agent") ?? graphs.get("agent");
-            if (graph === undefined) throw new Error("the server serves no agent graph");
-            return graph;
-          },
-          log,
-        })
-      : undefined;
+    const graphFor = async (graphId: string | null) => {
+      const graph = graphs.get(graphId ?? "agent") ?? graphs.get("agent");
+      if (graph === undefined) throw new Error("the server serves no agent graph");
+      return graph;
+    };
+    const exports = otlpConfigured() ? runExports({ database, graphFor, log }) : undefined;
     const manager = new RunManager({
       notifications,
       ...(exports
@@ -147,6 +143,12 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       maxBodyBytes: settings.server.maxBodyBytes,
       corsOrigins: settings.server.corsOrigins,
       web,
+      operator: {
+        database,
+        graphFor,
+        tools: runtime.host.tools,
+        config: () => loadConfig(settings.configPath),
+      },
       ping: async () => {
         await database.pool.query("select 1");
       },
