@@ -10,6 +10,7 @@
  *   GET  /operator/tools/{name}             → { pin, relisted } after listing the tool's server again now
  *                                             (`?relist=false`: the stored pin only)
  *   POST /operator/tools/{name}/approve     body { by, served_hash } → { pin }; 409 `conflict` when it changed again
+ *   POST /operator/replay-records           body { run_ids } or { last } → what `npm run policy -- replay` re-decides
  */
 import type { Context, Hono } from "hono";
 import { z } from "zod";
@@ -18,6 +19,7 @@ import type { ToolHost } from "../../mcp/tool-host.js";
 import { toolStatus } from "../../mcp/tool-report.js";
 import type { Database } from "../../persistence/database.js";
 import type { WarrantConfig } from "../../policy/config.js";
+import { readReplayRecords } from "../../trace/read-replay.js";
 import { readRunTrace, type HistorySource } from "../../trace/read-trace.js";
 import type { Env } from "../context.js";
 
@@ -38,6 +40,11 @@ const ApproveBody = z.object({
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
 });
+
+const ReplayBody = z.union([
+  z.object({ run_ids: z.array(z.string().regex(RUN_ID)).min(1).max(100) }).strict(),
+  z.object({ last: z.number().int().min(1).max(1_000) }).strict(),
+]);
 
 const refuse = (c: Context<Env>, status: 400 | 401 | 404 | 409 | 422, error: string, message: string) =>
   c.json({ error, message }, status);
@@ -97,5 +104,13 @@ export function registerOperatorRoutes(app: Hono<Env>, options: OperatorOptions)
     const approved = await options.database.pins.approve(name, parsed.data.by, parsed.data.served_hash);
     if (!approved) return refuse(c, 409, "conflict", `the definition of ${name} changed again; run diff first`);
     return c.json({ pin: approved });
+  });
+
+  app.post("/operator/replay-records", async (c) => {
+    const parsed = ReplayBody.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success)
+      return refuse(c, 422, "invalid_request", "body: { run_ids: [1..100 run ids] } or { last: 1..1000 }");
+    const which = "last" in parsed.data ? { last: parsed.data.last } : { runIds: parsed.data.run_ids };
+    return c.json(await readReplayRecords(options.database, options.graphFor, which));
   });
 }
