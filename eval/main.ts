@@ -18,6 +18,7 @@ import { runEvaluation } from "./harness.js";
 import { stderrProgress } from "./progress.js";
 import { SIMULATED_PROFILES, startSimulatedModel } from "./sim/endpoint.js";
 import { renderReport } from "./report.js";
+import { runRetrievalSuite } from "./retrieval/report.js";
 import { openStorage } from "./storage.js";
 import { CATEGORIES } from "./task.js";
 import { TASKS } from "./tasks/index.js";
@@ -30,7 +31,8 @@ const USAGE = `Usage: npm run eval -- [--repeats N] [--tasks ID,...] [--configur
 Runs every task of eval/tasks/ on the fixed workflow, the rules agent, the
 simulated model profiles (eval/sim/) and, when OPENAI_BASE_URL / WARRANT_MODEL
 are set, the real model; writes report.md, runs.json, success-rate.svg and
-cost-per-success.svg to DIR (default eval/results).
+cost-per-success.svg to DIR (default eval/results); the retrieval suite
+(eval/retrieval/) adds its section to report.md and retrieval.svg.
 
   --repeats N           runs per task and configuration (default ${DEFAULT_REPEATS})
   --tasks ID,...        only these tasks
@@ -169,9 +171,12 @@ async function main(argv: string[]): Promise<number> {
     summaries,
     records,
   );
+  // The retrieval suite (eval/retrieval/): in process, a second or two; its section follows the task report.
+  const retrieval = await runRetrievalSuite();
   await mkdir(options.out, { recursive: true });
   await Promise.all([
-    writeFile(path.join(options.out, "report.md"), report),
+    writeFile(path.join(options.out, "report.md"), `${report}\n${retrieval.markdown}`),
+    writeFile(path.join(options.out, "retrieval.svg"), retrieval.svg),
     writeFile(
       path.join(options.out, "runs.json"),
       `${JSON.stringify({ command, started_at: startedAt.toISOString(), duration_ms: durationMs, repeats: options.repeats, configurations, summaries, runs: records }, null, 2)}\n`,
@@ -180,7 +185,7 @@ async function main(argv: string[]): Promise<number> {
     writeFile(path.join(options.out, "cost-per-success.svg"), costChart(summaries, series, CATEGORIES)),
   ]);
   process.stderr.write(
-    `eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${path.relative(process.cwd(), options.out) || "."}/report.md, runs.json, success-rate.svg, cost-per-success.svg\n`,
+    `eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${path.relative(process.cwd(), options.out) || "."}/report.md, runs.json, success-rate.svg, cost-per-success.svg, retrieval.svg\n`,
   );
   return 0;
 }

@@ -89,15 +89,18 @@ export function sweep(runs: readonly RetrievalRun[], thresholds: readonly number
 }
 
 /**
- * The calibrated threshold on a set: the lowest false-answer count, then the
- * fewest false abstentions, then the higher threshold (the more cautious).
+ * The calibrated threshold on a set: the fewest false answers and false
+ * abstentions together, then the fewest false answers, then the higher
+ * threshold (the more cautious).
  */
 export function calibrate(runs: readonly RetrievalRun[], thresholds: readonly number[], nearBest: number): number {
   const rows = sweep(runs, thresholds, nearBest);
   rows.sort(
     (left, right) =>
+      left.figures.falseAnswers +
+        left.figures.falseAbstentions -
+        (right.figures.falseAnswers + right.figures.falseAbstentions) ||
       left.figures.falseAnswers - right.figures.falseAnswers ||
-      left.figures.falseAbstentions - right.figures.falseAbstentions ||
       right.threshold - left.threshold,
   );
   return rows[0]?.threshold ?? Number.NaN;
