@@ -88,18 +88,21 @@ export function sweep(runs: readonly RetrievalRun[], thresholds: readonly number
   }));
 }
 
+/** A false answer costs this many false abstentions: a wrong answer misleads, a refusal names the closest notes. */
+export const FALSE_ANSWER_COST = 2;
+
 /**
- * The calibrated threshold on a set: the fewest false answers and false
- * abstentions together, then the fewest false answers, then the higher
- * threshold (the more cautious).
+ * The calibrated threshold on a set: the lowest cost (false answers weighted
+ * by {@link FALSE_ANSWER_COST}, plus false abstentions), then the fewest false
+ * answers, then the higher threshold (the more cautious).
  */
+const cost = (f: Figures) => FALSE_ANSWER_COST * f.falseAnswers + f.falseAbstentions;
+
 export function calibrate(runs: readonly RetrievalRun[], thresholds: readonly number[], nearBest: number): number {
   const rows = sweep(runs, thresholds, nearBest);
   rows.sort(
     (left, right) =>
-      left.figures.falseAnswers +
-        left.figures.falseAbstentions -
-        (right.figures.falseAnswers + right.figures.falseAbstentions) ||
+      cost(left.figures) - cost(right.figures) ||
       left.figures.falseAnswers - right.figures.falseAnswers ||
       right.threshold - left.threshold,
   );

@@ -13,7 +13,7 @@
 import type { Hit } from "./relevance.js";
 
 /** The score a note needs to be evidence for a question (calibrated: eval/retrieval/, `npm run eval`). */
-export const ON_TOPIC = 0.45;
+export const ON_TOPIC = 0.5;
 /** Evidence is read only when its score is at least this share of the best hit's. */
 export const NEAR_BEST = 0.85;
 /** For a comparison ("compare A with B", "A vs B") each side's note covers part of the question: this share of the best is kept… */
