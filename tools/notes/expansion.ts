@@ -37,6 +37,8 @@ export interface Concept {
   /** The question's words this concept stands for, as written (lower-cased). */
   readonly words: string;
   readonly alternatives: readonly (readonly string[])[];
+  /** Weaker ways to match it, for half credit: one part of a hyphenated word ("attention" of "cross-attention"). */
+  readonly partial?: readonly (readonly string[])[];
 }
 
 /** A titled note, as far as expansion needs it. */
@@ -222,9 +224,11 @@ export function conceptsOf(query: string, expansions: Expansions): Concept[] {
     const positions = new Set(content.slice(at, at + entry.form.length).map((item) => item.position));
     if ([...positions].some((position) => used.has(position))) continue;
     for (const position of positions) used.add(position);
+    const terms = presenceTerms(entry.alternatives[0] ?? "");
     concepts.push({
       words: [...positions].map((position) => written[position]).join(" "),
       alternatives: dedupe(entry.alternatives.map(presenceTerms)),
+      ...(terms.length > 1 ? { partial: terms.map((term) => [term]) } : {}),
     });
     at += entry.form.length - 1;
   }
@@ -233,10 +237,16 @@ export function conceptsOf(query: string, expansions: Expansions): Concept[] {
     const plain = word.replaceAll("-", "");
     if (plain.length < 2 || STOP_WORDS.has(word) || /^[0-9]+$/.test(plain)) return;
     if (QUESTION_WORDS.has(word) && !expansions.titleStems.has(stems[position] ?? "")) return;
-    const alternatives = word.includes("-")
-      ? dedupe([[stem(plain)], word.split("-").flatMap((part) => termsOfWord(part))])
-      : [[stem(word)]];
-    concepts.push({ words: word, alternatives });
+    if (!word.includes("-")) {
+      concepts.push({ words: word, alternatives: [[stem(word)]] });
+      return;
+    }
+    const parts = word.split("-").flatMap((part) => termsOfWord(part));
+    concepts.push({
+      words: word,
+      alternatives: dedupe([[stem(plain)], parts]),
+      ...(parts.length > 1 ? { partial: parts.map((part) => [part]) } : {}),
+    });
   });
   return concepts;
 }

@@ -114,9 +114,16 @@ function alternativeCoverage(index: VisibleIndex, terms: readonly string[]): Map
   return coverage;
 }
 
+/** What a note matching only part of a hyphenated word ("attention" of "cross-attention") gets of the concept. */
+const PARTIAL_CREDIT = 0.5;
+
 /** A note's relevance to each concept (best alternative), and the concept's weight (IDF of the notes having it). */
 function conceptScores(index: VisibleIndex, concept: Concept): { weight: number; coverage: Map<string, number> } {
   const coverage = new Map<string, number>();
+  for (const alternative of concept.partial ?? []) {
+    for (const [id, value] of alternativeCoverage(index, alternative))
+      coverage.set(id, Math.max(coverage.get(id) ?? 0, PARTIAL_CREDIT * value));
+  }
   for (const alternative of concept.alternatives) {
     for (const [id, value] of alternativeCoverage(index, alternative))
       coverage.set(id, Math.max(coverage.get(id) ?? 0, value));
