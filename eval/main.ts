@@ -171,7 +171,7 @@ async function main(argv: string[]): Promise<number> {
     summaries,
     records,
   );
-  // The retrieval suite (eval/retrieval/): in process, a second or two; its section follows the task report.
+  // The retrieval suite (eval/retrieval/): in process, a few seconds; its section follows the task report.
   const retrieval = await runRetrievalSuite();
   await mkdir(options.out, { recursive: true });
   await Promise.all([
