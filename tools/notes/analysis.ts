@@ -73,10 +73,15 @@ export function termsOfWord(word: string): string[] {
   return [stem(word.replaceAll("-", "")), ...parts];
 }
 
+/** A note id written in a text (`db201.midterm-solutions`): a reference to a note, not words about a topic. */
+const NOTE_REFERENCE = /\b[a-z]{2,8}[0-9]{3}\.[a-z0-9]+(?:-[a-z0-9]+)*\b/gi;
+
 /**
  * Splits text into search terms: lowercase, accents and stop words removed,
- * words stemmed, hyphenated words kept joined plus split into parts.
+ * words stemmed, hyphenated words kept joined plus split into parts. Note ids
+ * in the text are skipped: a note that names another note's id is not about
+ * that note's topic.
  */
 export function tokenize(text: string): string[] {
-  return wordsOf(text).flatMap(({ word }) => termsOfWord(word));
+  return wordsOf(text.replace(NOTE_REFERENCE, " ")).flatMap(({ word }) => termsOfWord(word));
 }
