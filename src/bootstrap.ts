@@ -70,7 +70,7 @@ export function createRuntime(
       await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }),
     );
     return connectTools(await config(), undefined, {
-      hostValues: { DATABASE_URL: settings.databaseUrl },
+      hostValues: { DATABASE_URL: settings.databaseUrl, WARRANT_DATA_DIR: settings.dataDir },
       pins,
       audit,
       redactionKey,

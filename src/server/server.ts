@@ -21,6 +21,7 @@ import { createApp } from "./app.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
+import type { SecretScanner } from "../policy/secrets.js";
 import { logLine } from "../runtime/process-scanner.js";
 import { runExports } from "../trace/export-runs.js";
 import { otlpConfigured } from "../trace/otel.js";
@@ -48,12 +49,15 @@ export interface StartServerOptions {
 
 export async function startServer(options: StartServerOptions): Promise<StartedServer> {
   const { settings } = options;
-  const log = options.log ?? ((line: string) => console.error(logLine(`warrant-server: ${line}`)));
+  // Redacted with the tool host's patterns once it is built (the built-in ones before).
+  let secrets: SecretScanner | undefined;
+  const log = options.log ?? ((line: string) => console.error(logLine(`warrant-server: ${line}`, secrets)));
   const runtime = createRuntime(settings, options.overrides ?? {});
   try {
     const database = await runtime.database();
     // Tools start with the server, so a broken MCP configuration fails here, not in the first run.
     const tools = await runtime.host.tools();
+    secrets = tools.secrets;
     // The checks of `npm run policy -- check`; a test's own tool host is not what the config describes.
     for (const warning of await refuseConfigErrors(settings, options.overrides?.tools ? undefined : tools))
       log(warning);
@@ -105,6 +109,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       leaseMs,
       maxActiveRuns: settings.server.maxActiveRuns,
       runBound: (request) => runBoundFor(request, contracts),
+      secrets,
     });
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
@@ -146,6 +151,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
         await database.pool.query("select 1");
       },
       version: options.version ?? "0.1.0",
+      secrets,
       ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
     });
     const requests = new InFlight();
