@@ -96,6 +96,9 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       leaseMs,
       maxActiveRuns: settings.server.maxActiveRuns,
       runBound: (request) => runBoundFor(request, contracts),
+      atPoint: (point) => {
+        if (point === settings.server.testCrashAt) process.kill(process.pid, "SIGKILL");
+      },
     });
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
