@@ -29,6 +29,7 @@ export type ApiErrorCode =
   | "idempotency_key_in_use"
   | "shutting_down"
   | "database_busy"
+  | "database_unavailable"
   | "internal_error";
 
 const STATUS: Record<ApiErrorCode, number> = {
@@ -55,6 +56,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   idempotency_key_in_use: 409,
   shutting_down: 503,
   database_busy: 503,
+  database_unavailable: 503,
   internal_error: 500,
 };
 
@@ -63,7 +65,11 @@ const STATUS: Record<ApiErrorCode, number> = {
  * principal's run slot frees when one of its runs ends, a pool connection
  * within milliseconds; one second keeps a backing-off client from spinning.
  */
-export const RETRY_AFTER_SECONDS: Partial<Record<ApiErrorCode, number>> = { too_many_runs: 1, database_busy: 1 };
+export const RETRY_AFTER_SECONDS: Partial<Record<ApiErrorCode, number>> = {
+  too_many_runs: 1,
+  database_busy: 1,
+  database_unavailable: 1,
+};
 
 export class ApiError extends WarrantError {
   declare readonly code: ApiErrorCode;
