@@ -134,6 +134,10 @@ export function retryQueries(pool: pg.Pool, policy: RetryPolicy = DEFAULT_RETRY_
     const once = async (): Promise<pg.QueryResult> => {
       sent = false;
       const client = await pool.connect();
+      // As pg-pool's own `query`: a socket error while the statement runs also reaches the client's
+      // emitter (the statement fails with it too), which must not crash the process.
+      const swallow = () => undefined;
+      client.on("error", swallow);
       try {
         sent = true;
         const result = await client.query(config as pg.QueryConfig, values);
@@ -144,6 +148,8 @@ export function retryQueries(pool: pg.Pool, policy: RetryPolicy = DEFAULT_RETRY_
         if (error instanceof Error && /not queryable/i.test(error.message)) sent = false;
         client.release(error instanceof Error ? error : new Error(String(error)));
         throw error;
+      } finally {
+        client.off("error", swallow);
       }
     };
     return withRetry(once, (kind) => kind === "rolled_back" || !sent || repeatable(text), policy);
@@ -168,6 +174,8 @@ export function transaction<T>(
   const once = async (): Promise<T> => {
     committing = false;
     const client = await pool.connect();
+    const swallow = () => undefined;
+    client.on("error", swallow);
     let broken: Error | undefined;
     try {
       await client.query("begin");
@@ -181,6 +189,7 @@ export function transaction<T>(
       throw error;
     } finally {
       client.release(broken);
+      client.off("error", swallow);
     }
   };
   return withRetry(
