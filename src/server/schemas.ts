@@ -7,7 +7,7 @@ import { z } from "zod";
 import { EvidenceSchema } from "../runtime/evidence.js";
 import { LedgerRowSchema } from "../runtime/ledger.js";
 import { RUN_STATUSES } from "../runtime/transitions.js";
-import { AgentState, FIELD_OWNERS } from "../state.js";
+import { type AgentState, FIELD_OWNERS } from "../state.js";
 import { RunInput } from "./requests.js";
 
 type JsonSchema = Record<string, unknown>;
