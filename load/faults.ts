@@ -6,7 +6,8 @@
  * (`runs/wait`, rules planner) and, 300 ms later, the fault hits: `cut`
  * resets every connection three times, 400 ms apart (a failover);
  * `outage:Ns` resets them and refuses new ones for N seconds; `latency:Nms`
- * delays every packet both ways for the rest of the load. Each first answer
+ * delays every chunk both ways, on open connections too, for the rest of the
+ * load. Default settings otherwise (lease 30 s, pool 10, retry budget 5 s). Each first answer
  * is counted (finished, ended `database_unavailable`, refused 503 with its
  * code, anything else = untyped); then every thread is continued
  * (`input: null`, or its message again when no run had started) until it
@@ -77,7 +78,6 @@ export async function runFaultLoad(options: {
       WARRANT_CALENDAR_DATA: path.join(dataDir, "calendar.json"),
       WARRANT_PLANNER: "rules",
       WARRANT_MAX_ACTIVE_RUNS: String(options.threads),
-      WARRANT_RUN_LEASE_MS: "5000",
     };
     for (let index = 0; index < 2; index += 1) instances.push(await startInstance(REPO_ROOT, env));
     options.log(`2 instances through the fault proxy: ${instances.map((instance) => instance.url).join(", ")}`);
@@ -132,7 +132,6 @@ export async function runFaultLoad(options: {
       backAt = Date.now() + options.fault.ms;
     } else {
       proxy.latency(options.fault.ms);
-      proxy.cut();
     }
     const healthy = (async () => {
       await sleep(Math.max(0, backAt - Date.now()));
