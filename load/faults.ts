@@ -51,6 +51,8 @@ export interface FaultFigures {
   /** From the database's return to both instances' `/healthz` answering ok. */
   healthyAfterMs: number | undefined;
   postgresText: number;
+  /** Up to three of them, cut around the match (to find where they came from). */
+  leaks: string[];
   untyped5xx: number;
   wallMs: number;
 }
@@ -69,6 +71,7 @@ export async function runFaultLoad(options: {
   const instances: Instance[] = [];
   let postgresText = 0;
   let untyped5xx = 0;
+  const leaks: string[] = [];
   try {
     const secretHex = randomBytes(32).toString("hex");
     const env = {
@@ -89,7 +92,11 @@ export async function runFaultLoad(options: {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }).catch(() => undefined);
       const text = response ? await response.text().catch(() => "") : "";
-      if (POSTGRES_TEXT.test(text)) postgresText += 1;
+      if (POSTGRES_TEXT.test(text)) {
+        postgresText += 1;
+        const at = text.search(POSTGRES_TEXT);
+        if (leaks.length < 3) leaks.push(`${pathname}: …${text.slice(Math.max(0, at - 300), at + 100)}…`);
+      }
       const status = response?.status ?? 0;
       if (status >= 500 && !/"error":"database_(unavailable|busy)"/.test(text)) untyped5xx += 1;
       let json: Record<string, unknown> = {};
@@ -194,6 +201,7 @@ export async function runFaultLoad(options: {
       continuations,
       healthyAfterMs,
       postgresText,
+      leaks,
       untyped5xx,
       wallMs: performance.now() - started,
     };
@@ -215,6 +223,7 @@ export function formatFaultFigures(figures: FaultFigures): string[] {
       .join(", ")}`,
     `finished after continuation: ${figures.finished}/${figures.threads} (${figures.continuations} continuation requests)`,
     `healthy again after the database: ${figures.healthyAfterMs === undefined ? "not within 60 s" : `${figures.healthyAfterMs} ms`}`,
+    ...figures.leaks.map((leak) => `Postgres text in ${leak}`),
     `answers with Postgres text: ${figures.postgresText}; untyped 5xx: ${figures.untyped5xx}; wall ${Math.round(figures.wallMs)} ms`,
   ];
 }
