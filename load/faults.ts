@@ -37,7 +37,7 @@ export function parseFault(text: string): Fault {
 }
 
 const POSTGRES_TEXT =
-  /57P0|08006|08003|40001|40P01|ECONN|EPIPE|terminating connection|Connection terminated|duplicate key|violates|syntax error|SQLSTATE/i;
+  /\b(57P0[1-3]|0800[036]|40001|40P01)\b|ECONN|EPIPE|terminating connection|Connection terminated|duplicate key|violates|syntax error|SQLSTATE/i;
 
 export interface FaultFigures {
   fault: string;

@@ -15,7 +15,7 @@ import { BOOKING_REQUEST, startTestServer, type TestServer } from "./support/ser
 
 /** Driver or server text that must never reach a client. */
 const POSTGRES_TEXT =
-  /57P0|08006|08003|40001|40P01|ECONN|EPIPE|terminating connection|Connection terminated|duplicate key|violates|syntax error|SQLSTATE|pg_sleep|insert into|update .* set/i;
+  /\b(57P0[1-3]|0800[036]|40001|40P01)\b|ECONN|EPIPE|terminating connection|Connection terminated|duplicate key|violates|syntax error|SQLSTATE|pg_sleep|insert into|update .* set/i;
 const RUNS = 20;
 const APPROVE = { decisions: [{ type: "approve" }] };
 
