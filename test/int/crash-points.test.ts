@@ -72,7 +72,8 @@ describe.each([
     const env = (extra: Record<string, string> = {}) => ({
       ...databaseEnv,
       WARRANT_PLANNER: "model",
-      WARRANT_MODEL: "fake-model",
+      // A priced model name (the config check refuses an unpriced one); the fake server answers for any.
+      WARRANT_MODEL: "gpt-4o-mini",
       OPENAI_BASE_URL: model.baseUrl,
       WARRANT_RUN_LEASE_MS: String(LEASE_MS),
       ...extra,
