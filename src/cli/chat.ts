@@ -22,6 +22,7 @@ import { describeError } from "../errors.js";
 import { logLine, withoutSecretShapes } from "../runtime/process-scanner.js";
 import { isRunKey } from "../persistence/run-keys.js";
 import { runBoundFor } from "../policy/run-bound.js";
+import type { SecretScanner } from "../policy/secrets.js";
 import { runConfigFor, threadConfig } from "../runtime/run-config.js";
 import { runOptions } from "../runtime/routes.js";
 import type { State } from "../state.js";
@@ -131,7 +132,8 @@ async function main(): Promise<number> {
       print(options, principal, threadId, runId, true, await graph.getState(threadConfig(threadId)));
       return 0;
     }
-    const contracts = (await runtime.host.tools()).catalog().map((tool) => tool.contract);
+    const tools = await runtime.host.tools();
+    const contracts = tools.catalog().map((tool) => tool.contract);
     const { threadId } = session;
     process.stderr.write(`thread: ${threadId}  run: ${session.runId}\n`);
     const runBound = runBoundFor(options.request, contracts, options.caseId ? { case_id: options.caseId } : {});
@@ -141,7 +143,10 @@ async function main(): Promise<number> {
     });
 
     if (options.resume !== undefined) {
-      await graph.invoke(new Command({ resume: withoutSecretShapes(options.resume) }), config(session.runId));
+      await graph.invoke(
+        new Command({ resume: withoutSecretShapes(options.resume, tools.secrets) }),
+        config(session.runId),
+      );
     } else if (options.request) {
       await graph.invoke({ messages: [new HumanMessage(options.request)] }, config(session.runId));
     } else if ((await graph.getState(threadConfig(threadId))).next.length === 0) {
@@ -150,7 +155,7 @@ async function main(): Promise<number> {
       // Continue from the last checkpoint: the run picks up at the node that was interrupted.
       await graph.invoke(null, config(session.runId));
     }
-    if (interactive(options)) await reviewLoop(graph, threadId, config);
+    if (interactive(options)) await reviewLoop(graph, threadId, config, tools.secrets);
     print(options, principal, threadId, session.runId, false, await graph.getState(threadConfig(threadId)));
     return 0;
   } finally {
@@ -172,7 +177,12 @@ const interruptsOf = (snapshot: Snapshot) =>
   snapshot.tasks.flatMap((task) => task.interrupts.map((item) => item.value));
 
 /** While the run waits for review: show the card, ask per action, resume with the answers. Ends at end of input too. */
-async function reviewLoop(graph: Graph, threadId: string, config: (runId: string) => unknown): Promise<void> {
+async function reviewLoop(
+  graph: Graph,
+  threadId: string,
+  config: (runId: string) => unknown,
+  secrets: SecretScanner | undefined,
+): Promise<void> {
   const io = terminalIO();
   try {
     for (;;) {
@@ -181,7 +191,7 @@ async function reviewLoop(graph: Graph, threadId: string, config: (runId: string
       io.write(`${approvalCard(review)}\n\n`);
       const answer = await reviewInteractively(review, io);
       if (!answer) return;
-      await graph.invoke(new Command({ resume: withoutSecretShapes(answer) }), config(randomUUID()));
+      await graph.invoke(new Command({ resume: withoutSecretShapes(answer, secrets) }), config(randomUUID()));
     }
   } finally {
     io.close();

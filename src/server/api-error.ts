@@ -10,6 +10,8 @@ export type ApiErrorCode =
   | "token_malformed"
   | "token_invalid"
   | "token_expired"
+  | "token_revoked"
+  | "principal_revoked"
   | "invalid_json"
   | "invalid_request"
   | "body_too_large"
@@ -30,6 +32,7 @@ export type ApiErrorCode =
   | "shutting_down"
   | "database_busy"
   | "database_unavailable"
+  | "auth_unavailable"
   | "internal_error";
 
 const STATUS: Record<ApiErrorCode, number> = {
@@ -37,6 +40,8 @@ const STATUS: Record<ApiErrorCode, number> = {
   token_malformed: 401,
   token_invalid: 401,
   token_expired: 401,
+  token_revoked: 401,
+  principal_revoked: 401,
   invalid_json: 400,
   invalid_request: 422,
   body_too_large: 413,
@@ -57,6 +62,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   shutting_down: 503,
   database_busy: 503,
   database_unavailable: 503,
+  auth_unavailable: 503,
   internal_error: 500,
 };
 
@@ -69,6 +75,7 @@ export const RETRY_AFTER_SECONDS: Partial<Record<ApiErrorCode, number>> = {
   too_many_runs: 1,
   database_busy: 1,
   database_unavailable: 1,
+  auth_unavailable: 1,
 };
 
 export class ApiError extends WarrantError {

@@ -17,12 +17,15 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { authenticateRequest } from "../auth/api-token.js";
+import type { RequestGate } from "../auth/request-gate.js";
 import type { LedgerStore } from "../runtime/ledger.js";
+import type { SecretScanner } from "../policy/secrets.js";
 import { logLine } from "../runtime/process-scanner.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
 import { isDatabaseBusy } from "../persistence/pool.js";
 import { isDatabaseUnavailable } from "../persistence/retry.js";
 import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-error.js";
+import { clientView } from "./client-view.js";
 import { routeContext, type Env } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
@@ -38,6 +41,8 @@ export interface AppOptions {
   ledger: LedgerStore;
   graphs: Map<string, ServedGraph>;
   secret: Uint8Array;
+  /** Revoked tokens and the principal directory, checked after the token verifies (absent: the token alone). */
+  gate?: RequestGate;
   maxBodyBytes: number;
   /** Answers /healthz: throws when the database is unreachable. */
   ping: () => Promise<void>;
@@ -48,6 +53,8 @@ export interface AppOptions {
   corsOrigins?: string[];
   /** The chat page at `/` (web.ts); absent in tests that serve the API alone. */
   web?: WebOptions;
+  /** The tool host's secret scanner, for the error log (absent: the built-in patterns). */
+  secrets?: SecretScanner | undefined;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -71,6 +78,7 @@ export function createApp(options: AppOptions): Hono<Env> {
     console.error(
       logLine(
         `warrant-server: unexpected error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`,
+        options.secrets,
       ),
     );
     return c.json(errorBody("internal_error", "the server failed to handle the request"), 500);
@@ -145,21 +153,35 @@ export function createApp(options: AppOptions): Hono<Env> {
       authorization: c.req.header("authorization"),
       apiKey: c.req.header("x-api-key"),
     });
-    if (!result.ok) {
+    const admitted = result.ok && options.gate ? await admit(options.gate, result) : result;
+    if (!admitted.ok) {
       c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
-      return c.json(errorBody(result.code, result.message), 401);
+      return c.json(errorBody(admitted.code, admitted.message), 401);
     }
-    c.set("principal", result.principal);
+    c.set("principal", admitted.principal);
     await next();
   });
 
+  // The page's own session route shows the user their scopes (README); every API answer after
+  // it leaves through one view of what a client may see (client-view.ts).
   if (options.web) registerSessionRoutes(app, options.web);
+  app.use("*", clientView);
   const context = routeContext(manager, store, options.ledger, graphs, options.heartbeatMs ?? 10_000);
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);
   registerReviewRoutes(app, context);
   return app;
+}
+
+/** The gate's answer; a revocation list or directory that cannot be read is a 503, never an admission. */
+async function admit(gate: RequestGate, verified: Parameters<RequestGate["admit"]>[0]) {
+  try {
+    return await gate.admit(verified);
+  } catch (error) {
+    console.error(logLine(`warrant-server: cannot check the token's revocation or principal: ${String(error)}`));
+    throw new ApiError("auth_unavailable", "the server cannot check the token right now; retry");
+  }
 }
 
 /** Reads and drops a request body, stopping after `cap` bytes. */

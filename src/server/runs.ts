@@ -14,6 +14,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Budgets } from "../env.js";
+import type { SecretScanner } from "../policy/secrets.js";
 import type { RunEventListener } from "../persistence/run-events-listener.js";
 import type { RunEventStore } from "../persistence/run-events-store.js";
 import type { Owner, RunRow, ThreadStatus, ThreadStore } from "../persistence/thread-store.js";
@@ -61,6 +62,8 @@ export interface RunManagerOptions {
   runBound?: (request: string) => Record<string, string>;
   /** Test-only (`WARRANT_TEST_CRASH_AT`): called at each named point of a run's start (the crash-point test kills the process there). */
   atPoint?: ((point: StartPoint) => void) | undefined;
+  /** The tool host's secret scanner: resume values are redacted with it before they are checkpointed. */
+  secrets?: SecretScanner | undefined;
   log?: (line: string) => void;
 }
 
@@ -73,8 +76,8 @@ const ENDED_CHECK_MS = 500;
 const unfinished = (run: RunRow | undefined) => run?.status === "running" || run?.status === "pending";
 
 export class RunManager {
-  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded" | "atPoint">> &
-    Pick<RunManagerOptions, "notifications" | "onRunEnded" | "atPoint"> & { log: (line: string) => void };
+  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded" | "atPoint" | "secrets">> &
+    Pick<RunManagerOptions, "notifications" | "onRunEnded" | "atPoint" | "secrets"> & { log: (line: string) => void };
   readonly #active = new Map<string, ActiveRun & { controller: AbortController }>();
   readonly #finished = new Map<string, { log: EventLog; timer: NodeJS.Timeout }>();
   #accepting = true;
@@ -200,7 +203,15 @@ export class RunManager {
     const controller = new AbortController();
     const { graphs, store, budgets, leaseMs } = this.#options;
     const settled = executeRun(
-      { graphs, store, budgets, leaseMs, log: this.#options.log, onEnded: this.#options.onRunEnded },
+      {
+        graphs,
+        store,
+        budgets,
+        leaseMs,
+        log: this.#options.log,
+        onEnded: this.#options.onRunEnded,
+        secrets: this.#options.secrets,
+      },
       { graph, run, request, runBound: request.runBound ?? request.thread.run_bound, emitter, controller },
     ).finally(() => this.#retire(runId, log));
     // The run's first event (its metadata) is pushed synchronously above; this fires once it is stored.
