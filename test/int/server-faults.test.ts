@@ -142,10 +142,14 @@ describe("the server through database faults", () => {
     const ended = await Promise.all(threads.map((threadId) => finish(threadId)));
     for (const values of ended) {
       expect(values.status).toBe("completed");
-      expect(values.ledger?.filter((row) => row.tool === "create_study_event").map((row) => row.status)).toEqual([
-        "succeeded",
-      ]);
+      // One attempt succeeded; an earlier one may have failed without effect (the calendar's own store was cut too).
+      const attempts = values.ledger?.filter((row) => row.tool === "create_study_event").map((row) => row.status);
+      expect(
+        attempts?.filter((status) => status === "succeeded"),
+        JSON.stringify(attempts),
+      ).toEqual(["succeeded"]);
     }
+    // Exactly one calendar event per approved write, whatever failed on the way.
     expect(await server.calendarEvents()).toHaveLength(RUNS);
     const leaked = bodies.filter((body) => POSTGRES_TEXT.test(body.text));
     expect(leaked, JSON.stringify(leaked.slice(0, 3))).toEqual([]);
