@@ -10,8 +10,12 @@
  * temporary directory. Prints the figures; exits 1 when any response
  * carried another principal's data, any answer was a 5xx, a promise was
  * left unhandled, or a run did not end.
+ *
+ * `--fault cut|outage:<N>s|latency:<N>ms` runs the database-fault load
+ * instead (load/faults.ts).
  */
 import { loadSettings } from "../src/env.js";
+import { formatFaultFigures, parseFault, runFaultLoad } from "./faults.js";
 import { formatReport } from "./report.js";
 import { LOAD_REQUESTS, runLoad, type LoadOptions } from "./run.js";
 
@@ -31,6 +35,20 @@ function numberFlag(args: string[], name: string, fallback: number, max: number)
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const settings = loadSettings();
+  const faultIndex = args.indexOf("--fault");
+  if (faultIndex !== -1) {
+    const faultText = args[faultIndex + 1] ?? "";
+    const figures = await runFaultLoad({
+      adminUrl: settings.databaseUrl,
+      fault: parseFault(faultText),
+      faultText,
+      threads: numberFlag(args, "--threads", 20, MAX_THREADS),
+      log: (line) => console.error(`load: ${line}`),
+    });
+    for (const line of formatFaultFigures(figures)) console.log(line);
+    if (figures.postgresText > 0 || figures.untyped5xx > 0 || figures.finished < figures.threads) process.exitCode = 1;
+    return;
+  }
   const mode: LoadOptions["mode"] =
     args.includes("--embedded") || settings.databaseUrl === undefined ? "embedded" : "server";
   const result = await runLoad({

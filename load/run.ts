@@ -125,7 +125,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   }
 }
 
-function requireLoopback(adminUrl: string | undefined): string {
+export function requireLoopback(adminUrl: string | undefined): string {
   if (!adminUrl)
     throw new Error("server mode needs DATABASE_URL (a Postgres server on loopback); or run with --embedded");
   const host = new URL(adminUrl).hostname;
@@ -133,7 +133,7 @@ function requireLoopback(adminUrl: string | undefined): string {
   return adminUrl;
 }
 
-async function loadPrincipals(users: readonly string[], secret: Uint8Array): Promise<LoadPrincipal[]> {
+export async function loadPrincipals(users: readonly string[], secret: Uint8Array): Promise<LoadPrincipal[]> {
   const directory = await loadPrincipalDirectory(path.join(REPO_ROOT, "src/domains/dev-principals.json"));
   return Promise.all(
     users.map(async (user) => {
@@ -168,7 +168,7 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
 }
 
 /** `warrant_load_<hex>` on the admin URL's server; `drop()` removes exactly that database. */
-async function createScratchDatabase(adminUrl: string): Promise<Scratch> {
+export async function createScratchDatabase(adminUrl: string): Promise<Scratch> {
   const name = `warrant_load_${randomBytes(6).toString("hex")}`;
   await withClient(adminUrl, (client) => client.query(`create database "${name}"`));
   const url = new URL(adminUrl);

@@ -79,6 +79,7 @@ const EnvSchema = z.object({
   WARRANT_MAX_ACTIVE_RUNS: positiveInt(4),
   WARRANT_PG_POOL_MAX: positiveInt(10),
   WARRANT_PG_POOL_WAIT_MS: positiveInt(5_000),
+  WARRANT_TEST_CRASH_AT: z.enum(["after_lease", "after_run_row", "after_first_event"]).optional(),
   WARRANT_CORS_ORIGINS: z
     .string()
     .optional()
@@ -155,6 +156,11 @@ export interface Settings {
     devLogin: boolean | undefined;
     /** `WARRANT_CORS_ORIGINS`: browser origins allowed to call the API (e.g. an agent-chat-ui on another port); none by default. */
     corsOrigins: string[];
+    /**
+     * `WARRANT_TEST_CRASH_AT` (tests only): the process SIGKILLs itself at this
+     * point of its first run's start (the crash-point test); unset in any deployment.
+     */
+    testCrashAt: "after_lease" | "after_run_row" | "after_first_event" | undefined;
   };
 }
 
@@ -199,6 +205,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
       runLeaseMs: env.WARRANT_RUN_LEASE_MS,
       maxActiveRuns: env.WARRANT_MAX_ACTIVE_RUNS,
       corsOrigins: env.WARRANT_CORS_ORIGINS,
+      testCrashAt: env.WARRANT_TEST_CRASH_AT,
       devLogin: env.WARRANT_DEV_LOGIN === undefined ? undefined : env.WARRANT_DEV_LOGIN === "1",
     },
   };

@@ -10,10 +10,12 @@
  * connection's handshake); its queue-timeout error is an untyped `Error`
  * (pg-pool 3.x: "timeout exceeded when trying to connect"), so `connect` is
  * wrapped to give it a code. `pool.query` goes through `this.connect`, so
- * the wrapper covers it too.
+ * the wrapper covers it too. `pool.query` also retries transient failures
+ * (a lost connection, a failover, a deadlock) by the one policy in retry.ts.
  */
 import pg from "pg";
 import { WarrantError } from "../errors.js";
+import { DEFAULT_RETRY_POLICY, retryQueries, type RetryPolicy } from "./retry.js";
 
 export interface PoolBounds {
   /** Connections this process opens at most. */
@@ -48,6 +50,7 @@ type ConnectCallback = (
 export function createBoundedPool(
   config: Omit<pg.PoolConfig, "max" | "connectionTimeoutMillis">,
   bounds: PoolBounds,
+  retry: RetryPolicy = DEFAULT_RETRY_POLICY,
 ): pg.Pool {
   const pool = new pg.Pool({ ...config, max: bounds.max, connectionTimeoutMillis: bounds.waitMs });
   const translate = (error: unknown): unknown =>
@@ -61,5 +64,6 @@ export function createBoundedPool(
     return (connect() as Promise<pg.PoolClient>).catch((error: unknown) => Promise.reject(translate(error)));
   };
   pool.connect = bounded as typeof pool.connect;
+  retryQueries(pool, retry);
   return pool;
 }

@@ -19,6 +19,7 @@
  */
 import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
+import { transaction } from "./retry.js";
 import type { Owner } from "./thread-store.js";
 
 /** The fields a run writes on its thread when it takes the lease. */
@@ -44,6 +45,21 @@ export interface RunAdmission {
   ): Promise<Admission>;
   /** The owner's runs in progress now (live leases), in any process. */
   inFlight(owner: Owner): Promise<number>;
+  /**
+   * Threads whose lease expired while pointing at no live run: the run row
+   * was never written (its process died between the lease and the row), or
+   * the run ended and its process died before releasing. Of one thread when given.
+   */
+  stranded(threadId?: string): Promise<StrandedLease[]>;
+}
+
+/** An expired lease that holds a thread for no live run (see `stranded`). */
+export interface StrandedLease {
+  thread_id: string;
+  /** The run id the lease points at (it may have no row). */
+  active_run: string;
+  /** The graph the leasing run was for (the thread's status is read from its checkpoint). */
+  graph_id: string | null;
 }
 
 /** Counting an owner's live leases reads only the leased threads. */
@@ -56,7 +72,8 @@ export function admissionMigrations(schema: string): string[] {
 
 /**
  * The one conditional UPDATE that takes a thread's run lease (a row comes
- * back when it was taken): free, or its holder's lease has run out.
+ * back when it was taken): free, or its holder's lease has run out, or
+ * already this run's (its admission is repeated after a lost COMMIT).
  */
 export function leaseStatement(
   schema: string,
@@ -71,7 +88,7 @@ export function leaseStatement(
     text: `update ${s}.threads
               set active_run = $4, lease_until = now() + make_interval(secs => $5::double precision / 1000),
                   status = 'busy', graph_id = $6, run_bound = coalesce($7::jsonb, run_bound), updated_at = now()
-            where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now())
+            where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now() or active_run = $4)
             returning thread_id::text`,
     values: [
       threadId,
@@ -100,38 +117,40 @@ export function admissionLockStatement(schema: string, owner: Owner): pg.QueryCo
 
 export function createRunAdmission(pool: pg.Pool, schema: string): RunAdmission {
   const s = quoteSchemaName(schema);
-  const countStatement = (owner: Owner): pg.QueryConfig => ({
-    text: `select count(*)::int as n from ${s}.threads where tenant = $1 and owner = $2 and active_run is not null and lease_until > now()`,
-    values: [owner.tenant, owner.user_id],
+  // A run retrying its own admission (its COMMIT's answer was lost) does not count against itself.
+  const countStatement = (owner: Owner, runId: string | null = null): pg.QueryConfig => ({
+    text: `select count(*)::int as n from ${s}.threads where tenant = $1 and owner = $2 and active_run is not null and lease_until > now()
+              and active_run is distinct from $3::uuid`,
+    values: [owner.tenant, owner.user_id, runId],
   });
   return {
-    async admit(owner, threadId, runId, { leaseMs, limit, fields }) {
+    admit(owner, threadId, runId, { leaseMs, limit, fields }) {
       // Held only for these four statements; nothing else is awaited meanwhile (the embedded pool has one client).
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await client.query("begin");
-        await client.query(admissionLockStatement(schema, owner));
-        const inFlight = (await client.query<{ n: number }>(countStatement(owner))).rows[0]?.n ?? 0;
-        if (inFlight >= limit) {
-          await client.query("rollback");
-          return { type: "over_limit", in_flight: inFlight };
-        }
-        const taken =
-          (await client.query(leaseStatement(schema, owner, threadId, runId, leaseMs, fields))).rows.length > 0;
-        await client.query("commit");
-        return taken ? { type: "admitted" } : { type: "thread_busy" };
-      } catch (error) {
-        broken = error instanceof Error ? error : new Error(String(error));
-        await client.query("rollback").catch(() => undefined);
-        throw error;
-      } finally {
-        // A client whose transaction failed may be broken: the pool destroys it instead of reusing it.
-        client.release(broken);
-      }
+      // Retried whole after a transient failure, also one during COMMIT: the lease statement lets a run take its own lease again.
+      return transaction(
+        pool,
+        async (client): Promise<Admission> => {
+          await client.query(admissionLockStatement(schema, owner));
+          const inFlight = (await client.query<{ n: number }>(countStatement(owner, runId))).rows[0]?.n ?? 0;
+          if (inFlight >= limit) return { type: "over_limit", in_flight: inFlight };
+          const taken =
+            (await client.query(leaseStatement(schema, owner, threadId, runId, leaseMs, fields))).rows.length > 0;
+          return taken ? { type: "admitted" } : { type: "thread_busy" };
+        },
+        { idempotent: true },
+      );
     },
     async inFlight(owner) {
       return (await pool.query<{ n: number }>(countStatement(owner))).rows[0]?.n ?? 0;
+    },
+    async stranded(threadId) {
+      const result = await pool.query<StrandedLease>(
+        `select t.thread_id::text as thread_id, t.active_run::text as active_run, t.graph_id from ${s}.threads t
+          where t.active_run is not null and t.lease_until < now() and ($1::uuid is null or t.thread_id = $1::uuid)
+            and not exists (select 1 from ${s}.runs r where r.run_id = t.active_run and r.status in ('pending', 'running'))`,
+        [threadId ?? null],
+      );
+      return result.rows;
     },
   };
 }

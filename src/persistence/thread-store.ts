@@ -12,6 +12,7 @@
 import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
+import { IDEMPOTENT } from "./retry.js";
 import { createRunKeyStore, runKeyMigrations, type RunKeyStore } from "./run-keys.js";
 import {
   admissionMigrations,
@@ -312,7 +313,7 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
     },
     async heartbeat(threadId, runId, leaseMs) {
       const row = await one<{ cancel: boolean }>(
-        `with lease as (
+        `${IDEMPOTENT}with lease as (
            update ${s}.threads set lease_until = now() + make_interval(secs => $3::double precision / 1000)
             where thread_id = $1 and active_run = $2 returning thread_id)
          select exists(select 1 from lease) as held,
@@ -324,7 +325,7 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
     },
     async release(threadId, runId, status, values) {
       await pool.query(
-        `update ${s}.threads set active_run = null, lease_until = null, status = $3, state_values = coalesce($4::jsonb, state_values), updated_at = now()
+        `${IDEMPOTENT}update ${s}.threads set active_run = null, lease_until = null, status = $3, state_values = coalesce($4::jsonb, state_values), updated_at = now()
           where thread_id = $1 and active_run = $2`,
         [threadId, runId, status, values ? JSON.stringify(values) : null],
       );
@@ -360,7 +361,7 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       ),
     async setRunStatus(runId, status, error, outcome) {
       await pool.query(
-        `update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now() where run_id = $1`,
+        `${IDEMPOTENT}update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now() where run_id = $1`,
         [runId, status, error ? storableJson(error) : null, outcome ? storableJson(outcome) : null],
       );
     },

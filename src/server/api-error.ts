@@ -31,6 +31,7 @@ export type ApiErrorCode =
   | "idempotency_key_in_use"
   | "shutting_down"
   | "database_busy"
+  | "database_unavailable"
   | "auth_unavailable"
   | "internal_error";
 
@@ -60,6 +61,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   idempotency_key_in_use: 409,
   shutting_down: 503,
   database_busy: 503,
+  database_unavailable: 503,
   auth_unavailable: 503,
   internal_error: 500,
 };
@@ -72,6 +74,7 @@ const STATUS: Record<ApiErrorCode, number> = {
 export const RETRY_AFTER_SECONDS: Partial<Record<ApiErrorCode, number>> = {
   too_many_runs: 1,
   database_busy: 1,
+  database_unavailable: 1,
   auth_unavailable: 1,
 };
 

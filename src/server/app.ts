@@ -23,6 +23,7 @@ import type { SecretScanner } from "../policy/secrets.js";
 import { logLine } from "../runtime/process-scanner.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
 import { isDatabaseBusy } from "../persistence/pool.js";
+import { isDatabaseUnavailable } from "../persistence/retry.js";
 import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-error.js";
 import { clientView } from "./client-view.js";
 import { routeContext, type Env } from "./context.js";
@@ -67,7 +68,11 @@ export function createApp(options: AppOptions): Hono<Env> {
   const app = new Hono<Env>();
 
   app.onError((error, c) => {
-    const answered = isDatabaseBusy(error) ? new ApiError("database_busy", error.message) : error;
+    const answered = isDatabaseBusy(error)
+      ? new ApiError("database_busy", error.message)
+      : isDatabaseUnavailable(error)
+        ? new ApiError("database_unavailable", error.message)
+        : error;
     if (isApiError(answered)) {
       const retryAfter = RETRY_AFTER_SECONDS[answered.code];
       if (retryAfter !== undefined) c.header("Retry-After", String(retryAfter));

@@ -13,6 +13,7 @@
 import { Command } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
 import type { RunRow, ThreadStore } from "../persistence/thread-store.js";
+import { databaseFailure } from "../persistence/retry.js";
 import { runConfigFor } from "../runtime/run-config.js";
 import type { SecretScanner } from "../policy/secrets.js";
 import { withoutSecretShapes } from "../runtime/process-scanner.js";
@@ -97,7 +98,7 @@ export async function executeRun(context: ExecutionContext, execution: Execution
     } else {
       runStatus = "error";
       ended = { thread: "error", outcome: undefined };
-      failure = { error: errorName(error), message: errorMessage(error) };
+      failure = databaseFailure(error) ?? { error: errorName(error), message: errorMessage(error) };
       context.log(`run ${run.run_id} failed: ${failure.error}: ${failure.message}`);
       emitter.push("error", failure);
     }

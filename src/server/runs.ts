@@ -60,10 +60,15 @@ export interface RunManagerOptions {
   onRunEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
   /** The run-bound values a request fixes (from the contracts' `run_bound` rules). */
   runBound?: (request: string) => Record<string, string>;
+  /** Test-only (`WARRANT_TEST_CRASH_AT`): called at each named point of a run's start (the crash-point test kills the process there). */
+  atPoint?: ((point: StartPoint) => void) | undefined;
   /** The tool host's secret scanner: resume values are redacted with it before they are checkpointed. */
   secrets?: SecretScanner | undefined;
   log?: (line: string) => void;
 }
+
+/** The points between a run request and its first checkpoint that a crash may fall on. */
+export type StartPoint = "after_lease" | "after_run_row" | "after_first_event";
 
 /** How often a remote reader with nothing new to read asks whether the run has ended. */
 const ENDED_CHECK_MS = 500;
@@ -71,8 +76,8 @@ const ENDED_CHECK_MS = 500;
 const unfinished = (run: RunRow | undefined) => run?.status === "running" || run?.status === "pending";
 
 export class RunManager {
-  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded" | "secrets">> &
-    Pick<RunManagerOptions, "notifications" | "onRunEnded" | "secrets"> & { log: (line: string) => void };
+  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded" | "atPoint" | "secrets">> &
+    Pick<RunManagerOptions, "notifications" | "onRunEnded" | "atPoint" | "secrets"> & { log: (line: string) => void };
   readonly #active = new Map<string, ActiveRun & { controller: AbortController }>();
   readonly #finished = new Map<string, { log: EventLog; timer: NodeJS.Timeout }>();
   #accepting = true;
@@ -166,6 +171,7 @@ export class RunManager {
       limit: this.#options.maxActiveRuns,
       fields: { graph_id: request.assistantId, ...(request.runBound ? { run_bound: request.runBound } : {}) },
     });
+    this.#options.atPoint?.("after_lease");
     let run: RunRow;
     try {
       await request.verify?.();
@@ -187,6 +193,7 @@ export class RunManager {
       await this.#options.store.release(request.thread.thread_id, runId, status);
       throw error;
     }
+    this.#options.atPoint?.("after_run_row");
     const log = new EventLog();
     const emitter = new RunEmitter(
       log,
@@ -207,6 +214,9 @@ export class RunManager {
       },
       { graph, run, request, runBound: request.runBound ?? request.thread.run_bound, emitter, controller },
     ).finally(() => this.#retire(runId, log));
+    // The run's first event (its metadata) is pushed synchronously above; this fires once it is stored.
+    const { atPoint } = this.#options;
+    if (atPoint) void emitter.stored().then(() => atPoint("after_first_event"));
     const active = { run, log, settled, controller };
     this.#active.set(runId, active);
     return active;
@@ -250,6 +260,16 @@ export class RunManager {
         values: undefined,
       }));
       await this.#options.store.release(run.thread_id, run.run_id, inspected.thread, inspected.values);
+      recovered += 1;
+    }
+    // An expired lease is free whatever it points at: also a run whose row was never written (its
+    // process died between taking the lease and recording the run) or whose end was recorded.
+    for (const lease of await this.#options.store.admission.stranded(threadId)) {
+      if (this.#active.has(lease.active_run)) continue;
+      const inspected = await inspectThread(this.#options.graphs, lease.graph_id ?? "agent", lease.thread_id).catch(
+        () => ({ thread: "error" as ThreadStatus, values: undefined }),
+      );
+      await this.#options.store.release(lease.thread_id, lease.active_run, inspected.thread, inspected.values);
       recovered += 1;
     }
     return recovered;

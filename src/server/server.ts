@@ -105,6 +105,9 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       leaseMs,
       maxActiveRuns: settings.server.maxActiveRuns,
       runBound: (request) => runBoundFor(request, contracts),
+      atPoint: (point) => {
+        if (point === settings.server.testCrashAt) process.kill(process.pid, "SIGKILL");
+      },
       secrets,
     });
     const recoverOrphans = async () => {

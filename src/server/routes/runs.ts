@@ -9,7 +9,9 @@ import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { RunKeyRow } from "../../persistence/run-keys.js";
 import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
-import { ApiError, notFound } from "../api-error.js";
+import { ApiError, errorBody, notFound } from "../api-error.js";
+import { isDatabaseBusy } from "../../persistence/pool.js";
+import { isDatabaseUnavailable } from "../../persistence/retry.js";
 import type { Env, RouteContext } from "../context.js";
 import { eventInModes, toWire, toWireJson } from "../events.js";
 import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
@@ -252,6 +254,14 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
             data: event.json,
           });
         }
+      } catch (error) {
+        // The stream ends with a typed event, never the database's text; anything else is also logged (by Hono).
+        const typed =
+          isDatabaseUnavailable(error) || isDatabaseBusy(error)
+            ? errorBody(error.code, error.message)
+            : errorBody("internal_error", "the server failed to read the run's events");
+        await stream.writeSSE({ event: "error", data: JSON.stringify(typed) }).catch(() => undefined);
+        if (typed.error === "internal_error") throw error;
       } finally {
         clearInterval(heartbeat);
       }

@@ -96,6 +96,8 @@ export async function startTestServer(
     leaseMs?: number;
     env?: Record<string, string>;
     settings?: Record<string, string>;
+    /** The URL the server is given for its database (e.g. through a fault proxy). */
+    databaseUrlFor?: (url: string) => string;
   } = {},
 ): Promise<TestServer> {
   const database = await createTestDatabase();
@@ -107,7 +109,7 @@ export async function startTestServer(
   process.env["WARRANT_CALENDAR_DATA"] = calendarPath;
   for (const [key, value] of Object.entries(options.env ?? {})) process.env[key] = value;
   const settings = loadSettings({
-    DATABASE_URL: database.url,
+    DATABASE_URL: options.databaseUrlFor ? options.databaseUrlFor(database.url) : database.url,
     WARRANT_DATA_DIR: dataDir,
     WARRANT_AUTH_SECRET: secretHex,
     PORT: "0",

@@ -1,0 +1,78 @@
+/** The retry policy's classification (src/persistence/retry.ts): what is transient, what may be sent again. */
+import { describe, expect, it } from "vitest";
+import { databaseFailure, IDEMPOTENT, repeatable, transience, withRetry } from "../../src/persistence/retry.js";
+
+const pgError = (code: string, message = "terminating connection due to administrator command") =>
+  Object.assign(new Error(message), { code, severity: "FATAL" });
+
+describe("transience", () => {
+  it("names server aborts as rolled back and lost connections as unknown", () => {
+    for (const code of ["40001", "40P01", "57P01", "57P02", "57P03"])
+      expect(transience(pgError(code))).toBe("rolled_back");
+    for (const code of ["08000", "08003", "08006", "ECONNRESET", "ECONNREFUSED", "EPIPE"])
+      expect(transience(pgError(code))).toBe("connection_lost");
+    expect(transience(new Error("Connection terminated unexpectedly"))).toBe("connection_lost");
+    expect(transience(pgError("23505", "duplicate key"))).toBeUndefined();
+    expect(transience(new Error("boom"))).toBeUndefined();
+  });
+
+  it("repeats reads and marked writes only", () => {
+    expect(repeatable("select 1")).toBe(true);
+    expect(repeatable("with a as (select 1) select * from a")).toBe(true);
+    expect(repeatable("with a as (insert into t values (1) returning *) select * from a")).toBe(false);
+    expect(repeatable("select * from t for update")).toBe(false);
+    expect(repeatable("update t set x = 1")).toBe(false);
+    expect(repeatable(`${IDEMPOTENT}update t set x = 1`)).toBe(true);
+  });
+});
+
+describe("withRetry", () => {
+  it("retries what is safe, gives up typed after the budget, and passes other errors through", async () => {
+    let calls = 0;
+    const flaky = async () => {
+      calls += 1;
+      if (calls < 3) throw pgError("57P01");
+      return "ok";
+    };
+    expect(await withRetry(flaky, () => true, { budgetMs: 5_000, baseDelayMs: 1, maxDelayMs: 5 })).toBe("ok");
+    expect(calls).toBe(3);
+
+    const down = withRetry(
+      () => Promise.reject(pgError("08006")),
+      () => true,
+      {
+        budgetMs: 50,
+        baseDelayMs: 5,
+        maxDelayMs: 10,
+      },
+    );
+    await expect(down).rejects.toMatchObject({ code: "database_unavailable" });
+    await expect(down).rejects.not.toThrow(/terminating/);
+
+    let once = 0;
+    const unsafe = withRetry(
+      async () => {
+        once += 1;
+        throw pgError("08006");
+      },
+      (kind) => kind === "rolled_back",
+    );
+    await expect(unsafe).rejects.toMatchObject({ code: "database_unavailable" });
+    expect(once).toBe(1);
+    await expect(
+      withRetry(
+        () => Promise.reject(pgError("23505", "dup")),
+        () => true,
+      ),
+    ).rejects.toMatchObject({
+      code: "23505",
+    });
+  });
+
+  it("reports a run's database failure typed, without the server's text", () => {
+    expect(databaseFailure(pgError("57P01"))).toMatchObject({ error: "database_unavailable" });
+    const other = databaseFailure(pgError("23505", 'duplicate key value violates unique constraint "runs_pkey"'));
+    expect(other).toEqual({ error: "database_error", message: "a database statement failed" });
+    expect(databaseFailure(new Error("tool broke"))).toBeUndefined();
+  });
+});
