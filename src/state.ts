@@ -13,10 +13,10 @@ import type { Proposal } from "./planners/planner.js";
 import type { BudgetName, Decision } from "./policy/decision.js";
 import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "./policy/usage.js";
 import type { DomainContext } from "./runtime/context-provider.js";
-import { mergeEvidence, type Evidence } from "./runtime/evidence.js";
+import { mergeEvidence, type Evidence } from "./state/evidence.js";
 import type { LedgerRow } from "./runtime/ledger.js";
-import { appendTranscript, type TranscriptWrite } from "./runtime/transcript.js";
-import { statusReducer, type RunStatus } from "./runtime/transitions.js";
+import { appendTranscript, type TranscriptWrite } from "./state/transcript.js";
+import { statusReducer, type RunStatus } from "./state/transitions.js";
 import type { ToolErrorCode } from "./errors.js";
 
 /** Ledger reducer: append, a row with the same (call_id, attempt) replaces the earlier one. */
@@ -219,7 +219,7 @@ function growing<Value, Write>(reducer: (current: Value, writes: Write[]) => Val
 export const AgentState = Annotation.Root({
   /** Chat transcript for the UI and the model. Owners: plan (AI turns), observe (tool results, final answer). */
   messages: growing<BaseMessage[], TranscriptWrite>(appendTranscript, () => []),
-  /** Run status. Owners: every node, through runtime/transitions; the reducer rejects illegal transitions. */
+  /** Run status. Owners: every node, through state/transitions; the reducer rejects illegal transitions. */
   status: Annotation<RunStatus, RunStatus | RunStatus[]>({ reducer: statusReducer, default: () => "created" }),
   /** This turn's proposed calls. Owner: plan. */
   proposals: Annotation<Proposal[]>,

@@ -11,7 +11,7 @@ import { denials } from "../policy/decision.js";
 import { recordDenials } from "../runtime/audit.js";
 import { runStartOf } from "../runtime/audit-chain.js";
 import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
-import { transition } from "../runtime/transitions.js";
+import { transition } from "../state/transitions.js";
 import { repeatCountsUpdate, type NodeUpdate, type State } from "../state.js";
 
 export function makeAuthorizeNode(host: Host) {

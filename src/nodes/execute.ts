@@ -32,7 +32,7 @@ import {
 import { backoffMs, isRetryable } from "../runtime/retry.js";
 import { runOwner } from "../runtime/owner.js";
 import { threadIdFrom } from "../runtime/run-config.js";
-import { transition } from "../runtime/transitions.js";
+import { transition } from "../state/transitions.js";
 import { CallJournal, LedgerHistoryFound, type Allowed, type CallContext } from "../runtime/call-journal.js";
 import type { CallResult, NodeUpdate, State } from "../state.js";
 

@@ -23,7 +23,7 @@ import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
 import { withoutSecretsInResume } from "../runtime/redaction.js";
 import { principalFrom } from "../runtime/run-config.js";
 import { runStartOf } from "../runtime/audit-chain.js";
-import { transition } from "../runtime/transitions.js";
+import { transition } from "../state/transitions.js";
 import { repeatCountsUpdate, type NodeUpdate, type ReviewWaits, type State } from "../state.js";
 
 type Review = Extract<Decision, { type: "review" }>;

@@ -7,12 +7,12 @@ import { createHash } from "node:crypto";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Host } from "../host.js";
-import { extractEvidence } from "../runtime/extract-evidence.js";
+import { extractEvidence } from "../state/extract-evidence.js";
 import { exhaustedBudget } from "../policy/budgets.js";
 import type { Decision } from "../policy/decision.js";
-import { mergeEvidence, type Evidence } from "../runtime/evidence.js";
+import { mergeEvidence, type Evidence } from "../state/evidence.js";
 import { runStartOf } from "../runtime/audit-chain.js";
-import { transition, type RunStatus } from "../runtime/transitions.js";
+import { transition, type RunStatus } from "../state/transitions.js";
 import type {
   CallResult,
   Citation,

@@ -20,7 +20,7 @@ import type { PlanVerdict, RunInfo, RunUpdate, State, ToolOffer, Update } from "
 import type { DomainContext } from "./context-provider.js";
 import { runOwner } from "./owner.js";
 import { principalFrom, runIdFrom, threadIdFrom } from "./run-config.js";
-import { isTerminal, transition, type RunStatus } from "./transitions.js";
+import { isTerminal, transition, type RunStatus } from "../state/transitions.js";
 
 /** Reads and writes are offered in the default stage; writes still need approval in authorize. */
 const STAGE = "default";

@@ -4,9 +4,9 @@
  * state schema lists every state field with the node that owns it.
  */
 import { z } from "zod";
-import { EvidenceSchema } from "../runtime/evidence.js";
+import { EvidenceSchema } from "../state/evidence.js";
 import { LedgerRowSchema } from "../runtime/ledger.js";
-import { RUN_STATUSES } from "../runtime/transitions.js";
+import { RUN_STATUSES } from "../state/transitions.js";
 import { AgentState, FIELD_OWNERS } from "../state.js";
 import { RunInput } from "./requests.js";
 

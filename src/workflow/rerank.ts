@@ -8,7 +8,7 @@
  */
 import { supports, type NotesQuestion } from "../domains/notes/question.js";
 import { contentTerms, isRelevant } from "../domains/notes/relevance.js";
-import type { Evidence } from "../runtime/evidence.js";
+import type { Evidence } from "../state/evidence.js";
 
 /** Passages the generate step is given. */
 export const RERANK_TOP = 3;

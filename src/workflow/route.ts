@@ -10,7 +10,7 @@
  */
 import { END } from "@langchain/langgraph";
 import { latestRequest } from "../planners/context.js";
-import { isTerminal } from "../runtime/transitions.js";
+import { isTerminal } from "../state/transitions.js";
 import { NODES, type State } from "../state.js";
 import { workflowRequest } from "./request.js";
 import { readAttempted } from "./retrieved.js";
