@@ -10,7 +10,7 @@ import { Annotation, DeltaChannel } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Principal } from "./auth/principal.js";
 import type { Proposal } from "./planners/planner.js";
-import type { BudgetName, Decision } from "./policy/decision.js";
+import type { BudgetName, Decision, RecordedDenial } from "./policy/decision.js";
 import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "./policy/usage.js";
 import type { DomainContext } from "./runtime/context-provider.js";
 import { mergeEvidence, type Evidence } from "./state/evidence.js";
@@ -25,6 +25,20 @@ export function appendLedger(current: LedgerRow[], update: LedgerRow[]): LedgerR
   const rows = new Map(current.map((row) => [key(row), row]));
   for (const row of update) rows.set(key(row), row);
   return [...rows.values()];
+}
+
+/**
+ * Denials reducer: append-only by call_id. A call is refused once; a node that
+ * runs again after a crash writes the same denial again, and the first stays.
+ */
+export function appendDenials(current: RecordedDenial[], update: RecordedDenial[]): RecordedDenial[] {
+  const known = new Set(current.map((denial) => denial.call_id));
+  const added = update.filter((denial) => {
+    if (known.has(denial.call_id)) return false;
+    known.add(denial.call_id);
+    return true;
+  });
+  return added.length === 0 ? current : [...current, ...added];
 }
 
 export type TerminationCode =
@@ -225,6 +239,14 @@ export const AgentState = Annotation.Root({
   proposals: Annotation<Proposal[]>,
   /** Per proposal: allow / deny / review. Owners: authorize, then human_review. */
   decisions: Annotation<Decision[]>,
+  /**
+   * Every refused call of the thread with its run and stage, once by call_id (append-only): what the page and
+   * the API list as a run's denials. Owners: authorize (proposals), human_review (answers), execute (executions).
+   */
+  denials: growing<RecordedDenial[], RecordedDenial[]>(
+    (current, writes) => writes.reduce(appendDenials, current),
+    () => [],
+  ),
   /** One row per tool execution attempt. Owner: execute (append by call_id). */
   ledger: growing<LedgerRow[], LedgerRow[]>(
     (current, writes) => writes.reduce(appendLedger, current),
@@ -268,9 +290,9 @@ export type Update = typeof AgentState.Update;
 /** The fields each node may write. A unit test checks every node's returned keys against this. */
 export const FIELD_OWNERS = {
   plan: ["messages", "status", "proposals", "usage", "run", "verdict", "tool_offer"],
-  authorize: ["status", "decisions", "repeats"],
-  human_review: ["status", "decisions", "repeats", "review_feedback", "review_waits"],
-  execute: ["status", "ledger", "usage", "call_results"],
+  authorize: ["status", "decisions", "repeats", "denials"],
+  human_review: ["status", "decisions", "repeats", "review_feedback", "review_waits", "denials"],
+  execute: ["status", "ledger", "usage", "call_results", "denials"],
   observe: ["messages", "status", "evidence", "termination_reason", "result", "progress"],
 } as const satisfies Record<string, readonly (keyof Update)[]>;
 

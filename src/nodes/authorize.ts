@@ -21,11 +21,13 @@ export function makeAuthorizeNode(host: Host) {
       budgetLeft: remainingToolCalls(state.usage, host.budgets),
       repeats: repeatCountsOf(state),
     });
-    await recordDenials(await host.audit(), denials(decisions), {
+    const denied = await recordDenials(await host.audit(), denials(decisions), {
       thread_id: context.threadId,
       run_id: state.run?.run_id ?? "",
       actor: context.owner.user_id,
       at: new Date(context.now).toISOString(),
+      node: "authorize",
+      stage: "propose",
       run: runStartOf(context.threadId, state.run),
     });
     const repeats = repeatCountsUpdate(state.run?.run_id ?? "", repeatCountsOf(state), counters.repeats);
@@ -34,6 +36,6 @@ export function makeAuthorizeNode(host: Host) {
       : decisions.some((decision) => decision.type === "allow")
         ? "tool_authorized"
         : "observing";
-    return { ...transition(state.status, next), decisions, repeats };
+    return { ...transition(state.status, next), decisions, repeats, ...(denied.length > 0 ? { denials: denied } : {}) };
   };
 }

@@ -21,7 +21,7 @@ export function RunPanel({
   budgets: Budgets;
   live: boolean;
 }) {
-  const denials = useRunDenials(client, threadId, values, live);
+  const denials = useRunDenials(values);
   const usage = usageOf(values);
   const termination = terminationOf(values);
   return (
