@@ -125,7 +125,7 @@ async function main(argv: string[]): Promise<number> {
   const startedAt = new Date();
   const storage = await openStorage(settings.databaseUrl);
   const progress = stderrProgress();
-  let records;
+  let records: Awaited<ReturnType<typeof runEvaluation>>;
   try {
     records = await runEvaluation({
       tasks,

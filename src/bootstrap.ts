@@ -14,6 +14,10 @@ import { createModelPlanner } from "./planners/model.js";
 import type { Planner } from "./planners/planner.js";
 import { createRulesPlanner } from "./domains/rules-planner.js";
 import { loadConfig, type WarrantConfig } from "./policy/config.js";
+import { configProblems, formatProblem, type ConfigProblem } from "./policy/config-check.js";
+import { loadPrincipalDirectory } from "./auth/principal.js";
+import { listingFacts } from "./mcp/listing-facts.js";
+import { ConfigError } from "./errors.js";
 import { priceOf } from "./policy/pricing.js";
 import { redactionKeyFrom } from "./policy/secrets.js";
 
@@ -121,4 +125,34 @@ export function createRuntime(
 /** The host `graphs/agent.ts` uses when served without our entry points. */
 export function defaultHost(settings: Settings): Host {
   return createRuntime(settings).host;
+}
+
+/**
+ * What `npm run policy -- check` reports beyond the schema, for a parsed
+ * config: contracts against the tools the connected servers list (when a
+ * host is given), review rules against the principal directory, the
+ * configured model's price.
+ */
+export async function configProblemsFor(
+  config: WarrantConfig,
+  settings: Settings,
+  tools?: Pick<ToolHost, "catalog" | "isHealthy">,
+): Promise<ConfigProblem[]> {
+  return configProblems(config, {
+    ...(tools ? { listed: listingFacts(config, tools) } : {}),
+    principals: [...(await loadPrincipalDirectory(settings.principalsPath)).values()],
+    model: { planner: settings.planner, name: settings.model.name },
+  });
+}
+
+/** Refuses to start on any error the config check finds, with the lines it prints. */
+export async function refuseConfigErrors(
+  settings: Settings,
+  tools?: Pick<ToolHost, "catalog" | "isHealthy">,
+): Promise<void> {
+  const config = await loadConfig(settings.configPath);
+  const errors = (await configProblemsFor(config, settings, tools)).filter((problem) => problem.severity === "error");
+  if (errors.length === 0) return;
+  const lines = errors.map((problem) => formatProblem(problem, settings.configPath));
+  throw new ConfigError("config_invalid", `${errors.length} error(s) in the config:\n${lines.join("\n")}`);
 }

@@ -139,7 +139,7 @@ export async function verifyApiToken(
 export function bearerToken(header: string | null | undefined): string | undefined | null {
   if (header === undefined || header === null || header === "") return undefined;
   const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
-  return match ? match[1]! : null;
+  return match?.[1] ?? null;
 }
 
 /** Verifies an Authorization header value: missing, non-Bearer, or a bad token all fail typed. */

@@ -35,7 +35,7 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-import pg from "pg";
+import type pg from "pg";
 import { ConfigError } from "../errors.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import { WarrantSaver } from "./checkpointer.js";

@@ -34,7 +34,7 @@ function fenceSource(message: ToolMessage): readonly unknown[] {
 function fencedToolMessage(message: ToolMessage): ToolMessage {
   const source = fenceSource(message);
   const cached = fenced.get(message);
-  if (cached && cached.source.every((value, index) => value === source[index])) return cached.copy;
+  if (cached?.source.every((value, index) => value === source[index])) return cached.copy;
   const copy = fenceOf(message);
   fenced.set(message, { source, copy });
   return copy;

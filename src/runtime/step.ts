@@ -23,7 +23,7 @@ import { principalFrom, runIdFrom, threadIdFrom } from "./run-config.js";
 import { isTerminal, transition, type RunStatus } from "../state/transitions.js";
 
 /** Reads and writes are offered in the default stage; writes still need approval in authorize. */
-const STAGE = "default";
+export const STAGE = "default";
 
 /** What a proposing step knows before it decides anything. */
 export interface Step {

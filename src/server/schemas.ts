@@ -12,7 +12,7 @@ import { DecisionSchema, RecordedDenialSchema } from "../policy/decision.js";
 import { EvidenceSchema } from "../state/evidence.js";
 import { LedgerRowSchema } from "../runtime/ledger.js";
 import { RUN_STATUSES } from "../state/transitions.js";
-import { AgentState, FIELD_OWNERS, type RunInfo } from "../state.js";
+import { type AgentState, FIELD_OWNERS, type RunInfo } from "../state.js";
 import { RunInput } from "./requests.js";
 
 type JsonSchema = Record<string, unknown>;

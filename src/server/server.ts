@@ -10,7 +10,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { loadApiSecret } from "../auth/api-token.js";
-import { createRuntime } from "../bootstrap.js";
+import { createRuntime, refuseConfigErrors } from "../bootstrap.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
@@ -51,7 +51,9 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
   try {
     const database = await runtime.database();
     // Tools start with the server, so a broken MCP configuration fails here, not in the first run.
-    await runtime.host.tools();
+    const tools = await runtime.host.tools();
+    // The checks of `npm run policy -- check`; a test's own tool host is not what the config describes.
+    await refuseConfigErrors(settings, options.overrides?.tools ? undefined : tools);
     const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
     // Imported here: graph modules read settings on import, after configuration errors have had their chance.
     const { buildAgent } = await import("../../graphs/agent.js");
@@ -76,7 +78,11 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const exports = otlpConfigured()
       ? runExports({
           database,
-          graphFor: async (graphId) => graphs.get(graphId ?? "agent") ?? graphs.get("agent")!,
+          graphFor: async (graphId) => {
+            const graph = graphs.get(graphId ?? "agent") ?? graphs.get("agent");
+            if (graph === undefined) throw new Error("the server serves no agent graph");
+            return graph;
+          },
           log,
         })
       : undefined;

@@ -94,10 +94,10 @@ export function registerPageRoutes(app: Hono<Env>, options: WebOptions): void {
     const type = CONTENT_TYPES[path.extname(name)];
     const body =
       ASSET_NAME.test(name) && type ? await readOptional(path.join(options.distDir, "assets", name)) : undefined;
-    if (body === undefined) return failure(c, 404, "not_found", "no such asset");
+    if (body === undefined || type === undefined) return failure(c, 404, "not_found", "no such asset");
     // Vite puts a content hash in every asset name, so a name never changes meaning.
     c.header("Cache-Control", "public, max-age=31536000, immutable");
-    c.header("Content-Type", type!);
+    c.header("Content-Type", type);
     return c.body(new Uint8Array(body));
   });
   const directory = options.devPrincipals;

@@ -197,7 +197,14 @@ function gate() {
   let arrived: () => void = () => undefined;
   const opened = new Promise<void>((resolve) => (open = resolve));
   const reached = new Promise<void>((resolve) => (arrived = resolve));
-  return { open, reached, wait: () => (arrived(), opened) };
+  return {
+    open,
+    reached,
+    wait: () => {
+      arrived();
+      return opened;
+    },
+  };
 }
 
 describe("checkpointer: a process killed between a buffered save and its flush", () => {

@@ -57,7 +57,8 @@ async function collect(stream: AsyncIterable<Part>, stopAfter?: (part: Part) => 
 }
 
 const ids = (parts: Part[]) => parts.map((part) => (part.id === undefined ? undefined : Number(part.id)));
-const after = (parts: Part[], id: number) => parts.filter((part) => part.id !== undefined && Number(part.id) > id);
+const eventsAfter = (parts: Part[], id: number) =>
+  parts.filter((part) => part.id !== undefined && Number(part.id) > id);
 
 /** Rows of one table of Warrant's schema in the sandbox database. */
 async function count(databaseUrl: string, sql: string, params: unknown[]): Promise<number> {
@@ -114,8 +115,8 @@ describe("two instances on one Postgres", () => {
         collect(onA.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(id) }) as AsyncIterable<Part>),
         collect(onB.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(id) }) as AsyncIterable<Part>),
       ]);
-      expect(tailA).toEqual(after(fromA, id));
-      expect(tailB).toEqual(after(fromA, id));
+      expect(tailA).toEqual(eventsAfter(fromA, id));
+      expect(tailB).toEqual(eventsAfter(fromA, id));
     }
     // A join that asks for some modes gets those (and the run's metadata), from either instance.
     const updatesOnly = fromA.filter((part) => part.event === "updates" || part.event === "metadata");

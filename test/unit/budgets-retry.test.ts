@@ -203,13 +203,24 @@ describe("withRetries: one loop, policies as data", () => {
       false,
     );
     const fresh: number[] = [];
-    await withRetries(write, async (attempt) => (fresh.push(attempt), failed("not_applied", attempt)), noWait);
+    await withRetries(
+      write,
+      async (attempt) => {
+        fresh.push(attempt);
+        return failed("not_applied", attempt);
+      },
+      noWait,
+    );
     expect(fresh).toEqual([1, 2]);
     const recovered: number[] = [];
-    await withRetries(write, async (attempt) => (recovered.push(attempt), failed("not_applied", attempt)), {
-      ...noWait,
-      firstAttempt: 2,
-    });
+    await withRetries(
+      write,
+      async (attempt) => {
+        recovered.push(attempt);
+        return failed("not_applied", attempt);
+      },
+      { ...noWait, firstAttempt: 2 },
+    );
     expect(recovered).toEqual([2]);
   });
 

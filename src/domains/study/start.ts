@@ -54,7 +54,7 @@ const MONTHS: Record<string, number> = {
   dec: 12,
 };
 const MONTH = String.raw`(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?`;
-const ORDINAL = String.raw`(?:st|nd|rd|th)?`;
+const ORDINAL = "(?:st|nd|rd|th)?";
 
 const ISO = /(?<![\w-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ]([0-2]?\d):([0-5]\d)(?::[0-5]\d)?(Z)?)?(?![\w-])/i;
 const DATE_LIKE = /(?<![\w-])\d{2,4}-\d{1,3}-\d{1,4}(?![\w-])/;
