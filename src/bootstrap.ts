@@ -4,7 +4,7 @@
  * `close()`.
  */
 import { loadApiSecret } from "./auth/api-token.js";
-import { principalDirectory, type PrincipalDirectory } from "./auth/principal-directory.js";
+import { principalDirectory, verifiedOnly, type PrincipalDirectory } from "./auth/principal-directory.js";
 import { contextProviders } from "./domains/index.js";
 import type { Settings } from "./env.js";
 import { lazy, type Host } from "./host.js";
@@ -23,6 +23,8 @@ import { redactionKeyFrom } from "./policy/secrets.js";
 
 export interface Runtime {
   host: Host;
+  /** The principal directory runs and requests are checked against (authoritative unless verified claims only). */
+  principals: PrincipalDirectory;
   database(): Promise<Database>;
   close(): Promise<void>;
 }
@@ -68,7 +70,7 @@ export function createRuntime(
       await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }),
     );
     return connectTools(await config(), undefined, {
-      hostValues: { DATABASE_URL: settings.databaseUrl },
+      hostValues: { DATABASE_URL: settings.databaseUrl, WARRANT_DATA_DIR: settings.dataDir },
       pins,
       audit,
       redactionKey,
@@ -76,7 +78,8 @@ export function createRuntime(
   };
   const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);
   const config = lazy(() => loadConfig(settings.configPath));
-  const principals = overrides.principals ?? principalDirectory(settings.principalsPath);
+  const principals =
+    overrides.principals ?? (settings.verifiedClaimsOnly ? verifiedOnly : principalDirectory(settings.principalsPath));
   const planner = overrides.planner
     ? async () => overrides.planner as Planner
     : lazy(async () => plannerFor(settings, settings.planner === "model" ? (await config()).models : {}));
@@ -107,6 +110,7 @@ export function createRuntime(
   };
   return {
     host,
+    principals,
     database: async () => {
       opened.database = true;
       return database();
@@ -145,14 +149,15 @@ export async function configProblemsFor(
   });
 }
 
-/** Refuses to start on any error the config check finds, with the lines it prints. */
+/** Refuses to start on any error the config check finds, with the lines it prints; returns its warning lines. */
 export async function refuseConfigErrors(
   settings: Settings,
   tools?: Pick<ToolHost, "catalog" | "isHealthy">,
-): Promise<void> {
+): Promise<string[]> {
   const config = await loadConfig(settings.configPath);
-  const errors = (await configProblemsFor(config, settings, tools)).filter((problem) => problem.severity === "error");
-  if (errors.length === 0) return;
+  const problems = await configProblemsFor(config, settings, tools);
+  const errors = problems.filter((problem) => problem.severity === "error");
+  if (errors.length === 0) return problems.map((problem) => formatProblem(problem, settings.configPath));
   const lines = errors.map((problem) => formatProblem(problem, settings.configPath));
   throw new ConfigError("config_invalid", `${errors.length} error(s) in the config:\n${lines.join("\n")}`);
 }

@@ -65,7 +65,7 @@ export function makeHumanReviewNode(host: Host) {
         budgetLeft: remainingToolCalls(state.usage, host.budgets) - others,
         repeats: withoutOne(repeats, review.fingerprint),
       };
-      const result = decideAnswer(review, decision, context, counters);
+      const result = decideAnswer(review, decision, context, counters, approver);
       if (result.decision.type === "allow" && decision.type === "edit") repeats = result.counters.repeats;
       const outcome = outcomeOf(decision, result.decision);
       resolved.set(review.call_id, {

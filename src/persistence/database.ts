@@ -45,6 +45,7 @@ import { approvalMigrations, createApprovalStore } from "./approval-store.js";
 import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
 import { createPinStore, pinMigrations } from "./pin-store.js";
+import { revocationMigrations } from "../auth/revocations.js";
 import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
 import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
@@ -324,6 +325,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
         ...auditMigrations(schema),
         ...chainMigrations(schema),
         ...pinMigrations(schema),
+        ...revocationMigrations(schema),
       ])
         await client.query(statement);
     } finally {

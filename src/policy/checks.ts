@@ -46,8 +46,8 @@ export interface Candidate {
   tool?: CatalogTool;
   modelArgs?: Record<string, unknown>;
   fingerprint?: string;
-  /** At the edit stage: the pending review and the reviewer's answer to it. */
-  answer?: { review: Review; decision: ResumeDecision };
+  /** At the edit stage: the pending review, the answer to it and who sent that answer. */
+  answer?: { review: Review; decision: ResumeDecision; approver: Principal };
 }
 
 export type CheckResult =
@@ -160,14 +160,21 @@ export const expiry: Check = {
  */
 export const reviewAnswer: Check = {
   name: "review",
-  run(candidate) {
-    const { review, decision } = requireAnswer(candidate);
-    if (decision.type === "reject") return refuse("approval_rejected", decision.message ?? "rejected by the reviewer");
+  run(candidate, context) {
+    const { review, decision, approver } = requireAnswer(candidate);
+    if (decision.type === "reject")
+      return refuse("approval_rejected", rejection(approver, context.owner, decision.message));
     if (decision.type === "edit" && decision.edited_action.name !== review.tool)
       return refuse("tool_not_permitted", "an edit may not change the tool");
     return pass(candidate);
   },
 };
+
+/** Who rejected, and why when they said: the owner rejecting their own action is not "the reviewer". */
+export function rejection(approver: Principal, owner: Principal, message: string | undefined): string {
+  const who = approver.user_id === owner.user_id ? `${approver.user_id} (the owner)` : `${approver.user_id} (reviewer)`;
+  return `rejected by ${who}${message ? `: ${message}` : ""}`;
+}
 
 /** The tool is still in the catalog when its call is about to run (a server can drop it while a review waits). */
 export const execution: Check = {

@@ -146,11 +146,13 @@ function reviewProblems(config: WarrantConfig, facts: ConfigFacts): ConfigProble
 function modelProblems(config: WarrantConfig, facts: ConfigFacts): ConfigProblem[] {
   const model = facts.model;
   if (model === undefined || model.planner !== "model" || Object.hasOwn(config.models, model.name)) return [];
+  // A warning, not an error: an endpoint of one's own may really cost nothing.
   return [
-    error_(
-      `models.${model.name}`,
-      `no price for the configured model "${model.name}": its runs would count as free against the cost budget`,
-    ),
+    {
+      path: `models.${model.name}`,
+      message: `no price for the configured model "${model.name}": its runs count as free against the cost budget`,
+      severity: "warning",
+    },
   ];
 }
 

@@ -13,6 +13,7 @@
  * denial's `check` and `checks.ts`.
  */
 import { randomUUID } from "node:crypto";
+import type { Principal } from "../auth/principal.js";
 import type { ResumeDecision } from "./approval.js";
 import { injectArguments } from "./authorization.js";
 import {
@@ -47,6 +48,7 @@ export {
   execution,
   expiry,
   offered,
+  rejection,
   repeat,
   reviewAnswer,
   runBound,
@@ -177,10 +179,16 @@ export function decideAnswer(
   answer: ResumeDecision,
   context: DecideContext,
   counters: Counters,
+  approver: Principal,
 ): { decision: Exclude<Decision, Review>; counters: Counters } {
   const { approval, description: _description, rule: _rule, type: _type, ...action } = review;
   const proposal: Proposal = { call_id: review.call_id, name: review.tool, raw_arguments: "" };
-  const checked = runChecks(STAGES.edit, { proposal, answer: { review, decision: answer } }, context, counters);
+  const checked = runChecks(
+    STAGES.edit,
+    { proposal, answer: { review, decision: answer, approver } },
+    context,
+    counters,
+  );
   if (!checked.ok) return { decision: checked.denial, counters };
   if (answer.type !== "edit") return { decision: { type: "allow", ...action }, counters };
   const edited: Proposal = { ...proposal, raw_arguments: JSON.stringify(answer.edited_action.args) };

@@ -125,6 +125,15 @@ const FIELD_SCHEMAS: Record<keyof typeof AgentState.spec, JsonSchema> = {
   review_feedback: nullable(object({ code: { enum: ["invalid_resume", "approver_not_permitted"] }, message: string })),
   review_waits: internal("time spent waiting for reviewers, per call"),
   progress: internal("no-progress counters of the run"),
+  pending: nullable(
+    object({ provider: string, run_id: string, request: string, missing: strings, question: string }, [
+      "provider",
+      "run_id",
+      "request",
+      "missing",
+      "question",
+    ]),
+  ),
 };
 
 /** The state schema: every field typed, with the node that writes it. */

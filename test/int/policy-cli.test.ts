@@ -208,8 +208,8 @@ describe("check", () => {
         "tools.list_events.run_bound.case_id",
         "tools.ghost_tool",
         "review_policy.write_reversible",
-        "models.unpriced-model",
       ]);
+      expect(result.stdout).toMatch(/^warning .*: models\.unpriced-model no price for the configured model/m);
 
       const started = startServer({
         settings: {

@@ -148,7 +148,7 @@ describe("edit stage: a reviewer's answer", () => {
       { type: "reject" as const },
       { type: "edit" as const, edited_action: { name: "create_event", args: { title: "Other" } } },
     ]) {
-      expect(decideAnswer(pending, answer, late, counters()).decision).toMatchObject({
+      expect(decideAnswer(pending, answer, late, counters(), alice).decision).toMatchObject({
         type: "deny",
         code: "approval_expired",
         check: "expiry",
@@ -158,13 +158,15 @@ describe("edit stage: a reviewer's answer", () => {
 
   it("reject is approval_rejected and a changed tool tool_not_permitted, both from review", () => {
     const pending = review();
-    expect(decideAnswer(pending, { type: "reject", message: "no" }, context(), counters()).decision).toMatchObject({
+    expect(
+      decideAnswer(pending, { type: "reject", message: "no" }, context(), counters(), alice).decision,
+    ).toMatchObject({
       code: "approval_rejected",
       check: "review",
-      message: "no",
+      message: "rejected by alice (the owner): no",
     });
     const changed = { type: "edit" as const, edited_action: { name: "update_case", args: { note: "x" } } };
-    expect(decideAnswer(pending, changed, context(), counters()).decision).toMatchObject({
+    expect(decideAnswer(pending, changed, context(), counters(), alice).decision).toMatchObject({
       code: "tool_not_permitted",
       check: "review",
     });
@@ -172,17 +174,17 @@ describe("edit stage: a reviewer's answer", () => {
 
   it("approve allows the reviewed action as it was; an edit is allowed as reviewed after the proposal checks", () => {
     const pending = review();
-    expect(decideAnswer(pending, { type: "approve" }, context(), counters()).decision).toMatchObject({
+    expect(decideAnswer(pending, { type: "approve" }, context(), counters(), alice).decision).toMatchObject({
       type: "allow",
       fingerprint: pending.fingerprint,
     });
     const edit = { type: "edit" as const, edited_action: { name: "create_event", args: { title: "Other" } } };
-    expect(decideAnswer(pending, edit, context(), counters()).decision).toMatchObject({
+    expect(decideAnswer(pending, edit, context(), counters(), alice).decision).toMatchObject({
       type: "allow",
       model_args: { title: "Other" },
     });
     const invalid = { type: "edit" as const, edited_action: { name: "create_event", args: { title: 7 } } };
-    expect(decideAnswer(pending, invalid, context(), counters()).decision).toMatchObject({
+    expect(decideAnswer(pending, invalid, context(), counters(), alice).decision).toMatchObject({
       type: "deny",
       check: "arguments",
     });

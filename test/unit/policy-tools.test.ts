@@ -125,7 +125,7 @@ describe("config check", () => {
   it("a model planner whose model has no price", () => {
     const model = { planner: "model" as const, name: "gpt-x" };
     expect(configProblems(config(), { ...facts(), model })).toMatchObject([
-      { path: "models.gpt-x", severity: "error" },
+      { path: "models.gpt-x", severity: "warning" },
     ]);
     const priced = config((raw) => ({
       ...raw,
