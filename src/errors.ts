@@ -82,7 +82,8 @@ export type ModelErrorCode =
   | "model_empty_reply"
   | "model_request_failed"
   | "model_invalid_usage";
-export type RuntimeErrorCode = "illegal_transition";
+/** `ledger_order`: a call's ledger rows are not what the journal knows they must be (a bug, never an input). */
+export type RuntimeErrorCode = "illegal_transition" | "ledger_order";
 
 /** Base of all Warrant errors. */
 export class WarrantError extends Error {

@@ -10,13 +10,13 @@ import { Annotation, DeltaChannel } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Principal } from "./auth/principal.js";
 import type { Proposal } from "./planners/planner.js";
-import type { BudgetName, Decision } from "./policy/decision.js";
+import type { BudgetName, Decision, RecordedDenial } from "./policy/decision.js";
 import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "./policy/usage.js";
 import type { DomainContext, PendingQuestion } from "./runtime/context-provider.js";
-import { mergeEvidence, type Evidence } from "./runtime/evidence.js";
+import { mergeEvidence, type Evidence } from "./state/evidence.js";
 import type { LedgerRow } from "./runtime/ledger.js";
-import { appendTranscript, type TranscriptWrite } from "./runtime/transcript.js";
-import { statusReducer, type RunStatus } from "./runtime/transitions.js";
+import { appendTranscript, type TranscriptWrite } from "./state/transcript.js";
+import { statusReducer, type RunStatus } from "./state/transitions.js";
 import type { ToolErrorCode } from "./errors.js";
 
 /** Ledger reducer: append, a row with the same (call_id, attempt) replaces the earlier one. */
@@ -25,6 +25,20 @@ export function appendLedger(current: LedgerRow[], update: LedgerRow[]): LedgerR
   const rows = new Map(current.map((row) => [key(row), row]));
   for (const row of update) rows.set(key(row), row);
   return [...rows.values()];
+}
+
+/**
+ * Denials reducer: append-only by call_id. A call is refused once; a node that
+ * runs again after a crash writes the same denial again, and the first stays.
+ */
+export function appendDenials(current: RecordedDenial[], update: RecordedDenial[]): RecordedDenial[] {
+  const known = new Set(current.map((denial) => denial.call_id));
+  const added = update.filter((denial) => {
+    if (known.has(denial.call_id)) return false;
+    known.add(denial.call_id);
+    return true;
+  });
+  return added.length === 0 ? current : [...current, ...added];
 }
 
 export type TerminationCode =
@@ -219,12 +233,20 @@ function growing<Value, Write>(reducer: (current: Value, writes: Write[]) => Val
 export const AgentState = Annotation.Root({
   /** Chat transcript for the UI and the model. Owners: plan (AI turns), observe (tool results, final answer). */
   messages: growing<BaseMessage[], TranscriptWrite>(appendTranscript, () => []),
-  /** Run status. Owners: every node, through runtime/transitions; the reducer rejects illegal transitions. */
+  /** Run status. Owners: every node, through state/transitions; the reducer rejects illegal transitions. */
   status: Annotation<RunStatus, RunStatus | RunStatus[]>({ reducer: statusReducer, default: () => "created" }),
   /** This turn's proposed calls. Owner: plan. */
   proposals: Annotation<Proposal[]>,
   /** Per proposal: allow / deny / review. Owners: authorize, then human_review. */
   decisions: Annotation<Decision[]>,
+  /**
+   * Every refused call of the thread with its run and stage, once by call_id (append-only): what the page and
+   * the API list as a run's denials. Owners: authorize (proposals), human_review (answers), execute (executions).
+   */
+  denials: growing<RecordedDenial[], RecordedDenial[]>(
+    (current, writes) => writes.reduce(appendDenials, current),
+    () => [],
+  ),
   /** One row per tool execution attempt. Owner: execute (append by call_id). */
   ledger: growing<LedgerRow[], LedgerRow[]>(
     (current, writes) => writes.reduce(appendLedger, current),
@@ -270,9 +292,9 @@ export type Update = typeof AgentState.Update;
 /** The fields each node may write. A unit test checks every node's returned keys against this. */
 export const FIELD_OWNERS = {
   plan: ["messages", "status", "proposals", "usage", "run", "verdict", "tool_offer", "pending"],
-  authorize: ["status", "decisions", "repeats"],
-  human_review: ["status", "decisions", "repeats", "review_feedback", "review_waits"],
-  execute: ["status", "ledger", "usage", "call_results"],
+  authorize: ["status", "decisions", "repeats", "denials"],
+  human_review: ["status", "decisions", "repeats", "review_feedback", "review_waits", "denials"],
+  execute: ["status", "ledger", "usage", "call_results", "denials"],
   observe: ["messages", "status", "evidence", "termination_reason", "result", "progress"],
 } as const satisfies Record<string, readonly (keyof Update)[]>;
 

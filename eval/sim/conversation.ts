@@ -9,8 +9,8 @@
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { readFencedToolResult } from "../../src/planners/fence.js";
 import type { ToolSpec } from "../../src/planners/planner.js";
-import type { Evidence } from "../../src/runtime/evidence.js";
-import { extractEvidence } from "../../src/runtime/extract-evidence.js";
+import type { Evidence } from "../../src/state/evidence.js";
+import { extractEvidence } from "../../src/state/extract-evidence.js";
 
 /** A call the model made earlier, as the request repeats it. */
 export interface PastCall {

@@ -15,7 +15,7 @@
  */
 import type pg from "pg";
 import { ConfigError } from "../errors.js";
-import { quoteSchemaName } from "../persistence/ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 import { MAX_API_TOKEN_TTL_SECONDS } from "./api-token.js";
 
 /** A token id as `mintApiToken` writes it (a UUID), or any other issuer's within the claim's bounds. */

@@ -15,7 +15,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import type { Evidence } from "../runtime/evidence.js";
+import type { Evidence } from "../state/evidence.js";
 import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/planner.js";
 import { courseContextOf, isQuizRequest, type CourseContext } from "./notes/course-context.js";
 import { CASE_ID, decideCase } from "./caseops/rules.js";

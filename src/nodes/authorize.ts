@@ -11,7 +11,7 @@ import { denials } from "../policy/decision.js";
 import { recordDenials } from "../runtime/audit.js";
 import { runStartOf } from "../runtime/audit-chain.js";
 import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
-import { transition } from "../runtime/transitions.js";
+import { transition } from "../state/transitions.js";
 import { repeatCountsUpdate, type NodeUpdate, type State } from "../state.js";
 
 export function makeAuthorizeNode(host: Host) {
@@ -21,11 +21,13 @@ export function makeAuthorizeNode(host: Host) {
       budgetLeft: remainingToolCalls(state.usage, host.budgets),
       repeats: repeatCountsOf(state),
     });
-    await recordDenials(await host.audit(), denials(decisions), {
+    const denied = await recordDenials(await host.audit(), denials(decisions), {
       thread_id: context.threadId,
       run_id: state.run?.run_id ?? "",
       actor: context.owner.user_id,
       at: new Date(context.now).toISOString(),
+      node: "authorize",
+      stage: "propose",
       run: runStartOf(context.threadId, state.run),
     });
     const repeats = repeatCountsUpdate(state.run?.run_id ?? "", repeatCountsOf(state), counters.repeats);
@@ -34,6 +36,6 @@ export function makeAuthorizeNode(host: Host) {
       : decisions.some((decision) => decision.type === "allow")
         ? "tool_authorized"
         : "observing";
-    return { ...transition(state.status, next), decisions, repeats };
+    return { ...transition(state.status, next), decisions, repeats, ...(denied.length > 0 ? { denials: denied } : {}) };
   };
 }

@@ -1,45 +1,63 @@
 /**
  * execute: runs the allowed calls through MCP. Each attempt gets a ledger row
- * written before the call starts and updated after it ends; only transient
- * failures of read tools are retried blindly. A write whose outcome is unknown
- * (timeout, lost response, or found `running` after a crash) is reconciled
- * through its contract's status tool (src/runtime/reconcile.ts), never re-run
- * blindly. Before a call starts, its authorization is checked again against
- * the owner's current permissions (a scope revoked while an approval waited
- * is `access_denied`, ledger row `denied`, nothing called). Every call acts
- * for the run's owner, whoever sent the request that resumed it.
+ * written before the call starts and updated after it ends; retries follow
+ * the policies of src/runtime/retry.ts (only transient failures of read tools
+ * are retried blindly). A write whose outcome is unknown (timeout, lost
+ * response, or found `running` after a crash) is reconciled through its
+ * contract's status tool (src/runtime/reconcile.ts), never re-run blindly.
+ * Before a call starts, the policy pipeline's execute stage checks it again
+ * against the owner's current permissions (a scope revoked while an approval
+ * waited is `tool_not_permitted` from `authorized`, ledger row `denied`,
+ * nothing called). Every call acts for the run's owner, whoever sent the
+ * request that resumed it.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { ToolErrorCode } from "../errors.js";
+import { InvariantError, type ToolErrorCode } from "../errors.js";
 import type { Host } from "../host.js";
 import type { CatalogTool } from "../mcp/catalog.js";
-import type { NormalizedResult } from "../mcp/normalize.js";
-import { authorizeFor, injectArguments } from "../policy/authorization.js";
+import { injectArguments } from "../policy/authorization.js";
 import { remainingToolCalls } from "../policy/budgets.js";
 import type { ReconcileContract } from "../policy/contracts.js";
-import { allowed } from "../policy/decision.js";
+import { decideExecution, type DecideContext } from "../policy/decide.js";
+import { allowed, type Denial } from "../policy/decision.js";
 import { actionFingerprint } from "../policy/fingerprint.js";
+import { recordDenials } from "../runtime/audit.js";
 import { runStartOf } from "../runtime/audit-chain.js";
-import type { LedgerRow } from "../runtime/ledger.js";
 import {
-  idempotencyArgument,
-  MAX_WRITE_SENDS,
-  readStatus,
-  statusArguments,
-  statusCheckRetryable,
-} from "../runtime/reconcile.js";
-import { backoffMs, isRetryable } from "../runtime/retry.js";
-import { runOwner } from "../runtime/owner.js";
+  CallJournal,
+  type Allowed,
+  type CallContext,
+  type HistoryFound,
+  type Started,
+} from "../runtime/call-journal.js";
+import { decideContextFor } from "../runtime/decide-context.js";
+import type { LedgerRow } from "../runtime/ledger.js";
+import { idempotencyArgument, readStatus, statusArguments } from "../runtime/reconcile.js";
+import { done, failed, RETRY_POLICIES, withRetries, type AttemptResult } from "../runtime/retry.js";
 import { threadIdFrom } from "../runtime/run-config.js";
-import { transition } from "../runtime/transitions.js";
-import { CallJournal, LedgerHistoryFound, type Allowed, type CallContext } from "../runtime/call-journal.js";
+import { transition } from "../state/transitions.js";
 import type { CallResult, NodeUpdate, State } from "../state.js";
 
 type Failure = Extract<CallResult, { ok: false }>;
 
+/** A call's context in this node: the ledger's, plus the pipeline's view for the execute stage. */
+interface ExecuteContext extends CallContext {
+  decide: DecideContext;
+}
+
+/** How settling a call ended: its result (and its denial, when the execute stage refused it), or history found. */
+type Settled = { kind: "settled"; result: CallResult; denial?: Denial } | HistoryFound;
+
+const settled = (result: CallResult, denial?: Denial): Settled =>
+  denial ? { kind: "settled", result, denial } : { kind: "settled", result };
+
 function failure(action: Allowed, code: ToolErrorCode, message: string): Failure {
   return { call_id: action.call_id, tool: action.tool, ok: false, code, message };
+}
+
+function success(action: Allowed, text: string, structured: unknown): CallResult {
+  return { call_id: action.call_id, tool: action.tool, ok: true, text, structured };
 }
 
 /** The write's idempotency key, from the argument its contract names (null when it names none). */
@@ -51,28 +69,39 @@ function idempotencyKeyOf(tool: CatalogTool, action: Allowed): string | null {
 
 const budgetFailure = (action: Allowed) => failure(action, "budget_exhausted", "the run's tool-call budget is used up");
 
+/** An attempt that could not start: no budget left, or (first insert of a fresh journal) history found. */
+function notStarted(action: Allowed, started: Started<never>): Settled {
+  return started.kind === "history_found" ? started : settled(budgetFailure(action));
+}
+
 /** Runs one allowed call with its retries and reconciliation; returns its result and the ledger rows it wrote. */
-async function runCall(action: Allowed, context: CallContext): Promise<{ result: CallResult; rows: LedgerRow[] }> {
+async function runCall(
+  action: Allowed,
+  context: ExecuteContext,
+): Promise<{ result: CallResult; denial?: Denial; rows: LedgerRow[] }> {
   // Almost always the call has no rows yet: settle it as such, with no read; its first insert checks.
   const fresh = new CallJournal(context, action, [], true);
-  try {
-    return { result: await settleCall(action, context, fresh, []), rows: fresh.list() };
-  } catch (error) {
-    if (!(error instanceof LedgerHistoryFound)) throw error;
-  }
+  const first = await settleCall(action, context, fresh, []);
+  if (first.kind === "settled") return { ...withoutKind(first), rows: fresh.list() };
   // An earlier execution of this call left rows (it crashed, or was replayed): recover from them.
   const history = (await context.ledger.list(context.threadId)).filter((row) => row.call_id === action.call_id);
   const journal = new CallJournal(context, action, history);
-  const result = await settleCall(action, context, journal, history);
-  return { result, rows: journal.list() };
+  const recovered = await settleCall(action, context, journal, history);
+  if (recovered.kind !== "settled")
+    throw new InvariantError("ledger_order", "a journal that read its history found more history");
+  return { ...withoutKind(recovered), rows: journal.list() };
+}
+
+function withoutKind(outcome: Extract<Settled, { kind: "settled" }>): { result: CallResult; denial?: Denial } {
+  return outcome.denial ? { result: outcome.result, denial: outcome.denial } : { result: outcome.result };
 }
 
 async function settleCall(
   action: Allowed,
-  context: CallContext,
+  context: ExecuteContext,
   journal: CallJournal,
   history: readonly LedgerRow[],
-): Promise<CallResult> {
+): Promise<Settled> {
   // A row still `running` belongs to an execution that died mid-call: we never saw its outcome.
   const recovered: LedgerRow[] = [];
   for (const row of history) {
@@ -87,143 +116,118 @@ async function settleCall(
       }),
     );
   }
-  const tool = context.tools.catalog().find((entry) => entry.name === action.tool);
-  if (!tool) return failure(action, "server_unavailable", "the tool is no longer available");
+  const sends = history.filter((row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied");
   // A write already sent is settled by reconciliation whatever changed since; anything else is checked again.
-  const writeSent =
-    action.risk !== "read" &&
-    history.some((row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied");
-  if (!writeSent) {
-    // Authorized when proposed (and maybe approved long ago): check again as the owner is now.
-    const authorization = authorizeFor(tool, action.model_args, context.principal);
-    if (!authorization.ok) {
-      await journal.refuse(tool, action.fingerprint, idempotencyKeyOf(tool, action), authorization.code);
-      return failure(action, authorization.code, authorization.message);
+  const writeSent = action.risk !== "read" && sends.length > 0;
+  const checked = decideExecution(action, context.decide, writeSent ? "still_listed" : "execute");
+  if (!checked.ok) {
+    const { denial } = checked;
+    const tool = context.decide.catalog.find(action.tool);
+    if (tool) {
+      const refused = await journal.refuse(tool, action.fingerprint, idempotencyKeyOf(tool, action), denial);
+      if (refused.kind === "history_found") return refused;
     }
+    return settled(failure(action, denial.code, denial.message), denial);
   }
-
-  if (action.risk === "read") return runRead(action, tool, context, journal);
+  const tool = checked.tool;
+  if (action.risk === "read") return runRead(action, tool, journal);
 
   const key = idempotencyKeyOf(tool, action);
-  const sends = history.filter((row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied");
-  if (sends.length > 0) {
-    // An earlier execution sent this write and its result never reached the state: ask, do not resend.
-    const last = recovered.find((row) => row.attempt === sends.at(-1)?.attempt) ?? sends.at(-1);
-    if (!last) return failure(action, "outcome_unknown", "a previous attempt may have applied this write");
-    return reconcile(action, tool, context, journal, key, last, MAX_WRITE_SENDS - sends.length);
-  }
-
-  const sent = await journal.attempt(tool, action.args, {
-    risk: action.risk,
-    fingerprint: action.fingerprint,
-    idempotency_key: key,
-  });
-  if (!sent) return budgetFailure(action);
-  return afterWrite(action, tool, context, journal, key, sent, MAX_WRITE_SENDS - 1);
+  // An earlier execution sent this write and its result never reached the state: ask, do not resend.
+  const lastSend = sends.at(-1);
+  const unknown = lastSend ? (recovered.find((row) => row.attempt === lastSend.attempt) ?? lastSend) : undefined;
+  return runWrite(action, tool, context, journal, key, unknown, sends.length);
 }
 
 /** Reads: bounded retries of transient failures with backoff (DESIGN §6). */
-async function runRead(
-  action: Allowed,
-  tool: CatalogTool,
-  _context: CallContext,
-  journal: CallJournal,
-): Promise<CallResult> {
-  for (let tries = 1; ; tries += 1) {
-    const done = await journal.attempt(tool, action.args, {
+function runRead(action: Allowed, tool: CatalogTool, journal: CallJournal): Promise<Settled> {
+  return withRetries(RETRY_POLICIES.read(tool.contract.max_attempts), async (): Promise<AttemptResult<Settled>> => {
+    const started = await journal.attempt(tool, action.args, {
       risk: action.risk,
       fingerprint: action.fingerprint,
       idempotency_key: null,
     });
-    if (!done) return budgetFailure(action);
-    const { outcome } = done;
-    if (outcome.ok)
-      return {
-        call_id: action.call_id,
-        tool: action.tool,
-        ok: true,
-        text: outcome.text,
-        structured: outcome.structured,
-      };
-    if (!isRetryable(outcome.code, action.risk) || tries >= tool.contract.max_attempts)
-      return failure(action, outcome.code, outcome.message);
-    await sleep(backoffMs(tries));
-  }
+    if (started.kind !== "ran") return done(notStarted(action, started));
+    const { outcome } = started;
+    if (outcome.ok) return done(settled(success(action, outcome.text, outcome.structured)));
+    return failed(outcome.code, settled(failure(action, outcome.code, outcome.message)));
+  });
 }
 
-/** What to do once a write attempt has ended. */
-async function afterWrite(
+/**
+ * Writes: each attempt sends the write (or, recovering, settles the send an
+ * earlier execution made) and reconciles an unknown outcome; the write policy
+ * sends again, with the same key, only after a status check found it not applied.
+ */
+function runWrite(
   action: Allowed,
   tool: CatalogTool,
-  context: CallContext,
+  context: ExecuteContext,
   journal: CallJournal,
   key: string | null,
-  sent: { row: LedgerRow; outcome: NormalizedResult },
-  retriesLeft: number,
-): Promise<CallResult> {
-  const { row, outcome } = sent;
-  if (outcome.ok)
-    return { call_id: action.call_id, tool: action.tool, ok: true, text: outcome.text, structured: outcome.structured };
-  if (row.status !== "outcome_unknown") return failure(action, outcome.code, outcome.message);
-  return reconcile(action, tool, context, journal, key, row, retriesLeft);
+  recovered: LedgerRow | undefined,
+  sendsMade: number,
+): Promise<Settled> {
+  let earlier = recovered;
+  const attempt = async (): Promise<AttemptResult<Settled>> => {
+    let unknownRow = earlier;
+    earlier = undefined;
+    if (!unknownRow) {
+      // Same arguments, so the same idempotency key: the server applies it at most once even if an attempt lands late.
+      const sent = await journal.attempt(tool, action.args, {
+        risk: action.risk,
+        fingerprint: action.fingerprint,
+        idempotency_key: key,
+      });
+      if (sent.kind !== "ran") return done(notStarted(action, sent));
+      const { row, outcome } = sent;
+      if (outcome.ok) return done(settled(success(action, outcome.text, outcome.structured)));
+      if (row.status !== "outcome_unknown") return done(settled(failure(action, outcome.code, outcome.message)));
+      unknownRow = row;
+    }
+    return reconcile(action, tool, context, journal, key, unknownRow);
+  };
+  return withRetries(RETRY_POLICIES.write(), attempt, { firstAttempt: Math.max(1, sendsMade) });
 }
 
 /**
  * Settles a write attempt whose outcome is unknown by asking the contract's
- * status tool. Applied → succeeded; not applied → one retry with the same
- * key while `retriesLeft` allows; no readable answer → `outcome_unknown`.
+ * status tool. Applied → succeeded; not applied → failed for `not_applied`
+ * (the write policy decides whether to send again); no readable answer →
+ * `outcome_unknown`.
  */
 async function reconcile(
   action: Allowed,
   tool: CatalogTool,
-  context: CallContext,
+  context: ExecuteContext,
   journal: CallJournal,
   key: string | null,
   unknownRow: LedgerRow,
-  retriesLeft: number,
-): Promise<CallResult> {
+): Promise<AttemptResult<Settled>> {
   const rule = tool.contract.reconcile;
-  const statusTool = rule ? context.tools.catalog().find((entry) => entry.name === rule.tool) : undefined;
+  const statusTool = rule ? context.decide.catalog.find(rule.tool) : undefined;
   if (!rule || !statusTool || key === null) {
-    return failure(
-      action,
-      "outcome_unknown",
-      "the write may have been applied, and there is no way to check it; it was not repeated",
-    );
+    const message = "the write may have been applied, and there is no way to check it; it was not repeated";
+    return done(settled(failure(action, "outcome_unknown", message)));
   }
   const answer = await askStatus(action, tool, statusTool, rule, key, context, journal, unknownRow);
   if (answer.kind === "unreachable") {
-    return failure(
-      action,
-      "outcome_unknown",
-      `the write may have been applied and its status could not be checked (${answer.code}); it was not repeated`,
-    );
+    const message = `the write may have been applied and its status could not be checked (${answer.code}); it was not repeated`;
+    return done(settled(failure(action, "outcome_unknown", message)));
   }
   if (answer.kind === "applied") {
     await journal.finish(unknownRow, { status: "succeeded", error_code: null, reconciled_by: answer.row.attempt });
     const structured = { reconciled: true, status_tool: statusTool.name, status: answer.structured };
-    return { call_id: action.call_id, tool: action.tool, ok: true, text: JSON.stringify(structured), structured };
+    return done(settled(success(action, JSON.stringify(structured), structured)));
   }
   // Known now: that attempt was not applied.
   // Keep what was observed (a timeout, a lost connection); an attempt cut off by a crash observed nothing.
   const code =
     unknownRow.error_code && unknownRow.error_code !== "outcome_unknown" ? unknownRow.error_code : "tool_failed";
   await journal.finish(unknownRow, { status: "failed", error_code: code, reconciled_by: answer.row.attempt });
-  if (retriesLeft <= 0) {
-    return failure(
-      action,
-      code,
-      `the write was not applied (checked with ${statusTool.name}) and has already been retried once`,
-    );
-  }
-  // Same arguments, so the same idempotency key: the server applies it at most once even if the first attempt lands late.
-  const sent = await journal.attempt(tool, action.args, {
-    risk: action.risk,
-    fingerprint: action.fingerprint,
-    idempotency_key: key,
-  });
-  if (!sent) return budgetFailure(action);
-  return afterWrite(action, tool, context, journal, key, sent, retriesLeft - 1);
+  // What the call ends with when the write policy sends no more.
+  const message = `the write was not applied (checked with ${statusTool.name}) and has already been retried once`;
+  return failed("not_applied", settled(failure(action, code, message)));
 }
 
 /** How often a status check looks whether its server is back. */
@@ -263,48 +267,65 @@ async function askStatus(
     injected: injectArguments(statusTool, {}, context.principal, context.threadId),
   });
   const fingerprint = actionFingerprint(statusTool.name, args);
-  let code: ToolErrorCode = "budget_exhausted";
-  for (let tries = 1; tries <= statusTool.contract.max_attempts; tries += 1) {
+  const policy = RETRY_POLICIES.status(statusTool.contract.max_attempts);
+  if (policy.maxAttempts < 1) return { kind: "unreachable", code: "budget_exhausted" };
+  return withRetries(policy, async (): Promise<AttemptResult<StatusCheck>> => {
     // A lost response often means the server process died; the host reconnects it in the background.
     if (!(await awaitHealthy(context, statusTool.server, statusTool.contract.timeout_ms)))
-      return { kind: "unreachable", code: "server_unavailable" };
-    const done = await journal.attempt(statusTool, args, {
+      return done({ kind: "unreachable", code: "server_unavailable" });
+    const started = await journal.attempt(statusTool, args, {
       risk: "read",
       fingerprint,
       idempotency_key: null,
       reconciles: unknownRow.attempt,
     });
-    if (!done) return { kind: "unreachable", code: "budget_exhausted" };
-    const { outcome, row } = done;
+    if (started.kind === "history_found")
+      throw new InvariantError("ledger_order", "a status check is never a call's first row");
+    if (started.kind === "no_budget") return done({ kind: "unreachable", code: "budget_exhausted" });
+    const { outcome, row } = started;
     if (outcome.ok) {
       const answer = readStatus(outcome.structured, rule);
-      return answer.kind === "unreadable"
-        ? { kind: "unreachable", code: "protocol_error" }
-        : { kind: answer.kind, row, structured: outcome.structured };
+      return done(
+        answer.kind === "unreadable"
+          ? { kind: "unreachable", code: "protocol_error" }
+          : { kind: answer.kind, row, structured: outcome.structured },
+      );
     }
-    code = outcome.code;
-    if (!statusCheckRetryable(outcome.code)) break;
-    if (tries < statusTool.contract.max_attempts) await sleep(backoffMs(tries));
-  }
-  return { kind: "unreachable", code };
+    return failed(outcome.code, { kind: "unreachable", code: outcome.code });
+  });
 }
 
 export function makeExecuteNode(host: Host) {
   return async function execute(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"execute">> {
-    const context: CallContext = {
+    const decide = await decideContextFor(state, config, host);
+    const context: ExecuteContext = {
       host,
       tools: await host.tools(),
       ledger: await host.ledger(),
       threadId: threadIdFrom(config),
       runId: state.run?.run_id ?? "",
       run: runStartOf(threadIdFrom(config), state.run),
-      principal: await runOwner(state, config, host),
+      principal: decide.owner,
       signal: config.signal,
       budget: { left: remainingToolCalls(state.usage, host.budgets) },
       started: { count: 0 },
+      decide,
     };
     const outcomes = await Promise.all(allowed(state.decisions ?? []).map((action) => runCall(action, context)));
     const ledger = outcomes.flatMap((outcome) => outcome.rows);
+    const denied = await recordDenials(
+      await host.audit(),
+      outcomes.flatMap((outcome) => (outcome.denial ? [outcome.denial] : [])),
+      {
+        thread_id: context.threadId,
+        run_id: context.runId,
+        actor: decide.owner.user_id,
+        at: new Date(host.now()).toISOString(),
+        node: "execute",
+        stage: "execute",
+        run: context.run,
+      },
+    );
     return {
       ...transition(state.status, "tool_running", "observing"),
       ledger,
@@ -313,6 +334,7 @@ export function makeExecuteNode(host: Host) {
         tool_calls: context.started.count,
         elapsed_ms: ledger.reduce((sum, row) => sum + (row.elapsed_ms ?? 0), 0),
       },
+      ...(denied.length > 0 ? { denials: denied } : {}),
     };
   };
 }

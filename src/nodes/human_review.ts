@@ -8,22 +8,17 @@
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
 import type { Host } from "../host.js";
-import {
-  bindResume,
-  interruptPayload,
-  mayDecide,
-  type InterruptPayload,
-  type ResumeDecision,
-} from "../policy/approval.js";
+import { bindResume, interruptPayload, type InterruptPayload, type ResumeDecision } from "../policy/approval.js";
 import { remainingToolCalls } from "../policy/budgets.js";
-import { decideOne, type Counters, type DecideContext } from "../policy/decide.js";
-import { pendingReview, type ApprovalOutcome, type Decision, type Denial } from "../policy/decision.js";
+import { approverRefusal, decideAnswer, type Counters, type DecideContext } from "../policy/decide.js";
+import { denials, pendingReview, type ApprovalOutcome, type Decision } from "../policy/decision.js";
+import { recordDenials } from "../runtime/audit.js";
 import type { ApprovalRecord } from "../runtime/approvals.js";
 import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
 import { withoutSecretsInResume } from "../runtime/redaction.js";
 import { principalFrom } from "../runtime/run-config.js";
 import { runStartOf } from "../runtime/audit-chain.js";
-import { transition } from "../runtime/transitions.js";
+import { transition } from "../state/transitions.js";
 import { repeatCountsUpdate, type NodeUpdate, type ReviewWaits, type State } from "../state.js";
 
 type Review = Extract<Decision, { type: "review" }>;
@@ -44,16 +39,8 @@ export function makeHumanReviewNode(host: Host) {
     // The approver is who sent this resume, with their permissions as they are now.
     const approver = await host.currentPrincipal(principalFrom(config));
     const context = await decideContextFor(state, config, host);
-    const refused = pending.filter((review) => !mayDecide(approver, context.owner, review.rule));
-    if (refused.length > 0) {
-      const names = refused
-        .map((review) => `${review.tool} (${review.approval.action_id}: ${review.rule.replaceAll("_", " ")})`)
-        .join(", ");
-      return {
-        review_feedback: { code: "approver_not_permitted", message: `you may not decide ${names}` },
-        review_waits,
-      };
-    }
+    const refused = approverRefusal(approver, context.owner, pending);
+    if (refused) return { review_feedback: { code: refused.code, message: refused.message }, review_waits };
     const binding = bindResume(
       await withoutSecretsInResume(answer, {
         host,
@@ -78,9 +65,9 @@ export function makeHumanReviewNode(host: Host) {
         budgetLeft: remainingToolCalls(state.usage, host.budgets) - others,
         repeats: withoutOne(repeats, review.fingerprint),
       };
-      const result = resolve(review, decision, context, counters, approver);
+      const result = decideAnswer(review, decision, context, counters, approver);
       if (result.decision.type === "allow" && decision.type === "edit") repeats = result.counters.repeats;
-      const outcome = outcomeOf(review, decision, result.decision, context.now);
+      const outcome = outcomeOf(decision, result.decision);
       resolved.set(review.call_id, {
         ...result.decision,
         review: { approver: approver.user_id, outcome, decided_at: decidedAt },
@@ -89,10 +76,26 @@ export function makeHumanReviewNode(host: Host) {
     }
     // The record exists before any approved effect can start (execute runs after this node).
     await (await host.approvals()).record(records, runStartOf(context.threadId, state.run));
+    const denied = await recordDenials(await host.audit(), denials([...resolved.values()]), {
+      thread_id: context.threadId,
+      run_id: state.run?.run_id ?? "",
+      actor: context.owner.user_id,
+      at: decidedAt,
+      node: "human_review",
+      stage: "edit",
+      run: runStartOf(context.threadId, state.run),
+    });
     const decisions = (state.decisions ?? []).map((decision) => resolved.get(decision.call_id) ?? decision);
     const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
     const runRepeats = repeatCountsUpdate(state.run?.run_id ?? "", repeatCountsOf(state), repeats);
-    return { ...transition(state.status, next), decisions, repeats: runRepeats, review_feedback: null, review_waits };
+    return {
+      ...transition(state.status, next),
+      decisions,
+      repeats: runRepeats,
+      review_feedback: null,
+      review_waits,
+      ...(denied.length > 0 ? { denials: denied } : {}),
+    };
   };
 }
 
@@ -114,52 +117,10 @@ function waitsUntilNow(state: State, pending: readonly Review[], now: number): R
   return { run_id: runId, by_call: byCall };
 }
 
-function outcomeOf(review: Review, decision: ResumeDecision, result: Decision, now: number): ApprovalOutcome {
-  if (Date.parse(review.approval.expires_at) <= now) return "expired";
+function outcomeOf(decision: ResumeDecision, result: Decision): ApprovalOutcome {
+  if (result.type === "deny" && result.check === "expiry") return "expired";
   if (decision.type === "edit") return result.type === "allow" ? "edit" : "edit_refused";
   return decision.type;
-}
-
-/** Who rejected, and why when they said: the owner rejecting their own action is not "the reviewer". */
-export function rejection(approver: Principal, owner: Principal, message: string | undefined): string {
-  const who = approver.user_id === owner.user_id ? `${approver.user_id} (the owner)` : `${approver.user_id} (reviewer)`;
-  return `rejected by ${who}${message ? `: ${message}` : ""}`;
-}
-
-function deny(review: Review, code: Denial["code"], check: Denial["check"], message: string): Denial {
-  return { type: "deny", call_id: review.call_id, tool: review.tool, code, check, message };
-}
-
-/** One decision on one pending action. An edit is a new version of the action, decided by the same pipeline as the run's owner. */
-function resolve(
-  review: Review,
-  decision: ResumeDecision,
-  context: DecideContext,
-  counters: Counters,
-  approver: Principal,
-): { decision: Exclude<Decision, Review>; counters: Counters } {
-  const { approval, description: _description, rule: _rule, type: _type, ...action } = review;
-  if (Date.parse(approval.expires_at) <= context.now)
-    return { decision: deny(review, "approval_expired", "expiry", "the approval request expired"), counters };
-  if (decision.type === "reject")
-    return {
-      decision: deny(review, "approval_rejected", "review", rejection(approver, context.owner, decision.message)),
-      counters,
-    };
-  if (decision.type === "approve") return { decision: { type: "allow", ...action }, counters };
-  if (decision.edited_action.name !== review.tool) {
-    return { decision: deny(review, "tool_not_permitted", "review", "an edit may not change the tool"), counters };
-  }
-  const edited = {
-    call_id: review.call_id,
-    name: review.tool,
-    raw_arguments: JSON.stringify(decision.edited_action.args),
-  };
-  const result = decideOne(edited, context, counters, { reviewed: { version: approval.version + 1 } });
-  // A reviewed edit is allowed or denied, never sent back for review.
-  if (result.decision.type === "review")
-    return { decision: deny(review, "tool_not_permitted", "review", "the edit needs another review"), counters };
-  return { decision: result.decision, counters: result.counters };
 }
 
 function recordOf(

@@ -7,12 +7,13 @@ import { createHash } from "node:crypto";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Host } from "../host.js";
-import { extractEvidence } from "../runtime/extract-evidence.js";
+import { extractEvidence } from "../state/extract-evidence.js";
 import { exhaustedBudget } from "../policy/budgets.js";
-import type { Decision } from "../policy/decision.js";
-import { mergeEvidence, type Evidence } from "../runtime/evidence.js";
+import type { Decision, RecordedDenial } from "../policy/decision.js";
+import { deniedToolMessage, errorToolMessage } from "../policy/refusal.js";
+import { mergeEvidence, type Evidence } from "../state/evidence.js";
 import { runStartOf } from "../runtime/audit-chain.js";
-import { transition, type RunStatus } from "../runtime/transitions.js";
+import { transition, type RunStatus } from "../state/transitions.js";
 import type {
   CallResult,
   Citation,
@@ -25,22 +26,25 @@ import type {
 } from "../state.js";
 import { threadIdFrom } from "../runtime/run-config.js";
 
-function errorMessage(callId: string, tool: string, code: string, message: string): ToolMessage {
-  return new ToolMessage({
-    tool_call_id: callId,
-    name: tool,
-    status: "error",
-    content: JSON.stringify({ error: { code, message } }),
-  });
-}
-
-/** One tool message per proposal, in proposal order, so every tool call has its answer. */
-function toolMessages(decisions: readonly Decision[], results: readonly CallResult[]): ToolMessage[] {
+/**
+ * One tool message per proposal, in proposal order, so every tool call has its answer. A call denied at
+ * any stage is answered from its denial (with the check that refused it), through the one formatter.
+ */
+function toolMessages(
+  decisions: readonly Decision[],
+  results: readonly CallResult[],
+  denied: readonly RecordedDenial[],
+): ToolMessage[] {
   return decisions.map((decision) => {
-    if (decision.type === "deny") return errorMessage(decision.call_id, decision.tool, decision.code, decision.message);
+    if (decision.type === "deny") return new ToolMessage(deniedToolMessage(decision));
+    const atExecution = denied.find((denial) => denial.call_id === decision.call_id);
+    if (atExecution) return new ToolMessage(deniedToolMessage(atExecution));
     const result = results.find((entry) => entry.call_id === decision.call_id);
-    if (!result) return errorMessage(decision.call_id, decision.tool, "approval_required", "the call was not executed");
-    if (!result.ok) return errorMessage(result.call_id, result.tool, result.code, result.message);
+    if (!result)
+      return new ToolMessage(
+        errorToolMessage(decision, { code: "approval_required", message: "the call was not executed" }),
+      );
+    if (!result.ok) return new ToolMessage(errorToolMessage(result, result));
     return new ToolMessage({
       tool_call_id: result.call_id,
       name: result.tool,
@@ -105,7 +109,8 @@ export function makeObserveNode(host: Host) {
     const turn = run?.turn ?? 0;
     const decisions = state.verdict?.type === "tool_calls" ? (state.decisions ?? []) : [];
     const results = state.verdict?.type === "tool_calls" ? (state.call_results ?? []) : [];
-    const messages = toolMessages(decisions, results);
+    const runDenials = (state.denials ?? []).filter((denial) => denial.run_id === (run?.run_id ?? ""));
+    const messages = toolMessages(decisions, results, runDenials);
 
     const successes = results.filter((result): result is Extract<CallResult, { ok: true }> => result.ok);
     const fresh = successes.flatMap((result) => extractEvidence(result.structured, result.tool, result.call_id));

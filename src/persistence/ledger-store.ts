@@ -4,7 +4,8 @@
  * which is validated against a strict pattern and then double-quoted.
  */
 import type pg from "pg";
-import { ConfigError, InvariantError } from "../errors.js";
+import { InvariantError } from "../errors.js";
+import { quoteSchemaName } from "../sql-names.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
 import {
@@ -17,22 +18,7 @@ import {
 } from "./audit-chain-store.js";
 import type { Statement } from "./checkpoint-sql.js";
 
-/** Lower-case Postgres identifier of at most 63 bytes: safe to quote, never needs escaping. */
-const SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/**
- * The schema name as a quoted SQL identifier.
- * Throws `ConfigError("config_invalid")` for anything outside `^[a-z_][a-z0-9_]{0,62}$`.
- */
-export function quoteSchemaName(schema: string): string {
-  if (!SCHEMA_NAME_PATTERN.test(schema)) {
-    throw new ConfigError(
-      "config_invalid",
-      `database schema name ${JSON.stringify(schema)} must match ${SCHEMA_NAME_PATTERN.source}`,
-    );
-  }
-  return `"${schema}"`;
-}
+export { quoteSchemaName };
 
 /**
  * Idempotent DDL for the ledger, in order. The caller runs it under the setup

@@ -23,7 +23,7 @@ import {
 } from "./run-admission.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
-/** An API run's status (the LangGraph API's names), not the agent's `RunStatus` in runtime/transitions.ts. */
+/** An API run's status (the LangGraph API's names), not the agent's `RunStatus` in state/transitions.ts. */
 export type ApiRunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "timeout";
 
 /** The owner of a thread: the verified principal's tenant and user. */

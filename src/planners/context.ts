@@ -5,7 +5,7 @@
  * tool message, never as system or user text, and cannot close its fence.
  */
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { extractEvidence } from "../runtime/extract-evidence.js";
+import { extractEvidence } from "../state/extract-evidence.js";
 import { fenceToolResult } from "./fence.js";
 
 /** Keeps the newest `maxMessages`, never starting on an orphaned tool result. */

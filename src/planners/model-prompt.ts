@@ -8,7 +8,7 @@
  * is read as a quotation, not an order.
  */
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
-import type { Evidence } from "../runtime/evidence.js";
+import type { Evidence } from "../state/evidence.js";
 import { TOOL_RESULT_TAG } from "./fence.js";
 import type { PlannerInput } from "./planner.js";
 

@@ -4,7 +4,7 @@
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import type { DomainContext } from "../runtime/context-provider.js";
-import type { Evidence } from "../runtime/evidence.js";
+import type { Evidence } from "../state/evidence.js";
 
 import type { Proposal, ToolSpec } from "../policy/contracts.js";
 import type { ModelPrice } from "../policy/pricing.js";

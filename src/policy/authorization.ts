@@ -61,17 +61,6 @@ export function resourceAllowed(contract: ToolContract, args: Record<string, unk
   return owner !== undefined && held.includes(owner);
 }
 
-export type Authorization = { ok: true } | { ok: false; code: "access_denied" | "tool_not_permitted"; message: string };
-
-/** Scopes, then the resource rule: what `execute` re-checks against the owner's current permissions. */
-export function authorizeFor(tool: CatalogTool, args: Record<string, unknown>, principal: Principal): Authorization {
-  if (!hasScopes(principal, tool.contract))
-    return { ok: false, code: "access_denied", message: `${tool.name} is not permitted to you` };
-  if (!resourceAllowed(tool.contract, args, principal))
-    return { ok: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
-  return { ok: true };
-}
-
 /** The server-side arguments: the model's plus host-injected values from the principal and run. */
 export function injectArguments(
   tool: CatalogTool,

@@ -2,18 +2,21 @@
  * What `authorize` (and `human_review`) decide about each proposal. A
  * discriminated union, never a boolean plus a string.
  */
-import type { ToolErrorCode } from "../errors.js";
-import type { Risk } from "./contracts.js";
+import { z } from "zod";
+import { TOOL_ERROR_CODES } from "../errors.js";
+import { RISKS } from "./contracts.js";
 
 /** How a review ended (DESIGN §8). */
 export const APPROVAL_OUTCOMES = ["approve", "edit", "reject", "expired", "edit_refused"] as const;
 export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
 
 /** Who may decide a review of this action (from the deployment's review policy for its risk). */
-export type ReviewRule = "owner_or_reviewer" | "reviewer_not_owner";
+export const REVIEW_RULES = ["owner_or_reviewer", "reviewer_not_owner"] as const;
+export type ReviewRule = (typeof REVIEW_RULES)[number];
 
 /**
- * The named checks of the pipeline (`decide.ts`), in the order they run.
+ * The named checks of the pipeline (`checks.ts`, run by `decide.ts`): the
+ * proposal checks in the order they run, then those of the later stages.
  * A denial names the check that refused it.
  */
 export const CHECK_NAMES = [
@@ -31,56 +34,82 @@ export const CHECK_NAMES = [
 export type CheckName = (typeof CHECK_NAMES)[number];
 
 /** The fields every checked, well-formed action carries. */
-export interface CheckedAction {
-  call_id: string;
-  tool: string;
-  server: string;
-  risk: Risk;
+export const CheckedActionSchema = z.object({
+  call_id: z.string(),
+  tool: z.string(),
+  server: z.string(),
+  risk: z.enum(RISKS),
   /** Arguments as the MCP server will receive them (host-injected ones included). */
-  args: Record<string, unknown>;
+  args: z.record(z.string(), z.unknown()),
   /** Arguments as the model proposed them (what a reviewer sees and edits). */
-  model_args: Record<string, unknown>;
-  fingerprint: string;
-}
+  model_args: z.record(z.string(), z.unknown()),
+  fingerprint: z.string(),
+});
+export type CheckedAction = z.infer<typeof CheckedActionSchema>;
 
 /** An approval request, bound to one exact action (DESIGN §8). */
-export interface ApprovalRequest {
-  action_id: string;
-  fingerprint: string;
-  version: number;
+export const ApprovalRequestSchema = z.object({
+  action_id: z.string(),
+  fingerprint: z.string(),
+  version: z.number().int(),
   /** When the request was made (the reviewer's wait starts here). */
-  requested_at: string;
-  expires_at: string;
-}
+  requested_at: z.string(),
+  expires_at: z.string(),
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
 
 /** Who decided a review, and how (set on decisions that came out of human_review). */
-export interface ReviewStamp {
-  approver: string;
-  outcome: ApprovalOutcome;
-  decided_at: string;
-}
+export const ReviewStampSchema = z.object({
+  approver: z.string(),
+  outcome: z.enum(APPROVAL_OUTCOMES),
+  decided_at: z.string(),
+});
+export type ReviewStamp = z.infer<typeof ReviewStampSchema>;
 
-export type Decision =
-  | ({ type: "allow"; review?: ReviewStamp } & CheckedAction)
-  | Denial
-  | ({ type: "review"; approval: ApprovalRequest; rule: ReviewRule; description: string } & CheckedAction);
+/** Where a call is decided (decide.ts): its proposal, a reviewer's answer to its review, the moment before it runs. */
+export const STAGES_IN_ORDER = ["propose", "edit", "execute"] as const;
+export type Stage = (typeof STAGES_IN_ORDER)[number];
 
-/** A refused proposal: which check refused it, with a typed, repairable error. */
-export interface Denial {
-  type: "deny";
-  call_id: string;
-  tool: string;
-  code: ToolErrorCode;
-  message: string;
+export const BUDGET_NAMES = ["model_turns", "tool_calls", "deadline", "tokens", "cost"] as const;
+
+/**
+ * A refused call: which check refused it, with a typed, repairable error.
+ * The zod schema is the one description: the type, the API's JSON Schema and
+ * the page's reader all come from it.
+ */
+export const DenialSchema = z.object({
+  type: z.literal("deny"),
+  call_id: z.string(),
+  tool: z.string(),
+  code: z.enum(TOOL_ERROR_CODES),
+  message: z.string(),
   /** The check that refused it. */
-  check: CheckName;
+  check: z.enum(CHECK_NAMES),
   /** For `offered`: why this step's effective set left the tool out (`scope`, `stage`, `risk`, `unhealthy`, `not_relevant`, …). */
-  withheld?: string;
-  budget?: BudgetName;
-  review?: ReviewStamp;
-}
+  withheld: z.string().optional(),
+  budget: z.enum(BUDGET_NAMES).optional(),
+  review: ReviewStampSchema.optional(),
+});
+export type Denial = z.infer<typeof DenialSchema>;
 
-export type BudgetName = "model_turns" | "tool_calls" | "deadline" | "tokens" | "cost";
+/** Per proposal: allowed, denied, or waiting for a review. */
+export const DecisionSchema = z.discriminatedUnion("type", [
+  CheckedActionSchema.extend({ type: z.literal("allow"), review: ReviewStampSchema.optional() }),
+  DenialSchema,
+  CheckedActionSchema.extend({
+    type: z.literal("review"),
+    approval: ApprovalRequestSchema,
+    rule: z.enum(REVIEW_RULES),
+    description: z.string(),
+  }),
+]);
+export type Decision = z.infer<typeof DecisionSchema>;
+
+export type BudgetName = (typeof BUDGET_NAMES)[number];
+
+/** A denial as the run keeps it (state `denials`): the run and the stage it was refused at. */
+export const RecordedDenialSchema = DenialSchema.extend({ run_id: z.string(), stage: z.enum(STAGES_IN_ORDER) });
+export type RecordedDenial = z.infer<typeof RecordedDenialSchema>;
 
 export const allowed = (decisions: readonly Decision[]) =>
   decisions.filter((decision): decision is Extract<Decision, { type: "allow" }> => decision.type === "allow");

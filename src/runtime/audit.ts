@@ -1,13 +1,13 @@
 /**
  * Audit events (DESIGN §9): what a node decided that a reader of the run
  * must be able to find later without opening checkpoints: each denied
- * proposal (authorize), how each run ended (observe) and where a secret was
+ * call (authorize, human_review, execute), how each run ended (observe) and where a secret was
  * redacted (runtime/redaction.ts: plan, human_review, the tool host). Effects are in the
  * ledger, review decisions in the approval record. One event per
  * (thread, run, kind, subject): a node that runs again after a crash does
  * not add a second one. Each event is a link of its run's hash chain.
  */
-import type { Denial } from "../policy/decision.js";
+import type { Denial, RecordedDenial, Stage } from "../policy/decision.js";
 import type { RunStart } from "./audit-chain.js";
 
 /**
@@ -40,7 +40,11 @@ export interface AuditStore {
   list(threadId: string): Promise<AuditEvent[]>;
 }
 
-/** Each denial of a step as an audit event (idempotent per thread, run, kind and call). */
+/**
+ * The one helper every node records its denials with: each denial becomes a
+ * `denied` audit event (idempotent per thread, run, kind and call) and an
+ * entry of the state's `denials` field, which the node returns as its write.
+ */
 export async function recordDenials(
   store: AuditStore,
   denied: readonly Denial[],
@@ -49,18 +53,19 @@ export async function recordDenials(
     run_id: string;
     actor: string;
     at: string;
-    node?: "authorize" | "human_review" | "execute";
+    node: "authorize" | "human_review" | "execute";
+    stage: Stage;
     run?: RunStart | undefined;
   },
-): Promise<void> {
-  if (denied.length === 0) return;
+): Promise<RecordedDenial[]> {
+  if (denied.length === 0) return [];
   await store.record(
     denied.map((denial) => ({
       thread_id: at.thread_id,
       run_id: at.run_id,
       kind: "denied" as const,
       subject: denial.call_id,
-      node: at.node ?? "authorize",
+      node: at.node,
       actor: at.actor,
       code: denial.code,
       tool: denial.tool,
@@ -69,4 +74,5 @@ export async function recordDenials(
     })),
     at.run,
   );
+  return denied.map((denial) => ({ ...denial, run_id: at.run_id, stage: at.stage }));
 }

@@ -4,12 +4,11 @@
  * updates it after. Used by the execute node (src/nodes/execute.ts).
  */
 import type { Principal } from "../auth/principal.js";
-import type { ToolErrorCode } from "../errors.js";
 import type { Host } from "../host.js";
 import type { CatalogTool } from "../mcp/catalog.js";
 import type { NormalizedResult } from "../mcp/normalize.js";
 import type { ToolHost } from "../mcp/tool-host.js";
-import type { Decision } from "../policy/decision.js";
+import type { Decision, Denial } from "../policy/decision.js";
 import type { RunStart } from "./audit-chain.js";
 import type { LedgerOutcome, LedgerRow, LedgerStore } from "./ledger.js";
 import { effectUnknown } from "./reconcile.js";
@@ -34,11 +33,15 @@ export interface CallContext {
 }
 
 /**
- * Thrown by a journal that assumed a call had no ledger rows yet, at its first
- * insert, when the ledger had some: nothing external has happened, and the
- * call is settled again from the rows it has (see runCall).
+ * What a journal that assumed a call had no ledger rows yet says at its first
+ * insert when the ledger had some: nothing was written and nothing external
+ * has happened, and the call is settled again from the rows it has (runCall).
  */
-export class LedgerHistoryFound extends Error {}
+export const HISTORY_FOUND = { kind: "history_found" } as const;
+export type HistoryFound = typeof HISTORY_FOUND;
+
+/** How starting an attempt ended: its ledger row written (and the call made), no budget left, or history found. */
+export type Started<T> = T | { kind: "no_budget" } | HistoryFound;
 
 /**
  * The ledger rows of one call as this node leaves them: every attempt it began
@@ -58,18 +61,21 @@ export class CallJournal {
     this.next = history.reduce((highest, row) => Math.max(highest, row.attempt), 0) + 1;
   }
 
-  /** Writes a new attempt's first row (before anything external), checking the fresh-call assumption. */
-  private async insert(row: LedgerRow): Promise<void> {
+  /** Writes a new attempt's first row (before anything external); false when the fresh-call assumption failed. */
+  private async insert(row: LedgerRow): Promise<boolean> {
     const { ledger, threadId, run } = this.context;
-    if (!this.assumedFresh || row.attempt !== 1) return ledger.begin(threadId, row, run);
-    if (!(await ledger.beginFirst(threadId, row, run))) throw new LedgerHistoryFound();
+    if (!this.assumedFresh || row.attempt !== 1) {
+      await ledger.begin(threadId, row, run);
+      return true;
+    }
+    return ledger.beginFirst(threadId, row, run);
   }
 
   /** Starts an attempt: reserves budget, writes the `running` row before the external call. */
   async begin(
     fields: Pick<LedgerRow, "tool" | "server" | "risk" | "fingerprint" | "idempotency_key"> & { reconciles?: number },
-  ): Promise<LedgerRow | undefined> {
-    if (this.context.budget.left <= 0) return undefined;
+  ): Promise<Started<{ kind: "row"; row: LedgerRow }>> {
+    if (this.context.budget.left <= 0) return { kind: "no_budget" };
     this.context.budget.left -= 1;
     this.context.started.count += 1;
     const row: LedgerRow = {
@@ -83,17 +89,20 @@ export class CallJournal {
       finished_at: null,
       elapsed_ms: null,
     };
+    let inserted = false;
     try {
-      await this.insert(row);
-    } catch (error) {
+      inserted = await this.insert(row);
+    } finally {
       // Nothing was started: give the reservation back.
-      this.context.budget.left += 1;
-      this.context.started.count -= 1;
-      throw error;
+      if (!inserted) {
+        this.context.budget.left += 1;
+        this.context.started.count -= 1;
+      }
     }
+    if (!inserted) return HISTORY_FOUND;
     this.next += 1;
     this.rows.set(row.attempt, row);
-    return row;
+    return { kind: "row", row };
   }
 
   /** The run, owner and approver every row of this call carries. */
@@ -106,13 +115,13 @@ export class CallJournal {
     };
   }
 
-  /** Records a call refused at execution: one row, nothing called, no budget spent. */
+  /** Records a call refused at execution (its denial's code): one row, nothing called, no budget spent. */
   async refuse(
     tool: CatalogTool,
     fingerprint: string,
     idempotencyKey: string | null,
-    code: ToolErrorCode,
-  ): Promise<void> {
+    denial: Denial,
+  ): Promise<Started<{ kind: "refused" }>> {
     const now = new Date(this.context.host.now()).toISOString();
     const row: LedgerRow = {
       call_id: this.action.call_id,
@@ -123,15 +132,16 @@ export class CallJournal {
       fingerprint,
       idempotency_key: idempotencyKey,
       status: "denied",
-      error_code: code,
+      error_code: denial.code,
       started_at: now,
       finished_at: now,
       elapsed_ms: 0,
       ...this.identity(),
     };
-    await this.insert(row);
+    if (!(await this.insert(row))) return HISTORY_FOUND;
     this.next += 1;
     this.rows.set(row.attempt, row);
+    return { kind: "refused" };
   }
 
   /**
@@ -166,11 +176,12 @@ export class CallJournal {
     tool: CatalogTool,
     args: Record<string, unknown>,
     fields: Pick<LedgerRow, "risk" | "fingerprint" | "idempotency_key"> & { reconciles?: number },
-  ): Promise<{ row: LedgerRow; outcome: NormalizedResult } | undefined> {
+  ): Promise<Started<{ kind: "ran"; row: LedgerRow; outcome: NormalizedResult }>> {
     // A cancelled run starts no new external call (its node may outlive the graph's stream by a moment).
     this.context.signal?.throwIfAborted();
-    const row = await this.begin({ tool: tool.name, server: tool.server, ...fields });
-    if (!row) return undefined;
+    const begun = await this.begin({ tool: tool.name, server: tool.server, ...fields });
+    if (begun.kind !== "row") return begun;
+    const row = begun.row;
     const started = Date.parse(row.started_at);
     const outcome = await this.context.tools.call(tool, args, {
       timeoutMs: tool.contract.timeout_ms,
@@ -192,7 +203,7 @@ export class CallJournal {
       },
       true,
     );
-    return { row: done, outcome };
+    return { kind: "ran", row: done, outcome };
   }
 
   list(): LedgerRow[] {

@@ -30,18 +30,6 @@ export function effectUnknown(code: ToolErrorCode): boolean {
   return UNKNOWN_EFFECT_CODES.includes(code);
 }
 
-/**
- * Failures of a status check worth one more try: transient ones, and a server
- * that was unavailable (a lost response often means the server process went
- * away; the host reconnects it, and the question is harmless to repeat).
- */
-export function statusCheckRetryable(code: ToolErrorCode): boolean {
-  return code === "tool_timeout" || code === "transient_error" || code === "server_unavailable";
-}
-
-/** How many times one write intent may be sent in total: the first attempt and one retry after a "not applied". */
-export const MAX_WRITE_SENDS = 2;
-
 /** The argument of a write that carries its host-made idempotency key, if the contract injects one. */
 export function idempotencyArgument(contract: ToolContract): string | undefined {
   return Object.entries(contract.injected).find(([, source]) => source === "action.idempotency_key")?.[0];

@@ -13,7 +13,7 @@ import { Command, END } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
 import { allowed, pendingReview } from "../policy/decision.js";
 import { NODES, type State, type Update } from "../state.js";
-import { isTerminal, statusReducer } from "./transitions.js";
+import { isTerminal, statusReducer } from "../state/transitions.js";
 
 export const afterPlan = (state: State) => ((state.proposals ?? []).length > 0 ? NODES.authorize : NODES.observe);
 
@@ -37,7 +37,7 @@ export const afterObserve = (state: State) => (isTerminal(state.status) ? END : 
  */
 export function stateAfter(state: State, update: Partial<Update>): State {
   const status = update.status;
-  // Nodes write status only through runtime/transitions (a status or a list of hops), never as an Overwrite.
+  // Nodes write status only through state/transitions (a status or a list of hops), never as an Overwrite.
   if (status !== undefined && typeof status !== "string" && !Array.isArray(status))
     throw new Error("routes: a node overwrote status");
   return {

@@ -21,7 +21,7 @@ import type { DomainContext, PendingQuestion } from "./context-provider.js";
 import { pendingFrom, resolveRequest } from "./follow-up.js";
 import { runOwner } from "./owner.js";
 import { principalFrom, runIdFrom, threadIdFrom } from "./run-config.js";
-import { isTerminal, transition, type RunStatus } from "./transitions.js";
+import { isTerminal, transition, type RunStatus } from "../state/transitions.js";
 
 /** Reads and writes are offered in the default stage; writes still need approval in authorize. */
 export const STAGE = "default";

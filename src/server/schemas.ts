@@ -1,13 +1,18 @@
 /**
  * `/assistants/{id}/schemas`: what Studio and clients read to build forms.
  * The input schema is exactly what the API accepts (one user message); the
- * state schema lists every state field with the node that owns it.
+ * state schema lists every state field with the node that owns it. Fields
+ * whose values the code validates with zod (decisions, denials, the run, the
+ * ledger, evidence) are generated from those schemas, so they cannot drift;
+ * a compile-time check ties the run's schema to its type.
  */
 import { z } from "zod";
-import { EvidenceSchema } from "../runtime/evidence.js";
+import { PrincipalSchema } from "../auth/principal.js";
+import { DecisionSchema, RecordedDenialSchema } from "../policy/decision.js";
+import { EvidenceSchema } from "../state/evidence.js";
 import { LedgerRowSchema } from "../runtime/ledger.js";
-import { RUN_STATUSES } from "../runtime/transitions.js";
-import { type AgentState, FIELD_OWNERS } from "../state.js";
+import { RUN_STATUSES } from "../state/transitions.js";
+import { type AgentState, FIELD_OWNERS, type RunInfo } from "../state.js";
 import { RunInput } from "./requests.js";
 
 type JsonSchema = Record<string, unknown>;
@@ -41,27 +46,35 @@ const MESSAGE: JsonSchema = {
   required: ["type", "content"],
 };
 
+/** The run in progress, as state keeps it (`RunInfo`). */
+const RunInfoSchema = z.object({
+  run_id: z.string(),
+  request: z.string(),
+  started_at: z.iso.datetime(),
+  turn: z.number().int().min(0),
+  owner: z.string(),
+  principal: PrincipalSchema.optional(),
+  /** Domain context read once at the run's start, by provider name. */
+  context: z.record(z.string(), z.object({ data: z.unknown(), model_note: z.string().nullable() })).optional(),
+});
+// Fails to compile when RunInfo and its schema disagree, in either direction.
+const _runInfoMatches: [z.infer<typeof RunInfoSchema>, RunInfo] = [{} as RunInfo, {} as z.infer<typeof RunInfoSchema>];
+void _runInfoMatches;
+
+const fromZod = (schema: z.ZodType): JsonSchema => {
+  const { $schema: _draft, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+  return rest;
+};
+
 /** A typed JSON Schema for every state field (the API's shape of each, as `getState` returns it). */
 const FIELD_SCHEMAS: Record<keyof typeof AgentState.spec, JsonSchema> = {
   messages: { type: "array", items: MESSAGE },
   status: { enum: [...RUN_STATUSES] },
   proposals: nullable({ type: "array", items: object({ call_id: string, name: string, raw_arguments: string }) }),
-  decisions: nullable({
-    type: "array",
-    items: {
-      type: "object",
-      properties: {
-        type: { enum: ["allow", "deny", "review"] },
-        call_id: string,
-        tool: string,
-        code: string,
-        message: string,
-      },
-      required: ["type", "call_id"],
-    },
-  }),
-  ledger: { type: "array", items: z.toJSONSchema(LedgerRowSchema, { io: "input" }) },
-  evidence: { type: "array", items: z.toJSONSchema(EvidenceSchema, { io: "input" }) },
+  decisions: nullable({ type: "array", items: fromZod(DecisionSchema) }),
+  denials: { type: "array", items: fromZod(RecordedDenialSchema) },
+  ledger: { type: "array", items: fromZod(LedgerRowSchema) },
+  evidence: { type: "array", items: fromZod(EvidenceSchema) },
   usage: object({
     model_calls: integer,
     tool_calls: integer,
@@ -91,19 +104,7 @@ const FIELD_SCHEMAS: Record<keyof typeof AgentState.spec, JsonSchema> = {
       abstained: { type: "boolean" },
     }),
   ),
-  run: nullable(
-    object(
-      {
-        run_id: string,
-        request: string,
-        started_at: { type: "string", format: "date-time" },
-        turn: integer,
-        owner: string,
-        course_context: internal("the course a quiz names"),
-      },
-      ["run_id", "request", "started_at", "turn", "owner"],
-    ),
-  ),
+  run: nullable(fromZod(RunInfoSchema)),
   verdict: nullable({
     type: "object",
     properties: { type: { enum: ["tool_calls", "final", "needs_human", "error", "stop"] } },

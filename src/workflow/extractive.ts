@@ -3,7 +3,7 @@
  * quoted verbatim (its first sentences) with its note id and a citation
  * marker. Nothing is paraphrased, so nothing can be invented. Pure.
  */
-import type { Evidence } from "../runtime/evidence.js";
+import type { Evidence } from "../state/evidence.js";
 import type { PlanVerdict } from "../state.js";
 
 /** Longest quote taken from one passage. */

@@ -7,7 +7,7 @@
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { plannerContext } from "../planners/context.js";
-import type { Evidence } from "../runtime/evidence.js";
+import type { Evidence } from "../state/evidence.js";
 
 export function passageTranscript(
   request: string,

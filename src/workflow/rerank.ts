@@ -12,7 +12,7 @@ import { supports, type NotesQuestion } from "../domains/notes/question.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import { contentTerms, isRelevant, searchHits } from "../domains/notes/relevance.js";
 import { observationsSinceRequest } from "../domains/rules-planner.js";
-import type { Evidence } from "../runtime/evidence.js";
+import type { Evidence } from "../state/evidence.js";
 
 /** The search scores of this request's hits by note id (the best one when a note was hit twice). */
 export function searchScores(messages: readonly BaseMessage[]): Map<string, number> {

@@ -7,7 +7,7 @@
  * state of its own. Pure.
  */
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import type { Evidence } from "../runtime/evidence.js";
+import type { Evidence } from "../state/evidence.js";
 
 /** Tool messages since the newest human message, oldest first. */
 function toolMessagesSinceRequest(messages: readonly BaseMessage[]): ToolMessage[] {

@@ -13,7 +13,7 @@ import { contextProviders } from "../domains/index.js";
 import { latestRequest } from "../planners/context.js";
 import type { ContextProvider } from "../runtime/context-provider.js";
 import { resolveRequest } from "../runtime/follow-up.js";
-import { isTerminal } from "../runtime/transitions.js";
+import { isTerminal } from "../state/transitions.js";
 import { NODES, type State } from "../state.js";
 import { workflowRequest } from "./request.js";
 import { readAttempted } from "./retrieved.js";

@@ -11,7 +11,7 @@ import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messa
 import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { DeltaChannel, END, START, StateGraph, Annotation } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
-import { appendTranscript, type TranscriptWrite } from "../../src/runtime/transcript.js";
+import { appendTranscript, type TranscriptWrite } from "../../src/state/transcript.js";
 import { backends, useBackend, type OpenedBackend } from "./support/postgres.js";
 import { uniqueThread } from "../support/threads.js";
 

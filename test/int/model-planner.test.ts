@@ -11,7 +11,7 @@ import { isModelBehaviorError, type ModelErrorCode } from "../../src/errors.js";
 import { parseToolArguments } from "../../src/policy/arguments.js";
 import { createModelPlanner, MAX_TOKENS_PER_REPLY, type ModelPlannerOptions } from "../../src/planners/model.js";
 import type { PlanResult, Planner, PlannerInput, ToolSpec } from "../../src/planners/planner.js";
-import type { Evidence } from "../../src/runtime/evidence.js";
+import type { Evidence } from "../../src/state/evidence.js";
 import {
   startFakeOpenAI as startFakeServer,
   type FakeOpenAI as FakeServer,

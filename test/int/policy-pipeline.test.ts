@@ -222,7 +222,9 @@ describe("a reviewer's decision", () => {
 
 describe("execution re-checks the owner's current permissions", () => {
   it(
-    "a calendar:write scope revoked while the approval waited gives access_denied at execution: ledger row denied, no event",
+    // Issue 24: a missing scope is `tool_not_permitted` from the `authorized` check at every stage (it was
+    // `access_denied` with no check name at execution, unlike the same cause at authorize).
+    "a calendar:write scope revoked while the approval waited is tool_not_permitted (authorized) at execution: ledger row denied, no event",
     async () => {
       const tools = await calendar();
       const write = proposal("create_study_event", EVENT);
@@ -232,10 +234,13 @@ describe("execution re-checks the owner's current permissions", () => {
       await h.resume("alice", { decisions: [{ type: "approve" }] });
       const rows = await h.ledger();
       expect(rows.map((row) => [row.tool, row.status, row.error_code])).toEqual([
-        ["create_study_event", "denied", "access_denied"],
+        ["create_study_event", "denied", "tool_not_permitted"],
       ]);
       const state = await h.state();
-      expect(state.call_results).toMatchObject([{ call_id: write.call_id, ok: false, code: "access_denied" }]);
+      expect(state.call_results).toMatchObject([{ call_id: write.call_id, ok: false, code: "tool_not_permitted" }]);
+      expect(state.denials).toMatchObject([
+        { call_id: write.call_id, code: "tool_not_permitted", check: "authorized", stage: "execute" },
+      ]);
       expect(await eventsOf(tools, "alice")).toHaveLength(0);
     },
     TIMEOUT,

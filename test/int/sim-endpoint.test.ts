@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SimulatedModel } from "../../eval/sim/endpoint.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/persistence/database.js";
-import { isTerminal } from "../../src/runtime/transitions.js";
+import { isTerminal } from "../../src/state/transitions.js";
 import type { State } from "../../src/state.js";
 import { databaseCalendarEvents } from "./support/calendar.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";

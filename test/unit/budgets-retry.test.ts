@@ -7,7 +7,15 @@ import type { Budgets } from "../../src/env.js";
 import { TOOL_ERROR_CODES } from "../../src/errors.js";
 import { exhaustedBudget, remainingToolCalls } from "../../src/policy/budgets.js";
 import { RISKS } from "../../src/runtime/ledger.js";
-import { backoffMs, isRetryable } from "../../src/runtime/retry.js";
+import {
+  backoffMs,
+  done,
+  failed,
+  isRetryable,
+  MAX_WRITE_SENDS,
+  RETRY_POLICIES,
+  withRetries,
+} from "../../src/runtime/retry.js";
 import type { Usage } from "../../src/state.js";
 
 const BUDGETS: Budgets = {
@@ -146,5 +154,83 @@ describe("backoffMs", () => {
       return 0.3;
     });
     expect(calls).toBe(1);
+  });
+});
+
+describe("withRetries: one loop, policies as data", () => {
+  const noWait = { wait: async () => undefined };
+
+  it("stops at the first done attempt, and retries a failure only while the policy allows", async () => {
+    const seen: number[] = [];
+    const value = await withRetries(
+      RETRY_POLICIES.read(3),
+      async (attempt) => {
+        seen.push(attempt);
+        return attempt < 2 ? failed("tool_timeout", `timeout ${attempt}`) : done(`ok ${attempt}`);
+      },
+      noWait,
+    );
+    expect({ value, seen }).toEqual({ value: "ok 2", seen: [1, 2] });
+  });
+
+  it("returns the last failure once maxAttempts are used, and never retries what retryOn refuses", async () => {
+    let tries = 0;
+    const exhausted = await withRetries(
+      RETRY_POLICIES.read(3),
+      async (attempt) => {
+        tries += 1;
+        return failed("transient_error", attempt);
+      },
+      noWait,
+    );
+    expect({ exhausted, tries }).toEqual({ exhausted: 3, tries: 3 });
+    tries = 0;
+    const business = await withRetries(
+      RETRY_POLICIES.read(3),
+      async (attempt) => {
+        tries += 1;
+        return failed("not_found", attempt);
+      },
+      noWait,
+    );
+    expect({ business, tries }).toEqual({ business: 1, tries: 1 });
+  });
+
+  it("a write is sent again only after not_applied, and a recovered write counts the sends already made", async () => {
+    const write = RETRY_POLICIES.write();
+    expect(write.maxAttempts).toBe(MAX_WRITE_SENDS);
+    expect(["tool_timeout", "outcome_unknown", "transient_error"].some((code) => write.retryOn(code as never))).toBe(
+      false,
+    );
+    const fresh: number[] = [];
+    await withRetries(
+      write,
+      async (attempt) => {
+        fresh.push(attempt);
+        return failed("not_applied", attempt);
+      },
+      noWait,
+    );
+    expect(fresh).toEqual([1, 2]);
+    const recovered: number[] = [];
+    await withRetries(
+      write,
+      async (attempt) => {
+        recovered.push(attempt);
+        return failed("not_applied", attempt);
+      },
+      { ...noWait, firstAttempt: 2 },
+    );
+    expect(recovered).toEqual([2]);
+  });
+
+  it("a status check is asked again while its server is unavailable, with the policy's backoff between tries", async () => {
+    const waits: number[] = [];
+    const status = { ...RETRY_POLICIES.status(3), backoffMs: (attempt: number) => attempt * 10 };
+    await withRetries(status, async (attempt) => failed("server_unavailable", attempt), {
+      wait: async (ms) => waits.push(ms),
+    });
+    expect(waits).toEqual([10, 20]);
+    expect(status.retryOn("protocol_error")).toBe(false);
   });
 });

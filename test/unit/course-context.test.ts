@@ -23,7 +23,7 @@ const withCourse = (course: CourseContext) => ({
   context: { [COURSE_CONTEXT]: { data: course, model_note: courseNote(course) } },
 });
 import { decide, quizNotes } from "../../src/domains/rules-planner.js";
-import type { Evidence } from "../../src/runtime/evidence.js";
+import type { Evidence } from "../../src/state/evidence.js";
 import { memoryTools } from "../support/memory-host.js";
 
 const alice = {

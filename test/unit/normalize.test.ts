@@ -3,7 +3,7 @@
  * from structured results. Tool output is data, never instructions.
  */
 import { describe, expect, it } from "vitest";
-import { extractEvidence } from "../../src/runtime/extract-evidence.js";
+import { extractEvidence } from "../../src/state/extract-evidence.js";
 import { limitOutput, normalizeResult } from "../../src/mcp/normalize.js";
 
 const LIMITS = { max_items: 3, max_chars: 100 };

@@ -8,11 +8,11 @@
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { extractEvidence } from "../../src/runtime/extract-evidence.js";
+import { extractEvidence } from "../../src/state/extract-evidence.js";
 import { plannerContext } from "../../src/planners/context.js";
 import type { PlanOutcome, ToolSpec } from "../../src/planners/planner.js";
 import { decide, NEEDS_MODEL } from "../../src/domains/rules-planner.js";
-import type { Evidence } from "../../src/runtime/evidence.js";
+import type { Evidence } from "../../src/state/evidence.js";
 import { buildSearchIndex, readNote, searchNotes, type Principal } from "../../tools/notes/corpus.js";
 import { calculateSchedule } from "../../tools/schedule/schedule.js";
 

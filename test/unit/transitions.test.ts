@@ -13,7 +13,7 @@ import {
   statusReducer,
   transition,
   type RunStatus,
-} from "../../src/runtime/transitions.js";
+} from "../../src/state/transitions.js";
 
 /** The legal transitions, written out independently of the source table. */
 const EXPECTED_LEGAL: Record<RunStatus, RunStatus[]> = {

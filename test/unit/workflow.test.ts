@@ -7,7 +7,7 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { END, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { buildWorkflow } from "../../graphs/workflow.js";
-import type { Evidence } from "../../src/runtime/evidence.js";
+import type { Evidence } from "../../src/state/evidence.js";
 import { FIELD_OWNERS, NODES, type NodeName, type State } from "../../src/state.js";
 import { failureEnding } from "../../src/workflow/branches.js";
 import { extractiveAnswer, quoteOf } from "../../src/workflow/extractive.js";

@@ -53,18 +53,19 @@ export function terminationOf(values: AgentValues): TerminationReason | null {
   return isRecord(reason) && isString(reason.code) ? (reason as unknown as TerminationReason) : null;
 }
 
-/** Denied proposals in these values (`decisions` of type deny). */
-export function denialsOf(values: AgentValues): Denial[] {
-  const decisions = Array.isArray(values.decisions) ? values.decisions : [];
-  return decisions
-    .filter((decision): decision is Record<string, unknown> => isRecord(decision) && decision.type === "deny")
-    .map((decision) => ({
-      call_id: String(decision.call_id ?? ""),
-      tool: String(decision.tool ?? ""),
-      code: String(decision.code ?? ""),
-      message: String(decision.message ?? ""),
-      check: String(decision.check ?? ""),
-      ...(typeof decision.withheld === "string" ? { withheld: decision.withheld } : {}),
+/** The latest run's denied calls: the state's `denials` field, entries of that run, in the order they were refused. */
+export function denialsOf(values: Pick<AgentValues, "denials" | "run">): Denial[] {
+  const runId = values.run?.run_id;
+  const denials = Array.isArray(values.denials) ? values.denials : [];
+  return denials
+    .filter((denial): denial is Record<string, unknown> => isRecord(denial) && denial.run_id === runId)
+    .map((denial) => ({
+      call_id: String(denial.call_id ?? ""),
+      tool: String(denial.tool ?? ""),
+      code: String(denial.code ?? ""),
+      message: String(denial.message ?? ""),
+      check: String(denial.check ?? ""),
+      ...(typeof denial.withheld === "string" ? { withheld: denial.withheld } : {}),
     }));
 }
 

@@ -81,6 +81,8 @@ export interface AgentValues {
   termination_reason?: TerminationReason | null;
   result?: RunResult | null;
   decisions?: unknown[];
+  /** Every denied call of the thread, each with its `run_id` (append-only). */
+  denials?: unknown[];
   run?: RunInfo | null;
   [key: string]: unknown;
 }

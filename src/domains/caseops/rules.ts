@@ -3,7 +3,7 @@
  * documents → alias resolution → a verdict with evidence refs. Code, not a
  * model, owns this sequence.
  */
-import type { Evidence } from "../../runtime/evidence.js";
+import type { Evidence } from "../../state/evidence.js";
 import type { PlanOutcome, Proposal } from "../../planners/planner.js";
 
 export const CASE_ID = /\bC-[0-9]{3}\b/;

@@ -9,7 +9,7 @@
  * invalid facts were already turned into `needs_human` by the parser; here
  * only what the tools answer can stop the plan. Deterministic and pure.
  */
-import type { Evidence } from "../../runtime/evidence.js";
+import type { Evidence } from "../../state/evidence.js";
 import type { PlanOutcome, Proposal, ToolSpec } from "../../planners/planner.js";
 import { contentTerms, isRelevant, mentions, searchHits, type Hit } from "../notes/relevance.js";
 import type { StudyRequest } from "./parse.js";

@@ -121,15 +121,7 @@ export function Chat({
                 Working…
               </p>
             )}
-            {values.run && (
-              <RunPanel
-                client={client}
-                threadId={threadId}
-                values={values}
-                budgets={session.budgets}
-                live={stream.isLoading}
-              />
-            )}
+            {values.run && <RunPanel values={values} budgets={session.budgets} live={stream.isLoading} />}
             {approval && !stream.isLoading && (
               <ApprovalPanel
                 key={

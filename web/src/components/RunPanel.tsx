@@ -1,5 +1,4 @@
 /** The latest run of the thread: why it stopped, what it spent, its tool ledger and its denied proposals. */
-import type { Client } from "@langchain/langgraph-sdk";
 import { useRunDenials } from "../use-run-denials";
 import { ledgerOf, terminationOf, usageOf } from "../read";
 import type { AgentValues, Budgets } from "../types";
@@ -8,20 +7,8 @@ import { DenialList } from "./DenialList";
 import { LedgerTable } from "./LedgerTable";
 import { Termination } from "./Termination";
 
-export function RunPanel({
-  client,
-  threadId,
-  values,
-  budgets,
-  live,
-}: {
-  client: Client;
-  threadId: string | null;
-  values: AgentValues;
-  budgets: Budgets;
-  live: boolean;
-}) {
-  const denials = useRunDenials(client, threadId, values, live);
+export function RunPanel({ values, budgets, live }: { values: AgentValues; budgets: Budgets; live: boolean }) {
+  const denials = useRunDenials(values);
   const usage = usageOf(values);
   const termination = terminationOf(values);
   return (
