@@ -48,6 +48,8 @@ const ATTRIBUTE_UNSAFE: Record<string, string> = {
   '"': "&quot;",
   "'": "&#39;",
 };
+/** In a single-quoted attribute (the JSON lists) a double quote cannot end the value, so it stays as it is. */
+const SINGLE_QUOTED_UNSAFE = /[&<>']/g;
 const ATTRIBUTE_ESCAPES: Record<string, string> = {
   "&amp;": "&",
   "&lt;": "<",
@@ -74,6 +76,10 @@ function attribute(value: string): string {
   return value.replace(/[&<>"']/g, (character) => ATTRIBUTE_UNSAFE[character] ?? character);
 }
 
+function singleQuotedAttribute(value: string): string {
+  return value.replace(SINGLE_QUOTED_UNSAFE, (character) => ATTRIBUTE_UNSAFE[character] ?? character);
+}
+
 function unescapeAttribute(value: string): string {
   return value.replace(/&(?:amp|lt|gt|quot|#39);/g, (entity) => ATTRIBUTE_ESCAPES[entity] ?? entity);
 }
@@ -82,7 +88,7 @@ function unescapeAttribute(value: string): string {
 export function fenceToolResult(result: ToolResultFence): string {
   const attributes = [`tool="${attribute(result.tool)}"`];
   if (result.status === "error") attributes.push(`status="error"`);
-  if (result.refs.length > 0) attributes.push(`refs='${attribute(JSON.stringify(result.refs))}'`);
+  if (result.refs.length > 0) attributes.push(`refs='${singleQuotedAttribute(JSON.stringify(result.refs))}'`);
   if (result.compacted) attributes.push(`compacted="true"`);
   return `<${TOOL_RESULT_TAG} ${attributes.join(" ")}>\n${quoteBody(result.body)}\n</${TOOL_RESULT_TAG}>`;
 }

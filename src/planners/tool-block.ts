@@ -43,6 +43,25 @@ function byName(a: { name: string }, b: { name: string }): number {
 }
 
 /**
+ * Wire definitions by the served schema object they were made from (each
+ * step builds its specs afresh, but `parameters` is the catalog's own
+ * object), so a run sorts each definition once. Reused only while the name
+ * and description are the same strings. Callers only serialize the result.
+ */
+const wireBySchema = new WeakMap<object, { name: string; description: string; wire: OpenAIFunctionTool }>();
+
+function wireTool(tool: ToolSpec): OpenAIFunctionTool {
+  const key: unknown = tool.parameters;
+  const cached = typeof key === "object" && key !== null ? wireBySchema.get(key) : undefined;
+  if (cached && cached.name === tool.name && cached.description === tool.description) return cached.wire;
+  const facing = modelFacingTool(tool);
+  const wire = toOpenAITool({ ...facing, parameters: sortedKeys(facing.parameters) as Record<string, unknown> });
+  if (typeof key === "object" && key !== null)
+    wireBySchema.set(key, { name: tool.name, description: tool.description, wire });
+  return wire;
+}
+
+/**
  * The block for the run's `candidates` with this step's `allowed` tools.
  * `allowedToolsChoice` says whether the endpoint takes `allowed_tools`.
  */
@@ -54,11 +73,7 @@ export function toolBlock(
   // Allowed tools missing from the candidate set (a planner input built by hand) join the block.
   const names = new Set(candidates.map((tool) => tool.name));
   const all = [...candidates, ...allowed.filter((tool) => !names.has(tool.name))];
-  const tools = [...all].sort(byName).map((tool) => {
-    const facing = modelFacingTool(tool);
-    const parameters = sortedKeys(facing.parameters) as Record<string, unknown>;
-    return toOpenAITool({ ...facing, parameters });
-  });
+  const tools = [...all].sort(byName).map(wireTool);
   if (tools.length === 0) return { tools };
   const allowedNames = [...new Set(allowed.map((tool) => tool.name))].sort();
   if (allowedNames.length === tools.length) return { tools };
