@@ -6,9 +6,10 @@
  * data in a tool message, never as system or user text.
  *
  * When the view passes a token budget, older tool results are compacted: at
- * that point every tool result before a boundary (all but the newest
- * {@link KEEP_RECENT_MESSAGES} messages) is replaced by its fence with its
- * evidence refs and a short excerpt of its body. The boundary is a pure
+ * that point the oldest tool results (never the newest
+ * {@link KEEP_RECENT_MESSAGES} messages) are replaced by their fence with
+ * their evidence refs and a short excerpt of the body, until the view is
+ * down to half the budget. The boundary is a pure
  * function of the messages and the budget, computed by replaying the thread
  * message by message, so it moves only when the view crosses the budget
  * again: between two compactions every request starts with the previous one
@@ -62,20 +63,26 @@ export function plannerView(messages: readonly BaseMessage[], options: ContextOp
   while (start < messages.length && ToolMessage.isInstance(messages[start])) start += 1;
   const kept = messages.slice(start);
   const views = kept.map(viewOf);
-  // Replay: add message by message; when the estimate passes the budget, move the boundary once.
+  // Replay: add message by message; when the estimate passes the threshold, move the boundary once, far enough
+  // to bring the view down to half the budget (or as far as it may go), and wait for another half budget of
+  // growth before the next compaction: so compactions are rare and each request between two of them extends
+  // the one before.
   let boundary = 0;
   let compactions = 0;
   let tokens = 0;
+  let threshold = budget;
   for (let index = 0; index < views.length; index += 1) {
     tokens += views[index]?.fullTokens ?? 0;
-    const next = index + 1 - KEEP_RECENT_MESSAGES;
-    if (tokens <= budget || next <= boundary) continue;
-    for (let moved = boundary; moved < next; moved += 1) {
-      const view = views[moved];
+    if (tokens <= threshold) continue;
+    const limit = index + 1 - KEEP_RECENT_MESSAGES;
+    let next = boundary;
+    for (; next < limit && tokens > budget / 2; next += 1) {
+      const view = views[next];
       if (view) tokens -= view.fullTokens - view.compactTokens;
     }
-    boundary = next;
-    compactions += 1;
+    if (next > boundary) compactions += 1;
+    boundary = Math.max(boundary, next);
+    threshold = Math.max(budget, tokens + budget / 2);
   }
   let compactedResults = 0;
   const shown = kept.map((message, index) => {
