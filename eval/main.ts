@@ -1,13 +1,14 @@
 /**
  * `npm run eval [-- --repeats N] [--tasks id,…] [--configurations id,…] [--out DIR]`:
  * runs the task suite on every configuration and writes `report.md`,
- * `runs.json` and the two SVG charts to `eval/results/` (or DIR).
+ * `runs.json` and the two SVG charts to DIR, by default a fresh scratch
+ * directory it prints (the tracked sample in `eval/results/` is rewritten
+ * only with `--out eval/results`).
  * Exit codes: 0 written (whatever the scores), 1 a configuration or
  * infrastructure error, 2 a usage error.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadSettings } from "../src/env.js";
 import { loadConfig } from "../src/policy/config.js";
@@ -18,6 +19,7 @@ import { runEvaluation } from "./harness.js";
 import { stderrProgress } from "./progress.js";
 import { SIMULATED_PROFILES, startSimulatedModel } from "./sim/endpoint.js";
 import { renderReport } from "./report.js";
+import { outputDirectory } from "./output-dir.js";
 import { openStorage } from "./storage.js";
 import { CATEGORIES } from "./task.js";
 import { TASKS } from "./tasks/index.js";
@@ -30,15 +32,14 @@ const USAGE = `Usage: npm run eval -- [--repeats N] [--tasks ID,...] [--configur
 Runs every task of eval/tasks/ on the fixed workflow, the rules agent, the
 simulated model profiles (eval/sim/) and, when OPENAI_BASE_URL / WARRANT_MODEL
 are set, the real model; writes report.md, runs.json, success-rate.svg and
-cost-per-success.svg to DIR (default eval/results).
+cost-per-success.svg to DIR (default: a new scratch directory, printed; the
+tracked sample report is rewritten only with --out eval/results).
 
   --repeats N           runs per task and configuration (default ${DEFAULT_REPEATS})
   --tasks ID,...        only these tasks
   --configurations ID,... only these configurations (e.g. workflow,agent-rules)
-  --out DIR             where to write the results
+  --out DIR             where to write the results (e.g. --out eval/results)
 `;
-
-const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 class UsageError extends Error {}
 
@@ -70,7 +71,7 @@ function parseOptions(argv: string[]) {
     repeats,
     tasks: list(values.tasks),
     configurations: list(values.configurations),
-    out: path.resolve(values.out ?? path.join(HERE, "results")),
+    out: values.out,
   };
 }
 
@@ -125,7 +126,7 @@ async function main(argv: string[]): Promise<number> {
   const startedAt = new Date();
   const storage = await openStorage(settings.databaseUrl);
   const progress = stderrProgress();
-  let records;
+  let records: Awaited<ReturnType<typeof runEvaluation>>;
   try {
     records = await runEvaluation({
       tasks,
@@ -169,18 +170,20 @@ async function main(argv: string[]): Promise<number> {
     summaries,
     records,
   );
-  await mkdir(options.out, { recursive: true });
+  const out = await outputDirectory(options.out);
+  await mkdir(out.dir, { recursive: true });
   await Promise.all([
-    writeFile(path.join(options.out, "report.md"), report),
+    writeFile(path.join(out.dir, "report.md"), report),
     writeFile(
-      path.join(options.out, "runs.json"),
+      path.join(out.dir, "runs.json"),
       `${JSON.stringify({ command, started_at: startedAt.toISOString(), duration_ms: durationMs, repeats: options.repeats, configurations, summaries, runs: records }, null, 2)}\n`,
     ),
-    writeFile(path.join(options.out, "success-rate.svg"), successChart(summaries, series, CATEGORIES)),
-    writeFile(path.join(options.out, "cost-per-success.svg"), costChart(summaries, series, CATEGORIES)),
+    writeFile(path.join(out.dir, "success-rate.svg"), successChart(summaries, series, CATEGORIES)),
+    writeFile(path.join(out.dir, "cost-per-success.svg"), costChart(summaries, series, CATEGORIES)),
   ]);
+  const shown = out.scratch ? out.dir : path.relative(process.cwd(), out.dir) || ".";
   process.stderr.write(
-    `eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${path.relative(process.cwd(), options.out) || "."}/report.md, runs.json, success-rate.svg, cost-per-success.svg\n`,
+    `eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${shown}/report.md, runs.json, success-rate.svg, cost-per-success.svg${out.scratch ? " (a scratch directory; --out eval/results updates the tracked sample)" : ""}\n`,
   );
   return 0;
 }

@@ -25,7 +25,7 @@ import { makeCaseNode } from "../src/workflow/case.js";
 import { makeGenerateNode } from "../src/workflow/generate.js";
 import { makeReadNode } from "../src/workflow/read.js";
 import { makeRetrieveNode } from "../src/workflow/retrieve.js";
-import { afterStep, firstStep, nextStep, STEPS } from "../src/workflow/route.js";
+import { afterStep, makeFirstStep, nextStep, STEPS } from "../src/workflow/route.js";
 import { makeStudyNode } from "../src/workflow/study.js";
 import { makeValidateNode } from "../src/workflow/validate.js";
 import type { NodeWrapper } from "./agent.js";
@@ -49,7 +49,7 @@ export function buildWorkflow(host: Host, wrap: NodeWrapper = (_name, node) => n
     .addNode(NODES.human_review, wrap(NODES.human_review, makeHumanReviewNode(host)))
     .addNode(NODES.execute, wrap(NODES.execute, makeExecuteNode(host)))
     .addNode(NODES.observe, wrap(NODES.observe, makeObserveNode(host)))
-    .addConditionalEdges(START, firstStep, [STEPS.retrieve, STEPS.study, STEPS.case])
+    .addConditionalEdges(START, makeFirstStep(host.contextProviders), [STEPS.retrieve, STEPS.study, STEPS.case])
     .addConditionalEdges(STEPS.retrieve, afterStep, afterSteps)
     .addConditionalEdges(STEPS.read, afterStep, afterSteps)
     .addConditionalEdges(STEPS.generate, afterStep, afterSteps)

@@ -53,7 +53,7 @@ export async function startInstance(
     }),
   );
   createInterface({ input: child.stderr! }).on("line", (line) => {
-    stderr = (stderr + line + "\n").slice(-MAX_LOG_CHARS);
+    stderr = `${stderr + line}\n`.slice(-MAX_LOG_CHARS);
     if (TROUBLE.test(line) && trouble.length < 100) trouble.push(line.slice(0, 500));
   });
   const url = await new Promise<string>((resolve, reject) => {

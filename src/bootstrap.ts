@@ -4,7 +4,7 @@
  * `close()`.
  */
 import { loadApiSecret } from "./auth/api-token.js";
-import { principalDirectory, type PrincipalDirectory } from "./auth/principal-directory.js";
+import { principalDirectory, verifiedOnly, type PrincipalDirectory } from "./auth/principal-directory.js";
 import { contextProviders } from "./domains/index.js";
 import type { Settings } from "./env.js";
 import { lazy, type Host } from "./host.js";
@@ -13,12 +13,18 @@ import { openDatabase, type Database } from "./persistence/database.js";
 import { createModelPlanner } from "./planners/model.js";
 import type { Planner } from "./planners/planner.js";
 import { createRulesPlanner } from "./domains/rules-planner.js";
-import { DEFAULT_CONTEXT_WINDOW_TOKENS, loadConfig, type ModelSettings } from "./policy/config.js";
+import { DEFAULT_CONTEXT_WINDOW_TOKENS, loadConfig, type ModelSettings, type WarrantConfig } from "./policy/config.js";
+import { configProblems, formatProblem, type ConfigProblem } from "./policy/config-check.js";
+import { loadPrincipalDirectory } from "./auth/principal.js";
+import { listingFacts } from "./mcp/listing-facts.js";
+import { ConfigError } from "./errors.js";
 import { priceOf, type ModelPrice } from "./policy/pricing.js";
 import { redactionKeyFrom } from "./policy/secrets.js";
 
 export interface Runtime {
   host: Host;
+  /** The principal directory runs and requests are checked against (authoritative unless verified claims only). */
+  principals: PrincipalDirectory;
   database(): Promise<Database>;
   close(): Promise<void>;
 }
@@ -79,7 +85,7 @@ export function createRuntime(
       await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }),
     );
     return connectTools(await config(), undefined, {
-      hostValues: { DATABASE_URL: settings.databaseUrl },
+      hostValues: { DATABASE_URL: settings.databaseUrl, WARRANT_DATA_DIR: settings.dataDir },
       pins,
       audit,
       redactionKey,
@@ -87,7 +93,8 @@ export function createRuntime(
   };
   const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);
   const config = lazy(() => loadConfig(settings.configPath));
-  const principals = overrides.principals ?? principalDirectory(settings.principalsPath);
+  const principals =
+    overrides.principals ?? (settings.verifiedClaimsOnly ? verifiedOnly : principalDirectory(settings.principalsPath));
   const planner = overrides.planner
     ? async () => overrides.planner as Planner
     : lazy(async () => plannerFor(settings, settings.planner === "model" ? (await config()).models : {}));
@@ -118,6 +125,7 @@ export function createRuntime(
   };
   return {
     host,
+    principals,
     database: async () => {
       opened.database = true;
       return database();
@@ -136,4 +144,35 @@ export function createRuntime(
 /** The host `graphs/agent.ts` uses when served without our entry points. */
 export function defaultHost(settings: Settings): Host {
   return createRuntime(settings).host;
+}
+
+/**
+ * What `npm run policy -- check` reports beyond the schema, for a parsed
+ * config: contracts against the tools the connected servers list (when a
+ * host is given), review rules against the principal directory, the
+ * configured model's price.
+ */
+export async function configProblemsFor(
+  config: WarrantConfig,
+  settings: Settings,
+  tools?: Pick<ToolHost, "catalog" | "isHealthy">,
+): Promise<ConfigProblem[]> {
+  return configProblems(config, {
+    ...(tools ? { listed: listingFacts(config, tools) } : {}),
+    principals: [...(await loadPrincipalDirectory(settings.principalsPath)).values()],
+    model: { planner: settings.planner, name: settings.model.name },
+  });
+}
+
+/** Refuses to start on any error the config check finds, with the lines it prints; returns its warning lines. */
+export async function refuseConfigErrors(
+  settings: Settings,
+  tools?: Pick<ToolHost, "catalog" | "isHealthy">,
+): Promise<string[]> {
+  const config = await loadConfig(settings.configPath);
+  const problems = await configProblemsFor(config, settings, tools);
+  const errors = problems.filter((problem) => problem.severity === "error");
+  if (errors.length === 0) return problems.map((problem) => formatProblem(problem, settings.configPath));
+  const lines = errors.map((problem) => formatProblem(problem, settings.configPath));
+  throw new ConfigError("config_invalid", `${errors.length} error(s) in the config:\n${lines.join("\n")}`);
 }

@@ -65,6 +65,8 @@ const EnvSchema = z.object({
   WARRANT_MAX_TOKENS: positiveInt(200_000),
   WARRANT_MAX_COST_USD: positiveUsd(1),
   WARRANT_AUTH_SECRET: z.string().min(1).optional(),
+  WARRANT_DEV_LOGIN: z.enum(["0", "1"], { message: "must be 0 or 1" }).optional(),
+  WARRANT_VERIFIED_CLAIMS_ONLY: z.enum(["0", "1"], { message: "must be 0 or 1" }).optional(),
   PORT: z
     .string()
     .regex(/^[0-9]{1,5}$/, "must be a port number")
@@ -122,6 +124,12 @@ export interface Settings {
   dataDir: string;
   configPath: string;
   principalsPath: string;
+  /**
+   * `WARRANT_VERIFIED_CLAIMS_ONLY=1`: the server never consults the principal directory; a verified
+   * token's claims are the principal until it expires (token revocations still apply). Default: the
+   * directory is authoritative, and a user it does not list (or lists under another tenant) is refused.
+   */
+  verifiedClaimsOnly: boolean;
   planner: "rules" | "model";
   model: { name: string; baseUrl: string | undefined; apiKey: string | undefined };
   budgets: Budgets;
@@ -140,6 +148,11 @@ export interface Settings {
     runLeaseMs: number;
     /** `WARRANT_MAX_ACTIVE_RUNS`: runs one principal may have going at once (across threads); more → 429. */
     maxActiveRuns: number;
+    /**
+     * `WARRANT_DEV_LOGIN`: `1` serves the dev sign-in (`/dev/token`) on any address, `0` never;
+     * unset serves it only on a loopback HOST with the shipped dev directory.
+     */
+    devLogin: boolean | undefined;
     /** `WARRANT_CORS_ORIGINS`: browser origins allowed to call the API (e.g. an agent-chat-ui on another port); none by default. */
     corsOrigins: string[];
   };
@@ -165,6 +178,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
     dataDir: fromRoot(env.WARRANT_DATA_DIR, ".data"),
     configPath: fromRoot(env.WARRANT_CONFIG, "warrant.config.json"),
     principalsPath: fromRoot(env.WARRANT_PRINCIPALS, "src/domains/dev-principals.json"),
+    verifiedClaimsOnly: env.WARRANT_VERIFIED_CLAIMS_ONLY === "1",
     // The rules planner is the default whenever no model is configured.
     planner: env.WARRANT_PLANNER ?? (env.WARRANT_MODEL ? "model" : "rules"),
     model: { name: env.WARRANT_MODEL ?? "gpt-4o-mini", baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY },
@@ -185,6 +199,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
       runLeaseMs: env.WARRANT_RUN_LEASE_MS,
       maxActiveRuns: env.WARRANT_MAX_ACTIVE_RUNS,
       corsOrigins: env.WARRANT_CORS_ORIGINS,
+      devLogin: env.WARRANT_DEV_LOGIN === undefined ? undefined : env.WARRANT_DEV_LOGIN === "1",
     },
   };
 }

@@ -70,7 +70,12 @@ export function isToolErrorCode(value: unknown): value is ToolErrorCode {
   return typeof value === "string" && (TOOL_ERROR_CODES as readonly string[]).includes(value);
 }
 
-export type ConfigErrorCode = "config_invalid" | "database_unreachable" | "mcp_start_failed" | "principal_unknown";
+export type ConfigErrorCode =
+  | "config_invalid"
+  | "database_unreachable"
+  | "mcp_start_failed"
+  | "principal_unknown"
+  | "principal_revoked";
 export type ModelErrorCode =
   | "model_invalid_arguments"
   | "model_unknown_finish_reason"

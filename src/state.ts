@@ -12,7 +12,7 @@ import type { Principal } from "./auth/principal.js";
 import type { Proposal } from "./planners/planner.js";
 import type { BudgetName, Decision } from "./policy/decision.js";
 import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "./policy/usage.js";
-import type { DomainContext } from "./runtime/context-provider.js";
+import type { DomainContext, PendingQuestion } from "./runtime/context-provider.js";
 import { mergeEvidence, type Evidence } from "./runtime/evidence.js";
 import type { LedgerRow } from "./runtime/ledger.js";
 import { appendTranscript, type TranscriptWrite } from "./runtime/transcript.js";
@@ -264,6 +264,8 @@ export const AgentState = Annotation.Root({
   review_waits: Annotation<ReviewWaits | null>,
   /** No-progress counter per run; each write carries the turn's new result hashes. Owner: observe. */
   progress: growing<Progress | null, ProgressUpdate>(mergeProgress, () => null),
+  /** The question the last run ended with, for the next message to answer (runtime/follow-up.ts); null when none. Owner: plan. */
+  pending: Annotation<PendingQuestion | null>,
 });
 
 export type State = typeof AgentState.State;
@@ -271,7 +273,7 @@ export type Update = typeof AgentState.Update;
 
 /** The fields each node may write. A unit test checks every node's returned keys against this. */
 export const FIELD_OWNERS = {
-  plan: ["messages", "status", "proposals", "usage", "run", "verdict", "tool_offer"],
+  plan: ["messages", "status", "proposals", "usage", "run", "verdict", "tool_offer", "pending"],
   authorize: ["status", "decisions", "repeats"],
   human_review: ["status", "decisions", "repeats", "review_feedback", "review_waits"],
   execute: ["status", "ledger", "usage", "call_results"],

@@ -32,7 +32,7 @@ const CLOCK_SKEW_SECONDS = 5;
 export type ApiTokenFailure = "token_missing" | "token_malformed" | "token_invalid" | "token_expired";
 
 export type ApiTokenVerification =
-  | { ok: true; principal: Principal }
+  | { ok: true; principal: Principal; token: { jti: string; issued_at: number } }
   | { ok: false; code: ApiTokenFailure; message: string };
 
 const PayloadSchema = z
@@ -132,6 +132,8 @@ export async function verifyApiToken(
       grants: Object.fromEntries(Object.entries(payload.grants).map(([kind, values]) => [kind, [...new Set(values)]])),
       ...(payload.name ? { display_name: payload.name } : {}),
     },
+    // What revocation is checked by (src/auth/revocations.ts): the token's id and when it was issued.
+    token: { jti: payload.jti, issued_at: payload.iat },
   };
 }
 
@@ -139,7 +141,7 @@ export async function verifyApiToken(
 export function bearerToken(header: string | null | undefined): string | undefined | null {
   if (header === undefined || header === null || header === "") return undefined;
   const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
-  return match ? match[1]! : null;
+  return match?.[1] ?? null;
 }
 
 /** Verifies an Authorization header value: missing, non-Bearer, or a bad token all fail typed. */

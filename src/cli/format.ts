@@ -30,11 +30,10 @@ export function formatRun(
     lines.push(state.result.answer, "");
     if (state.result.citations.length > 0) {
       lines.push("citations:");
-      state.result.citations.forEach((citation, index) =>
-        lines.push(
-          `  [${index + 1}] ${citation.source_id}${citation.page !== undefined ? ` p.${citation.page}` : ""}  ${citation.ref}`,
-        ),
-      );
+      for (const [index, citation] of state.result.citations.entries()) {
+        const page = citation.page !== undefined ? ` p.${citation.page}` : "";
+        lines.push(`  [${index + 1}] ${citation.source_id}${page}  ${citation.ref}`);
+      }
       lines.push("");
     }
   }

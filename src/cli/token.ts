@@ -1,9 +1,15 @@
 /**
  * `npm run token -- --user alice [--ttl 3600]`: mints an API bearer token for
  * a dev principal with the server's secret. The token alone is the last line
- * of stdout, so `TOKEN=$(npm run -s token -- --user alice | tail -n 1)` works.
+ * of stdout, so `TOKEN=$(npm run -s token -- --user alice | tail -n 1)` works;
+ * its id (`jti`) goes to stderr.
+ *
+ * `--revoke <jti>` revokes one token, `--revoke-user <id>` every token of a
+ * user issued until now, in the server's database (every instance on it
+ * refuses them within about a second: src/auth/revocations.ts).
  */
 import { parseArgs } from "node:util";
+import { decodeJwt } from "jose";
 import {
   loadApiSecret,
   mintApiToken,
@@ -11,33 +17,76 @@ import {
   MAX_API_TOKEN_TTL_SECONDS,
 } from "../auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
+import { createRevocationStore, JTI_PATTERN, USER_ID_PATTERN, type RevocationStore } from "../auth/revocations.js";
 import { loadSettings } from "../env.js";
+import { openDatabase } from "../persistence/database.js";
 import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run token -- --user <id> [--ttl <seconds>]
-  Mints a bearer token for a dev principal (src/domains/dev-principals.json).
-  --ttl  lifetime in seconds, 1..${MAX_API_TOKEN_TTL_SECONDS} (default ${DEFAULT_API_TOKEN_TTL_SECONDS})`;
+       npm run token -- --revoke <jti>
+       npm run token -- --revoke-user <id>
+  --user         mints a bearer token for a principal of the directory (WARRANT_PRINCIPALS)
+  --ttl          lifetime in seconds, 1..${MAX_API_TOKEN_TTL_SECONDS} (default ${DEFAULT_API_TOKEN_TTL_SECONDS})
+  --revoke       revokes one token by its id (printed when it was minted)
+  --revoke-user  revokes every token of the user issued until now`;
+
+type Values = {
+  user?: string | undefined;
+  ttl?: string | undefined;
+  revoke?: string | undefined;
+  "revoke-user"?: string | undefined;
+  help?: boolean | undefined;
+};
+
+function usage(message: string): number {
+  process.stderr.write(`warrant: usage: ${message}\n${USAGE}\n`);
+  return 2;
+}
 
 async function main(argv: string[]): Promise<number> {
-  let values: { user?: string | undefined; ttl?: string | undefined; help?: boolean | undefined };
+  let values: Values;
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { user: { type: "string" }, ttl: { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        user: { type: "string" },
+        ttl: { type: "string" },
+        revoke: { type: "string" },
+        "revoke-user": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
       strict: true,
     }));
   } catch (error) {
-    process.stderr.write(`warrant: usage: ${(error as Error).message}\n${USAGE}\n`);
-    return 2;
+    return usage((error as Error).message);
   }
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (!values.user) {
-    process.stderr.write(`warrant: usage: --user is required\n${USAGE}\n`);
-    return 2;
+  const commands = [values.user, values.revoke, values["revoke-user"]].filter((value) => value !== undefined);
+  if (commands.length > 1) return usage("give one of --user, --revoke, --revoke-user");
+  if (values.revoke !== undefined) {
+    if (values.ttl !== undefined) return usage("--ttl goes with --user only");
+    const jti = values.revoke;
+    if (!JTI_PATTERN.test(jti)) return usage("--revoke takes a token id (jti): 1-64 of A-Z a-z 0-9 . _ : -");
+    return withRevocations(async (store) => {
+      await store.revokeToken(jti);
+      process.stdout.write(`revoked token ${jti}\n`);
+    });
   }
+  if (values["revoke-user"] !== undefined) {
+    if (values.ttl !== undefined) return usage("--ttl goes with --user only");
+    const user = values["revoke-user"];
+    if (!USER_ID_PATTERN.test(user)) return usage("--revoke-user takes a user id: 1-64 of a-z 0-9 _ -");
+    return withRevocations(async (store) => {
+      const notBefore = await store.revokeUser(user);
+      process.stdout.write(
+        `revoked every token of ${user} issued before ${new Date(notBefore * 1000).toISOString()}\n`,
+      );
+    });
+  }
+  if (!values.user) return usage("--user is required");
   const ttl = values.ttl === undefined ? DEFAULT_API_TOKEN_TTL_SECONDS : Number(values.ttl);
   if (!/^[0-9]+$/.test(values.ttl ?? "1") || !Number.isInteger(ttl) || ttl < 1 || ttl > MAX_API_TOKEN_TTL_SECONDS) {
     process.stderr.write(`warrant: usage: --ttl must be an integer in 1..${MAX_API_TOKEN_TTL_SECONDS}\n`);
@@ -49,7 +98,26 @@ async function main(argv: string[]): Promise<number> {
     const principal = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), user);
     const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
     const token = await mintApiToken(secret, principal, { ttlSeconds: ttl });
+    process.stderr.write(`token id (revoke with --revoke): ${String(decodeJwt(token).jti)}\n`);
     process.stdout.write(`${token}\n`);
+    return 0;
+  });
+}
+
+/** Runs `work` on the server's database (its setup creates the revocation tables). */
+function withRevocations(work: (store: RevocationStore) => Promise<void>): Promise<number> {
+  return exitOnConfigError(async () => {
+    const settings = loadSettings();
+    const database = await openDatabase({
+      ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}),
+      dataDir: settings.dataDir,
+      pool: { max: 1, waitMs: settings.pool.waitMs },
+    });
+    try {
+      await work(createRevocationStore(database.pool, database.schema));
+    } finally {
+      await database.close();
+    }
     return 0;
   });
 }

@@ -1,9 +1,11 @@
 /**
  * The shipped domains as the composition root wires them: the context
- * providers plan asks at the start of a run. A new domain adds its provider
+ * providers plan asks at the start of a run (and the study domain's keeper
+ * of unanswered questions, read by the next message of the thread). A new domain adds its provider
  * here; the control plane does not change.
  */
 import type { ContextProvider } from "../runtime/context-provider.js";
 import { courseContextProvider } from "./notes/course-context.js";
+import { studyFollowUpProvider } from "./study/follow-up.js";
 
-export const contextProviders: readonly ContextProvider[] = [courseContextProvider];
+export const contextProviders: readonly ContextProvider[] = [courseContextProvider, studyFollowUpProvider];

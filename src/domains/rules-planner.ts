@@ -6,7 +6,9 @@
  * not evidence: notes/question.ts). A quiz request naming a course uses the course outline the plan
  * node fetched: outline → read the chosen notes → questions citing them, or
  * abstain when there is no outline. Study requests (plans, calendar
- * sessions, divisions between topics) go to the study domain. Anything else
+ * sessions, divisions between topics) go to the study domain; "read
+ * welcome.txt" reads that file when a file server offers `read_text_file`
+ * (domains/files). Anything else
  * (an action it has no branch for) ends `needs_human` saying a model planner
  * is needed, never with a sourced-looking answer. It is the default planner
  * when no model is configured and the driver of the control-plane tests.
@@ -17,6 +19,7 @@ import type { Evidence } from "../runtime/evidence.js";
 import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/planner.js";
 import { courseContextOf, isQuizRequest, type CourseContext } from "./notes/course-context.js";
 import { CASE_ID, decideCase } from "./caseops/rules.js";
+import { decideFileRead, FILE_READER, fileToRead } from "./files/rules.js";
 import { cannotFind, notesQuestion, searchQuery, supports } from "./notes/question.js";
 import { searchHits } from "./notes/relevance.js";
 import { parseStudyRequest } from "./study/parse.js";
@@ -161,14 +164,15 @@ const QUIZ_FILLER = new Set([
   "some",
 ]);
 
+/** The questions first, the answers after all of them, so reading a question does not show its answer. */
 function quizFrom(evidence: readonly Evidence[], course: string): PlanOutcome {
-  const lines = evidence.map(
-    (item, index) =>
-      `${index + 1}. ${item.title ?? item.item_id}: what do your notes say about it? Answer: ${firstSentences(item.excerpt, 1)} [${index + 1}]`,
+  const questions = evidence.map(
+    (item, index) => `${index + 1}. ${item.title ?? item.item_id}: what do your notes say about it? [${index + 1}]`,
   );
+  const answers = evidence.map((item, index) => `${index + 1}. ${firstSentences(item.excerpt, 1)} [${index + 1}]`);
   return {
     type: "final",
-    answer: `Quiz from your ${course} notes:\n${lines.join("\n")}`,
+    answer: `Quiz from your ${course} notes:\n${questions.join("\n")}\n\nAnswers (after you have tried):\n${answers.join("\n")}`,
     citations: evidence.map((item) => item.ref),
     abstained: false,
   };
@@ -201,6 +205,10 @@ function decideQuiz(
 export const NEEDS_MODEL =
   "outside_repertoire: this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)";
 
+/** A request the rules planner would answer from the notes, when no notes search is offered (e.g. only other servers are configured). */
+export const NO_NOTES_SEARCH =
+  "outside_repertoire: the rules planner answers questions from the notes, reads a file you name (read welcome.txt), plans study time and checks cases; no tool that can search the notes is available to you, so this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)";
+
 /** Polite openings that do not change what is asked ("please", "can you", "I want you to"). */
 const POLITE =
   /^(?:(?:please|kindly|hey|hi|ok|okay)[\s,]+|(?:can|could|would|will)\s+you\s+(?:please\s+)?|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:you\s+)?to\s+|help\s+me\s+)+/i;
@@ -224,7 +232,7 @@ export function decide(input: PlannerInput): PlanOutcome {
   const caseId = CASE_ID.exec(input.request)?.[0];
   if (caseId && offered.has("get_case_snapshot")) return decideCase(caseId, observations, input.evidence, call);
   const study = parseStudyRequest(input.request);
-  if (study.type === "needs_human") return study;
+  if (study.type === "needs_human") return { type: "needs_human", reason: study.reason };
   if (study.type === "request") return decideStudy(study.request, input.tools, input.evidence, observations, call);
   const course = courseContextOf(input.context);
   if (course) return decideQuiz(course, input, observations, offered);
@@ -233,12 +241,14 @@ export function decide(input: PlannerInput): PlanOutcome {
       type: "needs_human",
       reason: 'missing_course: which course should the quiz be from? e.g. "a quiz from my cs301 notes"',
     };
+  const file = offered.has(FILE_READER) ? fileToRead(input.request) : undefined;
+  if (file !== undefined) return decideFileRead(file, observations, call);
   if (outsideRepertoire(input.request)) return { type: "needs_human", reason: NEEDS_MODEL };
   const searches = observations.filter((observation) => observation.tool === "search_notes");
   const question = notesQuestion(input.request);
   if (searches.length === 0) {
-    if (!offered.has("search_notes"))
-      return { type: "needs_human", reason: "no tool that can search the notes is available to you" };
+    // Without a notes search the rules planner has nothing to answer from: say what would, not only what is missing.
+    if (!offered.has("search_notes")) return { type: "needs_human", reason: NO_NOTES_SEARCH };
     return { type: "tool_calls", calls: [call("search_notes", { query: question.query, limit: SEARCH_LIMIT })] };
   }
   // The relevance floor: only hits of the named course, on the asked topic, are evidence; none → say so, never answer from the rest.

@@ -10,8 +10,8 @@
  */
 import type { ServerConfig, WarrantConfig } from "../policy/config.js";
 
-/** The host values a placeholder may name. */
-export const HOST_VALUE_NAMES = ["DATABASE_URL"] as const;
+/** The host values a placeholder may name: its database, and its data directory (absolute; where the calendar file goes). */
+export const HOST_VALUE_NAMES = ["DATABASE_URL", "WARRANT_DATA_DIR"] as const;
 export type HostValueName = (typeof HOST_VALUE_NAMES)[number];
 export type HostValues = Partial<Record<HostValueName, string | undefined>>;
 

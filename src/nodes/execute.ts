@@ -126,7 +126,7 @@ async function settleCall(
 async function runRead(
   action: Allowed,
   tool: CatalogTool,
-  context: CallContext,
+  _context: CallContext,
   journal: CallJournal,
 ): Promise<CallResult> {
   for (let tries = 1; ; tries += 1) {

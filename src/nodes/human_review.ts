@@ -78,7 +78,7 @@ export function makeHumanReviewNode(host: Host) {
         budgetLeft: remainingToolCalls(state.usage, host.budgets) - others,
         repeats: withoutOne(repeats, review.fingerprint),
       };
-      const result = resolve(review, decision, context, counters);
+      const result = resolve(review, decision, context, counters, approver);
       if (result.decision.type === "allow" && decision.type === "edit") repeats = result.counters.repeats;
       const outcome = outcomeOf(review, decision, result.decision, context.now);
       resolved.set(review.call_id, {
@@ -120,6 +120,12 @@ function outcomeOf(review: Review, decision: ResumeDecision, result: Decision, n
   return decision.type;
 }
 
+/** Who rejected, and why when they said: the owner rejecting their own action is not "the reviewer". */
+export function rejection(approver: Principal, owner: Principal, message: string | undefined): string {
+  const who = approver.user_id === owner.user_id ? `${approver.user_id} (the owner)` : `${approver.user_id} (reviewer)`;
+  return `rejected by ${who}${message ? `: ${message}` : ""}`;
+}
+
 function deny(review: Review, code: Denial["code"], check: Denial["check"], message: string): Denial {
   return { type: "deny", call_id: review.call_id, tool: review.tool, code, check, message };
 }
@@ -130,13 +136,14 @@ function resolve(
   decision: ResumeDecision,
   context: DecideContext,
   counters: Counters,
+  approver: Principal,
 ): { decision: Exclude<Decision, Review>; counters: Counters } {
   const { approval, description: _description, rule: _rule, type: _type, ...action } = review;
   if (Date.parse(approval.expires_at) <= context.now)
     return { decision: deny(review, "approval_expired", "expiry", "the approval request expired"), counters };
   if (decision.type === "reject")
     return {
-      decision: deny(review, "approval_rejected", "review", decision.message ?? "rejected by the reviewer"),
+      decision: deny(review, "approval_rejected", "review", rejection(approver, context.owner, decision.message)),
       counters,
     };
   if (decision.type === "approve") return { decision: { type: "allow", ...action }, counters };

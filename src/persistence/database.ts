@@ -35,7 +35,7 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-import pg from "pg";
+import type pg from "pg";
 import { ConfigError } from "../errors.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import { WarrantSaver } from "./checkpointer.js";
@@ -45,6 +45,7 @@ import { approvalMigrations, createApprovalStore } from "./approval-store.js";
 import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
 import { createPinStore, pinMigrations } from "./pin-store.js";
+import { revocationMigrations } from "../auth/revocations.js";
 import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
 import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
@@ -324,6 +325,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
         ...auditMigrations(schema),
         ...chainMigrations(schema),
         ...pinMigrations(schema),
+        ...revocationMigrations(schema),
       ])
         await client.query(statement);
     } finally {

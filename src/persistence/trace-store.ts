@@ -6,6 +6,8 @@
  */
 import type pg from "pg";
 import type { RunOrigin } from "../trace/run-trace.js";
+import type { ListedTool } from "../mcp/catalog.js";
+import type { ToolManifest } from "../mcp/pins.js";
 import { quoteSchemaName } from "./ledger-store.js";
 
 /** A timestamptz as the ISO text the rest of the trace uses. */
@@ -57,4 +59,37 @@ export async function findRunOrigin(pool: pg.Pool, schema: string, runId: string
     api_runs: api.rows.map((row) => row.run_id),
     graph_id: first?.graph_id ?? null,
   };
+}
+
+/** The newest runs' Warrant run ids, newest first (the audit chain's start records; the host's own chain excluded). */
+export async function recentRunIds(pool: pg.Pool, schema: string, limit: number): Promise<string[]> {
+  const s = quoteSchemaName(schema);
+  const found = await pool.query<{ run_id: string }>(
+    `select run_id from ${s}.audit_runs where thread_id <> '' order by started_at desc, run_id limit $1`,
+    [limit],
+  );
+  return found.rows.map((row) => row.run_id);
+}
+
+/** The pinned tool definitions (what each contracted tool was when it ran), as servers list tools. */
+export async function recordedDefinitions(
+  pool: pg.Pool,
+  schema: string,
+): Promise<{ server: string; tool: ListedTool }[]> {
+  const s = quoteSchemaName(schema);
+  const found = await pool.query<{ server: string; manifest: string }>(
+    `select server, manifest from ${s}.tool_pins order by tool`,
+  );
+  return found.rows.map((row) => {
+    const manifest = JSON.parse(row.manifest) as ToolManifest;
+    return {
+      server: row.server,
+      tool: {
+        name: manifest.name,
+        description: manifest.description ?? undefined,
+        inputSchema: manifest.input_schema,
+        outputSchema: manifest.output_schema ?? undefined,
+      },
+    };
+  });
 }

@@ -133,7 +133,7 @@ function sourceOf(message: BaseMessage): readonly unknown[] {
 function viewOf(message: BaseMessage): MessageView {
   const source = sourceOf(message);
   const cached = views.get(message);
-  if (cached && cached.source.every((value, index) => value === source[index])) return cached.view;
+  if (cached?.source.every((value, index) => value === source[index])) return cached.view;
   let view: MessageView;
   if (ToolMessage.isInstance(message)) {
     const full = fenceOf(message, false);

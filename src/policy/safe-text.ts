@@ -131,7 +131,7 @@ function mapUnits(text: string, replace: (unit: number, lone: boolean) => string
         continue;
       }
     }
-    result += replace(unit, unit >= 0xd800 && unit <= 0xdfff) ?? text[index]!;
+    result += replace(unit, unit >= 0xd800 && unit <= 0xdfff) ?? text.charAt(index);
   }
   return result;
 }
@@ -151,8 +151,8 @@ export interface UnsafeJson {
  */
 export function findUnsafeJson(root: unknown, maxDepth: number): UnsafeJson | undefined {
   const pending: { value: unknown; path: (string | number)[]; depth: number }[] = [{ value: root, path: [], depth: 0 }];
-  while (pending.length > 0) {
-    const { value, path, depth } = pending.pop()!;
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path, depth } = next;
     if (typeof value === "string") {
       const reason = unsafeTextReason(value);
       if (reason) return { path, reason };
@@ -161,7 +161,8 @@ export function findUnsafeJson(root: unknown, maxDepth: number): UnsafeJson | un
     if (typeof value !== "object" || value === null) continue;
     if (depth + 1 > maxDepth) return { path, reason: `nests deeper than ${maxDepth} levels` };
     if (Array.isArray(value)) {
-      value.forEach((item, index) => pending.push({ value: item, path: [...path, index], depth: depth + 1 }));
+      for (const [index, item] of value.entries())
+        pending.push({ value: item, path: [...path, index], depth: depth + 1 });
       continue;
     }
     for (const [key, item] of Object.entries(value)) {

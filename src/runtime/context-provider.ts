@@ -28,9 +28,30 @@ export interface ContextProviderInput {
   signal?: AbortSignal | undefined;
 }
 
+/** A question a run ended with, kept in state until the thread's next message (survives restarts with the checkpoint). */
+export interface PendingQuestion {
+  /** The provider that recorded it (its `name`): only it reads the answer. */
+  provider: string;
+  /** The run that asked. */
+  run_id: string;
+  /** The request being completed: the original, with the answers merged so far. */
+  request: string;
+  /** The facts still missing, as the domain names them (e.g. `start_time`, `duration`). */
+  missing: string[];
+  /** The question the run ended with (its `needs_human` reason). */
+  question: string;
+}
+
 export interface ContextProvider {
   /** Key in `state.run.context`, e.g. `notes.course`. */
   name: string;
   /** Undefined when the request is not one this provider serves. */
   load(input: ContextProviderInput): Promise<DomainContext | undefined>;
+  /** When a run on `request` ended `needs_human`: the missing facts this domain asked for, or undefined when it asked for none. */
+  pendingQuestion?(input: {
+    request: string;
+    reason: string;
+  }): Pick<PendingQuestion, "missing" | "request"> | undefined;
+  /** The next message read as the answer to `pending`: the completed request, or undefined when it answers nothing (a new request). */
+  readAnswer?(pending: PendingQuestion, message: string): string | undefined;
 }

@@ -17,13 +17,14 @@ import type { CatalogTool } from "../policy/contracts.js";
 import type { Usage } from "../policy/usage.js";
 import { candidateTools, effectiveTools } from "../policy/effective-tools.js";
 import type { PlanVerdict, RunInfo, RunUpdate, State, ToolOffer, Update } from "../state.js";
-import type { DomainContext } from "./context-provider.js";
+import type { DomainContext, PendingQuestion } from "./context-provider.js";
+import { pendingFrom, resolveRequest } from "./follow-up.js";
 import { runOwner } from "./owner.js";
 import { principalFrom, runIdFrom, threadIdFrom } from "./run-config.js";
 import { isTerminal, transition, type RunStatus } from "./transitions.js";
 
 /** Reads and writes are offered in the default stage; writes still need approval in authorize. */
-const STAGE = "default";
+export const STAGE = "default";
 
 /** What a proposing step knows before it decides anything. */
 export interface Step {
@@ -36,8 +37,10 @@ export interface Step {
   candidates: CatalogTool[];
   /** The run this step belongs to, its turn counted. */
   run: RunInfo;
-  /** What every proposing step writes: its run and its offer. */
-  base: { run: RunUpdate; tool_offer: ToolOffer };
+  /** What every proposing step writes: its run, its offer, and no pending question (a step that asks one sets it). */
+  base: { run: RunUpdate; tool_offer: ToolOffer; pending: null };
+  /** The question a `needs_human` ending leaves for the next message (a domain's, through its provider), or null. */
+  pendingFor: (reason: string) => PendingQuestion | null;
   /** A new run starts its usage sums from zero. */
   usageReset: { reset?: true };
   /** Status hops from where the state is to `planning`. */
@@ -74,7 +77,10 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
   const starting = newRun || !state.run;
   // A new run belongs to whoever started it; a continuing run acts for its owner, whoever resumed it.
   const principal = starting ? await host.currentPrincipal(principalFrom(config)) : await runOwner(state, config, host);
-  const request = latestRequest(state.messages);
+  // A new run reads its message as the answer to the question the last one asked first; a later turn keeps the run's request.
+  const request = starting
+    ? resolveRequest(host.contextProviders, state.pending, latestRequest(state.messages)).request
+    : (state.run?.request ?? latestRequest(state.messages));
   const tools = await host.tools();
   const catalog = tools.catalog();
   const selection = {
@@ -128,14 +134,19 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
     base: {
       run: starting || !state.run ? run : { run_id: run.run_id, turn: run.turn },
       tool_offer: { offered: offer.offered.map((tool) => tool.name), withheld: offer.withheld },
+      pending: null,
     },
+    pendingFor: (reason) => pendingFrom(host.contextProviders, { run_id: run.run_id, request, reason }),
     usageReset: newRun ? { reset: true } : {},
     hops: state.status === "planning" ? [] : ["planning"],
   };
 }
 
 /** The fields a proposing step writes (the plan node's slice). */
-export type StepUpdate = Pick<Update, "messages" | "status" | "proposals" | "usage" | "run" | "verdict" | "tool_offer">;
+export type StepUpdate = Pick<
+  Update,
+  "messages" | "status" | "proposals" | "usage" | "run" | "verdict" | "tool_offer" | "pending"
+>;
 
 /**
  * Records proposed calls already made storable (`sanitizePlan`): the AI
@@ -169,6 +180,7 @@ export function concludeStep(
     ...transition(state.status, ...step.hops, "observing"),
     proposals: [],
     verdict,
+    pending: verdict.type === "needs_human" ? step.pendingFor(verdict.reason) : null,
     usage: { ...step.usageReset, ...usage },
   };
 }

@@ -10,6 +10,8 @@ export type ApiErrorCode =
   | "token_malformed"
   | "token_invalid"
   | "token_expired"
+  | "token_revoked"
+  | "principal_revoked"
   | "invalid_json"
   | "invalid_request"
   | "body_too_large"
@@ -29,6 +31,7 @@ export type ApiErrorCode =
   | "idempotency_key_in_use"
   | "shutting_down"
   | "database_busy"
+  | "auth_unavailable"
   | "internal_error";
 
 const STATUS: Record<ApiErrorCode, number> = {
@@ -36,6 +39,8 @@ const STATUS: Record<ApiErrorCode, number> = {
   token_malformed: 401,
   token_invalid: 401,
   token_expired: 401,
+  token_revoked: 401,
+  principal_revoked: 401,
   invalid_json: 400,
   invalid_request: 422,
   body_too_large: 413,
@@ -55,6 +60,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   idempotency_key_in_use: 409,
   shutting_down: 503,
   database_busy: 503,
+  auth_unavailable: 503,
   internal_error: 500,
 };
 
@@ -63,7 +69,11 @@ const STATUS: Record<ApiErrorCode, number> = {
  * principal's run slot frees when one of its runs ends, a pool connection
  * within milliseconds; one second keeps a backing-off client from spinning.
  */
-export const RETRY_AFTER_SECONDS: Partial<Record<ApiErrorCode, number>> = { too_many_runs: 1, database_busy: 1 };
+export const RETRY_AFTER_SECONDS: Partial<Record<ApiErrorCode, number>> = {
+  too_many_runs: 1,
+  database_busy: 1,
+  auth_unavailable: 1,
+};
 
 export class ApiError extends WarrantError {
   declare readonly code: ApiErrorCode;

@@ -17,6 +17,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { authenticateRequest } from "../auth/api-token.js";
+import type { RequestGate } from "../auth/request-gate.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import { logLine } from "../runtime/process-scanner.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
@@ -37,6 +38,8 @@ export interface AppOptions {
   ledger: LedgerStore;
   graphs: Map<string, ServedGraph>;
   secret: Uint8Array;
+  /** Revoked tokens and the principal directory, checked after the token verifies (absent: the token alone). */
+  gate?: RequestGate;
   maxBodyBytes: number;
   /** Answers /healthz: throws when the database is unreachable. */
   ping: () => Promise<void>;
@@ -140,11 +143,12 @@ export function createApp(options: AppOptions): Hono<Env> {
       authorization: c.req.header("authorization"),
       apiKey: c.req.header("x-api-key"),
     });
-    if (!result.ok) {
+    const admitted = result.ok && options.gate ? await admit(options.gate, result) : result;
+    if (!admitted.ok) {
       c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
-      return c.json(errorBody(result.code, result.message), 401);
+      return c.json(errorBody(admitted.code, admitted.message), 401);
     }
-    c.set("principal", result.principal);
+    c.set("principal", admitted.principal);
     await next();
   });
 
@@ -155,6 +159,16 @@ export function createApp(options: AppOptions): Hono<Env> {
   registerRunRoutes(app, context);
   registerReviewRoutes(app, context);
   return app;
+}
+
+/** The gate's answer; a revocation list or directory that cannot be read is a 503, never an admission. */
+async function admit(gate: RequestGate, verified: Parameters<RequestGate["admit"]>[0]) {
+  try {
+    return await gate.admit(verified);
+  } catch (error) {
+    console.error(logLine(`warrant-server: cannot check the token's revocation or principal: ${String(error)}`));
+    throw new ApiError("auth_unavailable", "the server cannot check the token right now; retry");
+  }
 }
 
 /** Reads and drops a request body, stopping after `cap` bytes. */

@@ -148,5 +148,5 @@ function errorName(error: unknown): string {
 }
 
 function errorMessage(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split("\n", 1)[0]!.slice(0, 500);
+  return (error instanceof Error ? error.message : String(error)).split("\n", 1)[0]?.slice(0, 500) ?? "";
 }

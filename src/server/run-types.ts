@@ -21,7 +21,7 @@ export const STREAM_MODES = [
 ] as const;
 export type ClientStreamMode = (typeof STREAM_MODES)[number];
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the served graphs differ in state, update and node types; callers only invoke and stream them.
 export type ServedGraph = CompiledStateGraph<any, any, any, any, any, any>;
 
 export interface RunRequest {

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { EvidenceSchema } from "../runtime/evidence.js";
 import { LedgerRowSchema } from "../runtime/ledger.js";
 import { RUN_STATUSES } from "../runtime/transitions.js";
-import { AgentState, FIELD_OWNERS } from "../state.js";
+import { type AgentState, FIELD_OWNERS } from "../state.js";
 import { RunInput } from "./requests.js";
 
 type JsonSchema = Record<string, unknown>;
@@ -124,6 +124,15 @@ const FIELD_SCHEMAS: Record<keyof typeof AgentState.spec, JsonSchema> = {
   review_feedback: nullable(object({ code: { enum: ["invalid_resume", "approver_not_permitted"] }, message: string })),
   review_waits: internal("time spent waiting for reviewers, per call"),
   progress: internal("no-progress counters of the run"),
+  pending: nullable(
+    object({ provider: string, run_id: string, request: string, missing: strings, question: string }, [
+      "provider",
+      "run_id",
+      "request",
+      "missing",
+      "question",
+    ]),
+  ),
 };
 
 /** The state schema: every field typed, with the node that writes it. */

@@ -10,7 +10,9 @@ import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { loadApiSecret } from "../auth/api-token.js";
-import { createRuntime } from "../bootstrap.js";
+import { requestGate } from "../auth/request-gate.js";
+import { createRevocationStore, RevocationList } from "../auth/revocations.js";
+import { createRuntime, refuseConfigErrors } from "../bootstrap.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
@@ -51,7 +53,10 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
   try {
     const database = await runtime.database();
     // Tools start with the server, so a broken MCP configuration fails here, not in the first run.
-    await runtime.host.tools();
+    const tools = await runtime.host.tools();
+    // The checks of `npm run policy -- check`; a test's own tool host is not what the config describes.
+    for (const warning of await refuseConfigErrors(settings, options.overrides?.tools ? undefined : tools))
+      log(warning);
     const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
     // Imported here: graph modules read settings on import, after configuration errors have had their chance.
     const { buildAgent } = await import("../../graphs/agent.js");
@@ -76,7 +81,11 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const exports = otlpConfigured()
       ? runExports({
           database,
-          graphFor: async (graphId) => graphs.get(graphId ?? "agent") ?? graphs.get("agent")!,
+          graphFor: async (graphId) => {
+            const graph = graphs.get(graphId ?? "agent") ?? graphs.get("agent");
+            if (graph === undefined) throw new Error("the server serves no agent graph");
+            return graph;
+          },
           log,
         })
       : undefined;
@@ -111,15 +120,28 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       leaseMs,
     );
     sweep.unref();
+    const web = await webOptions(settings, secret, runtime.host.tools);
+    if (web.devPrincipals && settings.server.devLogin)
+      log(
+        `WARNING: WARRANT_DEV_LOGIN=1: anyone who can reach ${settings.server.host} can mint a token for any user of ${settings.principalsPath} (POST /dev/token)`,
+      );
+    if (settings.verifiedClaimsOnly)
+      log(
+        "WARRANT_VERIFIED_CLAIMS_ONLY=1: no principal directory; a verified token's claims are trusted until it expires",
+      );
     const app = createApp({
       manager,
       store: database.threads,
       ledger: database.ledger,
       graphs,
       secret,
+      gate: requestGate({
+        revocations: new RevocationList(createRevocationStore(database.pool, database.schema)),
+        directory: runtime.principals,
+      }),
       maxBodyBytes: settings.server.maxBodyBytes,
       corsOrigins: settings.server.corsOrigins,
-      web: await webOptions(settings, secret, runtime.host.tools),
+      web,
       ping: async () => {
         await database.pool.query("select 1");
       },

@@ -4,16 +4,19 @@
  *
  * - `GET /` and `GET /assets/<file>`: the built page, without a token (the
  *   page itself asks for one; every API route still needs it).
- * - `GET /dev/principals`, `POST /dev/token {user}`: only when the server runs
- *   on the shipped dev principal directory (the default `WARRANT_PRINCIPALS`),
- *   so a person can sign in as alice without a terminal. On any other
- *   directory these routes do not exist (they fall through to the token check
- *   and then 404 like any unknown route).
+ * - `GET /ui/sign-in` (no token): `{dev_login}`, so the page knows whether to
+ *   offer the dev principal picker without probing a route that may 401.
+ * - `GET /dev/principals`, `POST /dev/token {user}`: the dev sign-in, which
+ *   mints a token for anyone who asks. Served only when `WARRANT_DEV_LOGIN=1`
+ *   (then the server warns at start), or, with it unset, when the server
+ *   listens on a loopback address and runs on the shipped dev principal
+ *   directory. Otherwise both are 404 before any token check.
  * - `GET /ui/session` (token required): who the token is, the run budgets,
  *   and the JSON schemas of the tools the principal may use, from which the
  *   page builds its approval edit forms.
  */
 import { readFile } from "node:fs/promises";
+import { isIP } from "node:net";
 import path from "node:path";
 import type { Context, Hono } from "hono";
 import { z } from "zod";
@@ -46,24 +49,40 @@ const CONTENT_TYPES: Record<string, string> = {
 
 export interface WebOptions {
   distDir: string;
-  /** Set only when the server runs on the shipped dev principal directory. */
-  devPrincipals: Map<string, Principal> | undefined;
+  /** The directory the dev sign-in mints from (read at each request); unset means no dev sign-in. */
+  devPrincipals: string | undefined;
   secret: Uint8Array;
   budgets: Budgets;
   tools: () => Promise<ToolHost>;
 }
 
-/** The page's options for a server on `settings`; reads the dev directory only when it is the shipped one. */
+/** Whether `host` (a HOST setting) names only this machine: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  if (bare.toLowerCase() === "localhost") return true;
+  if (isIP(bare) === 4) return bare.startsWith("127.");
+  if (isIP(bare) === 6) return /^(0{0,4}:){7}0{0,3}1$|^::1$/i.test(bare) || /^::ffff:127\./i.test(bare);
+  return false;
+}
+
+/** Whether the dev sign-in is served: `WARRANT_DEV_LOGIN` when set, else loopback HOST with the shipped directory. */
+export function devLoginEnabled(settings: Settings): boolean {
+  if (settings.server.devLogin !== undefined) return settings.server.devLogin;
+  return isLoopbackHost(settings.server.host) && path.resolve(settings.principalsPath) === shippedPrincipalsPath();
+}
+
+/** The page's options for a server on `settings`. */
 export async function webOptions(
   settings: Settings,
   secret: Uint8Array,
   tools: () => Promise<ToolHost>,
 ): Promise<WebOptions> {
-  const shippedPath = shippedPrincipalsPath();
-  const shipped = path.resolve(settings.principalsPath) === shippedPath;
+  const devPrincipals = devLoginEnabled(settings) ? settings.principalsPath : undefined;
+  // A broken directory fails at start, not at the first sign-in.
+  if (devPrincipals) await loadPrincipalDirectory(devPrincipals);
   return {
     distDir: WEB_DIST_DIR,
-    devPrincipals: shipped ? await loadPrincipalDirectory(shippedPath) : undefined,
+    devPrincipals,
     secret,
     budgets: settings.budgets,
     tools,
@@ -94,17 +113,24 @@ export function registerPageRoutes(app: Hono<Env>, options: WebOptions): void {
     const type = CONTENT_TYPES[path.extname(name)];
     const body =
       ASSET_NAME.test(name) && type ? await readOptional(path.join(options.distDir, "assets", name)) : undefined;
-    if (body === undefined) return failure(c, 404, "not_found", "no such asset");
+    if (body === undefined || type === undefined) return failure(c, 404, "not_found", "no such asset");
     // Vite puts a content hash in every asset name, so a name never changes meaning.
     c.header("Cache-Control", "public, max-age=31536000, immutable");
-    c.header("Content-Type", type!);
+    c.header("Content-Type", type);
     return c.body(new Uint8Array(body));
   });
-  const directory = options.devPrincipals;
-  if (!directory) return;
-  app.get("/dev/principals", (c) =>
+  const directoryPath = options.devPrincipals;
+  app.get("/ui/sign-in", (c) => c.json({ dev_login: directoryPath !== undefined }));
+  if (!directoryPath) {
+    // Not served: 404 before the token check, so nothing tells a caller more than "no such route".
+    app.all("/dev/*", (c) => failure(c, 404, "not_found", "no such route"));
+    return;
+  }
+  // Read at each request: a user removed from the directory cannot sign in any more.
+  const current = (): Promise<Map<string, Principal>> => loadPrincipalDirectory(directoryPath);
+  app.get("/dev/principals", async (c) =>
     c.json({
-      principals: [...directory.values()].map((principal) => ({
+      principals: [...(await current()).values()].map((principal) => ({
         user_id: principal.user_id,
         display_name: principal.display_name ?? principal.user_id,
         role: principal.role,
@@ -122,7 +148,7 @@ export function registerPageRoutes(app: Hono<Env>, options: WebOptions): void {
     const parsed = DevTokenRequest.safeParse(json);
     if (!parsed.success) return failure(c, 422, "invalid_request", 'expected {"user": "<dev principal id>"}');
     // A Map lookup: a client-sent name never reaches a prototype property.
-    const principal = directory.get(parsed.data.user);
+    const principal = (await current()).get(parsed.data.user);
     if (!principal) return failure(c, 404, "principal_unknown", `no dev principal "${parsed.data.user}"`);
     const token = await mintApiToken(options.secret, principal, { ttlSeconds: DEV_TOKEN_TTL_SECONDS });
     return c.json({ token, expires_in: DEV_TOKEN_TTL_SECONDS });

@@ -12,14 +12,27 @@ function offset(at: string, start: number): string {
   return Number.isFinite(ms) ? `+${ms} ms`.padStart(10) : "".padStart(10);
 }
 
+/**
+ * What a planning step spent. A step that asked a planner and got no model
+ * name, no tokens and no cost was answered by the rules planner (it counts
+ * as a turn, not as a model call); a code step of the fixed workflow asked
+ * no planner at all.
+ */
+function spending(entry: Extract<TraceEntry, { kind: "plan" }>): string {
+  const { model_calls, input_tokens, output_tokens, cost_usd } = entry.usage;
+  if (model_calls === 0) return "code step, no model";
+  if (entry.model === null && input_tokens + output_tokens === 0 && cost_usd === 0) return "rules planner, no model";
+  return `${model_calls} model call(s), ${input_tokens} in / ${output_tokens} out tokens, $${cost_usd.toFixed(6)}`;
+}
+
 function describe(entry: TraceEntry): string {
   switch (entry.kind) {
     case "plan": {
-      const tokens = `${entry.usage.input_tokens} in / ${entry.usage.output_tokens} out tokens`;
+      const tokens = spending(entry);
       const withheld = entry.withheld.map((item) => `${item.tool}: ${item.reason}`);
       const proposed = entry.proposed.map((call) => `${call.tool} [${short(call.call_id)}]`);
       return [
-        `plan        ${entry.node === "plan" ? "" : `(${entry.node}) `}turn ${entry.turn}${entry.model ? `  model ${entry.model}` : ""}  ${entry.usage.model_calls} model call(s), ${tokens}, $${entry.usage.cost_usd.toFixed(6)}`,
+        `plan        ${entry.node === "plan" ? "" : `(${entry.node}) `}turn ${entry.turn}${entry.model ? `  model ${entry.model}` : ""}  ${tokens}`,
         `            offered ${entry.offered.length}: ${names(entry.offered)}${withheld.length ? `; withheld ${withheld.length}: ${names(withheld, 4)}` : ""}`,
         `            verdict ${entry.verdict}${proposed.length ? `; proposed ${names(proposed)}` : ""}`,
         ...(entry.context
@@ -55,6 +68,7 @@ function budgetLine(trace: RunTrace, budgets: Budgets | undefined): string {
     .join(" ");
 }
 
+/** The trace as the text `npm run trace` prints. */
 export function renderTrace(trace: RunTrace, budgets?: Budgets): string {
   const start = Date.parse(trace.started_at);
   const lines = [

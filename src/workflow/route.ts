@@ -9,7 +9,10 @@
  *   each proposing step → authorize → (execute | human_review | observe) → observe → next step
  */
 import { END } from "@langchain/langgraph";
+import { contextProviders } from "../domains/index.js";
 import { latestRequest } from "../planners/context.js";
+import type { ContextProvider } from "../runtime/context-provider.js";
+import { resolveRequest } from "../runtime/follow-up.js";
 import { isTerminal } from "../runtime/transitions.js";
 import { NODES, type State } from "../state.js";
 import { workflowRequest } from "./request.js";
@@ -26,13 +29,23 @@ export const STEPS = {
 } as const;
 
 /** The step that repeats each turn for a request with its own sequence (study, case); undefined for a notes question. */
-function ownSequence(state: State): typeof STEPS.study | typeof STEPS.case | undefined {
-  const kind = workflowRequest(latestRequest(state.messages)).kind;
+function ownSequence(request: string): typeof STEPS.study | typeof STEPS.case | undefined {
+  const kind = workflowRequest(request).kind;
   return kind === "study" ? STEPS.study : kind === "case" ? STEPS.case : undefined;
 }
 
-/** The sequence a run takes, from its request: study requests and claims have their own. */
-export const firstStep = (state: State) => ownSequence(state) ?? STEPS.retrieve;
+/**
+ * The sequence a run takes, from its request: study requests and claims have
+ * their own. The new message is read as the answer to the question the last
+ * run asked first, as the run's first step will read it (runtime/step.ts).
+ */
+export function makeFirstStep(providers: readonly ContextProvider[]) {
+  return (state: State) =>
+    ownSequence(resolveRequest(providers, state.pending, latestRequest(state.messages)).request) ?? STEPS.retrieve;
+}
+
+/** The first step with the shipped domains' providers. */
+export const firstStep = makeFirstStep(contextProviders);
 
 /** After a proposing step: its calls go to authorize; an answer to validate; any other ending straight to observe. */
 export const afterStep = (state: State) => {
@@ -43,7 +56,8 @@ export const afterStep = (state: State) => {
 /** After observe: the run ended, or the next step of its sequence. */
 export const nextStep = (state: State) => {
   if (isTerminal(state.status)) return END;
-  const own = ownSequence(state);
+  // In a run, its request is the one its first step resolved (a follow-up's completed request).
+  const own = ownSequence(state.run?.request ?? latestRequest(state.messages));
   if (own !== undefined) return own;
   return readAttempted(state.messages) ? STEPS.generate : STEPS.read;
 };

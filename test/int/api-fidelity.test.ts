@@ -317,7 +317,7 @@ describe("assistants", () => {
     expect(properties["status"]?.["enum"]).toContain("completed");
     expect(properties["messages"]?.["type"]).toBe("array");
     expect(
-      (properties["ledger"]?.["items"] as { properties: Record<string, unknown> }).properties["status"],
+      (properties["ledger"]?.["items"] as { properties: Record<string, unknown> } | undefined)?.properties["status"],
     ).toBeDefined();
     for (const [field, schema] of Object.entries(properties)) {
       expect({ field, typed: "type" in schema || "enum" in schema || "anyOf" in schema }).toEqual({

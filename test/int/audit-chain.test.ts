@@ -84,7 +84,7 @@ describe.each(backends)("the audit chain on $name Postgres", (backend) => {
         "run_ended",
       ]);
       expect(chain.map((event) => event["seq"])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
-      chain.slice(1).forEach((event, index) => expect(event["prev_hash"]).toBe(chain[index]?.["hash"]));
+      for (const [index, event] of chain.slice(1).entries()) expect(event["prev_hash"]).toBe(chain[index]?.["hash"]);
       const [head] = await sql(database, "select seq, hash, thread_id from warrant.audit_runs where run_id = $1", [
         runId,
       ]);

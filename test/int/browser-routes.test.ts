@@ -1,7 +1,8 @@
 /**
  * The page's routes on a real server process (no browser needed): the page
  * and its assets load without a token while the API still needs one; the
- * dev sign-in routes exist only on the shipped dev principal directory;
+ * dev sign-in routes exist only on the shipped dev principal directory (and a
+ * loopback HOST: test/int/deploy-security.test.ts);
  * `/ui/session` tells the page who the token is, the budgets and the tool schemas.
  */
 import fs from "node:fs/promises";
@@ -81,6 +82,7 @@ describe("chat page routes", () => {
     expect(
       ((await listed.json()) as { principals: { user_id: string }[] }).principals.map((principal) => principal.user_id),
     ).toContain("alice");
+    expect(await (await fetch(`${server.url}/ui/sign-in`)).json()).toEqual({ dev_login: true });
 
     const minted = await fetch(`${server.url}/dev/token`, {
       method: "POST",
@@ -107,7 +109,7 @@ describe("chat page routes", () => {
     expect(malformed.status).toBe(400);
   }, 120_000);
 
-  it("on any other principal directory the dev routes do not exist", async () => {
+  it("on any other principal directory the dev routes do not exist (404 before any token check)", async () => {
     sandbox = await createServerSandbox();
     // The same principals under another path: not the shipped directory, so no dev sign-in.
     const copy = path.join(sandbox.dataDir, "principals.json");
@@ -119,7 +121,8 @@ describe("chat page routes", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ user: "alice" }),
     });
-    expect(anonymous.status).toBe(401);
+    expect(anonymous.status).toBe(404);
+    expect(await (await fetch(`${server.url}/ui/sign-in`)).json()).toEqual({ dev_login: false });
     const signedIn = await sandbox.fetch(server, "/dev/token", {
       method: "POST",
       user: "alice",

@@ -6,7 +6,6 @@
  * in; a server that went away offers a retry that works once it is back; a
  * reload in the middle of a run neither cancels it nor loses it.
  */
-import net from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { mintApiToken } from "../../src/auth/api-token.js";
@@ -14,6 +13,7 @@ import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.
 import { shippedPrincipalsPath } from "../../src/server/web.js";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+import { freePort } from "../support/ports.js";
 
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 
@@ -129,13 +129,6 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page in Chromium", () => {
 });
 
 /** A port nobody listens on right now, so a server can be stopped and started again on it. */
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** A token for `user` signed with the sandbox's secret, living `ttlSeconds` from `now`. */
 async function tokenFor(

@@ -15,6 +15,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintTaskToken } from "../../src/auth/task-token.js";
 import { startCaseopsServer, type CaseopsServerHandle } from "../../tools/caseops/server.js";
+import { textOf } from "../support/mcp.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const SERVER_ARGS = ["--import", "tsx", path.join("tools", "caseops", "server.ts")];
@@ -133,12 +134,6 @@ async function connectWithToken(url: string, token: string): Promise<Client> {
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
-}
-
-function textOf(result: CallToolResult): string {
-  const first = result.content[0];
-  if (first === undefined || first.type !== "text") throw new Error("expected a text content block");
-  return first.text;
 }
 
 /** Successful result: structured content, mirrored exactly by the text block. */

@@ -330,8 +330,9 @@ describe("messages and reviews", () => {
     const edited = await pendingBooking();
     const args = {
       ...edited.interrupt.action_requests[0]!.args,
-      start: "2026-12-02T09:00:00+01:00",
-      end: "2026-12-02T10:00:00+01:00",
+      // A day no other event of this test and no timestamp of a run can fall on.
+      start: "2031-02-03T09:00:00+01:00",
+      end: "2031-02-03T10:00:00+01:00",
     };
     const values = (await chatUi.runs.wait(edited.threadId, "agent", {
       input: {},
@@ -345,7 +346,7 @@ describe("messages and reviews", () => {
     expect(values.status).toBe("completed");
     const stored = await server.calendarEvents();
     expect(stored).toHaveLength(start + 2);
-    expect(JSON.stringify(stored.at(-1))).toContain("2026-12-02T");
-    expect(JSON.stringify(stored.slice(0, -1))).not.toContain("2026-12-02T");
+    expect(JSON.stringify(stored.at(-1))).toContain("2031-02-03T");
+    expect(JSON.stringify(stored.slice(0, -1))).not.toContain("2031-02-03T");
   });
 });

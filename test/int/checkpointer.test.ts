@@ -4,7 +4,6 @@
  * and load back identically, pending writes and interrupts included, on both
  * backends; and a real graph interrupted and resumed on it reads the same.
  */
-import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, type Checkpoint } from "@langchain/langgraph-checkpoint";
@@ -12,9 +11,9 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openDatabase, type Database } from "../../src/persistence/database.js";
 import { backends, createTestDatabase, sampleLedgerRow, type OpenedBackend } from "./support/postgres.js";
+import { uniqueThread } from "../support/threads.js";
 
 const SLOW = { timeout: 120_000 };
-const uniqueThread = () => `thread-${randomBytes(4).toString("hex")}`;
 
 /** Every stored row of a thread, with the thread id left out so two threads compare. */
 async function rowsOf(opened: OpenedBackend, threadId: string): Promise<unknown> {
@@ -197,7 +196,14 @@ function gate() {
   let arrived: () => void = () => undefined;
   const opened = new Promise<void>((resolve) => (open = resolve));
   const reached = new Promise<void>((resolve) => (arrived = resolve));
-  return { open, reached, wait: () => (arrived(), opened) };
+  return {
+    open,
+    reached,
+    wait: () => {
+      arrived();
+      return opened;
+    },
+  };
 }
 
 describe("checkpointer: a process killed between a buffered save and its flush", () => {

@@ -7,16 +7,15 @@
  * value the run produced; and what a step adds to the tables does not grow
  * with the thread.
  */
-import { randomBytes } from "node:crypto";
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { DeltaChannel, END, START, StateGraph, Annotation } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { appendTranscript, type TranscriptWrite } from "../../src/runtime/transcript.js";
 import { backends, useBackend, type OpenedBackend } from "./support/postgres.js";
+import { uniqueThread } from "../support/threads.js";
 
 const SLOW = { timeout: 120_000 };
-const uniqueThread = () => `delta-${randomBytes(4).toString("hex")}`;
 
 /** A loop that appends one AI message per step; full copies every 4 writes so seeds are exercised. */
 function counterGraph(snapshotFrequency: number) {
@@ -52,7 +51,7 @@ describe.each(backends)("delta channels on the $name backend", (backend) => {
   test("the one-query history equals LangGraph's reference walk, at every checkpoint", SLOW, async () => {
     const saver = current().database.saver;
     const graph = counterGraph(4).compile({ checkpointer: saver });
-    const threadId = uniqueThread();
+    const threadId = uniqueThread("delta");
     const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
     await graph.invoke({ messages: [new HumanMessage({ content: "start", id: "h1" })], left: 9 }, config);
     const checkpoints = [];
@@ -76,7 +75,7 @@ describe.each(backends)("delta channels on the $name backend", (backend) => {
 
   test("a thread read back equals what the run produced, ids included", SLOW, async () => {
     const graph = counterGraph(4).compile({ checkpointer: current().database.saver });
-    const threadId = uniqueThread();
+    const threadId = uniqueThread("delta");
     const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
     const produced = (await graph.invoke({ messages: [new HumanMessage("no id given")], left: 7 }, config)) as {
       messages: BaseMessage[];
@@ -102,7 +101,7 @@ describe.each(backends)("delta channels on the $name backend", (backend) => {
     // No full copy within these threads: the cost of a step is only its own writes and checkpoint.
     const graph = counterGraph(1_000).compile({ checkpointer: current().database.saver });
     const sized = async (steps: number) => {
-      const threadId = uniqueThread();
+      const threadId = uniqueThread("delta");
       await graph.invoke(
         { messages: [new HumanMessage({ content: "x".repeat(400), id: "h" })], left: steps },
         { configurable: { thread_id: threadId }, durability: "sync", recursionLimit: 100 },

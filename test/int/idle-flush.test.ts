@@ -6,16 +6,15 @@
  * leave its ledger showing a finished read as running, nor its checkpoints
  * only in this process's memory.
  */
-import { randomBytes } from "node:crypto";
 import { END, START, StateGraph, Annotation } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { WarrantSaver } from "../../src/persistence/checkpointer.js";
 import { createLedgerStore } from "../../src/persistence/ledger-store.js";
 import { backends, compileCounterGraph, sampleLedgerRow, useBackend } from "./support/postgres.js";
+import { uniqueThread } from "../support/threads.js";
 
 const SLOW = { timeout: 120_000 };
 const IDLE_MS = 50;
-const uniqueThread = () => `idle-${randomBytes(4).toString("hex")}`;
 const succeeded = () => ({
   status: "succeeded" as const,
   error_code: null,
@@ -53,7 +52,7 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
 
   test("a read's held outcome is written with nobody touching the thread", SLOW, async () => {
     const { saver, ledger } = sweptStores();
-    const threadId = uniqueThread();
+    const threadId = uniqueThread("idle");
     await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
     await ledger.finishSoon?.(threadId, "call-1", 1, succeeded());
     expect(await statuses(threadId)).toEqual(["running"]);
@@ -82,7 +81,7 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
       .addEdge("first", "second")
       .addEdge("second", END)
       .compile({ checkpointer: saver });
-    const threadId = uniqueThread();
+    const threadId = uniqueThread("idle");
     const run = graph.invoke(
       { count: 1 },
       { configurable: { thread_id: threadId }, durability: "sync", signal: stop.signal },
@@ -108,7 +107,7 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
     async () => {
       const lines: string[] = [];
       const { saver, ledger } = sweptStores(lines);
-      const threadId = uniqueThread();
+      const threadId = uniqueThread("idle");
       await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
       // No such attempt: the held update changes no row, which the sweep's statement reports as an invariant broken.
       await ledger.finishSoon?.(threadId, "call-missing", 1, succeeded());
@@ -128,7 +127,7 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
       const lines: string[] = [];
       const { saver, ledger } = sweptStores(lines);
       const graph = compileCounterGraph(saver);
-      const threadId = uniqueThread();
+      const threadId = uniqueThread("idle");
       const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
       await graph.invoke({ count: 1 }, config);
       await ledger.finishSoon?.(threadId, "call-missing", 1, succeeded());

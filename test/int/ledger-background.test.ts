@@ -6,13 +6,12 @@
  * audit records send it first; and a failed one fails that operation and
  * drops the pending saves, so the thread continues from what was committed.
  */
-import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import type { RunStart } from "../../src/runtime/audit-chain.js";
 import { backends, compileCounterGraph, sampleLedgerRow, useBackend } from "./support/postgres.js";
+import { uniqueThread } from "../support/threads.js";
 
 const SLOW = { timeout: 120_000 };
-const uniqueThread = () => `bg-${randomBytes(4).toString("hex")}`;
 const succeeded = () => ({
   status: "succeeded" as const,
   error_code: null,
@@ -25,7 +24,7 @@ describe.each(backends)("background outcome rows on the $name backend", (backend
 
   test("a ledger read right after finishSoon sees the outcome", SLOW, async () => {
     const { ledger } = current().database;
-    const threadId = uniqueThread();
+    const threadId = uniqueThread("bg");
     await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
     await ledger.finishSoon?.(threadId, "call-1", 1, succeeded());
     expect((await ledger.list(threadId)).map((row) => row.status)).toEqual(["succeeded"]);
@@ -35,7 +34,7 @@ describe.each(backends)("background outcome rows on the $name backend", (backend
 
   test("the next intent row waits for it, in order", SLOW, async () => {
     const { ledger } = current().database;
-    const threadId = uniqueThread();
+    const threadId = uniqueThread("bg");
     await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
     await ledger.finishSoon?.(threadId, "call-1", 1, succeeded());
     await ledger.begin(threadId, sampleLedgerRow("call-1", 2));
@@ -54,7 +53,7 @@ describe.each(backends)("background outcome rows on the $name backend", (backend
   test("a failed one fails the thread's next ledger read or save with its error, once", SLOW, async () => {
     const { ledger, saver } = current().database;
     const graph = compileCounterGraph(saver);
-    const threadId = uniqueThread();
+    const threadId = uniqueThread("bg");
     const config = { configurable: { thread_id: threadId }, durability: "sync" as const };
     await graph.invoke({ count: 1 }, config);
     // No such attempt: the update changes no row, and that is an invariant broken.
@@ -74,7 +73,7 @@ describe.each(backends)("background outcome rows on the $name backend", (backend
     SLOW,
     async () => {
       const { ledger, pool } = current().database;
-      const threadId = uniqueThread();
+      const threadId = uniqueThread("bg");
       const run: RunStart = {
         thread_id: threadId,
         run_id: `run-${threadId}`,
@@ -131,7 +130,7 @@ describe.each(backends)("background outcome rows on the $name backend", (backend
 
   test("an outcome for no such attempt fails the intent row it rides on with the invariant error", SLOW, async () => {
     const { ledger } = current().database;
-    const threadId = uniqueThread();
+    const threadId = uniqueThread("bg");
     await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
     await ledger.finishSoon?.(threadId, "call-missing", 1, succeeded());
     await expect(ledger.begin(threadId, sampleLedgerRow("call-2", 1))).rejects.toMatchObject({

@@ -4,13 +4,11 @@
  * has rows, so execute needs no read for a fresh call and still finds every
  * earlier attempt after a crash.
  */
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { RunStart } from "../../src/runtime/audit-chain.js";
 import { openTestDatabase, sampleLedgerRow } from "./support/postgres.js";
 import type { Database } from "../../src/persistence/database.js";
-
-const uniqueThread = () => `thread-${randomBytes(4).toString("hex")}`;
+import { uniqueThread } from "../support/threads.js";
 
 describe("ledger intent rows", () => {
   let database: Database;

@@ -7,7 +7,6 @@
  * real Postgres for the agent run.
  */
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
 import { ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isConfigError } from "../../src/errors.js";
@@ -20,6 +19,7 @@ import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js
 import { agentHarness, principal, settings } from "./support/agent.js";
 import { openTestDatabase } from "./support/postgres.js";
 import { childProcesses, childrenRunning, waitFor } from "./support/processes.js";
+import { freePort } from "../support/ports.js";
 
 const NOTES_SERVER = "tools/notes/server.ts";
 const SECRET = new Uint8Array(randomBytes(32));
@@ -48,15 +48,6 @@ function notesServer(extra: Record<string, unknown> = {}): Record<string, unknow
     reconnect: { base_ms: 3_000, max_ms: 6_000 },
     ...extra,
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
 }
 
 function offerFor(tools: ToolHost, user: Awaited<ReturnType<typeof principal>>) {

@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
 import { createServerSandbox, waitUntil, type ServerSandbox } from "./support/server-process.js";
 import { BOOKING_REQUEST, NOTES_QUESTION } from "./support/server.js";
+import { collect } from "../support/streams.js";
 
 type Part = { id?: string | undefined; event: string; data: unknown };
 type Values = {
@@ -47,17 +48,13 @@ afterEach(async () => {
 }, 60_000);
 
 /** Collects a stream's parts (id, event, data) until it ends, or until `stopAfter` says so. */
-async function collect(stream: AsyncIterable<Part>, stopAfter?: (part: Part) => boolean): Promise<Part[]> {
-  const parts: Part[] = [];
-  for await (const part of stream) {
-    parts.push({ id: part.id, event: part.event, data: part.data });
-    if (stopAfter?.(part)) break;
-  }
-  return parts;
-}
+/** A stream's parts as the tests compare them: id, event and data. */
+const partsOf = (stream: AsyncIterable<Part>, stopAfter?: (part: Part) => boolean) =>
+  collect(stream, { pick: (part): Part => ({ id: part.id, event: part.event, data: part.data }), stopAfter });
 
 const ids = (parts: Part[]) => parts.map((part) => (part.id === undefined ? undefined : Number(part.id)));
-const after = (parts: Part[], id: number) => parts.filter((part) => part.id !== undefined && Number(part.id) > id);
+const eventsAfter = (parts: Part[], id: number) =>
+  parts.filter((part) => part.id !== undefined && Number(part.id) > id);
 
 /** Rows of one table of Warrant's schema in the sandbox database. */
 async function count(databaseUrl: string, sql: string, params: unknown[]): Promise<number> {
@@ -83,20 +80,20 @@ describe("two instances on one Postgres", () => {
     });
 
     // During the run: a client reads from A until the first node update, then reconnects to B with its last id.
-    const firstPart = await collect(
+    const firstPart = await partsOf(
       onA.runs.joinStream(thread.thread_id, run.run_id) as AsyncIterable<Part>,
       (part) => part.event === "updates",
     );
     const lastSeen = firstPart.at(-1)!.id!;
     const [rest, throughB] = await Promise.all([
-      collect(onB.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: lastSeen }) as AsyncIterable<Part>),
+      partsOf(onB.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: lastSeen }) as AsyncIterable<Part>),
       // Another client of B follows the whole run from its start, while it executes on A.
-      collect(onB.runs.joinStream(thread.thread_id, run.run_id) as AsyncIterable<Part>),
+      partsOf(onB.runs.joinStream(thread.thread_id, run.run_id) as AsyncIterable<Part>),
     ]);
     expect((await onB.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
 
     // After the run: the executing instance's own log (memory) and B's (Postgres) are the same events.
-    const fromA = await collect(onA.runs.joinStream(thread.thread_id, run.run_id) as AsyncIterable<Part>);
+    const fromA = await partsOf(onA.runs.joinStream(thread.thread_id, run.run_id) as AsyncIterable<Part>);
     expect(throughB).toEqual(fromA);
     expect(ids(fromA)).toEqual(fromA.map((_part, index) => index));
     const events = new Set(fromA.map((part) => part.event));
@@ -111,21 +108,21 @@ describe("two instances on one Postgres", () => {
     // Reconnects after the run, from any id, on either instance.
     for (const id of [0, Math.floor(fromA.length / 2), fromA.length - 2]) {
       const [tailA, tailB] = await Promise.all([
-        collect(onA.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(id) }) as AsyncIterable<Part>),
-        collect(onB.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(id) }) as AsyncIterable<Part>),
+        partsOf(onA.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(id) }) as AsyncIterable<Part>),
+        partsOf(onB.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(id) }) as AsyncIterable<Part>),
       ]);
-      expect(tailA).toEqual(after(fromA, id));
-      expect(tailB).toEqual(after(fromA, id));
+      expect(tailA).toEqual(eventsAfter(fromA, id));
+      expect(tailB).toEqual(eventsAfter(fromA, id));
     }
     // A join that asks for some modes gets those (and the run's metadata), from either instance.
     const updatesOnly = fromA.filter((part) => part.event === "updates" || part.event === "metadata");
     expect(
-      await collect(
+      await partsOf(
         onB.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ["updates"] }) as AsyncIterable<Part>,
       ),
     ).toEqual(updatesOnly);
     expect(
-      await collect(
+      await partsOf(
         onA.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ["updates"] }) as AsyncIterable<Part>,
       ),
     ).toEqual(updatesOnly);
@@ -218,7 +215,7 @@ describe("two instances on one Postgres", () => {
     // The client reconnects to B with its last id: the events A stored after it (none: A died), then the run's end.
     await sleep(Math.max(0, killedAt + leaseMs + 300 - Date.now()));
     const reconnectedAt = Date.now();
-    const rest = await collect(
+    const rest = await partsOf(
       onB.runs.joinStream(thread.thread_id, runId, { lastEventId: lastSeen }) as AsyncIterable<Part>,
     );
     // Taken over by the request, long before B's sweep (60 s) would have looked.
@@ -226,7 +223,7 @@ describe("two instances on one Postgres", () => {
     expect(rest).toEqual([
       { id: undefined, event: "error", data: { error: "server_restarted", message: expect.any(String) } },
     ]);
-    const stored = await collect(onB.runs.joinStream(thread.thread_id, runId) as AsyncIterable<Part>);
+    const stored = await partsOf(onB.runs.joinStream(thread.thread_id, runId) as AsyncIterable<Part>);
     // The ending is not one of the run's events and carries no id of its own (SSE repeats the last one seen).
     const ending = stored.at(-1)!;
     expect(ending.event).toBe("error");

@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textOf } from "../support/mcp.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const SERVER_ARGS = ["--import", "tsx", path.join("tools", "notes", "server.ts")];
@@ -57,12 +58,6 @@ async function connect(environment: Record<string, string> = {}): Promise<Client
 /** Calls a tool and normalizes the result type (the SDK's union also covers legacy task results). */
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
-}
-
-function textOf(result: CallToolResult): string {
-  const first = result.content[0];
-  if (first === undefined || first.type !== "text") throw new Error("expected a text content block");
-  return first.text;
 }
 
 interface Hit {

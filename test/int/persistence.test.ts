@@ -18,11 +18,10 @@ import {
   createTestDatabase,
   sampleLedgerRow,
 } from "./support/postgres.js";
+import { uniqueThread } from "../support/threads.js";
 
 const SLOW = { timeout: 120_000 };
 const CHILD_SCRIPT = fileURLToPath(new URL("./support/embedded-child.ts", import.meta.url));
-
-const uniqueThread = () => `thread-${randomBytes(4).toString("hex")}`;
 
 async function countOf(database: Database, threadId: string): Promise<unknown> {
   const state = await compileCounterGraph(database.saver).getState({ configurable: { thread_id: threadId } });

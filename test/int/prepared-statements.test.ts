@@ -4,19 +4,18 @@
  * replaces its client after any failed query: the replacement must be able to
  * prepare the same statements again (database.ts clears the session's first).
  */
-import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { backends, sampleLedgerRow, useBackend } from "./support/postgres.js";
+import { uniqueThread } from "../support/threads.js";
 
 const SLOW = { timeout: 120_000 };
-const uniqueThread = () => `prep-${randomBytes(4).toString("hex")}`;
 
 describe.each(backends)("prepared statements on the $name backend", (backend) => {
   const current = useBackend(backend);
 
   test("a client that replaces a failed one prepares the same statements again", SLOW, async () => {
     const { ledger, pool } = current().database;
-    const threadId = uniqueThread();
+    const threadId = uniqueThread("prep");
     await ledger.begin(threadId, sampleLedgerRow("call-1", 1));
     for (let failure = 0; failure < 3; failure += 1) {
       // Any failed query makes pg.Pool destroy its client; the next one connects a new client.

@@ -191,7 +191,7 @@ describe("Idempotency-Key on runs", () => {
       (events.find((part) => part.event === "metadata")?.data as { run_id?: string } | undefined)?.run_id;
     expect(runIdOf(first)).toBeDefined();
     expect(runIdOf(second)).toBe(runIdOf(first));
-    expect((second.at(-1)?.data as Values).status).toBe("completed");
+    expect((second.at(-1)?.data as Values | undefined)?.status).toBe("completed");
     expect(await runsOf(thread.thread_id)).toHaveLength(1);
   }, 60_000);
 });

@@ -13,6 +13,7 @@ import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotoc
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { storedCalendarEvents } from "./support/calendar.js";
+import { textOf } from "../support/mcp.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -82,12 +83,6 @@ async function call(
 ): Promise<CallToolResult> {
   const options = timeout === undefined ? undefined : { timeout };
   return (await client.callTool({ name, arguments: args }, undefined, options)) as CallToolResult;
-}
-
-function textOf(result: CallToolResult): string {
-  const first = result.content[0];
-  if (first === undefined || first.type !== "text") throw new Error("expected a text content block");
-  return first.text;
 }
 
 /** The rejection of a promise, or a failure if it resolves. */

@@ -20,6 +20,7 @@ import { REPO_ROOT } from "../../src/env.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 import { BOOKING_REQUEST, NOTES_QUESTION } from "./support/server.js";
+import { collect } from "../support/streams.js";
 
 type Values = {
   status?: string;
@@ -74,12 +75,6 @@ const modelEnv = (server: FakeOpenAI) => ({
   WARRANT_MODEL: "fake-model",
   OPENAI_BASE_URL: server.baseUrl,
 });
-
-async function collect(stream: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
-  const parts: StreamPart[] = [];
-  for await (const part of stream) parts.push(part);
-  return parts;
-}
 
 /** Waits for the server to exit after SIGTERM; returns its exit and how long it took. */
 async function terminate(

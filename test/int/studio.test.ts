@@ -7,7 +7,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
@@ -18,21 +17,10 @@ import { loadSettings, REPO_ROOT } from "../../src/env.js";
 import { openDatabase } from "../../src/persistence/database.js";
 import type { State } from "../../src/state.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { freePort } from "../support/ports.js";
 
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 const STARTUP_MS = 120_000;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no TCP address");
-  return address.port;
-}
 
 /**
  * A copy of langgraph.json in `directory`: `langgraphjs dev` keeps its storage

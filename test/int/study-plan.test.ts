@@ -155,7 +155,9 @@ describe("a study plan into the calendar, reviewed once", () => {
         "2026-12-10T18:00:00+00:00",
       ]);
       expect(writes(state)).toHaveLength(2);
-      expect(state.result?.answer).toMatch(/2026-12-11T18:00:00\+00:00: rejected by the reviewer: busy that evening/);
+      expect(state.result?.answer).toMatch(
+        /2026-12-11T18:00:00\+00:00: rejected by alice \(the owner\): busy that evening/,
+      );
     },
     TIMEOUT_MS,
   );

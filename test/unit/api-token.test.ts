@@ -50,7 +50,11 @@ async function signed(
 describe("API tokens", () => {
   it("round-trips the principal", async () => {
     const token = await mintApiToken(secret, { ...alice, display_name: "Alice" });
-    expect(await verifyApiToken(secret, token)).toEqual({ ok: true, principal: { ...alice, display_name: "Alice" } });
+    expect(await verifyApiToken(secret, token)).toEqual({
+      ok: true,
+      principal: { ...alice, display_name: "Alice" },
+      token: { jti: expect.stringMatching(/^[0-9a-f-]{36}$/), issued_at: expect.any(Number) },
+    });
   });
 
   it("refuses every bad token with a typed code, signature before claims", async () => {

@@ -253,6 +253,18 @@ describe("the rules planner's quiz", () => {
       abstained: false,
       citations: ["cs301.self-attention@1", "cs301.cross-attention@1"],
     });
+    // Every question before any answer: no answer sits next to its question.
+    const text = outcome.type === "final" ? outcome.answer : "";
+    const [questions = "", answers = ""] = text.split("\n\nAnswers (after you have tried):\n");
+    expect(questions.split("\n").slice(1)).toEqual([
+      "1. self-attention: what do your notes say about it? [1]",
+      "2. cross-attention: what do your notes say about it? [2]",
+    ]);
+    expect(questions).not.toContain("relates tokens");
+    expect(answers.split("\n")).toEqual([
+      "1. self-attention relates tokens. [1]",
+      "2. cross-attention relates tokens. [2]",
+    ]);
   });
 
   it("abstains without an outline, proposing nothing", () => {

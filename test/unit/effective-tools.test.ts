@@ -19,7 +19,7 @@ const alice: Principal = {
 
 function tool(
   name: string,
-  description: string,
+  _description: string,
   contract: Record<string, unknown> = {},
   server = "notes",
 ): CatalogTool {

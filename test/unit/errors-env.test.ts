@@ -133,6 +133,7 @@ describe("loadSettings", () => {
       dataDir: path.resolve(REPO_ROOT, ".data"),
       configPath: path.resolve(REPO_ROOT, "warrant.config.json"),
       principalsPath: path.resolve(REPO_ROOT, "src/domains/dev-principals.json"),
+      verifiedClaimsOnly: false,
       planner: "rules",
       model: { name: "gpt-4o-mini", baseUrl: undefined, apiKey: undefined },
       budgets: {
@@ -195,6 +196,8 @@ describe("loadSettings", () => {
       ["WARRANT_CORS_ORIGINS", "*"],
       ["WARRANT_CORS_ORIGINS", "http://localhost:3000/path"],
       ["WARRANT_CORS_ORIGINS", "javascript:alert(1)"],
+      ["WARRANT_DEV_LOGIN", "true"],
+      ["WARRANT_VERIFIED_CLAIMS_ONLY", "yes"],
     ] as const) {
       expect(() => loadSettings({ [name]: value }), `${name}=${value}`).toThrow(new RegExp(`^${name} `));
     }

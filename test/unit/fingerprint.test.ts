@@ -56,7 +56,7 @@ describe("actionFingerprint", () => {
 
   it("is SHA-256 of the tool, a NUL separator and the canonical arguments", () => {
     const expected = createHash("sha256")
-      .update("search_notes\u0000" + canonicalJson(args))
+      .update(`search_notes\u0000${canonicalJson(args)}`)
       .digest("hex");
     expect(actionFingerprint("search_notes", args)).toBe(expected);
   });

@@ -162,6 +162,20 @@ describe("human_review: decisions", () => {
     expect((await h.values())["status"]).toBe("completed");
   });
 
+  it("a rejection says who rejected: the owner, or the reviewer by name", async () => {
+    const denialMessage = async (h: Awaited<ReturnType<typeof pendingWrite>>) =>
+      ((await h.values())["decisions"] as { call_id: string; message?: string }[]).find(
+        (decision) => decision.call_id === h.write.call_id,
+      )?.message;
+    const byOwner = await pendingWrite("study");
+    await byOwner.resume({ decisions: [{ type: "reject", message: "not today" }] });
+    expect(await denialMessage(byOwner)).toBe("rejected by alice (the owner): not today");
+    const byReviewer = await pendingWrite("study");
+    await byReviewer.resume({ decisions: [{ type: "reject" }] }, rita);
+    expect(await byReviewer.toolCode(byReviewer.write.call_id)).toBe("approval_rejected");
+    expect(await denialMessage(byReviewer)).toBe("rejected by rita (reviewer)");
+  });
+
   it("a reviewer's edit keeps the run owner's injected identity, not the reviewer's", async () => {
     const h = await pendingWrite("study");
     await h.resume(

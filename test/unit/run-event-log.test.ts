@@ -12,6 +12,7 @@ import { EventLog } from "../../src/server/events.js";
 import { readStoredEvents, type SentEvent } from "../../src/server/run-event-reader.js";
 import { RunEventWriter } from "../../src/server/run-event-writer.js";
 import { RunEmitter } from "../../src/server/run-emission.js";
+import { collect } from "../support/streams.js";
 
 function memoryStore(): RunEventStore & { rows: StoredEvent[] } {
   const rows: StoredEvent[] = [];
@@ -30,11 +31,8 @@ function memoryStore(): RunEventStore & { rows: StoredEvent[] } {
   };
 }
 
-async function collect(events: AsyncIterable<SentEvent>): Promise<SentEvent[]> {
-  const seen: SentEvent[] = [];
-  for await (const event of events) seen.push({ id: event.id, event: event.event, json: event.json });
-  return seen;
-}
+const eventsOf = (events: AsyncIterable<SentEvent>) =>
+  collect(events, { pick: (event): SentEvent => ({ id: event.id, event: event.event, json: event.json }) });
 
 const endedRun = (error: RunRow["error"]) => ({ status: error ? "error" : "success", error }) as RunRow;
 
@@ -78,11 +76,11 @@ describe("run events across instances", () => {
     await emitter.stored();
     await emitter.close();
 
-    const local = await collect(log.read(undefined));
+    const local = await eventsOf(log.read(undefined));
     const ended = async () => endedRun(null);
-    expect(await collect(read(store, undefined, ended))).toEqual(local);
+    expect(await eventsOf(read(store, undefined, ended))).toEqual(local);
     for (const after of [0, 3, 7, 12, local.length - 1]) {
-      expect(await collect(read(store, after, ended))).toEqual(local.filter((event) => (event.id ?? -1) > after));
+      expect(await eventsOf(read(store, after, ended))).toEqual(local.filter((event) => (event.id ?? -1) > after));
     }
     // Deltas: the stored values and partials are far smaller than what was sent.
     const sent = local.filter((event) => event.event === "values").reduce((sum, event) => sum + event.json.length, 0);
@@ -117,9 +115,9 @@ describe("run events across instances", () => {
       emitter.push("debug", { step, type: "checkpoint", payload: { values: state } });
     }
     await emitter.close();
-    const local = await collect(log.read(undefined));
-    expect(await collect(read(store, undefined, async () => endedRun(null)))).toEqual(local);
-    expect(await collect(read(store, 9, async () => endedRun(null)))).toEqual(
+    const local = await eventsOf(log.read(undefined));
+    expect(await eventsOf(read(store, undefined, async () => endedRun(null)))).toEqual(local);
+    expect(await eventsOf(read(store, 9, async () => endedRun(null)))).toEqual(
       local.filter((event) => (event.id ?? -1) > 9),
     );
     const sent = local.reduce((sum, event) => sum + event.json.length, 0);
@@ -132,7 +130,7 @@ describe("run events across instances", () => {
     const log = new EventLog();
     const emitter = new RunEmitter(log, new RunEventWriter(store, "r", () => undefined), ["updates"]);
     let dead = false;
-    const reading = collect(
+    const reading = eventsOf(
       read(store, undefined, async () => (dead ? endedRun({ error: "server_restarted", message: "gone" }) : undefined)),
     );
     emitter.push("metadata", {});
@@ -147,13 +145,13 @@ describe("run events across instances", () => {
       { id: undefined, event: "error", json: '{"error":"server_restarted","message":"gone"}' },
     ]);
     // Reconnecting after the last id it saw, a client gets only the ending.
-    expect(await collect(read(store, 1, async () => endedRun({ error: "server_restarted", message: "gone" })))).toEqual(
-      [{ id: undefined, event: "error", json: '{"error":"server_restarted","message":"gone"}' }],
-    );
+    expect(
+      await eventsOf(read(store, 1, async () => endedRun({ error: "server_restarted", message: "gone" }))),
+    ).toEqual([{ id: undefined, event: "error", json: '{"error":"server_restarted","message":"gone"}' }]);
   });
 
   it("answers a run with nothing stored with what the caller gives for it", async () => {
-    expect(await collect(read(memoryStore(), undefined, async () => endedRun(null)))).toEqual([
+    expect(await eventsOf(read(memoryStore(), undefined, async () => endedRun(null)))).toEqual([
       { id: undefined, event: "values", json: "{}" },
     ]);
   });

@@ -1,5 +1,6 @@
 /** Trace assembly on recorded node steps: which steps belong to a run, what each entry quotes, the order. */
 import { describe, expect, it } from "vitest";
+import { renderTrace } from "../../src/trace/render.js";
 import { assembleTrace, stepsOfRun, type NodeStep, type RunOrigin } from "../../src/trace/run-trace.js";
 import type { LedgerRow } from "../../src/runtime/ledger.js";
 
@@ -185,6 +186,22 @@ describe("assembleTrace", () => {
       ["retrieve", "tool_calls"],
       ["validate", "final"],
     ]);
+  });
+
+  it("says which planner spent what: a model's tokens, the rules planner's none, a code step's no call", () => {
+    const rules = plan("r1", 1, 0, {
+      usage: { reset: true, model_calls: 1, input_tokens: 0, output_tokens: 0, cost_usd: 0 },
+      messages: [],
+    });
+    const code = { ...plan("r1", 2, 10, { usage: { model_calls: 0 }, messages: [] }), node: "study" };
+    const lines = (steps: NodeStep[]) =>
+      renderTrace(assembleTrace({ origin: origin("r1"), steps, ledger: [], approvals: [] }))
+        .split("\n")
+        .filter((line) => / plan {8}/.test(line));
+    expect(lines([plan("r1", 1, 0)])[0]).toContain("model gpt-test  1 model call(s), 100 in / 20 out tokens");
+    const [byRules, byCode] = lines([rules, code]);
+    expect(byRules).toMatch(/turn 1 {2}rules planner, no model$/);
+    expect(byCode).toMatch(/\(study\) turn 2 {2}code step, no model$/);
   });
 });
 

@@ -60,7 +60,7 @@ const notPlain: unknown[] = [
   { a: undefined },
   [1, undefined],
   // eslint-disable-next-line no-sparse-arrays
-  [1, , 3],
+  [1, undefined, 3],
   new Map([["a", 1]]),
   new Set([1]),
   new Uint8Array([1, 2]),

@@ -119,7 +119,9 @@ function tool(
   }
   if (name === "create_study_event") {
     const decision = review(args, index);
-    if (decision.type === "reject") return { ok: false, code: "approval_rejected", message: decision.message };
+    // The message human_review gives a rejection: who rejected (here the owner, alice), and why.
+    if (decision.type === "reject")
+      return { ok: false, code: "approval_rejected", message: `rejected by alice (the owner): ${decision.message}` };
     return {
       ok: true,
       structured: {
@@ -267,7 +269,7 @@ describe("a study plan into the calendar", () => {
     if (final.type !== "final") return;
     expect(final.answer).toContain("2 of 3 session(s) created");
     expect(final.answer).toMatch(
-      /Not created:\n- Study: attention \(40 min\) at 2026-12-04T18:00:00\+00:00: rejected by the reviewer: not on Friday/,
+      /Not created:\n- Study: attention \(40 min\) at 2026-12-04T18:00:00\+00:00: rejected by alice \(the owner\): not on Friday/,
     );
     expect(final.answer).not.toContain("evt_2");
   });

@@ -64,6 +64,7 @@ export const MAX_DESCRIPTION_CHARS = 2_000;
 /** True when text can be stored as Postgres text: no NUL or other control characters (tab and newline aside), no lone surrogates. */
 export function isStorableText(text: string): boolean {
   return (
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: this pattern exists to find control characters.
     !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text) &&
     !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)
   );

@@ -36,6 +36,9 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = path.resolve(HERE, "..", "..");
 const DEFAULT_DATA_PATH = path.join(REPO_ROOT, ".data", "calendar.json");
 const DATA_ENV = "WARRANT_CALENDAR_DATA";
+/** The host's data directory (warrant.config.json passes WARRANT_DATA_DIR): the store file is calendar.json in it. */
+const DATA_DIR_ENV = "WARRANT_CALENDAR_DATA_DIR";
+const DATA_FILE = "calendar.json";
 const DATABASE_ENV = "WARRANT_CALENDAR_DATABASE_URL";
 const SCHEMA_ENV = "WARRANT_CALENDAR_SCHEMA";
 const FAIL_ENV = "WARRANT_CALENDAR_FAIL";
@@ -58,7 +61,8 @@ Options:
   --database-url URL   Keep events in this Postgres (default: $${DATABASE_ENV});
                        the schema is $${SCHEMA_ENV}, else calendar.
   --data PATH          Without a database: the store file, created on first write
-                       (default: $${DATA_ENV}, else ${path.relative(REPO_ROOT, DEFAULT_DATA_PATH)} under the repo root).
+                       (default: $${DATA_ENV}, else ${DATA_FILE} in $${DATA_DIR_ENV}, else
+                       ${path.relative(REPO_ROOT, DEFAULT_DATA_PATH)} under the repo root).
 
 Environment (for tests):
   ${FAIL_ENV}=timeout              create_study_event never answers and writes nothing.
@@ -90,7 +94,7 @@ function log(message: string): void {
   process.stderr.write(`[calendar] ${message}\n`);
 }
 
-/** Parses argv; --data wins over the environment, which wins over the default. Relative paths resolve against the cwd. */
+/** Parses argv; --data wins over the environment (the file, then the directory), which wins over the default. Relative paths resolve against the cwd. */
 function parseOptions(argv: readonly string[], environment: NodeJS.ProcessEnv): Options {
   const { values } = parseArgs({
     args: [...argv],
@@ -106,7 +110,9 @@ function parseOptions(argv: readonly string[], environment: NodeJS.ProcessEnv): 
     const value = environment[name]?.trim();
     return value === undefined || value === "" ? undefined : value;
   };
-  const chosen = values.data ?? present(DATA_ENV);
+  const directory = present(DATA_DIR_ENV);
+  const chosen =
+    values.data ?? present(DATA_ENV) ?? (directory === undefined ? undefined : path.join(directory, DATA_FILE));
   return {
     help: values.help === true,
     dataPath: chosen === undefined ? DEFAULT_DATA_PATH : path.resolve(chosen),

@@ -24,6 +24,7 @@ export function App() {
     setProblem(reason);
   }, []);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `attempt` is the retry trigger (the "Try again" button bumps it).
   useEffect(() => {
     if (token === null) return;
     let current = true;

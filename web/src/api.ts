@@ -70,9 +70,14 @@ async function request<T>(pathname: string, init: RequestInit & { token?: string
 /** Who the token is, the run budgets and the tools' schemas; a 401 means the token is not good. */
 export const fetchSession = (token: string) => request<SessionInfo>("/ui/session", { token });
 
-/** The dev principals, or null when the server does not run on the shipped directory. */
+/**
+ * The dev principals, or null when the server does not serve the dev sign-in
+ * (it says so at `/ui/sign-in`, so the page never probes a route it does not have).
+ */
 export async function fetchDevPrincipals(): Promise<{ user_id: string; display_name: string; role: string }[] | null> {
   try {
+    const { dev_login } = await request<{ dev_login?: unknown }>("/ui/sign-in");
+    if (dev_login !== true) return null;
     const answer = await request<{ principals: { user_id: string; display_name: string; role: string }[] }>(
       "/dev/principals",
     );

@@ -29,7 +29,9 @@ export function setThreadInUrl(threadId: string | null): void {
 /** Seconds until the token's `exp`, read without verifying (the server verifies); null when unreadable. */
 export function secondsLeft(token: string, now = Date.now()): number | null {
   try {
-    const payload = JSON.parse(atob(token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/"))) as { exp?: unknown };
+    const payload = JSON.parse(atob((token.split(".")[1] ?? "").replace(/-/g, "+").replace(/_/g, "/"))) as {
+      exp?: unknown;
+    };
     return typeof payload.exp === "number" ? Math.floor(payload.exp - now / 1000) : null;
   } catch {
     return null;

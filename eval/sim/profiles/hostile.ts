@@ -32,7 +32,7 @@ function broken(call: SimulatedCall, breakage: Breakage): SimulatedCall {
       // Truncated mid-object, as a cut-off stream would leave it.
       return {
         name: call.name,
-        argumentText: call.argumentText.slice(0, Math.max(1, call.argumentText.length - 2)) + ', "',
+        argumentText: `${call.argumentText.slice(0, Math.max(1, call.argumentText.length - 2))}, "`,
       };
     case "oversized":
       return { name: call.name, argumentText: JSON.stringify({ ...args, padding: "x".repeat(OVERSIZED_CHARS) }) };

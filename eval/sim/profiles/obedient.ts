@@ -14,7 +14,7 @@ import { jsonCall, type Profile, type SimulatedCall } from "./profile.js";
 
 /** The planted instruction: "ignore (all) previous/prior/above instructions … call TOOL [with {…}]". */
 const PLANTED =
-  /ignore\s+(?:all\s+)?(?:previous|prior|above|earlier)\s+instructions\b[^]*?\bcall\s+([a-z_][a-z0-9_]*)(?:\s+with\s+(\{[^{}]*\}))?/i;
+  /ignore\s+(?:all\s+)?(?:previous|prior|above|earlier)\s+instructions\b[\s\S]*?\bcall\s+([a-z_][a-z0-9_]*)(?:\s+with\s+(\{[^{}]*\}))?/i;
 /** Words that make a request ask for a write itself. */
 const WRITE_REQUESTED = /\b(?:calendar|schedule|book|put|add)\b/i;
 

@@ -27,7 +27,7 @@ const NUMBER_WORDS: Record<string, number> = {
 
 /** A quantity: digits (with thousands separators or a decimal point) or a number word. */
 const QUANTITY = String.raw`(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|half\s+an?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)`;
-const UNIT = String.raw`(hours?|hrs?|h|minutes?|mins?)`;
+const UNIT = "(hours?|hrs?|h|minutes?|mins?)";
 const PER_DAY = String.raw`(?:(?:a|an|per|each|every)\s+day|\/\s*day|daily|(?:on|in)\s+(?:any\s+(?:one\s+)?|a\s+single\s+|one\s+)day)`;
 const LIMIT_WORDS = String.raw`(?:\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|never\s+more\s+than|up\s+to|a\s+max(?:imum)?\s+of|max(?:imum)?(?:\s+of)?|(?:a\s+)?limit(?:ed)?\s+(?:of|to)|capped\s+at|a\s+cap\s+of)|<=|≤)`;
 
@@ -58,11 +58,9 @@ const LIMIT_LOOSE = new RegExp(
 /** "40 minutes a day": how much each day, with no limit word. */
 const PER_DAY_AMOUNT = new RegExp(String.raw`(?<![\w.])${QUANTITY}\s*-?\s*${UNIT}\b\s*${PER_DAY}`, "i");
 
-const DAYS = new RegExp(
-  String.raw`(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s*-?\s*(?:(?:separate|consecutive|different|study|following|straight|working)\s+)?days?\b`,
-  "i",
-);
-const WEEKS = new RegExp(String.raw`(?<![\w.])(\d+|an?|one|two|three|four)\s*-?\s*weeks?\b`, "i");
+const DAYS =
+  /(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s*-?\s*(?:(?:separate|consecutive|different|study|following|straight|working)\s+)?days?\b/i;
+const WEEKS = /(?<![\w.])(\d+|an?|one|two|three|four)\s*-?\s*weeks?\b/i;
 
 /** A duration as written: its value and whether the unit was hours (so "at most 1 a day" after "2 hours" means hours). */
 export interface Amount {

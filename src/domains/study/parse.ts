@@ -13,7 +13,14 @@
  */
 import { dailyMinutes, hasDuration, takeDailyAmount, takeDays, takeDuration, type Amount } from "./amounts.js";
 import { Scanner } from "./scanner.js";
-import { completeStart, readStart, type StartReading, type StartTime } from "./start.js";
+import {
+  completeStart,
+  missingStartFacts,
+  readStart,
+  type StartFact,
+  type StartReading,
+  type StartTime,
+} from "./start.js";
 
 /** Bounds a study plan keeps (the calendar and the run's budgets set them; see README "Study plans"). */
 export const LIMITS = {
@@ -46,10 +53,14 @@ export type StudyRequest =
   | { kind: "session"; minutes: number; topic: string | null; calendar: string; start: StartTime; uses_notes: boolean }
   | { kind: "divide"; total_minutes: number; topics: string[]; uses_notes: boolean };
 
+/** A fact a study request can lack, which a follow-up message may supply. */
+export type StudyFact = StartFact | "duration";
+
 export type StudyParse =
   | { type: "none" }
   | { type: "request"; request: StudyRequest }
-  | { type: "needs_human"; reason: string };
+  /** `missing` names the facts asked for when the reason is a question (`missing_start`, `missing_duration`), not an error. */
+  | { type: "needs_human"; reason: string; missing?: StudyFact[] };
 
 const CALENDAR = /\bcalendars?\b/i;
 const CALENDAR_WRITE =
@@ -138,6 +149,7 @@ function parseDivision(scanner: Scanner, total: Amount | undefined, usesNotes: b
     return {
       type: "needs_human",
       reason: `missing_duration: how many minutes should be divided between the topics? e.g. "divide 180 minutes between …"`,
+      missing: ["duration"],
     };
   const problem = totalProblem(total.minutes);
   if (problem) return { type: "needs_human", reason: problem };
@@ -178,7 +190,7 @@ export function parseStudyRequest(request: string): StudyParse {
   const calendar = toCalendar ? calendarName(scanner) : null;
   const startReading: StartReading = toCalendar || planning ? readStart(scanner) : {};
   const daily = takeDailyAmount(scanner);
-  const days = takeDays(scanner);
+  let days = takeDays(scanner);
   const total = takeDuration(scanner);
   // Further durations ("in 40 minute sessions") are read and dropped, so they are not taken for the topic.
   while (takeDuration(scanner)) {
@@ -186,9 +198,15 @@ export function parseStudyRequest(request: string): StudyParse {
   }
 
   if (dividing) return parseDivision(scanner, total, usesNotes) ?? { type: "none" };
-  if (startReading.invalid?.startsWith("invalid_request")) return { type: "needs_human", reason: startReading.invalid };
+  if (startReading.invalid?.startsWith("invalid_request"))
+    return { type: "needs_human", reason: startReading.invalid, missing: missingStartFacts(startReading) };
 
   const topic = topicOf(scanner.rest);
+  // "5 hours, max 90 minutes a day" with no days: as few days as the limit allows, never one session over the limit.
+  if (days === undefined && daily?.kind === "limit" && total) {
+    const perDay = dailyMinutes(daily, total);
+    if (Number.isInteger(perDay) && perDay >= 1 && total.minutes > perDay) days = Math.ceil(total.minutes / perDay);
+  }
   if (days !== undefined) {
     const dayProblem = daysProblem(days);
     if (dayProblem) return { type: "needs_human", reason: dayProblem };
@@ -210,6 +228,7 @@ export function parseStudyRequest(request: string): StudyParse {
       return {
         type: "needs_human",
         reason: `missing_duration: how many minutes of study in total? e.g. "120 minutes over ${days} days"`,
+        missing: ["duration"],
       };
     }
     const problem = totalProblem(totalMinutes);
@@ -217,7 +236,7 @@ export function parseStudyRequest(request: string): StudyParse {
     let start: StartTime | null = null;
     if (toCalendar) {
       const complete = completeStart(startReading);
-      if ("reason" in complete) return { type: "needs_human", reason: complete.reason };
+      if ("reason" in complete) return { type: "needs_human", reason: complete.reason, missing: complete.missing };
       start = complete.start;
     }
     const dailyLimit = limit ?? Math.min(LIMITS.max_session_minutes, totalMinutes);
@@ -242,6 +261,7 @@ export function parseStudyRequest(request: string): StudyParse {
     return {
       type: "needs_human",
       reason: `missing_duration: how long should the study session be? e.g. "a 40 minute study session"`,
+      missing: ["duration"],
     };
   const problem = wholeMinutes(minutes, "session length");
   if (problem) return { type: "needs_human", reason: problem };
@@ -252,7 +272,7 @@ export function parseStudyRequest(request: string): StudyParse {
     };
   }
   const complete = completeStart(startReading);
-  if ("reason" in complete) return { type: "needs_human", reason: complete.reason };
+  if ("reason" in complete) return { type: "needs_human", reason: complete.reason, missing: complete.missing };
   return {
     type: "request",
     request: {

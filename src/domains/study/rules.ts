@@ -105,9 +105,12 @@ function afterWrites(
   const refused = writes.flatMap((write) => {
     if (write.ok) return [];
     const what = `${typeof write.args?.["title"] === "string" ? write.args["title"] : "a session"} at ${typeof write.args?.["start"] === "string" ? write.args["start"] : "?"}`;
-    const how =
-      write.code === "approval_rejected" ? "rejected by the reviewer" : `not created (${write.code ?? "error"})`;
-    return [`${what}: ${how}${write.message ? `: ${write.message}` : ""}`];
+    // A rejection's message names who rejected (human_review); any other failure keeps its code.
+    if (write.code === "approval_rejected")
+      return [
+        `${what}: ${write.message?.startsWith("rejected by ") ? write.message : `rejected${write.message ? `: ${write.message}` : ""}`}`,
+      ];
+    return [`${what}: not created (${write.code ?? "error"})${write.message ? `: ${write.message}` : ""}`];
   });
   const citations = notes.map((note) => note.ref);
   const lines = [

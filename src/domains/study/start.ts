@@ -54,7 +54,7 @@ const MONTHS: Record<string, number> = {
   dec: 12,
 };
 const MONTH = String.raw`(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?`;
-const ORDINAL = String.raw`(?:st|nd|rd|th)?`;
+const ORDINAL = "(?:st|nd|rd|th)?";
 
 const ISO = /(?<![\w-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ]([0-2]?\d):([0-5]\d)(?::[0-5]\d)?(Z)?)?(?![\w-])/i;
 const DATE_LIKE = /(?<![\w-])\d{2,4}-\d{1,3}-\d{1,4}(?![\w-])/;
@@ -182,9 +182,23 @@ export function readStart(scanner: Scanner): StartReading {
   };
 }
 
-/** The start when every part is there, else the `missing_start` reason naming what is missing. */
-export function completeStart(reading: StartReading): { start: StartTime } | { reason: string } {
-  if (reading.invalid) return { reason: reading.invalid };
+/** A part of the start that can be missing: what a follow-up may supply. */
+export type StartFact = "start_date" | "start_time" | "time_zone";
+
+/** The parts of the start a reading lacks (all of them when what was written is invalid). */
+export function missingStartFacts(reading: StartReading): StartFact[] {
+  if (reading.invalid) return ["start_date", "start_time", "time_zone"];
+  return [
+    ...(reading.date ? [] : (["start_date"] as const)),
+    ...(reading.time ? [] : (["start_time"] as const)),
+    ...(reading.zone ? [] : (["time_zone"] as const)),
+  ];
+}
+
+/** The start when every part is there, else the `missing_start` reason naming what is missing, and the missing parts. */
+export function completeStart(reading: StartReading): { start: StartTime } | { reason: string; missing: StartFact[] } {
+  const missing = missingStartFacts(reading);
+  if (reading.invalid) return { reason: reading.invalid, missing };
   const example = 'e.g. "starting 2026-12-02 at 18:00 UTC"';
   if (!reading.date) {
     const why = reading.relative
@@ -192,11 +206,18 @@ export function completeStart(reading: StartReading): { start: StartTime } | { r
       : "";
     return {
       reason: `missing_start: on which date should the study start${why}? Give a date, a time and a time zone, ${example}`,
+      missing,
     };
   }
   if (!reading.time)
-    return { reason: `missing_start: at what time should each session start? Give a time and a time zone, ${example}` };
+    return {
+      reason: `missing_start: at what time should each session start? Give a time and a time zone, ${example}`,
+      missing,
+    };
   if (!reading.zone)
-    return { reason: `missing_start: in which time zone? Add UTC or an IANA name such as Europe/Berlin, ${example}` };
+    return {
+      reason: `missing_start: in which time zone? Add UTC or an IANA name such as Europe/Berlin, ${example}`,
+      missing,
+    };
   return { start: { date: reading.date, hour: reading.time.hour, minute: reading.time.minute, zone: reading.zone } };
 }

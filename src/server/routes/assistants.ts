@@ -28,6 +28,11 @@ export function registerAssistantRoutes(app: Hono<Env>, { graphs, body }: RouteC
     if (!graphs.has(id)) throw notFound("assistant");
     return id;
   };
+  const graphParam = (c: Context<Env>) => {
+    const graph = graphs.get(c.req.param("assistant_id") ?? "");
+    if (graph === undefined) throw notFound("assistant");
+    return graph;
+  };
   /** The fixed assistants matching a search, in SDK order; name is a case-insensitive substring. */
   const searchAssistants = (query: ReturnType<typeof AssistantSearch.parse>) => {
     const name = query.name?.toLowerCase();
@@ -85,7 +90,7 @@ export function registerAssistantRoutes(app: Hono<Env>, { graphs, body }: RouteC
   app.get("/assistants/:assistant_id", (c) => c.json(assistantJson(assistantParam(c))));
   app.get("/assistants/:assistant_id/schemas", (c) => c.json(assistantSchemas(assistantParam(c))));
   app.get("/assistants/:assistant_id/graph", async (c) => {
-    const graph = graphs.get(assistantParam(c))!;
+    const graph = graphParam(c);
     return c.json((await graph.getGraphAsync()).toJSON());
   });
   app.get("/assistants/:assistant_id/subgraphs", (c) => {

@@ -130,6 +130,8 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
       run_id: active.run.run_id,
       thread_id: thread.thread_id,
       run_status: ended?.status ?? "unknown",
+      // Why a failed run failed (e.g. `principal_revoked`: the owner left the directory while the review waited).
+      error: ended?.error ?? null,
       status: values.status ?? null,
       termination_reason: values.termination_reason ?? null,
       result: values.result ?? null,

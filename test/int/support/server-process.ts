@@ -109,7 +109,7 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 60_00
   const lines = createInterface({ input: child.stdout! });
   const url = new Promise<string>((resolve, reject) => {
     lines.on("line", (line) => {
-      stdout = (stdout + line + "\n").slice(-MAX_LOG_CHARS);
+      stdout = `${stdout + line}\n`.slice(-MAX_LOG_CHARS);
       const match = LISTENING.exec(line.trim());
       if (match?.[1]) resolve(match[1]);
     });

@@ -16,6 +16,7 @@ export function Answer({ result, evidence }: { result: RunResult; evidence: Evid
           if (n && citation(Number(n))) {
             return (
               <button
+                // biome-ignore lint/suspicious/noArrayIndexKey: the pieces of one fixed answer text; they never reorder.
                 key={index}
                 type="button"
                 className="cite"
@@ -26,6 +27,7 @@ export function Answer({ result, evidence }: { result: RunResult; evidence: Evid
               </button>
             );
           }
+          // biome-ignore lint/suspicious/noArrayIndexKey: the pieces of one fixed answer text; they never reorder.
           return <Fragment key={index}>{piece}</Fragment>;
         })}
       </p>

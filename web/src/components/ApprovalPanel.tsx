@@ -28,14 +28,13 @@ export function ApprovalPanel({
       allowed: request.review_configs[index]?.allowed_decisions ?? ["approve", "reject"],
     };
   });
-  const [states, setStates] = useState<CardState[]>(() =>
-    actions.map((action) => ({
-      choice: undefined,
-      draft: draftOf(action.schema, action.args),
-      message: "",
-      errors: [],
-    })),
-  );
+  const blank = (action: (typeof actions)[number]): CardState => ({
+    choice: undefined,
+    draft: draftOf(action.schema, action.args),
+    message: "",
+    errors: [],
+  });
+  const [states, setStates] = useState<CardState[]>(() => actions.map(blank));
   const [notice, setNotice] = useState<string | null>(null);
   const update = (index: number, state: CardState) =>
     setStates((all) => all.map((item, at) => (at === index ? state : item)));
@@ -43,8 +42,8 @@ export function ApprovalPanel({
   const send = () => {
     const decisions: ResumeDecision[] = [];
     let invalid = false;
-    const checked = states.map((state, index) => {
-      const action = actions[index]!;
+    const checked = actions.map((action, index) => {
+      const state = states[index] ?? blank(action);
       const actionId = action.binding?.action_id ?? "";
       if (state.choice === "edit") {
         const { args, errors } = argsOf(action.schema, state.draft);
@@ -63,7 +62,7 @@ export function ApprovalPanel({
       return state;
     });
     setStates(checked);
-    if (states.some((state) => state.choice === undefined)) return setNotice("Choose a decision for every action.");
+    if (checked.some((state) => state.choice === undefined)) return setNotice("Choose a decision for every action.");
     if (invalid) return setNotice("Fix the highlighted fields first.");
     setNotice(null);
     onDecide(decisions);
@@ -91,7 +90,7 @@ export function ApprovalPanel({
           allowed={action.allowed}
           tool={action.tool}
           schema={action.schema}
-          state={states[index]!}
+          state={states[index] ?? blank(action)}
           onChange={(state) => update(index, state)}
         />
       ))}

@@ -43,6 +43,7 @@ export function Excerpt({
         {evidence?.excerpt ?? "The excerpt is not in this thread's evidence."}
       </blockquote>
       <form method="dialog">
+        {/* biome-ignore lint/a11y/noAutofocus: a modal dialog moves focus to its close button (WAI-ARIA dialog pattern). */}
         <button type="submit" autoFocus>
           Close
         </button>

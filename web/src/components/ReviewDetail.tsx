@@ -51,7 +51,7 @@ export function ReviewDetail({
         {entry.owner}: {entry.request || "a request"}
       </h2>
       {problem && <ProblemBanner problem={problem} onDismiss={() => setProblem(null)} />}
-      {outcome && outcome.termination_reason && !pendingAgain && <Termination reason={outcome.termination_reason} />}
+      {outcome?.termination_reason && !pendingAgain && <Termination reason={outcome.termination_reason} />}
       {outcome && !pendingAgain && (
         <p role="status" data-testid="review-outcome" data-status={outcome.status ?? ""}>
           Decision sent; {entry.owner}'s run is {outcome.status ?? "unknown"}.

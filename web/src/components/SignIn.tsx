@@ -1,6 +1,7 @@
 /**
  * Sign-in: paste a token (`npm run token -- --user alice`), or, when the
- * server runs on the shipped dev principals, pick one of them.
+ * server serves the dev sign-in (loopback with the shipped dev principals, or
+ * WARRANT_DEV_LOGIN=1), pick one of them.
  */
 import { useEffect, useState, type FormEvent } from "react";
 import { fetchDevPrincipals, mintDevToken, problemOf, type Problem } from "../api";
@@ -53,7 +54,7 @@ export function SignIn({ problem, onToken }: { problem: Problem | null; onToken:
       {principals && principals.length > 0 && (
         <section aria-labelledby="dev-heading" className="dev-principals">
           <h2 id="dev-heading">Development sign-in</h2>
-          <p>This server runs on the shipped dev principals; pick one.</p>
+          <p>This server offers development sign-in; pick a principal.</p>
           {devProblem && <ProblemBanner problem={devProblem} />}
           <ul>
             {principals.map((principal) => (

@@ -24,6 +24,7 @@ export function ThreadList({
   onProblem: (error: unknown) => void;
 }) {
   const [threads, setThreads] = useState<Thread[]>([]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `changed` is the refresh trigger (bumped when a run changes the list).
   useEffect(() => {
     let live = true;
     client.threads.search({ limit: 50 }).then(

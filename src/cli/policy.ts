@@ -1,0 +1,238 @@
+/**
+ * `npm run policy -- <command>`: tools for the people who write the
+ * contracts. Every command only reads: none changes a table or calls a tool.
+ *
+ *   check   [--config FILE]                 every problem of a config, with its path (exit 1 on any error)
+ *   matrix  [--config FILE] [--principals FILE] [--json]
+ *                                           per principal and stage: offered, withheld (why), who reviews
+ *   explain RUN_ID [CALL_ID] [--json]       each proposal of a recorded run: checks passed, refusal, review, execution
+ *   replay  RUN_ID… | --last N  --config FILE [--principals FILE] [--json]
+ *                                           re-decides recorded proposals under another config (what-if)
+ *
+ * check and matrix start the configured MCP servers to list their tools (a
+ * listing, never a call); explain and replay read the database named by
+ * DATABASE_URL (else the embedded one). Exit 2 on a usage error.
+ */
+import { readFile } from "node:fs/promises";
+import { loadPrincipalDirectory, type Principal } from "../auth/principal.js";
+import { configProblemsFor, createRuntime } from "../bootstrap.js";
+import { loadSettings, type Settings } from "../env.js";
+import { ConfigError } from "../errors.js";
+import { buildCatalog, type ListedTool } from "../mcp/catalog.js";
+import { connectTools } from "../mcp/tool-host.js";
+import { recentRunIds, recordedDefinitions } from "../persistence/trace-store.js";
+import { formatProblem, parseConfigProblems, type ConfigProblem } from "../policy/config-check.js";
+import type { WarrantConfig } from "../policy/config.js";
+import { policyMatrix, renderMatrix, stagesOf } from "../policy/matrix.js";
+import { STAGE } from "../runtime/step.js";
+import { explainRun, renderExplanation } from "../trace/explain.js";
+import { readReplaySteps } from "../trace/read-replay.js";
+import { readRunTrace, type HistorySource } from "../trace/read-trace.js";
+import { renderReplay, replay } from "../trace/replay.js";
+import { commandLine, RUN_ID, usageError, type CommandLine } from "./command-line.js";
+import { exitOnConfigError } from "./config-errors.js";
+
+const USAGE = `usage: npm run policy -- check [--config FILE]
+       npm run policy -- matrix [--config FILE] [--principals FILE] [--json]
+       npm run policy -- explain RUN_ID [CALL_ID] [--json]
+       npm run policy -- replay (RUN_ID… | --last N) --config FILE [--principals FILE] [--json]
+  check    validate a config as the server does, every problem with its path (exit 1 on an error)
+  matrix   per principal and stage: the tools offered, withheld and why, and who must review
+  explain  a recorded run's proposals: the checks each passed, the one that refused it, review, execution
+  replay   re-decide recorded proposals under another config and list the decisions that change
+  Nothing is changed and no tool is called.`;
+
+const CALL_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+const MAX_LAST = 1_000;
+
+/** A config file's problems, the config when it parsed, and its name for messages. */
+async function readConfig(file: string): Promise<{ config?: WarrantConfig; problems: ConfigProblem[] }> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new ConfigError("config_invalid", `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  if (Buffer.byteLength(text) > 1024 * 1024) throw new ConfigError("config_invalid", `${file}: larger than 1 MiB`);
+  return parseConfigProblems(text);
+}
+
+async function principalsFrom(file: string): Promise<Principal[]> {
+  return [...(await loadPrincipalDirectory(file)).values()];
+}
+
+/** Starts the config's servers, lists their tools, and closes them again. */
+async function withTools<T>(
+  config: WarrantConfig,
+  settings: Settings,
+  body: (tools: Awaited<ReturnType<typeof connectTools>>) => Promise<T>,
+) {
+  const tools = await connectTools(config, undefined, {
+    hostValues: { DATABASE_URL: settings.databaseUrl },
+    onHealth: () => {},
+  });
+  try {
+    return await body(tools);
+  } finally {
+    await tools.close();
+  }
+}
+
+async function check(parsed: CommandLine, settings: Settings): Promise<number> {
+  const file = stringFlag(parsed, "config") ?? settings.configPath;
+  const { config, problems } = await readConfig(file);
+  const found = [...problems];
+  // The same checks as the server's start, with the principals and model the deployment's settings name.
+  if (config) found.push(...(await withTools(config, settings, (tools) => configProblemsFor(config, settings, tools))));
+  for (const problem of found) process.stdout.write(`${formatProblem(problem, file)}\n`);
+  const errors = found.filter((problem) => problem.severity === "error").length;
+  process.stdout.write(`${file}: ${errors} error(s), ${found.length - errors} warning(s)\n`);
+  return errors > 0 ? 1 : 0;
+}
+
+async function matrix(parsed: CommandLine, settings: Settings): Promise<number> {
+  const file = stringFlag(parsed, "config") ?? settings.configPath;
+  const { config, problems } = await readConfig(file);
+  if (!config) {
+    for (const problem of problems) process.stderr.write(`${formatProblem(problem, file)}\n`);
+    return 1;
+  }
+  const principals = await principalsFrom(stringFlag(parsed, "principals") ?? settings.principalsPath);
+  const rows = await withTools(config, settings, async (tools) => {
+    const catalog = tools.catalog();
+    return policyMatrix({
+      tools: catalog,
+      principals,
+      reviewPolicy: config.review_policy,
+      stages: stagesOf(catalog, STAGE),
+    });
+  });
+  process.stdout.write(
+    parsed.values["json"] === true ? `${JSON.stringify(rows, null, 2)}\n` : `${renderMatrix(rows)}\n`,
+  );
+  return 0;
+}
+
+/** The database and a history reader for each graph (no node runs, no tool server starts). */
+async function withDatabase<T>(
+  settings: Settings,
+  body: (
+    database: Awaited<ReturnType<ReturnType<typeof createRuntime>["database"]>>,
+    graphFor: (graphId: string | null) => Promise<HistorySource>,
+  ) => Promise<T>,
+): Promise<T> {
+  const runtime = createRuntime(settings);
+  const database = await runtime.database();
+  const graphFor = async (graphId: string | null): Promise<HistorySource> => {
+    if (graphId === "workflow") {
+      const { buildWorkflow } = await import("../../graphs/workflow.js");
+      return buildWorkflow(runtime.host).compile({ checkpointer: database.saver });
+    }
+    const { buildAgent } = await import("../../graphs/agent.js");
+    return buildAgent(runtime.host).compile({ checkpointer: database.saver });
+  };
+  try {
+    return await body(database, graphFor);
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function explain(parsed: CommandLine, settings: Settings): Promise<number> {
+  const [runId, callId, ...extra] = parsed.positionals;
+  if (runId === undefined || !RUN_ID.test(runId) || (callId !== undefined && !CALL_ID.test(callId)) || extra.length)
+    return usageError("explain takes RUN_ID [CALL_ID] (letters, digits, `_.:-`, at most 128)", USAGE);
+  return withDatabase(settings, async (database, graphFor) => {
+    const trace = await readRunTrace(database, graphFor, runId);
+    if (!trace) {
+      process.stderr.write(`warrant: not_found: no run ${runId} in this database\n`);
+      return 1;
+    }
+    const calls = explainRun(trace, callId);
+    if (callId !== undefined && calls.length === 0) {
+      process.stderr.write(`warrant: not_found: run ${runId} has no call ${callId}\n`);
+      return 1;
+    }
+    const json = parsed.values["json"] === true;
+    process.stdout.write(json ? `${JSON.stringify(calls, null, 2)}\n` : `${renderExplanation(trace, calls)}\n`);
+    return 0;
+  });
+}
+
+async function replayRuns(parsed: CommandLine, settings: Settings): Promise<number> {
+  const file = stringFlag(parsed, "config");
+  if (file === undefined) return usageError("replay needs --config FILE (the config to replay under)", USAGE);
+  const lastText = stringFlag(parsed, "last");
+  const last = lastText === undefined ? undefined : Number(lastText);
+  const runIds = parsed.positionals;
+  if (last !== undefined && (!Number.isInteger(last) || last < 1 || last > MAX_LAST))
+    return usageError(`--last takes a whole number from 1 to ${MAX_LAST}`, USAGE);
+  if ((last === undefined) === (runIds.length === 0) || runIds.some((id) => !RUN_ID.test(id)) || runIds.length > 100)
+    return usageError("replay takes up to 100 RUN_IDs or --last N, not both", USAGE);
+  const { config, problems } = await readConfig(file);
+  if (!config) {
+    for (const problem of problems) process.stderr.write(`${formatProblem(problem, file)}\n`);
+    return 1;
+  }
+  const principalsFile = stringFlag(parsed, "principals");
+  const directory = principalsFile ? new Map((await principalsFrom(principalsFile)).map((p) => [p.user_id, p])) : null;
+  return withDatabase(settings, async (database, graphFor) => {
+    const ids = last !== undefined ? await recentRunIds(database.pool, database.schema, last) : runIds;
+    const { steps, unknown } = await readReplaySteps(database, graphFor, ids);
+    if (unknown.length > 0) {
+      process.stderr.write(`warrant: not_found: no run ${unknown.join(", ")} in this database\n`);
+      return 1;
+    }
+    // The tools as they were defined when they ran: the pinned definitions.
+    const listed: Record<string, ListedTool[]> = {};
+    for (const definition of await recordedDefinitions(database.pool, database.schema)) {
+      const tools = listed[definition.server] ?? [];
+      tools.push(definition.tool);
+      listed[definition.server] = tools;
+    }
+    const { tools: catalog } = buildCatalog(config.tools, listed);
+    const listedNames = new Set(Object.values(listed).flatMap((tools) => tools.map((tool) => tool.name)));
+    const report = replay(steps, {
+      catalog,
+      isListed: (name) => listedNames.has(name),
+      contracts: Object.values(config.tools),
+      reviewPolicy: config.review_policy,
+      maxTools: config.selection.max_tools,
+      budgets: settings.budgets,
+      stage: STAGE,
+      // With another directory, the owner as recorded but with the permissions it lists (unlisted: no permissions).
+      principal: (recorded) =>
+        directory === null ? recorded : (directory.get(recorded.user_id) ?? { ...recorded, scopes: [], grants: {} }),
+    });
+    const json = parsed.values["json"] === true;
+    process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReplay(report, file)}\n`);
+    return 0;
+  });
+}
+
+function stringFlag(parsed: CommandLine, name: string): string | undefined {
+  const value = parsed.values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const parsed = commandLine(
+    argv,
+    {
+      config: { type: "string" },
+      principals: { type: "string" },
+      json: { type: "boolean" },
+      last: { type: "string" },
+    },
+    USAGE,
+  );
+  if (typeof parsed === "number") return parsed;
+  const [command, ...rest] = parsed.positionals;
+  const commands = { check, matrix, explain, replay: replayRuns } as const;
+  if (command === undefined || !Object.hasOwn(commands, command))
+    return usageError("expected check, matrix, explain or replay", USAGE);
+  const run = commands[command as keyof typeof commands];
+  return exitOnConfigError(async () => run({ ...parsed, positionals: rest }, loadSettings()));
+}
+
+process.exitCode = await main(process.argv.slice(2));
