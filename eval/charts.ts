@@ -27,7 +27,7 @@ const COLORS = [
 const escapeXml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-interface BarChart {
+export interface BarChart {
   title: string;
   groups: readonly string[];
   series: readonly ChartSeries[];
@@ -37,7 +37,7 @@ interface BarChart {
   axisMax: number;
 }
 
-function barChart(chart: BarChart): string {
+export function barChart(chart: BarChart): string {
   const left = 60;
   const top = 40;
   const plotHeight = 220;

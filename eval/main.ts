@@ -20,6 +20,7 @@ import { stderrProgress } from "./progress.js";
 import { SIMULATED_PROFILES, startSimulatedModel } from "./sim/endpoint.js";
 import { renderReport } from "./report.js";
 import { outputDirectory } from "./output-dir.js";
+import { runRetrievalSuite } from "./retrieval/report.js";
 import { openStorage } from "./storage.js";
 import { CATEGORIES } from "./task.js";
 import { TASKS } from "./tasks/index.js";
@@ -33,7 +34,8 @@ Runs every task of eval/tasks/ on the fixed workflow, the rules agent, the
 simulated model profiles (eval/sim/) and, when OPENAI_BASE_URL / WARRANT_MODEL
 are set, the real model; writes report.md, runs.json, success-rate.svg and
 cost-per-success.svg to DIR (default: a new scratch directory, printed; the
-tracked sample report is rewritten only with --out eval/results).
+tracked sample report is rewritten only with --out eval/results); the
+retrieval suite (eval/retrieval/) adds its section to report.md and retrieval.svg.
 
   --repeats N           runs per task and configuration (default ${DEFAULT_REPEATS})
   --tasks ID,...        only these tasks
@@ -170,10 +172,13 @@ async function main(argv: string[]): Promise<number> {
     summaries,
     records,
   );
+  // The retrieval suite (eval/retrieval/): in process, a few seconds; its section follows the task report.
+  const retrieval = await runRetrievalSuite();
   const out = await outputDirectory(options.out);
   await mkdir(out.dir, { recursive: true });
   await Promise.all([
-    writeFile(path.join(out.dir, "report.md"), report),
+    writeFile(path.join(out.dir, "report.md"), `${report}\n${retrieval.markdown}`),
+    writeFile(path.join(out.dir, "retrieval.svg"), retrieval.svg),
     writeFile(
       path.join(out.dir, "runs.json"),
       `${JSON.stringify({ command, started_at: startedAt.toISOString(), duration_ms: durationMs, repeats: options.repeats, configurations, summaries, runs: records }, null, 2)}\n`,
@@ -183,7 +188,7 @@ async function main(argv: string[]): Promise<number> {
   ]);
   const shown = out.scratch ? out.dir : path.relative(process.cwd(), out.dir) || ".";
   process.stderr.write(
-    `eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${shown}/report.md, runs.json, success-rate.svg, cost-per-success.svg${out.scratch ? " (a scratch directory; --out eval/results updates the tracked sample)" : ""}\n`,
+    `eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${shown}/report.md, runs.json, success-rate.svg, cost-per-success.svg, retrieval.svg${out.scratch ? " (a scratch directory; --out eval/results updates the tracked sample)" : ""}\n`,
   );
   return 0;
 }

@@ -1,7 +1,8 @@
 /**
  * `npm run audit -- verify [RUN_ID] [--json]`: recomputes the tamper-evident
  * audit chains (every run's, or one) from the database named by DATABASE_URL
- * (else the embedded one) and names the first broken link: table, primary
+ * (else the embedded one), or asks a running `npm start` of this checkout to
+ * (`GET /operator/audit/verify`), and names the first broken link: table, primary
  * key, and the column when it can be told. Exit 0 when intact, 1 when broken
  * or on a configuration or database error, 2 on a usage error.
  */
@@ -10,6 +11,7 @@ import { openDatabase } from "../persistence/database.js";
 import type { ChainBreak, VerifyReport } from "../runtime/audit-chain.js";
 import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
+import { findServer, operatorToken, requestJson } from "./server-client.js";
 
 const USAGE = `usage: npm run audit -- verify [RUN_ID] [--json]
   Recomputes the audit chains of all runs (or of RUN_ID) and names the first broken link.`;
@@ -42,22 +44,36 @@ async function main(argv: string[]): Promise<number> {
   }
   return exitOnConfigError(async () => {
     const settings = loadSettings();
+    const server = await findServer(settings);
+    if (server) {
+      const query = runId === undefined ? "" : `?run_id=${encodeURIComponent(runId)}`;
+      const answer = await requestJson<VerifyReport>(
+        server,
+        await operatorToken(settings),
+        "GET",
+        `/operator/audit/verify${query}`,
+      );
+      return print(answer.body, runId, parsed.values["json"] === true);
+    }
     const database = await openDatabase({
       ...(settings.databaseUrl ? { databaseUrl: settings.databaseUrl } : {}),
       dataDir: settings.dataDir,
     });
     try {
-      const result = await database.verifyAudit(runId);
-      process.stdout.write(`${report(result, parsed.values["json"] === true)}\n`);
-      if (runId !== undefined && result.runs === 0) {
-        process.stderr.write(`warrant: not_found: no audit chain for run ${runId}\n`);
-        return 1;
-      }
-      return result.breaks.length === 0 ? 0 : 1;
+      return print(await database.verifyAudit(runId), runId, parsed.values["json"] === true);
     } finally {
       await database.close();
     }
   });
+}
+
+function print(result: VerifyReport, runId: string | undefined, json: boolean): number {
+  process.stdout.write(`${report(result, json)}\n`);
+  if (runId !== undefined && result.runs === 0) {
+    process.stderr.write(`warrant: not_found: no audit chain for run ${runId}\n`);
+    return 1;
+  }
+  return result.breaks.length === 0 ? 0 : 1;
 }
 
 process.exitCode = await main(process.argv.slice(2));

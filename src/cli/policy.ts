@@ -20,14 +20,15 @@ import { loadSettings, type Settings } from "../env.js";
 import { ConfigError } from "../errors.js";
 import { buildCatalog, type ListedTool } from "../mcp/catalog.js";
 import { connectTools } from "../mcp/tool-host.js";
-import { recentRunIds, recordedDefinitions } from "../persistence/trace-store.js";
 import { formatProblem, parseConfigProblems, type ConfigProblem } from "../policy/config-check.js";
 import type { WarrantConfig } from "../policy/config.js";
 import { policyMatrix, renderMatrix, stagesOf } from "../policy/matrix.js";
 import { STAGE } from "../runtime/step.js";
 import { explainRun, renderExplanation } from "../trace/explain.js";
-import { readReplaySteps } from "../trace/read-replay.js";
+import { readReplayRecords, type ReplayRecords } from "../trace/read-replay.js";
 import { readRunTrace, type HistorySource } from "../trace/read-trace.js";
+import type { RunTrace } from "../trace/run-trace.js";
+import { findServer, operatorToken, requestJson } from "./server-client.js";
 import { renderReplay, replay } from "../trace/replay.js";
 import { commandLine, RUN_ID, usageError, type CommandLine } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
@@ -138,25 +139,51 @@ async function withDatabase<T>(
   }
 }
 
+/** A run's trace: from the running server when there is one (it holds the embedded database), else read here. */
+async function traceOf(settings: Settings, runId: string): Promise<RunTrace | undefined> {
+  const server = await findServer(settings);
+  if (server) {
+    const path = `/operator/runs/${encodeURIComponent(runId)}/trace`;
+    const answer = await requestJson<RunTrace>(server, await operatorToken(settings), "GET", path, { accept: [404] });
+    return answer.status === 404 ? undefined : answer.body;
+  }
+  return withDatabase(settings, (database, graphFor) => readRunTrace(database, graphFor, runId));
+}
+
 async function explain(parsed: CommandLine, settings: Settings): Promise<number> {
   const [runId, callId, ...extra] = parsed.positionals;
   if (runId === undefined || !RUN_ID.test(runId) || (callId !== undefined && !CALL_ID.test(callId)) || extra.length)
     return usageError("explain takes RUN_ID [CALL_ID] (letters, digits, `_.:-`, at most 128)", USAGE);
-  return withDatabase(settings, async (database, graphFor) => {
-    const trace = await readRunTrace(database, graphFor, runId);
-    if (!trace) {
-      process.stderr.write(`warrant: not_found: no run ${runId} in this database\n`);
-      return 1;
-    }
-    const calls = explainRun(trace, callId);
-    if (callId !== undefined && calls.length === 0) {
-      process.stderr.write(`warrant: not_found: run ${runId} has no call ${callId}\n`);
-      return 1;
-    }
-    const json = parsed.values["json"] === true;
-    process.stdout.write(json ? `${JSON.stringify(calls, null, 2)}\n` : `${renderExplanation(trace, calls)}\n`);
-    return 0;
-  });
+  const trace = await traceOf(settings, runId);
+  if (!trace) {
+    process.stderr.write(`warrant: not_found: no run ${runId} in this database\n`);
+    return 1;
+  }
+  const calls = explainRun(trace, callId);
+  if (callId !== undefined && calls.length === 0) {
+    process.stderr.write(`warrant: not_found: run ${runId} has no call ${callId}\n`);
+    return 1;
+  }
+  const json = parsed.values["json"] === true;
+  process.stdout.write(json ? `${JSON.stringify(calls, null, 2)}\n` : `${renderExplanation(trace, calls)}\n`);
+  return 0;
+}
+
+/** What replay re-decides: from the running server when there is one, else read here. */
+async function recordsOf(
+  settings: Settings,
+  which: { runIds: readonly string[] } | { last: number },
+): Promise<ReplayRecords> {
+  const server = await findServer(settings);
+  if (server) {
+    const body = "last" in which ? { last: which.last } : { run_ids: which.runIds };
+    return (
+      await requestJson<ReplayRecords>(server, await operatorToken(settings), "POST", "/operator/replay-records", {
+        body,
+      })
+    ).body;
+  }
+  return withDatabase(settings, (database, graphFor) => readReplayRecords(database, graphFor, which));
 }
 
 async function replayRuns(parsed: CommandLine, settings: Settings): Promise<number> {
@@ -176,38 +203,35 @@ async function replayRuns(parsed: CommandLine, settings: Settings): Promise<numb
   }
   const principalsFile = stringFlag(parsed, "principals");
   const directory = principalsFile ? new Map((await principalsFrom(principalsFile)).map((p) => [p.user_id, p])) : null;
-  return withDatabase(settings, async (database, graphFor) => {
-    const ids = last !== undefined ? await recentRunIds(database.pool, database.schema, last) : runIds;
-    const { steps, unknown } = await readReplaySteps(database, graphFor, ids);
-    if (unknown.length > 0) {
-      process.stderr.write(`warrant: not_found: no run ${unknown.join(", ")} in this database\n`);
-      return 1;
-    }
-    // The tools as they were defined when they ran: the pinned definitions.
-    const listed: Record<string, ListedTool[]> = {};
-    for (const definition of await recordedDefinitions(database.pool, database.schema)) {
-      const tools = listed[definition.server] ?? [];
-      tools.push(definition.tool);
-      listed[definition.server] = tools;
-    }
-    const { tools: catalog } = buildCatalog(config.tools, listed);
-    const listedNames = new Set(Object.values(listed).flatMap((tools) => tools.map((tool) => tool.name)));
-    const report = replay(steps, {
-      catalog,
-      isListed: (name) => listedNames.has(name),
-      contracts: Object.values(config.tools),
-      reviewPolicy: config.review_policy,
-      maxTools: config.selection.max_tools,
-      budgets: settings.budgets,
-      stage: STAGE,
-      // With another directory, the owner as recorded but with the permissions it lists (unlisted: no permissions).
-      principal: (recorded) =>
-        directory === null ? recorded : (directory.get(recorded.user_id) ?? { ...recorded, scopes: [], grants: {} }),
-    });
-    const json = parsed.values["json"] === true;
-    process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReplay(report, file)}\n`);
-    return 0;
+  const { steps, unknown, definitions } = await recordsOf(settings, last !== undefined ? { last } : { runIds });
+  if (unknown.length > 0) {
+    process.stderr.write(`warrant: not_found: no run ${unknown.join(", ")} in this database\n`);
+    return 1;
+  }
+  // The tools as they were defined when they ran: the pinned definitions.
+  const listed: Record<string, ListedTool[]> = {};
+  for (const definition of definitions) {
+    const tools = listed[definition.server] ?? [];
+    tools.push(definition.tool);
+    listed[definition.server] = tools;
+  }
+  const { tools: catalog } = buildCatalog(config.tools, listed);
+  const listedNames = new Set(definitions.map((definition) => definition.tool.name));
+  const report = replay(steps, {
+    catalog,
+    isListed: (name) => listedNames.has(name),
+    contracts: Object.values(config.tools),
+    reviewPolicy: config.review_policy,
+    maxTools: config.selection.max_tools,
+    budgets: settings.budgets,
+    stage: STAGE,
+    // With another directory, the owner as recorded but with the permissions it lists (unlisted: no permissions).
+    principal: (recorded) =>
+      directory === null ? recorded : (directory.get(recorded.user_id) ?? { ...recorded, scopes: [], grants: {} }),
   });
+  const json = parsed.values["json"] === true;
+  process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReplay(report, file)}\n`);
+  return 0;
 }
 
 function stringFlag(parsed: CommandLine, name: string): string | undefined {

@@ -11,7 +11,14 @@ import { WarrantError } from "../errors.js";
 import { requestHash, type RunKeyRow } from "../persistence/run-keys.js";
 import type { Owner, ThreadStore } from "../persistence/thread-store.js";
 
-export type CliErrorCode = "usage" | "thread_not_found" | "idempotency_key_reused";
+export type CliErrorCode =
+  | "usage"
+  | "thread_not_found"
+  | "idempotency_key_reused"
+  /** `--resume` on a thread with no pending review (the API's 409 code). */
+  | "no_pending_interrupt"
+  /** Something the running server's API cannot do for the CLI. */
+  | "unsupported";
 
 /** A refusal the CLI prints as one `warrant: <code>: <message>` line. */
 export class CliError extends WarrantError {
@@ -76,7 +83,7 @@ export async function openSession(
     if (!claim.claimed) return replayOf(claim.existing, hash);
   }
   if (request.thread === undefined) {
-    const created = await store.create(owner, { thread_id: threadId, metadata: {} });
+    const created = await store.create(owner, { thread_id: threadId, metadata: {}, graph_id: "agent" });
     if (!created) throw new CliError("thread_not_found", `thread ${threadId} could not be created`);
   }
   return { kind: "run", threadId, runId, created: request.thread === undefined };

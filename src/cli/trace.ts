@@ -1,6 +1,8 @@
 /**
  * `npm run trace -- RUN_ID [--json] [--otlp]`: one run's timeline, read from
- * the database named by DATABASE_URL (else the embedded one) alone: the
+ * the database named by DATABASE_URL (else the embedded one) alone, or,
+ * while `npm start` of this checkout runs on it, asked of that server
+ * (`GET /operator/runs/{id}/trace`, src/cli/server-client.ts): the
  * request, each plan (model turn, tokens, offered and withheld tools), each
  * decision with its check, approvals, each execution attempt (latency,
  * status, error class), evidence, budget use and why the run ended. RUN_ID
@@ -11,10 +13,12 @@
  * database error, 2 on a usage error.
  */
 import { createRuntime } from "../bootstrap.js";
-import { loadSettings } from "../env.js";
+import { loadSettings, type Settings } from "../env.js";
 import { exportTraceSpans, otlpConfigured, otlpExporter } from "../trace/otel.js";
 import { readRunTrace, type HistorySource } from "../trace/read-trace.js";
 import { renderTrace } from "../trace/render.js";
+import type { RunTrace } from "../trace/run-trace.js";
+import { findServer, operatorToken, requestJson } from "./server-client.js";
 import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 
@@ -41,6 +45,17 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write("warrant: config_invalid: --otlp needs OTEL_EXPORTER_OTLP_ENDPOINT\n");
       return 1;
     }
+    const server = await findServer(settings);
+    if (server) {
+      const answer = await requestJson<RunTrace>(
+        server,
+        await operatorToken(settings),
+        "GET",
+        `/operator/runs/${encodeURIComponent(options.runId)}/trace`,
+        { accept: [404] },
+      );
+      return show(answer.status === 404 ? undefined : answer.body, options, settings.budgets);
+    }
     const runtime = createRuntime(settings);
     const database = await runtime.database();
     try {
@@ -53,21 +68,25 @@ async function main(argv: string[]): Promise<number> {
         const { buildAgent } = await import("../../graphs/agent.js");
         return buildAgent(runtime.host).compile({ checkpointer: database.saver });
       };
-      const trace = await readRunTrace(database, graphFor, options.runId);
-      if (!trace) {
-        process.stderr.write(`warrant: not_found: no run ${options.runId} in this database\n`);
-        return 1;
-      }
-      process.stdout.write(`${options.json ? JSON.stringify(trace, null, 2) : renderTrace(trace, settings.budgets)}\n`);
-      if (options.otlp) {
-        await exportTraceSpans(trace, otlpExporter());
-        process.stderr.write(`exported ${trace.nodes.length} node span(s) of run ${trace.run_id} over OTLP\n`);
-      }
-      return 0;
+      return await show(await readRunTrace(database, graphFor, options.runId), options, settings.budgets);
     } finally {
       await runtime.close();
     }
   });
+}
+
+/** Prints the trace (and exports it with --otlp); exit 1 when there is no such run. */
+async function show(trace: RunTrace | undefined, options: Options, budgets: Settings["budgets"]): Promise<number> {
+  if (!trace) {
+    process.stderr.write(`warrant: not_found: no run ${options.runId} in this database\n`);
+    return 1;
+  }
+  process.stdout.write(`${options.json ? JSON.stringify(trace, null, 2) : renderTrace(trace, budgets)}\n`);
+  if (options.otlp) {
+    await exportTraceSpans(trace, otlpExporter());
+    process.stderr.write(`exported ${trace.nodes.length} node span(s) of run ${trace.run_id} over OTLP\n`);
+  }
+  return 0;
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -20,7 +20,7 @@ import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/p
 import { courseContextOf, isQuizRequest, type CourseContext } from "./notes/course-context.js";
 import { CASE_ID, decideCase } from "./caseops/rules.js";
 import { decideFileRead, FILE_READER, fileToRead } from "./files/rules.js";
-import { cannotFind, notesQuestion, searchQuery, supports } from "./notes/question.js";
+import { cannotFind, notesQuestion, retrieveFor, searchQuery } from "./notes/question.js";
 import { searchHits } from "./notes/relevance.js";
 import { parseStudyRequest } from "./study/parse.js";
 import { decideStudy, type StudyObservation } from "./study/rules.js";
@@ -251,14 +251,15 @@ export function decide(input: PlannerInput): PlanOutcome {
     if (!offered.has("search_notes")) return { type: "needs_human", reason: NO_NOTES_SEARCH };
     return { type: "tool_calls", calls: [call("search_notes", { query: question.query, limit: SEARCH_LIMIT })] };
   }
-  // The relevance floor: only hits of the named course, on the asked topic, are evidence; none → say so, never answer from the rest.
-  const hits = searches
-    .flatMap((search) => (search.ok ? searchHits(search.structured) : []))
-    .filter((hit) => supports(question, hit))
-    .map((hit) => hit.note_id);
-  if (hits.length === 0) return cannotFind(question);
-
-  const best = [...new Set(hits)].slice(0, READ_TOP);
+  // Only hits of the named course whose calibrated score clears the threshold are evidence; none → say so, naming the closest.
+  const retrieval = retrieveFor(
+    question,
+    searches.flatMap((search) => (search.ok ? searchHits(search.structured) : [])),
+    READ_TOP,
+    input.request,
+  );
+  if (retrieval.type === "abstain") return cannotFind(question, retrieval.closest);
+  const best = retrieval.note_ids;
   const attempted = observations.filter((observation) => observation.tool === "read_note").length;
   const read = readIds(observations);
   const unread = best.filter((id) => !read.has(id));

@@ -28,7 +28,7 @@ import { withHostValues, type HostValues } from "./host-values.js";
 import { createSecretScanner, type SecretScanner } from "../policy/secrets.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
-import { logLine, useProcessScanner } from "../runtime/process-scanner.js";
+import { logLine } from "../runtime/process-scanner.js";
 import { recordRedactions } from "../runtime/redaction.js";
 
 export { classifyCallFailure } from "./failures.js";
@@ -73,6 +73,13 @@ export interface ToolHost {
    * human_review redact the model's arguments and reviewers' edits with it.
    */
   readonly secrets?: SecretScanner;
+  /**
+   * Lists one server's tools again now and checks them against the pins (a
+   * changed definition is withheld and recorded for review), without waiting
+   * for list_changed or a restart: what `npm run tools -- diff` asks for.
+   * Throws when the server is unknown or down.
+   */
+  relist?(server: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -112,7 +119,7 @@ export interface ConnectOptions {
 }
 
 /** The default health log: one line per change, never prefixed like a CLI error. */
-function logHealth(event: HealthEvent): void {
+function logHealth(event: HealthEvent, log: (line: string) => void): void {
   const line =
     event.type === "unhealthy"
       ? `server ${event.server} unavailable: ${event.reason}`
@@ -121,7 +128,7 @@ function logHealth(event: HealthEvent): void {
         : event.type === "healthy" && event.attempt > 0
           ? `server ${event.server} reconnected after ${event.attempt} attempt(s)`
           : undefined;
-  if (line) process.stderr.write(logLine(`[warrant mcp] ${line}\n`));
+  if (line) log(`[warrant mcp] ${line}\n`);
 }
 
 interface ServerEntry {
@@ -153,7 +160,6 @@ export async function connectTools(
   options: ConnectOptions = {},
 ): Promise<ToolHost> {
   const config = withHostValues(configured, options.hostValues ?? {});
-  const onHealth = options.onHealth ?? logHealth;
   const listed = new Map<string, ListedTool[]>();
   let tools: CatalogTool[] = [];
   const entries = new Map<string, ServerEntry>();
@@ -162,8 +168,9 @@ export async function connectTools(
     key: options.redactionKey ?? new Uint8Array(randomBytes(32)),
     patterns: config.secrets.patterns,
   });
-  // Log lines and resume values of this process are redacted with the deployment's patterns and key from now on.
-  useProcessScanner(secrets);
+  // This host's log lines are redacted with its own patterns; other hosts in the process keep theirs.
+  const log = (line: string): void => void process.stderr.write(logLine(line, secrets));
+  const onHealth = options.onHealth ?? ((event: HealthEvent) => logHealth(event, log));
 
   const connectionFor = (server: ServerConfig, events: ConnectionEvents): ServerConnection =>
     server.transport === "stdio"
@@ -209,10 +216,8 @@ export async function connectTools(
       if (verdict.status !== "changed") continue;
       found.set(verdict.tool, { pinned_hash: verdict.pinned_hash, served_hash: verdict.served_hash });
       if (changed.get(server)?.get(verdict.tool)?.served_hash !== verdict.served_hash) {
-        process.stderr.write(
-          logLine(
-            `[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}); review with \`npm run tools -- diff ${verdict.tool}\`\n`,
-          ),
+        log(
+          `[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}); review with \`npm run tools -- diff ${verdict.tool}\`\n`,
         );
       }
     }
@@ -312,9 +317,7 @@ export async function connectTools(
     const record = callOptions.record;
     const where = `${site.where} of ${site.tool ?? site.server}`;
     if (!options.audit || !record) {
-      process.stderr.write(
-        logLine(`[warrant secrets] redacted ${found.length} value(s) in a ${where} (no run to audit)\n`),
-      );
+      log(`[warrant secrets] redacted ${found.length} value(s) in a ${where} (no run to audit)\n`);
       return value;
     }
     await recordRedactions(
@@ -336,9 +339,7 @@ export async function connectTools(
         at: new Date().toISOString(),
       },
     ).catch((error: unknown) =>
-      process.stderr.write(
-        logLine(`[warrant secrets] could not record the redaction in a ${where}: ${reasonOf(error)}\n`),
-      ),
+      log(`[warrant secrets] could not record the redaction in a ${where}: ${reasonOf(error)}\n`),
     );
     return value;
   };
@@ -460,6 +461,11 @@ export async function connectTools(
       );
     },
     secrets,
+    async relist(server) {
+      const entry = entries.get(server);
+      if (!entry?.supervisor.healthy) throw new Error(`the ${server} server is not connected`);
+      await adopt(server, await entry.connection.relist());
+    },
     close: closeAll,
   };
 }

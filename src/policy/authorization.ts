@@ -17,8 +17,11 @@ export function hasScopes(principal: Principal, contract: ToolContract): boolean
 }
 
 /**
- * Fail closed: every run-bound argument the call sets needs a value fixed for
- * the run, and must equal it.
+ * Fail closed: every argument the contract binds to the run must be present
+ * in the call, the run must have fixed a value for it, and the two must be
+ * equal. A call that leaves the argument out is refused too, even when the
+ * tool's schema makes it optional: a server reading "no case" as "any case
+ * the caller may see" would otherwise let the model escape the run's binding.
  */
 export function runBoundMatches(
   contract: ToolContract,
@@ -26,8 +29,8 @@ export function runBoundMatches(
   runBound: Record<string, unknown>,
 ): boolean {
   for (const name of Object.keys(contract.run_bound)) {
-    if (!Object.hasOwn(args, name)) continue;
-    if (!Object.hasOwn(runBound, name) || args[name] !== runBound[name]) return false;
+    if (!Object.hasOwn(args, name) || !Object.hasOwn(runBound, name)) return false;
+    if (args[name] !== runBound[name]) return false;
   }
   return true;
 }

@@ -1,29 +1,29 @@
 /**
- * The process's secret scanner, for what enters or leaves the process outside
- * a tool host: log lines ({@link logLine}: errors that echo their input, a
- * server's message) and resume values before LangGraph checkpoints them
- * ({@link withoutSecretShapes}). It is the deployment's scanner once a tool
- * host is built (configured patterns, the deployment's key), before that the
- * built-in patterns with a random key for this process.
+ * Redaction for what enters or leaves the process outside a tool host: log
+ * lines ({@link logLine}: errors that echo their input, a server's message)
+ * and resume values before LangGraph checkpoints them
+ * ({@link withoutSecretShapes}).
+ *
+ * There is no "current" scanner: a caller that has a tool host passes that
+ * host's scanner (its configured patterns and the deployment's key), so two
+ * hosts in one process (tests, the CLI, the eval) each redact with their own.
+ * Without one (a log line before any host is built, a test double), the
+ * built-in patterns apply, under a random key for this process.
  */
 import { randomBytes } from "node:crypto";
 import { createSecretScanner, type SecretScanner } from "../policy/secrets.js";
 
-let active: SecretScanner | undefined;
+let builtin: SecretScanner | undefined;
 
-/** Makes this process use `scanner` (the tool host calls it when it is built). */
-export function useProcessScanner(scanner: SecretScanner): void {
-  active = scanner;
+/** The built-in patterns under a random key of this process: never configured, never replaced. */
+export function builtinScanner(): SecretScanner {
+  builtin ??= createSecretScanner({ key: randomBytes(32) });
+  return builtin;
 }
 
-export function processScanner(): SecretScanner {
-  active ??= createSecretScanner({ key: randomBytes(32) });
-  return active;
-}
-
-/** The line with every secret-shaped value replaced by its marker. */
-export function logLine(text: string): string {
-  return processScanner().text(text, "log").value;
+/** The line with every secret-shaped value replaced by its marker (`scanner`'s patterns, else the built-in ones). */
+export function logLine(text: string, scanner: SecretScanner = builtinScanner()): string {
+  return scanner.text(text, "log").value;
 }
 
 /**
@@ -32,6 +32,6 @@ export function logLine(text: string): string {
  * contract marks sensitive are redacted later, by human_review, which knows
  * the tools; markers here are audited there too.
  */
-export function withoutSecretShapes<T>(value: T): T {
-  return processScanner().value(value, "resume").value;
+export function withoutSecretShapes<T>(value: T, scanner: SecretScanner = builtinScanner()): T {
+  return scanner.value(value, "resume").value;
 }

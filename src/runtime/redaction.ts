@@ -11,7 +11,7 @@ import { redactOutcome, type PlanRedaction } from "../planners/sanitize.js";
 import type { PlanOutcome } from "../planners/planner.js";
 import type { CatalogTool } from "../policy/contracts.js";
 import { markersIn, redactionDetail, type Redaction, type SecretScanner } from "../policy/secrets.js";
-import { processScanner } from "./process-scanner.js";
+import { builtinScanner } from "./process-scanner.js";
 import { runStartOf, sha256Hex, type RunStart } from "./audit-chain.js";
 import type { AuditEvent, AuditStore } from "./audit.js";
 
@@ -21,10 +21,10 @@ export const SECRET_REDACTED = "secret_redacted" as const;
 /**
  * The deployment's scanner (the tool host's, built from the config and the
  * deployment's key), or for a tool host that has none (test doubles) the
- * process's: built-in patterns still apply.
+ * built-in patterns.
  */
 export function scannerOf(tools: { secrets?: SecretScanner | undefined }): SecretScanner {
-  return tools.secrets ?? processScanner();
+  return tools.secrets ?? builtinScanner();
 }
 
 /** One place where values were redacted, as the audit records it. */

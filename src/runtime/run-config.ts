@@ -36,6 +36,28 @@ export const HOST_OWNED_KEYS = [
   RUN_BOUND,
 ] as const;
 
+/**
+ * The configurable keys a client may see (in a checkpoint's config, as the
+ * LangGraph API shows it): where the checkpoint is, nothing about who runs it.
+ * Every other key of a run's configurable is the host's (`HOST_OWNED_KEYS`,
+ * LangGraph's internal `__pregel_*`) and never leaves the server.
+ */
+export const CLIENT_VISIBLE_KEYS = [THREAD_ID, CHECKPOINT_NS, CHECKPOINT_ID, "checkpoint_map"] as const;
+
+/**
+ * Host-owned keys that name the principal or the run's binding: never sent to
+ * a client at any depth, inside a `configurable` or not. (`user_id` and
+ * `warrant_run_id` are ordinary data elsewhere: a tool argument, a run's
+ * `outcome.warrant_run_id`; inside a configurable they are dropped with every
+ * other key not in {@link CLIENT_VISIBLE_KEYS}.)
+ */
+export const NEVER_TO_CLIENT_KEYS = [
+  AUTH_USER,
+  "langgraph_auth_user_id",
+  "langgraph_auth_permissions",
+  RUN_BOUND,
+] as const;
+
 export interface RunIdentity {
   threadId: string;
   /** The id of this invocation (the API's run id); a new Warrant run takes it as its id. */

@@ -19,12 +19,15 @@ import { cors } from "hono/cors";
 import { authenticateRequest } from "../auth/api-token.js";
 import type { RequestGate } from "../auth/request-gate.js";
 import type { LedgerStore } from "../runtime/ledger.js";
+import type { SecretScanner } from "../policy/secrets.js";
 import { logLine } from "../runtime/process-scanner.js";
 import type { ThreadStore } from "../persistence/thread-store.js";
 import { isDatabaseBusy } from "../persistence/pool.js";
 import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-error.js";
+import { clientView } from "./client-view.js";
 import { routeContext, type Env } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
+import { registerOperatorRoutes, type OperatorOptions } from "./routes/operator.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
@@ -50,6 +53,10 @@ export interface AppOptions {
   corsOrigins?: string[];
   /** The chat page at `/` (web.ts); absent in tests that serve the API alone. */
   web?: WebOptions;
+  /** The tool host's secret scanner, for the error log (absent: the built-in patterns). */
+  secrets?: SecretScanner | undefined;
+  /** The CLI's operator routes (`/operator/*`, their own tokens); absent in tests that serve the API alone. */
+  operator?: Omit<OperatorOptions, "secret">;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -69,6 +76,7 @@ export function createApp(options: AppOptions): Hono<Env> {
     console.error(
       logLine(
         `warrant-server: unexpected error on ${c.req.method} ${c.req.path}: ${error instanceof Error ? error.stack : String(error)}`,
+        options.secrets,
       ),
     );
     return c.json(errorBody("internal_error", "the server failed to handle the request"), 500);
@@ -137,6 +145,8 @@ export function createApp(options: AppOptions): Hono<Env> {
     }),
   );
 
+  if (options.operator) registerOperatorRoutes(app, { ...options.operator, secret: options.secret });
+
   // Every route below needs a valid token (Authorization: Bearer, or X-Api-Key).
   app.use("*", async (c, next) => {
     const result = await authenticateRequest(options.secret, {
@@ -152,7 +162,10 @@ export function createApp(options: AppOptions): Hono<Env> {
     await next();
   });
 
+  // The page's own session route shows the user their scopes (README); every API answer after
+  // it leaves through one view of what a client may see (client-view.ts).
   if (options.web) registerSessionRoutes(app, options.web);
+  app.use("*", clientView);
   const context = routeContext(manager, store, options.ledger, graphs, options.heartbeatMs ?? 10_000);
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);

@@ -7,6 +7,7 @@
  * (`run-event-writer.ts`). The run itself never waits for a reader: a client
  * that goes away costs the run nothing.
  */
+import { toClientJson } from "./client-view.js";
 
 export interface RunEvent {
   /** The SSE id: numbered from 0 per run, the same on every instance. */
@@ -85,20 +86,13 @@ export class EventLog {
 }
 
 /**
- * JSON for the wire. LangChain messages become the plain dicts the SDK
- * expects (`{ type: "human", content, id, … }`), errors become
- * `{ error, message }` without stacks.
+ * JSON for the wire: what a client may see of the value (`client-view.ts`:
+ * no host-owned configurable key, a principal by identity only, checkpoints in
+ * the LangGraph API's shape), LangChain messages as the plain dicts the SDK
+ * expects, errors as `{ error, message }` without stacks.
  */
 export function toWireJson(value: unknown): string {
-  return JSON.stringify(value, function replacer(this: Record<string, unknown>, key: string, current: unknown) {
-    const raw = this[key];
-    if (raw !== null && typeof raw === "object" && typeof (raw as { toDict?: unknown }).toDict === "function") {
-      const { type, data } = (raw as { toDict(): { type: string; data: Record<string, unknown> } }).toDict();
-      return { ...data, type };
-    }
-    if (raw instanceof Error) return { error: raw.name, message: raw.message };
-    return current;
-  });
+  return toClientJson(value);
 }
 
 /** Parses `toWireJson` output back into plain data (for responses built from it). */

@@ -7,11 +7,19 @@
 import { loadSettings } from "../env.js";
 import { describeError, isConfigError } from "../errors.js";
 import { logLine } from "../runtime/process-scanner.js";
+import { databaseIdentity, removeRuntimeFile, writeRuntimeFile } from "./runtime-file.js";
 import { startServer } from "./server.js";
 
 async function main(): Promise<void> {
   const settings = loadSettings();
   const server = await startServer({ settings });
+  // The CLI of this checkout finds the server here and becomes its client (runtime-file.ts).
+  await writeRuntimeFile(settings.dataDir, {
+    url: server.url,
+    pid: process.pid,
+    database: databaseIdentity(settings),
+    started_at: new Date().toISOString(),
+  });
   console.log(`warrant listening on ${server.url}`);
   console.error(
     `warrant-server: ${settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`}; mint a token with: npm run -s token -- --user alice`,
@@ -21,16 +29,19 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.error(`warrant-server: ${signal}: draining`);
-    server.close().then(
-      () => {
-        console.error("warrant-server: stopped");
-        process.exit(0);
-      },
-      (error: unknown) => {
-        console.error(logLine(`warrant-server: shutdown failed: ${describeError(error)}`));
-        process.exit(1);
-      },
-    );
+    server
+      .close()
+      .then(() => removeRuntimeFile(settings.dataDir))
+      .then(
+        () => {
+          console.error("warrant-server: stopped");
+          process.exit(0);
+        },
+        (error: unknown) => {
+          console.error(logLine(`warrant-server: shutdown failed: ${describeError(error)}`));
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));

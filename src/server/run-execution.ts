@@ -14,6 +14,7 @@ import { Command } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
 import type { RunRow, ThreadStore } from "../persistence/thread-store.js";
 import { runConfigFor } from "../runtime/run-config.js";
+import type { SecretScanner } from "../policy/secrets.js";
 import { withoutSecretShapes } from "../runtime/process-scanner.js";
 import { runOptions } from "../runtime/routes.js";
 import { abortReason } from "./abort.js";
@@ -30,6 +31,8 @@ export interface ExecutionContext {
   log: (line: string) => void;
   /** Called once a run's end is recorded (e.g. to export its trace); never awaited by the run. */
   onEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
+  /** The tool host's secret scanner (absent: the built-in patterns). */
+  secrets?: SecretScanner | undefined;
 }
 
 export interface Execution {
@@ -79,7 +82,9 @@ export async function executeRun(context: ExecutionContext, execution: Execution
         graph_id: run.assistant_id,
       });
     // A resume value is checkpointed as sent: a secret in a reviewer's edit is redacted first.
-    const input = request.resume ? new Command({ resume: withoutSecretShapes(request.resume.value) }) : request.input;
+    const input = request.resume
+      ? new Command({ resume: withoutSecretShapes(request.resume.value, context.secrets) })
+      : request.input;
     const stream = await graph.stream(input, config);
     for await (const [mode, data] of stream as AsyncIterable<[string, unknown]>) emitter.chunk(mode, data);
     ended = await inspect();

@@ -14,6 +14,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Budgets } from "../env.js";
+import type { SecretScanner } from "../policy/secrets.js";
 import type { RunEventListener } from "../persistence/run-events-listener.js";
 import type { RunEventStore } from "../persistence/run-events-store.js";
 import type { Owner, RunRow, ThreadStatus, ThreadStore } from "../persistence/thread-store.js";
@@ -59,6 +60,8 @@ export interface RunManagerOptions {
   onRunEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
   /** The run-bound values a request fixes (from the contracts' `run_bound` rules). */
   runBound?: (request: string) => Record<string, string>;
+  /** The tool host's secret scanner: resume values are redacted with it before they are checkpointed. */
+  secrets?: SecretScanner | undefined;
   log?: (line: string) => void;
 }
 
@@ -68,8 +71,8 @@ const ENDED_CHECK_MS = 500;
 const unfinished = (run: RunRow | undefined) => run?.status === "running" || run?.status === "pending";
 
 export class RunManager {
-  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded">> &
-    Pick<RunManagerOptions, "notifications" | "onRunEnded"> & { log: (line: string) => void };
+  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded" | "secrets">> &
+    Pick<RunManagerOptions, "notifications" | "onRunEnded" | "secrets"> & { log: (line: string) => void };
   readonly #active = new Map<string, ActiveRun & { controller: AbortController }>();
   readonly #finished = new Map<string, { log: EventLog; timer: NodeJS.Timeout }>();
   #accepting = true;
@@ -193,7 +196,15 @@ export class RunManager {
     const controller = new AbortController();
     const { graphs, store, budgets, leaseMs } = this.#options;
     const settled = executeRun(
-      { graphs, store, budgets, leaseMs, log: this.#options.log, onEnded: this.#options.onRunEnded },
+      {
+        graphs,
+        store,
+        budgets,
+        leaseMs,
+        log: this.#options.log,
+        onEnded: this.#options.onRunEnded,
+        secrets: this.#options.secrets,
+      },
       { graph, run, request, runBound: request.runBound ?? request.thread.run_bound, emitter, controller },
     ).finally(() => this.#retire(runId, log));
     const active = { run, log, settled, controller };

@@ -13,6 +13,7 @@ import { loadApiSecret } from "../auth/api-token.js";
 import { requestGate } from "../auth/request-gate.js";
 import { createRevocationStore, RevocationList } from "../auth/revocations.js";
 import { createRuntime, refuseConfigErrors } from "../bootstrap.js";
+import { loadConfig } from "../policy/config.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
@@ -21,6 +22,7 @@ import { createApp } from "./app.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
+import type { SecretScanner } from "../policy/secrets.js";
 import { logLine } from "../runtime/process-scanner.js";
 import { runExports } from "../trace/export-runs.js";
 import { otlpConfigured } from "../trace/otel.js";
@@ -48,12 +50,15 @@ export interface StartServerOptions {
 
 export async function startServer(options: StartServerOptions): Promise<StartedServer> {
   const { settings } = options;
-  const log = options.log ?? ((line: string) => console.error(logLine(`warrant-server: ${line}`)));
+  // Redacted with the tool host's patterns once it is built (the built-in ones before).
+  let secrets: SecretScanner | undefined;
+  const log = options.log ?? ((line: string) => console.error(logLine(`warrant-server: ${line}`, secrets)));
   const runtime = createRuntime(settings, options.overrides ?? {});
   try {
     const database = await runtime.database();
     // Tools start with the server, so a broken MCP configuration fails here, not in the first run.
     const tools = await runtime.host.tools();
+    secrets = tools.secrets;
     // The checks of `npm run policy -- check`; a test's own tool host is not what the config describes.
     for (const warning of await refuseConfigErrors(settings, options.overrides?.tools ? undefined : tools))
       log(warning);
@@ -78,17 +83,12 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
           })
         : undefined;
     // With an OTLP endpoint configured, each finished run is exported as OpenTelemetry spans (src/trace/otel.ts).
-    const exports = otlpConfigured()
-      ? runExports({
-          database,
-          graphFor: async (graphId) => {
-            const graph = graphs.get(graphId ?? "agent") ?? graphs.get("agent");
-            if (graph === undefined) throw new Error("the server serves no agent graph");
-            return graph;
-          },
-          log,
-        })
-      : undefined;
+    const graphFor = async (graphId: string | null) => {
+      const graph = graphs.get(graphId ?? "agent") ?? graphs.get("agent");
+      if (graph === undefined) throw new Error("the server serves no agent graph");
+      return graph;
+    };
+    const exports = otlpConfigured() ? runExports({ database, graphFor, log }) : undefined;
     const manager = new RunManager({
       notifications,
       ...(exports
@@ -105,6 +105,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       leaseMs,
       maxActiveRuns: settings.server.maxActiveRuns,
       runBound: (request) => runBoundFor(request, contracts),
+      secrets,
     });
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
@@ -142,10 +143,17 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       maxBodyBytes: settings.server.maxBodyBytes,
       corsOrigins: settings.server.corsOrigins,
       web,
+      operator: {
+        database,
+        graphFor,
+        tools: runtime.host.tools,
+        config: () => loadConfig(settings.configPath),
+      },
       ping: async () => {
         await database.pool.query("select 1");
       },
       version: options.version ?? "0.1.0",
+      secrets,
       ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
     });
     const requests = new InFlight();

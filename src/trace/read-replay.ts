@@ -5,7 +5,8 @@
  */
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { Database } from "../persistence/database.js";
-import { findRunOrigin } from "../persistence/trace-store.js";
+import type { ListedTool } from "../mcp/catalog.js";
+import { findRunOrigin, recentRunIds, recordedDefinitions } from "../persistence/trace-store.js";
 import type { Decision } from "../policy/decision.js";
 import { threadConfig } from "../runtime/run-config.js";
 import type { State } from "../state.js";
@@ -53,4 +54,22 @@ export async function readReplaySteps(
     steps.push(...authorizeSteps(currentBranch(snapshots), origin.run_id, origin.thread_id));
   }
   return { steps, unknown };
+}
+
+/** What `replay` reads from the database: the runs' authorize steps and the pinned tool definitions. */
+export interface ReplayRecords {
+  steps: RecordedStep[];
+  unknown: string[];
+  definitions: { server: string; tool: ListedTool }[];
+}
+
+/** The records of these runs, or of the newest `last` runs. */
+export async function readReplayRecords(
+  database: Database,
+  graphFor: (graphId: string | null) => Promise<HistorySource>,
+  which: { runIds: readonly string[] } | { last: number },
+): Promise<ReplayRecords> {
+  const ids = "last" in which ? await recentRunIds(database.pool, database.schema, which.last) : which.runIds;
+  const { steps, unknown } = await readReplaySteps(database, graphFor, ids);
+  return { steps, unknown, definitions: await recordedDefinitions(database.pool, database.schema) };
 }

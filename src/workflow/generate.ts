@@ -24,7 +24,7 @@ import { cannotFind } from "../domains/notes/question.js";
 import { failureEnding } from "./branches.js";
 import { extractiveAnswer } from "./extractive.js";
 import { passageTranscript } from "./model-input.js";
-import { rerank } from "./rerank.js";
+import { RERANK_TOP, rerank, searchScores } from "./rerank.js";
 import { notesRequest } from "./request.js";
 import { retrievedEvidence } from "./retrieved.js";
 
@@ -89,7 +89,12 @@ export function makeGenerateNode(host: Host) {
     const ending = failureEnding(reads);
     if (ending) return concludeStep(state, step, ending);
     const request = notesRequest(step.request);
-    const passages = rerank(retrievedEvidence(state.messages, state.evidence), request);
+    const passages = rerank(
+      retrievedEvidence(state.messages, state.evidence),
+      request,
+      RERANK_TOP,
+      searchScores(state.messages),
+    );
     if (passages.length === 0) return concludeStep(state, step, cannotFind(request));
     const planner = await host.planner();
     // Only the model planner is a model; the rules planner and test doubles of a planner's policy get the extractive answer.

@@ -1,12 +1,13 @@
 /**
  * read (second step of a notes question): the notes the question names, then
  * the search hits that support the question (of the course it names, on its
- * topic: notes/question.ts), each read once with `read_note`. A search that
+ * topic, by the server's calibrated scores: notes/question.ts, retrieval.ts),
+ * each read once with `read_note`. A search that
  * was refused or failed for good ends the run (see branches.ts); nothing
  * worth reading → abstain, saying what cannot be found.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { cannotFind, supports } from "../domains/notes/question.js";
+import { cannotFind, retrieveFor } from "../domains/notes/question.js";
 import { searchHits } from "../domains/notes/relevance.js";
 import { observationsSinceRequest } from "../domains/rules-planner.js";
 import type { Host } from "../host.js";
@@ -25,12 +26,17 @@ export function makeReadNode(host: Host) {
     );
     const ending = failureEnding(searches);
     if (ending) return concludeStep(state, step, ending);
-    const hits = searches
-      .flatMap((search) => searchHits(search.structured))
-      .filter((hit) => supports(request, hit))
-      .map((hit) => hit.note_id);
+    // The same retrieval as the rules planner: the server's calibrated scores, thresholded (notes/retrieval.ts).
+    const retrieval = retrieveFor(
+      request,
+      searches.flatMap((search) => searchHits(search.structured)),
+      READ_LIMIT,
+      step.request,
+    );
+    const hits = retrieval.type === "answer" ? retrieval.note_ids : [];
     const chosen = [...new Set([...request.named, ...hits])].slice(0, READ_LIMIT);
-    if (chosen.length === 0) return concludeStep(state, step, cannotFind(request));
+    if (chosen.length === 0)
+      return concludeStep(state, step, cannotFind(request, retrieval.type === "abstain" ? retrieval.closest : []));
     // Note ids come from the search's output: made storable like any proposal before they are kept.
     return proposeCalls(state, step, {
       type: "tool_calls",

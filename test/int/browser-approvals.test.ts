@@ -10,7 +10,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
+import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser, signInAs } from "./support/browser.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
@@ -56,12 +56,7 @@ let fake: FakeOpenAI | undefined;
 let server: ServerProcess;
 let browser: TestBrowser | undefined;
 
-async function signInAs(page: Page, name: string): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: new RegExp(`^${name}\\b`) }).click();
-  await page.getByLabel("Your message").waitFor();
-}
-const signInAsAlice = (page: Page) => signInAs(page, "Alice");
+const signInAsAlice = (page: Page) => signInAs(page, server.url, "Alice");
 
 async function ask(page: Page, text: string): Promise<void> {
   await page.getByLabel("Your message").fill(text);
@@ -199,7 +194,7 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
       finalReply("I cannot read that note."),
     );
     const page = await browser!.page();
-    await signInAs(page, "Bob");
+    await signInAs(page, server.url, "Bob");
     await ask(page, "Read the cs301 self-attention note");
     await expect
       .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 })
@@ -221,12 +216,12 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     const before = await sandbox!.calendarEvents();
     fake!.enqueue(proposeEvents([session(4)]), finalReply("Booked after review."));
     const alice = await browser!.page();
-    await signInAs(alice, "Alice");
+    await signInAs(alice, server.url, "Alice");
     await ask(alice, "Book a session; my reviewer will approve it");
     await alice.getByRole("region", { name: /Review needed: 1 action/ }).waitFor({ timeout: 60_000 });
 
     const rita = await browser!.page();
-    await signInAs(rita, "Rita");
+    await signInAs(rita, server.url, "Rita");
     await rita.getByRole("button", { name: "Reviews", exact: true }).click();
     const entry = rita.locator("ul.reviews button", { hasText: "alice: Book a session" });
     await entry.waitFor();

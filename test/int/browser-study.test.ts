@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
+import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser, signInAs } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
 const STUDY_REQUEST =
@@ -40,12 +40,6 @@ const createdSince = (before: StoredEvent[], now: StoredEvent[]): StoredEvent[] 
 let sandbox: ServerSandbox | undefined;
 let server: ServerProcess;
 let browser: TestBrowser | undefined;
-
-async function signInAs(page: Page, name: string): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: new RegExp(`^${name}\\b`) }).click();
-  await expect.poll(() => page.getByTestId("signed-in-as").textContent()).toContain(name);
-}
 
 /** Alice asks for the plan and waits for its one review of three sessions. */
 async function askForPlan(page: Page): Promise<void> {
@@ -85,7 +79,7 @@ describe.runIf(BROWSER_TESTS_RUN)("study plans through the page (rules planner)"
   it(SCENARIOS.approveTwoRejectOne, async () => {
     const before = await sandbox!.calendarEvents();
     const page = await browser!.page();
-    await signInAs(page, "Alice");
+    await signInAs(page, server.url, "Alice");
     await askForPlan(page);
     await card(page, 0).getByLabel("Approve").check();
     await card(page, 1).getByLabel("Approve").check();
@@ -104,7 +98,7 @@ describe.runIf(BROWSER_TESTS_RUN)("study plans through the page (rules planner)"
   it(SCENARIOS.editOneTime, async () => {
     const before = await sandbox!.calendarEvents();
     const page = await browser!.page();
-    await signInAs(page, "Alice");
+    await signInAs(page, server.url, "Alice");
     await page.getByRole("button", { name: "New conversation" }).click();
     await askForPlan(page);
     await card(page, 0).getByLabel("Edit").check();
@@ -123,12 +117,12 @@ describe.runIf(BROWSER_TESTS_RUN)("study plans through the page (rules planner)"
   it(SCENARIOS.reviewerInbox, async () => {
     const before = await sandbox!.calendarEvents();
     const alice = await browser!.page();
-    await signInAs(alice, "Alice");
+    await signInAs(alice, server.url, "Alice");
     await alice.getByRole("button", { name: "New conversation" }).click();
     await askForPlan(alice);
 
     const rita = await browser!.page();
-    await signInAs(rita, "Rita");
+    await signInAs(rita, server.url, "Rita");
     await rita.getByRole("button", { name: "Reviews", exact: true }).click();
     await rita.locator("ul.reviews button", { hasText: "alice:" }).first().click();
     await rita.getByRole("region", { name: /Review needed: 3 actions/ }).waitFor({ timeout: 30_000 });

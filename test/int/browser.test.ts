@@ -7,11 +7,10 @@
  * reload in the middle of a run neither cancels it nor loses it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Page } from "playwright-core";
 import { mintApiToken } from "../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
 import { shippedPrincipalsPath } from "../../src/server/web.js";
-import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
+import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser, signInAs } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 import { freePort } from "../support/ports.js";
 
@@ -20,12 +19,6 @@ const QUESTION = "Compare self-attention with cross-attention using my notes";
 let sandbox: ServerSandbox | undefined;
 let server: ServerProcess;
 let browser: TestBrowser | undefined;
-
-async function signInAs(page: Page, name: string, url = server.url): Promise<void> {
-  await page.goto(url);
-  await page.getByRole("button", { name: new RegExp(`^${name}\\b`) }).click();
-  await expect.poll(() => page.getByTestId("signed-in-as").textContent()).toContain(name);
-}
 
 describe.runIf(BROWSER_TESTS_RUN)("chat page in Chromium", () => {
   beforeAll(async () => {
@@ -44,7 +37,7 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page in Chromium", () => {
 
   it("alice signs in, gets a cited answer whose citation opens its excerpt, and finds the thread after a reload", async () => {
     const page = await browser!.page();
-    await signInAs(page, "Alice");
+    await signInAs(page, server.url, "Alice");
 
     await page.getByLabel("Your message").fill(QUESTION);
     await page.getByLabel("Your message").press("Enter");
@@ -114,7 +107,7 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page in Chromium", () => {
 
   it("is usable at 375 px: nothing wider than the screen, the composer in reach", async () => {
     const page = await browser!.page({ width: 375, height: 740 });
-    await signInAs(page, "Alice");
+    await signInAs(page, server.url, "Alice");
     await page.getByLabel("Your message").fill(QUESTION);
     await page.getByRole("button", { name: "Send" }).click();
     await page.getByTestId("answer").waitFor({ timeout: 60_000 });
@@ -193,7 +186,7 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
     const port = String(await freePort());
     const first = await box.start({ PORT: port });
     const page = await tab!.page();
-    await signInAs(page, "Alice", first.url);
+    await signInAs(page, first.url, "Alice");
 
     await first.kill();
     await page.getByLabel("Your message").fill(QUESTION);
@@ -218,7 +211,7 @@ describe.runIf(BROWSER_TESTS_RUN)("chat page error states in Chromium", () => {
     // Slow reads, so the run is still going when the page reloads.
     const slow = await box.start({ WARRANT_NOTES_DELAY_MS: "2500" });
     const page = await tab!.page();
-    await signInAs(page, "Alice", slow.url);
+    await signInAs(page, slow.url, "Alice");
     await page.getByLabel("Your message").fill(QUESTION);
     await page.getByLabel("Your message").press("Enter");
     await page.getByRole("status").filter({ hasText: "Working" }).waitFor();

@@ -172,7 +172,7 @@ describe("pinned tool definitions", () => {
 
     const diff = await cli("diff", "lookup");
     expect(diff.code).toBe(0);
-    expect(diff.stdout).toContain(`pinned ${pinned?.hash}`);
+    expect(diff.stdout).toContain(`pinned sha256:${pinned?.hash}`);
     expect(diff.stdout).toContain(`+ "${SHIFTED_AT_START}"`);
     expect(diff.stdout).not.toContain("input_schema");
     expect(await cli("approve", "lookup", "--by", "rita")).toMatchObject({ code: 0 });
@@ -209,6 +209,38 @@ describe("pinned tool definitions", () => {
     });
     expect((await pinEvents("definition_changed")).at(-1)).toMatchObject({ tool: "lookup" });
     expect(host.isHealthy("glossary")).toBe(true);
+  }, 120_000);
+
+  it("tools diff lists the server again: a changed description shows before any host has seen it", async () => {
+    await database.pool.query("delete from warrant.tool_pins");
+    const honestHost = await start();
+    const honest = (await database.pins.get("lookup"))?.hash ?? "";
+    await stop(honestHost);
+    // No host runs now; the server would serve another description at its next start.
+    const directory = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-pins-"));
+    try {
+      const configPath = path.join(directory, "shifted.config.json");
+      await fs.writeFile(configPath, configJson(SHIFTED_AT_START));
+      const diff = await cliWith({ WARRANT_CONFIG: configPath }, "diff", "lookup");
+      expect(diff.code).toBe(0);
+      expect(diff.stdout).toContain(`pinned sha256:${honest}`);
+      expect(diff.stdout).toContain(`+ "${SHIFTED_AT_START}"`);
+      const served = (await database.pins.get("lookup"))?.served_hash;
+      expect(served).toMatch(/^[0-9a-f]{64}$/);
+      const list = await cliWith({ WARRANT_CONFIG: configPath }, "list", "--json");
+      expect(list.code).toBe(0);
+      expect(JSON.parse(list.stdout)).toContainEqual({
+        tool: "lookup",
+        server: "glossary",
+        risk: "read",
+        listed: true,
+        pin: "changed",
+        pinned_hash: `sha256:${honest}`,
+        served_hash: `sha256:${served}`,
+      });
+    } finally {
+      await fs.rm(directory, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it("a hash pinned in the config wins over the database's pin", async () => {
@@ -259,7 +291,7 @@ describe("pinned tool definitions", () => {
       const diff = await cliWith({ WARRANT_CONFIG: configPath }, "diff", "lookup");
       expect(diff.code).toBe(0);
       expect(diff.stdout).toContain(`configured pin: sha256:${honest}`);
-      expect(diff.stdout).toContain(`served ${shifted}`);
+      expect(diff.stdout).toContain(`served sha256:${shifted}`);
       const approve = await cliWith({ WARRANT_CONFIG: configPath }, "approve", "lookup");
       expect(approve.code).toBe(1);
       expect("stderr" in approve ? approve.stderr : "").toContain(

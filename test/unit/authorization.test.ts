@@ -165,17 +165,39 @@ describe("authorizeCall: run-bound arguments", () => {
     });
   });
 
-  // BUG (src/policy/authorization.ts:312): the run-bound check only compares
-  // when the run has a fixed value (`Object.hasOwn(runBound, name)`). A run
-  // started without `warrant_run_bound.case_id` lets the model pass ANY
-  // case_id to a run-bound tool: it fails open. DESIGN §5 says the argument
-  // "must equal a value fixed for the run"; with no value fixed nothing can
-  // equal it, so the call should be denied.
+  // DESIGN §5: the argument "must equal a value fixed for the run"; with no
+  // value fixed nothing can equal it, so the call is denied.
   it("denies a run-bound argument when the run has no value fixed for it", () => {
     expect(authorizeCall(updateCase, { case_id: "c-2", note: "x" }, caseWorker, {})).toMatchObject({
       ok: false,
       code: "access_denied",
     });
+  });
+});
+
+describe("runBoundMatches: an optional bound argument", () => {
+  // updateCase's server schema lists case_id without `required`: the model may omit it.
+  it("is optional in the schema the model sees", () => {
+    expect(updateCase.model_schema.required ?? []).not.toContain("case_id");
+  });
+
+  it("denies a call that omits it, whatever the run fixed", () => {
+    expect(runBoundMatches(updateCase.contract, { note: "x" }, { case_id: "c-1" })).toBe(false);
+    expect(runBoundMatches(updateCase.contract, { note: "x" }, {})).toBe(false);
+    expect(authorizeCall(updateCase, { note: "x" }, caseWorker, { case_id: "c-1" })).toEqual({
+      ok: false,
+      code: "access_denied",
+      message: ACCESS_DENIED_MESSAGE,
+    });
+  });
+
+  it("denies an explicit undefined, which is not the fixed value", () => {
+    expect(runBoundMatches(updateCase.contract, { case_id: undefined }, { case_id: "c-1" })).toBe(false);
+  });
+
+  it("allows the fixed value, and a contract that binds nothing", () => {
+    expect(runBoundMatches(updateCase.contract, { case_id: "c-1", note: "x" }, { case_id: "c-1" })).toBe(true);
+    expect(runBoundMatches(readNote.contract, { note_id: "cs301.x" }, {})).toBe(true);
   });
 });
 

@@ -300,9 +300,22 @@ describe("check: run_bound", () => {
     modelArgs: args,
   });
 
-  it("passes the value the host fixed for the run, and a call that does not set the argument", () => {
+  it("passes the value the host fixed for the run", () => {
     expect(runBound.run(candidate({ case_id: "C-100", note: "x" }), context(), fresh()).ok).toBe(true);
-    expect(runBound.run(candidate({ note: "x" }), context(), fresh()).ok).toBe(true);
+  });
+
+  // update_case's server schema makes case_id optional (required: ["note"]), so the
+  // arguments check lets the model leave it out; the run-bound check must not.
+  it("refuses a call that omits the bound argument its schema makes optional, with access_denied", () => {
+    expect(runBound.run(candidate({ note: "x" }), context(), fresh())).toMatchObject({
+      ok: false,
+      denial: { code: "access_denied", message: ACCESS_DENIED_MESSAGE },
+    });
+    expect(refusal(decide(propose("update_case", { note: "x" })))).toEqual({
+      code: "access_denied",
+      check: "run_bound",
+      withheld: undefined,
+    });
   });
 
   it("refuses another value, or a run with no value fixed, with access_denied", () => {

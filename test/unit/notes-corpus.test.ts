@@ -1,6 +1,6 @@
 /**
  * Unit tests of tools/notes/corpus.ts: corpus and principal validation, the
- * access rule, tokenization, BM25 ranking and snippets. No process is started;
+ * access rule, tokenization (stemming), MiniSearch ranking and snippets. No process is started;
  * the only I/O is reading the two shipped JSON files.
  */
 import path from "node:path";
@@ -177,18 +177,14 @@ describe("access rule", () => {
 });
 
 describe("tokenize", () => {
-  it("lowercases, drops stop words and splits hyphenated words into parts too", () => {
-    expect(tokenize("Compare Self-Attention with the keys")).toEqual([
-      "compare",
-      "self-attention",
-      "self",
-      "attention",
-      "key",
-    ]);
+  it("lowercases, drops stop words, stems, and keeps hyphenated words joined and split into parts", () => {
+    expect(tokenize("Compare Self-Attention with the keys")).toEqual(["compar", "selfattent", "self", "attent", "kei"]);
   });
 
-  it("folds simple plurals and keeps digits", () => {
-    expect(tokenize("queries classes 3NF")).toEqual(["query", "class", "3nf"]);
+  it("stems derived forms to one term and keeps words with digits or underscores whole", () => {
+    expect(tokenize("normalization normalized normal")).toEqual(["normal", "normal", "normal"]);
+    expect(tokenize("queries query classes 3NF d_k")).toEqual(["queri", "queri", "class", "3nf", "d_k"]);
+    expect(tokenize("mini-batch minibatches")).toEqual(["minibatch", "mini", "batch", "minibatch"]);
   });
 
   it("returns nothing for stop words only", () => {

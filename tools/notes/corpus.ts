@@ -1,6 +1,6 @@
 /**
  * Pure logic behind the `notes` MCP server: corpus and principal validation,
- * access checks, lexical search (BM25) and the tool input/output schemas.
+ * access checks, search (MiniSearch: search.ts) and the tool input/output schemas.
  *
  * Nothing here touches the file system or the network when imported; the two
  * `load*` helpers read a file only when called, so unit tests can exercise
@@ -8,6 +8,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { NO_SYNONYMS, type SynonymTable } from "./expansion.js";
+import { firstOffsetOf, IndexCache, rank } from "./search.js";
 
 // ---------------------------------------------------------------------------
 // Identifiers and constants
@@ -289,271 +291,35 @@ export function canRead(principal: Principal | undefined, note: Note): boolean {
 }
 
 // ---------------------------------------------------------------------------
-// Tokenization
+// Search (MiniSearch over the caller's visible notes: search.ts)
 // ---------------------------------------------------------------------------
 
-// Function words carry no topical signal; dropping them keeps "with" or "the" from matching every note.
-const STOP_WORDS: ReadonlySet<string> = new Set([
-  "a",
-  "about",
-  "above",
-  "after",
-  "again",
-  "against",
-  "all",
-  "also",
-  "am",
-  "an",
-  "and",
-  "any",
-  "are",
-  "as",
-  "at",
-  "be",
-  "because",
-  "been",
-  "before",
-  "being",
-  "between",
-  "both",
-  "but",
-  "by",
-  "can",
-  "could",
-  "did",
-  "do",
-  "does",
-  "doing",
-  "down",
-  "during",
-  "each",
-  "either",
-  "else",
-  "few",
-  "for",
-  "from",
-  "further",
-  "had",
-  "has",
-  "have",
-  "having",
-  "he",
-  "her",
-  "here",
-  "hers",
-  "him",
-  "his",
-  "how",
-  "i",
-  "if",
-  "in",
-  "into",
-  "is",
-  "it",
-  "its",
-  "itself",
-  "just",
-  "may",
-  "me",
-  "might",
-  "more",
-  "most",
-  "must",
-  "my",
-  "no",
-  "nor",
-  "not",
-  "now",
-  "of",
-  "off",
-  "on",
-  "once",
-  "one",
-  "only",
-  "or",
-  "other",
-  "our",
-  "out",
-  "over",
-  "own",
-  "same",
-  "she",
-  "should",
-  "so",
-  "some",
-  "such",
-  "than",
-  "that",
-  "the",
-  "their",
-  "them",
-  "then",
-  "there",
-  "these",
-  "they",
-  "this",
-  "those",
-  "through",
-  "to",
-  "too",
-  "under",
-  "until",
-  "up",
-  "us",
-  "very",
-  "was",
-  "we",
-  "were",
-  "what",
-  "when",
-  "where",
-  "which",
-  "while",
-  "who",
-  "whom",
-  "why",
-  "will",
-  "with",
-  "would",
-  "you",
-  "your",
-]);
-
-// Runs of letters/digits, optionally joined by single hyphens ("self-attention", "k-fold").
-const WORD_PATTERN = /[a-z0-9]+(?:-[a-z0-9]+)*/g;
-
-/**
- * Folds simple English plurals so "keys" matches "key" and "queries" matches
- * "query". Deliberately crude: it is applied to queries and documents alike, so
- * an odd stem ("bias" → "bia") still matches itself.
- */
-export function foldPlural(word: string): string {
-  if (word.length <= 3) return word;
-  if (word.endsWith("ies")) return `${word.slice(0, -3)}y`;
-  if (word.endsWith("sses")) return word.slice(0, -2);
-  if (word.endsWith("s") && !/(?:ss|us|is)$/.test(word)) return word.slice(0, -1);
-  return word;
-}
-
-/** Lowercases and strips accents so "Café" and "cafe" tokenize alike. */
-function normalizeText(text: string): string {
-  return text
-    .normalize("NFKD")
-    .replace(/\p{M}+/gu, "")
-    .toLowerCase();
-}
-
-/** Search terms for one matched word: the word itself and, for hyphenated words, each part. */
-function termsOfWord(word: string): string[] {
-  const candidates = word.includes("-") ? [word, ...word.split("-")] : [word];
-  return candidates.map(foldPlural).filter((term) => term.length > 1 && !STOP_WORDS.has(term));
-}
-
-/**
- * Splits text into search terms: lowercase, stop words and single characters
- * removed, plurals folded, and hyphenated words kept whole plus split into parts.
- */
-export function tokenize(text: string): string[] {
-  const terms: string[] = [];
-  for (const match of normalizeText(text).matchAll(WORD_PATTERN)) {
-    terms.push(...termsOfWord(match[0]));
-  }
-  return terms;
-}
-
-// ---------------------------------------------------------------------------
-// Search index and BM25 scoring
-// ---------------------------------------------------------------------------
-
-/** A note with its precomputed term counts. */
-export interface IndexedNote {
-  readonly note: Note;
-  readonly termCounts: ReadonlyMap<string, number>;
-  readonly length: number;
-}
+export { stem, tokenize } from "./analysis.js";
+export { loadSynonyms, NO_SYNONYMS, type SynonymTable } from "./expansion.js";
 
 /** A corpus prepared for search; build once, query many times. */
 export interface SearchIndex {
   readonly version: number;
-  readonly entries: readonly IndexedNote[];
+  readonly notes: readonly Note[];
   readonly byId: ReadonlyMap<string, Note>;
+  /** One MiniSearch index per distinct set of visible notes, so statistics never include hidden notes. */
+  readonly cache: IndexCache;
 }
 
-/** Standard BM25 constants: term-frequency saturation and length normalization. */
-const BM25_K1 = 1.2;
-const BM25_B = 0.75;
-
-// Scores are rounded so that float noise cannot reorder notes that are really tied.
-const SCORE_DECIMALS = 1e6;
-
-function indexNote(note: Note): IndexedNote {
-  const terms = tokenize(`${note.title} ${note.text}`);
-  const termCounts = new Map<string, number>();
-  for (const term of terms) termCounts.set(term, (termCounts.get(term) ?? 0) + 1);
-  return { note, termCounts, length: terms.length };
-}
-
-/** Tokenizes every note of a corpus once. */
-export function buildSearchIndex(corpus: Corpus): SearchIndex {
+/** Prepares a corpus for search, with each course's synonym table (none by default). */
+export function buildSearchIndex(corpus: Corpus, synonyms: SynonymTable = NO_SYNONYMS): SearchIndex {
+  const courseTitles = new Map((corpus.courses ?? []).map((course) => [course.course, course.title]));
   return {
     version: corpus.version,
-    entries: corpus.notes.map(indexNote),
+    notes: corpus.notes,
     byId: new Map(corpus.notes.map((note) => [note.note_id, note])),
+    cache: new IndexCache(courseTitles, synonyms),
   };
 }
 
-/**
- * Document frequencies over the given entries only. Statistics come from the
- * caller's visible set, so scores never reveal anything about hidden notes.
- */
-function documentFrequencies(entries: readonly IndexedNote[], terms: readonly string[]): Map<string, number> {
-  const frequencies = new Map<string, number>();
-  for (const term of terms) {
-    frequencies.set(term, entries.filter((entry) => entry.termCounts.has(term)).length);
-  }
-  return frequencies;
-}
-
-function inverseDocumentFrequency(documentCount: number, documentFrequency: number): number {
-  // The "+1" inside the log keeps the weight positive even for terms in most documents.
-  return Math.log(1 + (documentCount - documentFrequency + 0.5) / (documentFrequency + 0.5));
-}
-
-function bm25Score(
-  entry: IndexedNote,
-  terms: readonly string[],
-  frequencies: ReadonlyMap<string, number>,
-  documentCount: number,
-  averageLength: number,
-): number {
-  let score = 0;
-  for (const term of terms) {
-    const termFrequency = entry.termCounts.get(term) ?? 0;
-    if (termFrequency === 0) continue;
-    const lengthRatio = averageLength > 0 ? entry.length / averageLength : 1;
-    const saturation =
-      (termFrequency * (BM25_K1 + 1)) / (termFrequency + BM25_K1 * (1 - BM25_B + BM25_B * lengthRatio));
-    score += inverseDocumentFrequency(documentCount, frequencies.get(term) ?? 0) * saturation;
-  }
-  return Math.round(score * SCORE_DECIMALS) / SCORE_DECIMALS;
-}
-
-/** Orders by score descending, then note id ascending (code-unit order, independent of locale). */
-function compareHits(left: SearchHit, right: SearchHit): number {
-  if (left.score !== right.score) return right.score - left.score;
-  if (left.note_id === right.note_id) return 0;
-  return left.note_id < right.note_id ? -1 : 1;
-}
-
 /** The notes a principal may search, optionally narrowed to one course. */
-function candidateEntries(
-  index: SearchIndex,
-  principal: Principal | undefined,
-  course: string | undefined,
-): IndexedNote[] {
-  return index.entries.filter(
-    (entry) => canRead(principal, entry.note) && (course === undefined || entry.note.course === course),
-  );
+function candidateNotes(index: SearchIndex, principal: Principal | undefined, course: string | undefined): Note[] {
+  return index.notes.filter((note) => canRead(principal, note) && (course === undefined || note.course === course));
 }
 
 /** What {@link searchNotes} needs from the tool arguments. */
@@ -564,29 +330,25 @@ export interface SearchRequest {
 }
 
 /**
- * Ranks the notes the principal may see against the query with BM25.
+ * Ranks the notes the principal may see against the query. Each hit's
+ * `score` is its calibrated relevance (0–1: the IDF-weighted share of the
+ * question's concepts it covers, search.ts), which the planners threshold.
  * Only notes with a positive score are returned, best first, ties broken by
- * note id. An invisible or empty course yields an empty result, not an error,
- * so the response does not reveal whether the course exists.
+ * note id. An invisible or empty course yields an empty result, not an
+ * error, so the response does not reveal whether the course exists.
  */
 export function searchNotes(
   index: SearchIndex,
   principal: Principal | undefined,
   request: SearchRequest,
 ): SearchResult {
-  const terms = [...new Set(tokenize(request.query))];
-  const candidates = candidateEntries(index, principal, request.course);
-  if (terms.length === 0 || candidates.length === 0) return { hits: [], total: 0 };
-
-  const frequencies = documentFrequencies(candidates, terms);
-  const averageLength = candidates.reduce((sum, entry) => sum + entry.length, 0) / candidates.length;
-  const queryTerms = new Set(terms);
-  const matches = candidates
-    .map((entry) => ({ entry, score: bm25Score(entry, terms, frequencies, candidates.length, averageLength) }))
-    .filter((scored) => scored.score > 0)
-    .map(({ entry, score }) => toHit(entry.note, score, queryTerms))
-    .sort(compareHits);
-  return { hits: matches.slice(0, request.limit), total: matches.length };
+  const candidates = candidateNotes(index, principal, request.course);
+  if (candidates.length === 0) return { hits: [], total: 0 };
+  const ranked = rank(index.cache.for(candidates), request.query);
+  return {
+    hits: ranked.slice(0, request.limit).map((entry) => toHit(entry.note as Note, entry.relevance, entry.matched)),
+    total: ranked.length,
+  };
 }
 
 function toHit(note: Note, score: number, queryTerms: ReadonlySet<string>): SearchHit {
@@ -613,14 +375,6 @@ const SENTENCE_LOOKBACK = 120;
 /** How much context to keep before the first matching word when no sentence start is near. */
 const WORD_LOOKBACK = 60;
 
-/** Offset of the first word in `text` that yields one of the query terms, if any. */
-function firstMatchOffset(text: string, queryTerms: ReadonlySet<string>): number | undefined {
-  for (const match of normalizeText(text).matchAll(WORD_PATTERN)) {
-    if (termsOfWord(match[0]).some((term) => queryTerms.has(term))) return match.index;
-  }
-  return undefined;
-}
-
 /** Where a snippet anchored at `anchor` should start: a nearby sentence start, else a word boundary. */
 function snippetStart(text: string, anchor: number): number {
   const sentenceEnd = text.lastIndexOf(". ", anchor);
@@ -636,9 +390,8 @@ function snippetStart(text: string, anchor: number): number {
  * marking elided text.
  */
 export function makeSnippet(text: string, queryTerms: ReadonlySet<string>): string {
-  const normalizedLength = normalizeText(text).length;
-  // Accent stripping can change the length; only trust match offsets when it did not.
-  const anchor = normalizedLength === text.length ? (firstMatchOffset(text, queryTerms) ?? 0) : 0;
+  // Accent stripping can change the length; firstOffsetOf trusts match offsets only when it did not.
+  const anchor = firstOffsetOf(text, queryTerms) ?? 0;
   const start = snippetStart(text, anchor);
   const prefix = start > 0 ? ELLIPSIS : "";
   const rest = text.slice(start);

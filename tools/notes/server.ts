@@ -35,6 +35,7 @@ import {
   findPrincipal,
   loadCorpus,
   loadPrincipalDirectory,
+  loadSynonyms,
   readNote,
   searchNotes,
   type Corpus,
@@ -62,9 +63,10 @@ const SERVER_VERSION = "0.1.0";
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = path.resolve(HERE, "..", "..");
 const DEFAULT_DATA_PATH = path.join(HERE, "data", "notes.json");
+const DEFAULT_SYNONYMS_PATH = path.join(HERE, "data", "synonyms.json");
 const DEFAULT_PRINCIPALS_PATH = path.join(REPO_ROOT, "src", "domains", "dev-principals.json");
 
-const USAGE = `Usage: tsx tools/notes/server.ts [--help] [--data PATH] [--principals PATH]
+const USAGE = `Usage: tsx tools/notes/server.ts [--help] [--data PATH] [--principals PATH] [--synonyms PATH]
 
 MCP server (stdio) over the course-notes corpus. Tools: search_notes, read_note.
 Resource template: notes://courses/{course}/outline. Prompt: quiz_from_notes.
@@ -73,6 +75,7 @@ Options:
   --help             Print this message and exit.
   --data PATH        Corpus JSON (default: ${path.relative(REPO_ROOT, DEFAULT_DATA_PATH)}).
   --principals PATH  Principal directory JSON (default: ${path.relative(REPO_ROOT, DEFAULT_PRINCIPALS_PATH)}).
+  --synonyms PATH    Per-course synonym table JSON (default: ${path.relative(REPO_ROOT, DEFAULT_SYNONYMS_PATH)}).
 
 Environment (for tests):
   WARRANT_NOTES_DELAY_MS=N   Sleep N ms before answering each read_note call.
@@ -85,6 +88,7 @@ interface Options {
   readonly help: boolean;
   readonly dataPath: string;
   readonly principalsPath: string;
+  readonly synonymsPath: string;
 }
 
 interface ServerState {
@@ -108,6 +112,7 @@ function parseOptions(argv: readonly string[]): Options {
       help: { type: "boolean", short: "h", default: false },
       data: { type: "string" },
       principals: { type: "string" },
+      synonyms: { type: "string" },
     },
     strict: true,
     allowPositionals: false,
@@ -116,6 +121,7 @@ function parseOptions(argv: readonly string[]): Options {
     help: values.help === true,
     dataPath: values.data === undefined ? DEFAULT_DATA_PATH : path.resolve(values.data),
     principalsPath: values.principals === undefined ? DEFAULT_PRINCIPALS_PATH : path.resolve(values.principals),
+    synonymsPath: values.synonyms === undefined ? DEFAULT_SYNONYMS_PATH : path.resolve(values.synonyms),
   };
 }
 
@@ -275,13 +281,14 @@ function createServer(state: ServerState): McpServer {
 }
 
 async function loadState(options: Options): Promise<ServerState> {
-  const [corpus, directory] = await Promise.all([
+  const [corpus, directory, synonyms] = await Promise.all([
     loadCorpus(options.dataPath),
     loadPrincipalDirectory(options.principalsPath),
+    loadSynonyms(options.synonymsPath),
   ]);
   return {
     corpus,
-    index: buildSearchIndex(corpus),
+    index: buildSearchIndex(corpus, synonyms),
     directory,
     readDelayMs: readDelayFromEnvironment(process.env["WARRANT_NOTES_DELAY_MS"]),
     delayedReads: { left: delayedCallsFromEnvironment(process.env["WARRANT_NOTES_DELAY_CALLS"]) },
@@ -316,7 +323,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const server = createServer(state);
   await server.connect(new StdioServerTransport());
   closeOnShutdown(server);
-  log(`ready: ${state.index.entries.length} notes, ${state.directory.principals.length} principals`);
+  log(`ready: ${state.index.notes.length} notes, ${state.directory.principals.length} principals`);
   return 0;
 }
 

@@ -10,6 +10,7 @@
 import type { PlanOutcome } from "../../planners/planner.js";
 import { namedCourses } from "./course-context.js";
 import { contentTerms, isOnTopic, type Hit } from "./relevance.js";
+import { clearsThreshold, cutoffsFor, retrieve, type Retrieval } from "./retrieval.js";
 
 const FILLER = new Set(
   "a an and are about between compare comparing contrast difference differences do does explain for from how i in is it me my notes note of on or please say says said show summarize tell the to use using what when which why with".split(
@@ -50,19 +51,57 @@ export function notesQuestion(request: string): NotesQuestion {
   return { query, course, topic };
 }
 
-/** Whether a note (a hit, or a passage read) is evidence for the question: of the named course, and on the asked topic. */
+/** Whether a note is of the course the question names (any course when it names none). */
+export function inCourse(question: NotesQuestion, hit: Hit): boolean {
+  return question.course === undefined || hit.note_id.startsWith(`${question.course}.`);
+}
+
+/**
+ * Whether a note (a hit, or a passage read) is evidence for the question: of
+ * the named course, and on the asked topic. A hit the notes server scored is
+ * on topic when its calibrated score reaches the threshold (retrieval.ts);
+ * one without a score (another server, a passage) falls back to the word
+ * floor of relevance.ts.
+ */
 export function supports(question: NotesQuestion, hit: Hit): boolean {
-  if (question.course !== undefined && !hit.note_id.startsWith(`${question.course}.`)) return false;
+  if (!inCourse(question, hit)) return false;
+  if (hit.score !== undefined) return clearsThreshold(hit.score);
   return isOnTopic(hit, contentTerms(question.topic));
 }
 
-/** The refusal when nothing supports the question: it names what cannot be found, cites nothing and abstains. */
-export function cannotFind(question: NotesQuestion): Extract<PlanOutcome, { type: "final" }> {
+/**
+ * The notes to read for a question, from its search hits, or the closest ones
+ * when none is on topic. `request` (the words as asked) tells a comparison,
+ * whose sides are each read.
+ */
+export function retrieveFor(question: NotesQuestion, hits: readonly Hit[], limit: number, request = ""): Retrieval {
+  return retrieve(
+    hits,
+    (hit) => inCourse(question, hit),
+    (hit) => isOnTopic(hit, contentTerms(question.topic)),
+    limit,
+    cutoffsFor(request),
+  );
+}
+
+/**
+ * The refusal when nothing supports the question: it names what cannot be
+ * found, and the closest notes the student can read when some fell just
+ * short (so they can rephrase); it cites nothing and abstains.
+ */
+export function cannotFind(
+  question: NotesQuestion,
+  closest: readonly { note_id: string; title: string }[] = [],
+): Extract<PlanOutcome, { type: "final" }> {
   const topic = question.topic.slice(0, MAX_TOPIC_CHARS);
   const where = question.course === undefined ? "" : ` in ${question.course}`;
+  const near =
+    closest.length === 0
+      ? ""
+      : ` The closest notes I can read are ${closest.map((note) => `"${note.title.slice(0, MAX_TOPIC_CHARS)}" (${note.note_id})`).join(", ")}; ask about one of them if that is what you meant.`;
   return {
     type: "final",
-    answer: `I can't find notes on "${topic}"${where} that you can read, so I won't answer from unrelated notes.`,
+    answer: `I can't find notes on "${topic}"${where} that you can read, so I won't answer from unrelated notes.${near}`,
     citations: [],
     abstained: true,
   };

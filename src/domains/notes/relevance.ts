@@ -12,6 +12,8 @@ export interface Hit {
   note_id: string;
   title: string;
   snippet: string;
+  /** The server's calibrated relevance (0–1, tools/notes/search.ts), when it sent one. */
+  score?: number;
 }
 
 /**
@@ -129,6 +131,7 @@ export function searchHits(structured: unknown): Hit[] {
             note_id: hit["note_id"],
             title: typeof hit["title"] === "string" ? hit["title"] : "",
             snippet: typeof hit["snippet"] === "string" ? hit["snippet"] : "",
+            ...(typeof hit["score"] === "number" && Number.isFinite(hit["score"]) ? { score: hit["score"] } : {}),
           },
         ]
       : [],

@@ -10,6 +10,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { expect } from "vitest";
 import { REPO_ROOT } from "../../../src/env.js";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -85,4 +86,11 @@ export async function launchBrowser(): Promise<TestBrowser> {
       }
     },
   };
+}
+
+/** Signs in on the page's dev principal picker as `name` (its display name) and waits until the page says so. */
+export async function signInAs(page: Page, url: string, name: string): Promise<void> {
+  await page.goto(url);
+  await page.getByRole("button", { name: new RegExp(`^${name}\\b`) }).click();
+  await expect.poll(() => page.getByTestId("signed-in-as").textContent()).toContain(name);
 }

@@ -1,0 +1,67 @@
+/**
+ * What `npm run chat` prints when a run ends or pauses, the same whether the
+ * run executed in this process or on the running server: the formatted run
+ * (or one JSON line with --json), and on Ctrl-C the thread and the command
+ * that continues it.
+ */
+import type { State } from "../state.js";
+import type { Options } from "./chat-options.js";
+import { formatRun } from "./format.js";
+import { pendingReviewOf, resumeCommand, shellQuote } from "./review.js";
+
+/** The parts of a thread's state the CLI reads: the values and the pending interrupts. */
+export interface Snapshot {
+  values: unknown;
+  next: readonly string[];
+  tasks: readonly { interrupts: readonly { value?: unknown }[] }[];
+}
+
+export const interruptsOf = (snapshot: Snapshot): unknown[] =>
+  snapshot.tasks.flatMap((task) => task.interrupts.map((item) => item.value));
+
+/** The Warrant run a thread's state belongs to (what `npm run trace` takes), if it has started one. */
+export const warrantRunOf = (snapshot: Snapshot): string | undefined => {
+  const run = (snapshot.values as { run?: { run_id?: unknown } | null } | null)?.run;
+  return typeof run?.run_id === "string" ? run.run_id : undefined;
+};
+
+export function printRun(
+  options: Options,
+  user: string,
+  threadId: string,
+  runId: string,
+  replayed: boolean,
+  snapshot: Snapshot,
+): void {
+  const interrupts = interruptsOf(snapshot);
+  const review = pendingReviewOf(interrupts);
+  const resume = review ? resumeCommand(user, threadId, review) : undefined;
+  const state = snapshot.values as Partial<State>;
+  if (options.json) {
+    const { status, result, termination_reason, ledger, usage: spent } = state;
+    console.log(
+      JSON.stringify({
+        thread_id: threadId,
+        run_id: runId,
+        replayed,
+        status,
+        result,
+        termination_reason,
+        ledger: ledger ?? [],
+        usage: spent,
+        interrupts,
+        ...(resume ? { resume_command: resume } : {}),
+      }),
+    );
+  } else {
+    console.log(formatRun(threadId, state, review, resume));
+  }
+}
+
+/** The command that picks a thread up again: it continues a stopped run, or shows (and asks for) a pending review. */
+export const continueCommand = (user: string, threadId: string): string =>
+  `npm run chat -- --user ${shellQuote(user)} --thread ${shellQuote(threadId)}`;
+
+/** Written on Ctrl-C once the thread is known. */
+export const interruptedLines = (user: string, threadId: string): string =>
+  `warrant: interrupted: thread ${threadId}\ncontinue with: ${continueCommand(user, threadId)}\n`;

@@ -1,0 +1,137 @@
+/**
+ * What a client may see of a value: the one serializer every stream event
+ * and every API answer leaves the server through (the run's event log,
+ * `events.ts`, and the JSON-response middleware below), so no route has to
+ * remember it.
+ *
+ * - **Host-owned keys stay in.** A `configurable` keeps only where its
+ *   checkpoint is (`CLIENT_VISIBLE_KEYS`: thread, namespace, checkpoint id);
+ *   the verified principal (`langgraph_auth_user`), the run's bound values
+ *   (`warrant_run_bound`), our run id and LangGraph's internals go. The keys
+ *   that name the principal or the run's binding (`NEVER_TO_CLIENT_KEYS`) are
+ *   dropped at any depth.
+ * - **A principal is shown by who it is.** A principal recorded in the state
+ *   (`values.run.principal`, and every mode that repeats the state) keeps its
+ *   `user_id`, `tenant`, `role` and `display_name`; its scopes and grants
+ *   are the server's (the user's own scopes are on `GET /ui/session`).
+ * - **Checkpoints in the LangGraph API's shape.** LangGraph's raw checkpoint
+ *   payload (`checkpoints` mode, `debug` events of type `checkpoint`) carries
+ *   the run's whole config and `parentConfig`; clients get what the LangGraph
+ *   API server sends (langgraph-api `preprocessDebugCheckpoint`): `checkpoint`
+ *   and `parent_checkpoint` as `{thread_id, checkpoint_ns, checkpoint_id}`,
+ *   `config`/`parent_config` holding only those keys, tasks with a
+ *   `checkpoint` instead of a `state` config.
+ *
+ * LangChain messages become the plain dicts the SDK expects
+ * (`{ type: "human", content, id, … }`), errors `{ error, message }` without
+ * stacks. Applying it twice gives the same JSON.
+ */
+import type { MiddlewareHandler } from "hono";
+import { CLIENT_VISIBLE_KEYS, NEVER_TO_CLIENT_KEYS, checkpointRefOf } from "../runtime/run-config.js";
+
+type JsonObject = Record<string, unknown>;
+
+const VISIBLE = new Set<string>(CLIENT_VISIBLE_KEYS);
+const NEVER = new Set<string>(NEVER_TO_CLIENT_KEYS);
+/** What a principal shown to a client keeps. */
+const IDENTITY_FIELDS = ["user_id", "tenant", "role", "display_name"] as const;
+
+const isObject = (value: unknown): value is JsonObject =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The value as JSON a client may receive. */
+export function toClientJson(value: unknown): string {
+  return JSON.stringify(value, function replacer(this: JsonObject, key: string, current: unknown) {
+    const raw = this[key];
+    if (raw !== null && typeof raw === "object" && typeof (raw as { toDict?: unknown }).toDict === "function") {
+      const { type, data } = (raw as { toDict(): { type: string; data: JsonObject } }).toDict();
+      return { ...data, type };
+    }
+    if (raw instanceof Error) return { error: raw.name, message: raw.message };
+    if (NEVER.has(key)) return undefined;
+    if (key === "configurable" && isObject(current)) return visibleConfigurable(current);
+    if (key === "principal" && isPrincipalShaped(current)) return identityOf(current);
+    if (isRawCheckpoint(current)) return checkpointView(current);
+    return current;
+  });
+}
+
+/** `toClientJson`, parsed back: plain data as a client receives it. */
+export function forClient<T = unknown>(value: unknown): T {
+  return JSON.parse(toClientJson(value) ?? "null") as T;
+}
+
+/**
+ * Passes every JSON answer of the routes registered after it through
+ * {@link toClientJson}. Streams (`text/event-stream`) are built from the run's
+ * event log, which serializes with it already.
+ */
+export const clientView: MiddlewareHandler = async (c, next) => {
+  await next();
+  const type = c.res.headers.get("content-type") ?? "";
+  if (!type.startsWith("application/json")) return;
+  const text = await c.res.text();
+  const { status, headers } = c.res;
+  c.res = new Response(text.length > 0 ? toClientJson(JSON.parse(text)) : text, { status, headers });
+  // The length of the body as the route wrote it is not this body's.
+  c.res.headers.delete("content-length");
+};
+
+function visibleConfigurable(configurable: JsonObject): JsonObject {
+  return Object.fromEntries(Object.entries(configurable).filter(([key]) => VISIBLE.has(key)));
+}
+
+function isPrincipalShaped(value: unknown): value is JsonObject {
+  return isObject(value) && typeof value.user_id === "string" && Array.isArray(value.scopes);
+}
+
+function identityOf(principal: JsonObject): JsonObject {
+  return Object.fromEntries(
+    IDENTITY_FIELDS.flatMap((field) => (Object.hasOwn(principal, field) ? [[field, principal[field]]] : [])),
+  );
+}
+
+/** A RunnableConfig: an object with a `configurable` object. */
+function isConfig(value: unknown): value is { configurable: JsonObject } {
+  return isObject(value) && isObject(value.configurable);
+}
+
+/**
+ * LangGraph's checkpoint payload (`mapDebugCheckpoint`): the run's config,
+ * the state and the next tasks. One already in the API's shape (it has a
+ * `checkpoint`) is left as it is.
+ */
+function isRawCheckpoint(value: unknown): value is JsonObject & { config: { configurable: JsonObject } } {
+  return (
+    isObject(value) &&
+    isConfig(value.config) &&
+    Object.hasOwn(value, "values") &&
+    Array.isArray(value.next) &&
+    Array.isArray(value.tasks) &&
+    !Object.hasOwn(value, "checkpoint")
+  );
+}
+
+function visibleConfig(config: { configurable: JsonObject }): { configurable: JsonObject } {
+  return { configurable: visibleConfigurable(config.configurable) };
+}
+
+function checkpointView(payload: JsonObject & { config: { configurable: JsonObject } }): JsonObject {
+  const { config, parentConfig, parent_config: _parent, tasks, ...rest } = payload;
+  const parent = isConfig(parentConfig) ? parentConfig : undefined;
+  return {
+    ...rest,
+    config: visibleConfig(config),
+    parent_config: parent ? visibleConfig(parent) : null,
+    checkpoint: checkpointRefOf(config),
+    parent_checkpoint: parent ? checkpointRefOf(parent) : null,
+    tasks: (tasks as unknown[]).map(taskView),
+  };
+}
+
+/** A task of a checkpoint payload: a subgraph's `state` config becomes its `checkpoint` (langgraph-api `preprocessDebugCheckpointTask`). */
+function taskView(task: unknown): unknown {
+  if (!isObject(task) || !isConfig(task.state)) return task;
+  const { state, ...rest } = task;
+  return { ...rest, checkpoint: checkpointRefOf(state as { configurable: JsonObject }) };
+}

@@ -1,0 +1,79 @@
+/**
+ * The retrieval suite (eval/retrieval/): the labelled set is large and
+ * varied enough, its labels name real notes, the planner never cites a note
+ * of another course or one the asker may not read, the fixed workflow reads
+ * what the rules planner reads, and the shipped threshold is the one the
+ * suite calibrates. Pure (reads the eval corpus).
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { NEAR_BEST, ON_TOPIC } from "../../src/domains/notes/retrieval.js";
+import { calibrate, figures } from "../../eval/retrieval/metrics.js";
+import { KINDS, QUESTIONS } from "../../eval/retrieval/questions.js";
+import { GRID } from "../../eval/retrieval/report.js";
+import { loadFixture, runAll, type Fixture, type RetrievalRun } from "../../eval/retrieval/run.js";
+import { canRead } from "../../tools/notes/corpus.js";
+
+let fixture: Fixture;
+let runs: RetrievalRun[];
+
+beforeAll(async () => {
+  fixture = await loadFixture();
+  runs = runAll(fixture, QUESTIONS);
+});
+
+describe("the labelled set", () => {
+  it("has at least 120 questions over the three courses, every kind, and unique ids", () => {
+    expect(QUESTIONS.length).toBeGreaterThanOrEqual(120);
+    expect(new Set(QUESTIONS.map((question) => question.id)).size).toBe(QUESTIONS.length);
+    expect(new Set(QUESTIONS.map((question) => question.kind))).toEqual(new Set(KINDS));
+    for (const course of ["cs301", "db201", "ph110"]) {
+      const mine = QUESTIONS.filter((question) => question.course === course);
+      expect(mine.some((question) => question.answers === "abstain")).toBe(true);
+      expect(mine.some((question) => question.answers !== "abstain")).toBe(true);
+    }
+  });
+
+  it("labels only notes that exist and that the asker may read", () => {
+    for (const question of QUESTIONS) {
+      const labelled = [...(question.answers === "abstain" ? [] : question.answers), ...(question.related ?? [])];
+      for (const id of labelled) {
+        const note = fixture.index.byId.get(id);
+        expect(note, `${question.id}: ${id}`).toBeDefined();
+        if (note) expect(canRead(fixture.principal(question.user), note), `${question.id}: ${id}`).toBe(true);
+      }
+    }
+  });
+});
+
+describe("the planner on it", () => {
+  it("never cites a note of another course than the one asked, nor one the asker may not read", () => {
+    for (const run of runs) {
+      const principal = fixture.principal(run.question.user);
+      for (const id of run.cited) {
+        const note = fixture.index.byId.get(id);
+        expect(note && canRead(principal, note), `${run.question.id}: ${id}`).toBe(true);
+      }
+      if (run.question.kind === "wrong-course" || run.question.kind === "out-of-scope") expect(run.cited).toEqual([]);
+    }
+  });
+
+  it("reads the same notes in the fixed workflow as in the rules planner", () => {
+    const differing = runs.filter((run) => run.query !== undefined && run.cited.join(" ") !== run.workflow.join(" "));
+    expect(differing.map((run) => run.question.id)).toEqual([]);
+  });
+
+  it("ships the threshold the suite calibrates", () => {
+    expect(calibrate(runs, GRID, NEAR_BEST)).toBe(ON_TOPIC);
+  });
+
+  it("counts a refusal of an answerable question as a false abstention and an extra citation as a false answer", () => {
+    const answerable = QUESTIONS.find((question) => question.answers !== "abstain");
+    if (!answerable || answerable.answers === "abstain") throw new Error("no answerable question");
+    expect(figures([{ question: answerable, cited: [] }])).toMatchObject({ falseAbstentions: 1, falseAnswers: 0 });
+    expect(figures([{ question: answerable, cited: [...answerable.answers, "cs301.none"] }])).toMatchObject({
+      falseAbstentions: 0,
+      falseAnswers: 1,
+      recallAt3: 1,
+    });
+  });
+});

@@ -1,0 +1,252 @@
+/**
+ * What a question's words may also be written as, in the notes: acronyms
+ * derived from the notes' own titles and ids ("Retrieval-augmented
+ * generation" ↔ RAG, `stochastic-gradient-descent` ↔ SGD) and each course's
+ * synonym table, kept as data beside the notes (`data/synonyms.json`). A
+ * question becomes a list of concepts, each a set of alternatives (term
+ * lists that must all match); the index scores each concept on its own.
+ * Pure, except {@link loadSynonyms}, which reads a file when called.
+ */
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import { QUESTION_WORDS, STOP_WORDS, stem, termsOfWord, tokenize, wordsOf } from "./analysis.js";
+
+/** Per course: groups of phrases that mean the same thing in that course ("switch off" ~ "zero" for neurons). */
+export const SynonymTableSchema = z
+  .object({
+    version: z.number().int().min(1),
+    courses: z.record(z.string().regex(/^[a-z]{2,8}[0-9]{3}$/), z.array(z.array(z.string().min(1).max(80)).min(2))),
+  })
+  .strict();
+
+export type SynonymTable = z.infer<typeof SynonymTableSchema>;
+
+/** No synonyms at all (a corpus served without a table). */
+export const NO_SYNONYMS: SynonymTable = { version: 1, courses: {} };
+
+/** Reads and validates a synonym table. */
+export async function loadSynonyms(filePath: string): Promise<SynonymTable> {
+  const text = await readFile(filePath, "utf8");
+  const parsed = SynonymTableSchema.safeParse(JSON.parse(text) as unknown);
+  if (!parsed.success) throw new Error(`invalid synonym table ${filePath}:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** What a concept of the question may match: each alternative is a list of terms that must all be in a note. */
+export interface Concept {
+  /** The question's words this concept stands for, as written (lower-cased). */
+  readonly words: string;
+  readonly alternatives: readonly (readonly string[])[];
+  /** Weaker ways to match it, for half credit: one part of a hyphenated word ("attention" of "cross-attention"). */
+  readonly partial?: readonly (readonly string[])[];
+}
+
+/** A titled note, as far as expansion needs it. */
+export interface TitledNote {
+  readonly note_id: string;
+  readonly course: string;
+  readonly title: string;
+}
+
+/** The words of a phrase for matching: stems, hyphenated words split into their parts, stop words kept. */
+function matchForm(phrase: string): string[] {
+  return wordsOf(phrase).flatMap(({ word }) => word.split("-").map(stem));
+}
+
+/** The terms a phrase must all have to be present: its content words, hyphenated ones by their parts. */
+function presenceTerms(phrase: string): string[] {
+  return [...new Set(wordsOf(phrase).flatMap(({ word }) => word.split("-").flatMap((part) => termsOfWord(part))))];
+}
+
+const initials = (words: readonly string[]) => words.map((word) => word[0] ?? "").join("");
+
+/** Title segments: the whole title, and its parts around "and", commas and parentheses. */
+function segments(title: string): string[] {
+  const bare = title.replace(/\([^)]*\)/g, " ");
+  return [bare, ...bare.split(/,|\band\b/)].map((part) => part.trim()).filter((part) => part.length > 0);
+}
+
+/**
+ * Acronyms a note's title and id yield, each with the phrase it stands for:
+ * an acronym in parentheses ("Two-phase locking (2PL)"), and the initials of
+ * the title, of each title segment and of the id's slug (all words, and
+ * without stop words; also without the last word, "ANN" from "approximate
+ * nearest-neighbour search"). Initials shorter than three letters, stop words
+ * and words the notes use as words are not acronyms.
+ */
+export function acronymsOf(note: TitledNote, ordinaryWords: ReadonlySet<string>): Map<string, string> {
+  const found = new Map<string, string>();
+  const add = (acronym: string, phrase: string) => {
+    if (acronym.length < 3 || STOP_WORDS.has(acronym) || ordinaryWords.has(acronym) || found.has(acronym)) return;
+    found.set(acronym, phrase);
+  };
+  const bareTitle = note.title.replace(/\([^)]*\)/g, " ").trim();
+  for (const match of note.title.matchAll(/\(([A-Za-z0-9+]{2,8})\)/g)) add((match[1] ?? "").toLowerCase(), bareTitle);
+  const slug = note.note_id.slice(note.note_id.indexOf(".") + 1).replaceAll("-", " ");
+  for (const phrase of [...segments(note.title), slug]) {
+    const all = wordsOf(phrase).flatMap(({ word }) => word.split("-"));
+    const content = all.filter((word) => !STOP_WORDS.has(word));
+    for (const words of [all, content]) {
+      add(initials(words), phrase);
+      if (words.length >= 4) add(initials(words.slice(0, -1)), phrase);
+    }
+  }
+  return found;
+}
+
+/** The expansions that apply to a set of notes: their acronyms and their courses' synonym groups. */
+export interface Expansions {
+  /** acronym → the phrase it stands for. */
+  readonly acronyms: ReadonlyMap<string, string>;
+  /** Synonym groups of the courses in view. */
+  readonly groups: readonly (readonly string[])[];
+  /** Stems of the words in the notes' titles: asking words that name a note ("work") stay concepts. */
+  readonly titleStems: ReadonlySet<string>;
+  /** Runs of two or more content words of a title ("second law", "normal form"): one concept when a question has them. */
+  readonly titlePhrases: readonly string[];
+}
+
+/** The contiguous runs of two or more content words of a title, as phrases. */
+function titleRuns(title: string): string[] {
+  const words = wordsOf(title.replace(/\([^)]*\)/g, " "))
+    .flatMap(({ word }) => word.split("-"))
+    .filter((word) => word.length > 1 && !STOP_WORDS.has(word));
+  const runs: string[] = [];
+  for (let start = 0; start < words.length; start += 1)
+    for (let end = start + 2; end <= words.length; end += 1) runs.push(words.slice(start, end).join(" "));
+  return runs;
+}
+
+/** The expansions for the notes in view (acronyms of their titles, synonyms of their courses). */
+export function expansionsFor(notes: readonly (TitledNote & { text: string })[], table: SynonymTable): Expansions {
+  const ordinary = new Set(notes.flatMap((note) => wordsOf(`${note.title} ${note.text}`).map(({ word }) => word)));
+  const acronyms = new Map<string, string>();
+  for (const note of notes) {
+    for (const [acronym, phrase] of acronymsOf(note, ordinary))
+      if (!acronyms.has(acronym)) acronyms.set(acronym, phrase);
+  }
+  const courses = [...new Set(notes.map((note) => note.course))].sort();
+  const groups = courses.flatMap((course) =>
+    Object.hasOwn(table.courses, course) ? (table.courses[course] ?? []) : [],
+  );
+  const titleStems = new Set(notes.flatMap((note) => tokenize(note.title)));
+  const titlePhrases = [...new Set(notes.flatMap((note) => titleRuns(note.title)))];
+  return { acronyms, groups, titleStems, titlePhrases };
+}
+
+interface PhraseEntry {
+  readonly form: readonly string[];
+  readonly alternatives: readonly string[];
+  /** Matched against the question's content words only (stop words skipped), as title runs are. */
+  readonly content?: boolean;
+}
+
+/** A phrase's content-word stems (hyphenated words by their parts, stop words dropped). */
+function contentForm(phrase: string): string[] {
+  return wordsOf(phrase)
+    .flatMap(({ word }) => word.split("-"))
+    .filter((word) => word.length > 1 && !STOP_WORDS.has(word))
+    .map(stem);
+}
+
+function phraseEntries(expansions: Expansions): PhraseEntry[] {
+  const entries: PhraseEntry[] = [];
+  for (const group of expansions.groups) {
+    for (const member of group) entries.push({ form: matchForm(member), alternatives: group });
+  }
+  for (const [acronym, phrase] of expansions.acronyms) {
+    entries.push({ form: matchForm(acronym), alternatives: [acronym, phrase] });
+    entries.push({ form: matchForm(`${acronym}s`), alternatives: [acronym, phrase] });
+  }
+  for (const phrase of expansions.titlePhrases)
+    entries.push({ form: contentForm(phrase), alternatives: [phrase], content: true });
+  // Longest phrases first, so "switch off neurons" wins over "switch off".
+  return entries.sort((left, right) => right.form.length - left.form.length);
+}
+
+function startsWithAt(words: readonly string[], at: number, form: readonly string[]): boolean {
+  return form.length > 0 && form.every((word, offset) => words[at + offset] === word);
+}
+
+function dedupe(alternatives: readonly (readonly string[])[]): string[][] {
+  const seen = new Set<string>();
+  const result: string[][] = [];
+  for (const alternative of alternatives) {
+    const key = [...alternative].sort().join(" ");
+    if (alternative.length === 0 || seen.has(key)) continue;
+    seen.add(key);
+    result.push([...alternative]);
+  }
+  return result;
+}
+
+/**
+ * The concepts of a question: each synonym phrase or acronym it contains is
+ * one concept whose alternatives are every way of writing it; every other
+ * content word is a concept of its own (a hyphenated word may match joined
+ * or by its parts). Stop words and asking words ("explain", "happens") are
+ * no concept, unless a note's title uses the word ("work").
+ */
+export function conceptsOf(query: string, expansions: Expansions): Concept[] {
+  const written = wordsOf(query).map(({ word }) => word);
+  const stems = written.map((word) => stem(word.replaceAll("-", "")));
+  const split = written.flatMap((word) => word.split("-").map(stem));
+  const entries = phraseEntries(expansions);
+  const concepts: Concept[] = [];
+  // Phrase matching runs over the split form, so "switch-off" and "switch off" both match.
+  const owner = written.flatMap((word, position) => word.split("-").map(() => position));
+  const used = new Set<number>();
+  for (let at = 0; at < split.length; at += 1) {
+    const entry = entries.find((candidate) => !candidate.content && startsWithAt(split, at, candidate.form));
+    if (!entry) continue;
+    const positions = new Set(owner.slice(at, at + entry.form.length));
+    if ([...positions].some((position) => used.has(position))) continue;
+    for (const position of positions) used.add(position);
+    const alternatives = dedupe(entry.alternatives.map(presenceTerms));
+    if (alternatives.length > 0)
+      concepts.push({ words: [...positions].map((position) => written[position]).join(" "), alternatives });
+    at += entry.form.length - 1;
+  }
+  // Title runs match over the content words left ("Newton's second law" → "newton second law").
+  const content = written.flatMap((word, position) =>
+    used.has(position)
+      ? []
+      : word
+          .split("-")
+          .filter((part) => part.length > 1 && !STOP_WORDS.has(part))
+          .map((part) => ({ stem: stem(part), position })),
+  );
+  const titleEntries = entries.filter((entry) => entry.content && entry.form.length >= 2);
+  for (let at = 0; at < content.length; at += 1) {
+    const stemsHere = content.map((item) => item.stem);
+    const entry = titleEntries.find((candidate) => startsWithAt(stemsHere, at, candidate.form));
+    if (!entry) continue;
+    const positions = new Set(content.slice(at, at + entry.form.length).map((item) => item.position));
+    if ([...positions].some((position) => used.has(position))) continue;
+    for (const position of positions) used.add(position);
+    const terms = presenceTerms(entry.alternatives[0] ?? "");
+    concepts.push({
+      words: [...positions].map((position) => written[position]).join(" "),
+      alternatives: dedupe(entry.alternatives.map(presenceTerms)),
+      ...(terms.length > 1 ? { partial: terms.map((term) => [term]) } : {}),
+    });
+    at += entry.form.length - 1;
+  }
+  written.forEach((word, position) => {
+    if (used.has(position)) return;
+    const plain = word.replaceAll("-", "");
+    if (plain.length < 2 || STOP_WORDS.has(word) || /^[0-9]+$/.test(plain)) return;
+    if (QUESTION_WORDS.has(word) && !expansions.titleStems.has(stems[position] ?? "")) return;
+    if (!word.includes("-")) {
+      concepts.push({ words: word, alternatives: [[stem(word)]] });
+      return;
+    }
+    const parts = word.split("-").flatMap((part) => termsOfWord(part));
+    concepts.push({
+      words: word,
+      alternatives: dedupe([[stem(plain)], parts]),
+      ...(parts.length > 1 ? { partial: parts.map((part) => [part]) } : {}),
+    });
+  });
+  return concepts;
+}

@@ -1,0 +1,209 @@
+/**
+ * The notes search: a MiniSearch index (BM25+, title boosted over text) over
+ * the notes a caller may read, and a calibrated relevance for each hit.
+ *
+ * Relevance is what the planners threshold (src/domains/notes/question.ts):
+ * the question is split into concepts (expansion.ts), each scored by BM25 on
+ * its own; a note's relevance is the IDF-weighted share of the concepts it
+ * covers, each concept counting min(1, its BM25 score ÷ that of one mention in
+ * a text of average length). A concept no visible note has weighs the most,
+ * so "convolutional neural networks" is not covered by a note that mentions
+ * neural networks; the words of the course's own title ("database" in
+ * Database Systems) are in every note of the course and weigh almost nothing.
+ *
+ * Statistics come from the caller's visible notes only (one index per visible
+ * set, cached), so scores reveal nothing about notes they cannot read. Pure.
+ */
+import MiniSearch, { type Query } from "minisearch";
+import { normalizeText, tokenize, wordsOf } from "./analysis.js";
+import {
+  conceptsOf,
+  expansionsFor,
+  NO_SYNONYMS,
+  type Concept,
+  type Expansions,
+  type SynonymTable,
+} from "./expansion.js";
+
+/** A note as the index needs it (corpus.ts `Note`). */
+export interface SearchableNote {
+  readonly note_id: string;
+  readonly source_id: string;
+  readonly course: string;
+  readonly title: string;
+  readonly page: number;
+  readonly text: string;
+}
+
+/** BM25+ parameters, given explicitly because the relevance's unit (one plain mention) is computed from them. */
+export const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
+/** A title match counts this many times a text match when ranking. */
+export const TITLE_BOOST = 2;
+/** Relevances are rounded so float noise cannot reorder notes that are really tied. */
+const RELEVANCE_DECIMALS = 1e4;
+/** How many visible-set indexes are kept (one per distinct set of readable notes). */
+const MAX_CACHED_INDEXES = 64;
+
+/** One visible set's index. */
+export interface VisibleIndex {
+  readonly notes: readonly SearchableNote[];
+  readonly search: MiniSearch<SearchableNote & { id: string; course_title: string }>;
+  readonly expansions: Expansions;
+  /** Per note id: its terms in any field (presence, for concept document frequencies). */
+  readonly termsById: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Per term: how many notes have it in their text (for the plain-mention unit). */
+  readonly textFrequency: ReadonlyMap<string, number>;
+}
+
+/** Builds the index of one visible set. */
+export function buildVisibleIndex(
+  notes: readonly SearchableNote[],
+  courseTitles: ReadonlyMap<string, string>,
+  synonyms: SynonymTable = NO_SYNONYMS,
+): VisibleIndex {
+  const search = new MiniSearch<SearchableNote & { id: string; course_title: string }>({
+    fields: ["title", "text", "course_title"],
+    storeFields: [],
+    tokenize,
+    processTerm: (term) => term,
+    searchOptions: {
+      boost: { title: TITLE_BOOST, text: 1, course_title: 0.1 },
+      bm25: BM25,
+      tokenize: (text) => text.split(" ").filter((term) => term !== ""),
+      processTerm: (term) => term,
+    },
+  });
+  // The course's code and title describe every note of it: "cs301" or "database" in a question narrows nothing.
+  const documents = notes.map((note) => ({
+    ...note,
+    id: note.note_id,
+    course_title: `${note.course} ${courseTitles.get(note.course) ?? ""}`,
+  }));
+  search.addAll(documents);
+  const termsById = new Map(
+    documents.map((note) => [note.note_id, new Set(tokenize(`${note.title} ${note.text} ${note.course_title}`))]),
+  );
+  const textFrequency = new Map<string, number>();
+  for (const note of notes)
+    for (const term of new Set(tokenize(note.text))) textFrequency.set(term, (textFrequency.get(term) ?? 0) + 1);
+  return { notes, search, expansions: expansionsFor(notes, synonyms), termsById, textFrequency };
+}
+
+const inverseDocumentFrequency = (count: number, frequency: number) =>
+  Math.log(1 + (count - frequency + 0.5) / (frequency + 0.5));
+
+/**
+ * How many plain mentions make full coverage of a concept: a title match
+ * reaches it, a single mention in passing does not (chosen on the labelled
+ * set with the planner's cut-offs: eval/retrieval/).
+ */
+export const FULL_COVERAGE_MENTIONS = 1.25;
+
+/** BM25+ of one mention in a text of average length. */
+function plainMention(index: VisibleIndex, term: string): number {
+  const idf = inverseDocumentFrequency(index.notes.length, index.textFrequency.get(term) ?? 0);
+  return idf * (BM25.d + (BM25.k + 1) / (1 + BM25.k));
+}
+
+/** Per note id, how well one alternative (terms that must all match) is covered: 0 to 1. */
+function alternativeCoverage(index: VisibleIndex, terms: readonly string[]): Map<string, number> {
+  const query: Query = terms.length === 1 ? (terms[0] ?? "") : { combineWith: "AND", queries: [...terms] };
+  const unit = FULL_COVERAGE_MENTIONS * terms.length * terms.reduce((sum, term) => sum + plainMention(index, term), 0);
+  const coverage = new Map<string, number>();
+  for (const result of index.search.search(query)) coverage.set(String(result.id), Math.min(1, result.score / unit));
+  return coverage;
+}
+
+/** What a note matching only part of a hyphenated word ("attention" of "cross-attention") gets of the concept. */
+const PARTIAL_CREDIT = 0.5;
+
+/** A note's relevance to each concept (best alternative), and the concept's weight (IDF of the notes having it). */
+function conceptScores(index: VisibleIndex, concept: Concept): { weight: number; coverage: Map<string, number> } {
+  const coverage = new Map<string, number>();
+  for (const alternative of concept.partial ?? []) {
+    for (const [id, value] of alternativeCoverage(index, alternative))
+      coverage.set(id, Math.max(coverage.get(id) ?? 0, PARTIAL_CREDIT * value));
+  }
+  for (const alternative of concept.alternatives) {
+    for (const [id, value] of alternativeCoverage(index, alternative))
+      coverage.set(id, Math.max(coverage.get(id) ?? 0, value));
+  }
+  const having = [...index.termsById.values()].filter((terms) =>
+    concept.alternatives.some((alternative) => alternative.every((term) => terms.has(term))),
+  ).length;
+  return { weight: inverseDocumentFrequency(index.notes.length, having), coverage };
+}
+
+/** A note's relevance: the IDF-weighted share of the question's concepts it covers. */
+function noteRelevance(scored: readonly { weight: number; coverage: Map<string, number> }[], noteId: string): number {
+  const total = scored.reduce((sum, concept) => sum + concept.weight, 0);
+  const covered = scored.reduce((sum, concept) => sum + concept.weight * (concept.coverage.get(noteId) ?? 0), 0);
+  return total > 0 ? covered / total : 0;
+}
+
+/** One ranked note: its calibrated relevance (0–1), the library's BM25 score and the terms it matched. */
+export interface RankedNote {
+  readonly note: SearchableNote;
+  readonly relevance: number;
+  readonly bm25: number;
+  readonly matched: ReadonlySet<string>;
+}
+
+/**
+ * Ranks the visible notes against a query: relevance first, then BM25 (title
+ * boosted), then note id. Only notes with a positive relevance are returned.
+ */
+export function rank(index: VisibleIndex, query: string): RankedNote[] {
+  const concepts = conceptsOf(query, index.expansions);
+  if (concepts.length === 0 || index.notes.length === 0) return [];
+  const scored = concepts.map((concept) => conceptScores(index, concept));
+  const allTerms = [...new Set(concepts.flatMap((concept) => concept.alternatives.flat()))];
+  const bm25 = new Map(
+    index.search.search({ combineWith: "OR", queries: allTerms }).map((result) => [String(result.id), result]),
+  );
+  const ranked: RankedNote[] = [];
+  for (const note of index.notes) {
+    const relevance = Math.round(noteRelevance(scored, note.note_id) * RELEVANCE_DECIMALS) / RELEVANCE_DECIMALS;
+    if (relevance <= 0) continue;
+    const result = bm25.get(note.note_id);
+    ranked.push({ note, relevance, bm25: result?.score ?? 0, matched: new Set(result?.terms ?? []) });
+  }
+  return ranked.sort(
+    (left, right) =>
+      right.relevance - left.relevance ||
+      right.bm25 - left.bm25 ||
+      (left.note.note_id < right.note.note_id ? -1 : left.note.note_id > right.note.note_id ? 1 : 0),
+  );
+}
+
+/** Visible-set indexes by the ids they hold, built on first use; the oldest is dropped past the bound. */
+export class IndexCache {
+  readonly #built = new Map<string, VisibleIndex>();
+  constructor(
+    private readonly courseTitles: ReadonlyMap<string, string>,
+    private readonly synonyms: SynonymTable,
+  ) {}
+
+  /** The index over exactly these notes. */
+  for(notes: readonly SearchableNote[]): VisibleIndex {
+    const key = notes
+      .map((note) => note.note_id)
+      .sort()
+      .join(" ");
+    const cached = this.#built.get(key);
+    if (cached) return cached;
+    const built = buildVisibleIndex(notes, this.courseTitles, this.synonyms);
+    if (this.#built.size >= MAX_CACHED_INDEXES) {
+      const oldest = this.#built.keys().next().value;
+      if (oldest !== undefined) this.#built.delete(oldest);
+    }
+    this.#built.set(key, built);
+    return built;
+  }
+}
+
+/** Whether a word of the text yields one of the terms (for placing a snippet). */
+export function firstOffsetOf(text: string, terms: ReadonlySet<string>): number | undefined {
+  if (normalizeText(text).length !== text.length) return undefined;
+  return wordsOf(text).find(({ word }) => tokenize(word).some((term) => terms.has(term)))?.index;
+}
