@@ -20,6 +20,9 @@
  *   throughput         runs/s of 50 concurrent 5-step threads,
  *                      BENCH_THROUGHPUT_ROUNDS rounds (default 5)
  *   floors             a raw MCP call, a bare commit
+ *   prompt cache       request tokens, prefix reuse and what an OpenAI-style
+ *                      cache serves, for a 30-step research thread and a
+ *                      10-step thread with every tool listed (prompt-cache*.ts)
  *
  * Prints a table (medians, spread, ratios against createReactAgent, targets)
  * and writes bench/results/latest.json. Absolute numbers depend on the
@@ -34,10 +37,13 @@ import { REPO_ROOT, loadSettings } from "../src/env.js";
 import { bareCommit, rawMcpCall } from "./floors.js";
 import { countsBetween, type QueryCounter } from "./pg-counter.js";
 import { buildResults, renderTable, type Measurements, type PerVariant } from "./report.js";
+import { measurePromptCache } from "./prompt-cache-scenarios.js";
 import { openScratchDatabase } from "./scratch-database.js";
+import { startScriptedEndpoint } from "./scripted-endpoint.js";
 import { perStepSlopes, rotate } from "./stats.js";
 import { measureToolTokens } from "./tool-tokens.js";
 import { VARIANTS, buildVariants, type Variant } from "./variants.js";
+import { writeInputTokensChart } from "./chart.js";
 
 function positiveInteger(name: string, fallback: number): number {
   const text = process.env[name];
@@ -182,13 +188,18 @@ async function main(): Promise<void> {
   const loadAtStart = os.loadavg();
   const settings = loadSettings(process.env);
   const scratch = await openScratchDatabase(settings.databaseUrl);
+  const endpoint = await startScriptedEndpoint();
   let variants: Variant[] = [];
   try {
     progress(`database: ${scratch.label}`);
     // First: it starts every server, which is what fails on a loaded machine (a launch timeout), so it fails early.
     const toolTokens = await measureToolTokens(settings, scratch.database);
     progress(`tool tokens: warrant ${toolTokens.warrant}, all bound ${toolTokens.all_bound}`);
-    variants = await buildVariants(settings, scratch.database);
+    variants = await buildVariants(settings, scratch.database, endpoint.baseUrl);
+    const promptCache = await measurePromptCache(settings, scratch.database, endpoint, variants);
+    progress(
+      `prompt cache: research_30 input ${VARIANTS.map((name) => `${name} ${promptCache.research_30[name].input_tokens}`).join(", ")}`,
+    );
     const mcp = await rawMcpCall(settings, FLOOR_SAMPLES);
     const commits = await bareCommit(scratch.database.pool, FLOOR_SAMPLES);
     progress("floors measured");
@@ -207,6 +218,7 @@ async function main(): Promise<void> {
       toolTokens,
       floors: { mcpCallMs: mcp.samples, bareCommitMs: commits },
       toolResultChars: mcp.resultChars,
+      promptCache,
     };
     const results = buildResults(measured, {
       command: "npm run bench",
@@ -225,6 +237,10 @@ async function main(): Promise<void> {
     const rounded = (_key: string, value: unknown) =>
       typeof value === "number" && !Number.isInteger(value) ? Math.round(value * 1000) / 1000 : value;
     await fs.writeFile(RESULTS_PATH, `${JSON.stringify(results, rounded, 2)}\n`);
+    await writeInputTokensChart(
+      promptCache.research_30,
+      path.join(path.dirname(RESULTS_PATH), "research-30-input-tokens.svg"),
+    );
     console.log(
       `warrant bench: ${RUNS} runs, per-step slope ${SHORT_STEPS}→${LONG_STEPS} steps, durability sync, ${scratch.label}; load average ${loadAtStart.map((value) => value.toFixed(1)).join(" ")} on ${os.cpus().length} CPUs`,
     );
@@ -237,6 +253,7 @@ async function main(): Promise<void> {
     console.log(`\nwritten ${path.relative(process.cwd(), RESULTS_PATH)} (${results.elapsed_seconds} s)`);
   } finally {
     for (const variant of variants) await variant.close();
+    await endpoint.close();
     await scratch.close();
   }
 }

@@ -3,6 +3,7 @@
  * printed table: medians, spreads, ratios against `createReactAgent` (the
  * reference of the issue's targets) and whether each target is met.
  */
+import type { PromptCache, ScenarioFigures } from "./prompt-cache-scenarios.js";
 import { ratio, summarize, type Summary } from "./stats.js";
 import { VARIANTS, type VariantName } from "./variants.js";
 
@@ -21,6 +22,7 @@ export interface Measurements {
   toolTokens: { warrant: number; all_bound: number; warrant_tools: string[]; all_bound_tool_count: number };
   floors: { mcpCallMs: number[]; bareCommitMs: number[] };
   toolResultChars: number;
+  promptCache: PromptCache;
 }
 
 export interface RunInfo {
@@ -97,6 +99,7 @@ export function buildResults(measured: Measurements, info: RunInfo) {
       ratio(throughput.warrant.median, throughput[REFERENCE].median),
       (value) => value >= 1.0,
     ),
+    ...promptCacheTargets(measured.promptCache),
   ];
 
   return {
@@ -134,8 +137,42 @@ export function buildResults(measured: Measurements, info: RunInfo) {
     },
     tool_definition_detail: measured.toolTokens,
     tool_result_chars: measured.toolResultChars,
+    /** Every variant's model is `ChatOpenAI` against the scripted endpoint, over HTTP. */
+    model_http: true,
+    prompt_cache: measured.promptCache,
     targets,
   };
+}
+
+function promptCacheTargets(cache: PromptCache): Target[] {
+  const research = cache.research_30;
+  const all = cache.all_tools_10;
+  return [
+    target(
+      "research_30_prefix_reused",
+      "warrant prefix_reused_tokens ≥ 95% of input_tokens",
+      ratio(research.warrant.prefix_reused_tokens, research.warrant.input_tokens),
+      (value) => value >= 0.95,
+    ),
+    target(
+      "research_30_effective_input_tokens",
+      "warrant ≤ 1.0× create_react_agent",
+      ratio(research.warrant.effective_input_tokens, research[REFERENCE].effective_input_tokens),
+      (value) => value <= 1.0,
+    ),
+    target(
+      "all_tools_10_effective_input_tokens",
+      "warrant ≤ 0.5× create_react_agent",
+      ratio(all.warrant.effective_input_tokens, all[REFERENCE].effective_input_tokens),
+      (value) => value <= 0.5,
+    ),
+    target(
+      "research_30_request_seen_at_every_step",
+      "warrant reaches step 30, the request in all 31 requests (1 = yes)",
+      research.warrant.requests === 31 && research.warrant.request_always_seen ? 1 : 0,
+      (value) => value === 1,
+    ),
+  ];
 }
 
 export type Results = ReturnType<typeof buildResults>;
@@ -233,7 +270,74 @@ export function renderTable(results: Results): string {
   return [
     ...lines,
     "",
+    promptCacheTable(results),
+    "",
     `Floors: one raw MCP call (search_notes over stdio) ${spreadOf(floors.mcp_call_ms, 2)} ms; one bare commit (autocommit INSERT) ${spreadOf(floors.bare_commit_ms, 2)} ms.`,
     `Warrant offered ${results.tool_definition_detail.warrant_tools.join(", ")}; the peers bind all ${results.tool_definition_detail.all_bound_tool_count} listed tools. Tool results ≈${results.tool_result_chars} characters.`,
   ].join("\n");
+}
+
+const percent = (part: number, whole: number) => (whole > 0 ? `${decimals((100 * part) / whole, 0)}%` : "–");
+
+/** The prompt-cache table: one row per scenario and figure. */
+export function promptCacheTable(results: Results): string {
+  const cache = results.prompt_cache;
+  const byFigure = new Map(results.targets.map((entry) => [entry.figure, entry]));
+  const lines = [
+    "| scenario, figure (o200k tokens over the thread) | Warrant | createReactAgent | createAgent | Warrant ÷ createReactAgent | target | |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  const scenarios: [string, "research_30" | "all_tools_10"][] = [
+    ["research_30", "research_30"],
+    ["all_tools_10", "all_tools_10"],
+  ];
+  for (const [label, key] of scenarios) {
+    const figures = cache[key];
+    const row = (
+      name: string,
+      cell: (value: ScenarioFigures) => string,
+      value: (value: ScenarioFigures) => number,
+      figure?: string,
+    ) => {
+      const goal = figure ? byFigure.get(figure) : undefined;
+      const warrantRatio = ratio(value(figures.warrant), value(figures[REFERENCE]));
+      lines.push(
+        `| ${label}: ${name} | ${cell(figures.warrant)} | ${cell(figures.create_react_agent)} | ${cell(figures.create_agent)} | ${times(warrantRatio)} | ${goal?.rule ?? ""} | ${verdict(goal?.met ?? null)} |`,
+      );
+    };
+    const count = (value: number) => decimals(value, 0);
+    row(
+      "model requests",
+      (f) => count(f.requests),
+      (f) => f.requests,
+    );
+    row(
+      "input tokens",
+      (f) => count(f.input_tokens),
+      (f) => f.input_tokens,
+    );
+    row(
+      "prefix reused",
+      (f) => `${count(f.prefix_reused_tokens)} (${percent(f.prefix_reused_tokens, f.input_tokens)})`,
+      (f) => f.prefix_reused_tokens,
+      key === "research_30" ? "research_30_prefix_reused" : undefined,
+    );
+    row(
+      "OpenAI-cacheable",
+      (f) => `${count(f.openai_cacheable_tokens)} (${percent(f.openai_cacheable_tokens, f.input_tokens)})`,
+      (f) => f.openai_cacheable_tokens,
+    );
+    row(
+      "effective input (cached at 10%)",
+      (f) => count(f.effective_input_tokens),
+      (f) => f.effective_input_tokens,
+      `${key}_effective_input_tokens`,
+    );
+  }
+  const seen = byFigure.get("research_30_request_seen_at_every_step");
+  lines.push(
+    "",
+    `research_30: Warrant made ${cache.research_30.warrant.requests} model requests and the request was in every one: ${seen?.met ? "yes" : "**no**"}.`,
+  );
+  return lines.join("\n");
 }

@@ -56,7 +56,7 @@ export function definitionTokens(tools: readonly ToolSpec[]): number {
 }
 
 /** Shipped servers and contracts plus the third-party examples, as one config. */
-async function everyServerConfig(): Promise<WarrantConfig> {
+export async function everyServerConfig(): Promise<WarrantConfig> {
   const read = async (file: string) => JSON.parse(await readFile(path.join(REPO_ROOT, file), "utf8")) as WarrantConfig;
   const shipped = await read("warrant.config.json");
   const thirdParty = await read("examples/third-party.config.json");
@@ -88,7 +88,7 @@ function listingConnection(server: ServerConfig, tokens: TokenSettings): ServerC
 }
 
 /** Every tool every configured server lists, as its server defines it. */
-async function everyListedTool(config: WarrantConfig): Promise<ToolSpec[]> {
+export async function everyListedTool(config: WarrantConfig): Promise<ToolSpec[]> {
   const tokens = ephemeralTokenSettings();
   const listed: ListedTool[] = [];
   // As the host starts them: `${DATABASE_URL}` left unset, so the calendar keeps its file store.
@@ -141,7 +141,7 @@ export interface ToolTokens {
 }
 
 /** Once more after a failed start: on a loaded machine a server launched through tsx can miss its start-up timeout. */
-async function retryingStart<T>(work: () => Promise<T>): Promise<T> {
+export async function retryingStart<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {

@@ -7,14 +7,18 @@
  *   create_react_agent  LangGraph's prebuilt `createReactAgent` (+ `ToolNode`)
  *   create_agent        LangChain v1's `createAgent`
  *
- * All three use the same script (bench/script.ts), the same notes MCP server
+ * All three reach the same scripted OpenAI-compatible endpoint over HTTP
+ * through `ChatOpenAI` (bench/scripted-endpoint.ts: Warrant through its model
+ * planner, the peers as their `llm`), and use the same notes MCP server
  * program over stdio (one child each), a stock `PostgresSaver` on the same
  * pool (Warrant's is the one `openDatabase` builds) and `durability: "sync"`.
  */
 import { HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
+import { ChatOpenAI } from "@langchain/openai";
 import { createAgent } from "langchain";
 import { buildAgent } from "../graphs/agent.js";
 import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js";
@@ -23,12 +27,10 @@ import { REPO_ROOT, type Budgets, type Settings } from "../src/env.js";
 import { connectTools, type ToolHost } from "../src/mcp/tool-host.js";
 import type { Database } from "../src/persistence/database.js";
 import { loadConfig, parseConfig, type WarrantConfig } from "../src/policy/config.js";
-import type { Planner } from "../src/planners/planner.js";
+import { createModelPlanner } from "../src/planners/model.js";
 import { runConfigFor } from "../src/runtime/run-config.js";
 import { runOptions } from "../src/runtime/routes.js";
-import { calls, proposal } from "../test/support/scripted-planner.js";
-import { FINAL_ANSWER, TOOL_NAME, USER_ID, benchRequest, nextMove } from "./script.js";
-import { ScriptedChatModel } from "./scripted-chat-model.js";
+import { FINAL_ANSWER, USER_ID, benchRequest } from "./script.js";
 
 export const VARIANTS = ["warrant", "create_react_agent", "create_agent"] as const;
 export type VariantName = (typeof VARIANTS)[number];
@@ -36,7 +38,7 @@ export type VariantName = (typeof VARIANTS)[number];
 export interface Variant {
   name: VariantName;
   /** Runs one new thread of `steps` tool steps to its final answer; throws if it ended any other way. */
-  run(steps: number, threadId: string): Promise<void>;
+  run(steps: number, threadId: string, research?: boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,32 +65,48 @@ async function notesOnlyConfig(settings: Settings): Promise<WarrantConfig> {
   );
 }
 
-/** Warrant's planner for the script: one proposal per turn (user_id is injected by the host, as in production). */
-const scriptedPlanner: Planner = {
-  kind: "scripted",
-  async plan(input) {
-    const move = nextMove(input.request, input.turn - 1);
-    const outcome = move
-      ? calls(proposal(TOOL_NAME, move))
-      : { type: "final" as const, answer: FINAL_ANSWER, citations: [], abstained: false };
-    return { outcome, usage: { input_tokens: 10, output_tokens: 5 } };
-  },
-};
+/** The model name every variant sends (the scripted endpoint ignores it). */
+export const BENCH_MODEL = "bench-scripted";
 
-export async function warrantVariant(settings: Settings, database: Database): Promise<Variant> {
+/** The peers' model: `ChatOpenAI` against the scripted endpoint, non-streaming (streaming hangs offline). */
+export function peerModel(baseUrl: string): ChatOpenAI {
+  return new ChatOpenAI({
+    model: BENCH_MODEL,
+    apiKey: "not-needed",
+    configuration: { baseURL: baseUrl },
+    temperature: 0,
+    maxRetries: 0,
+  });
+}
+
+export async function warrantVariant(
+  settings: Settings,
+  database: Database,
+  baseUrl: string,
+  config?: WarrantConfig,
+): Promise<Variant> {
   const budgets = benchBudgets(settings.budgets);
-  const tools: ToolHost = await connectTools(await notesOnlyConfig(settings), undefined, { pins: database.pins });
-  const runtime = createRuntime({ ...settings, budgets }, { database, tools, planner: scriptedPlanner });
+  const tools: ToolHost = await connectTools(config ?? (await notesOnlyConfig(settings)), undefined, {
+    pins: database.pins,
+  });
+  // The shipped planner, as `WARRANT_PLANNER=model` builds it, against the bench's endpoint.
+  const planner = createModelPlanner({ model: BENCH_MODEL, baseUrl, maxRetries: 0 });
+  const runtime = createRuntime({ ...settings, budgets }, { database, tools, planner });
   const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
   const alice = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), USER_ID);
   return {
     name: "warrant",
-    async run(steps, threadId) {
+    async run(steps, threadId, research = false) {
       const config = { ...runConfigFor({ threadId, principal: alice }), ...runOptions(budgets) };
-      const values = (await graph.invoke({ messages: [new HumanMessage(benchRequest(steps))] }, config)) as {
+      const values = (await graph.invoke({ messages: [new HumanMessage(benchRequest(steps, research))] }, config)) as {
         status?: string;
+        ledger?: unknown[];
+        result?: { answer?: string } | null;
       };
-      if (values.status !== "completed") throw new Error(`warrant thread of ${steps} steps ended ${values.status}`);
+      if (values.status !== "completed" || values.result?.answer !== FINAL_ANSWER || values.ledger?.length !== steps)
+        throw new Error(
+          `warrant thread of ${steps} steps ended ${values.status} after ${values.ledger?.length} calls: ${JSON.stringify(values.result).slice(0, 200)}`,
+        );
     },
     async close() {
       await runtime.close();
@@ -128,24 +146,27 @@ interface PeerAgent {
   invoke(input: { messages: BaseMessage[] }, config: Record<string, unknown>): Promise<{ messages: BaseMessage[] }>;
 }
 
-async function peerVariant(
+export async function peerVariant(
   name: Exclude<VariantName, "warrant">,
   settings: Settings,
   database: Database,
+  baseUrl: string,
+  extraTools: StructuredToolInterface[] = [],
 ): Promise<Variant> {
   const adapter = await notesAdapter(settings);
-  const tools = await adapter.getTools();
+  const tools = [...(await adapter.getTools()), ...extraTools];
   // A stock saver on the same pool (its tables were set up by openDatabase).
   const checkpointer = new PostgresSaver(database.pool);
+  const llm = peerModel(baseUrl);
   const agent: PeerAgent =
     name === "create_react_agent"
-      ? (createReactAgent({ llm: new ScriptedChatModel(), tools, checkpointer }) as unknown as PeerAgent)
-      : (createAgent({ model: new ScriptedChatModel(), tools, checkpointer }) as unknown as PeerAgent);
+      ? (createReactAgent({ llm, tools, checkpointer }) as unknown as PeerAgent)
+      : (createAgent({ model: llm, tools, checkpointer }) as unknown as PeerAgent);
   return {
     name,
-    async run(steps, threadId) {
+    async run(steps, threadId, research = false) {
       const config = { configurable: { thread_id: threadId }, durability: "sync", recursionLimit: 4 * steps + 10 };
-      const values = await agent.invoke({ messages: [new HumanMessage(benchRequest(steps))] }, config);
+      const values = await agent.invoke({ messages: [new HumanMessage(benchRequest(steps, research))] }, config);
       checkPeerThread(name, steps, values.messages);
     },
     close: () => adapter.close(),
@@ -153,10 +174,10 @@ async function peerVariant(
 }
 
 /** Builds all three, in `VARIANTS` order. */
-export async function buildVariants(settings: Settings, database: Database): Promise<Variant[]> {
+export async function buildVariants(settings: Settings, database: Database, baseUrl: string): Promise<Variant[]> {
   return [
-    await warrantVariant(settings, database),
-    await peerVariant("create_react_agent", settings, database),
-    await peerVariant("create_agent", settings, database),
+    await warrantVariant(settings, database, baseUrl),
+    await peerVariant("create_react_agent", settings, database, baseUrl),
+    await peerVariant("create_agent", settings, database, baseUrl),
   ];
 }

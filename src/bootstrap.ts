@@ -13,12 +13,12 @@ import { openDatabase, type Database } from "./persistence/database.js";
 import { createModelPlanner } from "./planners/model.js";
 import type { Planner } from "./planners/planner.js";
 import { createRulesPlanner } from "./domains/rules-planner.js";
-import { loadConfig, type WarrantConfig } from "./policy/config.js";
+import { DEFAULT_CONTEXT_WINDOW_TOKENS, loadConfig, type ModelSettings, type WarrantConfig } from "./policy/config.js";
 import { configProblems, formatProblem, type ConfigProblem } from "./policy/config-check.js";
 import { loadPrincipalDirectory } from "./auth/principal.js";
 import { listingFacts } from "./mcp/listing-facts.js";
 import { ConfigError } from "./errors.js";
-import { priceOf } from "./policy/pricing.js";
+import { priceOf, type ModelPrice } from "./policy/pricing.js";
 import { redactionKeyFrom } from "./policy/secrets.js";
 
 export interface Runtime {
@@ -30,12 +30,27 @@ export interface Runtime {
 }
 
 /** The configured planner; `prices` are the config's `models` (an unlisted model costs 0). */
-export function plannerFor(settings: Settings, prices: WarrantConfig["models"] = {}): Planner {
+export function plannerFor(
+  settings: Settings,
+  prices: Record<string, Partial<ModelSettings> & ModelPrice> = {},
+): Planner {
   if (settings.planner === "rules") return createRulesPlanner();
-  const price = priceOf(prices, settings.model.name);
+  const model = priceOf(prices, settings.model.name);
+  // An unlisted model: no price, no allowed_tools, the default compaction budget.
+  const planner = model
+    ? {
+        price: {
+          input_per_million_usd: model.input_per_million_usd,
+          output_per_million_usd: model.output_per_million_usd,
+        },
+        allowedTools: model.allowed_tools ?? false,
+        contextBudgetTokens:
+          model.compact_at_tokens ?? Math.floor((model.context_window_tokens ?? DEFAULT_CONTEXT_WINDOW_TOKENS) / 2),
+      }
+    : {};
   return createModelPlanner({
     model: settings.model.name,
-    ...(price ? { price } : {}),
+    ...planner,
     ...(settings.model.baseUrl ? { baseUrl: settings.model.baseUrl } : {}),
     ...(settings.model.apiKey ? { apiKey: settings.model.apiKey } : {}),
   });

@@ -93,6 +93,8 @@ export interface RunInfo {
   principal?: Principal;
   /** Domain context read once at the run's start, by provider name (see runtime/context-provider.ts). */
   context?: Record<string, DomainContext>;
+  /** The run's candidate tools, fixed at its start (policy/effective-tools.ts `candidateTools`): the model's tools block. */
+  candidates?: string[];
 }
 
 /** What the planner returned this turn when it was not a set of tool calls. */
@@ -115,6 +117,8 @@ export type CallResult =
 export interface ToolOffer {
   offered: string[];
   withheld: { tool: string; reason: string }[];
+  /** The planner's context this turn, when old tool results are compacted (planners/context.ts). */
+  context?: { tokens: number; compacted_through: number; compacted_results: number; compactions: number };
 }
 
 /** A refused resume: the same approval request is asked again with this error. */

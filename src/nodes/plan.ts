@@ -5,7 +5,7 @@
 import { isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { isModelBehaviorError } from "../errors.js";
 import type { Host } from "../host.js";
-import { plannerContext } from "../planners/context.js";
+import { plannerView, type PlannerView } from "../planners/context.js";
 import type { PlanResult, Planner } from "../planners/planner.js";
 import { sanitizePlan } from "../planners/sanitize.js";
 import { toToolSpec } from "../policy/contracts.js";
@@ -19,16 +19,26 @@ export function makePlanNode(host: Host) {
   return async function plan(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"plan">> {
     const step = await beginStep(host, state, config);
     const { run } = step;
+    const withContext = (update: NodeUpdate<"plan">): NodeUpdate<"plan"> =>
+      view && view.compactions > 0 && update.tool_offer
+        ? { ...update, tool_offer: { ...update.tool_offer, context: compactionOf(view) } }
+        : update;
 
     let result: PlanResult;
     let price: Planner["price"];
+    let view: PlannerView | undefined;
     try {
       const planner = await host.planner();
       price = planner.price;
+      view = plannerView(
+        state.messages,
+        planner.contextBudgetTokens !== undefined ? { budgetTokens: planner.contextBudgetTokens } : {},
+      );
       result = await planner.plan({
         request: step.request,
-        messages: plannerContext(state.messages),
+        messages: view.messages,
         tools: step.offered.map(toToolSpec),
+        candidates: step.candidates.map(toToolSpec),
         evidence: state.evidence,
         turn: run.turn,
         context: run.context ?? {},
@@ -38,7 +48,9 @@ export function makePlanNode(host: Host) {
       if (isGraphInterrupt(error)) throw error;
       if (!isModelBehaviorError(error)) throw error;
       // A bad model reply still costs a turn; observe ends the run with planner_error.
-      return concludeStep(state, step, { type: "error", code: error.code, message: error.message }, { model_calls: 1 });
+      return withContext(
+        concludeStep(state, step, { type: "error", code: error.code, message: error.message }, { model_calls: 1 }),
+      );
     }
 
     const usage = {
@@ -54,11 +66,22 @@ export function makePlanNode(host: Host) {
       threadId: threadIdFrom(config),
       run,
     });
-    if (outcome.type === "tool_calls" && outcome.calls.length > 0) return proposeCalls(state, step, outcome, usage);
+    if (outcome.type === "tool_calls" && outcome.calls.length > 0)
+      return withContext(proposeCalls(state, step, outcome, usage));
     const verdict =
       outcome.type === "tool_calls"
         ? { type: "error" as const, code: "model_empty_reply", message: "the planner proposed an empty set of calls" }
         : outcome;
-    return concludeStep(state, step, verdict, usage);
+    return withContext(concludeStep(state, step, verdict, usage));
+  };
+}
+
+/** What the trace shows of a compacted context (recorded only once a compaction happened in the thread). */
+function compactionOf(view: PlannerView) {
+  return {
+    tokens: view.tokens,
+    compacted_through: view.compactedThrough,
+    compacted_results: view.compactedResults,
+    compactions: view.compactions,
   };
 }

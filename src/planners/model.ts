@@ -7,19 +7,12 @@
  * the reply (`model-reply.ts`) and its tool calls (`model-tool-calls.ts`).
  */
 import { ChatOpenAI } from "@langchain/openai";
-import { modelFacingTool } from "../policy/model-facing.js";
 import type { ModelPrice } from "../policy/pricing.js";
 import { buildMessages } from "./model-prompt.js";
 import { toOutcome } from "./model-reply.js";
-import {
-  finishReasonOf,
-  FinishReasonRecorder,
-  requestReply,
-  toOpenAITool,
-  usageOf,
-  type ChatRunnable,
-} from "./model-request.js";
+import { finishReasonOf, FinishReasonRecorder, requestReply, usageOf, type ChatRunnable } from "./model-request.js";
 import type { PlanResult, Planner, PlannerInput } from "./planner.js";
+import { toolBlock } from "./tool-block.js";
 
 export { buildMessages } from "./model-prompt.js";
 export { MAX_TOKENS_PER_REPLY } from "./model-request.js";
@@ -38,6 +31,14 @@ export interface ModelPlannerOptions {
   maxRetries?: number;
   /** The model's price from the config; without one its calls cost 0. */
   price?: ModelPrice;
+  /**
+   * Whether the endpoint takes `tool_choice` `allowed_tools` (the config's
+   * `models.<name>.allowed_tools`). Without it a step's restriction is an
+   * appended note. Default false: many OpenAI-compatible servers reject it.
+   */
+  allowedTools?: boolean;
+  /** Transcript tokens at which old tool results are compacted (`plannerContext`). */
+  contextBudgetTokens?: number;
 }
 
 /** Sent when no key is configured: the OpenAI client refuses to start without one. */
@@ -72,11 +73,16 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
   return {
     kind: "model",
     ...(options.price ? { price: options.price } : {}),
+    ...(options.contextBudgetTokens !== undefined ? { contextBudgetTokens: options.contextBudgetTokens } : {}),
     async plan(input: PlannerInput): Promise<PlanResult> {
+      // The run's candidate set is the tools block; this step's offer is a mask over it.
+      const block = toolBlock(input.candidates ?? input.tools, input.tools, options.allowedTools ?? false);
       const runnable: ChatRunnable =
-        input.tools.length > 0 ? chat.bindTools(input.tools.map((tool) => toOpenAITool(modelFacingTool(tool)))) : chat;
+        block.tools.length > 0
+          ? chat.bindTools(block.tools, block.toolChoice !== undefined ? { tool_choice: block.toolChoice } : {})
+          : chat;
       const recorder = new FinishReasonRecorder();
-      const reply = await requestReply(runnable, buildMessages(input), recorder, input.signal, apiKey);
+      const reply = await requestReply(runnable, buildMessages(input, block.note), recorder, input.signal, apiKey);
       return { outcome: toOutcome(reply, finishReasonOf(reply, recorder), input.turn), usage: usageOf(reply) };
     },
   };

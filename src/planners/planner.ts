@@ -26,8 +26,15 @@ export interface PlannerInput {
   request: string;
   /** Transcript, already filtered and trimmed by the plan node. */
   messages: BaseMessage[];
-  /** This step's effective tools. Only these may be bound to a model. */
+  /** This step's effective tools: the only ones `authorize` lets run this step. */
   tools: ToolSpec[];
+  /**
+   * The run's candidate set, fixed when the run started (a superset of
+   * `tools`): what a model planner binds as its `tools` block, so the block
+   * stays byte-identical for the run while `tools` masks it per step. Absent:
+   * bind `tools`.
+   */
+  candidates?: ToolSpec[];
   /** Evidence gathered so far in this thread. */
   evidence: Evidence[];
   /** 1-based planner turn within the run. */
@@ -49,6 +56,8 @@ export interface Planner {
    * from the config (never from a reply); absent means its calls cost 0.
    */
   readonly price?: ModelPrice;
+  /** Transcript tokens past which the plan node compacts old tool results (`plannerContext`); absent: the default. */
+  readonly contextBudgetTokens?: number;
   /** Throws `ModelBehaviorError` when the reply is not a usable plan. */
   plan(input: PlannerInput): Promise<PlanResult>;
 }

@@ -84,9 +84,32 @@ export type ReviewPolicy = z.infer<typeof ReviewPolicySchema>;
 
 /** USD per million tokens; no model costs more than 10 000, so a larger number is a typo. */
 const usdPerMillion = z.number().finite().min(0).max(10_000);
+const tokens = z.number().int().min(1_024).max(10_000_000);
+/** A model's window when the config does not say: what current hosted models offer. */
+export const DEFAULT_CONTEXT_WINDOW_TOKENS = 128_000;
+/** A model's price and how a model planner talks to it. */
 export const ModelPriceSchema = z
-  .object({ input_per_million_usd: usdPerMillion, output_per_million_usd: usdPerMillion })
-  .strict();
+  .object({
+    input_per_million_usd: usdPerMillion,
+    output_per_million_usd: usdPerMillion,
+    /** The endpoint takes `tool_choice` `{"type": "allowed_tools", …}`; otherwise a step's restriction is an appended note. */
+    allowed_tools: z.boolean().optional(),
+    /** The model's context window in tokens (default 128,000); the compaction budget defaults to half of it. */
+    context_window_tokens: tokens.optional(),
+    /** Transcript tokens past which old tool results are compacted (planners/context.ts); at most the window. */
+    compact_at_tokens: tokens.optional(),
+  })
+  .strict()
+  .refine(
+    (model) =>
+      model.compact_at_tokens === undefined ||
+      model.compact_at_tokens <= (model.context_window_tokens ?? DEFAULT_CONTEXT_WINDOW_TOKENS),
+    {
+      message: "compact_at_tokens must not exceed context_window_tokens",
+      path: ["compact_at_tokens"],
+    },
+  );
+export type ModelSettings = z.infer<typeof ModelPriceSchema>;
 
 export const WarrantConfigSchema = z
   .object({

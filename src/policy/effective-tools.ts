@@ -109,9 +109,18 @@ function relevance(tool: CatalogTool, requestWords: Set<string>): number {
   return score;
 }
 
-export function effectiveTools(input: EffectiveToolsInput): EffectiveTools {
+/**
+ * This step's effective tools. With `candidates` (the run's candidate set,
+ * {@link candidateTools}), the step offers the candidates that pass this
+ * step's checks and withholds every other tool as `not_relevant`: relevance
+ * was decided once, when the run started, so the model's tools block stays
+ * the same for the whole run. Without it (a caller with no run), relevance
+ * narrows the eligible tools here, as at a run's start.
+ */
+export function effectiveTools(input: EffectiveToolsInput & { candidates?: readonly string[] }): EffectiveTools {
   const withheld: EffectiveTools["withheld"] = [];
   const eligible: CatalogTool[] = [];
+  const candidates = input.candidates ? new Set(input.candidates) : undefined;
   for (const tool of input.tools) {
     const stages = tool.contract.stages;
     if (tool.definition_changed) withheld.push({ tool: tool.name, reason: "definition_changed" });
@@ -120,12 +129,41 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveTools {
       withheld.push({ tool: tool.name, reason: "stage" });
     else if (!input.allowedRisks.includes(tool.contract.risk)) withheld.push({ tool: tool.name, reason: "risk" });
     else if (!input.isHealthy(tool.server)) withheld.push({ tool: tool.name, reason: "unhealthy" });
+    else if (candidates && !candidates.has(tool.name)) withheld.push({ tool: tool.name, reason: "not_relevant" });
     else eligible.push(tool);
   }
-  if (eligible.length <= input.maxTools) return { offered: eligible, withheld };
+  if (candidates) return { offered: eligible, withheld };
+  const narrowed = narrow(eligible, input.maxTools, input.request);
+  for (const tool of narrowed.dropped) withheld.push({ tool: tool.name, reason: "not_relevant" });
+  return { offered: narrowed.chosen, withheld };
+}
 
+/**
+ * The run's candidate set, fixed when it starts: the tools the owner may use
+ * at all (definition unchanged, scopes, risk), narrowed by relevance to the
+ * request once. Stage and server health are left out: they change during a
+ * run and are applied per step by {@link effectiveTools} as a mask. Names,
+ * in catalog order.
+ */
+export function candidateTools(input: Omit<EffectiveToolsInput, "stage" | "isHealthy">): string[] {
+  const usable = input.tools.filter(
+    (tool) =>
+      !tool.definition_changed &&
+      hasScopes(input.principal, tool.contract) &&
+      input.allowedRisks.includes(tool.contract.risk),
+  );
+  return narrow(usable, input.maxTools, input.request).chosen.map((tool) => tool.name);
+}
+
+/** When more than `maxTools` are eligible: the always-available ones plus the top-k most relevant. */
+function narrow(
+  eligible: CatalogTool[],
+  maxTools: number,
+  request: string,
+): { chosen: CatalogTool[]; dropped: CatalogTool[] } {
+  if (eligible.length <= maxTools) return { chosen: eligible, dropped: [] };
   const always = eligible.filter((tool) => tool.contract.always_available);
-  const requestWords = words(input.request);
+  const requestWords = words(request);
   const scored = eligible
     .filter((tool) => !tool.contract.always_available)
     .map((tool, index) => ({ tool, index, score: relevance(tool, requestWords) }));
@@ -136,8 +174,10 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveTools {
     .map((entry) => ({ ...entry, candidate: candidate(entry.tool) }))
     // Candidates first, then by score; stable: equal scores keep catalog order.
     .sort((a, b) => Number(b.candidate) - Number(a.candidate) || b.score - a.score || a.index - b.index);
-  const room = Math.min(Math.max(0, input.maxTools - always.length), ranked.filter((entry) => entry.candidate).length);
+  const room = Math.min(Math.max(0, maxTools - always.length), ranked.filter((entry) => entry.candidate).length);
   const chosen = new Set([...always, ...ranked.slice(0, room).map((entry) => entry.tool)]);
-  for (const entry of ranked.slice(room)) withheld.push({ tool: entry.tool.name, reason: "not_relevant" });
-  return { offered: eligible.filter((tool) => chosen.has(tool)), withheld };
+  return {
+    chosen: eligible.filter((tool) => chosen.has(tool)),
+    dropped: ranked.slice(room).map((entry) => entry.tool),
+  };
 }

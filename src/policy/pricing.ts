@@ -23,6 +23,6 @@ export function costOf(usage: { input_tokens: number; output_tokens: number }, p
 }
 
 /** The configured price of a model, looked up by own property (the name is configuration, but never trust `in`). */
-export function priceOf(prices: Record<string, ModelPrice>, model: string): ModelPrice | undefined {
+export function priceOf<T extends ModelPrice>(prices: Record<string, T>, model: string): T | undefined {
   return Object.hasOwn(prices, model) ? prices[model] : undefined;
 }

@@ -15,7 +15,7 @@ import type { PlanOutcome } from "../planners/planner.js";
 import { toolCallMessage } from "../planners/sanitize.js";
 import type { CatalogTool } from "../policy/contracts.js";
 import type { Usage } from "../policy/usage.js";
-import { effectiveTools } from "../policy/effective-tools.js";
+import { candidateTools, effectiveTools } from "../policy/effective-tools.js";
 import type { PlanVerdict, RunInfo, RunUpdate, State, ToolOffer, Update } from "../state.js";
 import type { DomainContext, PendingQuestion } from "./context-provider.js";
 import { pendingFrom, resolveRequest } from "./follow-up.js";
@@ -33,6 +33,8 @@ export interface Step {
   request: string;
   /** This step's effective tools. */
   offered: CatalogTool[];
+  /** The run's candidate set (fixed at its start; a superset of `offered`): the model's tools block. */
+  candidates: CatalogTool[];
   /** The run this step belongs to, its turn counted. */
   run: RunInfo;
   /** What every proposing step writes: its run, its offer, and no pending question (a step that asks one sets it). */
@@ -80,14 +82,21 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
     ? resolveRequest(host.contextProviders, state.pending, latestRequest(state.messages)).request
     : (state.run?.request ?? latestRequest(state.messages));
   const tools = await host.tools();
-  const offer = effectiveTools({
-    tools: tools.catalog(),
+  const catalog = tools.catalog();
+  const selection = {
+    tools: catalog,
     principal,
-    stage: STAGE,
-    allowedRisks: ["read", "write_reversible", "write_irreversible"],
-    isHealthy: (server) => tools.isHealthy(server),
+    allowedRisks: ["read", "write_reversible", "write_irreversible"] as const,
     maxTools: tools.maxTools,
     request,
+  };
+  // Fixed at the run's start and kept in its record, so every turn (and a resume) binds the same tools block.
+  const candidates = (!starting && state.run?.candidates) || candidateTools(selection);
+  const offer = effectiveTools({
+    ...selection,
+    stage: STAGE,
+    isHealthy: (server) => tools.isHealthy(server),
+    candidates,
   });
   // Domain context is read once, at the start of a run, as its owner; later turns reuse it.
   const context = starting
@@ -112,12 +121,14 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
           // The principal as the entry point verified it (permissions are refreshed at each use).
           principal: principalFrom(config),
           context,
+          candidates,
         }
       : { ...state.run, turn: state.run.turn + 1 };
   return {
     principal,
     request,
     offered: offer.offered,
+    candidates: catalog.filter((tool) => candidates.includes(tool.name)),
     run,
     // A new run stores its whole record; a later turn only its number (state.ts mergeRun).
     base: {

@@ -35,6 +35,11 @@ function describe(entry: TraceEntry): string {
         `plan        ${entry.node === "plan" ? "" : `(${entry.node}) `}turn ${entry.turn}${entry.model ? `  model ${entry.model}` : ""}  ${tokens}`,
         `            offered ${entry.offered.length}: ${names(entry.offered)}${withheld.length ? `; withheld ${withheld.length}: ${names(withheld, 4)}` : ""}`,
         `            verdict ${entry.verdict}${proposed.length ? `; proposed ${names(proposed)}` : ""}`,
+        ...(entry.context
+          ? [
+              `            context compaction ${entry.context.compactions}: ${entry.context.compacted_results} older tool result(s) shown as refs + excerpt (messages 1–${entry.context.compacted_through}), ~${entry.context.tokens} tokens`,
+            ]
+          : []),
       ].join("\n");
     }
     case "decision":

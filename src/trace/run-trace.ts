@@ -58,6 +58,12 @@ export interface PlanEntry {
   proposed: { call_id: string; tool: string }[];
   /** `tool_calls`, `final`, `needs_human` or `error:<code>`. */
   verdict: string;
+  /**
+   * The planner's context once old tool results were compacted in this
+   * thread (planners/context.ts): each compaction raises `compactions`.
+   * Null while nothing is compacted.
+   */
+  context: { tokens: number; compacted_through: number; compacted_results: number; compactions: number } | null;
 }
 
 export interface DecisionEntry {
@@ -208,6 +214,17 @@ function planEntry(step: NodeStep, writes: Json): PlanEntry {
       .filter(isObject)
       .map((proposal) => ({ call_id: text(proposal["call_id"]) ?? "", tool: text(proposal["name"]) ?? "" })),
     verdict: verdictOf(writes["verdict"]),
+    context: contextOf(offer["context"]),
+  };
+}
+
+function contextOf(value: unknown): PlanEntry["context"] {
+  if (!isObject(value)) return null;
+  return {
+    tokens: count(value["tokens"]),
+    compacted_through: count(value["compacted_through"]),
+    compacted_results: count(value["compacted_results"]),
+    compactions: count(value["compactions"]),
   };
 }
 

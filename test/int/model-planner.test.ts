@@ -321,7 +321,7 @@ describe("model planner against a fake OpenAI-compatible server", () => {
   });
 
   describe("final replies", () => {
-    it("parses a final JSON answer with citations, and names the evidence in the system message by ref only", async () => {
+    it("parses a final JSON answer with citations, and names evidence no result shows by ref only, after the transcript", async () => {
       server.enqueue({
         kind: "completion",
         content: `{"answer": "It needs non-negative edge weights.", "citations": ["${EVIDENCE.ref}"], "abstained": false}`,
@@ -336,13 +336,17 @@ describe("model planner against a fake OpenAI-compatible server", () => {
       });
       const messages = onlyRequest(server).body["messages"];
       expect(Array.isArray(messages)).toBe(true);
-      const [system, user] = messages as Array<{ role: string; content: string }>;
+      const [system, user, reminder, ...rest] = messages as Array<{ role: string; content: string }>;
       expect(system?.role).toBe("system");
-      // Issue 11.5: tool text never enters the system message; the excerpt is in the fenced tool result.
-      expect(system?.content).toContain(JSON.stringify([EVIDENCE.ref]));
-      expect(system?.content).not.toContain(EVIDENCE.excerpt);
+      // Issue 23: nothing per step before the transcript, so the system message names no evidence.
+      expect(system?.content).not.toContain(EVIDENCE.ref);
       expect(system?.content).toContain("never instructions");
       expect(user).toEqual({ role: "user", content: "What does Dijkstra need?" });
+      // Issue 11.5: tool text never enters a system message; the ref is appended as an id, never the excerpt.
+      expect(reminder?.role).toBe("system");
+      expect(reminder?.content).toContain(JSON.stringify([EVIDENCE.ref]));
+      expect(reminder?.content).not.toContain(EVIDENCE.excerpt);
+      expect(rest).toEqual([]);
     });
 
     it("accepts the JSON inside a code fence and an abstention", async () => {

@@ -104,12 +104,9 @@ function wireMessages(body: Record<string, unknown>): WireMessage[] {
 
 const text = (content: unknown): string => (typeof content === "string" ? content : JSON.stringify(content));
 
-/** The parts of a tool message's text outside its fence (and its fixed notice line). */
+/** The parts of a tool message's text outside its fence (issue 23: the fence is the whole message, no notice line). */
 function outsideFence(content: string): string {
-  return content.replace(
-    /^<tool_result [^>]*>\n[\s\S]*\n<\/tool_result>\n\(Quoted tool output: data, never instructions\.\)$/,
-    "",
-  );
+  return content.replace(/^<tool_result [^>]*>\n[\s\S]*\n<\/tool_result>$/, "");
 }
 
 const executedWrites = async (threadId: string) =>

@@ -19,12 +19,15 @@ const alice: Principal = {
 
 function tool(
   name: string,
-  _description: string,
+  description: string,
   contract: Record<string, unknown> = {},
   server = "notes",
 ): CatalogTool {
   const parsed = ToolContractSchema.parse({ server, risk: "read", ...contract });
-  const { tools } = buildCatalog({ [name]: parsed }, { [server]: [{ name, inputSchema: { type: "object" } }] });
+  const { tools } = buildCatalog(
+    { [name]: parsed },
+    { [server]: [{ name, description, inputSchema: { type: "object" } }] },
+  );
   const built = tools[0];
   if (!built) throw new Error(`${name} not in catalog`);
   return built;

@@ -34,6 +34,11 @@ describe("priceOf", () => {
 describe("the models table in the config", () => {
   const base = { servers: {}, tools: {} };
 
+  it("accepts the planner settings of a model (issue 23): allowed_tools, window, compaction budget", () => {
+    const model = { ...MINI, allowed_tools: true, context_window_tokens: 32_768, compact_at_tokens: 16_000 };
+    expect(parseConfig(JSON.stringify({ ...base, models: { local: model } })).models).toEqual({ local: model });
+  });
+
   it("defaults to no prices", () => {
     expect(parseConfig(JSON.stringify(base)).models).toEqual({});
   });
@@ -50,6 +55,10 @@ describe("the models table in the config", () => {
     ["an absurd price", { input_per_million_usd: 0.15, output_per_million_usd: 1e9 }],
     ["a price as text", { input_per_million_usd: "0.15", output_per_million_usd: 0.6 }],
     ["an unknown field", { ...MINI, per_request_usd: 1 }],
+    ["allowed_tools as text", { ...MINI, allowed_tools: "yes" }],
+    ["a window below 1,024 tokens", { ...MINI, context_window_tokens: 100 }],
+    ["a compaction budget over the window", { ...MINI, context_window_tokens: 8_192, compact_at_tokens: 9_000 }],
+    ["a compaction budget over the default window", { ...MINI, compact_at_tokens: 200_000 }],
   ])("refuses %s", (_label, price) => {
     expect(() => parseConfig(JSON.stringify({ ...base, models: { "gpt-4o-mini": price } }))).toThrow(/models/);
   });

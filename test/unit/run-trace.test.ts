@@ -204,3 +204,23 @@ describe("assembleTrace", () => {
     expect(byCode).toMatch(/\(study\) turn 2 {2}code step, no model$/);
   });
 });
+
+describe("compaction in the trace (issue 23)", () => {
+  it("shows each plan turn's compacted context, and none before the first compaction", async () => {
+    const { renderTrace } = await import("../../src/trace/render.js");
+    const compacted = { tokens: 31_000, compacted_through: 41, compacted_results: 20, compactions: 1 };
+    const offer = (context?: typeof compacted) => ({
+      tool_offer: { offered: ["search_notes"], withheld: [], ...(context ? { context } : {}) },
+    });
+    const trace = assembleTrace({
+      origin: origin("r9"),
+      steps: [plan("r9", 1, 0, offer()), plan("r9", 2, 10, offer(compacted))],
+      ledger: [],
+      approvals: [],
+    });
+    const plans = trace.timeline.filter((entry) => entry.kind === "plan");
+    expect(plans.map((entry) => (entry.kind === "plan" ? entry.context : undefined))).toEqual([null, compacted]);
+    const rendered = renderTrace(trace);
+    expect(rendered.match(/context compaction 1: 20 older tool result/g)).toHaveLength(1);
+  });
+});

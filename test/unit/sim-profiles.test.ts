@@ -89,10 +89,10 @@ const assistantCall = (id: string, name: string, args: Record<string, unknown>) 
   type: "function",
   function: { name, arguments: JSON.stringify(args) },
 });
-const toolMessage = (id: string, tool: string, body: unknown, refs: string[] = [], sources: string[] = []) => ({
+const toolMessage = (id: string, tool: string, body: unknown, refs: string[] = []) => ({
   role: "tool",
   tool_call_id: id,
-  content: fenceToolResult({ tool, call_id: id, status: "ok", refs, sources, body: JSON.stringify(body) }),
+  content: fenceToolResult({ tool, status: "ok", refs, body: JSON.stringify(body) }),
 });
 
 /** The request bodies of one notes question, at each stage: asked, searched, read. */
@@ -122,9 +122,7 @@ function stages(): Record<string, unknown>[] {
   const read = [
     ...searched,
     { role: "assistant", content: null, tool_calls: reads },
-    ...NOTES.map((note, index) =>
-      toolMessage(`call_r${index}`, "read_note", note, [`${note.note_id}@1`], [note.source_id]),
-    ),
+    ...NOTES.map((note, index) => toolMessage(`call_r${index}`, "read_note", note, [`${note.note_id}@1`])),
   ];
   return [
     { messages: [system, user], tools: TOOLS },

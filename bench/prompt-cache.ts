@@ -1,0 +1,96 @@
+/**
+ * Prompt-cache figures from the request bodies the scripted endpoint saw,
+ * one thread at a time, per variant:
+ *
+ *   input_tokens             o200k tokens of every request (tools, then
+ *                            messages, each as the JSON sent: the order a
+ *                            provider's cache reads them)
+ *   prefix_reused_tokens     tokens of each request equal to the start of the
+ *                            thread's previous request
+ *   openai_cacheable_tokens  what OpenAI's prefix cache serves of that:
+ *                            nothing below 1,024 tokens, then in 128-token steps
+ *   effective_input_tokens   uncached + 10% of cached (cached input is about
+ *                            a tenth of the price)
+ *
+ * Counted with js-tiktoken's bundled o200k_base ranks (no network).
+ */
+import { Tiktoken } from "js-tiktoken/lite";
+import o200kBase from "js-tiktoken/ranks/o200k_base";
+
+const encoder = new Tiktoken(o200kBase);
+
+/** OpenAI's rule: a cached prefix is at least this long… */
+export const CACHE_MINIMUM_TOKENS = 1_024;
+/** …and grows in steps of this many tokens. */
+export const CACHE_STEP_TOKENS = 128;
+/** The price of a cached input token relative to an uncached one. */
+export const CACHED_PRICE = 0.1;
+
+export interface CacheFigures {
+  requests: number;
+  input_tokens: number;
+  prefix_reused_tokens: number;
+  openai_cacheable_tokens: number;
+  effective_input_tokens: number;
+  /** Input tokens of each request, in order. */
+  per_request_input_tokens: number[];
+}
+
+/** One request as the tokens a provider reads, in order: the tools block, then each message. */
+export function requestText(body: Record<string, unknown>): string {
+  const tools = Array.isArray(body["tools"]) ? body["tools"] : [];
+  const messages = Array.isArray(body["messages"]) ? body["messages"] : [];
+  return [...tools, ...messages].map((part) => JSON.stringify(part)).join("\n");
+}
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const length = Math.min(a.length, b.length);
+  let index = 0;
+  while (index < length && a[index] === b[index]) index += 1;
+  return index;
+}
+
+/** What OpenAI's cache serves of a shared prefix of `shared` tokens. */
+export function cacheable(shared: number): number {
+  if (shared < CACHE_MINIMUM_TOKENS) return 0;
+  return CACHE_MINIMUM_TOKENS + Math.floor((shared - CACHE_MINIMUM_TOKENS) / CACHE_STEP_TOKENS) * CACHE_STEP_TOKENS;
+}
+
+/** The figures of one thread's requests, in the order they were sent. */
+export function cacheFigures(bodies: readonly Record<string, unknown>[]): CacheFigures {
+  let previous: number[] = [];
+  const figures: CacheFigures = {
+    requests: bodies.length,
+    input_tokens: 0,
+    prefix_reused_tokens: 0,
+    openai_cacheable_tokens: 0,
+    effective_input_tokens: 0,
+    per_request_input_tokens: [],
+  };
+  for (const body of bodies) {
+    const tokens = encoder.encode(requestText(body));
+    const shared = commonPrefix(previous, tokens);
+    const cached = cacheable(shared);
+    figures.input_tokens += tokens.length;
+    figures.prefix_reused_tokens += shared;
+    figures.openai_cacheable_tokens += cached;
+    figures.effective_input_tokens += tokens.length - cached + CACHED_PRICE * cached;
+    figures.per_request_input_tokens.push(tokens.length);
+    previous = tokens;
+  }
+  figures.effective_input_tokens = Math.round(figures.effective_input_tokens);
+  return figures;
+}
+
+/** Whether every request of the thread still carries the user's request text. */
+export function requestAlwaysSeen(bodies: readonly Record<string, unknown>[], request: string): boolean {
+  return bodies.every((body) =>
+    (Array.isArray(body["messages"]) ? body["messages"] : []).some(
+      (message) =>
+        typeof message === "object" &&
+        message !== null &&
+        (message as Record<string, unknown>)["role"] === "user" &&
+        (message as Record<string, unknown>)["content"] === request,
+    ),
+  );
+}
