@@ -68,11 +68,15 @@ export function formatRun(
     );
   }
   const usage = state.usage;
-  if (usage)
-    lines.push(
-      "",
-      `usage: ${usage.model_calls} model call(s), ${usage.tool_calls} tool call(s), ${usage.input_tokens + usage.output_tokens} tokens`,
-    );
+  if (usage) {
+    const tokens = usage.input_tokens + usage.output_tokens;
+    // Turns that spent no token and no cost were the rules planner's (or code steps'): no model was asked.
+    const planning =
+      tokens === 0 && usage.cost_usd === 0
+        ? `${usage.model_calls} planner turn(s) (rules planner, no model)`
+        : `${usage.model_calls} model call(s), ${tokens} tokens`;
+    lines.push("", `usage: ${planning}, ${usage.tool_calls} tool call(s)`);
+  }
   const reason = state.termination_reason;
   lines.push(
     `termination: ${reason ? `${reason.code}${reason.budget ? ` (${reason.budget})` : ""}: ${reason.detail}` : "(run not finished)"}`,
