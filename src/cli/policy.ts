@@ -15,7 +15,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { loadPrincipalDirectory, type Principal } from "../auth/principal.js";
-import { configProblemsFor, createRuntime } from "../bootstrap.js";
+import { configProblemsFor } from "../bootstrap.js";
 import { loadSettings, type Settings } from "../env.js";
 import { ConfigError } from "../errors.js";
 import { buildCatalog, type ListedTool } from "../mcp/catalog.js";
@@ -26,12 +26,11 @@ import { policyMatrix, renderMatrix, stagesOf } from "../policy/matrix.js";
 import { STAGE } from "../runtime/step.js";
 import { explainRun, renderExplanation } from "../trace/explain.js";
 import { readReplayRecords, type ReplayRecords } from "../trace/read-replay.js";
-import { readRunTrace, type HistorySource } from "../trace/read-trace.js";
-import type { RunTrace } from "../trace/run-trace.js";
 import { findServer, operatorToken, requestJson } from "./server-client.js";
 import { renderReplay, replay } from "../trace/replay.js";
 import { commandLine, RUN_ID, usageError, type CommandLine } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
+import { traceOf, withHistory } from "./history-reader.js";
 
 const USAGE = `usage: npm run policy -- check [--config FILE]
        npm run policy -- matrix [--config FILE] [--principals FILE] [--json]
@@ -114,42 +113,6 @@ async function matrix(parsed: CommandLine, settings: Settings): Promise<number> 
   return 0;
 }
 
-/** The database and a history reader for each graph (no node runs, no tool server starts). */
-async function withDatabase<T>(
-  settings: Settings,
-  body: (
-    database: Awaited<ReturnType<ReturnType<typeof createRuntime>["database"]>>,
-    graphFor: (graphId: string | null) => Promise<HistorySource>,
-  ) => Promise<T>,
-): Promise<T> {
-  const runtime = createRuntime(settings);
-  const database = await runtime.database();
-  const graphFor = async (graphId: string | null): Promise<HistorySource> => {
-    if (graphId === "workflow") {
-      const { buildWorkflow } = await import("../../graphs/workflow.js");
-      return buildWorkflow(runtime.host).compile({ checkpointer: database.saver });
-    }
-    const { buildAgent } = await import("../../graphs/agent.js");
-    return buildAgent(runtime.host).compile({ checkpointer: database.saver });
-  };
-  try {
-    return await body(database, graphFor);
-  } finally {
-    await runtime.close();
-  }
-}
-
-/** A run's trace: from the running server when there is one (it holds the embedded database), else read here. */
-async function traceOf(settings: Settings, runId: string): Promise<RunTrace | undefined> {
-  const server = await findServer(settings);
-  if (server) {
-    const path = `/operator/runs/${encodeURIComponent(runId)}/trace`;
-    const answer = await requestJson<RunTrace>(server, await operatorToken(settings), "GET", path, { accept: [404] });
-    return answer.status === 404 ? undefined : answer.body;
-  }
-  return withDatabase(settings, (database, graphFor) => readRunTrace(database, graphFor, runId));
-}
-
 async function explain(parsed: CommandLine, settings: Settings): Promise<number> {
   const [runId, callId, ...extra] = parsed.positionals;
   if (runId === undefined || !RUN_ID.test(runId) || (callId !== undefined && !CALL_ID.test(callId)) || extra.length)
@@ -183,7 +146,7 @@ async function recordsOf(
       })
     ).body;
   }
-  return withDatabase(settings, (database, graphFor) => readReplayRecords(database, graphFor, which));
+  return withHistory(settings, (database, graphFor) => readReplayRecords(database, graphFor, which));
 }
 
 async function replayRuns(parsed: CommandLine, settings: Settings): Promise<number> {

@@ -12,13 +12,11 @@
  * Exit 0 when printed, 1 when the run is unknown or on a configuration or
  * database error, 2 on a usage error.
  */
-import { createRuntime } from "../bootstrap.js";
 import { loadSettings, type Settings } from "../env.js";
 import { exportTraceSpans, otlpConfigured, otlpExporter } from "../trace/otel.js";
-import { readRunTrace, type HistorySource } from "../trace/read-trace.js";
+import { traceOf } from "./history-reader.js";
 import { renderTrace } from "../trace/render.js";
 import type { RunTrace } from "../trace/run-trace.js";
-import { findServer, operatorToken, requestJson } from "./server-client.js";
 import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 
@@ -45,33 +43,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write("warrant: config_invalid: --otlp needs OTEL_EXPORTER_OTLP_ENDPOINT\n");
       return 1;
     }
-    const server = await findServer(settings);
-    if (server) {
-      const answer = await requestJson<RunTrace>(
-        server,
-        await operatorToken(settings),
-        "GET",
-        `/operator/runs/${encodeURIComponent(options.runId)}/trace`,
-        { accept: [404] },
-      );
-      return show(answer.status === 404 ? undefined : answer.body, options, settings.budgets);
-    }
-    const runtime = createRuntime(settings);
-    const database = await runtime.database();
-    try {
-      // The graph is only a reader of its checkpoint history here: no node runs, no tool server starts.
-      const graphFor = async (graphId: string | null): Promise<HistorySource> => {
-        if (graphId === "workflow") {
-          const { buildWorkflow } = await import("../../graphs/workflow.js");
-          return buildWorkflow(runtime.host).compile({ checkpointer: database.saver });
-        }
-        const { buildAgent } = await import("../../graphs/agent.js");
-        return buildAgent(runtime.host).compile({ checkpointer: database.saver });
-      };
-      return await show(await readRunTrace(database, graphFor, options.runId), options, settings.budgets);
-    } finally {
-      await runtime.close();
-    }
+    return show(await traceOf(settings, options.runId), options, settings.budgets);
   });
 }
 
