@@ -234,6 +234,9 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
     const second = await agent.run("alice", "What is BM25?", first.threadId);
     expect(second.state.status).toBe("completed");
     expect(second.state.usage.model_calls).toBe(3);
-    expect(second.state.ledger).toHaveLength(8);
+    // The thread's ledger keeps the first run's rows; the second searches once and reads the one note on BM25.
+    expect(second.state.ledger).toHaveLength(first.state.ledger.length + 2);
+    expect(second.state.ledger.slice(-2).map((row) => row.tool)).toEqual(["search_notes", "read_note"]);
+    expect(second.state.result?.citations.map((citation) => citation.ref)).toEqual(["cs301.bm25@1"]);
   });
 });

@@ -86,6 +86,7 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
         id: "call_name_probe",
         name: INVALID_TOOL_NAME,
         code: "unknown_tool",
+        check: "offered",
         message: expect.stringMatching(/^the proposed tool name contains/),
       },
     ]);
@@ -130,6 +131,7 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
         id: `call_deep_${levels}`,
         name: "search_notes",
         code: "invalid_arguments",
+        check: "arguments",
         message: `arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
       },
     ]);
