@@ -184,6 +184,8 @@ async function admit(gate: RequestGate, verified: Parameters<RequestGate["admit"
   try {
     return await gate.admit(verified);
   } catch (error) {
+    // The database's own outage is answered like every other request that cannot reach it (503, Retry-After).
+    if (isDatabaseUnavailable(error)) throw error;
     console.error(logLine(`warrant-server: cannot check the token's revocation or principal: ${String(error)}`));
     throw new ApiError("auth_unavailable", "the server cannot check the token right now; retry");
   }

@@ -268,11 +268,14 @@ function registerCreateStudyEvent(server: McpServer, state: ServerState): void {
         plan = await state.store.create(args);
       } catch (error) {
         log(`create_study_event: store update failed: ${describeError(error)}`);
-        // The file store fails before its rename (nothing applied); a database may fail after its commit.
-        const message = state.store.failureMayHaveApplied
-          ? "calendar store unavailable; check get_write_status with the same key before retrying"
-          : "calendar store unavailable; nothing was written";
-        return errorResult({ code: "transient_error", message });
+        // The file store fails before its rename (nothing applied); a database may fail after its commit (a connection
+        // lost mid-statement): then the outcome is unknown, and the caller must ask get_write_status, not retry blindly.
+        return state.store.failureMayHaveApplied
+          ? errorResult({
+              code: "outcome_unknown",
+              message: "calendar store unavailable; check get_write_status with the same key before retrying",
+            })
+          : errorResult({ code: "transient_error", message: "calendar store unavailable; nothing was written" });
       }
       if (plan.kind === "created") log(`create_study_event: created ${plan.result.event.event_id} for ${args.user_id}`);
       if (failMode === "lose_response") {
