@@ -136,8 +136,8 @@ export const RunCreate = z.preprocess(
     on_completion: z.enum(["delete", "keep"]).optional(),
     interrupt_before: z.union([z.literal("*"), z.array(z.string().max(64)).max(16)]).optional(),
     interrupt_after: z.union([z.literal("*"), z.array(z.string().max(64)).max(16)]).optional(),
-    // Stripped on purpose (DESIGN §10): identity and configuration are the server's, so a
-    // client's config/context never reach a run, whatever they say.
+    // Checked key by key by `clientRunConfig`: identity and configuration are the server's
+    // (DESIGN §10); only `config.recursion_limit` is honoured, every other key is refused by name.
     config: z.unknown().optional(),
     context: z.unknown().optional(),
     // The options below are checked by `refuseUnsupported`: each is either what the server
@@ -213,4 +213,68 @@ export function streamModes(value: RunCreateBody["stream_mode"]): ClientStreamMo
     (STREAM_MODES as readonly string[]).includes(mode),
   );
   return modes.length === 0 ? ["values"] : [...new Set(modes)];
+}
+
+/** The highest `config.recursion_limit` a client may name (the budgets cap it further). */
+const MAX_CLIENT_RECURSION_LIMIT = 10_000;
+
+/** What a run request's `config` sets that the server honours. */
+export interface ClientRunConfig {
+  /** LangGraph's recursion limit the client asked for (capped by the run's budgets when the run starts). */
+  recursionLimit?: number;
+}
+
+/**
+ * A run request's `config` and `context`, honoured or refused key by key,
+ * never dropped: `config.recursion_limit` is honoured (capped by the run's
+ * budgets); `config.configurable` may be empty or name this thread
+ * (`thread_id`), as clients send it by default; an empty `config` or
+ * `context` is nothing. Every other key is 422 `unsupported` naming it
+ * (`config.<key>`, `config.configurable.<key>`, `context.<key>`):
+ * identity and configuration are the server's.
+ */
+export function clientRunConfig(request: RunCreateBody, threadId: string): ClientRunConfig {
+  const config = objectOrNothing(request.config, "config");
+  const context = objectOrNothing(request.context, "context");
+  const first = Object.keys(context)[0];
+  if (first !== undefined) throw new ApiError("unsupported", `${keyPath("context", first)}: context is the server's`);
+  const result: ClientRunConfig = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (key === "recursion_limit") {
+      if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_CLIENT_RECURSION_LIMIT)
+        throw new ApiError(
+          "invalid_request",
+          `config.recursion_limit: an integer from 1 to ${MAX_CLIENT_RECURSION_LIMIT} is required`,
+        );
+      result.recursionLimit = value as number;
+    } else if (key === "configurable") {
+      for (const [name, item] of Object.entries(objectOrNothing(value, "config.configurable"))) {
+        if (name !== "thread_id")
+          throw new ApiError(
+            "unsupported",
+            `${keyPath("config.configurable", name)}: the run's configuration is the server's`,
+          );
+        if (typeof item !== "string" || item.toLowerCase() !== threadId)
+          throw new ApiError("invalid_request", "config.configurable.thread_id: names another thread");
+      }
+    } else {
+      throw new ApiError("unsupported", `${keyPath("config", key)}: only config.recursion_limit is honoured`);
+    }
+  }
+  return result;
+}
+
+/** An optional object field: its entries, none when null or absent; `invalid_request` when it is not an object. */
+function objectOrNothing(value: unknown, where: string): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value))
+    throw new ApiError("invalid_request", `${where}: must be an object`);
+  return value as Record<string, unknown>;
+}
+
+/** `where.key`, the key quoted when it is not a plain identifier, and bounded. */
+function keyPath(where: string, key: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(key)
+    ? `${where}.${key}`
+    : `${where}[${JSON.stringify(key.slice(0, 64))}]`;
 }

@@ -13,6 +13,7 @@ import type { RouteContext } from "../context.js";
 import { clientMetadata, parseBody } from "../requests.js";
 import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
 import {
+  clientRunConfig,
   refuseUnsupported,
   requestText,
   RunCreate,
@@ -70,6 +71,7 @@ export async function startRunAs(
   await refuseCommand(context, thread, body);
   const request = parseBody(RunCreate, body);
   checkOptions(context, thread, threadId, request, options.delivery);
+  const { recursionLimit } = clientRunConfig(request, threadId);
   const input = request.input ? toGraphInput(request.input) : null;
   const ask: RunAsk = request.command
     ? { kind: "resume", value: request.command.resume }
@@ -115,6 +117,7 @@ export async function startRunAs(
         options.delivery !== "background" && request.on_disconnect === "cancel" ? options.connection : undefined,
       metadata: clientMetadata(request.metadata ?? undefined),
       runId,
+      ...(recursionLimit === undefined ? {} : { recursionLimit }),
       ...(request.input ? { runBound: manager.runBoundFor(requestText(request.input)) } : {}),
     });
     return { run: active.run, request };
