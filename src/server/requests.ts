@@ -105,6 +105,28 @@ export const HistoryQuery = z.object({
   metadata: Metadata.optional(),
 });
 
+const CheckpointRef = z
+  .object({
+    checkpoint_id: CheckpointId.nullable().optional(),
+    checkpoint_ns: safeKey(0, 256).optional(),
+    thread_id: safeKey(0, 128).nullable().optional(),
+    checkpoint_map: z.record(z.string().max(256), z.unknown()).nullable().optional(),
+  })
+  .strict();
+
+/**
+ * `POST /threads/{id}/state/checkpoint`: the SDK's `{checkpoint: {…}}`
+ * (`threads.getState(thread, checkpoint)`), or a bare `checkpoint_id`.
+ * `subgraphs` changes nothing (the graphs have none).
+ */
+export const StateAtCheckpoint = z
+  .object({
+    checkpoint: CheckpointRef.nullable().optional(),
+    checkpoint_id: CheckpointId.nullable().optional(),
+    subgraphs: z.boolean().nullable().optional(),
+  })
+  .strict();
+
 export const ASSISTANT_FIELDS = [
   "assistant_id",
   "graph_id",
