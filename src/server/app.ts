@@ -97,6 +97,9 @@ export function createApp(options: AppOptions): Hono<Env> {
     }
   });
 
+  // The reference server's liveness route: the process answers (readiness, with the database, is /healthz).
+  app.get("/ok", (c) => c.json({ ok: true }));
+
   // Cross-origin browser clients (a chat app on another port): only the listed origins, and
   // preflights are answered before authentication. Tokens travel in a header, never a cookie.
   if (options.corsOrigins && options.corsOrigins.length > 0) {

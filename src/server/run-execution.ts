@@ -71,6 +71,7 @@ export async function executeRun(context: ExecutionContext, execution: Execution
       // Also written on every checkpoint of the run (checkpoint-metadata.ts): history filters by it.
       metadata: { ...request.metadata, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id },
       ...runOptions(budgets),
+      ...cappedRecursion(request.recursionLimit, budgets),
       signal: controller.signal,
       streamMode: emitter.libraryModes(),
     };
@@ -145,6 +146,11 @@ function startHeartbeat(context: ExecutionContext, run: RunRow, controller: Abor
   );
   heartbeat.unref();
   return heartbeat;
+}
+
+/** A client's recursion limit, never above the one the budgets set. */
+function cappedRecursion(limit: number | undefined, budgets: Budgets): { recursionLimit?: number } {
+  return limit === undefined ? {} : { recursionLimit: Math.min(limit, runOptions(budgets).recursionLimit) };
 }
 
 function errorName(error: unknown): string {
