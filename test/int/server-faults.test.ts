@@ -169,10 +169,13 @@ describe("two instances through database faults", () => {
       await sleep(300);
       proxy.refuse(5_000);
       await sleep(5_000);
-      for (let cut = 0; cut < 8; cut += 1) {
+      // Slower statements, so cuts catch more of them mid-flight (the calendar's writes among them).
+      proxy.latency(20);
+      for (let cut = 0; cut < 12; cut += 1) {
         await sleep(300 + Math.floor(Math.random() * 400));
         proxy.cut();
       }
+      proxy.latency(0);
     })();
     const answers = await Promise.all(approvals);
     const outcome = (answer: (typeof answers)[number]) =>

@@ -205,6 +205,9 @@ export async function openPostgresStore(databaseUrl: string, schema = "calendar"
       // The key is taken (by an earlier call, or by a concurrent one that has committed by now).
       const existing = await byKey(input.user_id, input.idempotency_key);
       if (existing === undefined) throw new Error("the idempotency key conflicted but its event is gone");
+      // Our own insert, committed before a lost connection hid its answer (the retry found it): created, not replayed.
+      if (existing.event_id === event.event_id)
+        return { kind: "created", result: { event: existing, replayed: false } };
       return decideExisting(existing, input);
     },
     async status(input: GetWriteStatusInput) {
