@@ -79,6 +79,7 @@ const EnvSchema = z.object({
   WARRANT_MAX_ACTIVE_RUNS: positiveInt(4),
   WARRANT_PG_POOL_MAX: positiveInt(10),
   WARRANT_PG_POOL_WAIT_MS: positiveInt(5_000),
+  WARRANT_PG_QUERY_TIMEOUT_MS: positiveInt(30_000),
   WARRANT_TEST_CRASH_AT: z.enum(["after_lease", "after_run_row", "after_first_event"]).optional(),
   WARRANT_CORS_ORIGINS: z
     .string()
@@ -121,6 +122,8 @@ export interface Settings {
     max: number;
     /** `WARRANT_PG_POOL_WAIT_MS`: how long a query waits for a free connection before failing with `database_busy`. */
     waitMs: number;
+    /** `WARRANT_PG_QUERY_TIMEOUT_MS`: how long a statement waits for its answer before its connection is given up. */
+    queryTimeoutMs: number;
   };
   dataDir: string;
   configPath: string;
@@ -180,7 +183,11 @@ export function loadSettings(source: Record<string, string | undefined> = proces
   const fromRoot = (value: string | undefined, fallback: string) => path.resolve(REPO_ROOT, value ?? fallback);
   return {
     databaseUrl: env.DATABASE_URL,
-    pool: { max: env.WARRANT_PG_POOL_MAX, waitMs: env.WARRANT_PG_POOL_WAIT_MS },
+    pool: {
+      max: env.WARRANT_PG_POOL_MAX,
+      waitMs: env.WARRANT_PG_POOL_WAIT_MS,
+      queryTimeoutMs: env.WARRANT_PG_QUERY_TIMEOUT_MS,
+    },
     dataDir: fromRoot(env.WARRANT_DATA_DIR, ".data"),
     configPath: fromRoot(env.WARRANT_CONFIG, "warrant.config.json"),
     principalsPath: fromRoot(env.WARRANT_PRINCIPALS, "src/domains/dev-principals.json"),
