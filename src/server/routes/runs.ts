@@ -29,6 +29,7 @@ import {
 } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
 import { idempotencyKeyOf, replayedRun, runRequestHash } from "../idempotency.js";
+import { admitWebhook } from "../../webhooks/run-webhook.js";
 
 /** A run a request started, or (`Idempotency-Key` repeated) the one it started before. */
 interface StartedRun {
@@ -95,6 +96,7 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
       throw new ApiError("unsupported", 'only multitask_strategy "reject" is supported: one run per thread');
     }
     refuseUnsupported(request, where);
+    const webhook = await admitWebhook(context, request.webhook);
     if (threadRow !== "stateless" && request.on_completion !== undefined) {
       throw new ApiError(
         "unsupported",
@@ -147,6 +149,7 @@ export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
       const thread =
         threadRow === "stateless" ? await store.create(owner, { thread_id: threadId, metadata: {} }) : threadRow;
       if (!thread) throw new ApiError("internal_error", "could not create a thread");
+      if (webhook) await context.webhooks?.register(owner, thread.thread_id, runId, webhook);
       const active = await manager.start({
         principal,
         thread,
