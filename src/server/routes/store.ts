@@ -57,7 +57,9 @@ export function registerStoreRoutes(app: Hono<Env>, context: RouteContext, table
     try {
       return await call();
     } catch (error) {
-      if (isStoreInputError(error)) throw new ApiError("invalid_request", error.message);
+      // LangGraph's own namespace check (BaseStore) answers the same way as ours.
+      if (isStoreInputError(error) || (error as { name?: unknown } | null)?.name === "InvalidNamespaceError")
+        throw new ApiError("invalid_request", (error as Error).message);
       throw error;
     }
   };
@@ -97,7 +99,7 @@ export function registerStoreRoutes(app: Hono<Env>, context: RouteContext, table
     const namespace = namespaceText === "" ? [] : namespaceText.split(".");
     const key = c.req.query("key");
     if (key === undefined) throw new ApiError("invalid_request", "key: is required");
-    const item = await guarded(() => storeOf(context.principalOf(c)).get(namespace, key));
+    const [item] = await guarded(() => storeOf(context.principalOf(c)).batch([{ namespace, key }]));
     if (!item) throw notFound("item");
     return c.json(itemJson(item));
   });
