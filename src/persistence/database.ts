@@ -47,6 +47,9 @@ import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
 import { createPinStore, pinMigrations } from "./pin-store.js";
 import { revocationMigrations } from "../auth/revocations.js";
+import { storeMigrations } from "../store/item-table.js";
+import { cronMigrations } from "../crons/cron-store.js";
+import { webhookMigrations } from "../webhooks/webhook-store.js";
 import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
 import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
@@ -324,6 +327,9 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
         ...chainMigrations(schema),
         ...pinMigrations(schema),
         ...revocationMigrations(schema),
+        ...storeMigrations(schema),
+        ...cronMigrations(schema),
+        ...webhookMigrations(schema),
       ])
         await client.query(statement);
     } finally {

@@ -27,6 +27,8 @@ export type ApiErrorCode =
   | "fork_refused"
   | "unsupported"
   | "too_many_runs"
+  | "too_many_crons"
+  | "webhook_refused"
   | "idempotency_key_reused"
   | "idempotency_key_in_use"
   | "shutting_down"
@@ -57,6 +59,8 @@ const STATUS: Record<ApiErrorCode, number> = {
   fork_refused: 409,
   unsupported: 422,
   too_many_runs: 429,
+  too_many_crons: 429,
+  webhook_refused: 422,
   idempotency_key_reused: 422,
   idempotency_key_in_use: 409,
   shutting_down: 503,

@@ -32,6 +32,7 @@ import { registerOperatorRoutes, type OperatorOptions } from "./routes/operator.
 import { registerReviewRoutes } from "./routes/reviews.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
+import { registerPlatformRoutes, type PlatformOptions } from "./platform-routes.js";
 import type { RunManager, ServedGraph } from "./runs.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
 
@@ -58,6 +59,8 @@ export interface AppOptions {
   secrets?: SecretScanner | undefined;
   /** The CLI's operator routes (`/operator/*`, their own tokens); absent in tests that serve the API alone. */
   operator?: Omit<OperatorOptions, "secret">;
+  /** The store, crons and webhooks (platform-routes.ts); absent in tests that serve the runs API alone. */
+  platform?: PlatformOptions;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -149,7 +152,12 @@ export function createApp(options: AppOptions): Hono<Env> {
     c.json({
       version: options.version,
       name: "warrant",
-      flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+      flags: {
+        assistants: true,
+        crons: options.platform !== undefined,
+        langsmith: false,
+        langsmith_tracing_replicas: false,
+      },
     }),
   );
 
@@ -175,10 +183,12 @@ export function createApp(options: AppOptions): Hono<Env> {
   if (options.web) registerSessionRoutes(app, options.web);
   app.use("*", clientView);
   const context = routeContext(manager, store, options.ledger, graphs, options.heartbeatMs ?? 10_000);
+  if (options.platform?.webhooks) context.webhooks = options.platform.webhooks;
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);
   registerReviewRoutes(app, context);
+  if (options.platform) registerPlatformRoutes(app, context, options.platform);
   return app;
 }
 

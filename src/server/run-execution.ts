@@ -10,9 +10,9 @@
  * the end marker is stored. A reader elsewhere that sees the run ended has
  * every event; one that reads the end marker sees the run's final row.
  */
-import { Command } from "@langchain/langgraph";
+import { type BaseStore, Command } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
-import type { RunRow, ThreadStore } from "../persistence/thread-store.js";
+import type { Owner, RunRow, ThreadStore } from "../persistence/thread-store.js";
 import { databaseFailure } from "../persistence/retry.js";
 import { runConfigFor } from "../runtime/run-config.js";
 import type { SecretScanner } from "../policy/secrets.js";
@@ -34,6 +34,8 @@ export interface ExecutionContext {
   onEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
   /** The tool host's secret scanner (absent: the built-in patterns). */
   secrets?: SecretScanner | undefined;
+  /** The store a run's nodes see as `config.store`: the thread owner's view (absent: no store). */
+  storeFor?: ((owner: Owner) => BaseStore) | undefined;
 }
 
 export interface Execution {
@@ -74,6 +76,10 @@ export async function executeRun(context: ExecutionContext, execution: Execution
       ...cappedRecursion(request.recursionLimit, budgets),
       signal: controller.signal,
       streamMode: emitter.libraryModes(),
+      // The owner's store, also when a reviewer resumes the run: nobody's view is wider than the owner's.
+      ...(context.storeFor
+        ? { store: context.storeFor({ tenant: request.thread.tenant, user_id: request.thread.owner }) }
+        : {}),
     };
     // The closing checkpoint must not carry this run's run_id: LangGraph would take the new
     // input for a resume of the same run (and drop it).

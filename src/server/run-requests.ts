@@ -142,6 +142,7 @@ export const RunCreate = z.preprocess(
     context: z.unknown().optional(),
     // The options below are checked by `refuseUnsupported`: each is either what the server
     // does anyway (accepted) or refused as `unsupported`, never silently ignored.
+    // Checked (allowlist, addresses) by webhooks/run-webhook.ts before the run starts.
     webhook: z.unknown().optional(),
     feedback_keys: z.unknown().optional(),
     after_seconds: z.number().min(0).max(86_400).nullable().optional(),
@@ -164,7 +165,6 @@ export function refuseUnsupported(request: RunCreateBody, where: "background" | 
     throw new ApiError("unsupported", message);
   };
   const present = (value: unknown) => value !== undefined && value !== null;
-  if (present(request.webhook)) refuse("webhook is not supported: poll, join or stream the run");
   if (present(request.feedback_keys) && !(Array.isArray(request.feedback_keys) && request.feedback_keys.length === 0))
     refuse("feedback_keys is not supported (no LangSmith)");
   if (present(request.langsmith_tracer)) refuse("langsmith_tracer is not supported (no LangSmith)");

@@ -23,6 +23,7 @@ import {
   type RunCreateBody,
 } from "../run-requests.js";
 import { ownerOf } from "../runs.js";
+import { admitWebhook } from "../../webhooks/run-webhook.js";
 
 /** Where the run's answer goes: nowhere (background), an SSE stream, or the response once it ends. */
 export type RunDelivery = "background" | "stream" | "wait";
@@ -71,6 +72,8 @@ export async function startRunAs(
   await refuseCommand(context, thread, body);
   const request = parseBody(RunCreate, body);
   checkOptions(context, thread, threadId, request, options.delivery);
+  // Checked (allowlist, addresses) before the run starts: a refused destination starts nothing.
+  const webhook = await admitWebhook(context, request.webhook);
   const { recursionLimit } = clientRunConfig(request, threadId);
   const input = request.input ? toGraphInput(request.input) : null;
   const ask: RunAsk = request.command
@@ -101,6 +104,7 @@ export async function startRunAs(
     // A stateless run gets a thread of its own once the request has passed every check.
     const row = thread === "stateless" ? await store.create(owner, { thread_id: threadId, metadata: {} }) : thread;
     if (!row) throw new ApiError("internal_error", "could not create a thread");
+    if (webhook) await context.webhooks?.register(owner, row.thread_id, runId, webhook);
     const active = await manager.start({
       principal,
       thread: row,
