@@ -30,6 +30,7 @@ import type { RunStart } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
 import { logLine } from "../runtime/process-scanner.js";
 import { recordRedactions } from "../runtime/redaction.js";
+import { elicitableCall, elicitationHandler, type ElicitationBroker } from "./elicitation.js";
 
 export { classifyCallFailure } from "./failures.js";
 export type { PromptResult } from "./resources.js";
@@ -116,6 +117,8 @@ export interface ConnectOptions {
   redactionKey?: Uint8Array;
   /** Where redactions in results are recorded (`secret_redacted` events of the call's run). */
   audit?: AuditStore;
+  /** Asks a run's owner what a server elicits (src/mcp/elicitation.ts); without one the host declares no elicitation. */
+  elicitation?: ElicitationBroker;
 }
 
 /** The default health log: one line per change, never prefixed like a CLI error. */
@@ -247,6 +250,9 @@ export async function connectTools(
     const connection = connectionFor(server, {
       down: (reason) => supervisor?.markDown(reason),
       suspect: (reason) => supervisor?.suspect(reason),
+      elicit: options.elicitation
+        ? elicitationHandler({ server: name, allowed: server.elicitation, broker: options.elicitation, log })
+        : undefined,
       toolsChanged: () => {
         relisting = relisting
           .then(async () => adopt(name, await connection.relist()))
@@ -422,8 +428,14 @@ export async function connectTools(
         { where: "result", server: tool.server, tool: tool.name, sensitive: tool.contract.sensitive ?? [] },
         entry,
         callOptions,
-        (client, _meta, requestOptions) =>
-          client.callTool({ name: tool.remote_name, arguments: args }, undefined, requestOptions),
+        (client, _meta, requestOptions) => {
+          const callTool = (sent: typeof requestOptions) =>
+            client.callTool({ name: tool.remote_name, arguments: args }, undefined, sent);
+          if (!options.elicitation) return callTool(requestOptions);
+          const { threadId, principal, record } = callOptions;
+          const call = { server: tool.server, tool: tool.name, threadId, principal, record };
+          return elicitableCall(client, call, requestOptions, callTool);
+        },
         (raw) => normalizeResult(raw, tool.contract.output),
         classifyCallFailure,
       );
