@@ -120,7 +120,8 @@ function put(target: AnswerContent, name: string, value: AnswerValue): void {
 export function defaultsOf(schema: RequestedSchema): AnswerContent {
   const values: AnswerContent = {};
   for (const [name, field] of Object.entries(schema.properties)) {
-    if (field.default !== undefined) put(values, name, Array.isArray(field.default) ? [...field.default] : field.default);
+    if (field.default !== undefined)
+      put(values, name, Array.isArray(field.default) ? [...field.default] : field.default);
   }
   return values;
 }
