@@ -61,6 +61,8 @@ export type AnswerCheck = { ok: true; content: AnswerContent } | { ok: false; pr
 export const MAX_FIELDS = 32;
 /** Characters of one string answer when the form sets no lower `maxLength`. */
 export const MAX_STRING_CHARS = 4_000;
+/** Characters of a requested form as JSON. */
+const MAX_SCHEMA_CHARS = 32_000;
 /** Choices of one multi-select answer. */
 const MAX_CHOICES = 64;
 
@@ -208,8 +210,17 @@ export function validateAnswer(schema: RequestedSchema, answer: unknown): Answer
   return problems.length > 0 ? { ok: false, problems } : { ok: true, content: filled };
 }
 
+/** Text as shown to a person: control characters (but tabs and line breaks) removed, at most `max` characters. */
+export function displayText(text: string, max: number): string {
+  return text.replace(new RegExp(CONTROL.source, "g"), "").slice(0, max);
+}
+
 /** A form the host will show: at most `MAX_FIELDS` fields, names without control characters, defaults that fit. */
 export function checkRequestedSchema(schema: RequestedSchema): { ok: true } | { ok: false; reason: string } {
+  const text = JSON.stringify(schema);
+  // Postgres refuses \u0000 in jsonb; a form this large is not one a person fills in.
+  if (text.length > MAX_SCHEMA_CHARS || text.includes("\\u0000"))
+    return { ok: false, reason: "the form is too large or has NUL characters" };
   const names = Object.keys(schema.properties);
   if (names.length > MAX_FIELDS) return { ok: false, reason: `more than ${MAX_FIELDS} fields` };
   for (const name of names) {

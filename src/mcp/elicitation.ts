@@ -24,6 +24,7 @@ import type { RunStart } from "../runtime/audit-chain.js";
 import {
   checkRequestedSchema,
   defaultsOf,
+  displayText,
   validateAnswer,
   type AnswerContent,
   type RequestedSchema,
@@ -186,7 +187,7 @@ export function elicitationHandler(options: {
     if (!shape.ok) return refuse(shape.reason);
     const question: ElicitationQuestion = {
       call: entry.call,
-      message: form.message.slice(0, 2_000),
+      message: displayText(form.message, 2_000),
       schema,
       defaults: defaultsOf(schema),
     };

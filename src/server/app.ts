@@ -30,6 +30,8 @@ import { routeContext, type Env } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerOperatorRoutes, type OperatorOptions } from "./routes/operator.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
+import { registerElicitationRoutes } from "./routes/elicitations.js";
+import type { ElicitationStore } from "../persistence/elicitation-store.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import type { RunManager, ServedGraph } from "./runs.js";
@@ -58,6 +60,8 @@ export interface AppOptions {
   secrets?: SecretScanner | undefined;
   /** The CLI's operator routes (`/operator/*`, their own tokens); absent in tests that serve the API alone. */
   operator?: Omit<OperatorOptions, "secret">;
+  /** Servers' questions to runs' owners (routes/elicitations.ts); absent: no such routes. */
+  elicitations?: ElicitationStore;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -176,6 +180,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);
   registerReviewRoutes(app, context);
+  if (options.elicitations) registerElicitationRoutes(app, context, options.elicitations);
   return app;
 }
 
