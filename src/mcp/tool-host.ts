@@ -251,7 +251,7 @@ export async function connectTools(
       down: (reason) => supervisor?.markDown(reason),
       suspect: (reason) => supervisor?.suspect(reason),
       elicit: options.elicitation
-        ? elicitationHandler({ server: name, allowed: server.elicitation, broker: options.elicitation, log })
+        ? elicitationHandler({ server: name, allowed: server.elicitation === true, broker: options.elicitation, log })
         : undefined,
       toolsChanged: () => {
         relisting = relisting

@@ -24,7 +24,7 @@ const serverCommon = {
   optional: z.boolean().default(false),
   reconnect: ReconnectSchema,
   /** The server may ask the run's owner for input during a call (`elicitation/create`); otherwise such requests are declined. */
-  elicitation: z.boolean().default(false),
+  elicitation: z.boolean().optional(),
 };
 
 const StdioServerSchema = z
