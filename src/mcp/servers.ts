@@ -14,6 +14,7 @@ import type { ServerConfig } from "../policy/config.js";
 import type { ConnectionEvents, ServerConnection, ServerInfo } from "./connection.js";
 import { reasonOf, supervise, type HealthEvent, type Supervisor } from "./health.js";
 import type { Listings } from "./listings.js";
+import type { ElicitationHandler } from "./elicitation.js";
 
 /** One connected server. */
 export interface ServerEntry {
@@ -40,6 +41,8 @@ export interface ServerSetOptions {
   listings: Pick<Listings, "adopt">;
   onHealth: (event: HealthEvent) => void;
   random?: (() => number) | undefined;
+  /** Who answers a server's `elicitation/create` (elicitation.ts); undefined: the host declares no elicitation. */
+  elicitFor?: ((name: string, server: ServerConfig) => ElicitationHandler | undefined) | undefined;
 }
 
 export function createServerSet(options: ServerSetOptions): ServerSet {
@@ -56,6 +59,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
     const connection = options.connectionFor(name, server, {
       down: (reason) => supervisor?.markDown(reason),
       suspect: (reason) => supervisor?.suspect(reason),
+      elicit: options.elicitFor?.(name, server),
       toolsChanged: () => {
         relisting = relisting
           .then(async () => options.listings.adopt(name, infoOf(name), await connection.relist()))

@@ -28,6 +28,7 @@ import type { PinStore } from "./pins.js";
 import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
 import { resultRedactor, type Site } from "./result-redaction.js";
 import { createServerSet, type ServerEntry } from "./servers.js";
+import { elicitableCall, elicitationHandler, type ElicitationBroker } from "./elicitation.js";
 
 export { ephemeralTokenSettings, type TokenSettings } from "./connection-factory.js";
 export { classifyCallFailure } from "./failures.js";
@@ -104,6 +105,8 @@ export interface ConnectOptions {
   redactionKey?: Uint8Array;
   /** Where redactions in results are recorded (`secret_redacted` events of the call's run). */
   audit?: AuditStore;
+  /** Asks a run's owner what a server elicits (src/mcp/elicitation.ts); without one the host declares no elicitation. */
+  elicitation?: ElicitationBroker;
 }
 
 type Failed = { ok: false; code: ToolErrorCode; message: string };
@@ -135,6 +138,12 @@ export async function connectTools(
     listings,
     onHealth: options.onHealth ?? ((event: HealthEvent) => logHealth(event, log)),
     random: options.random,
+    elicitFor: (name, server) => {
+      const broker = options.elicitation;
+      return broker
+        ? elicitationHandler({ server: name, allowed: server.elicitation === true, broker, log })
+        : undefined;
+    },
   });
   await servers.start();
   const redacted = resultRedactor(secrets, options.audit, log);
@@ -221,8 +230,14 @@ export async function connectTools(
         { where: "result", server: tool.server, tool: tool.name, sensitive: tool.contract.sensitive ?? [] },
         entry,
         callOptions,
-        (client, _meta, requestOptions) =>
-          client.callTool({ name: tool.remote_name, arguments: args }, undefined, requestOptions),
+        (client, _meta, requestOptions) => {
+          const callTool = (sent: typeof requestOptions) =>
+            client.callTool({ name: tool.remote_name, arguments: args }, undefined, sent);
+          if (!options.elicitation) return callTool(requestOptions);
+          const { threadId, principal, record } = callOptions;
+          const call = { server: tool.server, tool: tool.name, threadId, principal, record };
+          return elicitableCall(client, call, requestOptions, callTool);
+        },
         (raw) => normalizeResult(raw, tool.contract.output),
         classifyCallFailure,
       );

@@ -50,6 +50,7 @@ import { revocationMigrations } from "../auth/revocations.js";
 import { storeMigrations } from "../store/item-table.js";
 import { cronMigrations } from "../crons/cron-store.js";
 import { webhookMigrations } from "../webhooks/webhook-store.js";
+import { elicitationMigrations } from "./elicitation-store.js";
 import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
 import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
@@ -330,6 +331,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
         ...storeMigrations(schema),
         ...cronMigrations(schema),
         ...webhookMigrations(schema),
+        ...elicitationMigrations(schema),
       ])
         await client.query(statement);
     } finally {

@@ -35,6 +35,9 @@ export type ApiErrorCode =
   | "database_busy"
   | "database_unavailable"
   | "auth_unavailable"
+  | "elicitation_forbidden"
+  | "elicitation_closed"
+  | "invalid_elicitation_answer"
   | "internal_error";
 
 const STATUS: Record<ApiErrorCode, number> = {
@@ -67,6 +70,9 @@ const STATUS: Record<ApiErrorCode, number> = {
   database_busy: 503,
   database_unavailable: 503,
   auth_unavailable: 503,
+  elicitation_forbidden: 403,
+  elicitation_closed: 409,
+  invalid_elicitation_answer: 422,
   internal_error: 500,
 };
 

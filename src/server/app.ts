@@ -30,6 +30,8 @@ import { routeContext, type Env } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerOperatorRoutes, type OperatorOptions } from "./routes/operator.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
+import { registerElicitationRoutes } from "./routes/elicitations.js";
+import type { ElicitationStore } from "../persistence/elicitation-store.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import { registerPlatformRoutes, type PlatformOptions } from "./platform-routes.js";
@@ -61,6 +63,8 @@ export interface AppOptions {
   operator?: Omit<OperatorOptions, "secret">;
   /** The store, crons and webhooks (platform-routes.ts); absent in tests that serve the runs API alone. */
   platform?: PlatformOptions;
+  /** Servers' questions to runs' owners (routes/elicitations.ts); absent: no such routes. */
+  elicitations?: ElicitationStore;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -189,6 +193,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   registerRunRoutes(app, context);
   registerReviewRoutes(app, context);
   if (options.platform) registerPlatformRoutes(app, context, options.platform);
+  if (options.elicitations) registerElicitationRoutes(app, context, options.elicitations);
   return app;
 }
 

@@ -19,6 +19,7 @@ import type { SecretScanner } from "../policy/secrets.js";
 import { withoutSecretShapes } from "../runtime/process-scanner.js";
 import { runOptions } from "../runtime/routes.js";
 import { abortReason } from "./abort.js";
+import { registerRunStream } from "../runtime/elicitation-streams.js";
 import type { RunEmitter } from "./run-emission.js";
 import { inspectThread, type ThreadInspection } from "./run-outcome.js";
 import type { RunRequest, ServedGraph } from "./run-types.js";
@@ -54,6 +55,8 @@ export async function executeRun(context: ExecutionContext, execution: Execution
   const inspect = () => inspectThread(context.graphs, run.assistant_id, threadId);
   emitter.push("metadata", { run_id: run.run_id, attempt: 1 });
   const heartbeat = startHeartbeat(context, run, controller);
+  // A server's question to the owner during a call of this run is an event of its stream (elicitation broker).
+  const unregisterStream = registerRunStream(threadId, run.run_id, (event, data) => emitter.push(event, data));
 
   let runStatus: RunRow["status"] = "success";
   let ended: ThreadInspection = { thread: "idle", outcome: undefined };
@@ -111,6 +114,7 @@ export async function executeRun(context: ExecutionContext, execution: Execution
     }
   } finally {
     clearInterval(heartbeat);
+    unregisterStream();
     request.cancelOn?.removeEventListener("abort", onClientGone);
     try {
       await emitter.stored();

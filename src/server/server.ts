@@ -19,6 +19,7 @@ import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Planner } from "../planners/planner.js";
 import { createApp } from "./app.js";
+import { createElicitationStore } from "../persistence/elicitation-store.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
@@ -144,6 +145,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       manager,
       store: database.threads,
       ledger: database.ledger,
+      elicitations: createElicitationStore(database.pool, database.schema),
       graphs,
       secret,
       gate: requestGate({
