@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
 import { compilePatterns } from "./secrets.js";
-import { WebhooksConfigSchema } from "../webhooks/webhook-config.js";
+import { WebhooksConfigSchema } from "./webhook-config.js";
 
 /** Reconnect backoff for a server that failed or crashed: exponential from `base_ms`, capped at `max_ms`, with jitter. */
 export const ReconnectSchema = z
@@ -136,7 +136,7 @@ export const WarrantConfigSchema = z
       .object({ patterns: z.record(z.string(), z.string().min(1).max(500)).default({}) })
       .strict()
       .default({ patterns: {} }),
-    /** Where run webhooks may be sent and how they are retried (src/webhooks/webhook-config.ts). */
+    /** Where run webhooks may be sent and how they are retried (src/policy/webhook-config.ts). */
     webhooks: WebhooksConfigSchema,
   })
   .strict()

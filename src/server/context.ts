@@ -12,7 +12,7 @@ import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
 import { ownerOf, type RunManager, type ServedGraph } from "./runs.js";
 import { threadConfig } from "../runtime/run-config.js";
-import type { Webhooks } from "../webhooks/webhooks.js";
+import type { Webhooks } from "./webhooks/webhooks.js";
 
 export type Env = { Variables: { principal: Principal } };
 

@@ -20,7 +20,7 @@ import {
   type SearchOperation,
 } from "@langchain/langgraph";
 import type { Owner } from "../persistence/thread-store.js";
-import type { ItemTable, StoredItem } from "./item-table.js";
+import type { ItemTable, StoredItem } from "../persistence/store-item-table.js";
 import { checkFilter, checkKey, checkNamespace, checkValue, type StoreInputProblem } from "./store-input.js";
 
 /** A namespace, key, value or search a principal's store refused: where and why. */

@@ -9,7 +9,7 @@ import os from "node:os";
 import { Annotation, END, type LangGraphRunnableConfig, START, StateGraph } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/persistence/database.js";
-import { createItemTable } from "../../src/store/item-table.js";
+import { createItemTable } from "../../src/persistence/store-item-table.js";
 import { PrincipalStore } from "../../src/store/principal-store.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 

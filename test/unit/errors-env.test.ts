@@ -129,7 +129,14 @@ describe("loadSettings", () => {
   it("defaults everything from an empty record", () => {
     expect(loadSettings({})).toEqual({
       databaseUrl: undefined,
-      pool: { max: 10, waitMs: 5_000 },
+      pool: { max: 10, waitMs: 5_000, queryTimeoutMs: 30_000 },
+      platform: {
+        cronIntervalMs: 5_000,
+        maxCrons: 10,
+        webhookSecret: undefined,
+        webhookPollMs: 1_000,
+        testCronClaimDelayMs: undefined,
+      },
       dataDir: path.resolve(REPO_ROOT, ".data"),
       configPath: path.resolve(REPO_ROOT, "warrant.config.json"),
       principalsPath: path.resolve(REPO_ROOT, "src/domains/dev-principals.json"),
@@ -161,6 +168,7 @@ describe("loadSettings", () => {
     expect(loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250" }).pool).toEqual({
       max: 3,
       waitMs: 250,
+      queryTimeoutMs: 30_000,
     });
     expect(() => loadSettings({ WARRANT_PG_POOL_MAX: "0" })).toThrow(
       expect.objectContaining({ code: "config_invalid", message: expect.stringContaining("WARRANT_PG_POOL_MAX") }),

@@ -14,8 +14,8 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { findUnsafeJson } from "../../policy/safe-text.js";
-import type { CronRow, CronStore, NewCron } from "../../crons/cron-store.js";
-import { checkSchedule, nextOccurrence } from "../../crons/schedule.js";
+import type { CronRow, CronStore, NewCron } from "../../persistence/cron-store.js";
+import { checkSchedule, nextOccurrence } from "../crons/schedule.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { RunInput, requestText } from "../run-requests.js";

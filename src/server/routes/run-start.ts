@@ -23,7 +23,7 @@ import {
   type RunCreateBody,
 } from "../run-requests.js";
 import { ownerOf } from "../runs.js";
-import { admitWebhook } from "../../webhooks/run-webhook.js";
+import { admitWebhook } from "../webhooks/run-webhook.js";
 
 /** Where the run's answer goes: nowhere (background), an SSE stream, or the response once it ends. */
 export type RunDelivery = "background" | "stream" | "wait";

@@ -16,7 +16,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
-import type { ItemTable } from "../../store/item-table.js";
+import type { ItemTable } from "../../persistence/store-item-table.js";
 import { isStoreInputError, PrincipalStore } from "../../store/principal-store.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";

@@ -12,14 +12,14 @@
  */
 import { randomUUID } from "node:crypto";
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { PrincipalDirectory } from "../auth/principal-directory.js";
-import type { Owner, ThreadRow, ThreadStore } from "../persistence/thread-store.js";
-import type { LedgerStore } from "../runtime/ledger.js";
-import { isApiError } from "../server/api-error.js";
-import { assertRunnable } from "../server/run-checks.js";
-import { RunInput, requestText, toGraphInput } from "../server/run-requests.js";
-import type { RunManager } from "../server/runs.js";
-import type { CronRow } from "./cron-store.js";
+import type { PrincipalDirectory } from "../../auth/principal-directory.js";
+import type { Owner, ThreadRow, ThreadStore } from "../../persistence/thread-store.js";
+import type { LedgerStore } from "../../runtime/ledger.js";
+import { isApiError } from "../api-error.js";
+import { assertRunnable } from "../run-checks.js";
+import { RunInput, requestText, toGraphInput } from "../run-requests.js";
+import type { RunManager } from "../runs.js";
+import type { CronRow } from "../../persistence/cron-store.js";
 
 export interface CronFiringContext {
   manager: RunManager;

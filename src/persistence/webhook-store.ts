@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import type { Owner } from "../persistence/thread-store.js";
+import type { Owner } from "./thread-store.js";
 import { quoteSchemaName } from "../sql-names.js";
 
 export function webhookMigrations(schema: string): string[] {

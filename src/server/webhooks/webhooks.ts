@@ -10,13 +10,18 @@
  * ids, statuses and the termination code; no values, no messages, no
  * principal beyond the ids.
  */
-import type { Owner, RunRow, ThreadStore } from "../persistence/thread-store.js";
-import { ApiError } from "../server/api-error.js";
-import { forClient } from "../server/client-view.js";
+import type { Owner, RunRow, ThreadStore } from "../../persistence/thread-store.js";
+import { ApiError } from "../api-error.js";
+import { forClient } from "../client-view.js";
 import { checkDestination, parseWebhookUrl, type Resolver } from "./destination.js";
 import { postWebhook } from "./sender.js";
-import type { WebhooksConfig } from "./webhook-config.js";
-import { newDeliveryId, type Registration, type WebhookEvent, type WebhookStore } from "./webhook-store.js";
+import type { WebhooksConfig } from "../../policy/webhook-config.js";
+import {
+  newDeliveryId,
+  type Registration,
+  type WebhookEvent,
+  type WebhookStore,
+} from "../../persistence/webhook-store.js";
 
 export interface WebhooksOptions {
   store: WebhookStore;

@@ -4,8 +4,8 @@
  * run-creation route makes (`routes/runs.ts`), besides registering the URL
  * under the run's id just before the run starts.
  */
-import { ApiError } from "../server/api-error.js";
-import type { RouteContext } from "../server/context.js";
+import { ApiError } from "../api-error.js";
+import type { RouteContext } from "../context.js";
 
 export async function admitWebhook(
   context: Pick<RouteContext, "webhooks">,
