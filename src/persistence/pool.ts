@@ -68,7 +68,7 @@ export function createBoundedPool(
     ...config,
     max: bounds.max,
     connectionTimeoutMillis: bounds.waitMs,
-
+    query_timeout: bounds.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
   });
   const translate = (error: unknown): unknown =>
     error instanceof Error && error.message === QUEUE_TIMEOUT_MESSAGE
