@@ -6,7 +6,10 @@
  * - `refuse(ms)` also resets every new connection for `ms` (an outage);
  * - `latency(ms)` delays every chunk, both ways;
  * - `drop("up" | "down")` silently discards what flows one way (a half-dead
- *   link: the sender sees no error, the answer never comes); `drop(undefined)` ends it.
+ *   link: the sender sees no error, the answer never comes); `drop(undefined)` ends it;
+ * - `cutOn(pattern, times)` cuts the connection that sends a chunk matching
+ *   `pattern` (read as latin1), before the chunk reaches Postgres, the next
+ *   `times` times: a cut that falls exactly under one statement.
  * `urlFor(databaseUrl)` rewrites a URL to go through the proxy.
  */
 import net from "node:net";
@@ -20,6 +23,9 @@ export interface FaultProxy {
   refuse(ms: number): void;
   latency(ms: number): void;
   drop(direction: Direction | undefined): void;
+  cutOn(pattern: RegExp, times: number): void;
+  /** How many `cutOn` cuts fell so far. */
+  targetedCuts(): number;
   /** Connections open now. */
   open(): number;
   /** Connections accepted so far (refused ones included). */
@@ -33,12 +39,21 @@ export async function startFaultProxy(target: { host: string; port: number }): P
   let delayMs = 0;
   let dropped: Direction | undefined;
   let acceptedCount = 0;
+  let aimed: { pattern: RegExp; left: number } | undefined;
+  let targeted = 0;
 
   /** Forwards `from` → `to` ("up": client to Postgres), applying the current latency and drop. */
   const forward = (from: net.Socket, to: net.Socket, direction: Direction) => {
     let chain = Promise.resolve();
     from.on("data", (chunk: Buffer) => {
       if (dropped === direction) return;
+      if (direction === "up" && aimed && aimed.left > 0 && aimed.pattern.test(chunk.toString("latin1"))) {
+        aimed.left -= 1;
+        targeted += 1;
+        from.resetAndDestroy();
+        to.destroy();
+        return;
+      }
       const wait = delayMs;
       // Chunks keep their order whatever the latency.
       chain = chain.then(async () => {
@@ -100,6 +115,10 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     drop(direction) {
       dropped = direction;
     },
+    cutOn(pattern, times) {
+      aimed = { pattern, left: times };
+    },
+    targetedCuts: () => targeted,
     open: () => pairs.size,
     accepted: () => acceptedCount,
     async close() {
