@@ -71,7 +71,7 @@ export interface LedgerStore {
    * `finish` for a READ attempt's outcome, which commits after this
    * returns: it is held for the thread's next statement (its next intent row
    * carries it; a checkpoint save, audit record or ledger read (`list`,
-   * `latest`) sends it first; with none of these, the checkpointer's idle
+   * `latest`) sends it first; with none of these, the write-ahead unit's idle
    * sweep does), and that statement fails if it did. Until it
    * commits the row reads `running`, as a crash right after the call leaves
    * it, and recovery re-runs a read found so. A store without it is finished with `finish`.
