@@ -15,7 +15,7 @@
 import type { Hit } from "./relevance.js";
 
 /** The score a note needs to be evidence for a question (calibrated: eval/retrieval/, `npm run eval`). */
-export const ON_TOPIC = 0.4;
+export const ON_TOPIC = 0.45;
 /** Evidence is read only when its score is at least this share of the best hit's. */
 export const NEAR_BEST = 1;
 /** For a comparison ("compare A with B", "A vs B") each side's note covers part of the question: this share of the best is kept… */
@@ -41,7 +41,7 @@ export const CLOSEST = 0.3;
  * topic no note covers ("support vector machines") leaves several notes
  * sharing a word or two, none far ahead.
  */
-export const CLEAR_FLOOR = 0.25;
+export const CLEAR_FLOOR = 0.4;
 /** See {@link CLEAR_FLOOR}. */
 export const CLEAR_MARGIN = 2.5;
 /** How many of the closest notes a refusal names. */
