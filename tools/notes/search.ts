@@ -139,6 +139,8 @@ interface ConceptScore {
   coverage: Map<string, number>;
   /** The notes whose title has one of the concept's alternatives whole. */
   inTitle: Set<string>;
+  /** Whether every visible note has it. */
+  everywhere: boolean;
 }
 
 /** A note's relevance to each concept (best alternative), and the concept's weight (IDF of the notes having it). */
@@ -161,7 +163,7 @@ function conceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
       .map(([id]) => id),
   );
   const weight = inverseDocumentFrequency(index.notes.length, having) * (having === 0 ? UNKNOWN_WEIGHT : 1);
-  return { weight, coverage, inTitle };
+  return { weight, coverage, inTitle, everywhere: having === index.notes.length };
 }
 
 /**
@@ -183,7 +185,8 @@ function noteRelevance(scored: readonly ConceptScore[], noteId: string): number 
   const covered = scored.reduce((sum, concept) => sum + concept.weight * (concept.coverage.get(noteId) ?? 0), 0);
   const titled = scored.reduce((sum, concept) => sum + (concept.inTitle.has(noteId) ? concept.weight : 0), 0);
   const score = ((1 - TITLE_SHARE) * covered + TITLE_SHARE * Math.min(titled, covered)) / total;
-  const missesOne = scored.some((concept) => (concept.coverage.get(noteId) ?? 0) === 0);
+  // A word every readable note has (its course's title: "database" for db201) is missed by none.
+  const missesOne = scored.some((concept) => !concept.everywhere && (concept.coverage.get(noteId) ?? 0) === 0);
   return scored.length <= SHORT_QUESTION && missesOne ? score * MISSING_PENALTY : score;
 }
 
