@@ -35,11 +35,18 @@ export interface LabelledQuestion {
   related?: readonly string[];
 }
 
-type Row = [id: string, user: Asker, kind: Kind, question: string, answers: string | "abstain", related?: string];
+export type Row = [
+  id: string,
+  user: Asker,
+  kind: Kind,
+  question: string,
+  answers: string | "abstain",
+  related?: string,
+];
 
 const ids = (list: string, course: string) => list.split(" ").map((slug) => `${course}.${slug}`);
 
-function rows(course: LabelledQuestion["course"], list: readonly Row[]): LabelledQuestion[] {
+export function rows(course: LabelledQuestion["course"], list: readonly Row[]): LabelledQuestion[] {
   return list.map(([id, user, kind, question, answers, related]) => ({
     id,
     course,

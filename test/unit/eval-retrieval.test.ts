@@ -7,6 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { calibrate, figures } from "../../eval/retrieval/metrics.js";
+import { FRESH_QUESTIONS } from "../../eval/retrieval/fresh.js";
 import { KINDS, QUESTIONS } from "../../eval/retrieval/questions.js";
 import { CHOICES, SHIPPED } from "../../eval/retrieval/report.js";
 import { loadFixture, runAll, type Fixture, type RetrievalRun } from "../../eval/retrieval/run.js";
@@ -32,8 +33,11 @@ describe("the labelled set", () => {
     }
   });
 
-  it("labels only notes that exist and that the asker may read", () => {
-    for (const question of QUESTIONS) {
+  it("labels only notes that exist and that the asker may read, in the labelled and the fresh set", () => {
+    expect(new Set([...QUESTIONS, ...FRESH_QUESTIONS].map((question) => question.id)).size).toBe(
+      QUESTIONS.length + FRESH_QUESTIONS.length,
+    );
+    for (const question of [...QUESTIONS, ...FRESH_QUESTIONS]) {
       const labelled = [...(question.answers === "abstain" ? [] : question.answers), ...(question.related ?? [])];
       for (const id of labelled) {
         const note = fixture.index.byId.get(id);

@@ -223,11 +223,16 @@ describe("threshold boundary", () => {
   it("below it, reads a clear winner: at the floor and the margin over the next note", () => {
     const reads = (outcome: ReturnType<typeof planAfterSearch>) =>
       outcome.type === "tool_calls" ? outcome.calls.map((call) => JSON.parse(call.raw_arguments).note_id) : [];
-    const below = ON_TOPIC - 0.05;
+    const below = ON_TOPIC - 0.01;
     expect(reads(planAfterSearch(below, below / CLEAR_MARGIN))).toEqual(["ph110.damped-oscillations"]);
-    expect(reads(planAfterSearch(CLEAR_FLOOR))).toEqual(["ph110.damped-oscillations"]);
-    expect(planAfterSearch(below, below / CLEAR_MARGIN + 0.001)).toMatchObject({ type: "final", abstained: true });
-    expect(planAfterSearch(CLEAR_FLOOR - 0.0001)).toMatchObject({ type: "final", abstained: true, citations: [] });
+    expect(reads(planAfterSearch(CLEAR_FLOOR, CLEAR_FLOOR / CLEAR_MARGIN))).toEqual(["ph110.damped-oscillations"]);
+    const refused = { type: "final", abstained: true, citations: [] };
+    expect(planAfterSearch(below, below / CLEAR_MARGIN + 0.001)).toMatchObject(refused);
+    expect(planAfterSearch(CLEAR_FLOOR - 0.0001, (CLEAR_FLOOR - 0.0001) / CLEAR_MARGIN)).toMatchObject(refused);
+  });
+
+  it("judges a sole hit below the threshold by the threshold alone: it stands out from nothing", () => {
+    expect(planAfterSearch(ON_TOPIC - 0.0001)).toMatchObject({ type: "final", abstained: true, citations: [] });
   });
 
   it("names no closest note far below it, and none of another course than the one asked", () => {

@@ -6,10 +6,14 @@
  * the question is split into concepts (expansion.ts), each scored by BM25 on
  * its own; a note's relevance is the IDF-weighted share of the concepts it
  * covers, each concept counting min(1, its BM25 score ÷ that of one mention in
- * a text of average length). A concept no visible note has weighs the most,
- * so "convolutional neural networks" is not covered by a note that mentions
- * neural networks; the words of the course's own title ("database" in
- * Database Systems) are in every note of the course and weigh almost nothing.
+ * a text of average length). A concept no visible note has weighs 3/4 of
+ * the IDF it would have ({@link UNKNOWN_WEIGHT}: a missing topic, or a
+ * student's own wording), and still the most, so "convolutional neural networks" is not covered by a note
+ * that mentions neural networks; the words of the course's own title
+ * ("database" in Database Systems) are in every note of the course and weigh
+ * almost nothing. A title that names the question's concepts adds to the
+ * score ({@link TITLE_SHARE}); a two-concept question is about both
+ * ({@link SHORT_QUESTION}).
  *
  * Statistics come from the caller's visible notes only (one index per visible
  * set, cached), so scores reveal nothing about notes they cannot read. Pure.
@@ -120,11 +124,23 @@ function alternativeCoverage(index: VisibleIndex, terms: readonly string[]): Map
 /** What a note matching only part of a hyphenated word ("attention" of "cross-attention") gets of the concept. */
 const PARTIAL_CREDIT = 0.5;
 
+/**
+ * A concept no visible note has weighs this share of its IDF: it may be a
+ * missing topic ("convolutional") or a student's wording ("heavier") alike,
+ * so it counts less than a full IDF (chosen on the labelled set,
+ * eval/retrieval/: 0.5 did better there, but then "the exam 2 worked
+ * solutions" scored 0.48 on a study-tips note sharing "exam" and "worked",
+ * and the unreleased solutions must be refused).
+ */
+export const UNKNOWN_WEIGHT = 0.75;
+
 interface ConceptScore {
   weight: number;
   coverage: Map<string, number>;
   /** The notes whose title has one of the concept's alternatives whole. */
   inTitle: Set<string>;
+  /** Whether every visible note has it. */
+  everywhere: boolean;
 }
 
 /** A note's relevance to each concept (best alternative), and the concept's weight (IDF of the notes having it). */
@@ -146,7 +162,8 @@ function conceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
       .filter(([, terms]) => concept.alternatives.some((alternative) => alternative.every((term) => terms.has(term))))
       .map(([id]) => id),
   );
-  return { weight: inverseDocumentFrequency(index.notes.length, having), coverage, inTitle };
+  const weight = inverseDocumentFrequency(index.notes.length, having) * (having === 0 ? UNKNOWN_WEIGHT : 1);
+  return { weight, coverage, inTitle, everywhere: having === index.notes.length };
 }
 
 /**
@@ -159,15 +176,30 @@ export const TITLE_SHARE = 0.2;
 
 /**
  * A note's relevance: the IDF-weighted share of the question's concepts it
- * covers, {@link TITLE_SHARE} of it the share its title names.
+ * covers, {@link TITLE_SHARE} of it the share its title names; halved for a
+ * short question it misses a concept of ({@link SHORT_QUESTION}).
  */
 function noteRelevance(scored: readonly ConceptScore[], noteId: string): number {
   const total = scored.reduce((sum, concept) => sum + concept.weight, 0);
   if (total <= 0) return 0;
   const covered = scored.reduce((sum, concept) => sum + concept.weight * (concept.coverage.get(noteId) ?? 0), 0);
   const titled = scored.reduce((sum, concept) => sum + (concept.inTitle.has(noteId) ? concept.weight : 0), 0);
-  return ((1 - TITLE_SHARE) * covered + TITLE_SHARE * Math.min(titled, covered)) / total;
+  const score = ((1 - TITLE_SHARE) * covered + TITLE_SHARE * Math.min(titled, covered)) / total;
+  // A word every readable note has (its course's title: "database" for db201) is missed by none.
+  const missesOne = scored.some((concept) => !concept.everywhere && (concept.coverage.get(noteId) ?? 0) === 0);
+  return scored.length <= SHORT_QUESTION && missesOne ? score * MISSING_PENALTY : score;
 }
+
+/**
+ * A question of at most this many concepts ("batch normalization") is about
+ * all of them: a note that lacks one entirely (the SGD note has "batch" but
+ * no normalization) gets {@link MISSING_PENALTY} of its score. Longer
+ * questions carry words of phrasing a note may lack. Chosen on the labelled
+ * set: eval/retrieval/.
+ */
+export const SHORT_QUESTION = 2;
+/** See {@link SHORT_QUESTION}. */
+export const MISSING_PENALTY = 0.5;
 
 /** One ranked note: its calibrated relevance (0–1), the library's BM25 score and the terms it matched. */
 export interface RankedNote {

@@ -15,7 +15,7 @@
 import type { Hit } from "./relevance.js";
 
 /** The score a note needs to be evidence for a question (calibrated: eval/retrieval/, `npm run eval`). */
-export const ON_TOPIC = 0.4;
+export const ON_TOPIC = 0.45;
 /** Evidence is read only when its score is at least this share of the best hit's. */
 export const NEAR_BEST = 1;
 /** For a comparison ("compare A with B", "A vs B") each side's note covers part of the question: this share of the best is kept… */
@@ -41,7 +41,7 @@ export const CLOSEST = 0.3;
  * topic no note covers ("support vector machines") leaves several notes
  * sharing a word or two, none far ahead.
  */
-export const CLEAR_FLOOR = 0.25;
+export const CLEAR_FLOOR = 0.3;
 /** See {@link CLEAR_FLOOR}. */
 export const CLEAR_MARGIN = 2.5;
 /** How many of the closest notes a refusal names. */
@@ -115,10 +115,12 @@ export function retrieve(
   const pooled = [...best.values()].sort((left, right) => (right.score ?? 0) - (left.score ?? 0));
   const permitted = pooled.filter(inCourse);
   const [first, second] = permitted;
+  // A note stands out only from others: a sole hit (the one note sharing any word) is judged by the threshold alone.
   const clearWinner =
     first?.score !== undefined &&
+    second?.score !== undefined &&
     first.score >= cutoffs.clearFloor &&
-    first.score >= cutoffs.clearMargin * (second?.score ?? 0);
+    first.score >= cutoffs.clearMargin * second.score;
   const evidence = clearWinner && first !== undefined && !supported(first) ? [first] : pooled.filter(supported);
   if (evidence.length > 0) {
     const top = Math.max(...evidence.map((hit) => hit.score ?? 0));
