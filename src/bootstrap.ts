@@ -10,6 +10,8 @@ import type { Settings } from "./env.js";
 import { lazy, type Host } from "./host.js";
 import { connectTools, type ToolHost } from "./mcp/tool-host.js";
 import { openDatabase, type Database } from "./persistence/database.js";
+import { createElicitationStore } from "./persistence/elicitation-store.js";
+import { createElicitationBroker } from "./runtime/elicitation-broker.js";
 import { createModelPlanner } from "./planners/model.js";
 import type { Planner } from "./planners/planner.js";
 import { createRulesPlanner } from "./domains/rules-planner.js";
@@ -80,15 +82,22 @@ export function createRuntime(
   // redactions of secrets in results are audited in it, with markers keyed per deployment.
   const connect = async () => {
     opened.database = true;
-    const { pins, audit } = await database();
+    const { pins, audit, pool, schema } = await database();
     const redactionKey = redactionKeyFrom(
       await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }),
     );
-    return connectTools(await config(), undefined, {
+    const configured = await config();
+    return connectTools(configured, undefined, {
       hostValues: { DATABASE_URL: settings.databaseUrl, WARRANT_DATA_DIR: settings.dataDir },
       pins,
       audit,
       redactionKey,
+      // A server's questions during a call go to the run's owner (src/runtime/elicitation-broker.ts).
+      elicitation: createElicitationBroker({
+        store: createElicitationStore(pool, schema),
+        timeoutMs: configured.elicitation.timeout_ms,
+        audit,
+      }),
     });
   };
   const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);

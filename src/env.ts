@@ -79,7 +79,13 @@ const EnvSchema = z.object({
   WARRANT_MAX_ACTIVE_RUNS: positiveInt(4),
   WARRANT_PG_POOL_MAX: positiveInt(10),
   WARRANT_PG_POOL_WAIT_MS: positiveInt(5_000),
+  WARRANT_PG_QUERY_TIMEOUT_MS: positiveInt(30_000),
   WARRANT_TEST_CRASH_AT: z.enum(["after_lease", "after_run_row", "after_first_event"]).optional(),
+  WARRANT_CRON_INTERVAL_MS: positiveInt(5_000),
+  WARRANT_MAX_CRONS: positiveInt(10),
+  WARRANT_WEBHOOK_SECRET: z.string().min(32, "must be at least 32 characters").max(512).optional(),
+  WARRANT_WEBHOOK_POLL_MS: positiveInt(1_000),
+  WARRANT_TEST_CRON_CLAIM_DELAY_MS: positiveInt(0).optional(),
   WARRANT_CORS_ORIGINS: z
     .string()
     .optional()
@@ -121,6 +127,8 @@ export interface Settings {
     max: number;
     /** `WARRANT_PG_POOL_WAIT_MS`: how long a query waits for a free connection before failing with `database_busy`. */
     waitMs: number;
+    /** `WARRANT_PG_QUERY_TIMEOUT_MS`: how long a statement waits for its answer before its connection is given up. */
+    queryTimeoutMs: number;
   };
   dataDir: string;
   configPath: string;
@@ -162,6 +170,19 @@ export interface Settings {
      */
     testCrashAt: "after_lease" | "after_run_row" | "after_first_event" | undefined;
   };
+  /** Crons and webhooks (README "Crons", "Webhooks"). */
+  platform?: {
+    /** `WARRANT_CRON_INTERVAL_MS`: how often each instance looks for crons due (default 5 s). */
+    cronIntervalMs: number;
+    /** `WARRANT_MAX_CRONS`: crons one principal may have (default 10). */
+    maxCrons: number;
+    /** `WARRANT_WEBHOOK_SECRET`: the key webhook bodies are signed with; unset, webhooks are refused. */
+    webhookSecret: string | undefined;
+    /** `WARRANT_WEBHOOK_POLL_MS`: how often each instance looks for webhook deliveries due (default 1 s). */
+    webhookPollMs: number;
+    /** `WARRANT_TEST_CRON_CLAIM_DELAY_MS` (tests only): a pause between reading a due cron and claiming it. */
+    testCronClaimDelayMs: number | undefined;
+  };
 }
 
 /** Reads and validates the environment. Throws a `ConfigError` naming the variable. */
@@ -180,7 +201,11 @@ export function loadSettings(source: Record<string, string | undefined> = proces
   const fromRoot = (value: string | undefined, fallback: string) => path.resolve(REPO_ROOT, value ?? fallback);
   return {
     databaseUrl: env.DATABASE_URL,
-    pool: { max: env.WARRANT_PG_POOL_MAX, waitMs: env.WARRANT_PG_POOL_WAIT_MS },
+    pool: {
+      max: env.WARRANT_PG_POOL_MAX,
+      waitMs: env.WARRANT_PG_POOL_WAIT_MS,
+      queryTimeoutMs: env.WARRANT_PG_QUERY_TIMEOUT_MS,
+    },
     dataDir: fromRoot(env.WARRANT_DATA_DIR, ".data"),
     configPath: fromRoot(env.WARRANT_CONFIG, "warrant.config.json"),
     principalsPath: fromRoot(env.WARRANT_PRINCIPALS, "src/domains/dev-principals.json"),
@@ -208,6 +233,13 @@ export function loadSettings(source: Record<string, string | undefined> = proces
       testCrashAt: env.WARRANT_TEST_CRASH_AT,
       devLogin: env.WARRANT_DEV_LOGIN === undefined ? undefined : env.WARRANT_DEV_LOGIN === "1",
     },
+    platform: {
+      cronIntervalMs: env.WARRANT_CRON_INTERVAL_MS,
+      maxCrons: env.WARRANT_MAX_CRONS,
+      webhookSecret: env.WARRANT_WEBHOOK_SECRET,
+      webhookPollMs: env.WARRANT_WEBHOOK_POLL_MS,
+      testCronClaimDelayMs: env.WARRANT_TEST_CRON_CLAIM_DELAY_MS,
+    },
   };
 }
 
@@ -219,7 +251,7 @@ export function childEnvironment(extra: Record<string, string> = {}): Record<str
   const result: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
-    if (/^(OPENAI_|WARRANT_AUTH_SECRET|DATABASE_URL)/.test(key)) continue;
+    if (/^(OPENAI_|WARRANT_AUTH_SECRET|WARRANT_WEBHOOK_SECRET|DATABASE_URL)/.test(key)) continue;
     result[key] = value;
   }
   return { ...result, ...extra };

@@ -7,7 +7,7 @@
  * thresholds on the same search hits. Pure.
  */
 import { inCourse, notesQuestion } from "../../src/domains/notes/question.js";
-import { cutoffsFor, retrieve } from "../../src/domains/notes/retrieval.js";
+import { cutoffsFor, retrieve, type CutoffChoice } from "../../src/domains/notes/retrieval.js";
 import type { LabelledQuestion } from "./questions.js";
 import type { RetrievalRun } from "./run.js";
 
@@ -66,8 +66,8 @@ export function figuresByCourse(
   return { cs301: of("cs301"), db201: of("db201"), ph110: of("ph110"), overall: figures(outcomes) };
 }
 
-/** What the planner would cite at another threshold, re-deciding on the same hits (questions it never searched stay as they were). */
-export function citedAt(run: RetrievalRun, onTopic: number, nearBest: number): string[] {
+/** What the planner would cite at other cut-offs, re-deciding on the same hits (questions it never searched stay as they were). */
+export function citedAt(run: RetrievalRun, choice: CutoffChoice): string[] {
   if (run.query === undefined) return run.cited;
   const question = notesQuestion(run.question.question);
   const retrieval = retrieve(
@@ -75,36 +75,39 @@ export function citedAt(run: RetrievalRun, onTopic: number, nearBest: number): s
     (hit) => inCourse(question, hit),
     () => false,
     AT_K,
-    cutoffsFor(run.question.question, onTopic, nearBest),
+    cutoffsFor(run.question.question, choice),
   );
   return retrieval.type === "answer" ? retrieval.note_ids : [];
 }
 
-/** The figures at each threshold of a grid. */
-export function sweep(runs: readonly RetrievalRun[], thresholds: readonly number[], nearBest: number) {
-  return thresholds.map((threshold) => ({
-    threshold,
-    figures: figures(runs.map((run) => ({ question: run.question, cited: citedAt(run, threshold, nearBest) }))),
+/** The figures at each choice of cut-offs. */
+export function sweep<C extends CutoffChoice>(runs: readonly RetrievalRun[], choices: readonly C[]) {
+  return choices.map((choice) => ({
+    choice,
+    figures: figures(runs.map((run) => ({ question: run.question, cited: citedAt(run, choice) }))),
   }));
 }
 
 /** A false answer costs this many false abstentions: a wrong answer misleads, a refusal names the closest notes. */
 export const FALSE_ANSWER_COST = 2;
 
-/**
- * The calibrated threshold on a set: the lowest cost (false answers weighted
- * by {@link FALSE_ANSWER_COST}, plus false abstentions), then the fewest false
- * answers, then the higher threshold (the more cautious).
- */
 const cost = (f: Figures) => FALSE_ANSWER_COST * f.falseAnswers + f.falseAbstentions;
 
-export function calibrate(runs: readonly RetrievalRun[], thresholds: readonly number[], nearBest: number): number {
-  const rows = sweep(runs, thresholds, nearBest);
+/**
+ * The calibrated cut-offs on a set: the lowest cost (false answers weighted
+ * by {@link FALSE_ANSWER_COST}, plus false abstentions), then the fewest false
+ * answers, then the higher recall, then the more cautious choice (higher
+ * threshold, floor and margin: the first such in the grid's order when the
+ * grid lists cautious choices last).
+ */
+export function calibrate<C extends CutoffChoice>(runs: readonly RetrievalRun[], choices: readonly C[]): C | undefined {
+  const rows = sweep(runs, choices).map((row, order) => ({ ...row, order }));
   rows.sort(
     (left, right) =>
       cost(left.figures) - cost(right.figures) ||
       left.figures.falseAnswers - right.figures.falseAnswers ||
-      right.threshold - left.threshold,
+      right.figures.recallAt3 - left.figures.recallAt3 ||
+      right.order - left.order,
   );
-  return rows[0]?.threshold ?? Number.NaN;
+  return rows[0]?.choice;
 }

@@ -7,6 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
 import type { ListedTool } from "./catalog.js";
+import type { ElicitationHandler } from "./elicitation.js";
 
 /** Who a request is for. */
 export interface Caller {
@@ -55,6 +56,8 @@ export interface ConnectionEvents {
   suspect(reason: string): void;
   /** The server said its tool list changed (`notifications/tools/list_changed`). */
   toolsChanged(): void;
+  /** Answers the server's `elicitation/create` (elicitation.ts); without one the host declares no elicitation. */
+  elicit?: ElicitationHandler | undefined;
 }
 
 /** How long initialize may take: servers started through tsx need a few seconds on a cold cache. */

@@ -148,3 +148,16 @@ export function supervise(options: SuperviseOptions): Supervisor {
     },
   };
 }
+
+/** The default health log: one line per change, never prefixed like a CLI error. */
+export function logHealth(event: HealthEvent, log: (line: string) => void): void {
+  const line =
+    event.type === "unhealthy"
+      ? `server ${event.server} unavailable: ${event.reason}`
+      : event.type === "reconnect_failed"
+        ? `server ${event.server} reconnect attempt ${event.attempt} failed: ${event.reason}`
+        : event.type === "healthy" && event.attempt > 0
+          ? `server ${event.server} reconnected after ${event.attempt} attempt(s)`
+          : undefined;
+  if (line) log(`[warrant mcp] ${line}\n`);
+}

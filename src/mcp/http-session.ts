@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
 import type { ServerConfig } from "../policy/config.js";
@@ -32,6 +32,7 @@ import {
   type ServerConnection,
 } from "./connection.js";
 import { reasonOf } from "./health.js";
+import { createHostClient, type ElicitationHandler } from "./elicitation.js";
 
 const currentToken = new AsyncLocalStorage<string>();
 
@@ -158,8 +159,9 @@ export async function connectHttp(
   url: string,
   initialToken: string,
   onLost: () => void = () => undefined,
+  elicit?: ElicitationHandler,
 ): Promise<HttpSession> {
-  const client = new Client({ name: "warrant-host", version: "0.1.0" });
+  const client = createHostClient(elicit);
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch: sessionFetch(onLost),
     // The SDK re-opens a dropped event stream itself; a few quick tries, then we hear about it through onerror.
@@ -256,9 +258,14 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
     if (known) return known.opening;
     const entry: { opening: Promise<HttpSession>; open?: HttpSession } = {
       // A lost resumption ends the session: the response it was to carry is gone with it.
-      opening: connectHttp(url, token, () => {
-        if (entry.open) forget(tenant, entry.open);
-      }).then((opened) => {
+      opening: connectHttp(
+        url,
+        token,
+        () => {
+          if (entry.open) forget(tenant, entry.open);
+        },
+        events.elicit,
+      ).then((opened) => {
         watchToolList(opened.client, events);
         opened.client.onerror = (error) => {
           // A 404 to a request carrying our session id: the server is up and the

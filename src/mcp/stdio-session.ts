@@ -7,7 +7,7 @@
  * delay without jitter, reports nothing we could mark health from, and hides
  * the transport; the config still describes stdio servers the same way.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
@@ -22,6 +22,7 @@ import {
   type ConnectionEvents,
   type ServerConnection,
 } from "./connection.js";
+import { createHostClient } from "./elicitation.js";
 
 type StdioServer = Extract<ServerConfig, { transport: "stdio" }>;
 
@@ -52,7 +53,7 @@ export function stdioConnection(server: StdioServer, events: ConnectionEvents): 
         cwd: server.cwd ?? REPO_ROOT,
         stderr: "inherit",
       });
-      const client = new Client({ name: "warrant-host", version: "0.1.0" });
+      const client = createHostClient(events.elicit);
       let exited = false;
       client.onclose = () => {
         exited = true;

@@ -10,27 +10,27 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
-import { mintTaskToken } from "../auth/task-token.js";
-import { ConfigError, type ToolErrorCode } from "../errors.js";
-import type { ServerConfig, WarrantConfig } from "../policy/config.js";
-import { buildCatalog, type CatalogTool, type ListedTool } from "./catalog.js";
-import type { ConnectionEvents, ServerConnection, ServerInfo } from "./connection.js";
-import { definitionOf, type PinStore } from "./pins.js";
-import { classifyCallFailure, classifyRequestFailure, type Failure } from "./failures.js";
-import { reasonOf, supervise, type HealthEvent, type Supervisor } from "./health.js";
-import { httpConnection } from "./http-session.js";
-import { normalizeResult, type NormalizedResult } from "./normalize.js";
-import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
-import { stdioConnection } from "./stdio-session.js";
-import { withHostValues, type HostValues } from "./host-values.js";
+import type { ToolErrorCode } from "../errors.js";
+import type { WarrantConfig } from "../policy/config.js";
 import { createSecretScanner, type SecretScanner } from "../policy/secrets.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
 import { logLine } from "../runtime/process-scanner.js";
-import { recordRedactions } from "../runtime/redaction.js";
+import type { CatalogTool } from "./catalog.js";
+import { connectionFactory, ephemeralTokenSettings, type TokenSettings } from "./connection-factory.js";
+import { classifyCallFailure, classifyRequestFailure, type Failure } from "./failures.js";
+import { logHealth, type HealthEvent } from "./health.js";
+import { withHostValues, type HostValues } from "./host-values.js";
+import { createListings } from "./listings.js";
+import { normalizeResult, type NormalizedResult } from "./normalize.js";
+import type { PinStore } from "./pins.js";
+import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
+import { resultRedactor, type Site } from "./result-redaction.js";
+import { createServerSet, type ServerEntry } from "./servers.js";
+import { elicitableCall, elicitationHandler, type ElicitationBroker } from "./elicitation.js";
 
+export { ephemeralTokenSettings, type TokenSettings } from "./connection-factory.js";
 export { classifyCallFailure } from "./failures.js";
 export type { PromptResult } from "./resources.js";
 export type { HealthEvent } from "./health.js";
@@ -83,17 +83,6 @@ export interface ToolHost {
   close(): Promise<void>;
 }
 
-/** Task-token settings: the signing secret shared with HTTP servers we launch. */
-export interface TokenSettings {
-  secret: Uint8Array;
-  ttlSeconds: number;
-}
-
-/** Mints a fresh secret when none is configured (it is handed to the servers we launch). */
-export function ephemeralTokenSettings(): TokenSettings {
-  return { secret: new Uint8Array(randomBytes(32)), ttlSeconds: 120 };
-}
-
 export interface ConnectOptions {
   /**
    * Pinned tool definitions. With a store, each contracted tool's definition
@@ -116,35 +105,11 @@ export interface ConnectOptions {
   redactionKey?: Uint8Array;
   /** Where redactions in results are recorded (`secret_redacted` events of the call's run). */
   audit?: AuditStore;
-}
-
-/** The default health log: one line per change, never prefixed like a CLI error. */
-function logHealth(event: HealthEvent, log: (line: string) => void): void {
-  const line =
-    event.type === "unhealthy"
-      ? `server ${event.server} unavailable: ${event.reason}`
-      : event.type === "reconnect_failed"
-        ? `server ${event.server} reconnect attempt ${event.attempt} failed: ${event.reason}`
-        : event.type === "healthy" && event.attempt > 0
-          ? `server ${event.server} reconnected after ${event.attempt} attempt(s)`
-          : undefined;
-  if (line) log(`[warrant mcp] ${line}\n`);
-}
-
-interface ServerEntry {
-  connection: ServerConnection;
-  supervisor: Supervisor;
+  /** Asks a run's owner what a server elicits (src/mcp/elicitation.ts); without one the host declares no elicitation. */
+  elicitation?: ElicitationBroker;
 }
 
 type Failed = { ok: false; code: ToolErrorCode; message: string };
-
-/** What a request reads from a server, for redaction: where its answer goes and which fields are sensitive. */
-interface Site {
-  where: "result" | "resource" | "prompt";
-  server: string;
-  tool: string | null;
-  sensitive: readonly string[];
-}
 
 const MAX_URI_CHARS = 2_048;
 const MAX_PROMPT_NAME_CHARS = 128;
@@ -160,188 +125,33 @@ export async function connectTools(
   options: ConnectOptions = {},
 ): Promise<ToolHost> {
   const config = withHostValues(configured, options.hostValues ?? {});
-  const listed = new Map<string, ListedTool[]>();
-  let tools: CatalogTool[] = [];
-  const entries = new Map<string, ServerEntry>();
-  const secretHex = Buffer.from(tokens.secret).toString("hex");
   const secrets = createSecretScanner({
     key: options.redactionKey ?? new Uint8Array(randomBytes(32)),
     patterns: config.secrets.patterns,
   });
   // This host's log lines are redacted with its own patterns; other hosts in the process keep theirs.
   const log = (line: string): void => void process.stderr.write(logLine(line, secrets));
-  const onHealth = options.onHealth ?? ((event: HealthEvent) => logHealth(event, log));
-
-  const connectionFor = (server: ServerConfig, events: ConnectionEvents): ServerConnection =>
-    server.transport === "stdio"
-      ? stdioConnection(server, events)
-      : httpConnection({
-          server,
-          mint: (request) =>
-            mintTaskToken(
-              tokens.secret,
-              {
-                audience: server.audience,
-                tenant: request.tenant,
-                subject: request.subject,
-                task: request.task,
-                scopes: [...request.scopes],
-              },
-              { ttlSeconds: tokens.ttlSeconds },
-            ),
-          launchEnvironment: { WARRANT_TASK_TOKEN_SECRET: secretHex },
-          events,
-        });
-
-  /** What each server advertised when it last connected. */
-  const capabilities = new Map<string, ServerCapabilities>();
-  const serverInfo = new Map<string, ServerInfo>();
-  /** Per server: its contracted tools whose served definition differs from the pin. */
-  const changed = new Map<string, Map<string, { pinned_hash: string; served_hash: string }>>();
-
-  /** Compares a server's contracted tools with their pins (pinning new ones). */
-  const checkPins = async (
-    server: string,
-    serverTools: readonly ListedTool[],
-  ): Promise<Map<string, { pinned_hash: string; served_hash: string }>> => {
-    const found = new Map<string, { pinned_hash: string; served_hash: string }>();
-    if (!options.pins) return found;
-    const info = serverInfo.get(server) ?? { name: "", version: "" };
-    const definitions = Object.entries(config.tools).flatMap(([tool, contract]) => {
-      if (contract.server !== server) return [];
-      const served = serverTools.find((candidate) => candidate.name === (contract.remote_name ?? tool));
-      return served ? [definitionOf(tool, server, info, served, contract.pin)] : [];
-    });
-    for (const verdict of await options.pins.check(definitions)) {
-      if (verdict.status !== "changed") continue;
-      found.set(verdict.tool, { pinned_hash: verdict.pinned_hash, served_hash: verdict.served_hash });
-      if (changed.get(server)?.get(verdict.tool)?.served_hash !== verdict.served_hash) {
-        log(
-          `[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}); review with \`npm run tools -- diff ${verdict.tool}\`\n`,
-        );
-      }
-    }
-    return found;
-  };
-
-  /** Takes a server's listing (after a pin check) into the catalog. */
-  const adopt = async (server: string, serverTools: ListedTool[]): Promise<void> => {
-    const withdrawn = await checkPins(server, serverTools);
-    listed.set(server, serverTools);
-    changed.set(server, withdrawn);
-    // Null prototype: a server named like an Object.prototype member must not find one.
-    const byServer: Record<string, ListedTool[]> = Object.assign(
-      Object.create(null) as Record<string, ListedTool[]>,
-      Object.fromEntries(listed),
-    );
-    tools = buildCatalog(config.tools, byServer).tools.map((tool) => {
-      const difference = changed.get(tool.server)?.get(tool.name);
-      return difference ? { ...tool, definition_changed: difference } : tool;
-    });
-  };
-
-  for (const [name, server] of Object.entries(config.servers)) {
-    let supervisor: Supervisor | undefined;
-    /** Re-listings after list_changed, one at a time. */
-    let relisting: Promise<void> = Promise.resolve();
-    const connection = connectionFor(server, {
-      down: (reason) => supervisor?.markDown(reason),
-      suspect: (reason) => supervisor?.suspect(reason),
-      toolsChanged: () => {
-        relisting = relisting
-          .then(async () => adopt(name, await connection.relist()))
-          // Fail closed: a listing we could not check against the pins takes the server down until it reconnects.
-          .catch((error: unknown) => supervisor?.markDown(`re-listing tools failed: ${reasonOf(error)}`));
-      },
-    });
-    supervisor = supervise({
-      server: name,
-      policy: server.reconnect,
-      connect: async () => {
-        const opened = await connection.open();
-        capabilities.set(name, opened.capabilities);
-        serverInfo.set(name, opened.info);
-        await adopt(name, opened.tools);
-      },
-      probe: () => connection.probe(),
-      onEvent: onHealth,
-      ...(options.random ? { random: options.random } : {}),
-    });
-    entries.set(name, { connection, supervisor });
-  }
-
-  let closing: Promise<void> | undefined;
-  const closeAll = (): Promise<void> => {
-    closing ??= Promise.all(
-      [...entries.values()].map(async (entry) => {
-        // Shut down first so a reconnect in flight fails fast, wait for it, then once more for anything it opened.
-        const stopping = entry.supervisor.close();
-        await entry.connection.shutdown().catch(() => undefined);
-        await stopping;
-        await entry.connection.shutdown().catch(() => undefined);
-      }),
-    ).then(() => undefined);
-    return closing;
-  };
-
-  const names = [...entries.keys()];
-  const started = await Promise.allSettled(names.map((name) => entries.get(name)?.supervisor.start()));
-  const failures: string[] = [];
-  started.forEach((outcome, index) => {
-    const name = names[index] ?? "";
-    if (outcome.status === "fulfilled") return;
-    if (config.servers[name]?.optional)
-      entries.get(name)?.supervisor.markDown(`start-up failed: ${reasonOf(outcome.reason)}`);
-    else failures.push(`${name}: ${reasonOf(outcome.reason)}`);
+  const listings = createListings({ config, pins: options.pins, log });
+  const servers = createServerSet({
+    servers: config.servers,
+    connectionFor: connectionFactory(tokens),
+    listings,
+    onHealth: options.onHealth ?? ((event: HealthEvent) => logHealth(event, log)),
+    random: options.random,
+    elicitFor: (name, server) => {
+      const broker = options.elicitation;
+      return broker
+        ? elicitationHandler({ server: name, allowed: server.elicitation === true, broker, log })
+        : undefined;
+    },
   });
-  if (failures.length > 0) {
-    await closeAll();
-    throw new ConfigError("mcp_start_failed", `an MCP server failed to start: ${failures.join("; ")}`);
-  }
+  await servers.start();
+  const redacted = resultRedactor(secrets, options.audit, log);
 
   const failed = (entry: ServerEntry, failure: Failure): Failed => {
     // The call found the server gone: its tools leave the effective set until it is back.
     if (failure.code === "server_unavailable") entry.supervisor.markDown(failure.message);
     return { ok: false, ...failure };
-  };
-
-  /**
-   * Redacts secrets in what a server sent (`site.where`: result, resource,
-   * prompt) before anything else reads it, and records where: a
-   * `secret_redacted` audit event of the call's run, or without one a log line.
-   * The audit write never costs the result (an effect may already have happened).
-   */
-  const redacted = async (raw: unknown, site: Site, callOptions: CallOptions): Promise<unknown> => {
-    const { value, found } = secrets.value(raw, site.where, site.sensitive);
-    if (found.length === 0) return raw;
-    const record = callOptions.record;
-    const where = `${site.where} of ${site.tool ?? site.server}`;
-    if (!options.audit || !record) {
-      log(`[warrant secrets] redacted ${found.length} value(s) in a ${where} (no run to audit)\n`);
-      return value;
-    }
-    await recordRedactions(
-      options.audit,
-      [
-        {
-          where: site.where,
-          subject: `${site.where}:${record.call_id}:${site.tool ?? site.server}`,
-          tool: site.tool,
-          found,
-        },
-      ],
-      {
-        thread_id: callOptions.threadId,
-        run_id: record.run_id,
-        run: record.run,
-        actor: callOptions.principal.user_id,
-        node: "execute",
-        at: new Date().toISOString(),
-      },
-    ).catch((error: unknown) =>
-      log(`[warrant secrets] could not record the redaction in a ${where}: ${reasonOf(error)}\n`),
-    );
-    return value;
   };
 
   /** Sends one request on a caller's session; every failure becomes a typed result, every answer is redacted. */
@@ -387,7 +197,7 @@ export async function connectTools(
     server: string,
     capability: "resources" | "prompts",
   ): { ok: true; entry: ServerEntry } | Failed => {
-    const entry = entries.get(server);
+    const entry = servers.get(server);
     if (!entry) return { ok: false, code: "unknown_tool", message: "no such server" };
     if (!entry.supervisor.healthy)
       return {
@@ -395,23 +205,21 @@ export async function connectTools(
         code: "server_unavailable",
         message: `the ${server} server is unavailable; it is being reconnected`,
       };
-    if (!capabilities.get(server)?.[capability])
+    if (!servers.capabilities(server)?.[capability])
       return { ok: false, code: "tool_not_permitted", message: `the ${server} server offers no ${capability}` };
     return { ok: true, entry };
   };
 
   return {
-    catalog: () => tools,
+    catalog: listings.catalog,
     maxTools: config.selection.max_tools,
-    isHealthy: (server) => entries.get(server)?.supervisor.healthy === true,
-    isListed: (name) =>
-      [...listed.values()].some((serverTools) => serverTools.some((tool) => tool.name === name)) ||
-      tools.some((tool) => tool.name === name),
+    isHealthy: (server) => servers.get(server)?.supervisor.healthy === true,
+    isListed: listings.isListed,
     async call(tool, args, callOptions) {
-      const entry = entries.get(tool.server);
+      const entry = servers.get(tool.server);
       if (!entry) return { ok: false, code: "unknown_tool", message: "no such server" };
       // Checked at the moment of the call: the definition may have changed since the step was planned.
-      if (changed.get(tool.server)?.has(tool.name)) {
+      if (listings.isWithheld(tool.server, tool.name)) {
         return {
           ok: false,
           code: "tool_not_permitted",
@@ -422,8 +230,14 @@ export async function connectTools(
         { where: "result", server: tool.server, tool: tool.name, sensitive: tool.contract.sensitive ?? [] },
         entry,
         callOptions,
-        (client, _meta, requestOptions) =>
-          client.callTool({ name: tool.remote_name, arguments: args }, undefined, requestOptions),
+        (client, _meta, requestOptions) => {
+          const callTool = (sent: typeof requestOptions) =>
+            client.callTool({ name: tool.remote_name, arguments: args }, undefined, sent);
+          if (!options.elicitation) return callTool(requestOptions);
+          const { threadId, principal, record } = callOptions;
+          const call = { server: tool.server, tool: tool.name, threadId, principal, record };
+          return elicitableCall(client, call, requestOptions, callTool);
+        },
         (raw) => normalizeResult(raw, tool.contract.output),
         classifyCallFailure,
       );
@@ -461,11 +275,7 @@ export async function connectTools(
       );
     },
     secrets,
-    async relist(server) {
-      const entry = entries.get(server);
-      if (!entry?.supervisor.healthy) throw new Error(`the ${server} server is not connected`);
-      await adopt(server, await entry.connection.relist());
-    },
-    close: closeAll,
+    relist: servers.relist,
+    close: servers.close,
   };
 }

@@ -27,6 +27,8 @@ export interface ToolStatusRow {
   pin: PinState;
   pinned_hash: string | null;
   served_hash: string | null;
+  /** The server may ask the run's owner for input during a call (its config's `elicitation: true`). */
+  elicits: boolean;
 }
 
 export const withPrefix = (hash: string | null | undefined): string | null => (hash ? `sha256:${hash}` : null);
@@ -54,6 +56,7 @@ export async function toolStatus(config: WarrantConfig, pins: PinStore, host: To
       pin: state,
       pinned_hash: withPrefix(configured ?? pin?.hash),
       served_hash: withPrefix(pin?.served_hash),
+      elicits: Object.hasOwn(config.servers, contract.server) && config.servers[contract.server]?.elicitation === true,
     });
   }
   return rows;
@@ -65,7 +68,8 @@ export function renderToolStatus(rows: readonly ToolStatusRow[]): string {
   for (const row of rows)
     table.push([
       row.tool,
-      row.server,
+      // A server that may ask the user during a call (elicitation) is marked.
+      row.elicits ? `${row.server} (elicits)` : row.server,
       row.risk,
       row.listed ? "yes" : "no",
       row.pin,

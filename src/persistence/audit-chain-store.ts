@@ -24,6 +24,7 @@ import {
 } from "../runtime/audit-chain.js";
 import { quoteSchemaName } from "./ledger-store.js";
 import { statement } from "./prepared.js";
+import { Params } from "./sql-params.js";
 
 /** A timestamp as hashed and compared: UTC ISO with microseconds, whatever the session's time zone. */
 export function utcText(expression: string): string {
@@ -96,18 +97,7 @@ export function chainMigrations(schema: string): string[] {
   ];
 }
 
-/** Positional parameters for one statement. */
-export class Params {
-  readonly values: unknown[];
-  /** `initial`: values the statement already has ($1…); added ones are numbered after them. */
-  constructor(initial: readonly unknown[] = []) {
-    this.values = [...initial];
-  }
-  add(value: unknown, cast = "text"): string {
-    this.values.push(value);
-    return `$${this.values.length}::${cast}`;
-  }
-}
+export { Params };
 
 /**
  * The link to append, as a SELECT (named `link`) of: thread_id, run_id, kind,

@@ -1,6 +1,6 @@
 /**
- * Statements over LangGraph's checkpoint tables (the layout of
- * `@langchain/langgraph-checkpoint-postgres` 1.0.5, schema `public`).
+ * The statements that write the checkpointer's tables (checkpoint-tables.ts:
+ * PostgresSaver's layout, schema `public`).
  * PostgresSaver sends one INSERT per channel blob and one per write, each a
  * round trip; here every pending save of a thread is one statement of
  * data-modifying CTEs, with every row's columns as parallel arrays
@@ -10,15 +10,10 @@
  * Also the one-query history `DeltaChannel`s are rebuilt from.
  */
 import { WRITES_IDX_MAP } from "@langchain/langgraph-checkpoint";
-import { Params } from "./audit-chain-store.js";
+import { TABLES } from "./checkpoint-tables.js";
+import { Params } from "./sql-params.js";
 
-const TABLES = {
-  checkpoints: `"public".checkpoints`,
-  blobs: `"public".checkpoint_blobs`,
-  writes: `"public".checkpoint_writes`,
-} as const;
-
-/** One `checkpoint_blobs` row, as `PostgresSaver._dumpBlobs` makes it. */
+/** One `checkpoint_blobs` row (checkpoint-rows.ts makes them). */
 export type BlobRow = [
   thread_id: string,
   checkpoint_ns: string,
@@ -27,7 +22,7 @@ export type BlobRow = [
   type: string,
   blob: Uint8Array | undefined,
 ];
-/** One `checkpoint_writes` row, as `PostgresSaver._dumpWrites` makes it. */
+/** One `checkpoint_writes` row (checkpoint-rows.ts makes them). */
 export type WriteRow = [
   thread_id: string,
   checkpoint_ns: string,

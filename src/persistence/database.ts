@@ -1,7 +1,7 @@
 /**
  * Opens Warrant's Postgres: a real server when `DATABASE_URL` is set, else an
  * embedded PGlite served over a local socket so both modes share one code
- * path (`pg.Pool` → `PostgresSaver` + ledger store).
+ * path (`pg.Pool` → checkpointer + ledger store).
  *
  * Embedded-mode facts this module is built around (read from
  * `@electric-sql/pglite-socket` 0.2.17 and measured):
@@ -34,11 +34,12 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
-import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { ConfigError } from "../errors.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import { WarrantSaver } from "./checkpointer.js";
+import { setUpCheckpointTables } from "./checkpoint-tables.js";
+import { WriteAhead } from "./write-ahead.js";
 import { createLedgerStore, ledgerMigrations, quoteSchemaName } from "./ledger-store.js";
 import { createThreadStore, threadMigrations, type ThreadStore } from "./thread-store.js";
 import { approvalMigrations, createApprovalStore } from "./approval-store.js";
@@ -46,6 +47,10 @@ import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
 import { createPinStore, pinMigrations } from "./pin-store.js";
 import { revocationMigrations } from "../auth/revocations.js";
+import { storeMigrations } from "../store/item-table.js";
+import { cronMigrations } from "../crons/cron-store.js";
+import { webhookMigrations } from "../webhooks/webhook-store.js";
+import { elicitationMigrations } from "./elicitation-store.js";
 import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
 import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
@@ -65,7 +70,7 @@ export interface Database {
   pool: pg.Pool;
   /** The schema of Warrant's own tables (for readers that query them directly, e.g. the trace). */
   schema: string;
-  /** LangGraph checkpointer (PostgresSaver's tables, fewer writes: see checkpointer.ts); set up already (schema `public`). */
+  /** LangGraph checkpointer (PostgresSaver's table layout, fewer writes: see checkpointer.ts); set up already (schema `public`). */
   saver: WarrantSaver;
   /** Thread ownership, runs and the per-thread run lease (the API server). */
   threads: ThreadStore;
@@ -272,6 +277,8 @@ async function assemble(
   let closing: Promise<void> | undefined;
   // The per-step writes are prepared statements (prepared.ts); pending saves are written before the pool ends.
   const saver = new WarrantSaver(pool, undefined, { namedStatements: true });
+  // The write-ahead step: intent rows commit with the thread's held checkpoint saves and a read's outcome held for them.
+  const writeAhead = new WriteAhead(saver);
   const close = async () => {
     try {
       await saver.close();
@@ -284,13 +291,12 @@ async function assemble(
     pool,
     schema,
     saver,
-    // A ledger intent row commits with the thread's pending checkpoint saves and a read's outcome held back for it (checkpointer.ts `defer`).
-    ledger: createLedgerStore(pool, schema, { thread: saver, namedStatements: true }),
+    ledger: createLedgerStore(pool, schema, { thread: writeAhead, namedStatements: true }),
     threads: createThreadStore(pool, schema),
     runEvents: createRunEventStore(pool, schema),
     listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),
-    approvals: createApprovalStore(pool, schema, saver),
-    audit: createAuditStore(pool, schema, saver),
+    approvals: createApprovalStore(pool, schema, writeAhead),
+    audit: createAuditStore(pool, schema, writeAhead),
     pins: createPinStore(pool, schema),
     verifyAudit: async (runId) => verifyChains({ ...(await loadChain(pool, schema, runId)), runId }),
     close: () => (closing ??= close()),
@@ -298,17 +304,13 @@ async function assemble(
 }
 
 /**
- * Setup on ONE client that holds the advisory lock for the whole time.
- *
- * `PostgresSaver.setup()` is not safe to run concurrently (it reads its
- * migration version, then inserts it), and `create ... if not exists` races
- * on the catalog, so concurrent openers must serialize. But `setup()` takes
- * its own client with `pool.connect()`; with the one-connection embedded pool
- * that would wait forever for the client we hold. Rather than skip the lock
- * in embedded mode (two code paths), setup runs on a saver built over
- * `lendClient(...)`, a view of the pool whose `connect()` hands out the
- * locked client with a no-op `release()`. In embedded mode the lock is
- * redundant (one process owns the data directory) but harmless.
+ * Setup on ONE client that holds the advisory lock for the whole time: the
+ * checkpoint tables' migrations read their last step, then apply the rest
+ * (checkpoint-tables.ts), and `create ... if not exists` races on the
+ * catalog, so concurrent openers must serialize. Everything runs on that
+ * client, so the one-connection embedded pool never waits for a second one.
+ * In embedded mode the lock is redundant (one process owns the data
+ * directory) but harmless.
  */
 async function setUp(pool: pg.Pool, schema: string, target: string): Promise<void> {
   const client = await connectOrExplain(pool, target);
@@ -316,7 +318,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
   try {
     await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
     try {
-      await new PostgresSaver(lendClient(pool, client)).setup();
+      await setUpCheckpointTables(client);
       for (const statement of [
         ...ledgerMigrations(schema),
         ...threadMigrations(schema),
@@ -326,6 +328,10 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
         ...chainMigrations(schema),
         ...pinMigrations(schema),
         ...revocationMigrations(schema),
+        ...storeMigrations(schema),
+        ...cronMigrations(schema),
+        ...webhookMigrations(schema),
+        ...elicitationMigrations(schema),
       ])
         await client.query(statement);
     } finally {
@@ -349,31 +355,6 @@ async function connectOrExplain(pool: pg.Pool, target: string): Promise<pg.PoolC
       cause: error,
     });
   }
-}
-
-/**
- * The pool as seen by one setup call: `connect()` resolves to `client`
- * (whose `release()` does nothing, so the caller keeps it) and `query()`
- * runs on `client`. PostgresSaver 1.0.5's `setup()` uses only these two.
- */
-function lendClient(pool: pg.Pool, client: pg.PoolClient): pg.Pool {
-  const lent = new Proxy(client, {
-    get(target, property) {
-      if (property === "release") return () => undefined;
-      return bindToTarget(target, Reflect.get(target, property, target));
-    },
-  });
-  return new Proxy(pool, {
-    get(target, property) {
-      if (property === "connect") return async () => lent;
-      if (property === "query") return bindToTarget(client, Reflect.get(client, property, client));
-      return bindToTarget(target, Reflect.get(target, property, target));
-    },
-  });
-}
-
-function bindToTarget(target: object, value: unknown): unknown {
-  return typeof value === "function" ? value.bind(target) : value;
 }
 
 /**

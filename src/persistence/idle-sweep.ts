@@ -1,5 +1,5 @@
 /**
- * The checkpointer's idle sweep (checkpointer.ts): a thread that holds saves
+ * The write-ahead unit's idle sweep (write-ahead.ts): a thread that holds saves
  * or a held-back outcome, and to which nothing has been added for `idleMs`,
  * has them written, so a run stopped between steps (cancelled, its client
  * gone) does not leave them in this process's memory until someone next

@@ -17,6 +17,15 @@ import {
   type ChainedWrite,
 } from "./audit-chain-store.js";
 import type { Statement } from "./checkpoint-sql.js";
+import type { WarrantSaver } from "./checkpointer.js";
+import {
+  threadStatementsOf,
+  type DeferredStatement,
+  type MergedStatement,
+  type ThreadStatements,
+} from "./write-ahead.js";
+
+export type { DeferredStatement, MergedStatement, ThreadStatements };
 
 export { quoteSchemaName };
 
@@ -72,53 +81,6 @@ const COLUMNS =
 /** A row as `pg` returns it: timestamps arrive as `Date` (default parser) or text (if someone changed the parser). */
 type StoredRow = Record<string, unknown>;
 
-/** A statement held back for the thread's next one (a read's outcome: `finishSoon`). */
-export interface DeferredStatement {
-  /** The statement, built when it is sent on its own. */
-  statement(): Statement;
-  /** Checks its result when it runs alone; throws to fail the operation that sent it. */
-  check(result: pg.QueryResult): void;
-  /** What it writes, for a caller that can fold it into its own statement (`MergedStatement`). */
-  payload?: unknown;
-}
-
-/** A statement that also carries the deferred statements it was given. */
-export interface MergedStatement {
-  statement: Statement;
-  /** Checks the deferred part of the result (throws as its `check` would) and returns the rows the caller's own part wrote. */
-  read(result: pg.QueryResult): number;
-}
-
-/**
- * How a thread's ledger statements reach the database. The database passes
- * its checkpointer (src/persistence/checkpointer.ts); without one each
- * statement runs alone on the pool, awaited.
- */
-export interface ThreadStatements {
-  /**
-   * Runs an intent row's statement with the thread's pending checkpoint
-   * saves in front of it, so they commit as one. Deferred statements go
-   * first: folded into it by `merge` when it can (one statement), else each
-   * on its own before it. Returns the rows the intent statement wrote.
-   */
-  transact(
-    threadId: string,
-    intent: () => Statement,
-    merge?: (deferred: readonly DeferredStatement[]) => MergedStatement | undefined,
-  ): Promise<number>;
-  /**
-   * Holds a read's outcome update (`finishSoon`) for the thread's next
-   * statement: its next intent row carries it, and any save, read or flush
-   * of the thread sends it first. Nothing needs a read's outcome sooner:
-   * until it commits the row reads `running`, which is what a crash right
-   * after the call leaves, and recovery re-runs such a read; every later
-   * effect of the thread starts only after its intent row, which carries it.
-   */
-  defer(threadId: string, deferred: DeferredStatement): void;
-  /** Sends the thread's deferred statements (before a read of its rows); throws if one failed. */
-  settle(threadId: string): Promise<void>;
-}
-
 /** A read's outcome held back by `finishSoon`, as `insertRow` folds it into the next intent row. */
 interface DeferredOutcome {
   kind: "ledger_outcome";
@@ -135,15 +97,19 @@ function isDeferredOutcome(value: unknown): value is DeferredOutcome {
 
 /**
  * A `LedgerStore` over `pool`, in `schema` (default layout from `ledgerMigrations`).
+ * Intent rows go through `thread`'s `transact` (the write-ahead unit), which
+ * commits them with the thread's held checkpoint saves.
  * Uses only `pool.query` (and whatever `transact` holds for an intent row), so it
  * never holds a client while waiting for another: safe with the one-connection embedded pool.
  */
 export function createLedgerStore(
   pool: pg.Pool,
   schema: string,
-  options: { thread?: ThreadStatements; namedStatements?: boolean } = {},
+  options: { thread?: ThreadStatements | WarrantSaver; namedStatements?: boolean } = {},
 ): LedgerStore {
-  const { thread: threadStatements, namedStatements = false } = options;
+  const { namedStatements = false } = options;
+  // A checkpointer given as `thread`: its write-ahead unit (write-ahead.ts).
+  const threadStatements = threadStatementsOf(options.thread);
   const table = `${quoteSchemaName(schema)}.ledger`;
   /** A ledger write as a chained write: its CTE (`name as (… returning *)`) and its row's link. */
   const chainedWrite = (params: Params, run: RunStart, name: string, write: string): ChainedWrite => ({

@@ -12,6 +12,13 @@
  * wrapped to give it a code. `pool.query` goes through `this.connect`, so
  * the wrapper covers it too. `pool.query` also retries transient failures
  * (a lost connection, a failover, a deadlock) by the one policy in retry.ts.
+ *
+ * Every statement also has a client-side deadline (`queryTimeoutMs`, pg's
+ * `query_timeout`): a link that silently stops delivering the server's
+ * answers (packets dropped one way, a half-dead NAT entry) fails the
+ * statement instead of hanging its request for ever. The timed-out client is
+ * destroyed (retry.ts releases it with the error), and the failure is a lost
+ * connection: `database_unavailable` once the retry policy gives up.
  */
 import pg from "pg";
 import { WarrantError } from "../errors.js";
@@ -22,9 +29,14 @@ export interface PoolBounds {
   max: number;
   /** How long a caller may queue for a connection. */
   waitMs: number;
+  /** How long one statement may wait for its answer before its connection is given up (client-side). */
+  queryTimeoutMs?: number;
 }
 
-export const DEFAULT_POOL_BOUNDS: PoolBounds = { max: 10, waitMs: 5_000 };
+/** Longer than any statement the server sends (the longest waits on an owner's admission lock, for milliseconds). */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
+export const DEFAULT_POOL_BOUNDS: PoolBounds = { max: 10, waitMs: 5_000, queryTimeoutMs: DEFAULT_QUERY_TIMEOUT_MS };
 
 /** Every connection of the pool stayed busy for the whole wait: retry shortly. */
 export class DatabaseBusyError extends WarrantError {
@@ -48,11 +60,16 @@ type ConnectCallback = (
 
 /** A pool of at most `bounds.max` connections whose queue times out with `database_busy`. */
 export function createBoundedPool(
-  config: Omit<pg.PoolConfig, "max" | "connectionTimeoutMillis">,
+  config: Omit<pg.PoolConfig, "max" | "connectionTimeoutMillis" | "query_timeout">,
   bounds: PoolBounds,
   retry: RetryPolicy = DEFAULT_RETRY_POLICY,
 ): pg.Pool {
-  const pool = new pg.Pool({ ...config, max: bounds.max, connectionTimeoutMillis: bounds.waitMs });
+  const pool = new pg.Pool({
+    ...config,
+    max: bounds.max,
+    connectionTimeoutMillis: bounds.waitMs,
+    query_timeout: bounds.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+  });
   const translate = (error: unknown): unknown =>
     error instanceof Error && error.message === QUEUE_TIMEOUT_MESSAGE
       ? Object.assign(new DatabaseBusyError(bounds.waitMs, bounds.max), { cause: error })

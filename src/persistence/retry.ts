@@ -12,7 +12,8 @@
  *   `57P02` / `57P03` answered to the statement (the server terminated the
  *   backend and aborted its transaction): anything, since nothing committed;
  * - a connection lost while the statement was in flight (socket reset,
- *   `08000`/`08003`/`08006`, "Connection terminated"): the effect is
+ *   `08000`/`08003`/`08006`, "Connection terminated", or no answer within
+ *   the pool's client-side query timeout): the effect is
  *   unknown, so only statements that are read-only or marked idempotent
  *   (`IDEMPOTENT`, a leading SQL comment) are repeated. Any other write fails
  *   with `database_unavailable` and its caller's rules decide: a ledger
@@ -57,9 +58,13 @@ const ROLLED_BACK = new Set(["40001", "40P01", "57P01", "57P02", "57P03"]);
 const CONNECTION_LOST = new Set(["08000", "08003", "08006"]);
 /** Node socket codes of a connection that failed or died. */
 const SOCKET_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "EHOSTUNREACH"]);
-/** node-postgres's messages for a connection that died under it (they carry no code). */
+/**
+ * node-postgres's messages for a connection that died under it (they carry no
+ * code), and its client-side `query_timeout` ("Query read timeout"): the
+ * answer never came, so the statement's effect is unknown.
+ */
 const LOST_MESSAGES =
-  /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i;
+  /Connection terminated|connection timeout|Client has encountered a connection error|not queryable|Query read timeout/i;
 
 export type Transience = "rolled_back" | "connection_lost" | undefined;
 

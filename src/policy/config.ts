@@ -7,6 +7,7 @@ import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
 import { compilePatterns } from "./secrets.js";
+import { WebhooksConfigSchema } from "../webhooks/webhook-config.js";
 
 /** Reconnect backoff for a server that failed or crashed: exponential from `base_ms`, capped at `max_ms`, with jitter. */
 export const ReconnectSchema = z
@@ -23,6 +24,8 @@ const serverCommon = {
   /** An optional server that fails at start-up starts unhealthy and is retried; a required one stops start-up. */
   optional: z.boolean().default(false),
   reconnect: ReconnectSchema,
+  /** The server may ask the run's owner for input during a call (`elicitation/create`); otherwise such requests are declined. */
+  elicitation: z.boolean().optional(),
 };
 
 const StdioServerSchema = z
@@ -123,11 +126,18 @@ export const WarrantConfigSchema = z
       .default({ max_tools: 8 }),
     /** Prices of the models a model planner may use (USD per million tokens); unlisted models cost 0. */
     models: z.record(z.string().min(1).max(128), ModelPriceSchema).default({}),
+    /** How long a server's question (elicitation) waits for the run's owner before it is declined. */
+    elicitation: z
+      .object({ timeout_ms: z.number().int().min(1_000).max(3_600_000).default(120_000) })
+      .strict()
+      .default({ timeout_ms: 120_000 }),
     /** Secret shapes to redact besides the built-in ones (src/policy/secrets.ts), by kind: `{"internal_token": "\\bint_[A-Za-z0-9]{24,}"}`. */
     secrets: z
       .object({ patterns: z.record(z.string(), z.string().min(1).max(500)).default({}) })
       .strict()
       .default({ patterns: {} }),
+    /** Where run webhooks may be sent and how they are retried (src/webhooks/webhook-config.ts). */
+    webhooks: WebhooksConfigSchema,
   })
   .strict()
   .superRefine((config, context) => {

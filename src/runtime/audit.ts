@@ -14,7 +14,7 @@ import type { RunStart } from "./audit-chain.js";
  * Kinds a node records. The chain adds `ledger` and `approval` link events
  * (src/runtime/audit-chain.ts), written by the ledger and approval stores.
  */
-export const AUDIT_KINDS = ["denied", "run_ended", "secret_redacted"] as const;
+export const AUDIT_KINDS = ["denied", "run_ended", "secret_redacted", "elicited"] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
 export interface AuditEvent {

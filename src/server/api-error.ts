@@ -27,12 +27,17 @@ export type ApiErrorCode =
   | "fork_refused"
   | "unsupported"
   | "too_many_runs"
+  | "too_many_crons"
+  | "webhook_refused"
   | "idempotency_key_reused"
   | "idempotency_key_in_use"
   | "shutting_down"
   | "database_busy"
   | "database_unavailable"
   | "auth_unavailable"
+  | "elicitation_forbidden"
+  | "elicitation_closed"
+  | "invalid_elicitation_answer"
   | "internal_error";
 
 const STATUS: Record<ApiErrorCode, number> = {
@@ -57,12 +62,17 @@ const STATUS: Record<ApiErrorCode, number> = {
   fork_refused: 409,
   unsupported: 422,
   too_many_runs: 429,
+  too_many_crons: 429,
+  webhook_refused: 422,
   idempotency_key_reused: 422,
   idempotency_key_in_use: 409,
   shutting_down: 503,
   database_busy: 503,
   database_unavailable: 503,
   auth_unavailable: 503,
+  elicitation_forbidden: 403,
+  elicitation_closed: 409,
+  invalid_elicitation_answer: 422,
   internal_error: 500,
 };
 

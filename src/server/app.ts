@@ -30,8 +30,11 @@ import { routeContext, type Env } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerOperatorRoutes, type OperatorOptions } from "./routes/operator.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
+import { registerElicitationRoutes } from "./routes/elicitations.js";
+import type { ElicitationStore } from "../persistence/elicitation-store.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
+import { registerPlatformRoutes, type PlatformOptions } from "./platform-routes.js";
 import type { RunManager, ServedGraph } from "./runs.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
 
@@ -58,6 +61,10 @@ export interface AppOptions {
   secrets?: SecretScanner | undefined;
   /** The CLI's operator routes (`/operator/*`, their own tokens); absent in tests that serve the API alone. */
   operator?: Omit<OperatorOptions, "secret">;
+  /** The store, crons and webhooks (platform-routes.ts); absent in tests that serve the runs API alone. */
+  platform?: PlatformOptions;
+  /** Servers' questions to runs' owners (routes/elicitations.ts); absent: no such routes. */
+  elicitations?: ElicitationStore;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -96,6 +103,9 @@ export function createApp(options: AppOptions): Hono<Env> {
       return c.json({ ok: false, error: "database_unreachable" }, 503);
     }
   });
+
+  // The reference server's liveness route: the process answers (readiness, with the database, is /healthz).
+  app.get("/ok", (c) => c.json({ ok: true }));
 
   // Cross-origin browser clients (a chat app on another port): only the listed origins, and
   // preflights are answered before authentication. Tokens travel in a header, never a cookie.
@@ -146,7 +156,12 @@ export function createApp(options: AppOptions): Hono<Env> {
     c.json({
       version: options.version,
       name: "warrant",
-      flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+      flags: {
+        assistants: true,
+        crons: options.platform !== undefined,
+        langsmith: false,
+        langsmith_tracing_replicas: false,
+      },
     }),
   );
 
@@ -172,10 +187,13 @@ export function createApp(options: AppOptions): Hono<Env> {
   if (options.web) registerSessionRoutes(app, options.web);
   app.use("*", clientView);
   const context = routeContext(manager, store, options.ledger, graphs, options.heartbeatMs ?? 10_000);
+  if (options.platform?.webhooks) context.webhooks = options.platform.webhooks;
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);
   registerReviewRoutes(app, context);
+  if (options.platform) registerPlatformRoutes(app, context, options.platform);
+  if (options.elicitations) registerElicitationRoutes(app, context, options.elicitations);
   return app;
 }
 

@@ -12,6 +12,7 @@ import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
 import { ownerOf, type RunManager, type ServedGraph } from "./runs.js";
 import { threadConfig } from "../runtime/run-config.js";
+import type { Webhooks } from "../webhooks/webhooks.js";
 
 export type Env = { Variables: { principal: Principal } };
 
@@ -34,6 +35,8 @@ export interface RouteContext {
   deleteCheckpoints(threadId: string): Promise<void>;
   /** Interval of SSE heartbeat comments on run streams. */
   heartbeatMs: number;
+  /** Run webhooks (webhooks/webhooks.ts): checked and registered before a run starts; absent, `webhook` is refused. */
+  webhooks?: Pick<Webhooks, "check" | "register"> | undefined;
 }
 
 export function routeContext(

@@ -10,15 +10,16 @@
  * the end marker is stored. A reader elsewhere that sees the run ended has
  * every event; one that reads the end marker sees the run's final row.
  */
-import { Command } from "@langchain/langgraph";
+import { type BaseStore, Command } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
-import type { RunRow, ThreadStore } from "../persistence/thread-store.js";
+import type { Owner, RunRow, ThreadStore } from "../persistence/thread-store.js";
 import { databaseFailure } from "../persistence/retry.js";
 import { runConfigFor } from "../runtime/run-config.js";
 import type { SecretScanner } from "../policy/secrets.js";
 import { withoutSecretShapes } from "../runtime/process-scanner.js";
 import { runOptions } from "../runtime/routes.js";
 import { abortReason } from "./abort.js";
+import { registerRunStream } from "../runtime/elicitation-streams.js";
 import type { RunEmitter } from "./run-emission.js";
 import { inspectThread, type ThreadInspection } from "./run-outcome.js";
 import type { RunRequest, ServedGraph } from "./run-types.js";
@@ -34,6 +35,8 @@ export interface ExecutionContext {
   onEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
   /** The tool host's secret scanner (absent: the built-in patterns). */
   secrets?: SecretScanner | undefined;
+  /** The store a run's nodes see as `config.store`: the thread owner's view (absent: no store). */
+  storeFor?: ((owner: Owner) => BaseStore) | undefined;
 }
 
 export interface Execution {
@@ -52,6 +55,8 @@ export async function executeRun(context: ExecutionContext, execution: Execution
   const inspect = () => inspectThread(context.graphs, run.assistant_id, threadId);
   emitter.push("metadata", { run_id: run.run_id, attempt: 1 });
   const heartbeat = startHeartbeat(context, run, controller);
+  // A server's question to the owner during a call of this run is an event of its stream (elicitation broker).
+  const unregisterStream = registerRunStream(threadId, run.run_id, (event, data) => emitter.push(event, data));
 
   let runStatus: RunRow["status"] = "success";
   let ended: ThreadInspection = { thread: "idle", outcome: undefined };
@@ -71,8 +76,13 @@ export async function executeRun(context: ExecutionContext, execution: Execution
       // Also written on every checkpoint of the run (checkpoint-metadata.ts): history filters by it.
       metadata: { ...request.metadata, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id },
       ...runOptions(budgets),
+      ...cappedRecursion(request.recursionLimit, budgets),
       signal: controller.signal,
       streamMode: emitter.libraryModes(),
+      // The owner's store, also when a reviewer resumes the run: nobody's view is wider than the owner's.
+      ...(context.storeFor
+        ? { store: context.storeFor({ tenant: request.thread.tenant, user_id: request.thread.owner }) }
+        : {}),
     };
     // The closing checkpoint must not carry this run's run_id: LangGraph would take the new
     // input for a resume of the same run (and drop it).
@@ -104,6 +114,7 @@ export async function executeRun(context: ExecutionContext, execution: Execution
     }
   } finally {
     clearInterval(heartbeat);
+    unregisterStream();
     request.cancelOn?.removeEventListener("abort", onClientGone);
     try {
       await emitter.stored();
@@ -145,6 +156,11 @@ function startHeartbeat(context: ExecutionContext, run: RunRow, controller: Abor
   );
   heartbeat.unref();
   return heartbeat;
+}
+
+/** A client's recursion limit, never above the one the budgets set. */
+function cappedRecursion(limit: number | undefined, budgets: Budgets): { recursionLimit?: number } {
+  return limit === undefined ? {} : { recursionLimit: Math.min(limit, runOptions(budgets).recursionLimit) };
 }
 
 function errorName(error: unknown): string {

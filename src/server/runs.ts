@@ -13,6 +13,7 @@
  * at the next sweep.
  */
 import { randomUUID } from "node:crypto";
+import type { BaseStore } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
 import type { SecretScanner } from "../policy/secrets.js";
 import type { RunEventListener } from "../persistence/run-events-listener.js";
@@ -64,6 +65,8 @@ export interface RunManagerOptions {
   atPoint?: ((point: StartPoint) => void) | undefined;
   /** The tool host's secret scanner: resume values are redacted with it before they are checkpointed. */
   secrets?: SecretScanner | undefined;
+  /** The store each run's nodes see (`config.store`), scoped to the thread's owner. */
+  storeFor?: ((owner: Owner) => BaseStore) | undefined;
   log?: (line: string) => void;
 }
 
@@ -76,8 +79,12 @@ const ENDED_CHECK_MS = 500;
 const unfinished = (run: RunRow | undefined) => run?.status === "running" || run?.status === "pending";
 
 export class RunManager {
-  readonly #options: Required<Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded" | "atPoint" | "secrets">> &
-    Pick<RunManagerOptions, "notifications" | "onRunEnded" | "atPoint" | "secrets"> & { log: (line: string) => void };
+  readonly #options: Required<
+    Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded" | "atPoint" | "secrets" | "storeFor">
+  > &
+    Pick<RunManagerOptions, "notifications" | "onRunEnded" | "atPoint" | "secrets" | "storeFor"> & {
+      log: (line: string) => void;
+    };
   readonly #active = new Map<string, ActiveRun & { controller: AbortController }>();
   readonly #finished = new Map<string, { log: EventLog; timer: NodeJS.Timeout }>();
   #accepting = true;
@@ -211,6 +218,7 @@ export class RunManager {
         log: this.#options.log,
         onEnded: this.#options.onRunEnded,
         secrets: this.#options.secrets,
+        storeFor: this.#options.storeFor,
       },
       { graph, run, request, runBound: request.runBound ?? request.thread.run_bound, emitter, controller },
     ).finally(() => this.#retire(runId, log));

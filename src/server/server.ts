@@ -19,9 +19,11 @@ import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Planner } from "../planners/planner.js";
 import { createApp } from "./app.js";
+import { createElicitationStore } from "../persistence/elicitation-store.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
+import { preparePlatform } from "./platform.js";
 import type { SecretScanner } from "../policy/secrets.js";
 import { logLine } from "../runtime/process-scanner.js";
 import { runExports } from "../trace/export-runs.js";
@@ -89,14 +91,15 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       return graph;
     };
     const exports = otlpConfigured() ? runExports({ database, graphFor, log }) : undefined;
+    // The store, crons and webhooks (platform.ts): their hooks into every run, the scheduler below.
+    const platform = await preparePlatform({ settings, database, log });
     const manager = new RunManager({
       notifications,
-      ...(exports
-        ? {
-            onRunEnded: (run: { run_id: string }, warrantRunId: string | undefined) =>
-              exports.enqueue(warrantRunId ?? run.run_id),
-          }
-        : {}),
+      onRunEnded: (run, warrantRunId) => {
+        exports?.enqueue(warrantRunId ?? run.run_id);
+        platform.webhooks.runEnded(run);
+      },
+      storeFor: platform.storeFor,
       graphs,
       store: database.threads,
       events: database.runEvents,
@@ -124,6 +127,11 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       leaseMs,
     );
     sweep.unref();
+    const scheduler = platform.startScheduler({
+      manager,
+      directory: runtime.principals,
+      graph: () => graphs.get("agent") ?? [...graphs.values()][0] ?? failNoGraph(),
+    });
     const web = await webOptions(settings, secret, runtime.host.tools);
     if (web.devPrincipals && settings.server.devLogin)
       log(
@@ -137,6 +145,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       manager,
       store: database.threads,
       ledger: database.ledger,
+      elicitations: createElicitationStore(database.pool, database.schema),
       graphs,
       secret,
       gate: requestGate({
@@ -157,6 +166,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       },
       version: options.version ?? "0.1.0",
       secrets,
+      platform: platform.routes,
       ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
     });
     const requests = new InFlight();
@@ -175,6 +185,8 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
         (closing ??= (async () => {
           const http = server as unknown as Server;
           clearInterval(sweep);
+          // No new cron runs from this instance; the others keep firing.
+          await scheduler.stop();
           // No new connections; idle keep-alive sockets go now, streams end with their runs.
           http.close();
           http.closeIdleConnections?.();
@@ -185,6 +197,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
           // another process) get their answer before connections are cut.
           await requests.idle(deadline - Date.now());
           await exports?.idle(deadline - Date.now());
+          await platform.close();
           // Give streams a moment to flush their last events, then cut what is left.
           await new Promise((resolve) => setTimeout(resolve, 100));
           http.closeAllConnections?.();
@@ -237,4 +250,8 @@ function listen(
     const server = serve({ fetch, hostname, port }, () => resolve(server));
     server.once("error", reject);
   });
+}
+
+function failNoGraph(): never {
+  throw new Error("the server serves no graph");
 }

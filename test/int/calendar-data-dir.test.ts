@@ -11,13 +11,14 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
+import { type Finished, outputOf } from "../support/child-output.js";
 import { storedCalendarEvents } from "./support/calendar.js";
 import { createEmbeddedDir, type EmbeddedDir } from "./support/postgres.js";
 
 const REQUEST = "Put a 40 minute study session for attention on 2026-12-02 at 18:00 UTC in my calendar";
 const CHECKOUT_CALENDAR = path.join(REPO_ROOT, ".data", "calendar.json");
 
-function runCli(args: string[], dataDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(args: string[], dataDir: string): Promise<Finished> {
   const environment: NodeJS.ProcessEnv = { ...process.env, WARRANT_DATA_DIR: dataDir };
   delete environment["DATABASE_URL"];
   delete environment["WARRANT_CALENDAR_DATA"];
@@ -26,11 +27,7 @@ function runCli(args: string[], dataDir: string): Promise<{ code: number | null;
     env: environment,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+  return outputOf(child);
 }
 
 async function checkoutCalendar(): Promise<string | null> {

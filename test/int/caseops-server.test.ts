@@ -15,6 +15,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintTaskToken } from "../../src/auth/task-token.js";
 import { startCaseopsServer, type CaseopsServerHandle } from "../../tools/caseops/server.js";
+import { type Finished, outputOf } from "../support/child-output.js";
 import { textOf } from "../support/mcp.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -83,26 +84,14 @@ function spawnServer(extraArgs: readonly string[] = []): Promise<RunningChild> {
   });
 }
 
-interface ProcessOutcome {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runToCompletion(args: readonly string[], environment: Record<string, string>): Promise<ProcessOutcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...SERVER_ARGS, ...args], {
+function runToCompletion(args: readonly string[], environment: Record<string, string>): Promise<Finished> {
+  return outputOf(
+    spawn(process.execPath, [...SERVER_ARGS, ...args], {
       cwd: REPO_ROOT,
       env: { PATH: process.env["PATH"] ?? "", ...environment },
       stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+    }),
+  );
 }
 
 /** A client whose every HTTP request carries whatever token `bearer.token` holds at that moment. */

@@ -6,7 +6,7 @@
  */
 import os from "node:os";
 import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph";
-import { emptyCheckpoint, type Checkpoint } from "@langchain/langgraph-checkpoint";
+import { emptyCheckpoint, type BaseCheckpointSaver, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openDatabase, type Database } from "../../src/persistence/database.js";
@@ -54,7 +54,7 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
   test("stores exactly what PostgresSaver stores and loads it back identically", SLOW, async () => {
     const reference = new PostgresSaver(opened.database.pool);
     const ours = opened.database.saver;
-    const saves = async (saver: PostgresSaver, threadId: string) => {
+    const saves = async (saver: BaseCheckpointSaver, threadId: string) => {
       const root = { configurable: { thread_id: threadId, checkpoint_ns: "" } };
       const first = sampleCheckpoint(
         "1ef0000a-0000-6000-8000-000000000001",
@@ -113,7 +113,7 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
     await saves(ours, mine);
 
     expect(await rowsOf(opened, mine)).toEqual(await rowsOf(opened, theirs));
-    const tuple = async (saver: PostgresSaver, threadId: string, checkpointId?: string) => {
+    const tuple = async (saver: BaseCheckpointSaver, threadId: string, checkpointId?: string) => {
       const loaded = await saver.getTuple({
         configurable: {
           thread_id: threadId,

@@ -8,7 +8,7 @@
  * a fake OpenAI endpoint; the calendar child keeps its events in the same
  * database, where they are counted.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -16,6 +16,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
+import { type Finished, outputOf, warrantLines } from "../support/child-output.js";
 import { databaseCalendarEvents } from "./support/calendar.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
@@ -24,12 +25,6 @@ const CLI = path.join(REPO_ROOT, "src/cli/chat.ts");
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 // Each CLI process starts tsx and the MCP servers: tens of seconds on a loaded machine.
 const TIMEOUT_MS = 300_000;
-
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let database: TestDatabase;
 let fake: FakeOpenAI;
@@ -64,16 +59,8 @@ function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-function collect(child: ChildProcess): Promise<Finished> {
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
-}
-
 function runCli(args: string[], extra: Record<string, string> = {}): Promise<Finished> {
-  return collect(
+  return outputOf(
     spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
       cwd: REPO_ROOT,
       env: environment(extra),
@@ -93,7 +80,6 @@ type JsonOutput = {
 };
 const jsonOutput = (finished: Finished): JsonOutput =>
   JSON.parse(finished.stdout.trim().split("\n").at(-1) ?? "") as JsonOutput;
-const warrantLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("warrant:"));
 
 async function sql(query: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: database.url });

@@ -7,17 +7,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
+import { type Finished, outputOf, warrantLines } from "../support/child-output.js";
 import type { LedgerRow } from "../../src/runtime/ledger.js";
 import { createEmbeddedDir, createTestDatabase, type EmbeddedDir, type TestDatabase } from "./support/postgres.js";
 
 const CLI = path.join(REPO_ROOT, "src/cli/chat.ts");
 const QUESTION = "Compare self-attention with cross-attention using my notes";
-
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 function baseEnvironment(extra: Record<string, string>): NodeJS.ProcessEnv {
   const environment: NodeJS.ProcessEnv = { ...process.env, ...extra };
@@ -35,16 +30,8 @@ function startCli(args: string[], extra: Record<string, string>): ChildProcess {
   });
 }
 
-function collect(child: ChildProcess): Promise<Finished> {
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
-}
-
 function runCli(args: string[], extra: Record<string, string>): Promise<Finished> {
-  return collect(startCli(args, extra));
+  return outputOf(startCli(args, extra));
 }
 
 /** The last stdout line, parsed (the CLI's --json output). */
@@ -56,10 +43,6 @@ function jsonOutput(finished: Finished): {
 } {
   const line = finished.stdout.trim().split("\n").at(-1) ?? "";
   return JSON.parse(line);
-}
-
-function warrantLines(stderr: string): string[] {
-  return stderr.split("\n").filter((line) => line.startsWith("warrant:"));
 }
 
 interface Storage {
@@ -108,7 +91,7 @@ describe.each(storages)("chat CLI on $name Postgres", (kind) => {
       ...storage.environment,
       WARRANT_NOTES_DELAY_MS: "60000",
     });
-    const finished = collect(child);
+    const finished = outputOf(child);
     // The thread id is on stderr as soon as the run starts.
     let threadId = "";
     let stderr = "";

@@ -13,6 +13,7 @@ import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRulesPlanner } from "../../src/domains/rules-planner.js";
 import { REPO_ROOT } from "../../src/env.js";
+import { type Finished, outputOf } from "../support/child-output.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -119,12 +120,6 @@ describe("follow-ups through the API (SDK, real server, rules planner)", () => {
   });
 });
 
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function runCli(args: string[], databaseUrl: string): Promise<Finished> {
   const environment: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl };
   const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "src/cli/chat.ts"), ...args], {
@@ -132,11 +127,7 @@ function runCli(args: string[], databaseUrl: string): Promise<Finished> {
     env: environment,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+  return outputOf(child);
 }
 
 const lastJson = (finished: Finished) =>

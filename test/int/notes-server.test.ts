@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Finished, outputOf } from "../support/child-output.js";
 import { textOf } from "../support/mcp.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -18,27 +19,15 @@ const ACCESS_DENIED_TEXT = '{"code":"access_denied","message":"note not found or
 // Spawning node with the tsx loader takes a second or two on a cold cache.
 const SPAWN_TIMEOUT_MS = 30_000;
 
-interface ProcessOutcome {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** Runs the server to completion with extra arguments and environment (for --help and start-up failures). */
-function runServer(args: readonly string[], environment: Record<string, string> = {}): Promise<ProcessOutcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...SERVER_ARGS, ...args], {
+function runServer(args: readonly string[], environment: Record<string, string> = {}): Promise<Finished> {
+  return outputOf(
+    spawn(process.execPath, [...SERVER_ARGS, ...args], {
       cwd: REPO_ROOT,
       env: { ...getDefaultEnvironment(), ...environment },
       stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+    }),
+  );
 }
 
 /** Connects an MCP client to a fresh server process. */

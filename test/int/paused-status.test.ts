@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
+import { lastJsonLine, outputOf } from "../support/child-output.js";
 import { databaseIdentity, removeRuntimeFile, writeRuntimeFile } from "../../src/server/runtime-file.js";
 import { BOOKING_REQUEST, startTestServer, type TestServer } from "./support/server.js";
 
@@ -107,17 +108,13 @@ describe("a paused thread is interrupted and in the inbox, whoever paused it", (
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    expect(code, stderr).toBe(0);
-    return JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as {
+    const output = await outputOf(child);
+    expect(output.code, output.stderr).toBe(0);
+    return lastJsonLine<{
       thread_id: string;
       run_id: string;
       interrupts: unknown[];
-    };
+    }>(output);
   }
 
   it(

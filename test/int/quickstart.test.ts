@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintApiToken, loadApiSecret } from "../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
 import { REPO_ROOT } from "../../src/env.js";
+import { type Finished, outputOf } from "../support/child-output.js";
 import { spawnServer, waitUntil, type ServerProcess } from "./support/server-process.js";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
 import { storedCalendarEvents } from "./support/calendar.js";
@@ -27,12 +28,6 @@ import { storedCalendarEvents } from "./support/calendar.js";
 const HEADLINE =
   "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 const TIMEOUT_MS = 300_000;
-
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let dataDir: string;
 let server: ServerProcess | undefined;
@@ -65,11 +60,7 @@ function run(script: string, args: string[]): Promise<Finished> {
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+  return outputOf(child);
 }
 const chat = (...args: string[]) => run("src/cli/chat.ts", args);
 

@@ -13,6 +13,7 @@ import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotoc
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { storedCalendarEvents } from "./support/calendar.js";
+import { type Finished, outputOf } from "../support/child-output.js";
 import { textOf } from "../support/mcp.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -26,31 +27,19 @@ function serverArgs(server: ServerName, extra: readonly string[] = []): string[]
   return ["--import", "tsx", path.join("tools", server, "server.ts"), ...extra];
 }
 
-interface ProcessOutcome {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** Runs a server to completion (for --help and start-up failures). */
 function runServer(
   server: ServerName,
   args: readonly string[],
   environment: Record<string, string> = {},
-): Promise<ProcessOutcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, serverArgs(server, args), {
+): Promise<Finished> {
+  return outputOf(
+    spawn(process.execPath, serverArgs(server, args), {
       cwd: REPO_ROOT,
       env: { ...getDefaultEnvironment(), ...environment },
       stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+    }),
+  );
 }
 
 /** Connects an MCP client to a fresh server process and primes its output-schema validators. */

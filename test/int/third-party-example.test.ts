@@ -11,6 +11,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
+import { lastJsonLine, outputOf } from "../support/child-output.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 const EXAMPLE = "examples/third-party.config.json";
@@ -22,7 +23,10 @@ interface Output {
   ledger: { tool: string; status: string }[];
 }
 
-function chat(request: string, databaseUrl: string): Promise<{ code: number | null; output: Output; stderr: string }> {
+async function chat(
+  request: string,
+  databaseUrl: string,
+): Promise<{ code: number | null; output: Output; stderr: string }> {
   const child = spawn(
     process.execPath,
     ["--import", "tsx", path.join(REPO_ROOT, "src/cli/chat.ts"), "--user", "alice", "--json", request],
@@ -32,15 +36,8 @@ function chat(request: string, databaseUrl: string): Promise<{ code: number | nu
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) =>
-    child.on("close", (code) =>
-      resolve({ code, stderr, output: JSON.parse(stdout.trim().split("\n").at(-1) || "null") as Output }),
-    ),
-  );
+  const { code, stderr, stdout } = await outputOf(child);
+  return { code, stderr, output: lastJsonLine<Output>({ stdout }, "null") };
 }
 
 describe("examples/third-party.config.json with the rules planner", () => {

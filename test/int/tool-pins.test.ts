@@ -237,6 +237,7 @@ describe("pinned tool definitions", () => {
         pin: "changed",
         pinned_hash: `sha256:${honest}`,
         served_hash: `sha256:${served}`,
+        elicits: false,
       });
     } finally {
       await fs.rm(directory, { recursive: true, force: true });

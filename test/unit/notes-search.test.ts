@@ -3,7 +3,9 @@
  * stemming, acronyms derived from the notes' titles and ids, synonyms from
  * the course's table, and the calibrated score the planners threshold
  * (src/domains/notes/retrieval.ts): a question just above the threshold is
- * answered, one just below is refused naming the closest notes. Pure; reads
+ * answered, one just below is refused naming the closest notes, and below the
+ * threshold a clear winner (above the floor, the margin over the next note)
+ * is answered while one just short of the margin or the floor is not. Pure; reads
  * the shipped corpus and synonym table.
  */
 import path from "node:path";
@@ -11,9 +13,9 @@ import { fileURLToPath } from "node:url";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cannotFind, notesQuestion, retrieveFor } from "../../src/domains/notes/question.js";
-import { ON_TOPIC } from "../../src/domains/notes/retrieval.js";
+import { CLEAR_FLOOR, CLEAR_MARGIN, ON_TOPIC } from "../../src/domains/notes/retrieval.js";
 import { decide } from "../../src/domains/rules-planner.js";
-import { stem, tokenize } from "../../tools/notes/analysis.js";
+import { ARROW, stem, tokenize } from "../../tools/notes/analysis.js";
 import {
   buildSearchIndex,
   findPrincipal,
@@ -53,6 +55,24 @@ describe("stemming", () => {
     expect(stem("minibatches")).toBe(stem("minibatch"));
     expect(tokenize("mini-batch")).toContain(stem("minibatches"));
     expect(stem("3NF".toLowerCase())).toBe("3nf");
+  });
+
+  it("reads contractions as function words and keeps a formula's arrow and subscripts", () => {
+    expect(tokenize("Why shouldn't I touch it? Don't.")).toEqual([stem("touch")]);
+    expect(tokenize("X -> Y holds")).toEqual([ARROW, stem("holds")]);
+    expect(tokenize("mu_s times N")).toEqual(["mu_s", stem("times")]);
+    expect(notesQuestion("What does X -> Y mean for a relation?").query).toContain("->");
+    expect(notesQuestion("What is mu_s times the normal force?").query).toContain("mu_s");
+  });
+
+  it("finds the notes a formula is written in", () => {
+    // Two db201 notes write dependencies as X -> Y: functional dependencies and third normal form.
+    const arrows = top(index, "bob", "What does X -> Y mean?").slice(0, 2);
+    expect(arrows.map((hit) => hit.note_id).sort()).toEqual([
+      "db201.functional-dependencies",
+      "db201.third-normal-form",
+    ]);
+    expect(top(index, "sam", "What is mu_s times the normal force?")[0]?.note_id).toBe("ph110.friction");
   });
 
   it("finds the normal-form notes for 'database normalization', which no title spells so", () => {
@@ -107,6 +127,12 @@ describe("acronym expansion", () => {
     expect(top(index, "alice", "Why does SGD use minibatches?")[0]?.note_id).toBe("cs301.stochastic-gradient-descent");
     expect(top(index, "alice", "What is RAG?")[0]?.score ?? 0).toBeGreaterThanOrEqual(ON_TOPIC);
   });
+
+  it("ranks the note whose title the acronym abbreviates over one that only mentions it", () => {
+    const hits = top(index, "alice", "What is MHA?");
+    expect(hits[0]?.note_id).toBe("cs301.multi-head-attention");
+    expect(hits.find((hit) => hit.note_id === "cs301.revision-tips")?.score ?? 0).toBeLessThan(hits[0]?.score ?? 0);
+  });
 });
 
 describe("synonyms", () => {
@@ -142,8 +168,14 @@ describe("threshold boundary", () => {
     score,
     snippet: "A velocity-proportional drag force makes the amplitude of an oscillator decay.",
   });
-  const planAfterSearch = (score: number) => {
-    const result = { hits: [hit(score)], total: 1 };
+  const runnerUp = (score: number) => ({
+    ...hit(score),
+    note_id: "ph110.resonance",
+    title: "Driven oscillations and resonance",
+  });
+  const planAfterSearch = (score: number, next?: number) => {
+    const hits = next === undefined ? [hit(score)] : [hit(score), runnerUp(next)];
+    const result = { hits, total: hits.length };
     return decide({
       request,
       messages: [
@@ -176,13 +208,26 @@ describe("threshold boundary", () => {
     }
   });
 
-  it("refuses just below it, naming the closest note so the student can rephrase", () => {
-    const outcome = planAfterSearch(ON_TOPIC - 0.0001);
+  it("refuses just below it, naming the closest notes so the student can rephrase", () => {
+    const outcome = planAfterSearch(ON_TOPIC - 0.0001, ON_TOPIC - 0.0002);
     expect(outcome).toEqual(
-      cannotFind(notesQuestion(request), [{ note_id: "ph110.damped-oscillations", title: "Damped oscillations" }]),
+      cannotFind(notesQuestion(request), [
+        { note_id: "ph110.damped-oscillations", title: "Damped oscillations" },
+        { note_id: "ph110.resonance", title: "Driven oscillations and resonance" },
+      ]),
     );
     expect(outcome.type === "final" && outcome.abstained && outcome.citations.length === 0).toBe(true);
     expect(outcome.type === "final" && outcome.answer.includes("ph110.damped-oscillations")).toBe(true);
+  });
+
+  it("below it, reads a clear winner: at the floor and the margin over the next note", () => {
+    const reads = (outcome: ReturnType<typeof planAfterSearch>) =>
+      outcome.type === "tool_calls" ? outcome.calls.map((call) => JSON.parse(call.raw_arguments).note_id) : [];
+    const below = ON_TOPIC - 0.05;
+    expect(reads(planAfterSearch(below, below / CLEAR_MARGIN))).toEqual(["ph110.damped-oscillations"]);
+    expect(reads(planAfterSearch(CLEAR_FLOOR))).toEqual(["ph110.damped-oscillations"]);
+    expect(planAfterSearch(below, below / CLEAR_MARGIN + 0.001)).toMatchObject({ type: "final", abstained: true });
+    expect(planAfterSearch(CLEAR_FLOOR - 0.0001)).toMatchObject({ type: "final", abstained: true, citations: [] });
   });
 
   it("names no closest note far below it, and none of another course than the one asked", () => {

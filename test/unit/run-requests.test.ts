@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { runMetadataOf } from "../../src/server/checkpoint-metadata.js";
+import { parseBody, valuesFilter } from "../../src/server/requests.js";
 import {
-  parseBody,
   refuseUnsupported,
   RunCreate,
   streamModes,
   toGraphInput,
   toolPlaceholders,
-  valuesFilter,
-} from "../../src/server/requests.js";
+} from "../../src/server/run-requests.js";
 import { assistantSchemas } from "../../src/server/schemas.js";
 import { AgentState } from "../../src/state.js";
 

@@ -12,6 +12,7 @@
  * as written) and as instants (for ordering and window filters).
  */
 import pg from "pg";
+import { IDEMPOTENT, retryQueries, type RetryPolicy } from "../../src/persistence/retry.js";
 import {
   checkEventWindow,
   decideExisting,
@@ -31,6 +32,14 @@ const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 const MIGRATION_LOCK_KEY = "1464025420";
 
 const CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * How long one store statement rides out a lost connection, a failover or an
+ * outage before the tool answers with a failure (the host's retry policy,
+ * src/persistence/retry.ts). Shorter than the tools' 5 s timeout, so the host
+ * hears `outcome_unknown` (and reconciles) rather than a timeout.
+ */
+export const CALENDAR_RETRY: RetryPolicy = { budgetMs: 3_000, baseDelayMs: 50, maxDelayMs: 500 };
 
 export function calendarMigrations(schema: string): string[] {
   const s = quoteSchema(schema);
@@ -112,6 +121,9 @@ export async function openPostgresStore(databaseUrl: string, schema = "calendar"
   const pool = new pg.Pool({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, max: 4 });
   // An idle client losing its connection must not crash the server; the next query reconnects.
   pool.on("error", () => undefined);
+  // Every statement is retried on a fresh connection after a transient failure: reads, and the one write, whose
+  // `on conflict do nothing` on the idempotency key makes it safe to repeat even when the first one committed.
+  retryQueries(pool, CALENDAR_RETRY);
   try {
     const client = await pool.connect();
     try {
@@ -169,7 +181,7 @@ export async function openPostgresStore(databaseUrl: string, schema = "calendar"
       if (windowError !== undefined) return { kind: "rejected", error: windowError };
       const event = newEvent(input);
       const inserted = await pool.query<EventRow>(
-        `insert into ${s}.events (event_id, user_id, idempotency_key, title, description, start_text, end_text, start_at, end_at, timezone, calendar, created_at)
+        `${IDEMPOTENT}insert into ${s}.events (event_id, user_id, idempotency_key, title, description, start_text, end_text, start_at, end_at, timezone, calendar, created_at)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          on conflict (user_id, idempotency_key) do nothing
          returning ${COLUMNS}`,
@@ -193,6 +205,9 @@ export async function openPostgresStore(databaseUrl: string, schema = "calendar"
       // The key is taken (by an earlier call, or by a concurrent one that has committed by now).
       const existing = await byKey(input.user_id, input.idempotency_key);
       if (existing === undefined) throw new Error("the idempotency key conflicted but its event is gone");
+      // Our own insert, committed before a lost connection hid its answer (the retry found it): created, not replayed.
+      if (existing.event_id === event.event_id)
+        return { kind: "created", result: { event: existing, replayed: false } };
       return decideExisting(existing, input);
     },
     async status(input: GetWriteStatusInput) {

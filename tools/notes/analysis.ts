@@ -13,7 +13,9 @@ const STOP_WORDS_TEXT =
   "can could did do does doing down during each either else few for from further had has have having he her here hers " +
   "him his how i if in into is it its itself just may me might more most must my no nor not now of off on once one only " +
   "or other our out over own same she should so some such than that the their them then there these they this those " +
-  "through to too under until up us very was we were what when where which while who whom why will with would you your";
+  "through to too under until up us very was we were what when where which while who whom why will with would you your " +
+  // The stems of negative contractions ("don't" is read as "don" and "t"): function words, never a topic.
+  "aren couldn didn doesn don hadn hasn haven isn mustn shouldn wasn weren won wouldn";
 
 /**
  * Words that say how a question is asked, not what about ("explain", "happens",
@@ -21,8 +23,9 @@ const STOP_WORDS_TEXT =
  * refused for containing "happens" otherwise.
  */
 const QUESTION_WORDS_TEXT =
-  "ask asked answer bad best better briefly compare comparing compared contrast define definition describe difference " +
+  "ask asked answer bad go best better briefly compare comparing compared contrast define definition describe difference " +
   "differences different example examples explain explained exactly get gets give good happen happens happening help " +
+  "find finding goes going check checking whether something anything problem " +
   "idea important intuition intuitively know lecture lectures main make makes mean meaning means need notes note please purpose " +
   "really say says said show simple simply stand stands summarize summarise summary tell term terms thing things understand use used " +
   "uses using way ways work works working";
@@ -34,7 +37,11 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(STOP_WORDS_TEXT.split(" "
 export const QUESTION_WORDS: ReadonlySet<string> = new Set(QUESTION_WORDS_TEXT.split(" "));
 
 // Runs of letters/digits joined by single hyphens or underscores ("self-attention", "d_k"); a possessive 's is dropped.
-const WORD_PATTERN = /[a-z0-9]+(?:[-_][a-z0-9]+)*(?:'s)?/g;
+// An arrow ("X -> Y", a functional dependency or an implication) is a word of its own, read as ARROW.
+const WORD_PATTERN = /->|[a-z0-9]+(?:[-_][a-z0-9]+)*(?:'s)?/g;
+
+/** The word an arrow ("->") of a formula is read as, in the notes and in questions alike. */
+export const ARROW = "arrow";
 
 /** Lowercases and strips accents so "Café" and "cafe" analyse alike; curly apostrophes become straight. */
 export function normalizeText(text: string): string {
@@ -48,7 +55,7 @@ export function normalizeText(text: string): string {
 /** The words of a text in order, possessives dropped ("Newton's" → "newton"), with their offsets. */
 export function wordsOf(text: string): { word: string; index: number }[] {
   return [...normalizeText(text).matchAll(WORD_PATTERN)].map((match) => ({
-    word: match[0].replace(/'s$/, ""),
+    word: match[0] === "->" ? ARROW : match[0].replace(/'s$/, ""),
     index: match.index,
   }));
 }

@@ -11,11 +11,19 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { QUESTION_WORDS, STOP_WORDS, stem, termsOfWord, tokenize, wordsOf } from "./analysis.js";
 
-/** Per course: groups of phrases that mean the same thing in that course ("switch off" ~ "zero" for neurons). */
+const SynonymGroups = z.array(z.array(z.string().min(1).max(80)).min(2));
+
+/**
+ * Per course: groups of phrases that mean the same thing in that course
+ * ("switch off" ~ "zero" for neurons); `common`: plain-English words that
+ * students and notes use for the same thing in any course ("reduce" ~
+ * "lower"), applied to every course in view.
+ */
 export const SynonymTableSchema = z
   .object({
     version: z.number().int().min(1),
-    courses: z.record(z.string().regex(/^[a-z]{2,8}[0-9]{3}$/), z.array(z.array(z.string().min(1).max(80)).min(2))),
+    common: SynonymGroups.optional(),
+    courses: z.record(z.string().regex(/^[a-z]{2,8}[0-9]{3}$/), SynonymGroups),
   })
   .strict();
 
@@ -126,9 +134,10 @@ export function expansionsFor(notes: readonly (TitledNote & { text: string })[],
       if (!acronyms.has(acronym)) acronyms.set(acronym, phrase);
   }
   const courses = [...new Set(notes.map((note) => note.course))].sort();
-  const groups = courses.flatMap((course) =>
-    Object.hasOwn(table.courses, course) ? (table.courses[course] ?? []) : [],
-  );
+  const groups = [
+    ...(table.common ?? []),
+    ...courses.flatMap((course) => (Object.hasOwn(table.courses, course) ? (table.courses[course] ?? []) : [])),
+  ];
   const titleStems = new Set(notes.flatMap((note) => tokenize(note.title)));
   const titlePhrases = [...new Set(notes.flatMap((note) => titleRuns(note.title)))];
   return { acronyms, groups, titleStems, titlePhrases };

@@ -53,6 +53,8 @@ export interface VisibleIndex {
   readonly termsById: ReadonlyMap<string, ReadonlySet<string>>;
   /** Per term: how many notes have it in their text (for the plain-mention unit). */
   readonly textFrequency: ReadonlyMap<string, number>;
+  /** Per note id: the terms of its title (a note is about what its title names). */
+  readonly titleTermsById: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Builds the index of one visible set. */
@@ -86,7 +88,8 @@ export function buildVisibleIndex(
   const textFrequency = new Map<string, number>();
   for (const note of notes)
     for (const term of new Set(tokenize(note.text))) textFrequency.set(term, (textFrequency.get(term) ?? 0) + 1);
-  return { notes, search, expansions: expansionsFor(notes, synonyms), termsById, textFrequency };
+  const titleTermsById = new Map(notes.map((note) => [note.note_id, new Set(tokenize(note.title))]));
+  return { notes, search, expansions: expansionsFor(notes, synonyms), termsById, textFrequency, titleTermsById };
 }
 
 const inverseDocumentFrequency = (count: number, frequency: number) =>
@@ -117,8 +120,15 @@ function alternativeCoverage(index: VisibleIndex, terms: readonly string[]): Map
 /** What a note matching only part of a hyphenated word ("attention" of "cross-attention") gets of the concept. */
 const PARTIAL_CREDIT = 0.5;
 
+interface ConceptScore {
+  weight: number;
+  coverage: Map<string, number>;
+  /** The notes whose title has one of the concept's alternatives whole. */
+  inTitle: Set<string>;
+}
+
 /** A note's relevance to each concept (best alternative), and the concept's weight (IDF of the notes having it). */
-function conceptScores(index: VisibleIndex, concept: Concept): { weight: number; coverage: Map<string, number> } {
+function conceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
   const coverage = new Map<string, number>();
   for (const alternative of concept.partial ?? []) {
     for (const [id, value] of alternativeCoverage(index, alternative))
@@ -131,14 +141,32 @@ function conceptScores(index: VisibleIndex, concept: Concept): { weight: number;
   const having = [...index.termsById.values()].filter((terms) =>
     concept.alternatives.some((alternative) => alternative.every((term) => terms.has(term))),
   ).length;
-  return { weight: inverseDocumentFrequency(index.notes.length, having), coverage };
+  const inTitle = new Set(
+    [...index.titleTermsById]
+      .filter(([, terms]) => concept.alternatives.some((alternative) => alternative.every((term) => terms.has(term))))
+      .map(([id]) => id),
+  );
+  return { weight: inverseDocumentFrequency(index.notes.length, having), coverage, inTitle };
 }
 
-/** A note's relevance: the IDF-weighted share of the question's concepts it covers. */
-function noteRelevance(scored: readonly { weight: number; coverage: Map<string, number> }[], noteId: string): number {
+/**
+ * The share of a note's relevance that comes from its title naming the
+ * question's concepts: of two notes that both cover "weight decay", the one
+ * titled "L2 regularization" (its synonym) is about it, the one that mentions
+ * L2 in passing is not (calibrated with the planner's cut-offs: eval/retrieval/).
+ */
+export const TITLE_SHARE = 0.2;
+
+/**
+ * A note's relevance: the IDF-weighted share of the question's concepts it
+ * covers, {@link TITLE_SHARE} of it the share its title names.
+ */
+function noteRelevance(scored: readonly ConceptScore[], noteId: string): number {
   const total = scored.reduce((sum, concept) => sum + concept.weight, 0);
+  if (total <= 0) return 0;
   const covered = scored.reduce((sum, concept) => sum + concept.weight * (concept.coverage.get(noteId) ?? 0), 0);
-  return total > 0 ? covered / total : 0;
+  const titled = scored.reduce((sum, concept) => sum + (concept.inTitle.has(noteId) ? concept.weight : 0), 0);
+  return ((1 - TITLE_SHARE) * covered + TITLE_SHARE * Math.min(titled, covered)) / total;
 }
 
 /** One ranked note: its calibrated relevance (0–1), the library's BM25 score and the terms it matched. */
@@ -206,4 +234,16 @@ export class IndexCache {
 export function firstOffsetOf(text: string, terms: ReadonlySet<string>): number | undefined {
   if (normalizeText(text).length !== text.length) return undefined;
   return wordsOf(text).find(({ word }) => tokenize(word).some((term) => terms.has(term)))?.index;
+}
+
+/** A query's concepts with their weights and each note's coverage (for eval/retrieval/explain.ts). */
+export function explainRank(
+  index: VisibleIndex,
+  query: string,
+): ({ words: string; alternatives: readonly (readonly string[])[] } & ConceptScore)[] {
+  return conceptsOf(query, index.expansions).map((concept) => ({
+    words: concept.words,
+    alternatives: concept.alternatives,
+    ...conceptScores(index, concept),
+  }));
 }

@@ -20,12 +20,15 @@ const FILLER = new Set(
 /** Longest topic echoed back in a refusal. */
 const MAX_TOPIC_CHARS = 120;
 
+/**
+ * Words of a request, formulas kept: "mu_s", "x+" and the arrow of "X -> Y"
+ * survive (the notes server reads them as terms), other symbols separate words.
+ */
+const QUERY_WORD = /->|[a-z0-9]+(?:[-_][a-z0-9]+)*\+?/g;
+
 /** The request without filler words, as a search query. */
 export function searchQuery(request: string): string {
-  const words = request
-    .toLowerCase()
-    .split(/[^a-z0-9-]+/)
-    .filter((word) => word.length > 1 && !FILLER.has(word));
+  const words = (request.toLowerCase().match(QUERY_WORD) ?? []).filter((word) => word.length > 1 && !FILLER.has(word));
   return (words.length > 0 ? words.join(" ") : request.trim()).slice(0, 500);
 }
 

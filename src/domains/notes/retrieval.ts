@@ -8,14 +8,16 @@
  * best one are read ({@link NEAR_BEST}), so a note that shares one word with
  * the question does not ride along. When none is left, the hits just short of
  * the threshold ({@link CLOSEST}) are named so the student can rephrase.
+ * Below the threshold, a note that is a clear winner over the next one is
+ * evidence too ({@link CLEAR_FLOOR}, {@link CLEAR_MARGIN}).
  * The thresholds were calibrated on the labelled set in eval/retrieval/. Pure.
  */
 import type { Hit } from "./relevance.js";
 
 /** The score a note needs to be evidence for a question (calibrated: eval/retrieval/, `npm run eval`). */
-export const ON_TOPIC = 0.5;
+export const ON_TOPIC = 0.4;
 /** Evidence is read only when its score is at least this share of the best hit's. */
-export const NEAR_BEST = 0.85;
+export const NEAR_BEST = 1;
 /** For a comparison ("compare A with B", "A vs B") each side's note covers part of the question: this share of the best is kept… */
 export const COMPARISON_NEAR_BEST = 0.3;
 /** …and this share of {@link ON_TOPIC} is enough. */
@@ -30,6 +32,18 @@ export function isComparison(request: string): boolean {
 
 /** A hit below {@link ON_TOPIC} but at least this is named in the refusal as one of the closest notes. */
 export const CLOSEST = 0.3;
+/**
+ * A hit below {@link ON_TOPIC} is still evidence when it is a clear winner:
+ * its score at least {@link CLEAR_FLOOR} and {@link CLEAR_MARGIN} times the
+ * next permitted note's. A paraphrase ("Why do airbags reduce the force in a
+ * crash?") has words no note uses, which lower every note's score alike; the
+ * one note that covers what the notes do name stands out from the rest. A
+ * topic no note covers ("support vector machines") leaves several notes
+ * sharing a word or two, none far ahead.
+ */
+export const CLEAR_FLOOR = 0.25;
+/** See {@link CLEAR_FLOOR}. */
+export const CLEAR_MARGIN = 2.5;
 /** How many of the closest notes a refusal names. */
 const MAX_CLOSEST = 3;
 
@@ -38,7 +52,7 @@ export type Retrieval =
   | { type: "answer"; note_ids: string[] }
   | { type: "abstain"; closest: { note_id: string; title: string }[] };
 
-/** Whether a scored hit clears the threshold. */
+/** Whether a scored hit clears the absolute threshold (a clear winner below it is decided by {@link retrieve}). */
 export function clearsThreshold(score: number): boolean {
   return score >= ON_TOPIC;
 }
@@ -48,16 +62,34 @@ export interface Cutoffs {
   onTopic: number;
   nearBest: number;
   closest: number;
+  /** A clear winner needs at least this score… */
+  clearFloor: number;
+  /** …and this many times the next permitted note's (Infinity: no clear-winner rule). */
+  clearMargin: number;
 }
+
+/** Cut-offs other than the shipped ones, for the calibration sweep. */
+export type CutoffChoice = Partial<Pick<Cutoffs, "onTopic" | "nearBest" | "clearFloor" | "clearMargin">>;
 
 /**
  * The shipped cut-offs for a request (or others, to calibrate): a comparison
  * keeps each side's note, which covers only its side of the question.
  */
-export function cutoffsFor(request: string, onTopic = ON_TOPIC, nearBest = NEAR_BEST): Cutoffs {
+export function cutoffsFor(request: string, choice: CutoffChoice = {}): Cutoffs {
+  const onTopic = choice.onTopic ?? ON_TOPIC;
+  const nearBest = choice.nearBest ?? NEAR_BEST;
+  const clearFloor = choice.clearFloor ?? CLEAR_FLOOR;
+  const clearMargin = choice.clearMargin ?? CLEAR_MARGIN;
+  // A comparison's sides are each covered by a different note: no single note is a clear winner of it.
   return isComparison(request)
-    ? { onTopic: onTopic * COMPARISON_SHARE, nearBest: Math.min(nearBest, COMPARISON_NEAR_BEST), closest: CLOSEST }
-    : { onTopic, nearBest, closest: CLOSEST };
+    ? {
+        onTopic: onTopic * COMPARISON_SHARE,
+        nearBest: Math.min(nearBest, COMPARISON_NEAR_BEST),
+        closest: CLOSEST,
+        clearFloor,
+        clearMargin: Number.POSITIVE_INFINITY,
+      }
+    : { onTopic, nearBest, closest: CLOSEST, clearFloor, clearMargin };
 }
 
 /**
@@ -81,7 +113,13 @@ export function retrieve(
     if (!seen || (hit.score ?? 0) > (seen.score ?? 0)) best.set(hit.note_id, hit);
   }
   const pooled = [...best.values()].sort((left, right) => (right.score ?? 0) - (left.score ?? 0));
-  const evidence = pooled.filter(supported);
+  const permitted = pooled.filter(inCourse);
+  const [first, second] = permitted;
+  const clearWinner =
+    first?.score !== undefined &&
+    first.score >= cutoffs.clearFloor &&
+    first.score >= cutoffs.clearMargin * (second?.score ?? 0);
+  const evidence = clearWinner && first !== undefined && !supported(first) ? [first] : pooled.filter(supported);
   if (evidence.length > 0) {
     const top = Math.max(...evidence.map((hit) => hit.score ?? 0));
     const near = evidence.filter((hit) => hit.score === undefined || hit.score >= cutoffs.nearBest * top);

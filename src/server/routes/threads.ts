@@ -15,13 +15,14 @@ import {
   ThreadCreate,
   ThreadPatch,
   ThreadSearch,
+  StateAtCheckpoint,
   valuesFilter,
 } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
 import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../runtime/run-config.js";
 
 export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): void {
-  const { store, principalOf, body, ownedThread, snapshotOf, anyGraph } = context;
+  const { store, principalOf, body, ownedThread, snapshotOf, anyGraph, threadParam } = context;
   const threadJson = async (thread: ThreadRow, withValues = true) => {
     const base = {
       thread_id: thread.thread_id,
@@ -161,8 +162,13 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
     stateAt(c, checkpointIdParam(c.req.param("checkpoint_id"))),
   );
   app.post("/threads/:thread_id/state/checkpoint", async (c) => {
-    const request = parseBody(HistoryQuery.shape.checkpoint.unwrap(), await body(c));
-    return stateAt(c, request.checkpoint_id);
+    // The SDK's body, `{"checkpoint": {thread_id, checkpoint_ns, checkpoint_id}}`, or a bare `checkpoint_id`.
+    const request = parseBody(StateAtCheckpoint, await body(c));
+    if (request.checkpoint?.checkpoint_ns)
+      throw new ApiError("unsupported", "checkpoint.checkpoint_ns: the graphs have no subgraphs");
+    if (request.checkpoint?.thread_id && request.checkpoint.thread_id.toLowerCase() !== threadParam(c))
+      throw new ApiError("invalid_request", "checkpoint.thread_id: names another thread");
+    return stateAt(c, (request.checkpoint?.checkpoint_id ?? request.checkpoint_id) || undefined);
   });
   const refuseStateWrite = async (c: Context<Env>) => {
     await ownedThread(c);

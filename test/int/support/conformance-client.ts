@@ -21,6 +21,7 @@ const CALLS: Record<string, { tool: string; args: Record<string, unknown> } | un
   initialize: undefined,
   tools_call: { tool: "add_numbers", args: { a: 2, b: 3 } },
   "sse-retry": { tool: "test_reconnection", args: {} },
+  "elicitation-sep1034-client-defaults": { tool: "test_client_elicitation_defaults", args: {} },
 };
 
 const url = process.argv.at(-1) ?? "";
@@ -35,7 +36,7 @@ const call = CALLS[scenario];
 
 const config = parseConfig(
   JSON.stringify({
-    servers: { conformance: { transport: "http", url, audience: "conformance" } },
+    servers: { conformance: { transport: "http", url, audience: "conformance", elicitation: true } },
     tools: call ? { [call.tool]: { server: "conformance", risk: "read", timeout_ms: 10_000 } } : {},
   }),
   "conformance config",
@@ -43,7 +44,10 @@ const config = parseConfig(
 const settings = loadSettings({});
 const principal = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), "dana");
 
-const host = await connectTools(config);
+// The suite's "user" accepts every question leaving each field empty: the host fills in the defaults (SEP-1034).
+const host = await connectTools(config, undefined, {
+  elicitation: { ask: async () => ({ action: "accept", content: {} }) },
+});
 let exitCode = 0;
 try {
   const listed = host.catalog().map((tool) => tool.name);

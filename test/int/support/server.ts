@@ -17,13 +17,15 @@ import { decide } from "../../../src/domains/rules-planner.js";
 import { startServer, type StartedServer } from "../../../src/server/server.js";
 import { databaseCalendarEvents, storedCalendarEvents } from "./calendar.js";
 import { fetchAs } from "./http.js";
-import { createTestDatabase } from "./postgres.js";
+import { createTestDatabase, type TestDatabase } from "./postgres.js";
 
 export interface TestServer {
   url: string;
   server: StartedServer;
   secret: Uint8Array;
   databaseUrl: string;
+  /** The database, to start a second instance on it. */
+  database: TestDatabase;
   dataDir: string;
   calendarPath: string;
   principal(user: string): Promise<Principal>;
@@ -98,9 +100,12 @@ export async function startTestServer(
     settings?: Record<string, string>;
     /** The URL the server is given for its database (e.g. through a fault proxy). */
     databaseUrlFor?: (url: string) => string;
+    /** A database another test server already uses (two instances sharing one database); left for its owner to drop. */
+    database?: TestDatabase;
   } = {},
 ): Promise<TestServer> {
-  const database = await createTestDatabase();
+  const shared = options.database;
+  const database = shared ?? (await createTestDatabase());
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-server-"));
   const secretHex = randomBytes(32).toString("hex");
   const secret = Uint8Array.from(Buffer.from(secretHex, "hex"));
@@ -126,7 +131,7 @@ export async function startTestServer(
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
     });
   } catch (error) {
-    await database.drop();
+    if (!shared) await database.drop();
     throw error;
   }
   const directory = await loadPrincipalDirectory(settings.principalsPath);
@@ -137,6 +142,7 @@ export async function startTestServer(
     server,
     secret,
     databaseUrl: database.url,
+    database,
     dataDir,
     calendarPath,
     principal,
@@ -157,7 +163,7 @@ export async function startTestServer(
         await server.close({ drainMs: 2_000 });
       } finally {
         for (const key of Object.keys(options.env ?? {})) delete process.env[key];
-        await database.drop();
+        if (!shared) await database.drop();
         await fs.rm(dataDir, { recursive: true, force: true });
       }
     },

@@ -12,6 +12,8 @@ import { setThreadInUrl, threadFromUrl } from "../session";
 import { useRejoin } from "../use-rejoin";
 import type { AgentValues, ResumeDecision, SessionInfo } from "../types";
 import { ApprovalPanel } from "./ApprovalPanel";
+import { ElicitationForm } from "./ElicitationForm";
+import { useElicitations } from "../use-elicitations";
 import { Composer } from "./Composer";
 import { Header } from "./Header";
 import { MessageList } from "./MessageList";
@@ -26,7 +28,7 @@ import { ToolProgressList } from "./ToolProgressList";
  * cancel it (the SDK's default for a stream that is not resumable); Stop cancels explicitly.
  */
 const SUBMIT_OPTIONS = {
-  streamMode: ["values", "messages-tuple", "updates", "tools"] as StreamMode[],
+  streamMode: ["values", "messages-tuple", "updates", "tools", "custom"] as StreamMode[],
   streamResumable: true,
   onDisconnect: "continue" as const,
 };
@@ -58,6 +60,7 @@ export function Chat({
     [onSignOut],
   );
 
+  const elicitations = useElicitations(token, threadId);
   const stream = useStream<AgentValues>({
     client,
     assistantId: "agent",
@@ -70,6 +73,8 @@ export function Chat({
     },
     onError: report,
     onFinish: () => setThreadsChanged((n) => n + 1),
+    // A server's question during a call (elicitation) arrives as a custom event.
+    onCustomEvent: (data) => elicitations.onCustomEvent(data),
   });
 
   useRejoin(client, threadId, stream, SUBMIT_OPTIONS.streamMode);
@@ -116,6 +121,13 @@ export function Chat({
           <>
             <MessageList messages={stream.messages} values={values} />
             {stream.isLoading && <ToolProgressList progress={stream.toolProgress} />}
+            {elicitations.questions.map((question) => (
+              <ElicitationForm
+                key={question.elicitation_id}
+                question={question}
+                onAnswer={(answer) => elicitations.answer(question, answer)}
+              />
+            ))}
             {stream.isLoading && (
               <p role="status" className="working">
                 Working…

@@ -1,0 +1,58 @@
+/**
+ * Per-question view of the retrieval suite, for analysing misses:
+ * `npx tsx eval/retrieval/explain.ts [--all] [id-substring…]` prints each
+ * question's labelled notes, the planner's query, its top hits with scores and
+ * what it decided. By default only the misses (false abstentions, false
+ * answers, recall below 1) are printed.
+ */
+import { canRead } from "../../tools/notes/corpus.js";
+import { explainRank } from "../../tools/notes/search.js";
+import { isFalseAnswer } from "./metrics.js";
+import { QUESTIONS } from "./questions.js";
+import { loadFixture, runAll, type RetrievalRun } from "./run.js";
+
+function recallOf(run: RetrievalRun): number {
+  const answers = run.question.answers;
+  if (answers === "abstain") return 1;
+  const top = new Set(run.cited.slice(0, 3));
+  return answers.filter((id) => top.has(id)).length / Math.min(answers.length, 3);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const all = argv.includes("--all");
+  const filters = argv.filter((arg) => !arg.startsWith("--"));
+  const fixture = await loadFixture();
+  const runs = runAll(fixture, QUESTIONS);
+  for (const run of runs) {
+    const q = run.question;
+    const verdict = isFalseAnswer(q, run.cited)
+      ? "FALSE-ANSWER"
+      : q.answers !== "abstain" && run.cited.length === 0
+        ? "FALSE-ABSTAIN"
+        : recallOf(run) < 1
+          ? "PARTIAL"
+          : "ok";
+    if (filters.length > 0 ? !filters.some((f) => q.id.includes(f)) : !all && verdict === "ok") continue;
+    const expected = q.answers === "abstain" ? "abstain" : q.answers.join(", ");
+    process.stdout.write(`\n[${verdict}] ${q.id} (${q.user}, ${q.kind}) ${q.question}\n`);
+    process.stdout.write(`  expected: ${expected}${q.related ? ` (related ${q.related.join(", ")})` : ""}\n`);
+    process.stdout.write(`  query: ${run.query ?? "(no search)"}\n`);
+    for (const hit of run.hits.slice(0, 4)) process.stdout.write(`    ${(hit.score ?? 0).toFixed(3)} ${hit.note_id}\n`);
+    process.stdout.write(`  decided: ${run.ending} ${run.cited.join(", ")}\n`);
+    if (run.query === undefined || !argv.includes("--concepts")) continue;
+    const principal = fixture.principal(q.user);
+    const visible = fixture.index.notes.filter((note) => canRead(principal, note));
+    const top = run.hits.slice(0, 2).map((hit) => hit.note_id);
+    for (const concept of explainRank(fixture.index.cache.for(visible), run.query)) {
+      const cover = top.map((id) => `${id.split(".")[1]}=${(concept.coverage.get(id) ?? 0).toFixed(2)}`).join(" ");
+      process.stdout.write(
+        `      concept "${concept.words}" ${JSON.stringify(concept.alternatives)} w=${concept.weight.toFixed(2)} ${cover}\n`,
+      );
+    }
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`${String(error)}\n`);
+  process.exitCode = 1;
+});

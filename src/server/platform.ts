@@ -1,0 +1,76 @@
+/**
+ * Builds the store, crons and webhooks for one server instance: their
+ * Postgres tables' handles, the run manager's hooks (each run's
+ * `config.store`, the webhook end hook) and, once the run manager exists,
+ * the cron scheduler loop. `server.ts` calls these three steps in order.
+ */
+import type { PrincipalDirectory } from "../auth/principal-directory.js";
+import { createCronStore } from "../crons/cron-store.js";
+import { startScheduler, type Scheduler } from "../crons/scheduler.js";
+import type { Settings } from "../env.js";
+import type { Database } from "../persistence/database.js";
+import type { Owner } from "../persistence/thread-store.js";
+import { loadConfig } from "../policy/config.js";
+import { createItemTable } from "../store/item-table.js";
+import { PrincipalStore } from "../store/principal-store.js";
+import { createWebhookStore } from "../webhooks/webhook-store.js";
+import { startWebhooks, type Webhooks } from "../webhooks/webhooks.js";
+import type { PlatformOptions } from "./platform-routes.js";
+import type { RunManager, ServedGraph } from "./runs.js";
+import { threadConfig } from "../runtime/run-config.js";
+
+const DEFAULTS = { cronIntervalMs: 5_000, maxCrons: 10, webhookSecret: undefined, webhookPollMs: 1_000 };
+
+export interface Platform {
+  routes: PlatformOptions;
+  /** Each run's `config.store`: its owner's view. */
+  storeFor(owner: Owner): PrincipalStore;
+  webhooks: Webhooks;
+  /** Starts the cron scheduler on this instance (after the run manager exists). */
+  startScheduler(options: { manager: RunManager; directory: PrincipalDirectory; graph: () => ServedGraph }): Scheduler;
+  /** Stops sending webhooks (after the runs have drained, so their ends are recorded). */
+  close(): Promise<void>;
+}
+
+export async function preparePlatform(options: {
+  settings: Settings;
+  database: Database;
+  log: (line: string) => void;
+}): Promise<Platform> {
+  const { database, log } = options;
+  const settings = { ...DEFAULTS, ...options.settings.platform };
+  const config = await loadConfig(options.settings.configPath);
+  const items = createItemTable(database.pool, database.schema);
+  const crons = createCronStore(database.pool, database.schema);
+  const webhooks = startWebhooks({
+    store: createWebhookStore(database.pool, database.schema),
+    threads: database.threads,
+    config: config.webhooks,
+    secret: settings.webhookSecret,
+    pollMs: settings.webhookPollMs,
+    log,
+  });
+  return {
+    routes: { items, crons: { crons, maxPerPrincipal: settings.maxCrons }, webhooks },
+    storeFor: (owner) => new PrincipalStore(items, owner),
+    webhooks,
+    startScheduler: ({ manager, directory, graph }) =>
+      startScheduler({
+        crons,
+        intervalMs: settings.cronIntervalMs,
+        claimDelayMs: options.settings.platform?.testCronClaimDelayMs,
+        log,
+        firing: {
+          manager,
+          threads: database.threads,
+          ledger: database.ledger,
+          directory,
+          snapshotOf: (threadId) => graph().getState(threadConfig(threadId)),
+          deleteCheckpoints: (threadId) => database.saver.deleteThread(threadId),
+          registerWebhook: (owner, threadId, runId, url) => webhooks.register(owner, threadId, runId, url),
+          log,
+        },
+      }),
+    close: () => webhooks.stop(),
+  };
+}

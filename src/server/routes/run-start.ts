@@ -1,0 +1,191 @@
+/**
+ * Starting a run: every check a request could be refused for, made before
+ * anything is written, and repeated under the thread's lease. `startRunAs`
+ * is the one way in, for the run routes and for any other code that starts
+ * a run on a principal's behalf (a cron, a queued run).
+ */
+import { randomUUID } from "node:crypto";
+import { END } from "@langchain/langgraph";
+import type { Principal } from "../../auth/principal.js";
+import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
+import { ApiError } from "../api-error.js";
+import type { RouteContext } from "../context.js";
+import { clientMetadata, parseBody } from "../requests.js";
+import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
+import {
+  clientRunConfig,
+  refuseUnsupported,
+  requestText,
+  RunCreate,
+  streamModes,
+  toGraphInput,
+  toolPlaceholders,
+  type RunCreateBody,
+} from "../run-requests.js";
+import { ownerOf } from "../runs.js";
+import { admitWebhook } from "../../webhooks/run-webhook.js";
+
+/** Where the run's answer goes: nowhere (background), an SSE stream, or the response once it ends. */
+export type RunDelivery = "background" | "stream" | "wait";
+
+export interface StartRunOptions {
+  delivery: RunDelivery;
+  /** Cancels the run when it aborts (the starting request's connection, with `on_disconnect: "cancel"`). */
+  connection?: AbortSignal | undefined;
+  /** Claims the run's id before anything is written (an idempotency key: run-replay.ts). */
+  claim?: RunClaim | undefined;
+}
+
+/** A claim on a run id taken once every check has passed and before anything is written. */
+export interface RunClaim {
+  /** Undefined to go on and start the run; or the run to answer with instead (a concurrent repeat won). */
+  take(threadId: string, runId: string): Promise<StartedRun | undefined>;
+  /** The run did not start after all: the claim is given back. */
+  release(runId: string): Promise<void>;
+}
+
+/** A run that was started, and the request it was started with. */
+export interface StartedRun {
+  run: RunRow;
+  request: RunCreateBody;
+}
+
+/**
+ * Starts a run as `principal` on `thread` (a row the principal owns, or
+ * `"stateless"` for a thread of its own), from a run request body as the
+ * API takes it (`assistant_id`, `input` or `command`, options). Every check
+ * of the API applies: the body's schema and refusals, the thread's state
+ * (pending review, a run in progress, a fork that could replay a write), the
+ * per-principal run limit and the thread's lease. Throws `ApiError` with the
+ * API's codes; nothing is written when it throws.
+ */
+export async function startRunAs(
+  context: RouteContext,
+  principal: Principal,
+  thread: ThreadRow | "stateless",
+  body: unknown,
+  options: StartRunOptions,
+): Promise<StartedRun> {
+  const { manager, store, snapshotOf, anyGraph } = context;
+  const owner = ownerOf(principal);
+  const threadId = thread === "stateless" ? randomUUID() : thread.thread_id;
+  await refuseCommand(context, thread, body);
+  const request = parseBody(RunCreate, body);
+  checkOptions(context, thread, threadId, request, options.delivery);
+  // Checked (allowlist, addresses) before the run starts: a refused destination starts nothing.
+  const webhook = await admitWebhook(context, request.webhook);
+  const { recursionLimit } = clientRunConfig(request, threadId);
+  const input = request.input ? toGraphInput(request.input) : null;
+  const ask: RunAsk = request.command
+    ? { kind: "resume", value: request.command.resume }
+    : request.input
+      ? { kind: "input", placeholders: toolPlaceholders(request.input) }
+      : { kind: "continue" };
+
+  // A fork runs from the checkpoint it names: that is the state every check below looks at.
+  const checkpointId = request.checkpoint_id ?? request.checkpoint?.checkpoint_id ?? undefined;
+  let plan: RunPlan = { closeStopped: false };
+  const runnable = async () => {
+    const head = await snapshotOf(threadId);
+    const snapshot = checkpointId ? await forkTarget(anyGraph(), threadId, checkpointId, head) : head;
+    const ledger = ask.kind === "input" && snapshot.next.length > 0 ? await context.ledger.list(threadId) : [];
+    plan = assertRunnable(snapshot, ask, ledger);
+  };
+  // Checked before the lease (a cheap, clear refusal) and again under it (the state may have moved meanwhile).
+  // A run whose lease expired (its server died) is marked and the thread freed here, not at the next sweep.
+  if (thread !== "stateless" && thread.active_run && (await manager.recoverOrphans(thread.thread_id)) === 0) {
+    throw new ApiError("thread_busy", "the thread already has a run in progress");
+  }
+  await runnable();
+  const runId = randomUUID();
+  const replayed = await options.claim?.take(threadId, runId);
+  if (replayed) return replayed;
+  try {
+    // A stateless run gets a thread of its own once the request has passed every check.
+    const row = thread === "stateless" ? await store.create(owner, { thread_id: threadId, metadata: {} }) : thread;
+    if (!row) throw new ApiError("internal_error", "could not create a thread");
+    if (webhook) await context.webhooks?.register(owner, row.thread_id, runId, webhook);
+    const active = await manager.start({
+      principal,
+      thread: row,
+      assistantId: request.assistant_id,
+      input,
+      resume: request.command ? { value: request.command.resume } : undefined,
+      streamModes: streamModes(request.stream_mode),
+      checkpointId,
+      verify: runnable,
+      get closeStopped() {
+        return plan.closeStopped;
+      },
+      cancelOn:
+        options.delivery !== "background" && request.on_disconnect === "cancel" ? options.connection : undefined,
+      metadata: clientMetadata(request.metadata ?? undefined),
+      runId,
+      ...(recursionLimit === undefined ? {} : { recursionLimit }),
+      ...(request.input ? { runBound: manager.runBoundFor(requestText(request.input)) } : {}),
+    });
+    return { run: active.run, request };
+  } catch (error) {
+    await options.claim?.release(runId).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * `command.update`/`goto` are refused before the schema, so the refusal
+ * names the real reason; agent-chat-ui's "Mark as resolved" (`goto: END`)
+ * gets the answer a resume with nothing to resolve would.
+ */
+async function refuseCommand(context: RouteContext, thread: ThreadRow | "stateless", body: unknown): Promise<void> {
+  const command = (body as { command?: unknown } | null)?.command;
+  if (!command || typeof command !== "object" || !("update" in command || "goto" in command)) return;
+  if (!endsThread(command))
+    throw new ApiError("command_not_allowed", "clients may only send command.resume (update and goto are refused)");
+  // Refused while a review is pending (a review is never skipped). The rest of the body is
+  // checked as a resume would be (an empty input beside the command is no input).
+  const { command: _end, ...rest } = body as Record<string, unknown>;
+  context.manager.graph(parseBody(RunCreate, { ...rest, command: { resume: true } }).assistant_id);
+  if (thread !== "stateless") assertRunnable(await context.snapshotOf(thread.thread_id), { kind: "end" });
+  throw new ApiError("no_pending_interrupt", "the thread has no pending review to resolve");
+}
+
+/** Options the server refuses, or that do not fit the thread. */
+function checkOptions(
+  context: RouteContext,
+  thread: ThreadRow | "stateless",
+  threadId: string,
+  request: RunCreateBody,
+  delivery: RunDelivery,
+): void {
+  context.manager.graph(request.assistant_id);
+  if (request.interrupt_before !== undefined || request.interrupt_after !== undefined) {
+    throw new ApiError(
+      "unsupported",
+      "interrupt_before/interrupt_after are not supported: reviews are decided by policy",
+    );
+  }
+  if (request.multitask_strategy !== undefined && request.multitask_strategy !== "reject") {
+    throw new ApiError("unsupported", 'only multitask_strategy "reject" is supported: one run per thread');
+  }
+  refuseUnsupported(request, delivery);
+  if (thread !== "stateless" && request.on_completion !== undefined) {
+    throw new ApiError(
+      "unsupported",
+      "on_completion applies to stateless runs (POST /runs…) only; delete a thread with DELETE /threads/{id}",
+    );
+  }
+  // The graphs have no subgraphs: a checkpoint namespace could only name one that does not exist.
+  if (request.checkpoint?.checkpoint_ns)
+    throw new ApiError("unsupported", "checkpoint.checkpoint_ns: the graphs have no subgraphs");
+  if (request.checkpoint?.thread_id && request.checkpoint.thread_id.toLowerCase() !== threadId) {
+    throw new ApiError("invalid_request", "checkpoint.thread_id: names another thread");
+  }
+  if (request.input && request.command) throw new ApiError("invalid_request", "send either input or command, not both");
+}
+
+/** `command.goto` naming only the graph's end, with nothing else: agent-chat-ui's "Mark as resolved". */
+function endsThread(command: object): boolean {
+  const { goto, ...rest } = command as { goto?: unknown };
+  const target = Array.isArray(goto) && goto.length === 1 ? goto[0] : goto;
+  return target === END && Object.keys(rest).every((key) => (rest as Record<string, unknown>)[key] === undefined);
+}

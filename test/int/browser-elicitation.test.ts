@@ -1,0 +1,89 @@
+/**
+ * A server's question during a tool call, answered in the page (headless
+ * Chromium, real server process, real Postgres, the tests' eliciting stdio
+ * server): the run's `elicitation` event shows a form with the server's
+ * message, the date field and the note prefilled with its default; alice
+ * picks a date and sends; the call completes with that date. Without the
+ * form (or the event) the question times out and the server is told decline.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BROWSER_TESTS_RUN, buildPage, launchBrowser, signInAs, type TestBrowser } from "./support/browser.js";
+import { finalReply, proposeBooking, writeElicitingConfig } from "./support/elicitation.js";
+import { startFakeOpenAI, type FakeOpenAI } from "./support/fake-openai.js";
+import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+
+let sandbox: ServerSandbox | undefined;
+let fake: FakeOpenAI | undefined;
+let server: ServerProcess;
+let browser: TestBrowser | undefined;
+let directory: string;
+
+describe.runIf(BROWSER_TESTS_RUN)("elicitation form in Chromium", () => {
+  beforeAll(async () => {
+    buildPage();
+    directory = await mkdtemp(path.join(os.tmpdir(), "warrant-browser-elicitation-"));
+    fake = await startFakeOpenAI();
+    sandbox = await createServerSandbox();
+    server = await sandbox.start({
+      WARRANT_PLANNER: "model",
+      WARRANT_MODEL: "fake-model",
+      OPENAI_BASE_URL: fake.baseUrl,
+      WARRANT_CONFIG: await writeElicitingConfig(directory, 120_000),
+    });
+    browser = await launchBrowser();
+  }, 180_000);
+  afterAll(async () => {
+    try {
+      await browser?.close();
+    } finally {
+      try {
+        await sandbox?.cleanup();
+      } finally {
+        await fake?.close();
+        await rm(directory, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it("the owner picks the date in the form and the call completes with it", async () => {
+    fake!.enqueue(proposeBooking("attention"), finalReply("Booked."));
+    const page = await browser!.page();
+    await signInAs(page, server.url, "Alice");
+    await page.getByLabel("Your message").fill("Book a review slot for attention");
+    await page.getByLabel("Your message").press("Enter");
+
+    const form = page.getByRole("region", { name: "Question from the booking server" });
+    await form.waitFor({ timeout: 60_000 });
+    expect(await form.locator(".elicitation-message").textContent()).toBe(
+      "Which day should the review of attention be on?",
+    );
+    // The note is prefilled with the server's default (SEP-1034).
+    expect(await form.getByLabel("Note").inputValue()).toBe("none");
+    await form.getByLabel("Date (required)").fill("2026-12-24");
+    await browser!.screenshot(page, "elicitation-form");
+    await form.getByRole("button", { name: "Send answer" }).click();
+
+    await expect
+      .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 })
+      .toBe("final_answer");
+    expect(await form.count()).toBe(0);
+    const rows = page.getByRole("table", { name: "Tool ledger" }).locator("tbody tr");
+    expect(
+      await rows.evaluateAll((items) =>
+        items.map((row) => `${row.children[0]?.textContent}:${row.getAttribute("data-status")}`),
+      ),
+    ).toEqual(["book_review_slot:succeeded"]);
+    const threadId = new URL(page.url()).searchParams.get("thread");
+    expect(threadId).toBeTruthy();
+    const client = await sandbox!.client(server, "alice");
+    const state = await client.threads.getState(threadId ?? "");
+    const messages = (state.values as { messages: { type: string; content: unknown }[] }).messages;
+    expect(messages.find((message) => message.type === "tool")?.content).toBe(
+      "booked attention on 2026-12-24 (note: none)",
+    );
+    expect(fake!.pending()).toBe(0);
+  }, 180_000);
+});

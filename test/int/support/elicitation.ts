@@ -1,0 +1,66 @@
+/**
+ * Shared parts of the elicitation tests: a config whose only server is the
+ * tests' eliciting stdio server (test/int/support/eliciting-server.ts, with
+ * `elicitation: true`) and a contract for its tool, written to a temp file
+ * for a server process (`WARRANT_CONFIG`); the scripted model turns that
+ * propose the call and then answer.
+ */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { ScriptedCompletion } from "./fake-openai.js";
+
+const USAGE = { prompt_tokens: 50, completion_tokens: 20 };
+
+/** Writes the config into `directory`; returns its path. */
+export async function writeElicitingConfig(directory: string, timeoutMs: number, name = "eliciting"): Promise<string> {
+  const file = path.join(directory, `${name}.config.json`);
+  const config = {
+    servers: {
+      booking: {
+        transport: "stdio",
+        command: "node",
+        args: ["--import", "tsx", "test/int/support/eliciting-server.ts"],
+        elicitation: true,
+      },
+    },
+    tools: {
+      book_review_slot: {
+        server: "booking",
+        description: "Books a review slot on a date the user picks.",
+        risk: "read",
+        timeout_ms: 5_000,
+      },
+    },
+    elicitation: { timeout_ms: timeoutMs },
+  };
+  await writeFile(file, JSON.stringify(config, null, 2));
+  return file;
+}
+
+export const proposeBooking = (topic: string): ScriptedCompletion => ({
+  kind: "completion",
+  tool_calls: [{ id: "call_booking_1", name: "book_review_slot", arguments: JSON.stringify({ topic }) }],
+  finish_reason: "tool_calls",
+  usage: USAGE,
+});
+
+export const finalReply = (answer: string): ScriptedCompletion => ({
+  kind: "completion",
+  content: JSON.stringify({ answer, citations: [], abstained: false }),
+  finish_reason: "stop",
+  usage: USAGE,
+});
+
+/** The `elicitation` event's payload, as the run's stream carries it. */
+export interface ElicitationEventData {
+  type: "elicitation";
+  elicitation_id: string;
+  thread_id: string;
+  call_id: string;
+  server: string;
+  tool: string;
+  message: string;
+  requested_schema: { type: "object"; properties: Record<string, Record<string, unknown>>; required?: string[] };
+  defaults: Record<string, unknown>;
+  expires_at: string;
+}
