@@ -11,6 +11,14 @@
  *                            nothing below 1,024 tokens, then in 128-token steps
  *   effective_input_tokens   uncached + 10% of cached (cached input is about
  *                            a tenth of the price)
+ *   append_only_ceiling_tokens
+ *                            what prefix_reused_tokens would be if every
+ *                            request started with the whole previous one
+ *                            (the most any request can reuse: the new tail of
+ *                            each request and the whole first request are new)
+ *   requests_extending_previous
+ *                            requests whose tools and messages start with every
+ *                            part of the previous request, unchanged
  *
  * Counted with js-tiktoken's bundled o200k_base ranks (no network).
  */
@@ -32,15 +40,27 @@ export interface CacheFigures {
   prefix_reused_tokens: number;
   openai_cacheable_tokens: number;
   effective_input_tokens: number;
+  append_only_ceiling_tokens: number;
+  requests_extending_previous: number;
   /** Input tokens of each request, in order. */
   per_request_input_tokens: number[];
 }
 
-/** One request as the tokens a provider reads, in order: the tools block, then each message. */
-export function requestText(body: Record<string, unknown>): string {
+/** The parts of a request in the order a provider reads them: the tools block, then each message, as JSON. */
+function requestParts(body: Record<string, unknown>): string[] {
   const tools = Array.isArray(body["tools"]) ? body["tools"] : [];
   const messages = Array.isArray(body["messages"]) ? body["messages"] : [];
-  return [...tools, ...messages].map((part) => JSON.stringify(part)).join("\n");
+  return [...tools, ...messages].map((part) => JSON.stringify(part));
+}
+
+/** One request as the tokens a provider reads, in order: the tools block, then each message. */
+export function requestText(body: Record<string, unknown>): string {
+  return requestParts(body).join("\n");
+}
+
+/** Whether `parts` start with every one of `previous`, unchanged. */
+function startsWithAll(parts: readonly string[], previous: readonly string[]): boolean {
+  return previous.length <= parts.length && previous.every((part, index) => parts[index] === part);
 }
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {
@@ -59,16 +79,23 @@ export function cacheable(shared: number): number {
 /** The figures of one thread's requests, in the order they were sent. */
 export function cacheFigures(bodies: readonly Record<string, unknown>[]): CacheFigures {
   let previous: number[] = [];
+  let previousParts: string[] | undefined;
   const figures: CacheFigures = {
     requests: bodies.length,
     input_tokens: 0,
     prefix_reused_tokens: 0,
     openai_cacheable_tokens: 0,
     effective_input_tokens: 0,
+    append_only_ceiling_tokens: 0,
+    requests_extending_previous: 0,
     per_request_input_tokens: [],
   };
   for (const body of bodies) {
-    const tokens = encoder.encode(requestText(body));
+    const parts = requestParts(body);
+    const tokens = encoder.encode(parts.join("\n"));
+    if (previousParts !== undefined && startsWithAll(parts, previousParts)) figures.requests_extending_previous += 1;
+    previousParts = parts;
+    figures.append_only_ceiling_tokens += Math.min(previous.length, tokens.length);
     const shared = commonPrefix(previous, tokens);
     const cached = cacheable(shared);
     figures.input_tokens += tokens.length;

@@ -4,7 +4,7 @@
  * reference of the issue's targets) and whether each target is met.
  */
 import type { PromptCache, ScenarioFigures } from "./prompt-cache-scenarios.js";
-import { ratio, summarize, type Summary } from "./stats.js";
+import { median, pairedRatios, ratio, summarize, type Summary } from "./stats.js";
 import { VARIANTS, type VariantName } from "./variants.js";
 
 export type PerVariant<T> = Record<VariantName, T>;
@@ -57,6 +57,8 @@ export function buildResults(measured: Measurements, info: RunInfo) {
   const transactions = each(measured.transactionsPerStep, summarize);
   const statements = each(measured.statementsPerStep, summarize);
   const throughput = each(measured.runsPerSecond, summarize);
+  // Each round runs the variants one after another: the ratio is taken within a round, then the median of rounds.
+  const throughputRatios = pairedRatios(measured.runsPerSecond.warrant, measured.runsPerSecond[REFERENCE]);
   const medians = (summaries: PerVariant<Summary>) => each(summaries, (summary) => summary.median);
   const tokens = {
     warrant: measured.toolTokens.warrant,
@@ -95,8 +97,8 @@ export function buildResults(measured: Measurements, info: RunInfo) {
     ),
     target(
       "runs_per_second_50_concurrent",
-      "warrant ≥ 1.0× create_react_agent",
-      ratio(throughput.warrant.median, throughput[REFERENCE].median),
+      "warrant ≥ 1.0× create_react_agent (median of per-round ratios)",
+      throughputRatios.length > 0 ? median(throughputRatios) : null,
       (value) => value >= 1.0,
     ),
     ...promptCacheTargets(measured.promptCache),
@@ -114,6 +116,8 @@ export function buildResults(measured: Measurements, info: RunInfo) {
     checkpoint_bytes_added_at_step_50: measured.checkpointBytesAddedAt50,
     tool_definition_tokens: tokens,
     runs_per_second_50_concurrent: medians(throughput),
+    /** Warrant ÷ createReactAgent runs/s in each round (the throughput target is their median). */
+    runs_per_second_ratio_per_round: throughputRatios,
     floors: {
       mcp_call_ms: summarize(measured.floors.mcpCallMs),
       bare_commit_ms: summarize(measured.floors.bareCommitMs),
@@ -263,7 +267,7 @@ export function renderTable(results: Results): string {
       "runs_per_second_50_concurrent",
       `runs/s, ${results.concurrent} concurrent 5-step threads (median, p10–p90)`,
       each(spread.runs_per_second_50_concurrent, (summary) => spreadOf(summary, 1)),
-      ratios.runs_per_second_50_concurrent.warrant,
+      byFigure.get("runs_per_second_50_concurrent")?.value ?? null,
     ),
   ];
   const floors = results.floors;
@@ -321,6 +325,16 @@ export function promptCacheTable(results: Results): string {
       (f) => `${count(f.prefix_reused_tokens)} (${percent(f.prefix_reused_tokens, f.input_tokens)})`,
       (f) => f.prefix_reused_tokens,
       key === "research_30" ? "research_30_prefix_reused" : undefined,
+    );
+    row(
+      "most any request can reuse (each starts with the whole previous one)",
+      (f) => `${count(f.append_only_ceiling_tokens)} (${percent(f.append_only_ceiling_tokens, f.input_tokens)})`,
+      (f) => f.append_only_ceiling_tokens,
+    );
+    row(
+      "requests that start with the whole previous request",
+      (f) => `${count(f.requests_extending_previous)} of ${count(Math.max(0, f.requests - 1))}`,
+      (f) => f.requests_extending_previous,
     );
     row(
       "OpenAI-cacheable",

@@ -52,6 +52,19 @@ export function ratio(value: number | null | undefined, base: number | null | un
   return value / base;
 }
 
+/**
+ * Per-round ratios `value[i] / base[i]` of paired samples (both measured in
+ * round i, one after the other): on a shared machine the load moves between
+ * rounds, so the median of these is steadier than the ratio of two medians.
+ */
+export function pairedRatios(values: readonly number[], base: readonly number[]): number[] {
+  if (values.length !== base.length) throw new Error(`unpaired samples: ${values.length} and ${base.length}`);
+  return values.flatMap((value, index) => {
+    const reference = base[index]!;
+    return reference > 0 ? [value / reference] : [];
+  });
+}
+
 /** Rotates `items` left by `round` places: each round starts with a different variant, so none is always first. */
 export function rotate<T>(items: readonly T[], round: number): T[] {
   if (items.length === 0) return [];

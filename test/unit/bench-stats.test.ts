@@ -1,6 +1,7 @@
 /** The bench's arithmetic: quantiles, per-step slopes, ratios and the rotation that interleaves variants. */
 import { describe, expect, it } from "vitest";
-import { median, perStepSlopes, quantile, ratio, rotate, summarize } from "../../bench/stats.js";
+import { cacheFigures } from "../../bench/prompt-cache.js";
+import { median, pairedRatios, perStepSlopes, quantile, ratio, rotate, summarize } from "../../bench/stats.js";
 
 describe("quantile and median", () => {
   it("takes the middle sample of an odd count and the mean of the two middle ones of an even count, whatever the order", () => {
@@ -67,5 +68,40 @@ describe("rotate", () => {
     expect(rotate(items, 5)).toEqual(["c", "a", "b"]);
     expect(rotate(items, -1)).toEqual(["c", "a", "b"]);
     expect(rotate([], 3)).toEqual([]);
+  });
+});
+
+describe("pairedRatios", () => {
+  it("divides within each round, skips a round without a reference, and refuses unpaired samples", () => {
+    expect(pairedRatios([2, 6, 3], [4, 2, 0])).toEqual([0.5, 3]);
+    expect(median(pairedRatios([10, 1, 4], [5, 1, 4]))).toBe(1);
+    expect(() => pairedRatios([1], [1, 2])).toThrow(/unpaired/);
+  });
+});
+
+describe("cacheFigures: the append-only ceiling", () => {
+  const system = { role: "system", content: "rules" };
+  const user = { role: "user", content: "question" };
+  const step = (index: number) => ({ role: "tool", content: `result number ${index}`, tool_call_id: `c${index}` });
+  it("counts requests that start with the whole previous one, and what such requests could reuse at most", () => {
+    const growing = [
+      { messages: [system, user] },
+      { messages: [system, user, step(1)] },
+      { messages: [system, user, step(1), step(2)] },
+    ];
+    const grown = cacheFigures(growing);
+    expect(grown.requests_extending_previous).toBe(2);
+    expect(grown.append_only_ceiling_tokens).toBe(
+      (grown.per_request_input_tokens[0] ?? 0) + (grown.per_request_input_tokens[1] ?? 0),
+    );
+    // Each reuses all of the previous request but the token where the join merges.
+    expect(grown.append_only_ceiling_tokens - grown.prefix_reused_tokens).toBeLessThanOrEqual(2);
+    // A request whose first message changed extends nothing and reuses little of its ceiling.
+    const rewritten = cacheFigures([
+      { messages: [system, user] },
+      { messages: [{ role: "system", content: "other" }, user, step(1)] },
+    ]);
+    expect(rewritten.requests_extending_previous).toBe(0);
+    expect(rewritten.prefix_reused_tokens).toBeLessThan(rewritten.append_only_ceiling_tokens);
   });
 });
