@@ -32,6 +32,7 @@ import { registerOperatorRoutes, type OperatorOptions } from "./routes/operator.
 import { registerReviewRoutes } from "./routes/reviews.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
+import { startQueueWorker } from "./run-queue.js";
 import type { RunManager, ServedGraph } from "./runs.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
 
@@ -178,6 +179,8 @@ export function createApp(options: AppOptions): Hono<Env> {
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);
+  if (manager.queue)
+    startQueueWorker(context, manager.queue, { log: (line) => console.error(logLine(`warrant-server: ${line}`)) });
   registerReviewRoutes(app, context);
   return app;
 }

@@ -16,6 +16,7 @@ import type { RunRow, ThreadStore } from "../persistence/thread-store.js";
 import { databaseFailure } from "../persistence/retry.js";
 import { runConfigFor } from "../runtime/run-config.js";
 import type { SecretScanner } from "../policy/secrets.js";
+import type { LedgerStore } from "../runtime/ledger.js";
 import { withoutSecretShapes } from "../runtime/process-scanner.js";
 import { runOptions } from "../runtime/routes.js";
 import { abortReason } from "./abort.js";
@@ -34,6 +35,8 @@ export interface ExecutionContext {
   onEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
   /** The tool host's secret scanner (absent: the built-in patterns). */
   secrets?: SecretScanner | undefined;
+  /** The thread's ledger: a cancel waits for a write in flight to end (absent: a cancel stops at once). */
+  ledger?: LedgerStore | undefined;
 }
 
 export interface Execution {
@@ -43,6 +46,8 @@ export interface Execution {
   runBound: Record<string, string>;
   emitter: RunEmitter;
   controller: AbortController;
+  /** Stops the run at its next safe point (`safePointCancel`); a cancel request seen by the heartbeat calls it. */
+  cancel: () => void;
 }
 
 export async function executeRun(context: ExecutionContext, execution: Execution): Promise<void> {
@@ -51,7 +56,7 @@ export async function executeRun(context: ExecutionContext, execution: Execution
   const threadId = run.thread_id;
   const inspect = () => inspectThread(context.graphs, run.assistant_id, threadId);
   emitter.push("metadata", { run_id: run.run_id, attempt: 1 });
-  const heartbeat = startHeartbeat(context, run, controller);
+  const heartbeat = startHeartbeat(context, run, controller, execution.cancel);
 
   let runStatus: RunRow["status"] = "success";
   let ended: ThreadInspection = { thread: "idle", outcome: undefined };
@@ -124,7 +129,12 @@ export async function executeRun(context: ExecutionContext, execution: Execution
  * lease, since another process may take the thread by then: stop rather than
  * run twice.
  */
-function startHeartbeat(context: ExecutionContext, run: RunRow, controller: AbortController): NodeJS.Timeout {
+function startHeartbeat(
+  context: ExecutionContext,
+  run: RunRow,
+  controller: AbortController,
+  cancelAtSafePoint: () => void,
+): NodeJS.Timeout {
   const { store, leaseMs } = context;
   // The lease was taken just now; each renewal extends it by leaseMs from the database's clock.
   let renewedAt = Date.now();
@@ -133,7 +143,7 @@ function startHeartbeat(context: ExecutionContext, run: RunRow, controller: Abor
       store.heartbeat(run.thread_id, run.run_id, leaseMs).then(
         ({ held, cancel }) => {
           if (held) renewedAt = Date.now();
-          if (cancel) controller.abort(abortReason("cancelled"));
+          if (cancel) cancelAtSafePoint();
           else if (!held) controller.abort(abortReason("lease lost"));
         },
         (error: unknown) => {
@@ -151,6 +161,36 @@ function startHeartbeat(context: ExecutionContext, run: RunRow, controller: Abor
 /** A client's recursion limit, never above the one the budgets set. */
 function cappedRecursion(limit: number | undefined, budgets: Budgets): { recursionLimit?: number } {
   return limit === undefined ? {} : { recursionLimit: Math.min(limit, runOptions(budgets).recursionLimit) };
+}
+
+/** How often a cancel waiting for a write in flight looks at the ledger again. */
+const SAFE_POINT_POLL_MS = 100;
+
+/**
+ * A cancel (the cancel route, or `multitask_strategy: "interrupt"`) takes
+ * effect at the run's next safe point: never while one of its writes is in
+ * flight (its ledger row still `running`). The write completes, or ends
+ * `outcome_unknown` at its timeout, and the run stops after it, so a write
+ * is never left between its ledger row and its outcome by a cancel.
+ */
+export function safePointCancel(context: ExecutionContext, run: RunRow, controller: AbortController): () => void {
+  const startedAt = Date.now();
+  let requested = false;
+  const writeInFlight = async () => {
+    const rows = (await context.ledger?.list(run.thread_id)) ?? [];
+    return rows.some(
+      (row) => row.risk !== "read" && row.status === "running" && Date.parse(row.started_at) >= startedAt - 1_000,
+    );
+  };
+  return () => {
+    if (requested || controller.signal.aborted) return;
+    requested = true;
+    void (async () => {
+      while (!controller.signal.aborted && (await writeInFlight().catch(() => false)))
+        await new Promise((resolve) => setTimeout(resolve, SAFE_POINT_POLL_MS));
+      controller.abort(abortReason("cancelled"));
+    })();
+  };
 }
 
 function errorName(error: unknown): string {

@@ -164,7 +164,8 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
   app.post("/threads/:thread_id/state/checkpoint", async (c) => {
     // The SDK's body, `{"checkpoint": {thread_id, checkpoint_ns, checkpoint_id}}`, or a bare `checkpoint_id`.
     const request = parseBody(StateAtCheckpoint, await body(c));
-    if (request.checkpoint?.checkpoint_ns) throw new ApiError("unsupported", "checkpoint.checkpoint_ns: the graphs have no subgraphs");
+    if (request.checkpoint?.checkpoint_ns)
+      throw new ApiError("unsupported", "checkpoint.checkpoint_ns: the graphs have no subgraphs");
     if (request.checkpoint?.thread_id && request.checkpoint.thread_id.toLowerCase() !== threadParam(c))
       throw new ApiError("invalid_request", "checkpoint.thread_id: names another thread");
     return stateAt(c, (request.checkpoint?.checkpoint_id ?? request.checkpoint_id) || undefined);
