@@ -154,7 +154,9 @@ describe("runs", () => {
   it("refuses, by name, options it does not honour; accepts those it does", async () => {
     const thread = await alice.threads.create();
     const refused: Record<string, unknown>[] = [
-      { after_seconds: 5 },
+      { multitask_strategy: "rollback" },
+      { config: { tags: ["x"] } },
+      { context: { user_id: "bob" } },
       { webhook: "http://127.0.0.1:1/hook" },
       { durability: "async" },
       { checkpoint_during: false },
