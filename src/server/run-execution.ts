@@ -20,7 +20,7 @@ import type { LedgerStore } from "../runtime/ledger.js";
 import { withoutSecretShapes } from "../runtime/process-scanner.js";
 import { runOptions } from "../runtime/routes.js";
 import { abortReason } from "./abort.js";
-import type { RunEmitter } from "./run-emission.js";
+import type { RunEmitter, StreamEventV2 } from "./run-emission.js";
 import { inspectThread, type ThreadInspection } from "./run-outcome.js";
 import type { RunRequest, ServedGraph } from "./run-types.js";
 import { closeStoppedRun } from "./stopped-runs.js";
@@ -92,8 +92,14 @@ export async function executeRun(context: ExecutionContext, execution: Execution
     const input = request.resume
       ? new Command({ resume: withoutSecretShapes(request.resume.value, context.secrets) })
       : request.input;
-    const stream = await graph.stream(input, config);
-    for await (const [mode, data] of stream as AsyncIterable<[string, unknown]>) emitter.chunk(mode, data);
+    if (emitter.wantsEvents()) {
+      // LangChain's streamEvents v2: the other modes ride on the root graph's on_chain_stream events.
+      const events = graph.streamEvents(input, { ...config, version: "v2" }) as AsyncIterable<StreamEventV2>;
+      for await (const event of events) emitter.streamEvent(event);
+    } else {
+      const stream = await graph.stream(input, config);
+      for await (const [mode, data] of stream as AsyncIterable<[string, unknown]>) emitter.chunk(mode, data);
+    }
     ended = await inspect();
   } catch (error) {
     if (controller.signal.aborted) {

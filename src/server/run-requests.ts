@@ -84,9 +84,9 @@ function userMessage(input: RunInputBody): z.infer<typeof UserMessage> {
   return message;
 }
 
-/** Stream modes the SDK knows that this server does not serve: refused by name, never ignored. */
-const UNSERVED_STREAM_MODES = ["events"] as const;
-const StreamMode = z.enum([...STREAM_MODES, ...UNSERVED_STREAM_MODES]);
+/** Stream modes the SDK knows that this server does not serve: refused by name, never ignored (none today). */
+const UNSERVED_STREAM_MODES: readonly string[] = [];
+const StreamMode = z.enum(STREAM_MODES);
 
 /** `{}` or `null` beside a command means "no input" (agent-chat-ui sends `input: {}` with every resume). */
 const emptyInput = (value: unknown) =>
@@ -182,7 +182,7 @@ export function refuseUnsupported(request: RunCreateBody, where: "background" | 
         ? request.stream_mode
         : [request.stream_mode];
   for (const mode of modes) {
-    if ((UNSERVED_STREAM_MODES as readonly string[]).includes(mode))
+    if (UNSERVED_STREAM_MODES.includes(mode))
       refuse(`stream mode "${mode}" is not supported; the others (${STREAM_MODES.join(", ")}) are`);
   }
   // A background run has no connection whose end could cancel it.

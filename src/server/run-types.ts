@@ -18,6 +18,7 @@ export const STREAM_MODES = [
   "checkpoints",
   "tools",
   "debug",
+  "events",
 ] as const;
 export type ClientStreamMode = (typeof STREAM_MODES)[number];
 

@@ -67,11 +67,17 @@ describe("small routes and bodies", () => {
   it("honours config.recursion_limit, keeps the SDK's defaults working, refuses other keys by name", async () => {
     const alice = await sandbox.client(b, "alice");
     const thread = await alice.threads.create();
-    const limited = (await alice.runs.wait(thread.thread_id, "agent", {
-      ...ask(NOTES_QUESTION),
-      config: { recursion_limit: 2 },
-    })) as Values;
-    expect(limited.__error__?.error).toBe("GraphRecursionError");
+    // The SDK's wait throws the run's error.
+    const limited = await alice.runs
+      .wait(thread.thread_id, "agent", { ...ask(NOTES_QUESTION), config: { recursion_limit: 2 } })
+      .then(() => "completed")
+      .catch((error: unknown) => String(error));
+    expect(limited).toContain("GraphRecursionError");
+    const [ended] = await alice.runs.list(thread.thread_id);
+    expect([ended?.status, (ended as { error?: { error: string } } | undefined)?.error?.error]).toEqual([
+      "error",
+      "GraphRecursionError",
+    ]);
     // What clients send by default: an empty config or context, a configurable naming the thread.
     const fresh = await alice.threads.create();
     const values = (await alice.runs.wait(fresh.thread_id, "agent", {
@@ -107,6 +113,30 @@ describe("small routes and bodies", () => {
     });
     expect([response.status, ((await response.json()) as { error: string }).error]).toEqual([422, "unsupported"]);
     expect((await alice.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+  }, 120_000);
+});
+
+describe("the events stream mode", () => {
+  it("streams LangChain streamEvents v2 events beside the other modes, without host-owned keys", async () => {
+    const alice = await sandbox.client(b, "alice");
+    const thread = await alice.threads.create();
+    const parts: { event: string; data: unknown }[] = [];
+    for await (const part of alice.runs.stream(thread.thread_id, "agent", {
+      ...ask(NOTES_QUESTION),
+      streamMode: ["events", "values"],
+    }))
+      parts.push({ event: part.event, data: part.data });
+    const events = parts.filter((part) => part.event === "events").map((part) => part.data as Record<string, unknown>);
+    const kinds = new Set(events.map((event) => event["event"]));
+    for (const kind of ["on_chain_start", "on_chain_end"]) expect(kinds, kind).toContain(kind);
+    for (const event of events)
+      expect(Object.keys(event)).toEqual(expect.arrayContaining(["event", "name", "run_id", "data"]));
+    // The other modes still ride beside it, and the run ends as without events.
+    const values = parts.filter((part) => part.event === "values").at(-1)?.data as Values | undefined;
+    expect(values?.status).toBe("completed");
+    const json = JSON.stringify(parts);
+    for (const hidden of ["langgraph_auth_user", "warrant_run_bound", "scopes"])
+      expect(json, hidden).not.toContain(hidden);
   }, 120_000);
 });
 
