@@ -51,6 +51,7 @@ import { storeMigrations } from "./store-item-table.js";
 import { cronMigrations } from "./cron-store.js";
 import { webhookMigrations } from "./webhook-store.js";
 import { elicitationMigrations } from "./elicitation-store.js";
+import { runQueueMigrations } from "./run-queue-store.js";
 import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
 import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
@@ -333,6 +334,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
         ...cronMigrations(schema),
         ...webhookMigrations(schema),
         ...elicitationMigrations(schema),
+        ...runQueueMigrations(schema),
       ])
         await client.query(statement);
     } finally {

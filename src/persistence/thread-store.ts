@@ -201,7 +201,7 @@ export interface ThreadStore {
 
 const THREAD_COLUMNS =
   "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, state_values, active_run::text as active_run, created_at, updated_at";
-const runColumns = (alias = "") =>
+export const runColumns = (alias = "") =>
   [
     "run_id::text as run_id",
     "thread_id::text as thread_id",
@@ -371,10 +371,11 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
           where run_id = $1 and thread_id = $2 and tenant = $3 and owner = $4 returning ${RUN_COLUMNS}`,
         [runId, threadId, owner.tenant, owner.user_id],
       ),
+    // A pending run (delayed or queued: run-queue-store.ts) holds no lease; it is never an orphan.
     orphanedRuns: (threadId) =>
       many<RunRow>(
         `select ${runColumns("r.")} from ${s}.runs r join ${s}.threads t on t.thread_id = r.thread_id
-          where r.status in ('pending', 'running') and (t.active_run is distinct from r.run_id or t.lease_until < now())
+          where r.status = 'running' and (t.active_run is distinct from r.run_id or t.lease_until < now())
             and ($1::uuid is null or r.thread_id = $1::uuid)`,
         [threadId ?? null],
       ),

@@ -35,6 +35,7 @@ import type { ElicitationStore } from "../persistence/elicitation-store.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import { registerPlatformRoutes, type PlatformOptions } from "./platform-routes.js";
+import { startQueueWorker } from "./run-queue.js";
 import type { RunManager, ServedGraph } from "./runs.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
 
@@ -191,6 +192,8 @@ export function createApp(options: AppOptions): Hono<Env> {
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);
+  if (manager.queue)
+    startQueueWorker(context, manager.queue, { log: (line) => console.error(logLine(`warrant-server: ${line}`)) });
   registerReviewRoutes(app, context);
   if (options.platform) registerPlatformRoutes(app, context, options.platform);
   if (options.elicitations) registerElicitationRoutes(app, context, options.elicitations);

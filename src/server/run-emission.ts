@@ -34,8 +34,39 @@ export class RunEmitter {
   /** What to ask LangGraph for: `values` always (messages/complete is built from it), `messages` for both message modes. */
   libraryModes(): LibraryStreamMode[] {
     const modes = new Set<LibraryStreamMode>(["values"]);
-    for (const mode of this.#modes) modes.add(mode === "messages-tuple" ? "messages" : mode);
+    for (const mode of this.#modes) {
+      if (mode !== "events") modes.add(mode === "messages-tuple" ? "messages" : mode);
+    }
     return [...modes];
+  }
+
+  /** Whether the client asked for LangChain's `streamEvents` v2 events (`events` mode). */
+  wantsEvents(): boolean {
+    return this.#modes.includes("events");
+  }
+
+  /**
+   * One `streamEvents` v2 event: the root graph's `on_chain_stream` carries
+   * a chunk of the other modes; every other event is sent as an `events`
+   * event, its metadata cut to LangGraph's own keys (the run's
+   * configurable is the server's; client-view.ts strips the rest).
+   */
+  streamEvent(event: StreamEventV2): void {
+    if (event.event === "on_chain_stream" && (event.parent_ids ?? []).length === 0) {
+      const chunk = (event.data as { chunk?: unknown } | undefined)?.chunk;
+      if (Array.isArray(chunk) && chunk.length === 2 && typeof chunk[0] === "string") this.chunk(chunk[0], chunk[1]);
+      return;
+    }
+    if ((event.tags ?? []).includes("langsmith:hidden")) return;
+    this.push("events", {
+      event: event.event,
+      name: event.name,
+      run_id: event.run_id,
+      tags: event.tags ?? [],
+      metadata: visibleEventMetadata(event.metadata),
+      data: event.data,
+      parent_ids: event.parent_ids ?? [],
+    });
   }
 
   /** Emits one event. */
@@ -69,6 +100,30 @@ export class RunEmitter {
     this.#log.close();
     await this.#writer.close();
   }
+}
+
+/** A LangChain `streamEvents` v2 event, as far as the emitter reads it. */
+export interface StreamEventV2 {
+  event: string;
+  name: string;
+  run_id: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  data?: unknown;
+  parent_ids?: string[];
+}
+
+/** Metadata keys of an event a client sees: LangGraph's step bookkeeping and the thread's ids, never the auth keys. */
+function visibleEventMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(metadata ?? {}).filter(
+      ([key]) =>
+        (key.startsWith("langgraph_") && !key.startsWith("langgraph_auth")) ||
+        ["thread_id", "checkpoint_ns", "run_id", "assistant_id", "graph_id", "ls_provider", "ls_model_name"].includes(
+          key,
+        ),
+    ),
+  );
 }
 
 /** Builds the SDK's `messages/*` events from `messages`-mode tuples. */

@@ -16,11 +16,12 @@ import type { Owner, RunRow, ThreadStore } from "../persistence/thread-store.js"
 import { databaseFailure } from "../persistence/retry.js";
 import { runConfigFor } from "../runtime/run-config.js";
 import type { SecretScanner } from "../policy/secrets.js";
+import type { LedgerStore } from "../runtime/ledger.js";
 import { withoutSecretShapes } from "../runtime/process-scanner.js";
 import { runOptions } from "../runtime/routes.js";
 import { abortReason } from "./abort.js";
 import { registerRunStream } from "../runtime/elicitation-streams.js";
-import type { RunEmitter } from "./run-emission.js";
+import type { RunEmitter, StreamEventV2 } from "./run-emission.js";
 import { inspectThread, type ThreadInspection } from "./run-outcome.js";
 import type { RunRequest, ServedGraph } from "./run-types.js";
 import { closeStoppedRun } from "./stopped-runs.js";
@@ -37,6 +38,8 @@ export interface ExecutionContext {
   secrets?: SecretScanner | undefined;
   /** The store a run's nodes see as `config.store`: the thread owner's view (absent: no store). */
   storeFor?: ((owner: Owner) => BaseStore) | undefined;
+  /** The thread's ledger: a cancel waits for a write in flight to end (absent: a cancel stops at once). */
+  ledger?: LedgerStore | undefined;
 }
 
 export interface Execution {
@@ -46,6 +49,8 @@ export interface Execution {
   runBound: Record<string, string>;
   emitter: RunEmitter;
   controller: AbortController;
+  /** Stops the run at its next safe point (`safePointCancel`); a cancel request seen by the heartbeat calls it. */
+  cancel: () => void;
 }
 
 export async function executeRun(context: ExecutionContext, execution: Execution): Promise<void> {
@@ -54,9 +59,9 @@ export async function executeRun(context: ExecutionContext, execution: Execution
   const threadId = run.thread_id;
   const inspect = () => inspectThread(context.graphs, run.assistant_id, threadId);
   emitter.push("metadata", { run_id: run.run_id, attempt: 1 });
-  const heartbeat = startHeartbeat(context, run, controller);
   // A server's question to the owner during a call of this run is an event of its stream (elicitation broker).
   const unregisterStream = registerRunStream(threadId, run.run_id, (event, data) => emitter.push(event, data));
+  const heartbeat = startHeartbeat(context, run, controller, execution.cancel);
 
   let runStatus: RunRow["status"] = "success";
   let ended: ThreadInspection = { thread: "idle", outcome: undefined };
@@ -96,8 +101,14 @@ export async function executeRun(context: ExecutionContext, execution: Execution
     const input = request.resume
       ? new Command({ resume: withoutSecretShapes(request.resume.value, context.secrets) })
       : request.input;
-    const stream = await graph.stream(input, config);
-    for await (const [mode, data] of stream as AsyncIterable<[string, unknown]>) emitter.chunk(mode, data);
+    if (emitter.wantsEvents()) {
+      // LangChain's streamEvents v2: the other modes ride on the root graph's on_chain_stream events.
+      const events = graph.streamEvents(input, { ...config, version: "v2" }) as AsyncIterable<StreamEventV2>;
+      for await (const event of events) emitter.streamEvent(event);
+    } else {
+      const stream = await graph.stream(input, config);
+      for await (const [mode, data] of stream as AsyncIterable<[string, unknown]>) emitter.chunk(mode, data);
+    }
     ended = await inspect();
   } catch (error) {
     if (controller.signal.aborted) {
@@ -134,7 +145,12 @@ export async function executeRun(context: ExecutionContext, execution: Execution
  * lease, since another process may take the thread by then: stop rather than
  * run twice.
  */
-function startHeartbeat(context: ExecutionContext, run: RunRow, controller: AbortController): NodeJS.Timeout {
+function startHeartbeat(
+  context: ExecutionContext,
+  run: RunRow,
+  controller: AbortController,
+  cancelAtSafePoint: () => void,
+): NodeJS.Timeout {
   const { store, leaseMs } = context;
   // The lease was taken just now; each renewal extends it by leaseMs from the database's clock.
   let renewedAt = Date.now();
@@ -143,7 +159,7 @@ function startHeartbeat(context: ExecutionContext, run: RunRow, controller: Abor
       store.heartbeat(run.thread_id, run.run_id, leaseMs).then(
         ({ held, cancel }) => {
           if (held) renewedAt = Date.now();
-          if (cancel) controller.abort(abortReason("cancelled"));
+          if (cancel) cancelAtSafePoint();
           else if (!held) controller.abort(abortReason("lease lost"));
         },
         (error: unknown) => {
@@ -161,6 +177,36 @@ function startHeartbeat(context: ExecutionContext, run: RunRow, controller: Abor
 /** A client's recursion limit, never above the one the budgets set. */
 function cappedRecursion(limit: number | undefined, budgets: Budgets): { recursionLimit?: number } {
   return limit === undefined ? {} : { recursionLimit: Math.min(limit, runOptions(budgets).recursionLimit) };
+}
+
+/** How often a cancel waiting for a write in flight looks at the ledger again. */
+const SAFE_POINT_POLL_MS = 100;
+
+/**
+ * A cancel (the cancel route, or `multitask_strategy: "interrupt"`) takes
+ * effect at the run's next safe point: never while one of its writes is in
+ * flight (its ledger row still `running`). The write completes, or ends
+ * `outcome_unknown` at its timeout, and the run stops after it, so a write
+ * is never left between its ledger row and its outcome by a cancel.
+ */
+export function safePointCancel(context: ExecutionContext, run: RunRow, controller: AbortController): () => void {
+  const startedAt = Date.now();
+  let requested = false;
+  const writeInFlight = async () => {
+    const rows = (await context.ledger?.list(run.thread_id)) ?? [];
+    return rows.some(
+      (row) => row.risk !== "read" && row.status === "running" && Date.parse(row.started_at) >= startedAt - 1_000,
+    );
+  };
+  return () => {
+    if (requested || controller.signal.aborted) return;
+    requested = true;
+    void (async () => {
+      while (!controller.signal.aborted && (await writeInFlight().catch(() => false)))
+        await new Promise((resolve) => setTimeout(resolve, SAFE_POINT_POLL_MS));
+      controller.abort(abortReason("cancelled"));
+    })();
+  };
 }
 
 function errorName(error: unknown): string {

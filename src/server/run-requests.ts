@@ -84,9 +84,9 @@ function userMessage(input: RunInputBody): z.infer<typeof UserMessage> {
   return message;
 }
 
-/** Stream modes the SDK knows that this server does not serve: refused by name, never ignored. */
-const UNSERVED_STREAM_MODES = ["events"] as const;
-const StreamMode = z.enum([...STREAM_MODES, ...UNSERVED_STREAM_MODES]);
+/** Stream modes the SDK knows that this server does not serve: refused by name, never ignored (none today). */
+const UNSERVED_STREAM_MODES: readonly string[] = [];
+const StreamMode = z.enum(STREAM_MODES);
 
 /** `{}` or `null` beside a command means "no input" (agent-chat-ui sends `input: {}` with every resume). */
 const emptyInput = (value: unknown) =>
@@ -157,8 +157,9 @@ export type RunCreateBody = z.infer<typeof RunCreate>;
 /**
  * Refuses run options this server does not honour, each by name. What is
  * accepted is what happens: checkpoints are written synchronously at every
- * step, a resume with nothing pending is always refused (strict), a run starts
- * at once, and streams can always be resumed (`Last-Event-ID`).
+ * step, a resume with nothing pending is always refused (strict), and streams
+ * can always be resumed (`Last-Event-ID`). `after_seconds` and the multitask
+ * strategies are honoured by the run queue (routes/run-start.ts).
  */
 export function refuseUnsupported(request: RunCreateBody, where: "background" | "stream" | "wait"): void {
   const refuse = (message: string) => {
@@ -168,8 +169,6 @@ export function refuseUnsupported(request: RunCreateBody, where: "background" | 
   if (present(request.feedback_keys) && !(Array.isArray(request.feedback_keys) && request.feedback_keys.length === 0))
     refuse("feedback_keys is not supported (no LangSmith)");
   if (present(request.langsmith_tracer)) refuse("langsmith_tracer is not supported (no LangSmith)");
-  if (present(request.after_seconds) && request.after_seconds !== 0)
-    refuse("after_seconds is not supported: a run starts when it is created");
   if (present(request.durability) && request.durability !== "sync")
     refuse(`durability "${request.durability}" is not supported: checkpoints are always written synchronously`);
   if (request.checkpoint_during === false)
@@ -183,7 +182,7 @@ export function refuseUnsupported(request: RunCreateBody, where: "background" | 
         ? request.stream_mode
         : [request.stream_mode];
   for (const mode of modes) {
-    if ((UNSERVED_STREAM_MODES as readonly string[]).includes(mode))
+    if (UNSERVED_STREAM_MODES.includes(mode))
       refuse(`stream mode "${mode}" is not supported; the others (${STREAM_MODES.join(", ")}) are`);
   }
   // A background run has no connection whose end could cancel it.

@@ -18,6 +18,7 @@ export const STREAM_MODES = [
   "checkpoints",
   "tools",
   "debug",
+  "events",
 ] as const;
 export type ClientStreamMode = (typeof STREAM_MODES)[number];
 
@@ -44,6 +45,8 @@ export interface RunRequest {
   closeStopped?: boolean | undefined;
   /** Stop the run when the client that started it goes away (`on_disconnect: "cancel"`). */
   cancelOn?: AbortSignal | undefined;
+  /** A pending run (run-queue-store.ts) starting now: its `runs` row exists and turns `running`. */
+  queued?: boolean | undefined;
   /** The client's `config.recursion_limit`; the budgets' limit caps it. */
   recursionLimit?: number | undefined;
   /** Run-bound arguments fixed for a new request (kept on the thread for its resumes). */

@@ -17,6 +17,8 @@ import type { BaseStore } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
 import type { SecretScanner } from "../policy/secrets.js";
 import type { RunEventListener } from "../persistence/run-events-listener.js";
+import type { LedgerStore } from "../runtime/ledger.js";
+import type { RunQueueStore } from "../persistence/run-queue-store.js";
 import type { RunEventStore } from "../persistence/run-events-store.js";
 import type { Owner, RunRow, ThreadStatus, ThreadStore } from "../persistence/thread-store.js";
 import { abortPromise, abortReason, delay } from "./abort.js";
@@ -26,7 +28,7 @@ import { admitRun } from "./run-checks.js";
 import { readStoredEvents, type SentEvent } from "./run-event-reader.js";
 import { RunEventWriter } from "./run-event-writer.js";
 import { RunEmitter } from "./run-emission.js";
-import { executeRun } from "./run-execution.js";
+import { executeRun, safePointCancel } from "./run-execution.js";
 import { inspectThread } from "./run-outcome.js";
 import type { RunRequest, ServedGraph } from "./run-types.js";
 
@@ -67,6 +69,10 @@ export interface RunManagerOptions {
   secrets?: SecretScanner | undefined;
   /** The store each run's nodes see (`config.store`), scoped to the thread's owner. */
   storeFor?: ((owner: Owner) => BaseStore) | undefined;
+  /** The thread's ledger: a cancel waits for a write in flight (run-execution.ts). */
+  ledger?: LedgerStore | undefined;
+  /** Pending runs (delayed or queued): a queued run's row is activated instead of inserted when it starts. */
+  queue?: RunQueueStore | undefined;
   log?: (line: string) => void;
 }
 
@@ -80,12 +86,18 @@ const unfinished = (run: RunRow | undefined) => run?.status === "running" || run
 
 export class RunManager {
   readonly #options: Required<
-    Omit<RunManagerOptions, "log" | "notifications" | "onRunEnded" | "atPoint" | "secrets" | "storeFor">
+    Omit<
+      RunManagerOptions,
+      "log" | "notifications" | "onRunEnded" | "atPoint" | "secrets" | "storeFor" | "queue" | "ledger"
+    >
   > &
-    Pick<RunManagerOptions, "notifications" | "onRunEnded" | "atPoint" | "secrets" | "storeFor"> & {
+    Pick<
+      RunManagerOptions,
+      "notifications" | "onRunEnded" | "atPoint" | "secrets" | "storeFor" | "queue" | "ledger"
+    > & {
       log: (line: string) => void;
     };
-  readonly #active = new Map<string, ActiveRun & { controller: AbortController }>();
+  readonly #active = new Map<string, ActiveRun & { controller: AbortController; cancel: () => void }>();
   readonly #finished = new Map<string, { log: EventLog; timer: NodeJS.Timeout }>();
   #accepting = true;
 
@@ -182,17 +194,19 @@ export class RunManager {
     let run: RunRow;
     try {
       await request.verify?.();
-      run = await this.#options.store.createRun(owner, {
-        run_id: runId,
-        thread_id: request.thread.thread_id,
-        assistant_id: request.assistantId,
-        status: "running",
-        metadata: request.metadata,
-        kwargs: {
-          stream_mode: request.streamModes,
-          kind: request.resume ? "resume" : request.input ? "input" : "continue",
-        },
-      });
+      run = request.queued
+        ? await this.#activate(runId)
+        : await this.#options.store.createRun(owner, {
+            run_id: runId,
+            thread_id: request.thread.thread_id,
+            assistant_id: request.assistantId,
+            status: "running",
+            metadata: request.metadata,
+            kwargs: {
+              stream_mode: request.streamModes,
+              kind: request.resume ? "resume" : request.input ? "input" : "continue",
+            },
+          });
     } catch (error) {
       const status = await this.threadStatus(request.assistantId, request.thread.thread_id).catch(
         (): ThreadStatus => "idle",
@@ -209,31 +223,37 @@ export class RunManager {
     );
     const controller = new AbortController();
     const { graphs, store, budgets, leaseMs } = this.#options;
-    const settled = executeRun(
-      {
-        graphs,
-        store,
-        budgets,
-        leaseMs,
-        log: this.#options.log,
-        onEnded: this.#options.onRunEnded,
-        secrets: this.#options.secrets,
-        storeFor: this.#options.storeFor,
-      },
-      { graph, run, request, runBound: request.runBound ?? request.thread.run_bound, emitter, controller },
-    ).finally(() => this.#retire(runId, log));
+    const execution = {
+      graphs,
+      store,
+      budgets,
+      leaseMs,
+      log: this.#options.log,
+      onEnded: this.#options.onRunEnded,
+      secrets: this.#options.secrets,
+      ledger: this.#options.ledger,
+      storeFor: this.#options.storeFor,
+    };
+    const cancel = safePointCancel(execution, run, controller);
+    const runBound = request.runBound ?? request.thread.run_bound;
+    const settled = executeRun(execution, { graph, run, request, runBound, emitter, controller, cancel }).finally(() =>
+      this.#retire(runId, log),
+    );
     // The run's first event (its metadata) is pushed synchronously above; this fires once it is stored.
     const { atPoint } = this.#options;
     if (atPoint) void emitter.stored().then(() => atPoint("after_first_event"));
-    const active = { run, log, settled, controller };
+    const active = { run, log, settled, controller, cancel };
     this.#active.set(runId, active);
     return active;
   }
 
-  /** Asks a run to stop, wherever it executes. Undefined when the run is not the owner's. */
+  /**
+   * Asks a run to stop, wherever it executes, at its next safe point (never
+   * while one of its writes is in flight). Undefined when the run is not the owner's.
+   */
   async cancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined> {
     const run = await this.#options.store.requestCancel(owner, threadId, runId);
-    if (run) this.#active.get(runId)?.controller.abort(abortReason("cancelled"));
+    if (run) this.#active.get(runId)?.cancel();
     return run;
   }
 
@@ -317,6 +337,18 @@ export class RunManager {
     if ((await this.recoverOrphans(threadId)) === 0) return undefined;
     const recovered = await this.#options.store.getRun(owner, threadId, runId);
     return unfinished(recovered) ? undefined : recovered;
+  }
+
+  /** A pending run's row, now running; `not_found` when it left the queue meanwhile (cancelled). */
+  async #activate(runId: string): Promise<RunRow> {
+    const run = await this.#options.queue?.activate(runId);
+    if (!run) throw new ApiError("not_found", "the pending run was cancelled before it started");
+    return run;
+  }
+
+  /** The pending runs' store, when this manager serves them. */
+  get queue(): RunQueueStore | undefined {
+    return this.#options.queue;
   }
 
   /** Keeps a finished run's log for late joins on this process, for the retention window. */

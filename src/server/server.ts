@@ -6,6 +6,7 @@
  * closes HTTP connections, MCP child processes, the pool and the embedded
  * database.
  */
+import { createRunQueueStore } from "../persistence/run-queue-store.js";
 import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
@@ -112,6 +113,8 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
         if (point === settings.server.testCrashAt) process.kill(process.pid, "SIGKILL");
       },
       secrets,
+      queue: createRunQueueStore(database.pool, database.schema),
+      ledger: database.ledger,
     });
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();

@@ -332,6 +332,24 @@ describe("authentication", () => {
     expect(created.status).toBe(200);
     const threadId = created.body["thread_id"] as string;
     expect(created.body["metadata"]).toMatchObject({ owner: "bob" });
+    // An identity in config or context is refused by name (never dropped, never honoured).
+    for (const [extra, named] of [
+      [
+        { config: { configurable: { langgraph_auth_user: alicePrincipal } } },
+        "config.configurable.langgraph_auth_user",
+      ],
+      [{ context: { user_id: "alice" } }, "context.user_id"],
+    ] as const) {
+      const refused = await json(
+        await server.fetch(`/threads/${threadId}/runs/wait`, {
+          method: "POST",
+          user: "bob",
+          body: JSON.stringify({ assistant_id: "agent", ...ask(NOTES_QUESTION), ...extra }),
+        }),
+      );
+      expect([refused.status, refused.body["error"]]).toEqual([422, "unsupported"]);
+      expect(String(refused.body["message"])).toContain(named);
+    }
     const response = await json(
       await server.fetch(`/threads/${threadId}/runs/wait`, {
         method: "POST",
@@ -340,16 +358,7 @@ describe("authentication", () => {
         body: JSON.stringify({
           assistant_id: "agent",
           ...ask(NOTES_QUESTION),
-          config: {
-            configurable: {
-              langgraph_auth_user: alicePrincipal,
-              langgraph_auth_user_id: "alice",
-              user_id: "alice",
-              thread_id: "00000000-0000-0000-0000-000000000000",
-              warrant_run_bound: { case_id: "C-102" },
-            },
-          },
-          context: { langgraph_auth_user: alicePrincipal, user_id: "alice" },
+          config: { configurable: { thread_id: threadId } },
           metadata: { owner: "alice", user_id: "alice" },
         }),
       }),
@@ -560,7 +569,7 @@ describe("integrity: clients may only resume", () => {
       }),
     );
     expect(forkWithInput).toMatchObject({ status: 409, body: { error: "fork_refused" } });
-    // A fork through configurable is not even seen: client configurable never reaches the run.
+    // A fork through configurable is refused by name: client configurable never reaches the run.
     const viaConfig = await json(
       await server.fetch(`/threads/${threadId}/runs/wait`, {
         method: "POST",
@@ -572,7 +581,8 @@ describe("integrity: clients may only resume", () => {
         }),
       }),
     );
-    expect(viaConfig).toMatchObject({ status: 409, body: { error: "no_pending_interrupt" } });
+    expect(viaConfig).toMatchObject({ status: 422, body: { error: "unsupported" } });
+    expect(String(viaConfig.body["message"])).toContain("config.configurable.checkpoint_id");
     expect(await server.calendarEvents()).toHaveLength(1);
   });
 
@@ -864,7 +874,7 @@ describe("hostile HTTP input", () => {
       [
         "POST",
         `/threads/${id}/runs/wait`,
-        JSON.stringify({ assistant_id: "agent", ...ask("hi"), stream_mode: ["values", "events"] }),
+        JSON.stringify({ assistant_id: "agent", ...ask("hi"), multitask_strategy: "rollback" }),
         422,
         "unsupported",
       ],

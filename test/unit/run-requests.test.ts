@@ -63,13 +63,11 @@ describe("run requests", () => {
   it("refuses each option it does not honour by name, and accepts what it does anyway", () => {
     const base = { assistant_id: "agent", input: { messages: [human] } };
     const refused = [
-      { after_seconds: 1 },
       { feedback_keys: ["a"] },
       { langsmith_tracer: { project_name: "p" } },
       { durability: "exit" },
       { checkpoint_during: false },
       { strict_resume: false },
-      { stream_mode: "events" },
     ];
     for (const extra of refused)
       expect({
@@ -78,6 +76,8 @@ describe("run requests", () => {
       }).toEqual({ extra, code: "unsupported" });
     const accepted = [
       { after_seconds: 0 },
+      { after_seconds: 1 },
+      { stream_mode: ["values", "events"] },
       { durability: "sync" },
       { checkpoint_during: true },
       { strict_resume: true },

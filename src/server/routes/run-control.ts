@@ -21,7 +21,8 @@ export function runJson(run: RunRow) {
     status: run.status,
     metadata: run.metadata,
     kwargs: run.kwargs,
-    multitask_strategy: "reject",
+    multitask_strategy:
+      typeof run.kwargs["multitask_strategy"] === "string" ? run.kwargs["multitask_strategy"] : "reject",
     ...(run.error ? { error: run.error } : {}),
     ...(run.outcome ? { outcome: run.outcome } : {}),
   };
@@ -60,7 +61,10 @@ export function registerRunControlRoutes(app: Hono<Env>, context: RouteContext):
     const run = await ownedRun(c, thread);
     if (c.req.query("action") === "rollback")
       throw new ApiError("unsupported", "rollback is not supported: it would erase the ledger of effects");
-    await manager.cancel(ownerOf(principalOf(c)), thread.thread_id, run.run_id);
+    // A pending run (delayed or queued) leaves the queue, `interrupted`; a running one stops at its next safe point.
+    const dequeued =
+      run.status === "pending" && (await manager.queue?.cancel(ownerOf(principalOf(c)), thread.thread_id, run.run_id));
+    if (!dequeued) await manager.cancel(ownerOf(principalOf(c)), thread.thread_id, run.run_id);
     if (c.req.query("wait") === "1" || c.req.query("wait") === "true") {
       await manager.wait(ownerOf(principalOf(c)), thread.thread_id, run.run_id, c.req.raw.signal);
       return c.body(null, 204);

@@ -34,7 +34,12 @@ export interface StartRunOptions {
   connection?: AbortSignal | undefined;
   /** Claims the run's id before anything is written (an idempotency key: run-replay.ts). */
   claim?: RunClaim | undefined;
+  /** The id of a pending run that starts now (the run queue, run-queue.ts): it is never queued again. */
+  queued?: string | undefined;
 }
+
+/** Most pending runs (delayed or queued) one thread may hold. */
+export const MAX_PENDING_PER_THREAD = 16;
 
 /** A claim on a run id taken once every check has passed and before anything is written. */
 export interface RunClaim {
@@ -93,11 +98,14 @@ export async function startRunAs(
   };
   // Checked before the lease (a cheap, clear refusal) and again under it (the state may have moved meanwhile).
   // A run whose lease expired (its server died) is marked and the thread freed here, not at the next sweep.
-  if (thread !== "stateless" && thread.active_run && (await manager.recoverOrphans(thread.thread_id)) === 0) {
-    throw new ApiError("thread_busy", "the thread already has a run in progress");
+  const busy =
+    thread !== "stateless" && thread.active_run !== null && (await manager.recoverOrphans(thread.thread_id)) === 0;
+  if (options.queued === undefined && (await waits(context, thread, request, busy))) {
+    return enqueue(context, principal, thread, threadId, body, request, options.claim);
   }
+  if (busy) throw new ApiError("thread_busy", "the thread already has a run in progress");
   await runnable();
-  const runId = randomUUID();
+  const runId = options.queued ?? randomUUID();
   const replayed = await options.claim?.take(threadId, runId);
   if (replayed) return replayed;
   try {
@@ -121,12 +129,82 @@ export async function startRunAs(
         options.delivery !== "background" && request.on_disconnect === "cancel" ? options.connection : undefined,
       metadata: clientMetadata(request.metadata ?? undefined),
       runId,
+      queued: options.queued !== undefined,
       ...(recursionLimit === undefined ? {} : { recursionLimit }),
       ...(request.input ? { runBound: manager.runBoundFor(requestText(request.input)) } : {}),
     });
     return { run: active.run, request };
   } catch (error) {
     await options.claim?.release(runId).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Whether the run waits in the queue instead of starting now: it is delayed
+ * (`after_seconds`), or it asks to wait its turn (`enqueue`, `interrupt`)
+ * and the thread is busy or already has runs waiting.
+ */
+async function waits(
+  context: RouteContext,
+  thread: ThreadRow | "stateless",
+  request: RunCreateBody,
+  busy: boolean,
+): Promise<boolean> {
+  if ((request.after_seconds ?? 0) > 0) return true;
+  if (request.multitask_strategy !== "enqueue" && request.multitask_strategy !== "interrupt") return false;
+  if (thread === "stateless" || !context.manager.queue) return false;
+  return busy || (await context.manager.queue.pendingOn(thread.thread_id)) > 0;
+}
+
+/**
+ * Records a pending run (status `pending`), started later by any instance
+ * (run-queue.ts). With `interrupt`, the thread's run is asked to stop at its
+ * next safe point first.
+ */
+async function enqueue(
+  context: RouteContext,
+  principal: Principal,
+  thread: ThreadRow | "stateless",
+  threadId: string,
+  body: unknown,
+  request: RunCreateBody,
+  claim: RunClaim | undefined,
+): Promise<StartedRun> {
+  const { manager, store } = context;
+  const queue = manager.queue;
+  if (!queue) throw new ApiError("unsupported", "this server keeps no run queue");
+  const owner = ownerOf(principal);
+  if (thread !== "stateless" && (await queue.pendingOn(threadId)) >= MAX_PENDING_PER_THREAD)
+    throw new ApiError("too_many_runs", `the thread already has ${MAX_PENDING_PER_THREAD} pending runs`);
+  const runId = randomUUID();
+  const replayed = await claim?.take(threadId, runId);
+  if (replayed) return replayed;
+  try {
+    const row = thread === "stateless" ? await store.create(owner, { thread_id: threadId, metadata: {} }) : thread;
+    if (!row) throw new ApiError("internal_error", "could not create a thread");
+    const strategy = request.multitask_strategy ?? "reject";
+    const run = await queue.enqueue(owner, {
+      run_id: runId,
+      thread_id: threadId,
+      assistant_id: request.assistant_id,
+      metadata: clientMetadata(request.metadata ?? undefined),
+      kwargs: {
+        stream_mode: streamModes(request.stream_mode),
+        kind: request.command ? "resume" : request.input ? "input" : "continue",
+        multitask_strategy: strategy,
+        after_seconds: request.after_seconds ?? 0,
+      },
+      afterSeconds: request.after_seconds ?? 0,
+      principal,
+      // The queued run starts as a background run of this request (its own options are checked again then).
+      body: { ...(body as Record<string, unknown>), after_seconds: 0, on_disconnect: "continue" },
+    });
+    if (strategy === "interrupt" && thread !== "stateless" && thread.active_run)
+      await manager.cancel(owner, threadId, thread.active_run);
+    return { run, request };
+  } catch (error) {
+    await claim?.release(runId).catch(() => undefined);
     throw error;
   }
 }
@@ -164,9 +242,17 @@ function checkOptions(
       "interrupt_before/interrupt_after are not supported: reviews are decided by policy",
     );
   }
-  if (request.multitask_strategy !== undefined && request.multitask_strategy !== "reject") {
-    throw new ApiError("unsupported", 'only multitask_strategy "reject" is supported: one run per thread');
+  if (request.multitask_strategy === "rollback") {
+    throw new ApiError(
+      "unsupported",
+      'multitask_strategy "rollback" is not supported: runs are the audit trail (use "interrupt", "enqueue" or "reject")',
+    );
   }
+  const waiting = request.multitask_strategy === "enqueue" || request.multitask_strategy === "interrupt";
+  if ((waiting || (request.after_seconds ?? 0) > 0) && !context.manager.queue)
+    throw new ApiError("unsupported", "this server keeps no run queue: after_seconds and enqueue/interrupt need one");
+  if (waiting && thread === "stateless")
+    throw new ApiError("unsupported", `multitask_strategy "${request.multitask_strategy}" applies to a thread's runs`);
   refuseUnsupported(request, delivery);
   if (thread !== "stateless" && request.on_completion !== undefined) {
     throw new ApiError(
