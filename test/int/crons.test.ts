@@ -19,9 +19,6 @@ const BOOKING_REQUEST = "Put a 40 minute study session for attention on 2027-01-
 
 let sandbox: ServerSandbox | undefined;
 afterEach(async () => {
-  const text = (globalThis as { lastStderr?: () => string }).lastStderr?.() ?? "";
-  const at = text.indexOf("unexpected error");
-  if (at >= 0) console.log("DEBUG4", text.slice(at, at + 1500));
   await sandbox?.cleanup();
   sandbox = undefined;
 }, 60_000);
@@ -126,7 +123,6 @@ describe("crons", () => {
       WARRANT_MAX_CRONS: "2",
       WARRANT_PRINCIPALS: principalsPath,
     });
-    (globalThis as { lastStderr?: () => string }).lastStderr = () => server.stderr();
     const post = async (pathname: string, body: unknown, user = "alice", method = "POST") => {
       const response = await sandbox!.fetch(server, pathname, {
         method,
