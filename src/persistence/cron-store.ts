@@ -113,11 +113,25 @@ export interface CronStore {
   delete(owner: Owner, cronId: string): Promise<boolean>;
   /** Enabled crons whose occurrence is due, oldest first. */
   due(limit: number): Promise<CronRow[]>;
-  /** Moves the cron past the occurrence `due`; false when another instance did first (or the cron changed). */
+  /**
+   * Moves the cron past the occurrence `due`; false when another instance did first (or the cron changed).
+   * Compared at millisecond precision: `due` went through a JavaScript Date, the column keeps microseconds.
+   */
   claim(cronId: string, due: Date, next: Date | null): Promise<boolean>;
   /** Records what the last firing did. */
   recordFiring(cronId: string, result: { run_id?: string; error?: { error: string; message: string } }): Promise<void>;
 }
+
+const UPDATABLE = [
+  "schedule",
+  "timezone",
+  "payload",
+  "metadata",
+  "end_time",
+  "on_run_completed",
+  "enabled",
+  "next_run_at",
+] as const satisfies readonly (keyof CronChanges)[];
 
 const SORT_COLUMNS: Record<CronSearch["sort_by"], string> = {
   cron_id: "cron_id",
@@ -228,7 +242,8 @@ export function createCronStore(pool: pg.Pool, schema: string): CronStore {
     async update(owner, cronId, changes) {
       const params: unknown[] = [cronId, owner.tenant, owner.user_id];
       const sets: string[] = ["updated_at = now()"];
-      for (const [column, value] of Object.entries(changes)) {
+      for (const column of UPDATABLE) {
+        const value = changes[column];
         if (value === undefined) continue;
         const json = column === "payload" || column === "metadata";
         params.push(json ? JSON.stringify(value) : value);
@@ -259,7 +274,8 @@ export function createCronStore(pool: pg.Pool, schema: string): CronStore {
     async claim(cronId, due, next) {
       const { rowCount } = await pool.query(
         `update ${table} set next_run_at = $3, last_fired_at = now(), updated_at = now()
-         where cron_id = $1 and enabled and next_run_at = $2`,
+         where cron_id = $1 and enabled
+           and date_trunc('milliseconds', next_run_at) = date_trunc('milliseconds', $2::timestamptz)`,
         [cronId, due, next],
       );
       return (rowCount ?? 0) === 1;

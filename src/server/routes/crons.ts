@@ -132,7 +132,7 @@ function refuseUnhonoured(body: Record<string, unknown>): void {
 function schedule(raw: unknown, zone: unknown): { schedule: string; timezone: string } {
   const checked = checkSchedule(raw, zone);
   if (!checked.ok) throw new ApiError("invalid_request", `${checked.path}: ${checked.reason}`);
-  return checked;
+  return { schedule: checked.schedule, timezone: checked.timezone };
 }
 
 function endTime(value: string | null | undefined): Date | null {
