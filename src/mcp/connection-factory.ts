@@ -15,7 +15,7 @@ import {
   OwnerOAuthProvider,
   type OAuthCredentialStore,
 } from "./oauth-provider.js";
-import { oauthConnection, type Authorize } from "./oauth-session.js";
+import { HOST_OWNER, oauthConnection, type Authorize } from "./oauth-session.js";
 import { stdioConnection } from "./stdio-session.js";
 
 /** Task-token settings: the signing secret shared with HTTP servers we launch. */
@@ -37,6 +37,12 @@ export interface OAuthHostOptions {
   credentials?: Readonly<Record<string, string | undefined>>;
   /** Completes an authorization itself (tests, the conformance client); without it a call ends `authorization_required`. */
   authorize?: Authorize;
+  /**
+   * Whose authorization lists the tools of `authorization_code` servers and
+   * probes them (default: the host's own, {@link HOST_OWNER}); the conformance
+   * client lists as the user it calls for, as a single-user client would.
+   */
+  catalogOwner?: string;
 }
 
 export type ConnectionFactory = (name: string, server: ServerConfig, events: ConnectionEvents) => ServerConnection;
@@ -58,6 +64,7 @@ export function connectionFactory(tokens: TokenSettings, oauth: OAuthHostOptions
             ? deploymentProvider(name, auth, values)
             : new OwnerOAuthProvider({ server: name, owner, auth, store, values }),
         authorize: oauth.authorize,
+        catalogOwner: oauth.catalogOwner,
         events,
       });
     return httpConnection({

@@ -61,6 +61,8 @@ export interface OAuthConnectionOptions {
   /** The provider of an owner (ignored for client_credentials: one provider for the deployment). */
   providerFor: (owner: string) => OAuthClientProvider;
   authorize?: Authorize | undefined;
+  /** Whose authorization lists and probes an `authorization_code` server (default {@link HOST_OWNER}). */
+  catalogOwner?: string | undefined;
   events: ConnectionEvents;
 }
 
@@ -90,6 +92,7 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
   const sessions = new Map<string, Promise<OwnerSession>>();
   const providers = new Map<string, OAuthClientProvider>();
   let closing = false;
+  const catalogOwner = options.catalogOwner ?? HOST_OWNER;
 
   const providerOf = (owner: string): OAuthClientProvider => {
     const key = perOwner ? owner : HOST_OWNER;
@@ -191,7 +194,7 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
     async open() {
       if (closing) throw new Error("the connection is shut down");
       await dropSessions();
-      return run(HOST_OWNER, async (client) => {
+      return run(catalogOwner, async (client) => {
         const capabilities = negotiated(client);
         return { capabilities, info: serverInfoOf(client), tools: await listAllTools(client, capabilities) };
       });
@@ -200,9 +203,9 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
       const owner = caller.principal.user_id;
       return { meta: undefined, run: (work) => run(owner, work) };
     },
-    relist: () => run(HOST_OWNER, (client) => listAllTools(client, negotiated(client))),
+    relist: () => run(catalogOwner, (client) => listAllTools(client, negotiated(client))),
     async probe() {
-      await run(HOST_OWNER, (client) => client.ping({ timeout: PROBE_TIMEOUT_MS }));
+      await run(catalogOwner, (client) => client.ping({ timeout: PROBE_TIMEOUT_MS }));
     },
     async shutdown() {
       closing = true;

@@ -29,6 +29,8 @@ interface Scenario {
   call?: { tool: string; args: Record<string, unknown> };
   /** `authorization_code`: the SDK's discovery, registration and PKCE, the browser step played here. */
   auth?: "authorization_code" | "client_credentials_basic" | "client_credentials_jwt";
+  /** The server never grants enough: the host must give up after its authorization attempts (a typed refusal). */
+  refused?: true;
   /** Answered by the host's elicitation handler (src/mcp elicitation, issue 25 item 3). */
   elicitation?: true;
 }
@@ -56,7 +58,7 @@ const SCENARIOS: Record<string, Scenario> = {
   "auth/scope-from-scopes-supported": authorizationCode,
   "auth/scope-omitted-when-undefined": authorizationCode,
   "auth/scope-step-up": authorizationCode,
-  "auth/scope-retry-limit": authorizationCode,
+  "auth/scope-retry-limit": { ...authorizationCode, refused: true },
   "auth/token-endpoint-auth-basic": authorizationCode,
   "auth/token-endpoint-auth-post": authorizationCode,
   "auth/token-endpoint-auth-none": authorizationCode,
@@ -142,16 +144,23 @@ const config = parseConfig(
 );
 const settings = loadSettings({});
 const principal = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), "dana");
+/** One line for the test: the scenario, the listed tools and the call's result (or the refusal). */
+const print = (line: Record<string, unknown>): void =>
+  void process.stdout.write(`${JSON.stringify({ scenario: name, ...line })}\n`);
+const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-let exitCode = 0;
-const host = await connectTools(config, undefined, { oauth: { credentials, authorize } }).catch((error: unknown) => {
-  process.stderr.write(`conformance client: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
+const host = await connectTools(config, undefined, {
+  oauth: { credentials, authorize, catalogOwner: principal.user_id },
+}).catch((error: unknown) => {
+  if (scenario.refused) print({ refused: "start", reason: reason(error) });
+  else process.stderr.write(`conformance client: ${reason(error)}\n`);
+  process.exit(scenario.refused ? 0 : 1);
 });
+let exitCode = 0;
 try {
   const listed = host.catalog().map((tool) => tool.name);
   if (!call) {
-    process.stdout.write(`${JSON.stringify({ scenario: name, listed })}\n`);
+    print({ listed });
   } else {
     const tool = host.catalog().find((candidate) => candidate.name === call.tool);
     if (!tool) throw new Error(`the server did not list ${call.tool}`);
@@ -160,11 +169,11 @@ try {
       principal,
       threadId: `conformance-${name}`,
     });
-    process.stdout.write(`${JSON.stringify({ scenario: name, listed, result })}\n`);
-    if (!result.ok) exitCode = 1;
+    print(scenario.refused && !result.ok ? { listed, refused: "call", result } : { listed, result });
+    if (result.ok === Boolean(scenario.refused)) exitCode = 1;
   }
 } catch (error) {
-  process.stderr.write(`conformance client: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`conformance client: ${reason(error)}\n`);
   exitCode = 1;
 } finally {
   await host.close();
