@@ -46,6 +46,7 @@ import { auditMigrations, createAuditStore } from "./audit-store.js";
 import { chainMigrations, loadChain } from "./audit-chain-store.js";
 import { createPinStore, pinMigrations } from "./pin-store.js";
 import { revocationMigrations } from "../auth/revocations.js";
+import { oauthCredentialMigrations } from "../auth/oauth-token-store.js";
 import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
 import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
@@ -326,6 +327,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
         ...chainMigrations(schema),
         ...pinMigrations(schema),
         ...revocationMigrations(schema),
+        ...oauthCredentialMigrations(schema),
       ])
         await client.query(statement);
     } finally {
