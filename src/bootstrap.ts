@@ -6,7 +6,9 @@
 import { loadApiSecret } from "./auth/api-token.js";
 import { principalDirectory, verifiedOnly, type PrincipalDirectory } from "./auth/principal-directory.js";
 import { contextProviders } from "./domains/index.js";
-import type { Settings } from "./env.js";
+import { credentialValues, type Settings } from "./env.js";
+import { createOAuthTokenStore } from "./auth/oauth-token-store.js";
+import { credentialNames } from "./policy/oauth-config.js";
 import { lazy, type Host } from "./host.js";
 import { connectTools, type ToolHost } from "./mcp/tool-host.js";
 import { openDatabase, type Database } from "./persistence/database.js";
@@ -83,9 +85,8 @@ export function createRuntime(
   const connect = async () => {
     opened.database = true;
     const { pins, audit, pool, schema } = await database();
-    const redactionKey = redactionKeyFrom(
-      await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }),
-    );
+    const deploymentSecret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
+    const redactionKey = redactionKeyFrom(deploymentSecret);
     const configured = await config();
     return connectTools(configured, undefined, {
       hostValues: { DATABASE_URL: settings.databaseUrl, WARRANT_DATA_DIR: settings.dataDir },
@@ -98,6 +99,11 @@ export function createRuntime(
         timeoutMs: configured.elicitation.timeout_ms,
         audit,
       }),
+      // OAuth tokens of third-party servers: per owner and server, sealed with a key derived from the deployment secret.
+      oauth: {
+        store: createOAuthTokenStore(pool, schema, deploymentSecret),
+        credentials: credentialValues(credentialNames(configured.servers)),
+      },
     });
   };
   const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);

@@ -256,3 +256,15 @@ export function childEnvironment(extra: Record<string, string> = {}): Record<str
   }
   return { ...result, ...extra };
 }
+
+/**
+ * The values of the environment variables named by the servers' OAuth
+ * credentials (`client_secret: "${NAME}"`, src/policy/oauth-config.ts): the
+ * one way a client secret or key reaches the host.
+ */
+export function credentialValues(
+  names: readonly string[],
+  source: Record<string, string | undefined> = process.env,
+): Record<string, string | undefined> {
+  return Object.fromEntries(names.map((name) => [name, source[name]]));
+}

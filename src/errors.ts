@@ -14,6 +14,8 @@ export const TOOL_ERROR_CODES = [
   "approval_required",
   "approval_rejected",
   "approval_expired",
+  /** An OAuth-protected server needs the run's owner to authorize Warrant first (a URL to visit). */
+  "authorization_required",
   // business
   "not_found",
   "capacity_exceeded",
@@ -49,6 +51,7 @@ const CLASS_OF: Record<ToolErrorCode, ErrorClass> = {
   approval_required: "authorization",
   approval_rejected: "authorization",
   approval_expired: "authorization",
+  authorization_required: "authorization",
   not_found: "business",
   capacity_exceeded: "business",
   tool_failed: "business",

@@ -1,13 +1,21 @@
 /**
  * Builds a configured server's connection: stdio servers through the SDK's
  * stdio client, Streamable HTTP servers with task tokens minted per call from
- * the deployment's signing secret (the servers Warrant launches or controls).
+ * the deployment's signing secret (the servers Warrant launches or controls),
+ * and remote servers with an `auth` block through OAuth (oauth-session.ts).
  */
 import { randomBytes } from "node:crypto";
 import { mintTaskToken } from "../auth/task-token.js";
 import type { ServerConfig } from "../policy/config.js";
 import type { ConnectionEvents, ServerConnection } from "./connection.js";
 import { httpConnection } from "./http-session.js";
+import {
+  deploymentProvider,
+  memoryCredentialStore,
+  OwnerOAuthProvider,
+  type OAuthCredentialStore,
+} from "./oauth-provider.js";
+import { HOST_OWNER, oauthConnection, type Authorize } from "./oauth-session.js";
 import { stdioConnection } from "./stdio-session.js";
 
 /** Task-token settings: the signing secret shared with HTTP servers we launch. */
@@ -21,28 +29,60 @@ export function ephemeralTokenSettings(): TokenSettings {
   return { secret: new Uint8Array(randomBytes(32)), ttlSeconds: 120 };
 }
 
+/** What OAuth-protected servers need from the host. */
+export interface OAuthHostOptions {
+  /** Where tokens, verifiers and registrations are kept; by default in memory (lost on restart). */
+  store?: OAuthCredentialStore;
+  /** Values of the environment variables the servers' `${NAME}` credentials name (from env.ts). */
+  credentials?: Readonly<Record<string, string | undefined>>;
+  /** Completes an authorization itself (tests, the conformance client); without it a call ends `authorization_required`. */
+  authorize?: Authorize;
+  /**
+   * Whose authorization lists the tools of `authorization_code` servers and
+   * probes them (default: the host's own, {@link HOST_OWNER}); the conformance
+   * client lists as the user it calls for, as a single-user client would.
+   */
+  catalogOwner?: string;
+}
+
 export type ConnectionFactory = (name: string, server: ServerConfig, events: ConnectionEvents) => ServerConnection;
 
-export function connectionFactory(tokens: TokenSettings): ConnectionFactory {
+export function connectionFactory(tokens: TokenSettings, oauth: OAuthHostOptions = {}): ConnectionFactory {
   const secretHex = Buffer.from(tokens.secret).toString("hex");
-  return (_name, server, events) =>
-    server.transport === "stdio"
-      ? stdioConnection(server, events)
-      : httpConnection({
-          server,
-          mint: (request) =>
-            mintTaskToken(
-              tokens.secret,
-              {
-                audience: server.audience,
-                tenant: request.tenant,
-                subject: request.subject,
-                task: request.task,
-                scopes: [...request.scopes],
-              },
-              { ttlSeconds: tokens.ttlSeconds },
-            ),
-          launchEnvironment: { WARRANT_TASK_TOKEN_SECRET: secretHex },
-          events,
-        });
+  const store = oauth.store ?? memoryCredentialStore();
+  const values = oauth.credentials ?? {};
+  return (name, server, events) => {
+    if (server.transport === "stdio") return stdioConnection(server, events);
+    const auth = server.auth;
+    if (auth)
+      return oauthConnection({
+        name,
+        url: server.url ?? "",
+        auth,
+        providerFor: (owner) =>
+          auth.grant === "client_credentials"
+            ? deploymentProvider(name, auth, values)
+            : new OwnerOAuthProvider({ server: name, owner, auth, store, values }),
+        authorize: oauth.authorize,
+        catalogOwner: oauth.catalogOwner,
+        events,
+      });
+    return httpConnection({
+      server,
+      mint: (request) =>
+        mintTaskToken(
+          tokens.secret,
+          {
+            audience: server.audience,
+            tenant: request.tenant,
+            subject: request.subject,
+            task: request.task,
+            scopes: [...request.scopes],
+          },
+          { ttlSeconds: tokens.ttlSeconds },
+        ),
+      launchEnvironment: { WARRANT_TASK_TOKEN_SECRET: secretHex },
+      events,
+    });
+  };
 }

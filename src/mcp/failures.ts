@@ -6,6 +6,7 @@
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { errorClassOf, isToolErrorCode, type ToolErrorCode } from "../errors.js";
+import { isAuthorizationRequired } from "./oauth-session.js";
 
 export interface Failure {
   code: ToolErrorCode;
@@ -19,6 +20,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Codes a server may name in an error's data: its own verdicts, never our control or protocol codes. */
 function serverVerdict(data: unknown): ToolErrorCode | undefined {
   if (!isRecord(data) || !isToolErrorCode(data["code"])) return undefined;
+  // Only the host asks an owner to authorize, with a URL it obtained itself.
+  if (data["code"] === "authorization_required") return undefined;
   const errorClass = errorClassOf(data["code"]);
   return errorClass === "contract" || errorClass === "authorization" || errorClass === "business"
     ? data["code"]
@@ -30,6 +33,8 @@ const RESOURCE_NOT_FOUND = -32002;
 
 /** Maps a thrown `tools/call` failure onto our error classes. */
 export function classifyCallFailure(error: unknown): Failure {
+  if (isAuthorizationRequired(error))
+    return { code: "authorization_required", message: `authorize Warrant at ${error.server} first` };
   if (error instanceof McpError) {
     // A server may name one of our codes in the error's data, e.g. `{ code: "access_denied" }`.
     const verdict = serverVerdict(error.data);

@@ -18,7 +18,12 @@ import type { RunStart } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
 import { logLine } from "../runtime/process-scanner.js";
 import type { CatalogTool } from "./catalog.js";
-import { connectionFactory, ephemeralTokenSettings, type TokenSettings } from "./connection-factory.js";
+import {
+  connectionFactory,
+  ephemeralTokenSettings,
+  type OAuthHostOptions,
+  type TokenSettings,
+} from "./connection-factory.js";
 import { classifyCallFailure, classifyRequestFailure, type Failure } from "./failures.js";
 import { logHealth, type HealthEvent } from "./health.js";
 import { withHostValues, type HostValues } from "./host-values.js";
@@ -103,6 +108,8 @@ export interface ConnectOptions {
    * processes, still never reveal a value).
    */
   redactionKey?: Uint8Array;
+  /** Tokens, credentials and the browser step of OAuth-protected servers (connection-factory.ts). */
+  oauth?: OAuthHostOptions;
   /** Where redactions in results are recorded (`secret_redacted` events of the call's run). */
   audit?: AuditStore;
   /** Asks a run's owner what a server elicits (src/mcp/elicitation.ts); without one the host declares no elicitation. */
@@ -134,7 +141,7 @@ export async function connectTools(
   const listings = createListings({ config, pins: options.pins, log });
   const servers = createServerSet({
     servers: config.servers,
-    connectionFor: connectionFactory(tokens),
+    connectionFor: connectionFactory(tokens, options.oauth),
     listings,
     onHealth: options.onHealth ?? ((event: HealthEvent) => logHealth(event, log)),
     random: options.random,

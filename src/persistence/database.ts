@@ -52,6 +52,7 @@ import { cronMigrations } from "./cron-store.js";
 import { webhookMigrations } from "./webhook-store.js";
 import { elicitationMigrations } from "./elicitation-store.js";
 import { runQueueMigrations } from "./run-queue-store.js";
+import { oauthCredentialMigrations } from "../auth/oauth-token-store.js";
 import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
 import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import type { PinStore } from "../mcp/pins.js";
@@ -335,6 +336,7 @@ async function setUp(pool: pg.Pool, schema: string, target: string): Promise<voi
         ...webhookMigrations(schema),
         ...elicitationMigrations(schema),
         ...runQueueMigrations(schema),
+        ...oauthCredentialMigrations(schema),
       ])
         await client.query(statement);
     } finally {

@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
+import { OAuthConfigSchema } from "./oauth-config.js";
 import { compilePatterns } from "./secrets.js";
 import { WebhooksConfigSchema } from "./webhook-config.js";
 
@@ -57,10 +58,15 @@ const HttpServerSchema = z
       })
       .strict()
       .optional(),
+    /** OAuth 2.1 towards a remote server (src/policy/oauth-config.ts); without it, Warrant's task tokens. */
+    auth: OAuthConfigSchema.optional(),
   })
   .strict()
   .refine((server) => server.url !== undefined || server.launch !== undefined, {
     message: "needs a url or a launch command",
+  })
+  .refine((server) => server.auth === undefined || (server.url !== undefined && server.launch === undefined), {
+    message: "an OAuth-protected server is a remote one: give its url, not a launch command",
   });
 
 export const ServerConfigSchema = z.discriminatedUnion("transport", [StdioServerSchema, HttpServerSchema]);

@@ -16,7 +16,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
-import { SIGNATURE_HEADER, verifySignature } from "../../src/webhooks/signature.js";
+import { SIGNATURE_HEADER, verifySignature } from "../../src/server/webhooks/signature.js";
 import { createServerSandbox, waitUntil, type ServerSandbox } from "./support/server-process.js";
 
 /** A write the rules planner proposes in one turn, so the run pauses for review. */

@@ -1,0 +1,219 @@
+/**
+ * The MCP SDK's OAuth client (`@modelcontextprotocol/sdk/client/auth`) does
+ * discovery (RFC 9728 protected resource metadata from `WWW-Authenticate` and
+ * the well-known paths; RFC 8414 and OpenID metadata with the 2025-03-26
+ * fallbacks), client identity (pre-registered, Client ID Metadata Documents,
+ * Dynamic Client Registration), PKCE, resource indicators, scope selection
+ * and refresh. This module gives it what it asks a provider for, per grant:
+ *
+ * - `client_credentials`: the SDK's own `ClientCredentialsProvider` or
+ *   `PrivateKeyJwtProvider`, one per server for the deployment.
+ * - `authorization_code`: {@link OwnerOAuthProvider}, one per (owner, server),
+ *   keeping tokens, the PKCE verifier and the client registration in an
+ *   {@link OAuthCredentialStore}; the authorization URL the SDK wants the
+ *   user sent to is kept for the caller ({@link OwnerOAuthProvider.takeAuthorizationUrl}).
+ */
+import { randomBytes } from "node:crypto";
+import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
+import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
+import { ConfigError } from "../errors.js";
+import { credentialName, type OAuthConfig } from "../policy/oauth-config.js";
+
+/** What is kept for one owner of one server. */
+export interface OwnerCredentials {
+  tokens?: OAuthTokens | undefined;
+  /** The PKCE verifier of the authorization in progress (server-side only). */
+  code_verifier?: string | undefined;
+}
+
+/**
+ * Where OAuth credentials live: tokens and verifiers per (owner, server), a
+ * server's dynamic registration per server. The in-memory store serves
+ * tests and the conformance client; the server uses the encrypted Postgres
+ * one (src/auth/oauth-token-store.ts).
+ */
+export interface OAuthCredentialStore {
+  load(owner: string, server: string): Promise<OwnerCredentials>;
+  save(owner: string, server: string, credentials: OwnerCredentials): Promise<void>;
+  /** Forgets an owner's tokens (and verifier) for a server: what `disconnect` does. */
+  remove(owner: string, server: string): Promise<void>;
+  loadClient(server: string): Promise<OAuthClientInformationMixed | undefined>;
+  saveClient(server: string, client: OAuthClientInformationMixed | undefined): Promise<void>;
+}
+
+export function memoryCredentialStore(): OAuthCredentialStore {
+  const owners = new Map<string, OwnerCredentials>();
+  const clients = new Map<string, OAuthClientInformationMixed>();
+  const key = (owner: string, server: string) => JSON.stringify([owner, server]);
+  return {
+    load: async (owner, server) => ({ ...owners.get(key(owner, server)) }),
+    save: async (owner, server, credentials) => void owners.set(key(owner, server), { ...credentials }),
+    remove: async (owner, server) => void owners.delete(key(owner, server)),
+    loadClient: async (server) => clients.get(server),
+    saveClient: async (server, client) => {
+      if (client) clients.set(server, client);
+      else clients.delete(server);
+    },
+  };
+}
+
+/** Resolves a `${NAME}` credential to its value (given to the host from the environment by env.ts). */
+function credentialValue(placeholder: string, values: Readonly<Record<string, string | undefined>>, server: string) {
+  const name = credentialName(placeholder);
+  const value = Object.hasOwn(values, name) ? values[name] : undefined;
+  if (!value) throw new ConfigError("config_invalid", `server ${server}: the environment variable ${name} is not set`);
+  return value;
+}
+
+/** The deployment's provider for a `client_credentials` server (the SDK's own providers). */
+export function deploymentProvider(
+  server: string,
+  auth: OAuthConfig,
+  values: Readonly<Record<string, string | undefined>>,
+): OAuthClientProvider {
+  const clientId = auth.client_id ?? "";
+  const scope = auth.scopes?.join(" ");
+  const common = {
+    clientId,
+    clientName: auth.client_name,
+    ...(scope ? { scope } : {}),
+    ...(auth.issuer ? { expectedIssuer: auth.issuer } : {}),
+  };
+  if (auth.private_key !== undefined)
+    return new PrivateKeyJwtProvider({
+      ...common,
+      privateKey: credentialValue(auth.private_key, values, server),
+      algorithm: auth.signing_algorithm,
+    });
+  const provider = new ClientCredentialsProvider({
+    ...common,
+    clientSecret: credentialValue(auth.client_secret ?? "", values, server),
+  });
+  // The SDK's provider defaults to client_secret_basic; the config may ask for client_secret_post.
+  if (auth.token_endpoint_auth_method === "client_secret_post") {
+    const metadata = provider.clientMetadata;
+    Object.defineProperty(provider, "clientMetadata", {
+      get: () => ({ ...metadata, token_endpoint_auth_method: "client_secret_post" }),
+    });
+  }
+  return provider;
+}
+
+/** An owner's provider for an `authorization_code` server. */
+export class OwnerOAuthProvider implements OAuthClientProvider {
+  private authorizationUrl: URL | undefined;
+  private discovery: OAuthDiscoveryState | undefined;
+  private readonly staticClient: OAuthClientInformationMixed | undefined;
+
+  constructor(
+    private readonly options: {
+      server: string;
+      owner: string;
+      auth: OAuthConfig;
+      store: OAuthCredentialStore;
+      values: Readonly<Record<string, string | undefined>>;
+      /** The `state` parameter: bound by the caller to who asked (thread, owner, server). */
+      state?: () => string | Promise<string>;
+    },
+  ) {
+    const { auth, server, values } = options;
+    this.staticClient =
+      auth.client_id === undefined
+        ? undefined
+        : {
+            client_id: auth.client_id,
+            ...(auth.client_secret ? { client_secret: credentialValue(auth.client_secret, values, server) } : {}),
+            ...(auth.issuer ? { issuer: auth.issuer } : {}),
+          };
+  }
+
+  get redirectUrl(): string | undefined {
+    return this.options.auth.redirect_uri;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.options.auth.client_metadata_url;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { auth } = this.options;
+    return {
+      client_name: auth.client_name,
+      redirect_uris: auth.redirect_uri ? [auth.redirect_uri] : [],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method:
+        auth.token_endpoint_auth_method ?? (auth.client_secret ? "client_secret_basic" : "none"),
+      ...(auth.scopes ? { scope: auth.scopes.join(" ") } : {}),
+    };
+  }
+
+  async state(): Promise<string> {
+    return this.options.state ? this.options.state() : randomBytes(24).toString("base64url");
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    return this.staticClient ?? this.options.store.loadClient(this.options.server);
+  }
+
+  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    if (!this.staticClient) await this.options.store.saveClient(this.options.server, client);
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    return (await this.options.store.load(this.options.owner, this.options.server)).tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    const { owner, server, store } = this.options;
+    // A completed exchange consumes the verifier.
+    await store.save(owner, server, { tokens });
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    this.authorizationUrl = authorizationUrl;
+  }
+
+  /** The authorization URL the SDK asked the user to be sent to, once. */
+  takeAuthorizationUrl(): URL | undefined {
+    const url = this.authorizationUrl;
+    this.authorizationUrl = undefined;
+    return url;
+  }
+
+  async saveCodeVerifier(codeVerifier: string): Promise<void> {
+    const { owner, server, store } = this.options;
+    const current = await store.load(owner, server);
+    await store.save(owner, server, { ...current, code_verifier: codeVerifier });
+  }
+
+  async codeVerifier(): Promise<string> {
+    const verifier = (await this.options.store.load(this.options.owner, this.options.server)).code_verifier;
+    if (!verifier) throw new Error("no authorization is in progress for this owner and server");
+    return verifier;
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    const { owner, server, store } = this.options;
+    if (scope === "all" || scope === "discovery") this.discovery = undefined;
+    if (scope === "all" || scope === "client") await store.saveClient(server, undefined);
+    if (scope === "all" || scope === "tokens") await store.remove(owner, server);
+    if (scope === "verifier") {
+      const current = await store.load(owner, server);
+      await store.save(owner, server, { tokens: current.tokens });
+    }
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovery = state;
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovery;
+  }
+}

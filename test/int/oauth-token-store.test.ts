@@ -1,0 +1,78 @@
+/**
+ * OAuth credentials in Postgres, encrypted at rest (src/auth/oauth-token-store.ts):
+ * a stored token reads back for its owner and server only; the table holds
+ * no token text (a dump of every column finds neither the access nor the
+ * refresh token); a row moved to another owner, a tampered row or another
+ * deployment's key does not open; remove() is a revocation.
+ */
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOAuthTokenStore } from "../../src/auth/oauth-token-store.js";
+import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+
+let test: TestDatabase;
+let database: Database;
+const secret = new Uint8Array(randomBytes(32));
+const ACCESS = `at-${randomBytes(12).toString("hex")}`;
+const REFRESH = `rt-${randomBytes(12).toString("hex")}`;
+
+beforeAll(async () => {
+  test = await createTestDatabase();
+  database = await openDatabase({ databaseUrl: test.url, dataDir: os.tmpdir() });
+}, 60_000);
+afterAll(async () => {
+  await database?.close();
+  await test?.drop();
+});
+
+async function dump(): Promise<string> {
+  const s = `"${database.schema}"`;
+  const credentials = await database.pool.query(`select * from ${s}.oauth_credentials`);
+  const clients = await database.pool.query(`select * from ${s}.oauth_clients`);
+  return JSON.stringify([credentials.rows, clients.rows], (_key, value: unknown) =>
+    Buffer.isBuffer(value) ? value.toString("latin1") : value,
+  );
+}
+
+describe("OAuth token store", () => {
+  it("keeps tokens per owner and server, sealed: no token text in any column", async () => {
+    const store = createOAuthTokenStore(database.pool, database.schema, secret);
+    const tokens = { access_token: ACCESS, token_type: "Bearer", refresh_token: REFRESH };
+    await store.save("alice", "tickets", { tokens, code_verifier: "v".repeat(43) });
+    await store.saveClient("tickets", { client_id: "warrant", client_secret: `cs-${REFRESH}` });
+    expect((await store.load("alice", "tickets")).tokens).toEqual(tokens);
+    expect(await store.load("bob", "tickets")).toEqual({});
+    expect(await store.load("alice", "other")).toEqual({});
+    expect(await store.loadClient("tickets")).toMatchObject({ client_id: "warrant" });
+    const text = await dump();
+    expect(text).not.toContain(ACCESS);
+    expect(text).not.toContain(REFRESH);
+    expect(text).not.toContain("v".repeat(43));
+  });
+
+  it("a row moved to another owner, a tampered row and another deployment's key do not open", async () => {
+    const store = createOAuthTokenStore(database.pool, database.schema, secret);
+    await store.save("alice", "tickets", { tokens: { access_token: ACCESS, token_type: "Bearer" } });
+    const s = `"${database.schema}"`;
+    await database.pool.query(
+      `insert into ${s}.oauth_credentials (owner, server, sealed)
+       select 'mallory', server, sealed from ${s}.oauth_credentials where owner = 'alice' and server = 'tickets'`,
+    );
+    await expect(store.load("mallory", "tickets")).rejects.toThrow();
+    const other = createOAuthTokenStore(database.pool, database.schema, new Uint8Array(randomBytes(32)));
+    await expect(other.load("alice", "tickets")).rejects.toThrow();
+    await database.pool.query(
+      `update ${s}.oauth_credentials set sealed = set_byte(sealed, length(sealed) - 1, (get_byte(sealed, length(sealed) - 1) + 1) % 256) where owner = 'alice'`,
+    );
+    await expect(store.load("alice", "tickets")).rejects.toThrow();
+  });
+
+  it("remove() revokes: the owner has no token afterwards", async () => {
+    const store = createOAuthTokenStore(database.pool, database.schema, secret);
+    await store.save("carol", "tickets", { tokens: { access_token: ACCESS, token_type: "Bearer" } });
+    await store.remove("carol", "tickets");
+    expect(await store.load("carol", "tickets")).toEqual({});
+  });
+});
