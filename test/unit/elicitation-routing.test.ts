@@ -46,7 +46,6 @@ function broker(answer: ElicitationAnswer | (() => Promise<ElicitationAnswer>)) 
 }
 
 const client = () => ({}) as Client;
-const never = () => new Promise<never>(() => undefined);
 const options = { timeout: 10_000 };
 
 afterEach(() => {
