@@ -14,7 +14,9 @@ import type { Settings } from "../env.js";
 import { withoutSecretShapes } from "../runtime/process-scanner.js";
 import { interactive, type Options } from "./chat-options.js";
 import { interruptsOf, printRun, warrantRunOf, type Snapshot } from "./chat-output.js";
-import { approvalCard, pendingReviewOf, reviewInteractively, terminalIO } from "./review.js";
+import { approvalCard, pendingReviewOf, reviewInteractively, terminalIO, type ReviewIO } from "./review.js";
+import { askElicitation, elicitationCard, type OpenElicitation } from "./elicitation.js";
+import { setTimeout as sleep } from "node:timers/promises";
 import { requestJson, ServerRefusal } from "./server-client.js";
 import { CliError } from "./session.js";
 
@@ -93,7 +95,7 @@ export async function chatRemotely(
     return 0;
   }
   process.stderr.write(`thread: ${threadId}  run: ${runId}\n`);
-  await join(api, progress, threadId, runId);
+  await joinAnswering(api, progress, threadId, runId, interactive(options));
   if (interactive(options)) await reviewLoop(api, threadId, progress);
   printRun(options, user, threadId, runId, false, await state());
   return 0;
@@ -141,6 +143,65 @@ async function join(api: Api, progress: RemoteProgress, threadId: string, runId:
   }
 }
 
+/** Joins the run while showing (and at a terminal, asking) each question a server asks the owner (elicitation). */
+async function joinAnswering(
+  api: Api,
+  progress: RemoteProgress,
+  threadId: string,
+  runId: string,
+  atTerminal: boolean,
+): Promise<void> {
+  const stop = new AbortController();
+  const watching = watchElicitations(api, threadId, atTerminal, stop.signal);
+  try {
+    await join(api, progress, threadId, runId);
+  } finally {
+    stop.abort();
+    await watching;
+  }
+}
+
+/** Polls the thread's open questions while `signal` is not aborted; each is shown once and, at a terminal, asked. */
+async function watchElicitations(api: Api, threadId: string, atTerminal: boolean, signal: AbortSignal) {
+  const seen = new Set<string>();
+  // Opened at the first question only: a reader on stdin would take lines meant for a later review.
+  let io: (ReviewIO & { close(): void }) | undefined;
+  try {
+    while (!signal.aborted) {
+      const open = await api<{ elicitations: OpenElicitation[] }>("GET", `/threads/${threadId}/elicitations`, {
+        accept: [404],
+      }).catch(() => undefined);
+      for (const question of open?.status === 200 ? open.body.elicitations : []) {
+        if (seen.has(question.elicitation_id) || signal.aborted) continue;
+        seen.add(question.elicitation_id);
+        process.stderr.write(`${elicitationCard(question)}\n`);
+        if (!atTerminal) continue;
+        io ??= terminalIO();
+        await answerAtTerminal(api, question, io);
+      }
+      await sleep(500, undefined, { signal }).catch(() => undefined);
+    }
+  } finally {
+    io?.close();
+  }
+}
+
+async function answerAtTerminal(api: Api, question: OpenElicitation, io: ReviewIO): Promise<void> {
+  for (;;) {
+    const reply = await askElicitation(question, io);
+    if (!reply) return;
+    const sent = await api<{ error?: string; problems?: { field: string; problem: string }[] }>(
+      "POST",
+      `/threads/${question.thread_id}/elicitations/${question.elicitation_id}`,
+      { body: reply, accept: [403, 409, 422] },
+    );
+    if (sent.status === 200) return;
+    const problems = (sent.body.problems ?? []).map((item) => `${item.field}: ${item.problem}`).join(", ");
+    io.write(`  refused (${sent.body.error ?? sent.status})${problems ? `: ${problems}` : ""}\n`);
+    if (sent.status !== 422) return;
+  }
+}
+
 /** At a terminal: show each pending review, ask per action, resume on the server, until none is pending. */
 async function reviewLoop(api: Api, threadId: string, progress: RemoteProgress): Promise<void> {
   const io = terminalIO();
@@ -154,7 +215,7 @@ async function reviewLoop(api: Api, threadId: string, progress: RemoteProgress):
       const resumed = await api<RunJson>("POST", `/threads/${threadId}/runs`, {
         body: { assistant_id: ASSISTANT, command: { resume: withoutSecretShapes(answer) } },
       });
-      await join(api, progress, threadId, resumed.body.run_id);
+      await joinAnswering(api, progress, threadId, resumed.body.run_id, true);
     }
   } finally {
     io.close();

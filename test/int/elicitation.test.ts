@@ -6,7 +6,8 @@
  *   defaults); a reviewer's answer is refused (403 `elicitation_forbidden`),
  *   malformed and hostile answers are 422 naming field and problem; alice's
  *   answer reaches the server and the call completes with the date and the
- *   default note; the row and the `elicited` audit event record the outcome
+ *   default note, although the answer went to another server instance on
+ *   the same Postgres; the row and the `elicited` audit event record the outcome
  *   and who answered, never the content;
  * - with a short elicitation timeout and no answer, the server is told
  *   `decline` and the row says `timeout`.
@@ -194,8 +195,9 @@ describe("elicitation through the API", () => {
     });
     expect(oversized.status).toBe(413);
 
-    // The owner's answer: the call completes with the date and the default note (SEP-1034).
-    const accepted = await answer(server, "alice", event, { action: "accept", content: { date: "2026-12-24" } });
+    // The owner's answer, sent to the other instance on the same Postgres (not the one holding the call):
+    // the call completes with the date and the default note (SEP-1034).
+    const accepted = await answer(quick, "alice", event, { action: "accept", content: { date: "2026-12-24" } });
     expect(accepted).toEqual({ status: 200, body: { elicitation_id: event.elicitation_id, status: "accept" } });
     // Answered once only.
     const again = await answer(server, "alice", event, { action: "decline" });

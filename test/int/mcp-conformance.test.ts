@@ -75,10 +75,10 @@ function clientScenarios(): string[] {
 }
 
 /**
- * Answered by the host's elicitation handler (issue 25 item 3, branch h25b):
- * the lead removes this entry when merging it.
+ * Run with its exact verdicts by mcp-conformance-elicitation.test.ts (the
+ * host's elicitation handler applies the form's defaults, SEP-1034).
  */
-const HANDLED_BY_ELICITATION = new Set(["elicitation-sep1034-client-defaults"]);
+const RUN_ELSEWHERE = new Set(["elicitation-sep1034-client-defaults"]);
 /** Scenarios the describe block above already runs with their exact verdicts. */
 const RUN_ABOVE = new Set(["initialize", "tools_call", "sse-retry"]);
 
@@ -124,7 +124,7 @@ describe("MCP conformance, every client scenario of the suite, through ToolHost"
     expect(scenarios.filter((name) => name.startsWith("auth/"))).toHaveLength(17);
   });
 
-  for (const name of scenarios.filter((entry) => !HANDLED_BY_ELICITATION.has(entry) && !RUN_ABOVE.has(entry))) {
+  for (const name of scenarios.filter((entry) => !RUN_ELSEWHERE.has(entry) && !RUN_ABOVE.has(entry))) {
     it(`${name}: every check SUCCESS, no warning, the client's call ended as the scenario expects`, async () => {
       const { exitCode, checks, printed } = await scenario(name);
       const notPassed = checks.filter((check) => check.status !== "SUCCESS" && check.status !== "INFO");
