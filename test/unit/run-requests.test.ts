@@ -65,7 +65,6 @@ describe("run requests", () => {
     const base = { assistant_id: "agent", input: { messages: [human] } };
     const refused = [
       { after_seconds: 1 },
-      { webhook: "http://x" },
       { feedback_keys: ["a"] },
       { langsmith_tracer: { project_name: "p" } },
       { durability: "exit" },

@@ -82,3 +82,15 @@ describe("webhook signatures", () => {
     expect(verifySignature(secret, undefined, '{"a":1}', { now })).toBe(false);
   });
 });
+
+describe("admitWebhook (run creation)", () => {
+  it("refuses a webhook by name when none are configured, and a malformed one as invalid", async () => {
+    const { admitWebhook } = await import("../../src/webhooks/run-webhook.js");
+    await expect(admitWebhook({}, "http://x")).rejects.toMatchObject({ code: "unsupported" });
+    expect(await admitWebhook({}, undefined)).toBeUndefined();
+    const webhooks = { check: async () => undefined, register: async () => undefined };
+    await expect(admitWebhook({ webhooks }, { url: "x" })).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(admitWebhook({ webhooks }, "")).rejects.toMatchObject({ code: "invalid_request" });
+    expect(await admitWebhook({ webhooks }, "https://hooks.example.com/a")).toBe("https://hooks.example.com/a");
+  });
+});
