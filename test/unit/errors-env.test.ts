@@ -164,6 +164,13 @@ describe("loadSettings", () => {
     });
   });
 
+  it("refuses a webhook secret shorter than 32 characters, naming the variable", () => {
+    expect(() => loadSettings({ WARRANT_WEBHOOK_SECRET: "short" })).toThrow(
+      expect.objectContaining({ code: "config_invalid", message: expect.stringContaining("WARRANT_WEBHOOK_SECRET") }),
+    );
+    expect(loadSettings({ WARRANT_WEBHOOK_SECRET: "s".repeat(32) }).platform?.webhookSecret).toBe("s".repeat(32));
+  });
+
   it("reads the pool bounds and rejects a pool of zero connections", () => {
     expect(loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250" }).pool).toEqual({
       max: 3,
@@ -323,8 +330,10 @@ describe("childEnvironment", () => {
     vi.stubEnv("OPENAI_BASE_URL", "http://model.local");
     vi.stubEnv("DATABASE_URL", "postgres://user:pw@db/warrant");
     vi.stubEnv("WARRANT_AUTH_SECRET", "hmac");
+    vi.stubEnv("WARRANT_WEBHOOK_SECRET", "w".repeat(32));
     vi.stubEnv("WARRANT_TEST_KEEP", "kept");
     const env = childEnvironment();
+    expect(env).not.toHaveProperty("WARRANT_WEBHOOK_SECRET");
     expect(env).not.toHaveProperty("OPENAI_API_KEY");
     expect(env).not.toHaveProperty("OPENAI_BASE_URL");
     expect(env).not.toHaveProperty("DATABASE_URL");
