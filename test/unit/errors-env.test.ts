@@ -129,7 +129,7 @@ describe("loadSettings", () => {
   it("defaults everything from an empty record", () => {
     expect(loadSettings({})).toEqual({
       databaseUrl: undefined,
-      pool: { max: 10, waitMs: 5_000 },
+      pool: { max: 10, waitMs: 5_000, queryTimeoutMs: 30_000 },
       dataDir: path.resolve(REPO_ROOT, ".data"),
       configPath: path.resolve(REPO_ROOT, "warrant.config.json"),
       principalsPath: path.resolve(REPO_ROOT, "src/domains/dev-principals.json"),
@@ -158,10 +158,20 @@ describe("loadSettings", () => {
   });
 
   it("reads the pool bounds and rejects a pool of zero connections", () => {
-    expect(loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250" }).pool).toEqual({
+    expect(
+      loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250", WARRANT_PG_QUERY_TIMEOUT_MS: "1500" })
+        .pool,
+    ).toEqual({
       max: 3,
       waitMs: 250,
+      queryTimeoutMs: 1500,
     });
+    expect(() => loadSettings({ WARRANT_PG_QUERY_TIMEOUT_MS: "-1" })).toThrow(
+      expect.objectContaining({
+        code: "config_invalid",
+        message: expect.stringContaining("WARRANT_PG_QUERY_TIMEOUT_MS"),
+      }),
+    );
     expect(() => loadSettings({ WARRANT_PG_POOL_MAX: "0" })).toThrow(
       expect.objectContaining({ code: "config_invalid", message: expect.stringContaining("WARRANT_PG_POOL_MAX") }),
     );
