@@ -172,11 +172,20 @@ describe("loadSettings", () => {
   });
 
   it("reads the pool bounds and rejects a pool of zero connections", () => {
-    expect(loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250" }).pool).toEqual({
+    expect(
+      loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250", WARRANT_PG_QUERY_TIMEOUT_MS: "1500" })
+        .pool,
+    ).toEqual({
       max: 3,
       waitMs: 250,
-      queryTimeoutMs: 30_000,
+      queryTimeoutMs: 1500,
     });
+    expect(() => loadSettings({ WARRANT_PG_QUERY_TIMEOUT_MS: "-1" })).toThrow(
+      expect.objectContaining({
+        code: "config_invalid",
+        message: expect.stringContaining("WARRANT_PG_QUERY_TIMEOUT_MS"),
+      }),
+    );
     expect(() => loadSettings({ WARRANT_PG_POOL_MAX: "0" })).toThrow(
       expect.objectContaining({ code: "config_invalid", message: expect.stringContaining("WARRANT_PG_POOL_MAX") }),
     );
