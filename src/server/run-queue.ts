@@ -25,7 +25,7 @@ const PASSING: readonly ApiErrorCode[] = [
 ];
 
 export interface QueueWorkerOptions {
-  /** How often the queue is read (default 250 ms). */
+  /** How often the queue is read (default 500 ms). */
   pollMs?: number;
   /** How long a claimed run is hidden from other instances while this one starts it. */
   claimMs?: number;
@@ -38,7 +38,7 @@ export function startQueueWorker(
   queue: RunQueueStore,
   options: QueueWorkerOptions = {},
 ): () => void {
-  const pollMs = options.pollMs ?? 250;
+  const pollMs = options.pollMs ?? 500;
   const log = options.log ?? (() => undefined);
   let running = false;
   const tick = async () => {

@@ -45,6 +45,8 @@ export interface RunRequest {
   closeStopped?: boolean | undefined;
   /** Stop the run when the client that started it goes away (`on_disconnect: "cancel"`). */
   cancelOn?: AbortSignal | undefined;
+  /** The request's `multitask_strategy` (kept in the run's kwargs; default `reject`). */
+  multitaskStrategy?: string | undefined;
   /** A pending run (run-queue-store.ts) starting now: its `runs` row exists and turns `running`. */
   queued?: boolean | undefined;
   /** The client's `config.recursion_limit`; the budgets' limit caps it. */

@@ -205,6 +205,7 @@ export class RunManager {
             kwargs: {
               stream_mode: request.streamModes,
               kind: request.resume ? "resume" : request.input ? "input" : "continue",
+              ...(request.multitaskStrategy ? { multitask_strategy: request.multitaskStrategy } : {}),
             },
           });
     } catch (error) {

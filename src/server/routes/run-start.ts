@@ -130,6 +130,7 @@ export async function startRunAs(
       metadata: clientMetadata(request.metadata ?? undefined),
       runId,
       queued: options.queued !== undefined,
+      multitaskStrategy: request.multitask_strategy,
       ...(recursionLimit === undefined ? {} : { recursionLimit }),
       ...(request.input ? { runBound: manager.runBoundFor(requestText(request.input)) } : {}),
     });
