@@ -83,6 +83,7 @@ describe("errorClassOf and isToolErrorCode", () => {
       approval_required: "authorization",
       approval_rejected: "authorization",
       approval_expired: "authorization",
+      authorization_required: "authorization",
       not_found: "business",
       capacity_exceeded: "business",
       tool_failed: "business",

@@ -1,0 +1,88 @@
+/**
+ * A loopback OAuth authorization server and an OAuth-protected MCP resource
+ * server for tests, built from the MCP SDK's server-side auth (its router,
+ * bearer middleware and in-memory demo provider, which grants every
+ * authorization request at once, as a signed-in user who consents would).
+ * The resource server's one tool, `whoami`, records the bearer token of each
+ * call, so a test can tell whose token a call carried.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import { DemoInMemoryAuthProvider } from "@modelcontextprotocol/sdk/examples/server/demoInMemoryOAuthProvider.js";
+import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
+import {
+  createOAuthMetadata,
+  getOAuthProtectedResourceMetadataUrl,
+  mcpAuthMetadataRouter,
+  mcpAuthRouter,
+} from "@modelcontextprotocol/sdk/server/auth/router.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+
+/** express has no types in this tree; the little used here, typed by hand. */
+type Handler = (request: unknown, response: unknown, next: () => void) => void;
+interface App {
+  (request: unknown, response: unknown): void;
+  use(handler: Handler | unknown): void;
+  post(path: string, ...handlers: unknown[]): void;
+}
+const express = createRequire(import.meta.url)("express") as (() => App) & { json(): Handler };
+
+export interface OAuthServers {
+  mcpUrl: string;
+  /** Bearer tokens of `whoami` calls, in order. */
+  seen: string[];
+  close(): Promise<void>;
+}
+
+async function listen(app: App): Promise<{ server: Server; url: URL }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`) };
+}
+
+export async function startOAuthServers(): Promise<OAuthServers> {
+  const provider = new DemoInMemoryAuthProvider();
+  const authApp = express();
+  const auth = await listen(authApp);
+  authApp.use(mcpAuthRouter({ provider, issuerUrl: auth.url, scopesSupported: ["mcp:tools"] }));
+  const metadata = createOAuthMetadata({ provider, issuerUrl: auth.url, scopesSupported: ["mcp:tools"] });
+
+  const seen: string[] = [];
+  const resourceApp = express();
+  const resource = await listen(resourceApp);
+  const mcpUrl = new URL("/mcp", resource.url);
+  resourceApp.use(express.json());
+  resourceApp.use(mcpAuthMetadataRouter({ oauthMetadata: metadata, resourceServerUrl: mcpUrl }));
+  const bearer = requireBearerAuth({
+    verifier: { verifyAccessToken: (token) => provider.verifyAccessToken(token) },
+    resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
+  });
+  resourceApp.post("/mcp", bearer, async (request: unknown, response: unknown) => {
+    const mcp = new McpServer({ name: "tickets", version: "1.0.0" });
+    mcp.registerTool("whoami", { description: "Says whose token this is." }, async (extra) => {
+      seen.push(extra.authInfo?.token ?? "");
+      return { content: [{ type: "text", text: "ok" }] };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await mcp.connect(transport);
+    const typed = request as Parameters<StreamableHTTPServerTransport["handleRequest"]>[0] & { body: unknown };
+    await transport.handleRequest(
+      typed,
+      response as Parameters<StreamableHTTPServerTransport["handleRequest"]>[1],
+      typed.body,
+    );
+  });
+
+  return {
+    mcpUrl: mcpUrl.href,
+    seen,
+    async close() {
+      for (const { server } of [auth, resource]) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    },
+  };
+}
