@@ -276,7 +276,7 @@ export const AgentState = Annotation.Root({
   verdict: Annotation<PlanVerdict | null>,
   /** Tools offered this turn and why others were withheld. Owner: plan. */
   tool_offer: Annotation<ToolOffer | null>,
-  /** Authorized fingerprints per run; each write carries the counts it changed. Owners: authorize; human_review when an edit replaces an action. */
+  /** Authorized fingerprints per run, each write with the counts it changed. Owners: authorize; human_review (edits). */
   repeats: growing<RepeatCounts | null, RepeatCountsUpdate>(mergeRepeatCounts, () => null),
   /** Results of this turn's executed calls. Owner: execute. */
   call_results: Annotation<CallResult[]>,

@@ -52,7 +52,10 @@ function errorOf(content: unknown): { code?: string; message?: string } {
   }
 }
 
-/** Tool results since the newest human message, oldest first, with the arguments each call was proposed with (the fixed workflow reads them too). */
+/**
+ * Tool results since the newest human message, oldest first, with the arguments each call was proposed with (the
+ * fixed workflow reads them too).
+ */
 export function observationsSinceRequest(messages: readonly BaseMessage[]): Observation[] {
   let first = messages.length;
   while (first > 0 && messages[first - 1]?.getType() !== "human") first -= 1;

@@ -173,7 +173,10 @@ export function redactProposal(
     : { call: { ...call, raw_arguments: text.value }, found: text.found };
 }
 
-/** The prose of a reply (answer, reason, text beside calls) without secret-shaped values, and each proposal through {@link redactProposal}. */
+/**
+ * The prose of a reply (answer, reason, text beside calls) without secret-shaped values, and each proposal
+ * through {@link redactProposal}.
+ */
 export function redactOutcome(
   outcome: PlanOutcome,
   scanner: SecretScanner,

@@ -22,7 +22,8 @@ export const STREAM_MODES = [
 ] as const;
 export type ClientStreamMode = (typeof STREAM_MODES)[number];
 
-// biome-ignore lint/suspicious/noExplicitAny: the served graphs differ in state, update and node types; callers only invoke and stream them.
+// The served graphs differ in state, update and node types; callers only invoke and stream them.
+// biome-ignore lint/suspicious/noExplicitAny: see above
 export type ServedGraph = CompiledStateGraph<any, any, any, any, any, any>;
 
 export interface RunRequest {

@@ -94,7 +94,10 @@ async function writeCorpus(directory: string): Promise<string> {
   return file;
 }
 
-/** Every value of every column of every table outside the system schemas, as text (bytea decoded, so checkpoint blobs are searched as their bytes). */
+/**
+ * Every value of every column of every table outside the system schemas, as text (bytea decoded, so checkpoint
+ * blobs are searched as their bytes).
+ */
 async function everyStoredValue(databaseUrl: string): Promise<string> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();

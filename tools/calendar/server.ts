@@ -94,7 +94,10 @@ function log(message: string): void {
   process.stderr.write(`[calendar] ${message}\n`);
 }
 
-/** Parses argv; --data wins over the environment (the file, then the directory), which wins over the default. Relative paths resolve against the cwd. */
+/**
+ * Parses argv; --data wins over the environment (the file, then the directory), which wins over the default.
+ * Relative paths resolve against the cwd.
+ */
 function parseOptions(argv: readonly string[], environment: NodeJS.ProcessEnv): Options {
   const { values } = parseArgs({
     args: [...argv],
