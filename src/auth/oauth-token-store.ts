@@ -102,7 +102,11 @@ export function createOAuthTokenStore(pool: pg.Pool, schema: string, secret: Uin
       );
     },
     async remove(owner, server) {
-      await pool.query(`delete from ${s}.oauth_credentials where owner = $1 and server = $2`, [owner, server]);
+      const deleted = await pool.query(`delete from ${s}.oauth_credentials where owner = $1 and server = $2`, [
+        owner,
+        server,
+      ]);
+      return (deleted.rowCount ?? 0) > 0;
     },
     async loadClient(server) {
       const { rows } = await pool.query<{ sealed: Buffer }>(`select sealed from ${s}.oauth_clients where server = $1`, [

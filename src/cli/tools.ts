@@ -11,8 +11,10 @@
  * (`"pin": "sha256:…"`) is governed by the config: diff shows the configured
  * hash, and approve refuses (change the pin instead). Hashes are printed as
  * `sha256:<hex>`, the form a config `pin` takes.
- * Exit 0 on success, 1 when there is nothing to diff or approve (or on a
- * configuration or database error), 2 on a usage error.
+ * `npm run tools -- disconnect SERVER --user ID` removes the OAuth tokens ID
+ * holds for SERVER (src/cli/tools-disconnect.ts).
+ * Exit 0 on success, 1 when there is nothing to diff, approve or disconnect
+ * (or on a configuration or database error), 2 on a usage error.
  */
 import os from "node:os";
 import { loadSettings } from "../env.js";
@@ -22,23 +24,41 @@ import { loadConfig } from "../policy/config.js";
 import { commandLine, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 import { toolsBackend } from "./tools-backend.js";
+import { disconnect, validUserId } from "./tools-disconnect.js";
 
 const USAGE = `usage: npm run tools -- list [--json]
        npm run tools -- diff NAME
        npm run tools -- approve NAME [--by WHO]
+       npm run tools -- disconnect SERVER --user ID
   list     every tool: server, risk, whether it is served now, pin state and hash
   diff     what changed in the definition the server serves now for tool NAME since it was pinned
-  approve  pin the served definition of NAME (WHO defaults to the OS user)`;
+  approve  pin the served definition of NAME (WHO defaults to the OS user)
+  disconnect  remove the OAuth tokens user ID holds for SERVER (the next call asks them to authorize again)`;
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 async function main(argv: string[]): Promise<number> {
-  const parsed = commandLine(argv, { by: { type: "string" }, json: { type: "boolean" } }, USAGE);
+  const options = { by: { type: "string" }, json: { type: "boolean" }, user: { type: "string" } } as const;
+  const parsed = commandLine(argv, options, USAGE);
   if (typeof parsed === "number") return parsed;
   const [command, name, ...extra] = parsed.positionals;
+  const user = parsed.values["user"];
+  if (command === "disconnect") {
+    if (name === undefined || !NAME.test(name) || extra.length > 0)
+      return usageError("expected `disconnect SERVER --user ID`", USAGE);
+    if (parsed.values["by"] !== undefined || parsed.values["json"] !== undefined)
+      return usageError("disconnect takes --user only", USAGE);
+    if (typeof user !== "string" || !validUserId(user))
+      return usageError("disconnect needs --user ID, 1..64 of a-z 0-9 _ -", USAGE);
+    return exitOnConfigError(async () => {
+      const settings = loadSettings();
+      return disconnect(settings, await loadConfig(settings.configPath), name, user);
+    });
+  }
+  if (user !== undefined) return usageError("--user belongs to disconnect", USAGE);
   const named = (command === "diff" || command === "approve") && name !== undefined && NAME.test(name);
   if (!(named || (command === "list" && name === undefined)) || extra.length > 0) {
-    return usageError("expected `list`, `diff NAME` or `approve NAME`", USAGE);
+    return usageError("expected `list`, `diff NAME`, `approve NAME` or `disconnect SERVER --user ID`", USAGE);
   }
   const by = parsed.values["by"];
   const approver = typeof by === "string" ? by : os.userInfo().username;

@@ -40,8 +40,8 @@ export interface OwnerCredentials {
 export interface OAuthCredentialStore {
   load(owner: string, server: string): Promise<OwnerCredentials>;
   save(owner: string, server: string, credentials: OwnerCredentials): Promise<void>;
-  /** Forgets an owner's tokens (and verifier) for a server: what `disconnect` does. */
-  remove(owner: string, server: string): Promise<void>;
+  /** Forgets an owner's tokens (and verifier) for a server: what `disconnect` does; true when there were any. */
+  remove(owner: string, server: string): Promise<boolean>;
   loadClient(server: string): Promise<OAuthClientInformationMixed | undefined>;
   saveClient(server: string, client: OAuthClientInformationMixed | undefined): Promise<void>;
 }
@@ -53,7 +53,7 @@ export function memoryCredentialStore(): OAuthCredentialStore {
   return {
     load: async (owner, server) => ({ ...owners.get(key(owner, server)) }),
     save: async (owner, server, credentials) => void owners.set(key(owner, server), { ...credentials }),
-    remove: async (owner, server) => void owners.delete(key(owner, server)),
+    remove: async (owner, server) => owners.delete(key(owner, server)),
     loadClient: async (server) => clients.get(server),
     saveClient: async (server, client) => {
       if (client) clients.set(server, client);
