@@ -82,6 +82,7 @@ const EnvSchema = z.object({
   WARRANT_PG_QUERY_TIMEOUT_MS: positiveInt(30_000),
   WARRANT_TEST_CRASH_AT: z.enum(["after_lease", "after_run_row", "after_first_event"]).optional(),
   WARRANT_CRON_INTERVAL_MS: positiveInt(5_000),
+  WARRANT_QUEUE_POLL_MS: positiveInt(500),
   WARRANT_MAX_CRONS: positiveInt(10),
   WARRANT_WEBHOOK_SECRET: z.string().min(32, "must be at least 32 characters").max(512).optional(),
   WARRANT_WEBHOOK_POLL_MS: positiveInt(1_000),
@@ -174,6 +175,8 @@ export interface Settings {
   platform?: {
     /** `WARRANT_CRON_INTERVAL_MS`: how often each instance looks for crons due (default 5 s). */
     cronIntervalMs: number;
+    /** `WARRANT_QUEUE_POLL_MS`: how often each instance looks for delayed or queued runs due (default 500 ms). */
+    queuePollMs: number;
     /** `WARRANT_MAX_CRONS`: crons one principal may have (default 10). */
     maxCrons: number;
     /** `WARRANT_WEBHOOK_SECRET`: the key webhook bodies are signed with; unset, webhooks are refused. */
@@ -235,6 +238,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
     },
     platform: {
       cronIntervalMs: env.WARRANT_CRON_INTERVAL_MS,
+      queuePollMs: env.WARRANT_QUEUE_POLL_MS,
       maxCrons: env.WARRANT_MAX_CRONS,
       webhookSecret: env.WARRANT_WEBHOOK_SECRET,
       webhookPollMs: env.WARRANT_WEBHOOK_POLL_MS,

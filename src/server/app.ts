@@ -41,6 +41,8 @@ import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./we
 
 export interface AppOptions {
   manager: RunManager;
+  /** How often this instance looks for delayed or queued runs due (run-queue.ts; default 500 ms). */
+  queuePollMs?: number | undefined;
   store: ThreadStore;
   /** The thread's ledger rows (to tell whether a stopped run left a write in doubt). */
   ledger: LedgerStore;
@@ -193,7 +195,10 @@ export function createApp(options: AppOptions): Hono<Env> {
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);
   if (manager.queue)
-    startQueueWorker(context, manager.queue, { log: (line) => console.error(logLine(`warrant-server: ${line}`)) });
+    startQueueWorker(context, manager.queue, {
+      pollMs: options.queuePollMs,
+      log: (line) => console.error(logLine(`warrant-server: ${line}`)),
+    });
   registerReviewRoutes(app, context);
   if (options.platform) registerPlatformRoutes(app, context, options.platform);
   if (options.elicitations) registerElicitationRoutes(app, context, options.elicitations);

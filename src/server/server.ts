@@ -146,6 +146,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       );
     const app = createApp({
       manager,
+      queuePollMs: settings.platform?.queuePollMs,
       store: database.threads,
       ledger: database.ledger,
       elicitations: createElicitationStore(database.pool, database.schema),

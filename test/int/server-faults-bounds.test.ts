@@ -30,6 +30,11 @@ beforeAll(async () => {
       WARRANT_PG_POOL_MAX: "3",
       WARRANT_PG_POOL_WAIT_MS: "1000",
       WARRANT_PG_QUERY_TIMEOUT_MS: "1500",
+      // The instance's background pollers (queued runs, crons, webhook deliveries) stay off the 3 connections,
+      // so what is measured is the requests' own statements.
+      WARRANT_QUEUE_POLL_MS: "600000",
+      WARRANT_CRON_INTERVAL_MS: "600000",
+      WARRANT_WEBHOOK_POLL_MS: "600000",
       WARRANT_MAX_ACTIVE_RUNS: String(RUNS * 2),
     },
   });

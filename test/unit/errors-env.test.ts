@@ -133,6 +133,7 @@ describe("loadSettings", () => {
       pool: { max: 10, waitMs: 5_000, queryTimeoutMs: 30_000 },
       platform: {
         cronIntervalMs: 5_000,
+        queuePollMs: 500,
         maxCrons: 10,
         webhookSecret: undefined,
         webhookPollMs: 1_000,
