@@ -96,8 +96,10 @@ async function finish(threadId: string, first: number): Promise<Values> {
       method: "POST",
       body: { assistant_id: "agent", ...body },
     });
-    // The state read may be stale by the time the resume lands (another try resumed it): typed, and tried again.
-    if (answer.status !== 409 || answer.json().error !== "no_pending_interrupt") expectTyped(answer);
+    // The state read may be stale by the time the resume or continuation lands (another try resumed or
+    // finished it): typed, and the loop reads the state again.
+    const stale = answer.status === 409 && ["no_pending_interrupt", "nothing_to_run"].includes(answer.json().error);
+    if (!stale) expectTyped(answer);
     if (answer.status !== 200) await sleep(250);
   }
   throw new Error(`thread ${threadId} did not finish`);
