@@ -72,7 +72,8 @@ export function assertRunnable(snapshot: StateSnapshot, ask: RunAsk, ledger: rea
         if (!unanswered.has(placeholder.tool_call_id)) {
           throw new ApiError(
             "invalid_request",
-            "input.messages: a tool message may only stand for a tool call of this thread that has no result; tool results come from the server",
+            "input.messages: a tool message may only stand for a tool call of this thread that has no result;" +
+              " tool results come from the server",
           );
         }
       }

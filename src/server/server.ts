@@ -138,7 +138,8 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const web = await webOptions(settings, secret, runtime.host.tools);
     if (web.devPrincipals && settings.server.devLogin)
       log(
-        `WARNING: WARRANT_DEV_LOGIN=1: anyone who can reach ${settings.server.host} can mint a token for any user of ${settings.principalsPath} (POST /dev/token)`,
+        `WARNING: WARRANT_DEV_LOGIN=1: anyone who can reach ${settings.server.host} can mint a token` +
+          ` for any user of ${settings.principalsPath} (POST /dev/token)`,
       );
     if (settings.verifiedClaimsOnly)
       log(

@@ -31,28 +31,41 @@ function describe(entry: TraceEntry): string {
       const tokens = spending(entry);
       const withheld = entry.withheld.map((item) => `${item.tool}: ${item.reason}`);
       const proposed = entry.proposed.map((call) => `${call.tool} [${short(call.call_id)}]`);
+      const node = entry.node === "plan" ? "" : `(${entry.node}) `;
+      const model = entry.model ? `  model ${entry.model}` : "";
+      const withheldPart = withheld.length ? `; withheld ${withheld.length}: ${names(withheld, 4)}` : "";
+      const context = entry.context;
+      const compaction = context
+        ? [
+            `            context compaction ${context.compactions}: ${context.compacted_results} older tool result(s)` +
+              ` shown as refs + excerpt (messages 1–${context.compacted_through}), ~${context.tokens} tokens`,
+          ]
+        : [];
       return [
-        `plan        ${entry.node === "plan" ? "" : `(${entry.node}) `}turn ${entry.turn}${entry.model ? `  model ${entry.model}` : ""}  ${tokens}`,
-        `            offered ${entry.offered.length}: ${names(entry.offered)}${withheld.length ? `; withheld ${withheld.length}: ${names(withheld, 4)}` : ""}`,
+        `plan        ${node}turn ${entry.turn}${model}  ${tokens}`,
+        `            offered ${entry.offered.length}: ${names(entry.offered)}${withheldPart}`,
         `            verdict ${entry.verdict}${proposed.length ? `; proposed ${names(proposed)}` : ""}`,
-        ...(entry.context
-          ? [
-              `            context compaction ${entry.context.compactions}: ${entry.context.compacted_results} older tool result(s) shown as refs + excerpt (messages 1–${entry.context.compacted_through}), ~${entry.context.tokens} tokens`,
-            ]
-          : []),
+        ...compaction,
       ].join("\n");
     }
-    case "decision":
-      return `decision    ${entry.outcome.padEnd(6)} ${entry.tool} [${short(entry.call_id)}] by ${entry.node}${entry.outcome === "deny" ? `: ${entry.check} → ${entry.code}${entry.message ? ` (${entry.message})` : ""}` : ""}`;
+    case "decision": {
+      const detail = entry.message ? ` (${entry.message})` : "";
+      const denial = entry.outcome === "deny" ? `: ${entry.check} → ${entry.code}${detail}` : "";
+      return `decision    ${entry.outcome.padEnd(6)} ${entry.tool} [${short(entry.call_id)}] by ${entry.node}${denial}`;
+    }
     case "approval":
       return `approval    ${entry.outcome} ${entry.tool} [${short(entry.call_id)}] by ${entry.approver}, request version ${entry.version}`;
     case "execution": {
       const error = entry.error_code ? ` ${entry.error_code} (${entry.error_class})` : "";
       const approved = entry.approved_by ? `, approved by ${entry.approved_by}` : "";
-      return `execution   ${entry.tool} attempt ${entry.attempt}: ${entry.status}${error}${entry.elapsed_ms === null ? "" : ` in ${entry.elapsed_ms} ms`} (${entry.server}, ${entry.risk}${approved})`;
+      const elapsed = entry.elapsed_ms === null ? "" : ` in ${entry.elapsed_ms} ms`;
+      const where = `(${entry.server}, ${entry.risk}${approved})`;
+      return `execution   ${entry.tool} attempt ${entry.attempt}: ${entry.status}${error}${elapsed} ${where}`;
     }
-    case "observe":
-      return `observe     ${entry.evidence_refs.length ? `evidence ${names(entry.evidence_refs, 4)}` : "no new evidence"}${entry.termination ? `; stop: ${entry.termination.code}` : ""}`;
+    case "observe": {
+      const evidence = entry.evidence_refs.length ? `evidence ${names(entry.evidence_refs, 4)}` : "no new evidence";
+      return `observe     ${evidence}${entry.termination ? `; stop: ${entry.termination.code}` : ""}`;
+    }
   }
 }
 
@@ -61,7 +74,8 @@ function budgetLine(trace: RunTrace, budgets: Budgets | undefined): string {
   const of = (value: number, limit: number | undefined) => (limit === undefined ? `${value}` : `${value}/${limit}`);
   return [
     `budget use: model turns ${of(used.model_calls, budgets?.model_turns)}, tool calls ${of(used.tool_calls, budgets?.tool_calls)},`,
-    `tokens ${of(used.input_tokens + used.output_tokens, budgets?.tokens)}, cost $${used.cost_usd.toFixed(6)}${budgets ? `/$${budgets.cost_usd}` : ""}`,
+    `tokens ${of(used.input_tokens + used.output_tokens, budgets?.tokens)},`,
+    `cost $${used.cost_usd.toFixed(6)}${budgets ? `/$${budgets.cost_usd}` : ""}`,
     budgets ? "(limits as configured now)" : "",
   ]
     .filter(Boolean)

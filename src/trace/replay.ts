@@ -169,7 +169,8 @@ function reOffer(step: RecordedStep, owner: Principal, policy: ReplayPolicy): st
 
 export function renderReplay(report: ReplayReport, source: string): string {
   const lines = [
-    `replayed ${report.proposals} proposal(s) in ${report.steps} step(s) of ${report.runs.length} run(s) under ${source}; nothing was executed`,
+    `replayed ${report.proposals} proposal(s) in ${report.steps} step(s) of ${report.runs.length} run(s)` +
+      ` under ${source}; nothing was executed`,
   ];
   if (report.changes.length === 0 && report.offers.length === 0) {
     lines.push("no decision changes");
@@ -189,7 +190,8 @@ export function renderReplay(report: ReplayReport, source: string): string {
       offer.removed.length > 0 ? `-${offer.removed.join(", -")}` : "",
     ].filter(Boolean);
     lines.push(
-      `${offer.run_id} turn ${offer.turn} offer: ${parts.join(" ")} — the model would have been shown other tools; later proposals of this run are hypothetical`,
+      `${offer.run_id} turn ${offer.turn} offer: ${parts.join(" ")} — the model would have been shown other tools;` +
+        " later proposals of this run are hypothetical",
     );
   }
   return lines.join("\n");

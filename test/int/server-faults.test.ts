@@ -98,7 +98,8 @@ async function finish(threadId: string, first: number): Promise<Values> {
     });
     // The state read may be stale by the time the resume or continuation lands (another try resumed or
     // finished it): typed, and the loop reads the state again.
-    const stale = answer.status === 409 && ["no_pending_interrupt", "nothing_to_run"].includes(answer.json().error);
+    const stale =
+      answer.status === 409 && ["no_pending_interrupt", "nothing_to_run"].includes(String(answer.json().error));
     if (!stale) expectTyped(answer);
     if (answer.status !== 200) await sleep(250);
   }

@@ -13,7 +13,7 @@ export interface SchedulerOptions {
   crons: CronStore;
   firing: CronFiringContext;
   intervalMs: number;
-  /** Test-only (`WARRANT_TEST_CRON_CLAIM_DELAY_MS`): waits between reading a due cron and claiming it, to widen the race between instances. */
+  /** Tests only (`WARRANT_TEST_CRON_CLAIM_DELAY_MS`): a pause between reading a due cron and claiming it. */
   claimDelayMs?: number | undefined;
   log: (line: string) => void;
 }
