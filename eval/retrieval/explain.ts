@@ -1,13 +1,15 @@
 /**
  * Per-question view of the retrieval suite, for analysing misses:
- * `npx tsx eval/retrieval/explain.ts [--all] [id-substring…]` prints each
- * question's labelled notes, the planner's query, its top hits with scores and
- * what it decided. By default only the misses (false abstentions, false
- * answers, recall below 1) are printed.
+ * `npx tsx eval/retrieval/explain.ts [--set=labelled|fresh|heldout] [--all] [id-substring…]`
+ * prints each question's labelled notes, the planner's query, its top hits
+ * with scores and what it decided, then the set's figures. By default only
+ * the misses (false abstentions, false answers, recall below 1) are printed.
  */
 import { canRead } from "../../tools/notes/corpus.js";
 import { explainRank } from "../../tools/notes/search.js";
-import { isFalseAnswer } from "./metrics.js";
+import { FRESH_QUESTIONS } from "./fresh.js";
+import { HELD_OUT_QUESTIONS } from "./heldout.js";
+import { figures, isFalseAnswer } from "./metrics.js";
 import { QUESTIONS } from "./questions.js";
 import { loadFixture, runAll, type RetrievalRun } from "./run.js";
 
@@ -21,8 +23,11 @@ function recallOf(run: RetrievalRun): number {
 async function main(argv: string[]): Promise<void> {
   const all = argv.includes("--all");
   const filters = argv.filter((arg) => !arg.startsWith("--"));
+  const set = argv.find((arg) => arg.startsWith("--set="))?.slice("--set=".length) ?? "labelled";
+  const sets = { labelled: QUESTIONS, fresh: FRESH_QUESTIONS, heldout: HELD_OUT_QUESTIONS } as const;
+  if (!Object.hasOwn(sets, set)) throw new Error(`unknown set ${set}: labelled, fresh or heldout`);
   const fixture = await loadFixture();
-  const runs = runAll(fixture, QUESTIONS);
+  const runs = runAll(fixture, sets[set as keyof typeof sets]);
   for (const run of runs) {
     const q = run.question;
     const verdict = isFalseAnswer(q, run.cited)
@@ -50,6 +55,12 @@ async function main(argv: string[]): Promise<void> {
       );
     }
   }
+  const f = figures(runs);
+  const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
+  process.stdout.write(
+    `\n${set}: ${f.questions} questions; recall@3 ${pct(f.recallAt3)}; false abstention ${pct(f.falseAbstentionRate)} ` +
+      `(${f.falseAbstentions}/${f.answerable}); false answer ${pct(f.falseAnswerRate)} (${f.falseAnswers}/${f.questions})\n`,
+  );
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
