@@ -112,6 +112,8 @@ export interface Expansions {
   readonly titleStems: ReadonlySet<string>;
   /** Runs of two or more content words of a title ("second law", "normal form"): one concept when a question has them. */
   readonly titlePhrases: readonly string[];
+  /** Each title's words in order, hyphenated ones split, with their stems ("" for a stop word: it breaks a compound). */
+  readonly titleWords: readonly (readonly { stem: string; word: string }[])[];
 }
 
 /** The contiguous runs of two or more content words of a title, as phrases. */
@@ -140,7 +142,12 @@ export function expansionsFor(notes: readonly (TitledNote & { text: string })[],
   ];
   const titleStems = new Set(notes.flatMap((note) => tokenize(note.title)));
   const titlePhrases = [...new Set(notes.flatMap((note) => titleRuns(note.title)))];
-  return { acronyms, groups, titleStems, titlePhrases };
+  const titleWords = notes.map((note) =>
+    wordsOf(note.title.replace(/\([^)]*\)/g, " "))
+      .flatMap(({ word }) => word.split("-"))
+      .map((word) => ({ stem: word.length > 1 && !STOP_WORDS.has(word) ? stem(word) : "", word })),
+  );
+  return { acronyms, groups, titleStems, titlePhrases, titleWords };
 }
 
 interface PhraseEntry {
@@ -190,6 +197,41 @@ function dedupe(alternatives: readonly (readonly string[])[]): string[][] {
 }
 
 /**
+ * The words that follow a title run in the titles that have it ("lock" after
+ * "two phase" in "Two-phase locking"), or undefined when some title ends the
+ * run or follows it by a stop word (then the run names a thing of its own).
+ */
+function continuations(expansions: Expansions, form: readonly string[]): Set<string> | undefined {
+  const next = new Set<string>();
+  for (const title of expansions.titleWords) {
+    const stems = title.map((item) => item.stem);
+    for (let at = 0; at + form.length <= stems.length; at += 1) {
+      if (!startsWithAt(stems, at, form)) continue;
+      const following = stems[at + form.length];
+      if (following === undefined || following === "") return undefined;
+      next.add(following);
+      // A hyphenated continuation may be written joined: "trade-off" is "tradeoff".
+      const after = title.slice(at + form.length).map((item) => item.word);
+      for (let length = 2; length <= Math.min(3, after.length); length += 1)
+        next.add(stem(after.slice(0, length).join("")));
+    }
+  }
+  return next;
+}
+
+/**
+ * Whether a title run the question has, followed at once by another content
+ * word, names a different compound than the titles do: every title that has
+ * the run continues it with a word the question lacks ("two-phase commit"
+ * against "Two-phase locking"). The question's compound is then one concept,
+ * mentioned only where its words stand together.
+ */
+function divergesFrom(expansions: Expansions, form: readonly string[], nextStem: string, stems: ReadonlySet<string>) {
+  const next = continuations(expansions, form);
+  return next !== undefined && next.size > 0 && !next.has(nextStem) && ![...next].some((word) => stems.has(word));
+}
+
+/**
  * The concepts of a question: each synonym phrase or acronym it contains is
  * one concept whose alternatives are every way of writing it; every other
  * content word is a concept of its own (a hyphenated word may match joined
@@ -232,6 +274,25 @@ export function conceptsOf(query: string, expansions: Expansions): Concept[] {
     if (!entry) continue;
     const positions = new Set(content.slice(at, at + entry.form.length).map((item) => item.position));
     if ([...positions].some((position) => used.has(position))) continue;
+    const last = Math.max(...positions);
+    const following = content[at + entry.form.length];
+    const compound =
+      following !== undefined &&
+      following.position === last + 1 &&
+      !used.has(following.position) &&
+      !QUESTION_WORDS.has(written[following.position] ?? "") &&
+      divergesFrom(expansions, entry.form, following.stem, new Set(content.map((item) => item.stem)));
+    if (compound) {
+      const runTerms = presenceTerms(entry.alternatives[0] ?? "");
+      for (const position of [...positions, following.position]) used.add(position);
+      concepts.push({
+        words: [...positions, following.position].map((position) => written[position]).join(" "),
+        alternatives: [[...runTerms, ...termsOfWord(written[following.position] ?? "")]],
+        partial: [runTerms],
+      });
+      at += entry.form.length;
+      continue;
+    }
     for (const position of positions) used.add(position);
     const terms = presenceTerms(entry.alternatives[0] ?? "");
     concepts.push({

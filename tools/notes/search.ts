@@ -28,6 +28,7 @@ import {
   type Expansions,
   type SynonymTable,
 } from "./expansion.js";
+import { phraseMentions, termStream, type NoteStreams } from "./phrases.js";
 
 /** A note as the index needs it (corpus.ts `Note`). */
 export interface SearchableNote {
@@ -59,6 +60,8 @@ export interface VisibleIndex {
   readonly textFrequency: ReadonlyMap<string, number>;
   /** Per note id: the terms of its title (a note is about what its title names). */
   readonly titleTermsById: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Per note id: its title and text as term streams (phrases.ts), for multi-word concepts. */
+  readonly streamsById: ReadonlyMap<string, NoteStreams>;
 }
 
 /** Builds the index of one visible set. */
@@ -93,7 +96,11 @@ export function buildVisibleIndex(
   for (const note of notes)
     for (const term of new Set(tokenize(note.text))) textFrequency.set(term, (textFrequency.get(term) ?? 0) + 1);
   const titleTermsById = new Map(notes.map((note) => [note.note_id, new Set(tokenize(note.title))]));
-  return { notes, search, expansions: expansionsFor(notes, synonyms), termsById, textFrequency, titleTermsById };
+  const streamsById = new Map(
+    notes.map((note) => [note.note_id, { title: termStream(note.title), text: termStream(note.text) }]),
+  );
+  const expansions = expansionsFor(notes, synonyms);
+  return { notes, search, expansions, termsById, textFrequency, titleTermsById, streamsById };
 }
 
 const inverseDocumentFrequency = (count: number, frequency: number) =>
@@ -143,17 +150,48 @@ interface ConceptScore {
   everywhere: boolean;
 }
 
+/** Per note id, the best coverage of any of these alternatives, times `credit`. */
+function bestCoverage(index: VisibleIndex, alternatives: readonly (readonly string[])[], credit: number) {
+  const coverage = new Map<string, number>();
+  for (const alternative of alternatives) {
+    for (const [id, value] of alternativeCoverage(index, alternative))
+      coverage.set(id, Math.max(coverage.get(id) ?? 0, credit * value));
+  }
+  return coverage;
+}
+
+const weightOf = (index: VisibleIndex, having: number) =>
+  inverseDocumentFrequency(index.notes.length, having) * (having === 0 ? UNKNOWN_WEIGHT : 1);
+
+/**
+ * A concept written in several words ("candidate key", a synonym such as
+ * "minimal superkey", "two-phase commit") is mentioned where its words stand
+ * together (phrases.ts): its coverage counts those places, any of its ways of
+ * writing it, a title's counting {@link TITLE_BOOST} times, full at
+ * {@link FULL_COVERAGE_MENTIONS}. A note that has the words apart gets
+ * {@link PARTIAL_CREDIT} of their coverage; the notes that have it, for its
+ * weight, and the titles that name it are those with the phrase.
+ */
+function phraseConceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
+  const coverage = bestCoverage(index, [...(concept.partial ?? []), ...concept.alternatives], PARTIAL_CREDIT);
+  const inTitle = new Set<string>();
+  let having = 0;
+  for (const [id, streams] of index.streamsById) {
+    const found = phraseMentions(streams, concept.alternatives, TITLE_BOOST);
+    if (found.mentions === 0) continue;
+    having += 1;
+    if (found.inTitle) inTitle.add(id);
+    coverage.set(id, Math.max(coverage.get(id) ?? 0, Math.min(1, found.mentions / FULL_COVERAGE_MENTIONS)));
+  }
+  return { weight: weightOf(index, having), coverage, inTitle, everywhere: having === index.notes.length };
+}
+
 /** A note's relevance to each concept (best alternative), and the concept's weight (IDF of the notes having it). */
 function conceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
-  const coverage = new Map<string, number>();
-  for (const alternative of concept.partial ?? []) {
-    for (const [id, value] of alternativeCoverage(index, alternative))
-      coverage.set(id, Math.max(coverage.get(id) ?? 0, PARTIAL_CREDIT * value));
-  }
-  for (const alternative of concept.alternatives) {
-    for (const [id, value] of alternativeCoverage(index, alternative))
-      coverage.set(id, Math.max(coverage.get(id) ?? 0, value));
-  }
+  if (concept.alternatives.some((alternative) => alternative.length > 1)) return phraseConceptScores(index, concept);
+  const coverage = bestCoverage(index, concept.partial ?? [], PARTIAL_CREDIT);
+  for (const [id, value] of bestCoverage(index, concept.alternatives, 1))
+    coverage.set(id, Math.max(coverage.get(id) ?? 0, value));
   const having = [...index.termsById.values()].filter((terms) =>
     concept.alternatives.some((alternative) => alternative.every((term) => terms.has(term))),
   ).length;
@@ -162,8 +200,7 @@ function conceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
       .filter(([, terms]) => concept.alternatives.some((alternative) => alternative.every((term) => terms.has(term))))
       .map(([id]) => id),
   );
-  const weight = inverseDocumentFrequency(index.notes.length, having) * (having === 0 ? UNKNOWN_WEIGHT : 1);
-  return { weight, coverage, inTitle, everywhere: having === index.notes.length };
+  return { weight: weightOf(index, having), coverage, inTitle, everywhere: having === index.notes.length };
 }
 
 /**
