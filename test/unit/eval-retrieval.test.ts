@@ -6,8 +6,9 @@
  * suite calibrates. Pure (reads the eval corpus).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { calibrate, figures } from "../../eval/retrieval/metrics.js";
+import { calibrate, figures, isFalseAnswer } from "../../eval/retrieval/metrics.js";
 import { FRESH_QUESTIONS } from "../../eval/retrieval/fresh.js";
+import { HELD_OUT_QUESTIONS } from "../../eval/retrieval/heldout.js";
 import { KINDS, QUESTIONS } from "../../eval/retrieval/questions.js";
 import { CHOICES, SHIPPED } from "../../eval/retrieval/report.js";
 import { loadFixture, runAll, type Fixture, type RetrievalRun } from "../../eval/retrieval/run.js";
@@ -33,11 +34,31 @@ describe("the labelled set", () => {
     }
   });
 
-  it("labels only notes that exist and that the asker may read, in the labelled and the fresh set", () => {
-    expect(new Set([...QUESTIONS, ...FRESH_QUESTIONS].map((question) => question.id)).size).toBe(
-      QUESTIONS.length + FRESH_QUESTIONS.length,
-    );
-    for (const question of [...QUESTIONS, ...FRESH_QUESTIONS]) {
+  it("has a held-out set of at least 40 questions over the three courses, answerable and must-abstain in each", () => {
+    expect(HELD_OUT_QUESTIONS.length).toBeGreaterThanOrEqual(40);
+    for (const course of ["cs301", "db201", "ph110"]) {
+      const mine = HELD_OUT_QUESTIONS.filter((question) => question.course === course);
+      expect(mine.some((question) => question.answers === "abstain")).toBe(true);
+      expect(mine.some((question) => question.answers !== "abstain")).toBe(true);
+    }
+    const kinds = new Set(HELD_OUT_QUESTIONS.map((question) => question.kind));
+    for (const kind of [
+      "paraphrase",
+      "synonym",
+      "acronym",
+      "formula",
+      "wrong-course",
+      "unreleased",
+      "absent",
+      "out-of-scope",
+    ])
+      expect(kinds.has(kind as (typeof KINDS)[number]), kind).toBe(true);
+  });
+
+  it("labels only notes that exist and that the asker may read, in the labelled, fresh and held-out sets", () => {
+    const all = [...QUESTIONS, ...FRESH_QUESTIONS, ...HELD_OUT_QUESTIONS];
+    expect(new Set(all.map((question) => question.id)).size).toBe(all.length);
+    for (const question of all) {
       const labelled = [...(question.answers === "abstain" ? [] : question.answers), ...(question.related ?? [])];
       for (const id of labelled) {
         const note = fixture.index.byId.get(id);
@@ -58,6 +79,11 @@ describe("the planner on it", () => {
       }
       if (run.question.kind === "wrong-course" || run.question.kind === "out-of-scope") expect(run.cited).toEqual([]);
     }
+  });
+
+  it("gives no false answer on the labelled set: no question that must abstain is answered, no unlabelled note cited", () => {
+    const wrong = runs.filter((run) => isFalseAnswer(run.question, run.cited));
+    expect(wrong.map((run) => `${run.question.id}: ${run.cited.join(", ")}`)).toEqual([]);
   });
 
   it("reads the same notes in the fixed workflow as in the rules planner", () => {
