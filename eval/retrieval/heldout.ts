@@ -167,6 +167,18 @@ const PH110: Row[] = [
   ["h-ph-translate", "pia", "out-of-scope", "Translate 'good morning' into Spanish", "abstain"],
 ];
 
+/**
+ * The held-out set's figures as first measured, on the search as it stood
+ * when the set was committed (before the phrase and compound rules of
+ * tools/notes/phrases.ts and expansion.ts): the "before" of the report.
+ */
+export const HELD_OUT_BEFORE = {
+  commit: "a62966f",
+  recallAt3: "75.5%",
+  falseAbstention: "17.0% (8 of 47)",
+  falseAnswer: "3.0% (2 of 66)",
+} as const;
+
 /** The held-out set, cs301 then db201 then ph110. */
 export const HELD_OUT_QUESTIONS: readonly LabelledQuestion[] = [
   ...rows("cs301", CS301),
