@@ -3,7 +3,8 @@
  * tuned on questions.ts, and never tuned on: new phrasings of the same kinds
  * over the same notes. Its figures are reported apart (the "fresh" row of the
  * Retrieval section), as the honest estimate for questions the tuning did not
- * see. Labelled from the notes' text. Data only.
+ * see. Labelled from the notes' text. One question ("What does atomicity
+ * mean?") was later tuned on and moved to the labelled set. Data only.
  */
 import { type LabelledQuestion, type Row, rows } from "./questions.js";
 
@@ -57,7 +58,6 @@ const DB201: Row[] = [
     "write-ahead-logging",
   ],
   ["f-db-lossless", "bob", "direct", "When is a decomposition lossless?", "lossless-decomposition"],
-  ["f-db-atomicity", "bob", "direct", "What does atomicity mean?", "acid"],
   ["f-db-matview", "bob", "absent", "What is a materialized view?", "abstain"],
   ["f-db-replication", "bob", "absent", "How does database replication work?", "abstain"],
   ["f-db-midterm-q1", "bob", "unreleased", "What is the answer to question 1 of the midterm?", "abstain"],

@@ -400,6 +400,8 @@ const DB201: Row[] = [
   ["db-book-room", "bob", "out-of-scope", "Book me a room in the library", "abstain"],
   ["db-joke", "bob", "out-of-scope", "Tell me a joke", "abstain"],
   ["db-sam-midterm", "sam", "unreleased", "Show me the midterm worked solutions", "midterm-solutions"],
+  // Moved from the fresh set (fresh.ts): its false answer (the 1NF note's "atomic" shares the stem) was tuned on.
+  ["f-db-atomicity", "bob", "direct", "What does atomicity mean?", "acid"],
 ];
 
 const PH110: Row[] = [

@@ -60,6 +60,8 @@ export interface VisibleIndex {
   readonly textFrequency: ReadonlyMap<string, number>;
   /** Per note id: the terms of its title (a note is about what its title names). */
   readonly titleTermsById: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Per note id: the words of its title and text as written (lower-cased, hyphenated ones also by their parts). */
+  readonly wordsById: ReadonlyMap<string, ReadonlySet<string>>;
   /** Per note id: its title and text as term streams (phrases.ts), for multi-word concepts. */
   readonly streamsById: ReadonlyMap<string, NoteStreams>;
 }
@@ -99,8 +101,14 @@ export function buildVisibleIndex(
   const streamsById = new Map(
     notes.map((note) => [note.note_id, { title: termStream(note.title), text: termStream(note.text) }]),
   );
+  const wordsById = new Map(
+    notes.map((note) => [
+      note.note_id,
+      new Set(wordsOf(`${note.title} ${note.text}`).flatMap(({ word }) => [word, ...word.split("-")])),
+    ]),
+  );
   const expansions = expansionsFor(notes, synonyms);
-  return { notes, search, expansions, termsById, textFrequency, titleTermsById, streamsById };
+  return { notes, search, expansions, termsById, textFrequency, titleTermsById, wordsById, streamsById };
 }
 
 const inverseDocumentFrequency = (count: number, frequency: number) =>
@@ -186,12 +194,23 @@ function phraseConceptScores(index: VisibleIndex, concept: Concept): ConceptScor
   return { weight: weightOf(index, having), coverage, inTitle, everywhere: having === index.notes.length };
 }
 
+/**
+ * A note that has a question's word only through its stem ("atomic" for
+ * "atomicity") covers it a little less than one that uses the word itself:
+ * a tie-break between notes sharing a stem, too small to move a note across
+ * the planner's threshold but for a note within 1% of it.
+ */
+export const STEM_ONLY = 0.99;
+
 /** A note's relevance to each concept (best alternative), and the concept's weight (IDF of the notes having it). */
 function conceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
   if (concept.alternatives.some((alternative) => alternative.length > 1)) return phraseConceptScores(index, concept);
   const coverage = bestCoverage(index, concept.partial ?? [], PARTIAL_CREDIT);
-  for (const [id, value] of bestCoverage(index, concept.alternatives, 1))
-    coverage.set(id, Math.max(coverage.get(id) ?? 0, value));
+  const plainWord = /^[a-z0-9_]+$/.test(concept.words) && concept.alternatives.length === 1;
+  for (const [id, value] of bestCoverage(index, concept.alternatives, 1)) {
+    const ownWord = !plainWord || (index.wordsById.get(id)?.has(concept.words) ?? false);
+    coverage.set(id, Math.max(coverage.get(id) ?? 0, ownWord ? value : STEM_ONLY * value));
+  }
   const having = [...index.termsById.values()].filter((terms) =>
     concept.alternatives.some((alternative) => alternative.every((term) => terms.has(term))),
   ).length;
