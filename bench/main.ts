@@ -30,7 +30,8 @@
  * machine and its load; the ratios, measured in the same run, are the result.
  *
  * `npm run bench -- --only per-step` measures the per-step figures alone
- * (same rounds, same interleaving), prints them and writes nothing.
+ * (same rounds, same interleaving), `--only prompt-cache` the two
+ * prompt-cache scenarios; either prints its figures and writes nothing.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
@@ -40,7 +41,8 @@ import type pg from "pg";
 import { REPO_ROOT, loadSettings } from "../src/env.js";
 import { bareCommit, rawMcpCall } from "./floors.js";
 import { countsBetween, type QueryCounter } from "./pg-counter.js";
-import { buildResults, renderTable, type Measurements, type PerVariant } from "./report.js";
+import { buildResults, promptCacheTargets, renderTable, type Measurements, type PerVariant } from "./report.js";
+import { promptCacheTable } from "./report-prompt-cache.js";
 import { measurePromptCache } from "./prompt-cache-scenarios.js";
 import { openScratchDatabase } from "./scratch-database.js";
 import { startScriptedEndpoint } from "./scripted-endpoint.js";
@@ -189,13 +191,16 @@ async function measureThroughput(variants: Variant[]): Promise<PerVariant<number
   return samples;
 }
 
-const USAGE = "usage: npm run bench [-- --only per-step]";
+const PARTS = ["per-step", "prompt-cache"] as const;
+type Part = (typeof PARTS)[number];
+const USAGE = `usage: npm run bench [-- --only ${PARTS.join("|")}]`;
 
-/** The part of the bench the command line asks for: everything, or the per-step figures alone. */
-function onlyPart(argv: readonly string[]): "all" | "per-step" {
+/** The part of the bench the command line asks for: everything, or one part alone. */
+function onlyPart(argv: readonly string[]): "all" | Part {
   if (argv.length === 0) return "all";
-  if (argv.length === 2 && argv[0] === "--only" && argv[1] === "per-step") return "per-step";
-  if (argv.length === 1 && argv[0] === "--only=per-step") return "per-step";
+  const named = argv.length === 2 && argv[0] === "--only" ? argv[1] : argv[0]?.replace(/^--only=/, "");
+  const part = PARTS.find((candidate) => candidate === named);
+  if (part !== undefined && (argv.length === 2 || argv[0]?.startsWith("--only="))) return part;
   process.stderr.write(`${USAGE}\n`);
   process.exit(argv.includes("--help") || argv.includes("-h") ? 0 : 2);
 }
@@ -233,9 +238,13 @@ async function main(): Promise<void> {
   let variants: Variant[] = [];
   try {
     progress(`database: ${scratch.label}`);
-    if (only === "per-step") {
+    if (only !== "all") {
       variants = await buildVariants(settings, scratch.database, endpoint.baseUrl);
-      await perStepOnly(variants, scratch.counter);
+      if (only === "per-step") await perStepOnly(variants, scratch.counter);
+      else {
+        const cache = await measurePromptCache(settings, scratch.database, endpoint, variants);
+        console.log(promptCacheTable({ prompt_cache: cache, targets: promptCacheTargets(cache) }));
+      }
       return;
     }
     // First: it starts every server, which is what fails on a loaded machine (a launch timeout), so it fails early.
