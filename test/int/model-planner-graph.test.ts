@@ -188,6 +188,16 @@ describe("the model planner's requests through the graph (issue 23)", () => {
         expect.objectContaining({ subject: "call_12", code: "tool_not_permitted", tool: "read_backup" }),
       ]);
       expect(denied[0]?.detail.startsWith("offered (unhealthy):")).toBe(true);
+      // The typed refusal in state: the offer check, with the reason the step withheld the tool.
+      expect(state.denials).toEqual([
+        expect.objectContaining({
+          call_id: "call_12",
+          tool: "read_backup",
+          code: "tool_not_permitted",
+          check: "offered",
+          withheld: "unhealthy",
+        }),
+      ]);
       expect(state.ledger.map((entry) => entry.call_id)).not.toContain("call_12");
       expect(state.ledger).toHaveLength(STEPS - 1);
     });
