@@ -28,6 +28,10 @@
  * Prints a table (medians, spread, ratios against createReactAgent, targets)
  * and writes bench/results/latest.json. Absolute numbers depend on the
  * machine and its load; the ratios, measured in the same run, are the result.
+ *
+ * `npm run bench -- --only per-step` measures the per-step figures alone
+ * (same rounds, same interleaving), `--only prompt-cache` the two
+ * prompt-cache scenarios; either prints its figures and writes nothing.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
@@ -37,11 +41,12 @@ import type pg from "pg";
 import { REPO_ROOT, loadSettings } from "../src/env.js";
 import { bareCommit, rawMcpCall } from "./floors.js";
 import { countsBetween, type QueryCounter } from "./pg-counter.js";
-import { buildResults, renderTable, type Measurements, type PerVariant } from "./report.js";
+import { buildResults, promptCacheTargets, renderTable, type Measurements, type PerVariant } from "./report.js";
+import { promptCacheTable } from "./report-prompt-cache.js";
 import { measurePromptCache } from "./prompt-cache-scenarios.js";
 import { openScratchDatabase } from "./scratch-database.js";
 import { startScriptedEndpoint } from "./scripted-endpoint.js";
-import { perStepSlopes, rotate } from "./stats.js";
+import { perStepSlopes, ratio, rotate, summarize } from "./stats.js";
 import { measureToolTokens } from "./tool-tokens.js";
 import { VARIANTS, buildVariants, type Variant } from "./variants.js";
 import { writeInputTokensChart } from "./chart.js";
@@ -186,7 +191,45 @@ async function measureThroughput(variants: Variant[]): Promise<PerVariant<number
   return samples;
 }
 
+const PARTS = ["per-step", "prompt-cache"] as const;
+type Part = (typeof PARTS)[number];
+const USAGE = `usage: npm run bench [-- --only ${PARTS.join("|")}]`;
+
+/** The part of the bench the command line asks for: everything, or one part alone. */
+function onlyPart(argv: readonly string[]): "all" | Part {
+  if (argv.length === 0) return "all";
+  const named = argv.length === 2 && argv[0] === "--only" ? argv[1] : argv[0]?.replace(/^--only=/, "");
+  const part = PARTS.find((candidate) => candidate === named);
+  if (part !== undefined && (argv.length === 2 || argv[0]?.startsWith("--only="))) return part;
+  process.stderr.write(`${USAGE}\n`);
+  process.exit(argv.includes("--help") || argv.includes("-h") ? 0 : 2);
+}
+
+/** `--only per-step`: the per-step rounds on the variants main() builds, printed, nothing written. */
+async function perStepOnly(variants: Variant[], counter: QueryCounter): Promise<void> {
+  const started = performance.now();
+  const { perStepMs, statementsPerStep } = await measurePerStep(variants, counter);
+  const warrant = summarize(perStepMs.warrant).median;
+  const reference = summarize(perStepMs.create_react_agent).median;
+  for (const name of VARIANTS) {
+    const ms = summarize(perStepMs[name]);
+    const statements = summarize(statementsPerStep[name]).median;
+    console.log(
+      `${name}: ${ms.median.toFixed(2)} ms a step (p10 ${ms.p10.toFixed(2)}, p90 ${ms.p90.toFixed(2)}), ${statements} statements`,
+    );
+  }
+  const load = os
+    .loadavg()
+    .map((value) => value.toFixed(1))
+    .join(" ");
+  const elapsed = ((performance.now() - started) / 1000).toFixed(0);
+  console.log(
+    `warrant ÷ create_react_agent: ${ratio(warrant, reference)?.toFixed(3)} (${RUNS} rounds, ${elapsed} s, load ${load})`,
+  );
+}
+
 async function main(): Promise<void> {
+  const only = onlyPart(process.argv.slice(2));
   const started = performance.now();
   const loadAtStart = os.loadavg();
   const settings = loadSettings(process.env);
@@ -195,6 +238,15 @@ async function main(): Promise<void> {
   let variants: Variant[] = [];
   try {
     progress(`database: ${scratch.label}`);
+    if (only !== "all") {
+      variants = await buildVariants(settings, scratch.database, endpoint.baseUrl);
+      if (only === "per-step") await perStepOnly(variants, scratch.counter);
+      else {
+        const cache = await measurePromptCache(settings, scratch.database, endpoint, variants);
+        console.log(promptCacheTable({ prompt_cache: cache, targets: promptCacheTargets(cache) }));
+      }
+      return;
+    }
     // First: it starts every server, which is what fails on a loaded machine (a launch timeout), so it fails early.
     const toolTokens = await measureToolTokens(settings, scratch.database);
     progress(`tool tokens: warrant ${toolTokens.warrant}, all bound ${toolTokens.all_bound}`);

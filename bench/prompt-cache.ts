@@ -16,6 +16,21 @@
  *                            request started with the whole previous one
  *                            (the most any request can reuse: the new tail of
  *                            each request and the whole first request are new)
+ *   append_only_ceiling_ratio
+ *                            that ceiling as a share of input_tokens: for a
+ *                            thread whose requests only grow it is exactly
+ *                            1 − (last request) / input_tokens, whatever the
+ *                            agent does
+ *   growth_tokens_per_request
+ *                            how much a request adds on average:
+ *                            (last − first request) / (requests − 1)
+ *   growth_for_95_percent_tokens
+ *                            the most a request may add, on average and
+ *                            evenly, for an append-only thread of this many
+ *                            requests starting from this first request to
+ *                            reuse 95% of its input (null below 20 requests,
+ *                            where not even no growth does, and from 40,
+ *                            where any growth does)
  *   requests_extending_previous
  *                            requests whose tools and messages start with every
  *                            part of the previous request, unchanged
@@ -41,6 +56,9 @@ export interface CacheFigures {
   openai_cacheable_tokens: number;
   effective_input_tokens: number;
   append_only_ceiling_tokens: number;
+  append_only_ceiling_ratio: number;
+  growth_tokens_per_request: number;
+  growth_for_95_percent_tokens: number | null;
   requests_extending_previous: number;
   /** Input tokens of each request, in order. */
   per_request_input_tokens: number[];
@@ -87,6 +105,9 @@ export function cacheFigures(bodies: readonly Record<string, unknown>[]): CacheF
     openai_cacheable_tokens: 0,
     effective_input_tokens: 0,
     append_only_ceiling_tokens: 0,
+    append_only_ceiling_ratio: 0,
+    growth_tokens_per_request: 0,
+    growth_for_95_percent_tokens: null,
     requests_extending_previous: 0,
     per_request_input_tokens: [],
   };
@@ -106,7 +127,35 @@ export function cacheFigures(bodies: readonly Record<string, unknown>[]): CacheF
     previous = tokens;
   }
   figures.effective_input_tokens = Math.round(figures.effective_input_tokens);
+  figures.append_only_ceiling_ratio =
+    figures.input_tokens > 0 ? figures.append_only_ceiling_tokens / figures.input_tokens : 0;
+  const lengths = figures.per_request_input_tokens;
+  const first = lengths[0] ?? 0;
+  figures.growth_tokens_per_request = lengths.length > 1 ? ((lengths.at(-1) ?? 0) - first) / (lengths.length - 1) : 0;
+  figures.growth_for_95_percent_tokens = growthFor(REUSE_TARGET, first, lengths.length);
   return figures;
+}
+
+/** The issue's target for research_30: prefix_reused_tokens ≥ 95% of input_tokens. */
+export const REUSE_TARGET = 0.95;
+
+/**
+ * The largest even growth g per request at which an append-only thread of
+ * `requests` requests, the first `first` tokens long, reuses `target` of its
+ * input. Its requests are L_i = first + i·g (i = 0 … n−1); every token is
+ * reused but the last request's, so the reused share is
+ * 1 − (first + (n−1)·g) / (n·first + g·n(n−1)/2) ≥ target, which solves to
+ * g ≤ first·(u·n − 1) / ((n − 1)·(1 − u·n/2)) with u = 1 − target
+ * (n = 31, u = 0.05: g ≤ 0.0815·first). Null when u·n ≤ 1 (even requests
+ * that never grow reuse only (n−1)/n of the input) and when u·n ≥ 2 (any
+ * growth reaches it).
+ */
+export function growthFor(target: number, first: number, requests: number): number | null {
+  const unreused = 1 - target;
+  if (requests < 2 || unreused * requests <= 1) return null;
+  const denominator = (requests - 1) * (1 - (unreused * requests) / 2);
+  // From u·n ≥ 2 on (40 requests at 95%) any growth reaches the target: no bound, reported as null too.
+  return denominator <= 0 ? null : (first * (unreused * requests - 1)) / denominator;
 }
 
 /** Whether every request of the thread still carries the user's request text. */

@@ -3,7 +3,9 @@
  * printed table: medians, spreads, ratios against `createReactAgent` (the
  * reference of the issue's targets) and whether each target is met.
  */
-import type { PromptCache, ScenarioFigures } from "./prompt-cache-scenarios.js";
+import { decimals, times, verdict } from "./format.js";
+import type { PromptCache } from "./prompt-cache-scenarios.js";
+import { promptCacheTable } from "./report-prompt-cache.js";
 import { median, pairedRatios, ratio, summarize, type Summary } from "./stats.js";
 import { VARIANTS, type VariantName } from "./variants.js";
 
@@ -45,11 +47,11 @@ interface Target {
   met: boolean | null;
 }
 
-function each<T, U>(values: PerVariant<T>, map: (value: T) => U): PerVariant<U> {
+export function each<T, U>(values: PerVariant<T>, map: (value: T) => U): PerVariant<U> {
   return Object.fromEntries(VARIANTS.map((name) => [name, map(values[name])])) as PerVariant<U>;
 }
 
-const REFERENCE: VariantName = "create_react_agent";
+export const REFERENCE: VariantName = "create_react_agent";
 
 export function buildResults(measured: Measurements, info: RunInfo) {
   const perStep = each(measured.perStepMs, summarize);
@@ -148,7 +150,7 @@ export function buildResults(measured: Measurements, info: RunInfo) {
   };
 }
 
-function promptCacheTargets(cache: PromptCache): Target[] {
+export function promptCacheTargets(cache: PromptCache): Target[] {
   const research = cache.research_30;
   const all = cache.all_tools_10;
   return [
@@ -202,12 +204,8 @@ function describeRun(info: RunInfo) {
 // The printed table (markdown, so it can be pasted into the README)
 // ---------------------------------------------------------------------------
 
-const decimals = (value: number, digits: number) =>
-  value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const spreadOf = (summary: Summary, digits: number) =>
   `${decimals(summary.median, digits)} (${decimals(summary.p10, digits)}–${decimals(summary.p90, digits)})`;
-const times = (value: number | null) => (value === null ? "–" : `${decimals(value, 2)}×`);
-const verdict = (met: boolean | null) => (met === null ? "–" : met ? "met" : "**not met**");
 
 export function renderTable(results: Results): string {
   const spread = results.spread;
@@ -279,79 +277,4 @@ export function renderTable(results: Results): string {
     `Floors: one raw MCP call (search_notes over stdio) ${spreadOf(floors.mcp_call_ms, 2)} ms; one bare commit (autocommit INSERT) ${spreadOf(floors.bare_commit_ms, 2)} ms.`,
     `Warrant offered ${results.tool_definition_detail.warrant_tools.join(", ")}; the peers bind all ${results.tool_definition_detail.all_bound_tool_count} listed tools. Tool results ≈${results.tool_result_chars} characters.`,
   ].join("\n");
-}
-
-const percent = (part: number, whole: number) => (whole > 0 ? `${decimals((100 * part) / whole, 0)}%` : "–");
-
-/** The prompt-cache table: one row per scenario and figure. */
-export function promptCacheTable(results: Results): string {
-  const cache = results.prompt_cache;
-  const byFigure = new Map(results.targets.map((entry) => [entry.figure, entry]));
-  const lines = [
-    "| scenario, figure (o200k tokens over the thread) | Warrant | createReactAgent | createAgent | Warrant ÷ createReactAgent | target | |",
-    "|---|---|---|---|---|---|---|",
-  ];
-  const scenarios: [string, "research_30" | "all_tools_10"][] = [
-    ["research_30", "research_30"],
-    ["all_tools_10", "all_tools_10"],
-  ];
-  for (const [label, key] of scenarios) {
-    const figures = cache[key];
-    const row = (
-      name: string,
-      cell: (value: ScenarioFigures) => string,
-      value: (value: ScenarioFigures) => number,
-      figure?: string,
-    ) => {
-      const goal = figure ? byFigure.get(figure) : undefined;
-      const warrantRatio = ratio(value(figures.warrant), value(figures[REFERENCE]));
-      lines.push(
-        `| ${label}: ${name} | ${cell(figures.warrant)} | ${cell(figures.create_react_agent)} | ${cell(figures.create_agent)} | ${times(warrantRatio)} | ${goal?.rule ?? ""} | ${verdict(goal?.met ?? null)} |`,
-      );
-    };
-    const count = (value: number) => decimals(value, 0);
-    row(
-      "model requests",
-      (f) => count(f.requests),
-      (f) => f.requests,
-    );
-    row(
-      "input tokens",
-      (f) => count(f.input_tokens),
-      (f) => f.input_tokens,
-    );
-    row(
-      "prefix reused",
-      (f) => `${count(f.prefix_reused_tokens)} (${percent(f.prefix_reused_tokens, f.input_tokens)})`,
-      (f) => f.prefix_reused_tokens,
-      key === "research_30" ? "research_30_prefix_reused" : undefined,
-    );
-    row(
-      "most any request can reuse (each starts with the whole previous one)",
-      (f) => `${count(f.append_only_ceiling_tokens)} (${percent(f.append_only_ceiling_tokens, f.input_tokens)})`,
-      (f) => f.append_only_ceiling_tokens,
-    );
-    row(
-      "requests that start with the whole previous request",
-      (f) => `${count(f.requests_extending_previous)} of ${count(Math.max(0, f.requests - 1))}`,
-      (f) => f.requests_extending_previous,
-    );
-    row(
-      "OpenAI-cacheable",
-      (f) => `${count(f.openai_cacheable_tokens)} (${percent(f.openai_cacheable_tokens, f.input_tokens)})`,
-      (f) => f.openai_cacheable_tokens,
-    );
-    row(
-      "effective input (cached at 10%)",
-      (f) => count(f.effective_input_tokens),
-      (f) => f.effective_input_tokens,
-      `${key}_effective_input_tokens`,
-    );
-  }
-  const seen = byFigure.get("research_30_request_seen_at_every_step");
-  lines.push(
-    "",
-    `research_30: Warrant made ${cache.research_30.warrant.requests} model requests and the request was in every one: ${seen?.met ? "yes" : "**no**"}.`,
-  );
-  return lines.join("\n");
 }

@@ -7,7 +7,9 @@
  *              keeps serving it;
  *   transcript the thread as it grows (`plannerContext`: tool results quoted
  *              in their fence with the evidence refs they hold, old results
- *              compacted at a boundary, never dropped by a window);
+ *              compacted at a boundary, never dropped by a window), each
+ *              tool call named by its ordinal in the thread
+ *              (`wire-call-ids.ts`);
  *   notes      appended last, only when needed: the tools allowed this step
  *              when the endpoint cannot take `allowed_tools`, and refs to cite
  *              that no result in the transcript names. They change per step,
@@ -22,6 +24,7 @@ import { HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@lan
 import type { Evidence } from "../state/evidence.js";
 import { readFencedToolResult, TOOL_RESULT_TAG } from "./fence.js";
 import type { PlannerInput } from "./planner.js";
+import { withWireCallIds } from "./wire-call-ids.js";
 
 export const SYSTEM_PROMPT = [
   "You are the planning step of a controlled assistant. You cannot act yourself: you may only propose calls to the tools you are given, and code decides whether each call runs.",
@@ -62,7 +65,7 @@ export function buildMessages(input: PlannerInput, restriction?: string): BaseMe
     (note): note is string => note !== undefined,
   );
   const appended = notes.length > 0 ? [new SystemMessage(notes.join("\n"))] : [];
-  return [systemMessage(input), ...transcript, ...appended];
+  return [systemMessage(input), ...withWireCallIds(transcript), ...appended];
 }
 
 /** Refs of evidence no fenced result in the transcript names (none, in a thread the plan node built). */

@@ -23,6 +23,7 @@ import type { NormalizedResult } from "../../src/mcp/normalize.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
 import { readFencedToolResult } from "../../src/planners/fence.js";
 import { createModelPlanner } from "../../src/planners/model.js";
+import { wireCallId } from "../../src/planners/wire-call-ids.js";
 import { ToolContractSchema } from "../../src/policy/contracts.js";
 import { runConfigFor } from "../../src/runtime/run-config.js";
 import { runOptions } from "../../src/runtime/routes.js";
@@ -187,6 +188,16 @@ describe("the model planner's requests through the graph (issue 23)", () => {
         expect.objectContaining({ subject: "call_12", code: "tool_not_permitted", tool: "read_backup" }),
       ]);
       expect(denied[0]?.detail.startsWith("offered (unhealthy):")).toBe(true);
+      // The typed refusal in state: the offer check, with the reason the step withheld the tool.
+      expect(state.denials).toEqual([
+        expect.objectContaining({
+          call_id: "call_12",
+          tool: "read_backup",
+          code: "tool_not_permitted",
+          check: "offered",
+          withheld: "unhealthy",
+        }),
+      ]);
       expect(state.ledger.map((entry) => entry.call_id)).not.toContain("call_12");
       expect(state.ledger).toHaveLength(STEPS - 1);
     });
@@ -212,9 +223,13 @@ describe("the model planner's requests through the graph (issue 23)", () => {
     expect(fenced.flatMap((result) => result?.refs ?? [])).toEqual(
       Array.from({ length: STEPS }, (_, index) => `cs301.n${index + 1}@1`),
     );
+    // Each result is paired with its call by the wire id (the call's ordinal), never the id the model minted.
     expect(last.filter((message) => message.role === "tool").map((message) => message.tool_call_id)).toEqual(
-      Array.from({ length: STEPS }, (_, index) => `call_${index + 1}`),
+      Array.from({ length: STEPS }, (_, index) => wireCallId(index + 1)),
     );
+    expect(
+      last.flatMap((message) => (message as { tool_calls?: { id: string }[] }).tool_calls?.map((c) => c.id) ?? []),
+    ).toEqual(Array.from({ length: STEPS }, (_, index) => wireCallId(index + 1)));
 
     // State, ledger and evidence keep every result whole; the citation of a compacted result is accepted.
     expect(state.status).toBe("completed");

@@ -1,6 +1,6 @@
 /** The bench's arithmetic: quantiles, per-step slopes, ratios and the rotation that interleaves variants. */
 import { describe, expect, it } from "vitest";
-import { cacheFigures } from "../../bench/prompt-cache.js";
+import { cacheFigures, growthFor } from "../../bench/prompt-cache.js";
 import { median, pairedRatios, perStepSlopes, quantile, ratio, rotate, summarize } from "../../bench/stats.js";
 
 describe("quantile and median", () => {
@@ -103,5 +103,40 @@ describe("cacheFigures: the append-only ceiling", () => {
     ]);
     expect(rewritten.requests_extending_previous).toBe(0);
     expect(rewritten.prefix_reused_tokens).toBeLessThan(rewritten.append_only_ceiling_tokens);
+  });
+
+  it("gives the ceiling as a share of the input: all of it but the last request, for requests that only grow", () => {
+    const grown = cacheFigures([
+      { messages: [system, user] },
+      { messages: [system, user, step(1)] },
+      { messages: [system, user, step(1), step(2)] },
+    ]);
+    const lengths = grown.per_request_input_tokens;
+    const last = lengths.at(-1) ?? 0;
+    expect(grown.append_only_ceiling_ratio).toBeCloseTo(1 - last / grown.input_tokens, 12);
+    expect(grown.growth_tokens_per_request).toBe((last - (lengths[0] ?? 0)) / 2);
+  });
+});
+
+describe("growthFor: the growth per request at which an append-only thread reaches a reuse share", () => {
+  it("is 0.0815× the first request for 31 requests at 95%, and exactly meets the share there", () => {
+    const growth = growthFor(0.95, 534, 31) ?? Number.NaN;
+    expect(growth / 534).toBeCloseTo(0.55 / 6.75, 10);
+    expect(growth).toBeCloseTo(43.5, 1);
+    const lengths = Array.from({ length: 31 }, (_, index) => 534 + index * growth);
+    const total = lengths.reduce((sum, length) => sum + length, 0);
+    expect(1 - (lengths.at(-1) ?? 0) / total).toBeCloseTo(0.95, 10);
+    // A little more growth and the share falls below the target.
+    const faster = Array.from({ length: 31 }, (_, index) => 534 + index * (growth + 1));
+    expect(1 - (faster.at(-1) ?? 0) / faster.reduce((sum, length) => sum + length, 0)).toBeLessThan(0.95);
+  });
+
+  it("is null where no growth reaches the share (under 20 requests at 95%) and where any growth does (40 or more)", () => {
+    // 20 requests that never grow reuse exactly 19/20.
+    expect(growthFor(0.95, 534, 20)).toBeCloseTo(0, 9);
+    expect(growthFor(0.95, 534, 19)).toBeNull();
+    expect(growthFor(0.95, 534, 10)).toBeNull();
+    expect(growthFor(0.95, 534, 40)).toBeNull();
+    expect(growthFor(0.95, 534, 21)).toBeGreaterThan(0);
   });
 });
