@@ -47,6 +47,8 @@ export interface Concept {
   readonly alternatives: readonly (readonly string[])[];
   /** Weaker ways to match it, for half credit: one part of a hyphenated word ("attention" of "cross-attention"). */
   readonly partial?: readonly (readonly string[])[];
+  /** Parts it shares with another concept of the question: no partial match, but a note with one touches it. */
+  readonly shared?: readonly string[];
 }
 
 /** A titled note, as far as expansion needs it. */
@@ -318,5 +320,32 @@ export function conceptsOf(query: string, expansions: Expansions): Concept[] {
       ...(parts.length > 1 ? { partial: parts.map((part) => [part]) } : {}),
     });
   });
-  return concepts;
+  return withoutSharedParts(concepts);
+}
+
+/**
+ * A single part that two concepts of the question share ("encoder" of
+ * "bi-encoder" and "cross-encoder") tells neither apart: it is no partial
+ * match of either, so a note that has only that part (the encoder-decoder
+ * note) is not read for a comparison of the two. A note with the shared part
+ * still touches the concept (`shared`): it is not penalised as missing it
+ * (search.ts SHORT_QUESTION), so the self-attention note stays a side of
+ * "compare self-attention and cross-attention".
+ */
+function withoutSharedParts(concepts: readonly Concept[]): Concept[] {
+  const termsOf = (concept: Concept) =>
+    new Set([...concept.alternatives, ...(concept.partial ?? [])].flatMap((alternative) => alternative));
+  const sets = concepts.map(termsOf);
+  return concepts.map((concept, at) => {
+    if (concept.partial === undefined) return concept;
+    const shared = (term: string) => sets.some((terms, other) => other !== at && terms.has(term));
+    const partial = concept.partial.filter((alternative) => alternative.length > 1 || !shared(alternative[0] ?? ""));
+    const dropped = concept.partial.filter((alternative) => !partial.includes(alternative));
+    const { partial: _all, ...rest } = concept;
+    return {
+      ...rest,
+      ...(partial.length > 0 ? { partial } : {}),
+      ...(dropped.length > 0 ? { shared: dropped.flat() } : {}),
+    };
+  });
 }
