@@ -9,7 +9,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { QUESTION_WORDS, STOP_WORDS, stem, termsOfWord, tokenize, wordsOf } from "./analysis.js";
+import { QUESTION_WORDS, STOP_WORDS, stem, termsOfWord, tokenize, VARIABLE, wordsOf } from "./analysis.js";
 
 const SynonymGroups = z.array(z.array(z.string().min(1).max(80)).min(2));
 
@@ -307,7 +307,7 @@ export function conceptsOf(query: string, expansions: Expansions): Concept[] {
   written.forEach((word, position) => {
     if (used.has(position)) return;
     const plain = word.replaceAll("-", "");
-    if (plain.length < 2 || STOP_WORDS.has(word) || /^[0-9]+$/.test(plain)) return;
+    if ((plain.length < 2 && !VARIABLE.test(plain)) || STOP_WORDS.has(word) || /^[0-9]+$/.test(plain)) return;
     if (QUESTION_WORDS.has(word) && !expansions.titleStems.has(stems[position] ?? "")) return;
     if (!word.includes("-")) {
       concepts.push({ words: word, alternatives: [[stem(word)]] });

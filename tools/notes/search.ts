@@ -19,7 +19,7 @@
  * set, cached), so scores reveal nothing about notes they cannot read. Pure.
  */
 import MiniSearch, { type Query } from "minisearch";
-import { normalizeText, tokenize, wordsOf } from "./analysis.js";
+import { normalizeText, tokenize, VARIABLE, wordsOf } from "./analysis.js";
 import {
   conceptsOf,
   expansionsFor,
@@ -244,7 +244,9 @@ function conceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
       .filter(([, terms]) => concept.alternatives.some((alternative) => alternative.every((term) => terms.has(term))))
       .map(([id]) => id),
   );
-  return { weight: weightOf(index, having), coverage, inTitle, everywhere: having === index.notes.length };
+  // A formula's variable no readable note uses ("t" of "QK^T") is notation, not a missing topic.
+  const weight = VARIABLE.test(concept.words) && having === 0 ? 0 : weightOf(index, having);
+  return { weight, coverage, inTitle, everywhere: having === index.notes.length };
 }
 
 /**
