@@ -104,6 +104,43 @@ export function acronymsOf(note: TitledNote, ordinaryWords: ReadonlySet<string>)
   return found;
 }
 
+/** Shortest and longest run of a text's words whose initials are read as an acronym ("log sequence number" ↔ LSN). */
+const TEXT_ACRONYM_WORDS = { min: 3, max: 4 } as const;
+
+/**
+ * Acronyms a note's text yields, weaker than its title's (they are added
+ * after them): one the text defines ("write-ahead logging (WAL)"), and the
+ * initials of each run of three or four content words standing together
+ * ("the log sequence number of" ↔ LSN). As for titles, initials that are
+ * stop words or words the notes use are not acronyms.
+ */
+export function textAcronymsOf(text: string, ordinaryWords: ReadonlySet<string>): Map<string, string> {
+  const found = new Map<string, string>();
+  const add = (acronym: string, phrase: string) => {
+    if (acronym.length < 3 || STOP_WORDS.has(acronym) || ordinaryWords.has(acronym) || found.has(acronym)) return;
+    found.set(acronym, phrase);
+  };
+  for (const match of text.matchAll(/((?:[A-Za-z][A-Za-z-]*\s+){1,6})\(([A-Za-z0-9+]{2,8})\)/g)) {
+    const acronym = (match[2] ?? "").toLowerCase();
+    const words = wordsOf(match[1] ?? "").flatMap(({ word }) => word.split("-"));
+    for (let start = 0; start < words.length; start += 1)
+      if (initials(words.slice(start)) === acronym) add(acronym, words.slice(start).join(" "));
+  }
+  // Runs break at stop words and at punctuation: "number of its" is no run.
+  for (const clause of text.split(/[.,;:()!?]/)) {
+    const words = wordsOf(clause).map(({ word }) => word);
+    for (let start = 0; start < words.length; start += 1) {
+      for (let length = TEXT_ACRONYM_WORDS.min; length <= TEXT_ACRONYM_WORDS.max; length += 1) {
+        const run = words.slice(start, start + length);
+        if (run.length < length || run.some((word) => STOP_WORDS.has(word) || word.length < 2 || word.includes("-")))
+          break;
+        add(initials(run), run.join(" "));
+      }
+    }
+  }
+  return found;
+}
+
 /** The expansions that apply to a set of notes: their acronyms and their courses' synonym groups. */
 export interface Expansions {
   /** acronym → the phrase it stands for. */
@@ -135,6 +172,10 @@ export function expansionsFor(notes: readonly (TitledNote & { text: string })[],
   const acronyms = new Map<string, string>();
   for (const note of notes) {
     for (const [acronym, phrase] of acronymsOf(note, ordinary))
+      if (!acronyms.has(acronym)) acronyms.set(acronym, phrase);
+  }
+  for (const note of notes) {
+    for (const [acronym, phrase] of textAcronymsOf(note.text, ordinary))
       if (!acronyms.has(acronym)) acronyms.set(acronym, phrase);
   }
   const courses = [...new Set(notes.map((note) => note.course))].sort();
@@ -320,7 +361,18 @@ export function conceptsOf(query: string, expansions: Expansions): Concept[] {
       ...(parts.length > 1 ? { partial: parts.map((part) => [part]) } : {}),
     });
   });
-  return withoutSharedParts(concepts);
+  return withoutSharedParts(withoutRepeats(concepts));
+}
+
+/** A concept the question repeats ("push on a wall … the wall push back") counts once. */
+function withoutRepeats(concepts: readonly Concept[]): Concept[] {
+  const seen = new Set<string>();
+  return concepts.filter((concept) => {
+    const key = JSON.stringify(concept.alternatives);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /**
