@@ -25,7 +25,7 @@ const STOP_WORDS_TEXT =
 const QUESTION_WORDS_TEXT =
   "ask asked answer bad go best better briefly compare comparing compared contrast define definition describe difference " +
   "differences different example examples explain explained exactly get gets give good happen happens happening help " +
-  "find finding goes going check checking whether something anything problem " +
+  "find finding goes going check checking whether something anything problem point cause causes caused " +
   "idea important intuition intuitively know lecture lectures main make makes mean meaning means need notes note please purpose " +
   "really say says said show simple simply stand stands summarize summarise summary tell term terms thing things understand use used " +
   "uses using way ways work works working";
