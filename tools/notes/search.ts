@@ -189,8 +189,7 @@ function bestCoverage(
 }
 
 /** Every term of a concept's ways of matching. */
-const ownTerms = (concept: Concept) =>
-  new Set([...(concept.partial ?? []), ...concept.alternatives].flatMap((alternative) => alternative));
+const ownTerms = (concept: Concept) => new Set([...(concept.partial ?? []), ...concept.alternatives].flat());
 
 const weightOf = (index: VisibleIndex, having: number) =>
   inverseDocumentFrequency(index.notes.length, having) * (having === 0 ? UNKNOWN_WEIGHT : 1);
