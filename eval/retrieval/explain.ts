@@ -1,6 +1,6 @@
 /**
  * Per-question view of the retrieval suite, for analysing misses:
- * `npx tsx eval/retrieval/explain.ts [--set=labelled|fresh|heldout] [--all] [id-substring…]`
+ * `npx tsx eval/retrieval/explain.ts [--set=calibration|labelled|fresh|heldout|heldout2] [--all] [id-substring…]`
  * prints each question's labelled notes, the planner's query, its top hits
  * with scores and what it decided, then the set's figures. By default only
  * the misses (false abstentions, false answers, recall below 1) are printed.
@@ -9,6 +9,8 @@ import { canRead } from "../../tools/notes/corpus.js";
 import { explainRank } from "../../tools/notes/search.js";
 import { FRESH_QUESTIONS } from "./fresh.js";
 import { HELD_OUT_QUESTIONS } from "./heldout.js";
+import { HELD_OUT_2_QUESTIONS } from "./heldout2.js";
+import { CALIBRATION_QUESTIONS } from "./calibration.js";
 import { figures, isFalseAnswer } from "./metrics.js";
 import { QUESTIONS } from "./questions.js";
 import { loadFixture, runAll, type RetrievalRun } from "./run.js";
@@ -23,9 +25,16 @@ function recallOf(run: RetrievalRun): number {
 async function main(argv: string[]): Promise<void> {
   const all = argv.includes("--all");
   const filters = argv.filter((arg) => !arg.startsWith("--"));
-  const set = argv.find((arg) => arg.startsWith("--set="))?.slice("--set=".length) ?? "labelled";
-  const sets = { labelled: QUESTIONS, fresh: FRESH_QUESTIONS, heldout: HELD_OUT_QUESTIONS } as const;
-  if (!Object.hasOwn(sets, set)) throw new Error(`unknown set ${set}: labelled, fresh or heldout`);
+  const set = argv.find((arg) => arg.startsWith("--set="))?.slice("--set=".length) ?? "calibration";
+  const sets = {
+    calibration: CALIBRATION_QUESTIONS,
+    labelled: QUESTIONS,
+    fresh: FRESH_QUESTIONS,
+    heldout: HELD_OUT_QUESTIONS,
+    heldout2: HELD_OUT_2_QUESTIONS,
+  } as const;
+  if (!Object.hasOwn(sets, set))
+    throw new Error(`unknown set ${set}: calibration, labelled, fresh, heldout or heldout2`);
   const fixture = await loadFixture();
   const runs = runAll(fixture, sets[set as keyof typeof sets]);
   for (const run of runs) {

@@ -5,6 +5,9 @@
  * Retrieval section), as the honest estimate for questions the tuning did not
  * see. Labelled from the notes' text. One question ("What does atomicity
  * mean?") was later tuned on and moved to the labelled set. Data only.
+ *
+ * Seen: merged into the calibration set (calibration.ts) on 2 December 2026
+ * (issue 27, third round), after its misses had been read; no longer untuned.
  */
 import { type LabelledQuestion, type Row, rows } from "./questions.js";
 

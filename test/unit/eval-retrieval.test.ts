@@ -6,9 +6,11 @@
  * suite calibrates. Pure (reads the eval corpus).
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { CALIBRATION_QUESTIONS } from "../../eval/retrieval/calibration.js";
 import { calibrate, figures, isFalseAnswer } from "../../eval/retrieval/metrics.js";
 import { FRESH_QUESTIONS } from "../../eval/retrieval/fresh.js";
 import { HELD_OUT_QUESTIONS } from "../../eval/retrieval/heldout.js";
+import { HELD_OUT_2_QUESTIONS } from "../../eval/retrieval/heldout2.js";
 import { KINDS, QUESTIONS } from "../../eval/retrieval/questions.js";
 import { CHOICES, SHIPPED } from "../../eval/retrieval/report.js";
 import { loadFixture, runAll, type Fixture, type RetrievalRun } from "../../eval/retrieval/run.js";
@@ -19,7 +21,7 @@ let runs: RetrievalRun[];
 
 beforeAll(async () => {
   fixture = await loadFixture();
-  runs = runAll(fixture, QUESTIONS);
+  runs = runAll(fixture, CALIBRATION_QUESTIONS);
 });
 
 describe("the labelled set", () => {
@@ -34,14 +36,20 @@ describe("the labelled set", () => {
     }
   });
 
-  it("has a held-out set of at least 40 questions over the three courses, answerable and must-abstain in each", () => {
+  it("has a calibration set of the labelled, fresh and first held-out questions", () => {
+    expect(CALIBRATION_QUESTIONS).toEqual([...QUESTIONS, ...FRESH_QUESTIONS, ...HELD_OUT_QUESTIONS]);
     expect(HELD_OUT_QUESTIONS.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it("has an untuned second held-out set of at least 45 questions, 15 per course, answerable and must-abstain in each", () => {
+    expect(HELD_OUT_2_QUESTIONS.length).toBeGreaterThanOrEqual(45);
     for (const course of ["cs301", "db201", "ph110"]) {
-      const mine = HELD_OUT_QUESTIONS.filter((question) => question.course === course);
+      const mine = HELD_OUT_2_QUESTIONS.filter((question) => question.course === course);
+      expect(mine.length).toBeGreaterThanOrEqual(15);
       expect(mine.some((question) => question.answers === "abstain")).toBe(true);
       expect(mine.some((question) => question.answers !== "abstain")).toBe(true);
     }
-    const kinds = new Set(HELD_OUT_QUESTIONS.map((question) => question.kind));
+    const kinds = new Set(HELD_OUT_2_QUESTIONS.map((question) => question.kind));
     for (const kind of [
       "paraphrase",
       "synonym",
@@ -55,8 +63,8 @@ describe("the labelled set", () => {
       expect(kinds.has(kind as (typeof KINDS)[number]), kind).toBe(true);
   });
 
-  it("labels only notes that exist and that the asker may read, in the labelled, fresh and held-out sets", () => {
-    const all = [...QUESTIONS, ...FRESH_QUESTIONS, ...HELD_OUT_QUESTIONS];
+  it("labels only notes that exist and that the asker may read, in the calibration and second held-out sets", () => {
+    const all = [...CALIBRATION_QUESTIONS, ...HELD_OUT_2_QUESTIONS];
     expect(new Set(all.map((question) => question.id)).size).toBe(all.length);
     for (const question of all) {
       const labelled = [...(question.answers === "abstain" ? [] : question.answers), ...(question.related ?? [])];
@@ -81,7 +89,7 @@ describe("the planner on it", () => {
     }
   });
 
-  it("gives no false answer on the labelled set: no question that must abstain is answered, no unlabelled note cited", () => {
+  it("gives no false answer on the calibration set: no question that must abstain is answered, no unlabelled note cited", () => {
     const wrong = runs.filter((run) => isFalseAnswer(run.question, run.cited));
     expect(wrong.map((run) => `${run.question.id}: ${run.cited.join(", ")}`)).toEqual([]);
   });

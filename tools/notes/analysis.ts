@@ -25,7 +25,7 @@ const STOP_WORDS_TEXT =
 const QUESTION_WORDS_TEXT =
   "ask asked answer bad go best better briefly compare comparing compared contrast define definition describe difference " +
   "differences different example examples explain explained exactly get gets give good happen happens happening help " +
-  "find finding goes going check checking whether something anything problem " +
+  "find finding goes going check checking whether something anything problem point cause causes caused " +
   "idea important intuition intuitively know lecture lectures main make makes mean meaning means need notes note please purpose " +
   "really say says said show simple simply stand stands summarize summarise summary tell term terms thing things understand use used " +
   "uses using way ways work works working";
@@ -36,9 +36,10 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(STOP_WORDS_TEXT.split(" "
 /** Asking vocabulary: indexed like any word, but never a concept of a question. */
 export const QUESTION_WORDS: ReadonlySet<string> = new Set(QUESTION_WORDS_TEXT.split(" "));
 
-// Runs of letters/digits joined by single hyphens or underscores ("self-attention", "d_k"); a possessive 's is dropped.
+// Runs of letters/digits joined by single hyphens or underscores ("self-attention", "d_k"); a possessive 's or a
+// contraction's ending ("doesn't", "I'm") is dropped, so it is no one-letter word.
 // An arrow ("X -> Y", a functional dependency or an implication) is a word of its own, read as ARROW.
-const WORD_PATTERN = /->|[a-z0-9]+(?:[-_][a-z0-9]+)*(?:'s)?/g;
+const WORD_PATTERN = /->|[a-z0-9]+(?:[-_][a-z0-9]+)*(?:'[a-z]+)?/g;
 
 /** The word an arrow ("->") of a formula is read as, in the notes and in questions alike. */
 export const ARROW = "arrow";
@@ -55,7 +56,7 @@ export function normalizeText(text: string): string {
 /** The words of a text in order, possessives dropped ("Newton's" → "newton"), with their offsets. */
 export function wordsOf(text: string): { word: string; index: number }[] {
   return [...normalizeText(text).matchAll(WORD_PATTERN)].map((match) => ({
-    word: match[0] === "->" ? ARROW : match[0].replace(/'s$/, ""),
+    word: match[0] === "->" ? ARROW : match[0].replace(/'[a-z]+$/, ""),
     index: match.index,
   }));
 }
@@ -64,6 +65,12 @@ export function wordsOf(text: string): { word: string; index: number }[] {
 export function stem(word: string): string {
   return /[0-9_]/.test(word) ? word : stemmer(word);
 }
+
+/**
+ * A one-letter word that is a formula's variable ("m" and "v" of "one half m
+ * v squared", "X -> Y"): any letter but "a" and "i", which are words.
+ */
+export const VARIABLE = /^[b-hj-z]$/;
 
 /** Whether a word can be a search term at all: two characters or more, not a stop word. */
 function indexable(word: string): boolean {
@@ -75,7 +82,7 @@ function indexable(word: string): boolean {
  * of the joined form ("mini-batch" → "minibatch") and of each part.
  */
 export function termsOfWord(word: string): string[] {
-  if (!word.includes("-")) return indexable(word) ? [stem(word)] : [];
+  if (!word.includes("-")) return indexable(word) || VARIABLE.test(word) ? [stem(word)] : [];
   const parts = word.split("-").filter(indexable).map(stem);
   return [stem(word.replaceAll("-", "")), ...parts];
 }
@@ -85,7 +92,7 @@ const NOTE_REFERENCE = /\b[a-z]{2,8}[0-9]{3}\.[a-z0-9]+(?:-[a-z0-9]+)*\b/gi;
 
 /**
  * Splits text into search terms: lowercase, accents and stop words removed,
- * words stemmed, hyphenated words kept joined plus split into parts. Note ids
+ * one-letter variables kept, words stemmed, hyphenated words kept joined plus split into parts. Note ids
  * in the text are skipped: a note that names another note's id is not about
  * that note's topic.
  */

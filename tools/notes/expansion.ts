@@ -1,6 +1,6 @@
 /**
  * What a question's words may also be written as, in the notes: acronyms
- * derived from the notes' own titles and ids ("Retrieval-augmented
+ * derived from the notes' own titles, ids and text (acronyms.ts: "Retrieval-augmented
  * generation" ↔ RAG, `stochastic-gradient-descent` ↔ SGD) and each course's
  * synonym table, kept as data beside the notes (`data/synonyms.json`). A
  * question becomes a list of concepts, each a set of alternatives (term
@@ -9,7 +9,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { QUESTION_WORDS, STOP_WORDS, stem, termsOfWord, tokenize, wordsOf } from "./analysis.js";
+import { acronymsOf, textAcronymsOf } from "./acronyms.js";
+import { QUESTION_WORDS, STOP_WORDS, stem, termsOfWord, tokenize, VARIABLE, wordsOf } from "./analysis.js";
 
 const SynonymGroups = z.array(z.array(z.string().min(1).max(80)).min(2));
 
@@ -47,6 +48,8 @@ export interface Concept {
   readonly alternatives: readonly (readonly string[])[];
   /** Weaker ways to match it, for half credit: one part of a hyphenated word ("attention" of "cross-attention"). */
   readonly partial?: readonly (readonly string[])[];
+  /** Parts it shares with another concept of the question: no partial match, but a note with one touches it. */
+  readonly shared?: readonly string[];
 }
 
 /** A titled note, as far as expansion needs it. */
@@ -66,41 +69,7 @@ function presenceTerms(phrase: string): string[] {
   return [...new Set(wordsOf(phrase).flatMap(({ word }) => word.split("-").flatMap((part) => termsOfWord(part))))];
 }
 
-const initials = (words: readonly string[]) => words.map((word) => word[0] ?? "").join("");
-
-/** Title segments: the whole title, and its parts around "and", commas and parentheses. */
-function segments(title: string): string[] {
-  const bare = title.replace(/\([^)]*\)/g, " ");
-  return [bare, ...bare.split(/,|\band\b/)].map((part) => part.trim()).filter((part) => part.length > 0);
-}
-
-/**
- * Acronyms a note's title and id yield, each with the phrase it stands for:
- * an acronym in parentheses ("Two-phase locking (2PL)"), and the initials of
- * the title, of each title segment and of the id's slug (all words, and
- * without stop words; also without the last word, "ANN" from "approximate
- * nearest-neighbour search"). Initials shorter than three letters, stop words
- * and words the notes use as words are not acronyms.
- */
-export function acronymsOf(note: TitledNote, ordinaryWords: ReadonlySet<string>): Map<string, string> {
-  const found = new Map<string, string>();
-  const add = (acronym: string, phrase: string) => {
-    if (acronym.length < 3 || STOP_WORDS.has(acronym) || ordinaryWords.has(acronym) || found.has(acronym)) return;
-    found.set(acronym, phrase);
-  };
-  const bareTitle = note.title.replace(/\([^)]*\)/g, " ").trim();
-  for (const match of note.title.matchAll(/\(([A-Za-z0-9+]{2,8})\)/g)) add((match[1] ?? "").toLowerCase(), bareTitle);
-  const slug = note.note_id.slice(note.note_id.indexOf(".") + 1).replaceAll("-", " ");
-  for (const phrase of [...segments(note.title), slug]) {
-    const all = wordsOf(phrase).flatMap(({ word }) => word.split("-"));
-    const content = all.filter((word) => !STOP_WORDS.has(word));
-    for (const words of [all, content]) {
-      add(initials(words), phrase);
-      if (words.length >= 4) add(initials(words.slice(0, -1)), phrase);
-    }
-  }
-  return found;
-}
+export { acronymsOf, textAcronymsOf } from "./acronyms.js";
 
 /** The expansions that apply to a set of notes: their acronyms and their courses' synonym groups. */
 export interface Expansions {
@@ -133,6 +102,10 @@ export function expansionsFor(notes: readonly (TitledNote & { text: string })[],
   const acronyms = new Map<string, string>();
   for (const note of notes) {
     for (const [acronym, phrase] of acronymsOf(note, ordinary))
+      if (!acronyms.has(acronym)) acronyms.set(acronym, phrase);
+  }
+  for (const note of notes) {
+    for (const [acronym, phrase] of textAcronymsOf(note.text, ordinary))
       if (!acronyms.has(acronym)) acronyms.set(acronym, phrase);
   }
   const courses = [...new Set(notes.map((note) => note.course))].sort();
@@ -305,7 +278,7 @@ export function conceptsOf(query: string, expansions: Expansions): Concept[] {
   written.forEach((word, position) => {
     if (used.has(position)) return;
     const plain = word.replaceAll("-", "");
-    if (plain.length < 2 || STOP_WORDS.has(word) || /^[0-9]+$/.test(plain)) return;
+    if ((plain.length < 2 && !VARIABLE.test(plain)) || STOP_WORDS.has(word) || /^[0-9]+$/.test(plain)) return;
     if (QUESTION_WORDS.has(word) && !expansions.titleStems.has(stems[position] ?? "")) return;
     if (!word.includes("-")) {
       concepts.push({ words: word, alternatives: [[stem(word)]] });
@@ -318,5 +291,42 @@ export function conceptsOf(query: string, expansions: Expansions): Concept[] {
       ...(parts.length > 1 ? { partial: parts.map((part) => [part]) } : {}),
     });
   });
-  return concepts;
+  return withoutSharedParts(withoutRepeats(concepts));
+}
+
+/** A concept the question repeats ("push on a wall … the wall push back") counts once. */
+function withoutRepeats(concepts: readonly Concept[]): Concept[] {
+  const seen = new Set<string>();
+  return concepts.filter((concept) => {
+    const key = JSON.stringify(concept.alternatives);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * A single part that two concepts of the question share ("encoder" of
+ * "bi-encoder" and "cross-encoder") tells neither apart: it is no partial
+ * match of either, so a note that has only that part (the encoder-decoder
+ * note) is not read for a comparison of the two. A note with the shared part
+ * still touches the concept (`shared`): it is not penalised as missing it
+ * (search.ts SHORT_QUESTION), so the self-attention note stays a side of
+ * "compare self-attention and cross-attention".
+ */
+function withoutSharedParts(concepts: readonly Concept[]): Concept[] {
+  const termsOf = (concept: Concept) => new Set([...concept.alternatives, ...(concept.partial ?? [])].flat());
+  const sets = concepts.map(termsOf);
+  return concepts.map((concept, at) => {
+    if (concept.partial === undefined) return concept;
+    const shared = (term: string) => sets.some((terms, other) => other !== at && terms.has(term));
+    const partial = concept.partial.filter((alternative) => alternative.length > 1 || !shared(alternative[0] ?? ""));
+    const dropped = concept.partial.filter((alternative) => !partial.includes(alternative));
+    const { partial: _all, ...rest } = concept;
+    return {
+      ...rest,
+      ...(partial.length > 0 ? { partial } : {}),
+      ...(dropped.length > 0 ? { shared: dropped.flat() } : {}),
+    };
+  });
 }

@@ -6,13 +6,20 @@
  * commit") is mentioned where its words stand together, not wherever each
  * word appears: the 2NF note says "key" three times, but "candidate key"
  * once, and the two-phase locking note has "two-phase" and "commit" but never
- * "two-phase commit". Pure.
+ * "two-phase commit". One other term may stand inside a phrase ("net
+ * external force" mentions "net force"). Pure.
  */
 import { termsOfWord, wordsOf } from "./analysis.js";
 
-/** A text as the sequence of its search terms, for phrase matching. */
+/** Where a stream has a stop word: skipped by a phrase, but no phrase's gap may span one. */
+export const STOP = "";
+
+/** A text as the sequence of its search terms, for phrase matching ({@link STOP} for each stop word). */
 export function termStream(text: string): string[] {
-  return wordsOf(text).flatMap(({ word }) => word.split("-").flatMap((part) => termsOfWord(part)));
+  return wordsOf(text).flatMap(({ word }) => {
+    const terms = word.split("-").flatMap((part) => termsOfWord(part));
+    return terms.length > 0 || word.includes("-") ? terms : [STOP];
+  });
 }
 
 /** A note's title and text as term streams. */
@@ -21,12 +28,40 @@ export interface NoteStreams {
   readonly text: readonly string[];
 }
 
-/** Where a phrase (a term list) starts in a stream, as [start, end) spans. */
-function spans(stream: readonly string[], phrase: readonly string[]): [number, number][] {
+/**
+ * How many other terms may stand inside a phrase: "net force" is mentioned in
+ * "net external force". A gap never spans a stop word: "a candidate row with
+ * a key" does not mention a candidate key.
+ */
+export const PHRASE_GAP = 1;
+
+/** The end of a phrase starting at `at`: its terms in order, stop words skipped, at most {@link PHRASE_GAP} others among them. */
+function phraseEnd(stream: readonly string[], phrase: readonly string[], at: number): number | undefined {
+  if (stream[at] !== phrase[0]) return undefined;
+  let position = at + 1;
+  let gaps = 0;
+  let stops = 0;
+  for (const term of phrase.slice(1)) {
+    for (; position < stream.length && stream[position] !== term; position += 1) {
+      if (stream[position] === STOP) stops += 1;
+      else gaps += 1;
+      if (gaps > PHRASE_GAP || (gaps > 0 && stops > 0)) return undefined;
+    }
+    if (stream[position] !== term) return undefined;
+    position += 1;
+  }
+  return position;
+}
+
+/** Where a phrase (a term list) stands in a stream, as [start, end) spans. */
+function spans(stream: readonly string[], written: readonly string[]): [number, number][] {
+  const phrase = written.filter((term) => term !== STOP);
   const found: [number, number][] = [];
   if (phrase.length === 0) return found;
-  for (let at = 0; at + phrase.length <= stream.length; at += 1)
-    if (phrase.every((term, offset) => stream[at + offset] === term)) found.push([at, at + phrase.length]);
+  for (let at = 0; at < stream.length; at += 1) {
+    const end = phraseEnd(stream, phrase, at);
+    if (end !== undefined) found.push([at, end]);
+  }
   return found;
 }
 

@@ -19,7 +19,7 @@
  * set, cached), so scores reveal nothing about notes they cannot read. Pure.
  */
 import MiniSearch, { type Query } from "minisearch";
-import { normalizeText, tokenize, wordsOf } from "./analysis.js";
+import { normalizeText, tokenize, VARIABLE, wordsOf } from "./analysis.js";
 import {
   conceptsOf,
   expansionsFor,
@@ -28,6 +28,7 @@ import {
   type Expansions,
   type SynonymTable,
 } from "./expansion.js";
+import { noteCompounds, partsFree, type NoteCompounds } from "./compounds.js";
 import { phraseMentions, termStream, type NoteStreams } from "./phrases.js";
 
 /** A note as the index needs it (corpus.ts `Note`). */
@@ -64,6 +65,8 @@ export interface VisibleIndex {
   readonly wordsById: ReadonlyMap<string, ReadonlySet<string>>;
   /** Per note id: its title and text as term streams (phrases.ts), for multi-word concepts. */
   readonly streamsById: ReadonlyMap<string, NoteStreams>;
+  /** Per note id: its free terms and hyphenated compounds (compounds.ts), for matching a compound by its parts. */
+  readonly compoundsById: ReadonlyMap<string, NoteCompounds>;
 }
 
 /** Builds the index of one visible set. */
@@ -107,8 +110,9 @@ export function buildVisibleIndex(
       new Set(wordsOf(`${note.title} ${note.text}`).flatMap(({ word }) => [word, ...word.split("-")])),
     ]),
   );
+  const compoundsById = new Map(notes.map((note) => [note.note_id, noteCompounds(`${note.title} ${note.text}`)]));
   const expansions = expansionsFor(notes, synonyms);
-  return { notes, search, expansions, termsById, textFrequency, titleTermsById, wordsById, streamsById };
+  return { notes, search, expansions, termsById, textFrequency, titleTermsById, wordsById, streamsById, compoundsById };
 }
 
 const inverseDocumentFrequency = (count: number, frequency: number) =>
@@ -156,17 +160,36 @@ interface ConceptScore {
   inTitle: Set<string>;
   /** Whether every visible note has it. */
   everywhere: boolean;
+  /** Notes that have a part it shares with another concept (expansion.ts `shared`): not missing it. */
+  touched?: Set<string>;
 }
 
-/** Per note id, the best coverage of any of these alternatives, times `credit`. */
-function bestCoverage(index: VisibleIndex, alternatives: readonly (readonly string[])[], credit: number) {
+/**
+ * Per note id, the best coverage of any of these alternatives, times `credit`.
+ * With `own` (a concept's terms), an alternative of several terms matched
+ * apart counts only in notes that have each free or in a compound of the
+ * concept's own (compounds.ts).
+ */
+function bestCoverage(
+  index: VisibleIndex,
+  alternatives: readonly (readonly string[])[],
+  credit: number,
+  own?: ReadonlySet<string>,
+) {
   const coverage = new Map<string, number>();
   for (const alternative of alternatives) {
-    for (const [id, value] of alternativeCoverage(index, alternative))
+    for (const [id, value] of alternativeCoverage(index, alternative)) {
+      const compounds = index.compoundsById.get(id);
+      const apart = own !== undefined && alternative.length > 1 && compounds !== undefined;
+      if (apart && !partsFree(compounds, alternative, own)) continue;
       coverage.set(id, Math.max(coverage.get(id) ?? 0, credit * value));
+    }
   }
   return coverage;
 }
+
+/** Every term of a concept's ways of matching. */
+const ownTerms = (concept: Concept) => new Set([...(concept.partial ?? []), ...concept.alternatives].flat());
 
 const weightOf = (index: VisibleIndex, having: number) =>
   inverseDocumentFrequency(index.notes.length, having) * (having === 0 ? UNKNOWN_WEIGHT : 1);
@@ -181,7 +204,8 @@ const weightOf = (index: VisibleIndex, having: number) =>
  * weight, and the titles that name it are those with the phrase.
  */
 function phraseConceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
-  const coverage = bestCoverage(index, [...(concept.partial ?? []), ...concept.alternatives], PARTIAL_CREDIT);
+  const partial = [...(concept.partial ?? []), ...concept.alternatives];
+  const coverage = bestCoverage(index, partial, PARTIAL_CREDIT, ownTerms(concept));
   const inTitle = new Set<string>();
   let having = 0;
   for (const [id, streams] of index.streamsById) {
@@ -205,7 +229,7 @@ export const STEM_ONLY = 0.99;
 /** A note's relevance to each concept (best alternative), and the concept's weight (IDF of the notes having it). */
 function conceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
   if (concept.alternatives.some((alternative) => alternative.length > 1)) return phraseConceptScores(index, concept);
-  const coverage = bestCoverage(index, concept.partial ?? [], PARTIAL_CREDIT);
+  const coverage = bestCoverage(index, concept.partial ?? [], PARTIAL_CREDIT, ownTerms(concept));
   const plainWord = /^[a-z0-9_]+$/.test(concept.words) && concept.alternatives.length === 1;
   for (const [id, value] of bestCoverage(index, concept.alternatives, 1)) {
     const ownWord = !plainWord || (index.wordsById.get(id)?.has(concept.words) ?? false);
@@ -219,7 +243,9 @@ function conceptScores(index: VisibleIndex, concept: Concept): ConceptScore {
       .filter(([, terms]) => concept.alternatives.some((alternative) => alternative.every((term) => terms.has(term))))
       .map(([id]) => id),
   );
-  return { weight: weightOf(index, having), coverage, inTitle, everywhere: having === index.notes.length };
+  // A formula's variable no readable note uses ("t" of "QK^T") is notation, not a missing topic.
+  const weight = VARIABLE.test(concept.words) && having === 0 ? 0 : weightOf(index, having);
+  return { weight, coverage, inTitle, everywhere: having === index.notes.length };
 }
 
 /**
@@ -242,7 +268,10 @@ function noteRelevance(scored: readonly ConceptScore[], noteId: string): number 
   const titled = scored.reduce((sum, concept) => sum + (concept.inTitle.has(noteId) ? concept.weight : 0), 0);
   const score = ((1 - TITLE_SHARE) * covered + TITLE_SHARE * Math.min(titled, covered)) / total;
   // A word every readable note has (its course's title: "database" for db201) is missed by none.
-  const missesOne = scored.some((concept) => !concept.everywhere && (concept.coverage.get(noteId) ?? 0) === 0);
+  const missesOne = scored.some(
+    (concept) =>
+      !concept.everywhere && (concept.coverage.get(noteId) ?? 0) === 0 && !(concept.touched?.has(noteId) ?? false),
+  );
   return scored.length <= SHORT_QUESTION && missesOne ? score * MISSING_PENALTY : score;
 }
 
@@ -272,7 +301,7 @@ export interface RankedNote {
 export function rank(index: VisibleIndex, query: string): RankedNote[] {
   const concepts = conceptsOf(query, index.expansions);
   if (concepts.length === 0 || index.notes.length === 0) return [];
-  const scored = concepts.map((concept) => conceptScores(index, concept));
+  const scored = concepts.map((concept) => withTouched(index, concept, conceptScores(index, concept)));
   const allTerms = [...new Set(concepts.flatMap((concept) => concept.alternatives.flat()))];
   const bm25 = new Map(
     index.search.search({ combineWith: "OR", queries: allTerms }).map((result) => [String(result.id), result]),
@@ -290,6 +319,16 @@ export function rank(index: VisibleIndex, query: string): RankedNote[] {
       right.bm25 - left.bm25 ||
       (left.note.note_id < right.note.note_id ? -1 : left.note.note_id > right.note.note_id ? 1 : 0),
   );
+}
+
+/** A concept's scores with the notes that touch it through a shared part. */
+function withTouched(index: VisibleIndex, concept: Concept, score: ConceptScore): ConceptScore {
+  const shared = concept.shared ?? [];
+  if (shared.length === 0) return score;
+  const touched = new Set(
+    [...index.termsById].filter(([, terms]) => shared.some((term) => terms.has(term))).map(([id]) => id),
+  );
+  return { ...score, touched };
 }
 
 /** Visible-set indexes by the ids they hold, built on first use; the oldest is dropped past the bound. */

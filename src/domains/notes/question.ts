@@ -26,9 +26,16 @@ const MAX_TOPIC_CHARS = 120;
  */
 const QUERY_WORD = /->|[a-z0-9]+(?:[-_][a-z0-9]+)*\+?/g;
 
-/** The request without filler words, as a search query. */
+/** A one-letter word that is a formula's variable ("m v squared"): any letter but the words "a" and "i". */
+const VARIABLE = /^[b-hj-z]$/;
+/** A contraction's or possessive's ending ("what's", "doesn't"): no word of its own. */
+const CONTRACTION = /['\u2019][a-z]+\b/g;
+
+/** The request without filler words, as a search query; a formula's one-letter variables are kept. */
 export function searchQuery(request: string): string {
-  const words = (request.toLowerCase().match(QUERY_WORD) ?? []).filter((word) => word.length > 1 && !FILLER.has(word));
+  const words = (request.toLowerCase().replace(CONTRACTION, "").match(QUERY_WORD) ?? []).filter(
+    (word) => (word.length > 1 || VARIABLE.test(word)) && !FILLER.has(word),
+  );
   return (words.length > 0 ? words.join(" ") : request.trim()).slice(0, 500);
 }
 
