@@ -24,7 +24,7 @@ export const afterPlan = (state: State) => ((state.proposals ?? []).length > 0 ?
  */
 export const afterDecisions = (state: State) => {
   const decisions = state.decisions ?? [];
-  if (pendingReview(decisions).length > 0) return NODES.human_review;
+  if ((state.connect ?? []).length > 0 || pendingReview(decisions).length > 0) return NODES.human_review;
   return allowed(decisions).length > 0 ? NODES.execute : NODES.observe;
 };
 
@@ -54,7 +54,7 @@ export function stateAfter(state: State, update: Partial<Update>): State {
  * `tool_offer` are kept even when unchanged: the trace reads them from each
  * plan task's writes (src/trace/run-trace.ts).
  */
-const SETTLED_FIELDS = ["termination_reason", "result", "review_feedback"] as const;
+const SETTLED_FIELDS = ["termination_reason", "result", "review_feedback", "connect"] as const;
 /** Fields whose reducer appends (or merges): an empty write changes nothing. */
 const APPENDED_FIELDS = ["messages", "evidence", "ledger"] as const;
 
