@@ -31,8 +31,8 @@ export const afterDecisions = (state: State) => {
 export const afterObserve = (state: State) => (isTerminal(state.status) ? END : NODES.plan);
 
 /**
- * What the routes read (proposals, decisions, status) as they are once
- * `update` is applied: the first two are last-value fields, status goes
+ * What the routes read (proposals, decisions, connect, status) as they are once
+ * `update` is applied: the first three are last-value fields, status goes
  * through its reducer. The rest of the state is as the node saw it.
  */
 export function stateAfter(state: State, update: Partial<Update>): State {
@@ -44,6 +44,7 @@ export function stateAfter(state: State, update: Partial<Update>): State {
     ...state,
     ...(update.proposals !== undefined ? { proposals: update.proposals } : {}),
     ...(update.decisions !== undefined ? { decisions: update.decisions } : {}),
+    ...(update.connect !== undefined ? { connect: update.connect } : {}),
     status: status === undefined ? state.status : statusReducer(state.status, status),
   };
 }

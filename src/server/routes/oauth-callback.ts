@@ -94,7 +94,7 @@ export function registerOAuthCallbackRoutes(app: Hono<Env>, context: RouteContex
         context,
         principal,
         thread,
-        { command: { resume: { authorized: [server] } } },
+        { assistant_id: thread.graph_id ?? "agent", command: { resume: { authorized: [server] } } },
         {
           delivery: "background",
         },
