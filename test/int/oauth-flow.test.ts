@@ -64,14 +64,19 @@ async function codeFrom(url: string): Promise<{ code: string; state: string; loc
   return { code, state: location.searchParams.get("state") ?? "", location };
 }
 
-/** Calls `whoami` once, then answers. */
+/** Calls `whoami` (or, asked to file a ticket, `file_ticket`) once, then answers. */
 const planner: Planner = {
   kind: "scripted",
   async plan(input) {
     const done = input.messages.some((message) => message.getType() === "tool");
     const usage = { input_tokens: 0, output_tokens: 0 };
     if (done) return { outcome: { type: "final", answer: "Checked.", citations: [], abstained: false }, usage };
-    const call = { call_id: `call_${randomBytes(6).toString("hex")}`, name: "whoami", raw_arguments: "{}" };
+    const filing = /\bfile\b/.test(input.request);
+    const call = {
+      call_id: `call_${randomBytes(6).toString("hex")}`,
+      name: filing ? "file_ticket" : "whoami",
+      raw_arguments: filing ? JSON.stringify({ title: "Projector in room 2 is broken" }) : "{}",
+    };
     return { outcome: { type: "tool_calls", calls: [call] }, usage };
   },
 };
@@ -98,11 +103,9 @@ interface AuthorizationAsk {
 }
 
 /** Starts a run as `user` and waits for it to pause or end; the pause's authorization asks. */
-async function runAs(client: Client) {
+async function runAs(client: Client, content = "Use the tickets server to check who I am") {
   const thread = await client.threads.create();
-  await client.runs.wait(thread.thread_id, "agent", {
-    input: { messages: [{ role: "user", content: "Use the tickets server to check who I am" }] },
-  });
+  await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "user", content }] } });
   return { thread_id: thread.thread_id, ...(await asksOf(client, thread.thread_id)) };
 }
 
@@ -142,7 +145,16 @@ beforeAll(async () => {
           auth: { type: "oauth", grant: "authorization_code", redirect_uri: "http://127.0.0.1:9/oauth/callback" },
         },
       },
-      tools: { whoami: { server: "tickets", risk: "read", timeout_ms: 10_000 } },
+      tools: {
+        whoami: { server: "tickets", risk: "read", timeout_ms: 10_000 },
+        file_ticket: {
+          server: "tickets",
+          risk: "write_reversible",
+          timeout_ms: 10_000,
+          max_attempts: 1,
+          injected: { idempotency_key: "action.idempotency_key" },
+        },
+      },
     }),
   );
   host = await connectTools(config, undefined, {
@@ -262,6 +274,33 @@ describe("per-user OAuth: authorization_required, the callback, the resume", () 
     expect(again.asks).toEqual([]);
     expect(again.status).toBe("completed");
     expect(oauth.seen.at(-1)).toBe(alices);
+  });
+
+  it("a reviewer's approval of alice's write acts with alice's token, never the reviewer's", async () => {
+    const { client: rita, token: ritaToken } = await clientOf("rita");
+    const ritaAsk = await runAs(rita);
+    const browser = await codeFrom(ritaAsk.asks[0]?.authorization_url ?? "");
+    expect((await callback(ritaToken, { code: browser.code, state: browser.state })).status).toBe(200);
+    expect((await settled(rita, ritaAsk.thread_id)).status).toBe("completed");
+    const ritas = (await tokensOf("rita"))?.access_token;
+
+    const { client: alice } = await clientOf("alice");
+    const paused = await runAs(alice, "Please file a ticket about the projector");
+    expect(paused.asks).toEqual([]);
+    expect(paused.status).toBe("waiting_approval");
+    expect(oauth.filed).toHaveLength(0);
+    // The reviewer decides from the inbox, with her own token.
+    const decided = await fetch(`${server.url}/reviews/${paused.thread_id}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${ritaToken}` },
+      body: JSON.stringify({ decisions: [{ type: "approve" }] }),
+    });
+    expect(decided.status).toBeLessThan(300);
+    expect((await settled(alice, paused.thread_id)).status).toBe("completed");
+    expect(oauth.filed).toHaveLength(1);
+    const alices = (await tokensOf("alice"))?.access_token;
+    expect(oauth.filed[0]?.token).toBe(alices);
+    expect(oauth.filed[0]?.token).not.toBe(ritas);
   });
 
   it("after alice's tokens are removed (disconnect), her next run asks again", async () => {
