@@ -8,6 +8,7 @@ import { principalDirectory, verifiedOnly, type PrincipalDirectory } from "./aut
 import { contextProviders } from "./domains/index.js";
 import { credentialValues, type Settings } from "./env.js";
 import { createOAuthTokenStore } from "./auth/oauth-token-store.js";
+import { stateKeyFrom } from "./mcp/oauth-state.js";
 import { credentialNames } from "./policy/oauth-config.js";
 import { lazy, type Host } from "./host.js";
 import { connectTools, type ToolHost } from "./mcp/tool-host.js";
@@ -102,6 +103,7 @@ export function createRuntime(
       // OAuth tokens of third-party servers: per owner and server, sealed with a key derived from the deployment secret.
       oauth: {
         store: createOAuthTokenStore(pool, schema, deploymentSecret),
+        stateKey: stateKeyFrom(deploymentSecret),
         credentials: credentialValues(credentialNames(configured.servers)),
       },
     });

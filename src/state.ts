@@ -121,6 +121,16 @@ export interface ToolOffer {
   context?: { tokens: number; compacted_through: number; compacted_results: number; compactions: number };
 }
 
+/** A server the run's owner must authorize Warrant for (OAuth) before this step's calls to it can run. */
+export interface PendingConnection {
+  server: string;
+  /** Where the owner authorizes; its `state` is sealed to the thread, the owner and the server. */
+  authorization_url: string;
+  expires_at: string;
+  /** The step's calls that wait for it. */
+  call_ids: string[];
+}
+
 /** A refused resume: the same approval request is asked again with this error. */
 export interface ReviewFeedback {
   code: "invalid_resume" | "approver_not_permitted";
@@ -280,6 +290,8 @@ export const AgentState = Annotation.Root({
   repeats: growing<RepeatCounts | null, RepeatCountsUpdate>(mergeRepeatCounts, () => null),
   /** Results of this turn's executed calls. Owner: execute. */
   call_results: Annotation<CallResult[]>,
+  /** Servers the owner must authorize before this step's calls run (an `authorization_required` pause). Owners: authorize, human_review. */
+  connect: Annotation<PendingConnection[] | null>,
   /** Why the last resume was refused (shown in the next approval request). Owner: human_review. */
   review_feedback: Annotation<ReviewFeedback | null>,
   /** Time spent waiting for reviewers in this run (excluded from the deadline). Owner: human_review. */
@@ -296,8 +308,8 @@ export type Update = typeof AgentState.Update;
 /** The fields each node may write. A unit test checks every node's returned keys against this. */
 export const FIELD_OWNERS = {
   plan: ["messages", "status", "proposals", "usage", "run", "verdict", "tool_offer", "pending"],
-  authorize: ["status", "decisions", "repeats", "denials"],
-  human_review: ["status", "decisions", "repeats", "review_feedback", "review_waits", "denials"],
+  authorize: ["status", "decisions", "repeats", "denials", "connect"],
+  human_review: ["status", "decisions", "repeats", "review_feedback", "review_waits", "denials", "connect"],
   execute: ["status", "ledger", "usage", "call_results", "denials"],
   observe: ["messages", "status", "evidence", "termination_reason", "result", "progress"],
 } as const satisfies Record<string, readonly (keyof Update)[]>;

@@ -50,12 +50,48 @@ export function printRun(
         ledger: ledger ?? [],
         usage: spent,
         interrupts,
+        authorization_required: authorizationAsksOf(interrupts),
         ...(resume ? { resume_command: resume } : {}),
       }),
     );
   } else {
     console.log(formatRun(threadId, state, review, resume));
+    const asks = authorizationAsksOf(interrupts);
+    if (asks.length > 0) console.log(connectLines(asks, continueCommand(user, threadId)));
   }
+}
+
+/** A server the run's owner must authorize Warrant for (the `authorization_required` pause). */
+export interface AuthorizationAsk {
+  server: string;
+  authorization_url: string;
+  expires_at: string;
+}
+
+export function authorizationAsksOf(interrupts: readonly unknown[]): AuthorizationAsk[] {
+  return interrupts.flatMap((value) => {
+    const asks = (value as { authorization_required?: unknown } | null)?.authorization_required;
+    if (!Array.isArray(asks)) return [];
+    return asks.filter(
+      (ask): ask is AuthorizationAsk =>
+        typeof ask?.server === "string" &&
+        typeof ask?.authorization_url === "string" &&
+        typeof ask?.expires_at === "string",
+    );
+  });
+}
+
+/** What the terminal prints for an authorization pause: where to go, and how the run goes on. */
+export function connectLines(asks: readonly AuthorizationAsk[], resume: string): string {
+  const lines = asks.map(
+    (ask) => `Connect ${ask.server}: ${ask.authorization_url}\n  (the link expires ${ask.expires_at})`,
+  );
+  return [
+    "waiting for authorization: Warrant needs your permission to use these servers on your behalf",
+    ...lines,
+    "open the link in the browser where you are signed in to the chat page; the server (npm start) receives",
+    `the callback and resumes the run. Then see the result with: ${resume}`,
+  ].join("\n");
 }
 
 /** The command that picks a thread up again: it continues a stopped run, or shows (and asks for) a pending review. */

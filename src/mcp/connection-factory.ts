@@ -43,6 +43,8 @@ export interface OAuthHostOptions {
    * client lists as the user it calls for, as a single-user client would.
    */
   catalogOwner?: string;
+  /** Seals the `state` of per-user authorizations (from the deployment secret, so every instance can check it). */
+  stateKey?: Uint8Array;
 }
 
 export type ConnectionFactory = (name: string, server: ServerConfig, events: ConnectionEvents) => ServerConnection;

@@ -46,6 +46,14 @@ export interface ServerConnection {
   probe(): Promise<void>;
   /** Closes every session and stops any process we started. */
   shutdown(): Promise<void>;
+  /**
+   * For a server that acts on each owner's behalf (OAuth `authorization_code`):
+   * undefined when `owner` may call it now, else the URL the owner must visit,
+   * carrying `state`. Absent on servers that need no user step.
+   */
+  authorizationFor?(owner: string, state: string): Promise<string | undefined>;
+  /** Exchanges the code the owner's browser brought back and stores the owner's tokens. */
+  completeAuthorization?(owner: string, code: string): Promise<void>;
 }
 
 /** Callbacks a connection uses to report trouble to its supervisor. */

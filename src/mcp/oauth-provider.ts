@@ -109,6 +109,7 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
   private authorizationUrl: URL | undefined;
   private discovery: OAuthDiscoveryState | undefined;
   private readonly staticClient: OAuthClientInformationMixed | undefined;
+  private nextState: string | undefined;
 
   constructor(
     private readonly options: {
@@ -154,7 +155,15 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
   }
 
   async state(): Promise<string> {
+    const bound = this.nextState;
+    this.nextState = undefined;
+    if (bound) return bound;
     return this.options.state ? this.options.state() : randomBytes(24).toString("base64url");
+  }
+
+  /** The `state` the next authorization URL carries (a caller's binding to thread, owner and server), once. */
+  useState(state: string): void {
+    this.nextState = state;
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {

@@ -178,6 +178,29 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
     }
   };
 
+  /** Undefined when the owner holds a token (or `authorize` completes the step itself), else the URL to send the owner to. */
+  const authorizationFor = async (owner: string, state: string): Promise<string | undefined> => {
+    const provider = providerOf(owner);
+    if (await provider.tokens()) return undefined;
+    if (provider instanceof OwnerOAuthProvider) provider.useState(state);
+    try {
+      await run(owner, (client) => client.ping({ timeout: PROBE_TIMEOUT_MS }));
+      return undefined;
+    } catch (error) {
+      if (isAuthorizationRequired(error)) return error.url;
+      throw error;
+    }
+  };
+
+  const completeAuthorization = async (owner: string, code: string): Promise<void> => {
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
+      authProvider: providerOf(owner),
+      fetch: endpointFetch(endpoint),
+    });
+    await transport.finishAuth(code);
+    sessions.delete(owner);
+  };
+
   const dropSessions = async (): Promise<void> => {
     const open = [...sessions.values()];
     sessions.clear();
@@ -208,6 +231,7 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
     async probe() {
       await run(catalogOwner, (client) => client.ping({ timeout: PROBE_TIMEOUT_MS }));
     },
+    ...(perOwner ? { authorizationFor, completeAuthorization } : {}),
     async shutdown() {
       closing = true;
       await Promise.all(

@@ -34,6 +34,7 @@ import { normalizePrompt, normalizeResource, type PromptResult } from "./resourc
 import { resultRedactor, type Site } from "./result-redaction.js";
 import { createServerSet, type ServerEntry } from "./servers.js";
 import { elicitableCall, elicitationHandler, type ElicitationBroker } from "./elicitation.js";
+import { AUTHORIZATION_TTL_MS, openState, sealState, type AuthorizationBinding } from "./oauth-state.js";
 
 export { ephemeralTokenSettings, type TokenSettings } from "./connection-factory.js";
 export { classifyCallFailure } from "./failures.js";
@@ -85,8 +86,36 @@ export interface ToolHost {
    * Throws when the server is unknown or down.
    */
   relist?(server: string): Promise<void>;
+  /**
+   * Per-user OAuth (`authorization_code` servers): undefined when the owner
+   * may call `server` now, else the URL to send them to, its `state` sealed
+   * to the thread, the owner and the server.
+   */
+  beginAuthorization?(server: string, request: AuthorizationRequest): Promise<PendingAuthorization | undefined>;
+  /** The callback: checks the state, that `caller` is its owner, and exchanges the code for the owner's tokens. */
+  completeAuthorization?(state: unknown, code: string, caller: AuthorizationCaller): Promise<CompletedAuthorization>;
   close(): Promise<void>;
 }
+
+export interface AuthorizationCaller {
+  user_id: string;
+  tenant: string;
+}
+export interface AuthorizationRequest extends AuthorizationCaller {
+  thread_id: string;
+}
+export interface PendingAuthorization {
+  server: string;
+  authorization_url: string;
+  expires_at: string;
+}
+export type CompletedAuthorization =
+  | { ok: true; binding: AuthorizationBinding }
+  | {
+      ok: false;
+      code: "invalid_state" | "expired_state" | "authorization_forbidden" | "authorization_failed";
+      message: string;
+    };
 
 export interface ConnectOptions {
   /**
@@ -154,6 +183,7 @@ export async function connectTools(
   });
   await servers.start();
   const redacted = resultRedactor(secrets, options.audit, log);
+  const stateKey = options.oauth?.stateKey ?? new Uint8Array(randomBytes(32));
 
   const failed = (entry: ServerEntry, failure: Failure): Failed => {
     // The call found the server gone: its tools leave the effective set until it is back.
@@ -248,6 +278,38 @@ export async function connectTools(
         (raw) => normalizeResult(raw, tool.contract.output),
         classifyCallFailure,
       );
+    },
+    async beginAuthorization(server, request) {
+      const connection = servers.get(server)?.connection;
+      if (!connection?.authorizationFor) return undefined;
+      const expiresAt = Date.now() + AUTHORIZATION_TTL_MS;
+      const state = sealState(stateKey, { ...request, server, expires_at: expiresAt });
+      const url = await connection.authorizationFor(request.user_id, state);
+      return url === undefined
+        ? undefined
+        : { server, authorization_url: url, expires_at: new Date(expiresAt).toISOString() };
+    },
+    async completeAuthorization(state, code, caller) {
+      const opened = openState(stateKey, state, Date.now());
+      if (!opened.ok) return opened;
+      const { binding } = opened;
+      if (binding.user_id !== caller.user_id || binding.tenant !== caller.tenant)
+        return { ok: false, code: "authorization_forbidden", message: "only the owner who was asked may connect" };
+      const connection = servers.get(binding.server)?.connection;
+      if (!connection?.completeAuthorization)
+        return { ok: false, code: "invalid_state", message: "the server no longer asks for authorization" };
+      try {
+        await connection.completeAuthorization(binding.user_id, code);
+      } catch (error) {
+        const reason = secrets.text(error instanceof Error ? error.message : String(error), "error").value;
+        log(`warrant: authorization for ${binding.server} failed: ${reason}\n`);
+        return {
+          ok: false,
+          code: "authorization_failed",
+          message: "the authorization server refused the code; ask again",
+        };
+      }
+      return { ok: true, binding };
     },
     async readResource(server, uri, callOptions) {
       if (typeof uri !== "string" || uri.length === 0 || uri.length > MAX_URI_CHARS)

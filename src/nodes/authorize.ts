@@ -10,6 +10,7 @@ import { decideAll } from "../policy/decide.js";
 import { denials } from "../policy/decision.js";
 import { recordDenials } from "../runtime/audit.js";
 import { runStartOf } from "../runtime/audit-chain.js";
+import { pendingConnections } from "../runtime/connections.js";
 import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
 import { transition } from "../state/transitions.js";
 import { repeatCountsUpdate, type NodeUpdate, type State } from "../state.js";
@@ -31,11 +32,23 @@ export function makeAuthorizeNode(host: Host) {
       run: runStartOf(context.threadId, state.run),
     });
     const repeats = repeatCountsUpdate(state.run?.run_id ?? "", repeatCountsOf(state), counters.repeats);
-    const next = decisions.some((decision) => decision.type === "review")
-      ? "waiting_approval"
-      : decisions.some((decision) => decision.type === "allow")
-        ? "tool_authorized"
-        : "observing";
-    return { ...transition(state.status, next), decisions, repeats, ...(denied.length > 0 ? { denials: denied } : {}) };
+    const connect = await pendingConnections(host, decisions, {
+      thread_id: context.threadId,
+      user_id: context.owner.user_id,
+      tenant: context.owner.tenant,
+    });
+    const next =
+      connect.length > 0 || decisions.some((decision) => decision.type === "review")
+        ? "waiting_approval"
+        : decisions.some((decision) => decision.type === "allow")
+          ? "tool_authorized"
+          : "observing";
+    return {
+      ...transition(state.status, next),
+      decisions,
+      repeats,
+      connect: connect.length > 0 ? connect : null,
+      ...(denied.length > 0 ? { denials: denied } : {}),
+    };
   };
 }

@@ -13,6 +13,7 @@ import { remainingToolCalls } from "../policy/budgets.js";
 import { approverRefusal, decideAnswer, type Counters, type DecideContext } from "../policy/decide.js";
 import { denials, pendingReview, type ApprovalOutcome, type Decision } from "../policy/decision.js";
 import { recordDenials } from "../runtime/audit.js";
+import { connectPayload, pendingConnections } from "../runtime/connections.js";
 import type { ApprovalRecord } from "../runtime/approvals.js";
 import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
 import { withoutSecretsInResume } from "../runtime/redaction.js";
@@ -28,6 +29,7 @@ export function makeHumanReviewNode(host: Host) {
     state: State,
     config: LangGraphRunnableConfig,
   ): Promise<NodeUpdate<"human_review">> {
+    if ((state.connect ?? []).length > 0) return awaitConnections(host, state, config);
     const pending = pendingReview(state.decisions ?? []);
     const request = interruptPayload(pending);
     const payload: InterruptPayload = state.review_feedback ? { ...request, error: state.review_feedback } : request;
@@ -97,6 +99,32 @@ export function makeHumanReviewNode(host: Host) {
       ...(denied.length > 0 ? { denials: denied } : {}),
     };
   };
+}
+
+/**
+ * An authorization pause: asks the owner to connect each server, then, on any
+ * resume (the callback's, or anyone's), looks at the token store again as the
+ * owner. Servers still missing are asked again with fresh URLs; once none is,
+ * the step goes on to its reviews or its calls.
+ */
+async function awaitConnections(
+  host: Host,
+  state: State,
+  config: LangGraphRunnableConfig,
+): Promise<NodeUpdate<"human_review">> {
+  interrupt(connectPayload(state.connect ?? []));
+  const context = await decideContextFor(state, config, host);
+  const waiting = new Set((state.connect ?? []).flatMap((connection) => connection.call_ids));
+  const still = await pendingConnections(
+    host,
+    (state.decisions ?? []).filter((decision) => waiting.has(decision.call_id)),
+    { thread_id: context.threadId, user_id: context.owner.user_id, tenant: context.owner.tenant },
+  );
+  if (still.length > 0) return { connect: still };
+  const decisions = state.decisions ?? [];
+  if (pendingReview(decisions).length > 0) return { connect: null };
+  const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
+  return { ...transition(state.status, next), connect: null };
 }
 
 /** The repeat counts with one authorization of `fingerprint` taken back (an edit replaces that action). */

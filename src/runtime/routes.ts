@@ -24,15 +24,15 @@ export const afterPlan = (state: State) => ((state.proposals ?? []).length > 0 ?
  */
 export const afterDecisions = (state: State) => {
   const decisions = state.decisions ?? [];
-  if (pendingReview(decisions).length > 0) return NODES.human_review;
+  if ((state.connect ?? []).length > 0 || pendingReview(decisions).length > 0) return NODES.human_review;
   return allowed(decisions).length > 0 ? NODES.execute : NODES.observe;
 };
 
 export const afterObserve = (state: State) => (isTerminal(state.status) ? END : NODES.plan);
 
 /**
- * What the routes read (proposals, decisions, status) as they are once
- * `update` is applied: the first two are last-value fields, status goes
+ * What the routes read (proposals, decisions, connect, status) as they are once
+ * `update` is applied: the first three are last-value fields, status goes
  * through its reducer. The rest of the state is as the node saw it.
  */
 export function stateAfter(state: State, update: Partial<Update>): State {
@@ -44,6 +44,7 @@ export function stateAfter(state: State, update: Partial<Update>): State {
     ...state,
     ...(update.proposals !== undefined ? { proposals: update.proposals } : {}),
     ...(update.decisions !== undefined ? { decisions: update.decisions } : {}),
+    ...(update.connect !== undefined ? { connect: update.connect } : {}),
     status: status === undefined ? state.status : statusReducer(state.status, status),
   };
 }
@@ -54,7 +55,7 @@ export function stateAfter(state: State, update: Partial<Update>): State {
  * `tool_offer` are kept even when unchanged: the trace reads them from each
  * plan task's writes (src/trace/run-trace.ts).
  */
-const SETTLED_FIELDS = ["termination_reason", "result", "review_feedback"] as const;
+const SETTLED_FIELDS = ["termination_reason", "result", "review_feedback", "connect"] as const;
 /** Fields whose reducer appends (or merges): an empty write changes nothing. */
 const APPENDED_FIELDS = ["messages", "evidence", "ledger"] as const;
 

@@ -36,6 +36,10 @@ export type ApiErrorCode =
   | "database_unavailable"
   | "auth_unavailable"
   | "elicitation_forbidden"
+  | "invalid_state"
+  | "expired_state"
+  | "authorization_forbidden"
+  | "authorization_failed"
   | "elicitation_closed"
   | "invalid_elicitation_answer"
   | "internal_error";
@@ -71,6 +75,10 @@ const STATUS: Record<ApiErrorCode, number> = {
   database_unavailable: 503,
   auth_unavailable: 503,
   elicitation_forbidden: 403,
+  invalid_state: 400,
+  expired_state: 400,
+  authorization_forbidden: 403,
+  authorization_failed: 400,
   elicitation_closed: 409,
   invalid_elicitation_answer: 422,
   internal_error: 500,

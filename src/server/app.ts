@@ -17,6 +17,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { authenticateRequest } from "../auth/api-token.js";
+import type { ToolHost } from "../mcp/tool-host.js";
 import type { RequestGate } from "../auth/request-gate.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import type { SecretScanner } from "../policy/secrets.js";
@@ -31,6 +32,7 @@ import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerOperatorRoutes, type OperatorOptions } from "./routes/operator.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
 import { registerElicitationRoutes } from "./routes/elicitations.js";
+import { registerOAuthCallbackPage, registerOAuthCallbackRoutes } from "./routes/oauth-callback.js";
 import type { ElicitationStore } from "../persistence/elicitation-store.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerThreadRoutes } from "./routes/threads.js";
@@ -68,6 +70,8 @@ export interface AppOptions {
   platform?: PlatformOptions;
   /** Servers' questions to runs' owners (routes/elicitations.ts); absent: no such routes. */
   elicitations?: ElicitationStore;
+  /** The tool host that completes per-user OAuth authorizations (routes/oauth-callback.ts); absent: no such routes. */
+  oauthTools?: () => Promise<ToolHost>;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -150,8 +154,9 @@ export function createApp(options: AppOptions): Hono<Env> {
     })(c, next);
   });
 
-  // The page loads without a token; it asks for one (web.ts).
+  // The page loads without a token; it asks for one (web.ts). So does the OAuth callback page.
   if (options.web) registerPageRoutes(app, options.web);
+  if (options.oauthTools) registerOAuthCallbackPage(app);
 
   // What the server is, for clients probing it before they have a token (agent-chat-ui
   // checks /info first). Nothing about users, threads or configuration.
@@ -202,6 +207,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   registerReviewRoutes(app, context);
   if (options.platform) registerPlatformRoutes(app, context, options.platform);
   if (options.elicitations) registerElicitationRoutes(app, context, options.elicitations);
+  if (options.oauthTools) registerOAuthCallbackRoutes(app, context, options.oauthTools);
   return app;
 }
 

@@ -122,6 +122,10 @@ const FIELD_SCHEMAS: Record<keyof typeof AgentState.spec, JsonSchema> = {
       required: ["call_id", "tool", "ok"],
     },
   }),
+  connect: nullable({
+    type: "array",
+    items: object({ server: string, authorization_url: string, expires_at: string, call_ids: strings }),
+  }),
   review_feedback: nullable(object({ code: { enum: ["invalid_resume", "approver_not_permitted"] }, message: string })),
   review_waits: internal("time spent waiting for reviewers, per call"),
   progress: internal("no-progress counters of the run"),

@@ -151,6 +151,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       store: database.threads,
       ledger: database.ledger,
       elicitations: createElicitationStore(database.pool, database.schema),
+      oauthTools: runtime.host.tools,
       graphs,
       secret,
       gate: requestGate({

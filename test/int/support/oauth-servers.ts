@@ -3,8 +3,8 @@
  * server for tests, built from the MCP SDK's server-side auth (its router,
  * bearer middleware and in-memory demo provider, which grants every
  * authorization request at once, as a signed-in user who consents would).
- * The resource server's one tool, `whoami`, records the bearer token of each
- * call, so a test can tell whose token a call carried.
+ * The resource server's tools, `whoami` and the write `file_ticket`, record
+ * the bearer token of each call, so a test can tell whose token a call carried.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -19,6 +19,7 @@ import {
 } from "@modelcontextprotocol/sdk/server/auth/router.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { z } from "zod";
 
 /** express has no types in this tree; the little used here, typed by hand. */
 type Handler = (request: unknown, response: unknown, next: () => void) => void;
@@ -33,6 +34,8 @@ export interface OAuthServers {
   mcpUrl: string;
   /** Bearer tokens of `whoami` calls, in order. */
   seen: string[];
+  /** `file_ticket` calls: the token each carried and its arguments. */
+  filed: { token: string; title: string; idempotency_key: string }[];
   close(): Promise<void>;
 }
 
@@ -50,6 +53,7 @@ export async function startOAuthServers(): Promise<OAuthServers> {
   const metadata = createOAuthMetadata({ provider, issuerUrl: auth.url, scopesSupported: ["mcp:tools"] });
 
   const seen: string[] = [];
+  const filed: OAuthServers["filed"] = [];
   const resourceApp = express();
   const resource = await listen(resourceApp);
   const mcpUrl = new URL("/mcp", resource.url);
@@ -65,6 +69,17 @@ export async function startOAuthServers(): Promise<OAuthServers> {
       seen.push(extra.authInfo?.token ?? "");
       return { content: [{ type: "text", text: "ok" }] };
     });
+    mcp.registerTool(
+      "file_ticket",
+      {
+        description: "Files a ticket (a write).",
+        inputSchema: { title: z.string(), idempotency_key: z.string() },
+      },
+      async ({ title, idempotency_key }, extra) => {
+        filed.push({ token: extra.authInfo?.token ?? "", title, idempotency_key });
+        return { content: [{ type: "text", text: JSON.stringify({ status: "created", title }) }] };
+      },
+    );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await mcp.connect(transport);
     const typed = request as Parameters<StreamableHTTPServerTransport["handleRequest"]>[0] & { body: unknown };
@@ -78,6 +93,7 @@ export async function startOAuthServers(): Promise<OAuthServers> {
   return {
     mcpUrl: mcpUrl.href,
     seen,
+    filed,
     async close() {
       for (const { server } of [auth, resource]) {
         server.closeAllConnections();

@@ -1,0 +1,110 @@
+/**
+ * The end of a per-user authorization (OAuth `authorization_code`, issue 25):
+ *
+ *   GET  /oauth/callback?code&state   (no token) the page the authorization server
+ *                                     sends the owner's browser back to; it
+ *                                     posts the code with the signed-in page's token
+ *   POST /oauth/callback              body: {"code": "...", "state": "..."}
+ *                                     → { server, thread_id, run_id | null }
+ *
+ * A browser redirect carries no bearer token, so the page takes the chat
+ * page's token from this tab's sessionStorage (the "Connect" card opens the
+ * authorization in a tab that inherits it) and POSTs; API clients POST
+ * directly. Only the owner the state was sealed to may complete it (403
+ * `authorization_forbidden`, and the state stays good for the owner); a
+ * state Warrant did not issue is 400 `invalid_state`, an old one 400
+ * `expired_state`, a code the authorization server refuses 400
+ * `authorization_failed`. The tokens are stored sealed for the owner; then
+ * the paused run is resumed as the owner, through the same path as a
+ * client's resume, and it looks at the token store itself (human_review).
+ */
+import type { Hono } from "hono";
+import { z } from "zod";
+import { ownerOf } from "../run-types.js";
+import type { ToolHost } from "../../mcp/tool-host.js";
+import { ApiError, isApiError } from "../api-error.js";
+import type { Env, RouteContext } from "../context.js";
+import { startRunAs } from "./run-start.js";
+
+const MAX_PARAM_CHARS = 2_048;
+const Param = z
+  .string()
+  .min(1)
+  .max(MAX_PARAM_CHARS)
+  .regex(/^[\x21-\x7e]+$/, "printable ASCII only");
+const CallbackSchema = z.object({ code: Param, state: Param }).strict();
+
+const PAGE_SCRIPT = `
+const params = new URLSearchParams(location.search);
+const show = (text) => { document.getElementById("status").textContent = text; };
+const token = sessionStorage.getItem("warrant.token");
+if (params.get("error")) show("The authorization was not given (" + params.get("error").slice(0, 80) + "). Ask again from the chat.");
+else if (!token) show("Sign in to the chat page in this tab first, then use the Connect link again.");
+else fetch("/oauth/callback", {
+  method: "POST",
+  headers: { "content-type": "application/json", authorization: "Bearer " + token },
+  body: JSON.stringify({ code: params.get("code") ?? "", state: params.get("state") ?? "" }),
+}).then(async (response) => {
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) return show("Not connected: " + (body.message ?? response.status));
+  show("Connected " + body.server + ". Your run goes on; you can close this tab.");
+  history.replaceState(null, "", "/oauth/callback");
+  if (window.opener) window.opener.postMessage({ type: "warrant.connected", server: body.server }, location.origin);
+});
+`;
+
+const PAGE = [
+  "<!doctype html><html><head><meta charset='utf-8'><title>Warrant: connecting</title>",
+  "<meta name='referrer' content='no-referrer'></head>",
+  "<body><p id='status'>Connecting…</p><script src='/oauth/callback.js'></script></body></html>",
+].join("");
+
+/** The page and its script: public, like the chat page, and they carry no data. */
+export function registerOAuthCallbackPage(app: Hono<Env>): void {
+  app.get("/oauth/callback", (c) => {
+    c.header("Cache-Control", "no-store");
+    c.header("Referrer-Policy", "no-referrer");
+    return c.html(PAGE);
+  });
+  app.get("/oauth/callback.js", (c) => {
+    c.header("Content-Type", "text/javascript; charset=utf-8");
+    return c.body(PAGE_SCRIPT);
+  });
+}
+
+export function registerOAuthCallbackRoutes(app: Hono<Env>, context: RouteContext, tools: () => Promise<ToolHost>) {
+  app.post("/oauth/callback", async (c) => {
+    const principal = context.principalOf(c);
+    const parsed = CallbackSchema.safeParse(await context.body(c));
+    if (!parsed.success)
+      throw new ApiError(
+        "invalid_request",
+        'the body must be {"code": "...", "state": "..."} (printable, at most 2048 characters)',
+      );
+    const host = await tools();
+    if (!host.completeAuthorization) throw new ApiError("invalid_state", "this deployment asks for no authorizations");
+    const done = await host.completeAuthorization(parsed.data.state, parsed.data.code, principal);
+    if (!done.ok) throw new ApiError(done.code, done.message);
+    const { server, thread_id } = done.binding;
+    const thread = await context.store.get(ownerOf(principal), thread_id);
+    let runId: string | null = null;
+    if (thread) {
+      // Resumed as the owner; human_review checks the token store, not this value.
+      const started = await startRunAs(
+        context,
+        principal,
+        thread,
+        { assistant_id: thread.graph_id ?? "agent", command: { resume: { authorized: [server] } } },
+        {
+          delivery: "background",
+        },
+      ).catch((error: unknown) => {
+        // Another resume got there first (two tabs, two callbacks): the run goes on without this one.
+        if (isApiError(error) && error.status === 409) return undefined;
+        throw error;
+      });
+      runId = started?.run.run_id ?? null;
+    }
+    return c.json({ server, thread_id, run_id: runId });
+  });
+}
