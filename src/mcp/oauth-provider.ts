@@ -70,6 +70,21 @@ function credentialValue(placeholder: string, values: Readonly<Record<string, st
   return value;
 }
 
+/**
+ * Checked at start, before any server is contacted: every `${NAME}` credential
+ * the servers' OAuth settings name has a value, else a `config_invalid` error
+ * naming the server and the variable (never a value).
+ */
+export function checkCredentials(
+  servers: Record<string, { transport: string; auth?: OAuthConfig | undefined }>,
+  values: Readonly<Record<string, string | undefined>>,
+): void {
+  for (const [server, { auth }] of Object.entries(servers)) {
+    for (const placeholder of [auth?.client_secret, auth?.private_key])
+      if (placeholder !== undefined) credentialValue(placeholder, values, server);
+  }
+}
+
 /** The deployment's provider for a `client_credentials` server (the SDK's own providers). */
 export function deploymentProvider(
   server: string,
@@ -94,12 +109,15 @@ export function deploymentProvider(
     ...common,
     clientSecret: credentialValue(auth.client_secret ?? "", values, server),
   });
-  // The SDK's provider defaults to client_secret_basic; the config may ask for client_secret_post.
+  // The SDK's provider defaults to client_secret_basic; the config may ask for client_secret_post. The SDK picks the
+  // method from the client information (not the metadata), preferring basic whenever the server lists it.
   if (auth.token_endpoint_auth_method === "client_secret_post") {
     const metadata = provider.clientMetadata;
     Object.defineProperty(provider, "clientMetadata", {
       get: () => ({ ...metadata, token_endpoint_auth_method: "client_secret_post" }),
     });
+    const information = provider.clientInformation.bind(provider);
+    provider.clientInformation = () => ({ ...information(), token_endpoint_auth_method: "client_secret_post" });
   }
   return provider;
 }

@@ -34,6 +34,7 @@ import { normalizePrompt, normalizeResource, type PromptResult } from "./resourc
 import { resultRedactor, type Site } from "./result-redaction.js";
 import { createServerSet, type ServerEntry } from "./servers.js";
 import { elicitableCall, elicitationHandler, type ElicitationBroker } from "./elicitation.js";
+import { checkCredentials } from "./oauth-provider.js";
 
 export { ephemeralTokenSettings, type TokenSettings } from "./connection-factory.js";
 export { classifyCallFailure } from "./failures.js";
@@ -132,6 +133,7 @@ export async function connectTools(
   options: ConnectOptions = {},
 ): Promise<ToolHost> {
   const config = withHostValues(configured, options.hostValues ?? {});
+  checkCredentials(config.servers, options.oauth?.credentials ?? {});
   const secrets = createSecretScanner({
     key: options.redactionKey ?? new Uint8Array(randomBytes(32)),
     patterns: config.secrets.patterns,
