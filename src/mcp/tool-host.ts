@@ -33,7 +33,7 @@ import type { PinStore } from "./pins.js";
 import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
 import { resultRedactor, type Site } from "./result-redaction.js";
 import { createServerSet, type ServerEntry } from "./servers.js";
-import { elicitableCall, elicitationHandler, type ElicitationBroker } from "./elicitation.js";
+import { elicitableCall, elicitationHandler, type ElicitationBroker, type ElicitationRecord } from "./elicitation.js";
 import { checkCredentials } from "./oauth-provider.js";
 
 export { ephemeralTokenSettings, type TokenSettings } from "./connection-factory.js";
@@ -49,6 +49,8 @@ export interface CallOptions {
   threadId: string;
   /** The call as the audit names it: a redaction in its result is recorded under this run and call. */
   record?: { call_id: string; run_id: string; run?: RunStart | undefined };
+  /** Collects the call's elicitations (id and outcome) as they end, for its ledger row. */
+  elicited?: ElicitationRecord[];
 }
 
 /** The tools side of the host: catalog, health, calls, resources and prompts. */
@@ -243,8 +245,8 @@ export async function connectTools(
           const callTool = (sent: typeof requestOptions) =>
             client.callTool({ name: tool.remote_name, arguments: args }, undefined, sent);
           if (!options.elicitation) return callTool(requestOptions);
-          const { threadId, principal, record } = callOptions;
-          const call = { server: tool.server, tool: tool.name, threadId, principal, record };
+          const { threadId, principal, record, elicited } = callOptions;
+          const call = { server: tool.server, tool: tool.name, threadId, principal, record, elicited };
           return elicitableCall(client, call, requestOptions, callTool);
         },
         (raw) => normalizeResult(raw, tool.contract.output),
