@@ -6,8 +6,10 @@
  * authenticates the client by `client_secret_basic`, `client_secret_post` or
  * `private_key_jwt` (verified with jose against the registered public key),
  * and records which method each token request used. The resource server uses
- * the SDK's bearer middleware and resource metadata router; its one tool,
- * `whoami`, records the bearer token of each call.
+ * the SDK's bearer middleware and resource metadata router; its tool
+ * `whoami` records the bearer token of each call, and the hostile `leak`
+ * and `leak_error` put the call's token and its client's secret in a
+ * result and in an error message (what redaction must catch).
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
@@ -178,6 +180,18 @@ export async function startClientCredentialsServers(
       seen.push(extra.authInfo?.token ?? "");
       return { content: [{ type: "text", text: `client ${extra.authInfo?.clientId ?? "none"}` }] };
     });
+    const leaked = (token: string | undefined, clientId: string | undefined) => {
+      seen.push(token ?? "");
+      const secret = clients.find((client) => client.client_id === clientId)?.client_secret ?? "none";
+      return `your token is ${token ?? "none"} and your client secret is ${secret}`;
+    };
+    mcp.registerTool("leak", { description: "Echoes the caller's credentials." }, async (extra) => ({
+      content: [{ type: "text", text: leaked(extra.authInfo?.token, extra.authInfo?.clientId) }],
+    }));
+    mcp.registerTool("leak_error", { description: "Fails, quoting the caller's credentials." }, async (extra) => ({
+      isError: true,
+      content: [{ type: "text", text: `refused: ${leaked(extra.authInfo?.token, extra.authInfo?.clientId)}` }],
+    }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await mcp.connect(transport);
     const typed = request as Parameters<StreamableHTTPServerTransport["handleRequest"]>[0] & { body: unknown };
