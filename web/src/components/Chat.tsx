@@ -7,14 +7,16 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { StreamMode } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { makeClient, problemOf, type Problem } from "../api";
-import { approvalOf } from "../read";
+import { approvalOf, authorizationsOf } from "../read";
 import { setThreadInUrl, threadFromUrl } from "../session";
+import { useAuthorizationReturn } from "../use-authorization-return";
 import { useRejoin } from "../use-rejoin";
 import type { AgentValues, ResumeDecision, SessionInfo } from "../types";
 import { ApprovalPanel } from "./ApprovalPanel";
 import { ElicitationForm } from "./ElicitationForm";
 import { useElicitations } from "../use-elicitations";
 import { Composer } from "./Composer";
+import { ConnectCard } from "./ConnectCard";
 import { Header } from "./Header";
 import { MessageList } from "./MessageList";
 import { ProblemBanner } from "./ProblemBanner";
@@ -78,6 +80,20 @@ export function Chat({
   });
 
   useRejoin(client, threadId, stream, SUBMIT_OPTIONS.streamMode);
+  // Waiting for the owner to connect a server: the callback resumes the run elsewhere; this page follows it.
+  const authorizations = authorizationsOf(stream.interrupt?.value);
+  useAuthorizationReturn({
+    client,
+    threadId,
+    waiting: authorizations.length > 0 && !stream.isLoading,
+    stream,
+    streamMode: SUBMIT_OPTIONS.streamMode,
+    reopen: () => {
+      const id = threadId;
+      setThreadId(null);
+      setTimeout(() => setThreadId(id), 0);
+    },
+  });
 
   useEffect(() => {
     if (stream.error) report(stream.error);
@@ -134,6 +150,8 @@ export function Chat({
               </p>
             )}
             {values.run && <RunPanel values={values} budgets={session.budgets} live={stream.isLoading} />}
+            {!stream.isLoading &&
+              authorizations.map((request) => <ConnectCard key={request.server} request={request} />)}
             {approval && !stream.isLoading && (
               <ApprovalPanel
                 key={
@@ -153,7 +171,7 @@ export function Chat({
               />
             )}
             <Composer
-              disabled={stream.isLoading || approval !== null}
+              disabled={stream.isLoading || approval !== null || authorizations.length > 0}
               pendingReview={approval !== null}
               onSend={send}
               onStop={stream.isLoading ? () => void stream.stop() : undefined}
