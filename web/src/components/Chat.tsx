@@ -49,6 +49,7 @@ export function Chat({
   const [problem, setProblem] = useState<Problem | null>(null);
   const [threadsChanged, setThreadsChanged] = useState(0);
   const [view, setView] = useState<"chat" | "reviews">("chat");
+  const [reopening, setReopening] = useState<string | null>(null);
   // What to do again when the server did not answer: the last message or decisions sent.
   const lastAction = useRef<(() => void) | null>(null);
 
@@ -89,11 +90,16 @@ export function Chat({
     stream,
     streamMode: SUBMIT_OPTIONS.streamMode,
     reopen: () => {
-      const id = threadId;
+      setReopening(threadId);
       setThreadId(null);
-      setTimeout(() => setThreadId(id), 0);
     },
   });
+  // Reopening a thread: closed in one render, opened again in the next, so its state is read afresh.
+  useEffect(() => {
+    if (reopening === null || threadId !== null) return;
+    setThreadId(reopening);
+    setReopening(null);
+  }, [reopening, threadId]);
 
   useEffect(() => {
     if (stream.error) report(stream.error);
