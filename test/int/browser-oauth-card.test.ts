@@ -47,9 +47,12 @@ describe.runIf(BROWSER_TESTS_RUN)("Connect <server> card in Chromium", () => {
       WARRANT_MODEL: "fake-model",
       OPENAI_BASE_URL: fake.baseUrl,
     });
+    // The authorization server's page: it sends the browser back to the deployment's callback at once, as
+    // a signed-in user who consents would be sent (this state is not pending, so the exchange is refused).
     authorizationPage = createServer((request, response) => {
       authorizationHits.push(request.url ?? "");
-      response.writeHead(200, { "content-type": "text/html" }).end("<title>Authorize</title><p>Authorized.</p>");
+      if (!request.url?.startsWith("/authorize")) return void response.writeHead(404).end();
+      response.writeHead(302, { location: `${server.url}/oauth/callback?code=code-1&state=not-pending` }).end();
     });
     await new Promise<void>((resolve) => authorizationPage?.listen(0, "127.0.0.1", resolve));
     authorizationBase = `http://127.0.0.1:${(authorizationPage.address() as AddressInfo).port}`;
@@ -121,11 +124,16 @@ describe.runIf(BROWSER_TESTS_RUN)("Connect <server> card in Chromium", () => {
 
     // The owner opens the authorization server's page in a new tab.
     const [popup] = await Promise.all([page.waitForEvent("popup"), link.click()]);
-    await popup.waitForLoadState();
-    expect(popup.url()).toBe(authorizationUrl);
+    await expect.poll(() => popup.url(), { timeout: 20_000 }).toBe(`${server.url}/oauth/callback`);
     expect(authorizationHits.filter((hit) => hit.startsWith("/authorize"))).toEqual([
       "/authorize?client_id=warrant&state=s1",
     ]);
+    // Back on our origin, the callback page found alice's sign-in (the tab started with a copy of the chat
+    // tab's session) and posted the code; the server refused this state. The other site had no opener.
+    await expect
+      .poll(() => popup.locator("#status").textContent(), { timeout: 20_000 })
+      .toBe("Not connected: oauth_state_invalid");
+    expect(await popup.evaluate(() => window.opener === null)).toBe(true);
     expect(await card.getByRole("status").textContent()).toContain("once tickets is connected");
 
     // The callback resumed the run server-side (here: the interrupt is gone); back on the page, it reads the thread again.
