@@ -38,6 +38,14 @@ export interface ElicitationCall {
   principal: Principal;
   /** The ledger's ids of the call, when it runs in a recorded run. */
   record?: { call_id: string; run_id: string; run?: RunStart | undefined } | undefined;
+  /** Where each question of the call is noted as it ends (its id and outcome, never the answer): the call's ledger row. */
+  elicited?: ElicitationRecord[] | undefined;
+}
+
+/** One question of a call, as its ledger row records it. `id` is null for a question refused before anyone was asked. */
+export interface ElicitationRecord {
+  id: string | null;
+  outcome: ElicitationOutcome;
 }
 
 /** What the owner is asked. */
@@ -62,8 +70,8 @@ export type ElicitationOutcome = ElicitationAnswer["action"] | "refused";
 /** Asks the run's owner (the API server: a Postgres row, a stream event, a route). */
 export interface ElicitationBroker {
   ask(question: ElicitationQuestion, signal: AbortSignal): Promise<ElicitationAnswer>;
-  /** Records how a question ended (never the answer's content). */
-  settled?(question: ElicitationQuestion, outcome: ElicitationOutcome, detail: string): Promise<void>;
+  /** Records how a question ended (never the answer's content); returns the question's id when it was asked. */
+  settled?(question: ElicitationQuestion, outcome: ElicitationOutcome, detail: string): Promise<string | undefined>;
 }
 
 /** Answers one `elicitation/create` of `client`'s server. */
@@ -177,6 +185,7 @@ export function elicitationHandler(options: {
     const refuse = async (detail: string): Promise<ElicitResult> => {
       log(`[warrant mcp] declined an elicitation of ${server}: ${detail}\n`);
       await broker.settled?.(blankQuestion(entry.call), "refused", detail).catch(() => undefined);
+      entry.call.elicited?.push({ id: null, outcome: "refused" });
       return DECLINE;
     };
     if (!options.allowed) return refuse("the server is not configured to elicit (`elicitation: true`)");
@@ -208,9 +217,9 @@ export function elicitationHandler(options: {
       entry.signal.removeEventListener("abort", abort);
     }
     const result = toResult(schema, answer);
-    await broker
-      .settled?.(question, answer.action === "accept" && result.action !== "accept" ? "refused" : answer.action, "")
-      .catch(() => undefined);
+    const outcome = answer.action === "accept" && result.action !== "accept" ? "refused" : answer.action;
+    const id = await broker.settled?.(question, outcome, "").catch(() => undefined);
+    entry.call.elicited?.push({ id: id ?? null, outcome });
     return result;
   };
 }

@@ -23,6 +23,24 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { ConfigError } from "../errors.js";
 import { credentialName, type OAuthConfig } from "../policy/oauth-config.js";
+import { rememberSecret } from "../policy/secrets.js";
+
+/**
+ * Every credential the host obtains is remembered by value, so that every
+ * scanner of the process redacts it in tool results, error messages, logs,
+ * events, audit and checkpoints (src/policy/secrets.ts), whatever its shape.
+ */
+function remembered<T extends OAuthTokens | undefined>(tokens: T): T {
+  rememberSecret("oauth_token", tokens?.access_token);
+  rememberSecret("oauth_token", tokens?.refresh_token);
+  rememberSecret("oauth_token", tokens?.id_token);
+  return tokens;
+}
+
+function rememberedClient<T extends OAuthClientInformationMixed | undefined>(client: T): T {
+  rememberSecret("client_secret", client?.client_secret);
+  return client;
+}
 
 /** What is kept for one owner of one server. */
 export interface OwnerCredentials {
@@ -63,11 +81,39 @@ export function memoryCredentialStore(): OAuthCredentialStore {
 }
 
 /** Resolves a `${NAME}` credential to its value (given to the host from the environment by env.ts). */
-function credentialValue(placeholder: string, values: Readonly<Record<string, string | undefined>>, server: string) {
+function credentialValue(
+  placeholder: string,
+  values: Readonly<Record<string, string | undefined>>,
+  server: string,
+  kind: "client_secret" | "private_key" = "client_secret",
+) {
   const name = credentialName(placeholder);
   const value = Object.hasOwn(values, name) ? values[name] : undefined;
   if (!value) throw new ConfigError("config_invalid", `server ${server}: the environment variable ${name} is not set`);
+  rememberSecret(kind, value);
   return value;
+}
+
+/**
+ * Checked at start, before any server is contacted: every `${NAME}` credential
+ * the servers' OAuth settings name has a value, else a `config_invalid` error
+ * naming the server and the variable (never a value).
+ */
+export function checkCredentials(
+  servers: Record<string, { transport: string; auth?: OAuthConfig | undefined }>,
+  values: Readonly<Record<string, string | undefined>>,
+): void {
+  for (const [server, { auth }] of Object.entries(servers)) {
+    if (auth?.client_secret !== undefined) credentialValue(auth.client_secret, values, server);
+    if (auth?.private_key !== undefined) credentialValue(auth.private_key, values, server, "private_key");
+  }
+}
+
+/** The SDK's provider, its tokens remembered for redaction as they are saved. */
+function rememberingTokens<P extends OAuthClientProvider>(provider: P): P {
+  const save = provider.saveTokens.bind(provider);
+  provider.saveTokens = (tokens) => save(remembered(tokens));
+  return provider;
 }
 
 /** The deployment's provider for a `client_credentials` server (the SDK's own providers). */
@@ -85,23 +131,28 @@ export function deploymentProvider(
     ...(auth.issuer ? { expectedIssuer: auth.issuer } : {}),
   };
   if (auth.private_key !== undefined)
-    return new PrivateKeyJwtProvider({
-      ...common,
-      privateKey: credentialValue(auth.private_key, values, server),
-      algorithm: auth.signing_algorithm,
-    });
+    return rememberingTokens(
+      new PrivateKeyJwtProvider({
+        ...common,
+        privateKey: credentialValue(auth.private_key, values, server, "private_key"),
+        algorithm: auth.signing_algorithm,
+      }),
+    );
   const provider = new ClientCredentialsProvider({
     ...common,
     clientSecret: credentialValue(auth.client_secret ?? "", values, server),
   });
-  // The SDK's provider defaults to client_secret_basic; the config may ask for client_secret_post.
+  // The SDK's provider defaults to client_secret_basic; the config may ask for client_secret_post. The SDK picks the
+  // method from the client information (not the metadata), preferring basic whenever the server lists it.
   if (auth.token_endpoint_auth_method === "client_secret_post") {
     const metadata = provider.clientMetadata;
     Object.defineProperty(provider, "clientMetadata", {
       get: () => ({ ...metadata, token_endpoint_auth_method: "client_secret_post" }),
     });
+    const information = provider.clientInformation.bind(provider);
+    provider.clientInformation = () => ({ ...information(), token_endpoint_auth_method: "client_secret_post" });
   }
-  return provider;
+  return rememberingTokens(provider);
 }
 
 /** An owner's provider for an `authorization_code` server. */
@@ -167,19 +218,21 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    return this.staticClient ?? this.options.store.loadClient(this.options.server);
+    return rememberedClient(this.staticClient ?? (await this.options.store.loadClient(this.options.server)));
   }
 
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    rememberedClient(client);
     if (!this.staticClient) await this.options.store.saveClient(this.options.server, client);
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
-    return (await this.options.store.load(this.options.owner, this.options.server)).tokens;
+    return remembered((await this.options.store.load(this.options.owner, this.options.server)).tokens);
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const { owner, server, store } = this.options;
+    remembered(tokens);
     // A completed exchange consumes the verifier.
     await store.save(owner, server, { tokens });
   }
@@ -197,6 +250,7 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
     const { owner, server, store } = this.options;
+    rememberSecret("pkce_verifier", codeVerifier);
     const current = await store.load(owner, server);
     await store.save(owner, server, { ...current, code_verifier: codeVerifier });
   }
@@ -204,6 +258,7 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
   async codeVerifier(): Promise<string> {
     const verifier = (await this.options.store.load(this.options.owner, this.options.server)).code_verifier;
     if (!verifier) throw new Error("no authorization is in progress for this owner and server");
+    rememberSecret("pkce_verifier", verifier);
     return verifier;
   }
 

@@ -33,7 +33,8 @@ import type { PinStore } from "./pins.js";
 import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
 import { resultRedactor, type Site } from "./result-redaction.js";
 import { createServerSet, type ServerEntry } from "./servers.js";
-import { elicitableCall, elicitationHandler, type ElicitationBroker } from "./elicitation.js";
+import { elicitableCall, elicitationHandler, type ElicitationBroker, type ElicitationRecord } from "./elicitation.js";
+import { checkCredentials } from "./oauth-provider.js";
 import { AUTHORIZATION_TTL_MS, openState, sealState, type AuthorizationBinding } from "./oauth-state.js";
 
 export { ephemeralTokenSettings, type TokenSettings } from "./connection-factory.js";
@@ -49,6 +50,8 @@ export interface CallOptions {
   threadId: string;
   /** The call as the audit names it: a redaction in its result is recorded under this run and call. */
   record?: { call_id: string; run_id: string; run?: RunStart | undefined };
+  /** Collects the call's elicitations (id and outcome) as they end, for its ledger row. */
+  elicited?: ElicitationRecord[];
 }
 
 /** The tools side of the host: catalog, health, calls, resources and prompts. */
@@ -161,6 +164,7 @@ export async function connectTools(
   options: ConnectOptions = {},
 ): Promise<ToolHost> {
   const config = withHostValues(configured, options.hostValues ?? {});
+  checkCredentials(config.servers, options.oauth?.credentials ?? {});
   const secrets = createSecretScanner({
     key: options.redactionKey ?? new Uint8Array(randomBytes(32)),
     patterns: config.secrets.patterns,
@@ -271,8 +275,8 @@ export async function connectTools(
           const callTool = (sent: typeof requestOptions) =>
             client.callTool({ name: tool.remote_name, arguments: args }, undefined, sent);
           if (!options.elicitation) return callTool(requestOptions);
-          const { threadId, principal, record } = callOptions;
-          const call = { server: tool.server, tool: tool.name, threadId, principal, record };
+          const { threadId, principal, record, elicited } = callOptions;
+          const call = { server: tool.server, tool: tool.name, threadId, principal, record, elicited };
           return elicitableCall(client, call, requestOptions, callTool);
         },
         (raw) => normalizeResult(raw, tool.contract.output),

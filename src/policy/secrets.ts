@@ -34,6 +34,26 @@ export const BUILTIN_SECRET_PATTERNS: Readonly<Record<string, string>> = {
   aws_key: "\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b|\\baws_secret_access_key[\"']?\\s*[:=]\\s*[\"']?[A-Za-z0-9/+=]{40}",
 };
 
+/**
+ * Credentials this process holds whose shape no pattern knows (an opaque
+ * OAuth access or refresh token, a client secret, a PKCE verifier): every
+ * scanner of the process redacts them by value. The host remembers each
+ * one as it obtains it (src/mcp/oauth-provider.ts). Bounded: the oldest is
+ * forgotten first; shorter than {@link MIN_KNOWN_CHARS} is not remembered
+ * (it would redact ordinary words).
+ */
+const known = new Map<string, string>();
+const MAX_KNOWN = 1_024;
+export const MIN_KNOWN_CHARS = 12;
+
+/** Redacts `value` as `kind` wherever any scanner of this process sees it. */
+export function rememberSecret(kind: string, value: string | undefined): void {
+  if (value === undefined || value.length < MIN_KNOWN_CHARS || !SECRET_KIND.test(kind)) return;
+  known.delete(value);
+  known.set(value, kind);
+  if (known.size > MAX_KNOWN) known.delete(known.keys().next().value ?? "");
+}
+
 /** Kind names of configured patterns: they appear in markers and audit events. */
 export const SECRET_KIND = /^[a-z][a-z0-9_]{0,31}$/;
 
@@ -118,6 +138,9 @@ export function createSecretScanner(options: ScannerOptions): SecretScanner {
         spans.push({ start: match.index, end: match.index + match[0].length, kind });
       }
     }
+    for (const [value, kind] of known)
+      for (let at = text.indexOf(value); at !== -1; at = text.indexOf(value, at + value.length))
+        spans.push({ start: at, end: at + value.length, kind });
     // Overlapping shapes (a JWT inside `Bearer …`, a key inside a key block) become one span, so no part of either is left.
     spans.sort((a, b) => a.start - b.start || b.end - a.end);
     const merged: Span[] = [];

@@ -7,6 +7,7 @@ import type { Principal } from "../auth/principal.js";
 import type { Host } from "../host.js";
 import type { CatalogTool } from "../mcp/catalog.js";
 import type { NormalizedResult } from "../mcp/normalize.js";
+import type { ElicitationRecord } from "../mcp/elicitation.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Decision, Denial } from "../policy/decision.js";
 import type { RunStart } from "./audit-chain.js";
@@ -183,18 +184,20 @@ export class CallJournal {
     if (begun.kind !== "row") return begun;
     const row = begun.row;
     const started = Date.parse(row.started_at);
+    const elicited: ElicitationRecord[] = [];
     const outcome = await this.context.tools.call(tool, args, {
       timeoutMs: tool.contract.timeout_ms,
       signal: this.context.signal,
       principal: this.context.principal,
       threadId: this.context.threadId,
       record: { call_id: this.action.call_id, run_id: this.context.runId, run: this.context.run },
+      elicited,
     });
     const finished = this.context.host.now();
     // A write whose answer never arrived may still have been applied: that is not a failure we know of.
     const unknown = !outcome.ok && fields.risk !== "read" && effectUnknown(outcome.code);
     const done = await this.finish(
-      row,
+      elicited.length > 0 ? { ...row, elicitation: elicited.slice(0, 64) } : row,
       {
         status: outcome.ok ? "succeeded" : unknown ? "outcome_unknown" : "failed",
         error_code: outcome.ok ? null : outcome.code,

@@ -133,7 +133,7 @@ export function createElicitationBroker(options: ElicitationBrokerOptions): Elic
       const asked = answeredBy.get(question);
       answeredBy.delete(question);
       const record = question.call.record;
-      if (!options.audit || !record) return;
+      if (!options.audit || !record) return asked?.id;
       await options.audit.record(
         [
           {
@@ -152,6 +152,7 @@ export function createElicitationBroker(options: ElicitationBrokerOptions): Elic
         ],
         record.run,
       );
+      return asked?.id;
     },
   };
 }

@@ -48,6 +48,21 @@ export const LedgerRowSchema = z.object({
   owner: z.string().min(1).max(64).optional(),
   /** For a reviewed write: who approved it (beside the owner it runs for). */
   approved_by: z.string().min(1).max(64).optional(),
+  /**
+   * When the server elicited during the attempt: each question's id and how
+   * it ended (`refused`: declined by the host before anyone was asked), in
+   * order; never the answer. On the run state's row; the `elicitations`
+   * table and the audit's `elicited` events hold the same outcomes durably.
+   */
+  elicitation: z
+    .array(
+      z.object({
+        id: z.string().min(1).max(128).nullable(),
+        outcome: z.enum(["accept", "decline", "cancel", "timeout", "refused"]),
+      }),
+    )
+    .max(64)
+    .optional(),
 });
 export type LedgerRow = z.infer<typeof LedgerRowSchema>;
 

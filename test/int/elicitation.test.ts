@@ -85,6 +85,14 @@ function toolTextOf(streamed: Streamed): string {
   return String(tool?.content ?? "");
 }
 
+/** The tool call's ledger rows in the run's last state (the rows the execute node wrote). */
+function ledgerOf(streamed: Streamed): Record<string, unknown>[] {
+  const values = [...streamed.events].reverse().find((chunk) => chunk.event === "values")?.data as
+    | { ledger?: Record<string, unknown>[] }
+    | undefined;
+  return (values?.ledger ?? []).filter((row) => row["tool"] === "book_review_slot");
+}
+
 async function answer(target: ServerProcess, user: string, event: ElicitationEventData, body: unknown) {
   const response = await sandbox!.fetch(target, `/threads/${event.thread_id}/elicitations/${event.elicitation_id}`, {
     method: "POST",
@@ -204,6 +212,12 @@ describe("elicitation through the API", () => {
     expect(again).toEqual({ status: 409, body: expect.objectContaining({ error: "elicitation_closed" }) });
     await streamed.done;
     expect(toolTextOf(streamed)).toBe("booked attention on 2026-12-24 (note: none)");
+    // The call's ledger row: elicited, with the question's id and outcome, and nothing of the answer.
+    const ledger = ledgerOf(streamed);
+    expect(ledger.map((row) => [row["status"], row["elicitation"]])).toEqual([
+      ["succeeded", [{ id: event.elicitation_id, outcome: "accept" }]],
+    ]);
+    expect(JSON.stringify(ledger)).not.toContain("2026-12-24");
     expect(customOf(streamed, "elicitation_closed")).toEqual([
       { type: "elicitation_closed", elicitation_id: event.elicitation_id, outcome: "accept" },
     ]);
@@ -237,6 +251,9 @@ describe("elicitation through the API", () => {
     const event = await elicitationOf(streamed);
     await streamed.done;
     expect(toolTextOf(streamed)).toBe("not booked: decline");
+    expect(ledgerOf(streamed).map((row) => row["elicitation"])).toEqual([
+      [{ id: event.elicitation_id, outcome: "timeout" }],
+    ]);
     expect(customOf(streamed, "elicitation_closed")).toEqual([
       { type: "elicitation_closed", elicitation_id: event.elicitation_id, outcome: "timeout" },
     ]);

@@ -9,6 +9,14 @@
  * the model was sent are searched for each key: none is anywhere, while the
  * `secret_redacted` audit events say where each redaction happened, and the
  * calendar event the write created holds the marker, not the key.
+ *
+ * OAuth credentials (issue 25): a `client_credentials` server of the test's
+ * own on loopback whose tools echo the call's access token and the client's
+ * secret in a result and in an error message. Opaque values no pattern
+ * knows: the host remembers each credential it obtains and every scanner
+ * redacts it by value, so neither reaches the model, the tables or the logs.
+ * (Refresh tokens and PKCE verifiers, which only the authorization_code
+ * grant has, are covered the same way in test/unit/secrets-known.test.ts.)
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -20,6 +28,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { MARKER_PATTERN } from "../../src/policy/secrets.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
+import {
+  startClientCredentialsServers,
+  type ClientCredentialsServers,
+} from "./support/oauth-client-credentials-servers.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
 const run = promisify(execFile);
@@ -30,7 +42,9 @@ const NOTE_AWS = `AKIA${suffix.slice(0, 16).toUpperCase()}`;
 const SOURCE_ID = `cs301/vault-${suffix}`;
 const ARGUMENT_KEY = `sk-proj-ARG${suffix}`;
 const EDIT_KEY = `sk-ant-EDIT${suffix}`;
-const SECRETS = { NOTE_KEY, NOTE_AWS, SOURCE_ID, ARGUMENT_KEY, EDIT_KEY };
+/** An opaque client secret (no built-in pattern's shape), given to the server through its environment only. */
+const CLIENT_SECRET = `opaque${suffix}client`;
+const SECRETS: Record<string, string> = { NOTE_KEY, NOTE_AWS, SOURCE_ID, ARGUMENT_KEY, EDIT_KEY, CLIENT_SECRET };
 const NOTE_ID = "cs301.deploy-keys";
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 20 };
@@ -51,6 +65,7 @@ const BOOKING = {
 let sandbox: ServerSandbox;
 let fake: FakeOpenAI;
 let server: ServerProcess;
+let oauth: ClientCredentialsServers;
 
 /** The shipped config with only the notes (on our corpus) and calendar servers, and `source_id` marked sensitive for the notes tools. */
 async function writeConfig(directory: string, corpusPath: string): Promise<string> {
@@ -60,15 +75,30 @@ async function writeConfig(directory: string, corpusPath: string): Promise<strin
   };
   const notes = shipped.servers["notes"];
   if (!notes) throw new Error("the shipped config has no notes server");
+  const reports = {
+    transport: "http",
+    url: oauth.mcpUrl,
+    audience: "reports",
+    auth: {
+      type: "oauth",
+      grant: "client_credentials",
+      client_id: "warrant",
+      client_secret: "${WARRANT_TEST_CC_SECRET}",
+      issuer: oauth.issuer,
+    },
+  };
   const servers = {
     notes: { ...notes, args: [...notes.args, "--data", corpusPath] },
     calendar: shipped.servers["calendar"],
+    reports,
   };
-  const tools = Object.fromEntries(
+  const tools: Record<string, { server: string; sensitive?: string[] }> = Object.fromEntries(
     Object.entries(shipped.tools).filter(
       ([, contract]) => contract.server === "notes" || contract.server === "calendar",
     ),
   );
+  for (const name of ["leak", "leak_error"])
+    tools[name] = { server: "reports", risk: "read", timeout_ms: 10_000 } as { server: string };
   for (const name of ["search_notes", "read_note"]) tools[name] = { ...tools[name]!, sensitive: ["source_id"] };
   const file = path.join(directory, "secrets.config.json");
   await fs.writeFile(file, JSON.stringify({ ...shipped, servers, tools }));
@@ -146,18 +176,21 @@ type Detail = { where: string; count: number; redactions: { path: string; kind: 
 beforeAll(async () => {
   sandbox = await createServerSandbox();
   fake = await startFakeOpenAI();
+  oauth = await startClientCredentialsServers([{ client_id: "warrant", client_secret: CLIENT_SECRET }]);
   const config = await writeConfig(sandbox.dataDir, await writeCorpus(sandbox.dataDir));
   server = await sandbox.start({
     WARRANT_CONFIG: config,
     WARRANT_PLANNER: "model",
     WARRANT_MODEL: "fake-model",
     OPENAI_BASE_URL: fake.baseUrl,
+    WARRANT_TEST_CC_SECRET: CLIENT_SECRET,
   });
 }, 120_000);
 
 afterAll(async () => {
   await sandbox?.cleanup();
   await fake?.close();
+  await oauth?.close();
 }, 60_000);
 
 describe("secrets stay out", () => {
@@ -289,5 +322,71 @@ describe("secrets stay out", () => {
     // Nor in any log line of the server and its MCP children.
     expect(server.stderr()).toContain("warrant-server:");
     expectNoSecret("the server's logs", server.stderr());
+  }, 180_000);
+
+  it("keeps OAuth access tokens and client secrets out of results, errors, the model, the database and the logs", async () => {
+    const alice = await sandbox.client(server, "alice");
+    const thread = await alice.threads.create();
+    fake.enqueue(
+      reply([
+        { id: "call_leak_result", name: "leak", args: {} },
+        { id: "call_leak_error", name: "leak_error", args: {} },
+      ]),
+      {
+        kind: "completion",
+        content: JSON.stringify({ answer: "Checked the reports server.", citations: [], abstained: false }),
+        finish_reason: "stop",
+        usage: USAGE,
+      },
+    );
+    const done = (await alice.runs.wait(thread.thread_id, "agent", {
+      input: { messages: [{ role: "user", content: "Check the reports server." }] },
+    })) as { status?: string; ledger?: { tool: string; status: string; error_code: string | null }[] };
+    expect(done.status).toBe("completed");
+    expect(done.ledger?.map((row) => [row.tool, row.status]).sort()).toEqual([
+      ["leak", "succeeded"],
+      ["leak_error", "failed"],
+    ]);
+    expect(fake.pending()).toBe(0);
+    // The server saw the deployment's tokens: those are the values to look for.
+    const tokens = oauth.issued.map((entry) => entry.token);
+    expect(tokens.length).toBeGreaterThanOrEqual(1);
+    expect(oauth.seen.length).toBeGreaterThanOrEqual(2);
+    const credentials = {
+      CLIENT_SECRET,
+      ...Object.fromEntries(tokens.map((token, index) => [`token ${index}`, token])),
+    };
+    const expectNoCredential = (where: string, text: string) => {
+      for (const [name, value] of Object.entries(credentials))
+        expect(text.includes(value), `${name} found in ${where}`).toBe(false);
+    };
+
+    // The model read the result and the error with markers in place of the token and the secret.
+    const sent = JSON.stringify(fake.requests.map((request) => request.body));
+    expectNoCredential("the model's requests", sent);
+    const marked =
+      /your token is \[redacted:oauth_token:[0-9a-f]{12}\] and your client secret is \[redacted:client_secret:/;
+    expect(sent).toMatch(marked);
+    expect(sent).toMatch(new RegExp(`refused: ${marked.source}`));
+
+    const database = new pg.Client({ connectionString: sandbox.databaseUrl });
+    await database.connect();
+    let audit: AuditRow[];
+    try {
+      audit = (
+        await database.query<AuditRow>(
+          "select kind, node, tool, subject, detail from warrant.audit_events where kind = 'secret_redacted' and tool = 'leak'",
+        )
+      ).rows;
+    } finally {
+      await database.end();
+    }
+    const kinds = audit.flatMap((row) => (JSON.parse(row.detail) as Detail).redactions.map((entry) => entry.kind));
+    expect(new Set(kinds)).toEqual(new Set(["oauth_token", "client_secret"]));
+
+    expectNoCredential("the database", await everyStoredValue(sandbox.databaseUrl));
+    const dump = await run("pg_dump", ["--no-owner", sandbox.databaseUrl], { maxBuffer: 256 * 1024 * 1024 });
+    expectNoCredential("pg_dump", dump.stdout);
+    expectNoCredential("the server's logs", server.stderr());
   }, 180_000);
 });

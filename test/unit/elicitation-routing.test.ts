@@ -40,6 +40,7 @@ function broker(answer: ElicitationAnswer | (() => Promise<ElicitationAnswer>)) 
     },
     async settled(_question, outcome) {
       settled.push(outcome);
+      return undefined;
     },
   };
   return { asked, settled, value };

@@ -5,6 +5,7 @@
 import type {
   AgentValues,
   ApprovalInterrupt,
+  AuthorizationRequest,
   Denial,
   Evidence,
   LedgerRow,
@@ -73,4 +74,33 @@ export function denialsOf(values: Pick<AgentValues, "denials" | "run">): Denial[
 export function approvalOf(value: unknown): ApprovalInterrupt | null {
   if (!isRecord(value) || !Array.isArray(value.action_requests) || !Array.isArray(value.approvals)) return null;
   return value as unknown as ApprovalInterrupt;
+}
+
+/** Only an http(s) address is a link: a `javascript:` or `data:` URL from the server is never opened. */
+function webUrl(value: unknown): string | null {
+  if (!isString(value)) return null;
+  try {
+    const url = new URL(value);
+    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The servers the run waits to be connected to, when an interrupt value carries `authorization_required`. */
+export function authorizationsOf(value: unknown): AuthorizationRequest[] {
+  if (!isRecord(value) || !Array.isArray(value.authorization_required)) return [];
+  return value.authorization_required.flatMap((entry): AuthorizationRequest[] => {
+    if (!isRecord(entry) || !isString(entry.server) || entry.server.length === 0) return [];
+    const url = webUrl(entry.authorization_url);
+    if (url === null) return [];
+    return [
+      {
+        server: entry.server.slice(0, 128),
+        authorization_url: url,
+        expires_at: isString(entry.expires_at) ? entry.expires_at : "",
+        action_ids: Array.isArray(entry.action_ids) ? entry.action_ids.filter(isString) : [],
+      },
+    ];
+  });
 }

@@ -96,6 +96,15 @@ export interface ApprovalInterrupt {
   error?: { code: string; message: string };
 }
 
+/** A server the run needs the owner's permission for (the `authorization_required` interrupt, one per server). */
+export interface AuthorizationRequest {
+  server: string;
+  /** The authorization server's page, opened in a new tab; its callback resumes the run server-side. */
+  authorization_url: string;
+  expires_at: string;
+  action_ids: string[];
+}
+
 export type ResumeDecision =
   | { type: "approve"; action_id: string }
   | { type: "edit"; action_id: string; edited_action: { name: string; args: Record<string, unknown> } }

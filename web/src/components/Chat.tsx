@@ -7,14 +7,16 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { StreamMode } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { makeClient, problemOf, type Problem } from "../api";
-import { approvalOf } from "../read";
+import { approvalOf, authorizationsOf } from "../read";
 import { setThreadInUrl, threadFromUrl } from "../session";
+import { useAuthorizationReturn } from "../use-authorization-return";
 import { useRejoin } from "../use-rejoin";
 import type { AgentValues, ResumeDecision, SessionInfo } from "../types";
 import { ApprovalPanel } from "./ApprovalPanel";
 import { ElicitationForm } from "./ElicitationForm";
 import { useElicitations } from "../use-elicitations";
 import { Composer } from "./Composer";
+import { ConnectCard } from "./ConnectCard";
 import { Header } from "./Header";
 import { MessageList } from "./MessageList";
 import { ProblemBanner } from "./ProblemBanner";
@@ -47,6 +49,7 @@ export function Chat({
   const [problem, setProblem] = useState<Problem | null>(null);
   const [threadsChanged, setThreadsChanged] = useState(0);
   const [view, setView] = useState<"chat" | "reviews">("chat");
+  const [reopening, setReopening] = useState<string | null>(null);
   // What to do again when the server did not answer: the last message or decisions sent.
   const lastAction = useRef<(() => void) | null>(null);
 
@@ -78,6 +81,25 @@ export function Chat({
   });
 
   useRejoin(client, threadId, stream, SUBMIT_OPTIONS.streamMode);
+  // Waiting for the owner to connect a server: the callback resumes the run elsewhere; this page follows it.
+  const authorizations = authorizationsOf(stream.interrupt?.value);
+  useAuthorizationReturn({
+    client,
+    threadId,
+    waiting: authorizations.length > 0 && !stream.isLoading,
+    stream,
+    streamMode: SUBMIT_OPTIONS.streamMode,
+    reopen: () => {
+      setReopening(threadId);
+      setThreadId(null);
+    },
+  });
+  // Reopening a thread: closed in one render, opened again in the next, so its state is read afresh.
+  useEffect(() => {
+    if (reopening === null || threadId !== null) return;
+    setThreadId(reopening);
+    setReopening(null);
+  }, [reopening, threadId]);
 
   useEffect(() => {
     if (stream.error) report(stream.error);
@@ -134,6 +156,8 @@ export function Chat({
               </p>
             )}
             {values.run && <RunPanel values={values} budgets={session.budgets} live={stream.isLoading} />}
+            {!stream.isLoading &&
+              authorizations.map((request) => <ConnectCard key={request.server} request={request} />)}
             {approval && !stream.isLoading && (
               <ApprovalPanel
                 key={
@@ -153,7 +177,7 @@ export function Chat({
               />
             )}
             <Composer
-              disabled={stream.isLoading || approval !== null}
+              disabled={stream.isLoading || approval !== null || authorizations.length > 0}
               pendingReview={approval !== null}
               onSend={send}
               onStop={stream.isLoading ? () => void stream.stop() : undefined}
