@@ -24,16 +24,19 @@ import { loadConfig } from "../policy/config.js";
 import { commandLine, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 import { toolsBackend } from "./tools-backend.js";
+import { connectHost } from "./tools-connect.js";
 import { disconnect, validUserId } from "./tools-disconnect.js";
 
 const USAGE = `usage: npm run tools -- list [--json]
        npm run tools -- diff NAME
        npm run tools -- approve NAME [--by WHO]
        npm run tools -- disconnect SERVER --user ID
+       npm run tools -- connect SERVER
   list     every tool: server, risk, whether it is served now, pin state and hash
   diff     what changed in the definition the server serves now for tool NAME since it was pinned
   approve  pin the served definition of NAME (WHO defaults to the OS user)
-  disconnect  remove the OAuth tokens user ID holds for SERVER (the next call asks them to authorize again)`;
+  disconnect  remove the OAuth tokens user ID holds for SERVER (the next call asks them to authorize again)
+  connect  authorize the deployment to list SERVER's tools (an authorization_code server; runs still ask each owner)`;
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
@@ -53,6 +56,16 @@ async function main(argv: string[]): Promise<number> {
     return exitOnConfigError(async () => {
       const settings = loadSettings();
       return disconnect(settings, await loadConfig(settings.configPath), name, user);
+    });
+  }
+  if (command === "connect") {
+    if (name === undefined || !NAME.test(name) || extra.length > 0)
+      return usageError("expected `connect SERVER`", USAGE);
+    if (Object.values(parsed.values).some((value) => value !== undefined))
+      return usageError("connect takes no options", USAGE);
+    return exitOnConfigError(async () => {
+      const settings = loadSettings();
+      return connectHost(settings, await loadConfig(settings.configPath), name);
     });
   }
   if (user !== undefined) return usageError("--user belongs to disconnect", USAGE);
