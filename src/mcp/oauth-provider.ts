@@ -248,6 +248,15 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
     return url;
   }
 
+  /** Forgets the owner's tokens (the server refused them), keeping an authorization in progress. */
+  async forgetTokens(): Promise<void> {
+    const { owner, server, store } = this.options;
+    const current = await store.load(owner, server);
+    if (!current.tokens) return;
+    if (current.code_verifier) await store.save(owner, server, { code_verifier: current.code_verifier });
+    else await store.remove(owner, server);
+  }
+
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
     const { owner, server, store } = this.options;
     rememberSecret("pkce_verifier", codeVerifier);

@@ -178,6 +178,24 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
     }
   };
 
+  /**
+   * A call as `owner`: when the server refuses what is stored (revoked, the
+   * refresh failed), the tokens are forgotten, so the next proposal of this
+   * server's tools pauses for the owner again instead of failing each time.
+   */
+  const runForgetting = async <T>(owner: string, work: (client: Client) => Promise<T>): Promise<T> => {
+    try {
+      return await run(owner, work);
+    } catch (error) {
+      const provider = providerOf(owner);
+      if (isAuthorizationRequired(error) && provider instanceof OwnerOAuthProvider) {
+        await provider.forgetTokens().catch(() => undefined);
+        sessions.delete(perOwner ? owner : HOST_OWNER);
+      }
+      throw error;
+    }
+  };
+
   /** Undefined when the owner holds a token (or `authorize` completes the step itself), else the URL to send the owner to. */
   const authorizationFor = async (owner: string, state: string): Promise<string | undefined> => {
     const provider = providerOf(owner);
@@ -225,7 +243,7 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
     },
     async session(caller) {
       const owner = caller.principal.user_id;
-      return { meta: undefined, run: (work) => run(owner, work) };
+      return { meta: undefined, run: (work) => runForgetting(owner, work) };
     },
     relist: () => run(catalogOwner, (client) => listAllTools(client, negotiated(client))),
     async probe() {

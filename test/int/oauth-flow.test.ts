@@ -303,6 +303,20 @@ describe("per-user OAuth: authorization_required, the callback, the resume", () 
     expect(oauth.filed[0]?.token).not.toBe(ritas);
   });
 
+  it("a token the server revoked: the call ends authorization_required, the token is forgotten, the next run asks", async () => {
+    const { client: bob } = await clientOf("bob");
+    oauth.revoked.add((await tokensOf("bob"))?.access_token ?? "");
+    const failed = await runAs(bob);
+    const state = await bob.threads.getState(failed.thread_id);
+    const ledger = (state.values as { ledger: { tool: string; status: string; error_code: string | null }[] }).ledger;
+    expect(ledger.filter((row) => row.tool === "whoami")).toMatchObject([
+      { status: "failed", error_code: "authorization_required" },
+    ]);
+    expect((await tokensOf("bob"))?.access_token).toBeUndefined();
+    const again = await runAs(bob);
+    expect(again.asks.map((ask) => ask.server)).toEqual(["tickets"]);
+  });
+
   it("after alice's tokens are removed (disconnect), her next run asks again", async () => {
     const store = createOAuthTokenStore(database.pool, database.schema, secret);
     expect(await store.remove("alice", "tickets")).toBe(true);

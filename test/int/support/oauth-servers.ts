@@ -10,6 +10,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { DemoInMemoryAuthProvider } from "@modelcontextprotocol/sdk/examples/server/demoInMemoryOAuthProvider.js";
+import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
 import {
   createOAuthMetadata,
@@ -34,6 +35,8 @@ export interface OAuthServers {
   mcpUrl: string;
   /** Bearer tokens of `whoami` calls, in order. */
   seen: string[];
+  /** Access tokens the resource server refuses from now on (revoked at the server). */
+  revoked: Set<string>;
   /** `file_ticket` calls: the token each carried and its arguments. */
   filed: { token: string; title: string; idempotency_key: string }[];
   close(): Promise<void>;
@@ -53,6 +56,7 @@ export async function startOAuthServers(): Promise<OAuthServers> {
   const metadata = createOAuthMetadata({ provider, issuerUrl: auth.url, scopesSupported: ["mcp:tools"] });
 
   const seen: string[] = [];
+  const revoked = new Set<string>();
   const filed: OAuthServers["filed"] = [];
   const resourceApp = express();
   const resource = await listen(resourceApp);
@@ -60,7 +64,12 @@ export async function startOAuthServers(): Promise<OAuthServers> {
   resourceApp.use(express.json());
   resourceApp.use(mcpAuthMetadataRouter({ oauthMetadata: metadata, resourceServerUrl: mcpUrl }));
   const bearer = requireBearerAuth({
-    verifier: { verifyAccessToken: (token) => provider.verifyAccessToken(token) },
+    verifier: {
+      verifyAccessToken: async (token) => {
+        if (revoked.has(token)) throw new InvalidTokenError("the token was revoked");
+        return provider.verifyAccessToken(token);
+      },
+    },
     resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
   });
   resourceApp.post("/mcp", bearer, async (request: unknown, response: unknown) => {
@@ -93,6 +102,7 @@ export async function startOAuthServers(): Promise<OAuthServers> {
   return {
     mcpUrl: mcpUrl.href,
     seen,
+    revoked,
     filed,
     async close() {
       for (const { server } of [auth, resource]) {
