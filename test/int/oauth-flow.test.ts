@@ -37,6 +37,8 @@ let host: ToolHost;
 let server: StartedServer;
 let dataDir: string;
 const logLines: string[] = [];
+/** What the planner was shown, turn by turn (what a model would be sent). */
+const plannerInputs: string[] = [];
 const secretHex = randomBytes(32).toString("hex");
 const secret = Uint8Array.from(Buffer.from(secretHex, "hex"));
 /** Every access and refresh token the authorization server issued to an owner (checked against every dump). */
@@ -68,6 +70,7 @@ async function codeFrom(url: string): Promise<{ code: string; state: string; loc
 const planner: Planner = {
   kind: "scripted",
   async plan(input) {
+    plannerInputs.push(JSON.stringify({ messages: input.messages, tools: input.tools, evidence: input.evidence }));
     const done = input.messages.some((message) => message.getType() === "tool");
     const usage = { input_tokens: 0, output_tokens: 0 };
     if (done) return { outcome: { type: "final", answer: "Checked.", citations: [], abstained: false }, usage };
@@ -325,7 +328,7 @@ describe("per-user OAuth: authorization_required, the callback, the resume", () 
     expect(paused.asks.map((ask) => ask.server)).toEqual(["tickets"]);
   });
 
-  it("no token text in any table, the server's log or a thread's state", async () => {
+  it("no token text in any table, the server's log, the planner's input or a thread's state", async () => {
     for (const token of oauth.seen) issued.add(token);
     const tokens = [...issued].filter((token) => token.length > 8);
     expect(tokens.length).toBeGreaterThanOrEqual(2);
@@ -344,6 +347,9 @@ describe("per-user OAuth: authorization_required, the callback, the resume", () 
     } finally {
       await client.end();
     }
+    const shown = plannerInputs.join("\n");
+    expect(plannerInputs.length).toBeGreaterThan(3);
+    for (const token of tokens) expect(shown.includes(token)).toBe(false);
     const log = logLines.join("\n");
     for (const token of tokens) expect(log.includes(token)).toBe(false);
     const { client: alice } = await clientOf("alice");
