@@ -21,7 +21,7 @@ import { AuthorizationRequired, type Authorize } from "../../src/mcp/oauth-sessi
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/persistence/database.js";
 import { parseConfig } from "../../src/policy/config.js";
-import { startOAuthServers, type OAuthServers } from "./support/oauth-servers.js";
+import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT, type OAuthServers } from "./support/oauth-servers.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 const run = promisify(execFile);
@@ -54,15 +54,10 @@ beforeAll(async () => {
   database = await openDatabase({ databaseUrl: test.url, dataDir: dir });
   const text = JSON.stringify({
     servers: {
-      tickets: {
-        transport: "http",
-        url: servers.mcpUrl,
-        audience: "tickets",
-        auth: { type: "oauth", grant: "authorization_code", redirect_uri: "http://127.0.0.1:9/oauth/callback" },
-      },
+      tickets: ticketsServer(servers.mcpUrl),
       plain: { transport: "http", url: "http://127.0.0.1:9/mcp", audience: "plain", optional: true },
     },
-    tools: { whoami: { server: "tickets", risk: "read", timeout_ms: 10_000 } },
+    tools: { whoami: WHOAMI_CONTRACT },
   });
   configPath = path.join(dir, "warrant.config.json");
   await writeFile(configPath, text);

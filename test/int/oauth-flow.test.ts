@@ -27,7 +27,7 @@ import { openDatabase, type Database } from "../../src/persistence/database.js";
 import type { Planner } from "../../src/planners/planner.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { startServer, type StartedServer } from "../../src/server/server.js";
-import { startOAuthServers, type OAuthServers } from "./support/oauth-servers.js";
+import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT, type OAuthServers } from "./support/oauth-servers.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 let oauth: OAuthServers;
@@ -141,15 +141,10 @@ beforeAll(async () => {
   const config = parseConfig(
     JSON.stringify({
       servers: {
-        tickets: {
-          transport: "http",
-          url: oauth.mcpUrl,
-          audience: "tickets",
-          auth: { type: "oauth", grant: "authorization_code", redirect_uri: "http://127.0.0.1:9/oauth/callback" },
-        },
+        tickets: ticketsServer(oauth.mcpUrl),
       },
       tools: {
-        whoami: { server: "tickets", risk: "read", timeout_ms: 10_000 },
+        whoami: WHOAMI_CONTRACT,
         file_ticket: {
           server: "tickets",
           risk: "write_reversible",

@@ -14,7 +14,7 @@ import { memoryCredentialStore } from "../../src/mcp/oauth-provider.js";
 import { AuthorizationRequired, type Authorize } from "../../src/mcp/oauth-session.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { parseConfig } from "../../src/policy/config.js";
-import { startOAuthServers, type OAuthServers } from "./support/oauth-servers.js";
+import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT, type OAuthServers } from "./support/oauth-servers.js";
 
 let servers: OAuthServers;
 let host: ToolHost;
@@ -40,14 +40,9 @@ beforeAll(async () => {
   const config = parseConfig(
     JSON.stringify({
       servers: {
-        tickets: {
-          transport: "http",
-          url: servers.mcpUrl,
-          audience: "tickets",
-          auth: { type: "oauth", grant: "authorization_code", redirect_uri: "http://127.0.0.1:9/oauth/callback" },
-        },
+        tickets: ticketsServer(servers.mcpUrl),
       },
-      tools: { whoami: { server: "tickets", risk: "read", timeout_ms: 10_000 } },
+      tools: { whoami: WHOAMI_CONTRACT },
     }),
   );
   host = await connectTools(config, undefined, { oauth: { store, authorize, catalogOwner: "alice" } });

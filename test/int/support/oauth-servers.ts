@@ -112,3 +112,16 @@ export async function startOAuthServers(): Promise<OAuthServers> {
     },
   };
 }
+
+/** The config entry of the test's resource server as a per-user (`authorization_code`) server named `tickets`. */
+export function ticketsServer(mcpUrl: string) {
+  return {
+    transport: "http",
+    url: mcpUrl,
+    audience: "tickets",
+    auth: { type: "oauth", grant: "authorization_code", redirect_uri: "http://127.0.0.1:9/oauth/callback" },
+  };
+}
+
+/** The contract of its read tool. */
+export const WHOAMI_CONTRACT = { server: "tickets", risk: "read", timeout_ms: 10_000 };
