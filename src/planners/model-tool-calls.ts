@@ -38,13 +38,18 @@ interface RawCall {
  */
 export function toProposals(reply: BaseMessage, turn: number): Proposal[] {
   const rawCalls = collectRawCalls(reply);
-  const tag = replyTag(reply.id);
+  // Hashed only when a call has no id of its own (most replies give every call one), once per reply.
+  let tag: string | undefined;
+  const tagOf = (): string => {
+    tag = tag ?? replyTag(reply.id);
+    return tag;
+  };
   const seen = new Set<string>();
   return rawCalls.map((raw, index) => {
     if (raw.name === undefined || raw.name === "") {
       throw new ModelBehaviorError("model_invalid_arguments", `tool call ${index} has no name`);
     }
-    const callId = raw.id !== undefined && raw.id !== "" ? raw.id : `call_${turn}_${index}_${tag}`;
+    const callId = raw.id !== undefined && raw.id !== "" ? raw.id : `call_${turn}_${index}_${tagOf()}`;
     if (seen.has(callId)) {
       throw new ModelBehaviorError(
         "model_invalid_arguments",

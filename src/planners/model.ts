@@ -12,7 +12,7 @@ import { buildMessages } from "./model-prompt.js";
 import { toOutcome } from "./model-reply.js";
 import { finishReasonOf, FinishReasonRecorder, requestReply, usageOf, type ChatRunnable } from "./model-request.js";
 import type { PlanResult, Planner, PlannerInput } from "./planner.js";
-import { toolBlock } from "./tool-block.js";
+import { toolBlock, type ToolBlock } from "./tool-block.js";
 
 export { buildMessages } from "./model-prompt.js";
 export { MAX_TOKENS_PER_REPLY } from "./model-request.js";
@@ -70,6 +70,8 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
     timeout: options.timeoutMs,
   });
 
+  const bindings = boundModels(chat);
+
   return {
     kind: "model",
     ...(options.price ? { price: options.price } : {}),
@@ -77,13 +79,45 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
     async plan(input: PlannerInput): Promise<PlanResult> {
       // The run's candidate set is the tools block; this step's offer is a mask over it.
       const block = toolBlock(input.candidates ?? input.tools, input.tools, options.allowedTools ?? false);
-      const runnable: ChatRunnable =
-        block.tools.length > 0
-          ? chat.bindTools(block.tools, block.toolChoice !== undefined ? { tool_choice: block.toolChoice } : {})
-          : chat;
+      const runnable = bindings.bound(block);
       const recorder = new FinishReasonRecorder();
       const reply = await requestReply(runnable, buildMessages(input, block.note), recorder, input.signal, apiKey);
       return { outcome: toOutcome(reply, finishReasonOf(reply, recorder), input.turn), usage: usageOf(reply) };
+    },
+  };
+}
+
+/** Bound models kept per planner: enough for the distinct blocks of concurrent runs, bounded. */
+const MAX_BOUND_MODELS = 32;
+
+/**
+ * The model bound to a tools block, reused while the block is the same. Binding
+ * builds a new `ChatOpenAI`, and its first request a new OpenAI client (together 3% of the CPU of a bench step), yet
+ * within a run the block is the same wire objects at every step (`toolBlock`
+ * caches them by schema), so the binding is reused only when every definition
+ * is the identical object and the `tool_choice` is the same value: what is
+ * sent is unchanged. A bound model keeps no state between calls.
+ */
+function boundModels(chat: ChatOpenAI): { bound(block: ToolBlock): ChatRunnable } {
+  const cache = new Map<string, { tools: ToolBlock["tools"]; runnable: ChatRunnable }>();
+  return {
+    bound(block) {
+      if (block.tools.length === 0) return chat;
+      const key = `${JSON.stringify(block.toolChoice ?? null)}|${block.tools.map((tool) => tool.function.name).join(",")}`;
+      const cached = cache.get(key);
+      if (
+        cached?.tools.length === block.tools.length &&
+        cached.tools.every((tool, index) => tool === block.tools[index])
+      )
+        return cached.runnable;
+      const runnable = chat.bindTools(
+        block.tools,
+        block.toolChoice !== undefined ? { tool_choice: block.toolChoice } : {},
+      );
+      cache.delete(key);
+      cache.set(key, { tools: block.tools, runnable });
+      if (cache.size > MAX_BOUND_MODELS) cache.delete(cache.keys().next().value as string);
+      return runnable;
     },
   };
 }
