@@ -127,6 +127,8 @@ export interface PendingConnection {
   /** Where the owner authorizes; its `state` is sealed to the thread, the owner and the server. */
   authorization_url: string;
   expires_at: string;
+  /** When the owner was first asked (the wait is excluded from the run's deadline, like a review's). */
+  requested_at: string;
   /** The step's calls that wait for it. */
   call_ids: string[];
 }

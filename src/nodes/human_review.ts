@@ -13,7 +13,7 @@ import { remainingToolCalls } from "../policy/budgets.js";
 import { approverRefusal, decideAnswer, type Counters, type DecideContext } from "../policy/decide.js";
 import { denials, pendingReview, type ApprovalOutcome, type Decision } from "../policy/decision.js";
 import { recordDenials } from "../runtime/audit.js";
-import { connectPayload, pendingConnections } from "../runtime/connections.js";
+import { connectionWaits, connectPayload, pendingConnections } from "../runtime/connections.js";
 import type { ApprovalRecord } from "../runtime/approvals.js";
 import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
 import { withoutSecretsInResume } from "../runtime/redaction.js";
@@ -113,18 +113,21 @@ async function awaitConnections(
   config: LangGraphRunnableConfig,
 ): Promise<NodeUpdate<"human_review">> {
   interrupt(connectPayload(state.connect ?? []));
+  // The owner's time at the authorization server is not the run's: excluded from its deadline.
+  const review_waits = connectionWaits(state, host.now());
   const context = await decideContextFor(state, config, host);
   const waiting = new Set((state.connect ?? []).flatMap((connection) => connection.call_ids));
   const still = await pendingConnections(
     host,
     (state.decisions ?? []).filter((decision) => waiting.has(decision.call_id)),
     { thread_id: context.threadId, user_id: context.owner.user_id, tenant: context.owner.tenant },
+    state.connect ?? [],
   );
-  if (still.length > 0) return { connect: still };
+  if (still.length > 0) return { connect: still, review_waits };
   const decisions = state.decisions ?? [];
-  if (pendingReview(decisions).length > 0) return { connect: null };
+  if (pendingReview(decisions).length > 0) return { connect: null, review_waits };
   const next = decisions.some((decision) => decision.type === "allow") ? "tool_authorized" : "observing";
-  return { ...transition(state.status, next), connect: null };
+  return { ...transition(state.status, next), connect: null, review_waits };
 }
 
 /** The repeat counts with one authorization of `fingerprint` taken back (an edit replaces that action). */

@@ -7,7 +7,7 @@
  */
 import type { Host } from "../host.js";
 import type { Decision } from "../policy/decision.js";
-import type { PendingConnection } from "../state.js";
+import type { PendingConnection, ReviewWaits, State } from "../state.js";
 
 export interface ConnectionRequest {
   thread_id: string;
@@ -20,6 +20,8 @@ export async function pendingConnections(
   host: Host,
   decisions: readonly Decision[],
   request: ConnectionRequest,
+  /** The connections asked for before (a re-ask keeps when the owner was first asked). */
+  earlier: readonly PendingConnection[] = [],
 ): Promise<PendingConnection[]> {
   const tools = await host.tools();
   if (!tools.beginAuthorization) return [];
@@ -32,7 +34,8 @@ export async function pendingConnections(
   for (const [server, callIds] of callsByServer) {
     const asked = await tools.beginAuthorization(server, request).catch(() => undefined);
     // A server that cannot be asked right now (down, discovery failing) is left to execute, which reports it typed.
-    if (asked) pending.push({ ...asked, call_ids: callIds });
+    const first = earlier.find((connection) => connection.server === server)?.requested_at;
+    if (asked) pending.push({ ...asked, requested_at: first ?? new Date(host.now()).toISOString(), call_ids: callIds });
   }
   return pending;
 }
@@ -47,4 +50,21 @@ export function connectPayload(pending: readonly PendingConnection[]) {
       action_ids: call_ids,
     })),
   };
+}
+
+/**
+ * The run's review waits with each pending connection's wait up to `now`,
+ * under its first call (one entry per connection: its calls wait together).
+ */
+export function connectionWaits(state: State, now: number): ReviewWaits | null {
+  const runId = state.run?.run_id;
+  if (!runId) return state.review_waits ?? null;
+  const byCall = state.review_waits?.run_id === runId ? { ...state.review_waits.by_call } : {};
+  for (const connection of state.connect ?? []) {
+    const key = connection.call_ids[0];
+    if (key === undefined) continue;
+    const waited = Math.max(0, now - Date.parse(connection.requested_at));
+    byCall[key] = Math.max(Object.hasOwn(byCall, key) ? (byCall[key] ?? 0) : 0, waited);
+  }
+  return { run_id: runId, by_call: byCall };
 }

@@ -124,7 +124,13 @@ const FIELD_SCHEMAS: Record<keyof typeof AgentState.spec, JsonSchema> = {
   }),
   connect: nullable({
     type: "array",
-    items: object({ server: string, authorization_url: string, expires_at: string, call_ids: strings }),
+    items: object({
+      server: string,
+      authorization_url: string,
+      expires_at: string,
+      requested_at: string,
+      call_ids: strings,
+    }),
   }),
   review_feedback: nullable(object({ code: { enum: ["invalid_resume", "approver_not_permitted"] }, message: string })),
   review_waits: internal("time spent waiting for reviewers, per call"),

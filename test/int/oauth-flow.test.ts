@@ -37,6 +37,7 @@ let host: ToolHost;
 let server: StartedServer;
 let dataDir: string;
 const logLines: string[] = [];
+const DEADLINE_MS = 8_000;
 /** What the planner was shown, turn by turn (what a model would be sent). */
 const plannerInputs: string[] = [];
 const secretHex = randomBytes(32).toString("hex");
@@ -166,6 +167,8 @@ beforeAll(async () => {
     DATABASE_URL: db.url,
     WARRANT_DATA_DIR: dataDir,
     WARRANT_AUTH_SECRET: secretHex,
+    // Short, so that the owner's time at the authorization server would stop the run if it counted.
+    WARRANT_DEADLINE_MS: String(DEADLINE_MS),
     PORT: "0",
     HOST: "127.0.0.1",
   });
@@ -213,7 +216,7 @@ describe("per-user OAuth: authorization_required, the callback, the resume", () 
     aliceAsk = again.asks[0];
   });
 
-  it("bob cannot complete alice's authorization (403), bad bodies are typed 422, and alice's link still works", async () => {
+  it("bob cannot complete alice's authorization (403), bad bodies are typed 422; alice's link still works after the deadline", async () => {
     const { token: bob } = await clientOf("bob");
     const { token: alice, client } = await clientOf("alice");
     const browser = await codeFrom(aliceAsk?.authorization_url ?? "");
@@ -240,6 +243,8 @@ describe("per-user OAuth: authorization_required, the callback, the resume", () 
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("/oauth/callback.js");
 
+    // alice takes longer than the run's whole deadline to consent: that wait is not the run's.
+    await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS + 500));
     const done = await callback(alice, { code: browser.code, state: browser.state });
     expect(done.status).toBe(200);
     expect(await done.json()).toMatchObject({ server: "tickets", thread_id: aliceThread });
