@@ -73,9 +73,12 @@ export function createAuditStore(
           params.add(event.subject),
         ];
         const link = `select ${thread} as thread_id, ${runId} as run_id, ${kind} as kind, ${subject} as subject, false as numbered,
-                             ${params.add(event.node)} as node, ${params.add(event.actor)} as actor, ${params.add(event.code)} as code, ${params.add(event.tool)} as tool,
+                             ${params.add(event.node)} as node, ${params.add(event.actor)} as actor,
+                             ${params.add(event.code)} as code, ${params.add(event.tool)} as tool,
                              ${params.add(event.detail)} as detail, ${params.add(event.at, "timestamptz")} as at
-                       where not exists (select 1 from ${table} e where e.thread_id = ${thread} and e.run_id = ${runId} and e.kind = ${kind} and e.subject = ${subject})`;
+                       where not exists (select 1 from ${table} e
+                                          where e.thread_id = ${thread} and e.run_id = ${runId}
+                                            and e.kind = ${kind} and e.subject = ${subject})`;
         try {
           await pool.query(chainedStatement(schema, params, run, { ctes: [], link }), params.values);
         } catch (error) {
@@ -86,7 +89,8 @@ export function createAuditStore(
     },
     async list(threadId) {
       const result = await pool.query(
-        `select ${COLUMNS.filter((column) => column !== "at").join(", ")}, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at
+        `select ${COLUMNS.filter((column) => column !== "at").join(", ")},
+                to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at
            from ${table} where thread_id = $1 and kind = any($2::text[]) order by at, kind, subject`,
         // The nodes' events; the chain's link events for ledger and approval rows are read by verification.
         [threadId, [...AUDIT_KINDS]],

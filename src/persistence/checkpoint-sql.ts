@@ -298,7 +298,8 @@ export function deltaHistoryStatement(
       select 'seed', c.depth, null, null, b.channel, b.type, b.blob
         from chain c
         join ${TABLES.checkpoints} p on p.thread_id = $1 and p.checkpoint_ns = $2 and p.checkpoint_id = c.checkpoint_id
-        join ${TABLES.blobs} b on b.thread_id = $1 and b.checkpoint_ns = $2 and b.channel = any(c.walking) and not (b.channel = any(c.pending))
+        join ${TABLES.blobs} b on b.thread_id = $1 and b.checkpoint_ns = $2
+                              and b.channel = any(c.walking) and not (b.channel = any(c.pending))
                               and b.version = p.checkpoint -> 'channel_versions' ->> b.channel and b.type <> 'empty'
     ) history
     order by depth desc, kind = 'write', task_id, idx`;

@@ -64,7 +64,8 @@ export function runStartOf(
 }
 
 export function genesisHash(start: RunStart): string {
-  const text = `warrant-run-start|${[start.thread_id, start.run_id, start.owner, start.request_sha256, start.started_at].map(lengthPrefixed).join("")}`;
+  const fields = [start.thread_id, start.run_id, start.owner, start.request_sha256, start.started_at];
+  const text = `warrant-run-start|${fields.map(lengthPrefixed).join("")}`;
   // Every chained write of a run hashes the same start, as with the request above.
   if (lastGenesis?.text !== text) lastGenesis = { text, sha256: sha256Hex(text) };
   return lastGenesis.sha256;
@@ -266,11 +267,12 @@ function verifyRun(run: ChainRun, events: readonly ChainEvent[], breaks: ChainBr
     expectedSeq = event.seq + 1;
   }
   if (run.seq !== expectedSeq - 1 || run.hash !== previous) {
+    const deleted = run.seq > expectedSeq - 1 ? " (events deleted)" : "";
     breaks.push({
       table: "audit_runs",
       key: runKey,
       column: run.seq !== expectedSeq - 1 ? "seq" : "hash",
-      problem: `the head names link ${run.seq}, the chain ends at link ${expectedSeq - 1}${run.seq > expectedSeq - 1 ? " (events deleted)" : ""}`,
+      problem: `the head names link ${run.seq}, the chain ends at link ${expectedSeq - 1}${deleted}`,
     });
   }
 }

@@ -146,7 +146,11 @@ export function createElicitationBroker(options: ElicitationBrokerOptions): Elic
             actor: question.call.principal.user_id,
             code: outcome,
             tool: question.call.tool,
-            detail: `server ${question.call.server} asked the owner${asked?.by ? `; answered by ${asked.by}` : ""}${detail ? `: ${detail}` : ""}`,
+            detail: [
+              `server ${question.call.server} asked the owner`,
+              asked?.by ? `; answered by ${asked.by}` : "",
+              detail ? `: ${detail}` : "",
+            ].join(""),
             at: new Date(now()).toISOString(),
           },
         ],

@@ -21,9 +21,8 @@ async function main(): Promise<void> {
     started_at: new Date().toISOString(),
   });
   console.log(`warrant listening on ${server.url}`);
-  console.error(
-    `warrant-server: ${settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`}; mint a token with: npm run -s token -- --user alice`,
-  );
+  const database = settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`;
+  console.error(`warrant-server: ${database}; mint a token with: npm run -s token -- --user alice`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
