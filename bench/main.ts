@@ -31,7 +31,8 @@
  *
  * `npm run bench -- --only per-step` measures the per-step figures alone
  * (same rounds, same interleaving), `--only prompt-cache` the two
- * prompt-cache scenarios; either prints its figures and writes nothing.
+ * prompt-cache scenarios, `--only throughput` the throughput rounds; each
+ * prints its figures and writes nothing.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
@@ -178,7 +179,12 @@ async function measureCheckpointBytes(variants: Variant[], pool: pg.Pool) {
   return { total, added };
 }
 
-async function measureThroughput(variants: Variant[]): Promise<PerVariant<number[]>> {
+/** `warmup` rounds run first, unmeasured (for `--only throughput`: in the full bench the parts before warm up). */
+async function measureThroughput(variants: Variant[], warmup = 0): Promise<PerVariant<number[]>> {
+  for (let round = 0; round < warmup; round += 1) {
+    for (const variant of variants)
+      await Promise.all(Array.from({ length: CONCURRENT }, () => variant.run(THROUGHPUT_STEPS, randomUUID())));
+  }
   const samples = perVariant<number[]>(() => []);
   for (let round = 0; round < THROUGHPUT_ROUNDS; round += 1) {
     for (const variant of rotate(variants, round)) {
@@ -191,7 +197,7 @@ async function measureThroughput(variants: Variant[]): Promise<PerVariant<number
   return samples;
 }
 
-const PARTS = ["per-step", "prompt-cache"] as const;
+const PARTS = ["per-step", "prompt-cache", "throughput"] as const;
 type Part = (typeof PARTS)[number];
 const USAGE = `usage: npm run bench [-- --only ${PARTS.join("|")}]`;
 
@@ -228,6 +234,17 @@ async function perStepOnly(variants: Variant[], counter: QueryCounter): Promise<
   );
 }
 
+/** `--only throughput`: the throughput rounds alone, printed per round, nothing written. */
+function throughputOnly(runsPerSecond: PerVariant<number[]>): void {
+  const ratios = runsPerSecond.warrant.map((value, round) => value / runsPerSecond.create_react_agent[round]!);
+  for (const name of VARIANTS) {
+    const rounds = runsPerSecond[name].map((value) => value.toFixed(1)).join(", ");
+    console.log(`${name}: median ${summarize(runsPerSecond[name]).median.toFixed(2)} runs/s (${rounds})`);
+  }
+  const perRound = ratios.map((value) => value.toFixed(2)).join(", ");
+  console.log(`warrant ÷ create_react_agent per round: ${perRound}; median ${summarize(ratios).median.toFixed(3)}`);
+}
+
 async function main(): Promise<void> {
   const only = onlyPart(process.argv.slice(2));
   const started = performance.now();
@@ -241,6 +258,7 @@ async function main(): Promise<void> {
     if (only !== "all") {
       variants = await buildVariants(settings, scratch.database, endpoint.baseUrl);
       if (only === "per-step") await perStepOnly(variants, scratch.counter);
+      else if (only === "throughput") throughputOnly(await measureThroughput(variants, 1));
       else {
         const cache = await measurePromptCache(settings, scratch.database, endpoint, variants);
         console.log(promptCacheTable({ prompt_cache: cache, targets: promptCacheTargets(cache) }));
