@@ -36,6 +36,7 @@ import type { LedgerRow } from "../runtime/ledger.js";
 import { idempotencyArgument, readStatus, statusArguments } from "../runtime/reconcile.js";
 import { done, failed, RETRY_POLICIES, withRetries, type AttemptResult } from "../runtime/retry.js";
 import { threadIdFrom } from "../runtime/run-config.js";
+import { whileSettlingWrite } from "../runtime/writes-in-flight.js";
 import { transition } from "../state/transitions.js";
 import type { CallResult, NodeUpdate, State } from "../state.js";
 
@@ -297,44 +298,51 @@ async function askStatus(
 
 export function makeExecuteNode(host: Host) {
   return async function execute(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"execute">> {
-    const decide = await decideContextFor(state, config, host);
-    const context: ExecuteContext = {
-      host,
-      tools: await host.tools(),
-      ledger: await host.ledger(),
-      threadId: threadIdFrom(config),
-      runId: state.run?.run_id ?? "",
-      run: runStartOf(threadIdFrom(config), state.run),
-      principal: decide.owner,
-      signal: config.signal,
-      budget: { left: remainingToolCalls(state.usage, host.budgets) },
-      started: { count: 0 },
-      decide,
-    };
-    const outcomes = await Promise.all(allowed(state.decisions ?? []).map((action) => runCall(action, context)));
-    const ledger = outcomes.flatMap((outcome) => outcome.rows);
-    const denied = await recordDenials(
-      await host.audit(),
-      outcomes.flatMap((outcome) => (outcome.denial ? [outcome.denial] : [])),
-      {
-        thread_id: context.threadId,
-        run_id: context.runId,
-        actor: decide.owner.user_id,
-        at: new Date(host.now()).toISOString(),
-        node: "execute",
-        stage: "execute",
-        run: context.run,
-      },
-    );
-    return {
-      ...transition(state.status, "tool_running", "observing"),
-      ledger,
-      call_results: outcomes.map((outcome) => outcome.result),
-      usage: {
-        tool_calls: context.started.count,
-        elapsed_ms: ledger.reduce((sum, row) => sum + (row.elapsed_ms ?? 0), 0),
-      },
-      ...(denied.length > 0 ? { denials: denied } : {}),
-    };
+    // A step with a write is settled whole before a cancel may stop the run (runtime/writes-in-flight.ts).
+    if (allowed(state.decisions ?? []).some((action) => action.risk !== "read"))
+      return whileSettlingWrite(threadIdFrom(config), () => executeStep(host, state, config));
+    return executeStep(host, state, config);
+  };
+}
+
+async function executeStep(host: Host, state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"execute">> {
+  const decide = await decideContextFor(state, config, host);
+  const context: ExecuteContext = {
+    host,
+    tools: await host.tools(),
+    ledger: await host.ledger(),
+    threadId: threadIdFrom(config),
+    runId: state.run?.run_id ?? "",
+    run: runStartOf(threadIdFrom(config), state.run),
+    principal: decide.owner,
+    signal: config.signal,
+    budget: { left: remainingToolCalls(state.usage, host.budgets) },
+    started: { count: 0 },
+    decide,
+  };
+  const outcomes = await Promise.all(allowed(state.decisions ?? []).map((action) => runCall(action, context)));
+  const ledger = outcomes.flatMap((outcome) => outcome.rows);
+  const denied = await recordDenials(
+    await host.audit(),
+    outcomes.flatMap((outcome) => (outcome.denial ? [outcome.denial] : [])),
+    {
+      thread_id: context.threadId,
+      run_id: context.runId,
+      actor: decide.owner.user_id,
+      at: new Date(host.now()).toISOString(),
+      node: "execute",
+      stage: "execute",
+      run: context.run,
+    },
+  );
+  return {
+    ...transition(state.status, "tool_running", "observing"),
+    ledger,
+    call_results: outcomes.map((outcome) => outcome.result),
+    usage: {
+      tool_calls: context.started.count,
+      elapsed_ms: ledger.reduce((sum, row) => sum + (row.elapsed_ms ?? 0), 0),
+    },
+    ...(denied.length > 0 ? { denials: denied } : {}),
   };
 }

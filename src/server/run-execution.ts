@@ -25,6 +25,7 @@ import type { RunEmitter, StreamEventV2 } from "./run-emission.js";
 import { inspectThread, type ThreadInspection } from "./run-outcome.js";
 import type { RunRequest, ServedGraph } from "./run-types.js";
 import { closeStoppedRun } from "./stopped-runs.js";
+import { settlingWrite } from "../runtime/writes-in-flight.js";
 
 export interface ExecutionContext {
   graphs: Map<string, ServedGraph>;
@@ -51,6 +52,13 @@ export interface Execution {
   controller: AbortController;
   /** Stops the run at its next safe point (`safePointCancel`); a cancel request seen by the heartbeat calls it. */
   cancel: () => void;
+  /**
+   * Awaited after the run's first event is pushed and before anything else
+   * of the run (its graph, a closing checkpoint): the test crash point
+   * `after_first_event`, so that it falls before the run's first checkpoint
+   * however slowly the event is stored. Unset in a server without a crash point.
+   */
+  beforeGraph?: (() => Promise<void>) | undefined;
 }
 
 export async function executeRun(context: ExecutionContext, execution: Execution): Promise<void> {
@@ -70,6 +78,7 @@ export async function executeRun(context: ExecutionContext, execution: Execution
   const onClientGone = () => controller.abort(abortReason("cancelled: the client disconnected"));
   request.cancelOn?.addEventListener("abort", onClientGone, { once: true });
   try {
+    await execution.beforeGraph?.();
     const config = {
       ...runConfigFor({
         threadId,
@@ -185,14 +194,17 @@ const SAFE_POINT_POLL_MS = 100;
 /**
  * A cancel (the cancel route, or `multitask_strategy: "interrupt"`) takes
  * effect at the run's next safe point: never while one of its writes is in
- * flight (its ledger row still `running`). The write completes, or ends
- * `outcome_unknown` at its timeout, and the run stops after it, so a write
- * is never left between its ledger row and its outcome by a cancel.
+ * flight (its ledger row still `running`, or its execute step still settling
+ * it: reconciling an unknown outcome, its result not yet LangGraph's). The
+ * write completes, or ends `outcome_unknown` at its timeout and is
+ * reconciled, and the run stops after its step, so a cancel never leaves a
+ * write between its ledger row and the checkpoint.
  */
 export function safePointCancel(context: ExecutionContext, run: RunRow, controller: AbortController): () => void {
   const startedAt = Date.now();
   let requested = false;
   const writeInFlight = async () => {
+    if (settlingWrite(run.thread_id)) return true;
     const rows = (await context.ledger?.list(run.thread_id)) ?? [];
     return rows.some(
       (row) => row.risk !== "read" && row.status === "running" && Date.parse(row.started_at) >= startedAt - 1_000,

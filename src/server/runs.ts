@@ -63,7 +63,10 @@ export interface RunManagerOptions {
   onRunEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
   /** The run-bound values a request fixes (from the contracts' `run_bound` rules). */
   runBound?: (request: string) => Record<string, string>;
-  /** Test-only (`WARRANT_TEST_CRASH_AT`): called at each named point of a run's start (the crash-point test kills the process there). */
+  /**
+   * Test-only (`WARRANT_TEST_CRASH_AT`): called at each named point of a run's start (the crash-point test kills
+   * the process there). When set, a run's graph waits until its first event is stored (`after_first_event`).
+   */
   atPoint?: ((point: StartPoint) => void) | undefined;
   /** The tool host's secret scanner: resume values are redacted with it before they are checkpointed. */
   secrets?: SecretScanner | undefined;
@@ -237,12 +240,25 @@ export class RunManager {
     };
     const cancel = safePointCancel(execution, run, controller);
     const runBound = request.runBound ?? request.thread.run_bound;
-    const settled = executeRun(execution, { graph, run, request, runBound, emitter, controller, cancel }).finally(() =>
-      this.#retire(runId, log),
-    );
-    // The run's first event (its metadata) is pushed synchronously above; this fires once it is stored.
+    // The run's first event (its metadata) is pushed before the graph starts; the point fires once it is stored,
+    // and the graph waits for it (a crash there is before the run's first checkpoint, as the point promises).
     const { atPoint } = this.#options;
-    if (atPoint) void emitter.stored().then(() => atPoint("after_first_event"));
+    const beforeGraph = atPoint
+      ? async () => {
+          await emitter.stored();
+          atPoint("after_first_event");
+        }
+      : undefined;
+    const settled = executeRun(execution, {
+      graph,
+      run,
+      request,
+      runBound,
+      emitter,
+      controller,
+      cancel,
+      beforeGraph,
+    }).finally(() => this.#retire(runId, log));
     const active = { run, log, settled, controller, cancel };
     this.#active.set(runId, active);
     return active;
