@@ -30,7 +30,11 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 
 describe("safePointCancel", () => {
   it("waits while the execute step settles a write whose row is no longer running, and stops once it ends", async () => {
-    const unknown = { risk: "write_reversible", status: "outcome_unknown", started_at: new Date().toISOString() };
+    const unknown: Partial<LedgerRow> = {
+      risk: "write_reversible",
+      status: "outcome_unknown",
+      started_at: new Date().toISOString(),
+    };
     const controller = new AbortController();
     const reconciled = deferred();
     const step = whileSettlingWrite(THREAD, () => reconciled.promise);
@@ -49,7 +53,11 @@ describe("safePointCancel", () => {
   });
 
   it("waits while the write's row is running, also with no step marked in this process", async () => {
-    const row = { risk: "write_reversible", status: "running", started_at: new Date().toISOString() };
+    const row: Partial<LedgerRow> = {
+      risk: "write_reversible",
+      status: "running",
+      started_at: new Date().toISOString(),
+    };
     const controller = new AbortController();
     safePointCancel(
       contextWith(() => [row]),
