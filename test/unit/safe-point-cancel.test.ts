@@ -15,9 +15,19 @@ const THREAD = "7d1c2f0e-6a4b-4c8e-9f10-3b2a1c0d9e8f";
 const run = { run_id: "run-1", thread_id: THREAD } as RunRow;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A context whose ledger shows the thread's write as it stands (`rows()` is read at every poll). */
-function contextWith(rows: () => Partial<LedgerRow>[]): ExecutionContext {
-  return { ledger: { list: async () => rows() } } as unknown as ExecutionContext;
+/** A write of this run as its ledger row stands. */
+const writeRow = (status: LedgerRow["status"]): Partial<LedgerRow> => ({
+  risk: "write_reversible",
+  status,
+  started_at: new Date().toISOString(),
+});
+
+/** Asks to cancel the run while the ledger shows `rows()` (read at every poll); the run's abort signal. */
+function cancelWhile(rows: () => Partial<LedgerRow>[]): AbortSignal {
+  const controller = new AbortController();
+  const context = { ledger: { list: async () => rows() } } as unknown as ExecutionContext;
+  safePointCancel(context, run, controller)();
+  return controller.signal;
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -30,56 +40,32 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 
 describe("safePointCancel", () => {
   it("waits while the execute step settles a write whose row is no longer running, and stops once it ends", async () => {
-    const unknown: Partial<LedgerRow> = {
-      risk: "write_reversible",
-      status: "outcome_unknown",
-      started_at: new Date().toISOString(),
-    };
-    const controller = new AbortController();
     const reconciled = deferred();
     const step = whileSettlingWrite(THREAD, () => reconciled.promise);
-    safePointCancel(
-      contextWith(() => [unknown]),
-      run,
-      controller,
-    )();
+    const signal = cancelWhile(() => [writeRow("outcome_unknown")]);
     await sleep(350);
-    expect(controller.signal.aborted).toBe(false);
+    expect(signal.aborted).toBe(false);
     reconciled.resolve();
     await step;
     await sleep(250);
-    expect(controller.signal.aborted).toBe(true);
+    expect(signal.aborted).toBe(true);
     expect(settlingWrite(THREAD)).toBe(false);
   });
 
   it("waits while the write's row is running, also with no step marked in this process", async () => {
-    const row: Partial<LedgerRow> = {
-      risk: "write_reversible",
-      status: "running",
-      started_at: new Date().toISOString(),
-    };
-    const controller = new AbortController();
-    safePointCancel(
-      contextWith(() => [row]),
-      run,
-      controller,
-    )();
+    const row = writeRow("running");
+    const signal = cancelWhile(() => [row]);
     await sleep(250);
-    expect(controller.signal.aborted).toBe(false);
+    expect(signal.aborted).toBe(false);
     row.status = "succeeded";
     await sleep(250);
-    expect(controller.signal.aborted).toBe(true);
+    expect(signal.aborted).toBe(true);
   });
 
   it("stops at once when nothing is in flight", async () => {
-    const controller = new AbortController();
-    safePointCancel(
-      contextWith(() => []),
-      run,
-      controller,
-    )();
+    const signal = cancelWhile(() => []);
     await sleep(50);
-    expect(controller.signal.aborted).toBe(true);
+    expect(signal.aborted).toBe(true);
   });
 });
 
