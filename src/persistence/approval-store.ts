@@ -68,7 +68,9 @@ export function createApprovalStore(
         await statements?.settle(row.thread_id);
         const params = new Params();
         const placeholders = COLUMNS.map((column) => params.add(row[column], CASTS[column] ?? "text")).join(", ");
-        const insert = `insert into ${table} (${COLUMNS.join(", ")}) values (${placeholders}) on conflict (thread_id, action_id, version) do nothing`;
+        const insert = `insert into ${table} (${COLUMNS.join(", ")})
+          values (${placeholders})
+          on conflict (thread_id, action_id, version) do nothing`;
         if (!run) {
           await pool.query(insert, params.values);
           continue;

@@ -48,13 +48,17 @@ function snapshotSql(table: CoveredTable, alias: string): string {
   const key = `${table}.${alias}`;
   let text = snapshots.get(key);
   if (text === undefined) {
-    text = `json_build_object(${COVERED_COLUMNS[table].columns.map((column) => `'${column}', ${columnText(alias, column)}`).join(", ")})::text`;
+    const pairs = COVERED_COLUMNS[table].columns.map((column) => `'${column}', ${columnText(alias, column)}`);
+    text = `json_build_object(${pairs.join(", ")})::text`;
     snapshots.set(key, text);
   }
   return text;
 }
 /** snapshotSql's texts, by table and alias (a handful). */
 const snapshots = new Map<string, string>();
+
+/** An audit event's columns, as the chained CTEs select them and `audit_events` takes them. */
+const EVENT_COLUMNS = "thread_id, run_id, kind, subject, node, actor, code, tool, detail, at, seq, prev_hash, hash";
 
 export function chainMigrations(schema: string): string[] {
   const s = quoteSchemaName(schema);
@@ -76,7 +80,8 @@ export function chainMigrations(schema: string): string[] {
     `alter table ${s}.audit_events add column if not exists hash text`,
     `create index if not exists audit_events_chain on ${s}.audit_events (run_id, seq)`,
     // The SQL twin of linkHash (src/runtime/audit-chain.ts); verification recomputes in TypeScript.
-    `create or replace function ${s}.audit_link_hash(prev text, thread_id text, run_id text, seq integer, kind text, subject text, node text, actor text, code text, tool text, detail text, at timestamptz)
+    `create or replace function ${s}.audit_link_hash(prev text, thread_id text, run_id text, seq integer, kind text,
+       subject text, node text, actor text, code text, tool text, detail text, at timestamptz)
        returns text language sql stable as $$
        select encode(sha256(convert_to(prev || '|' || ${[
          "thread_id",
@@ -117,11 +122,13 @@ export function chainedStatement(schema: string, params: Params, start: RunStart
   const genesis = params.add(genesisHash(start));
   const subject = (seq: string) => `case when l.numbered then l.subject || '#' || (${seq})::text else l.subject end`;
   const hashOf = (prev: string, seq: string) =>
-    `${s}.audit_link_hash(${prev}, l.thread_id, l.run_id, ${seq}, l.kind, ${subject(seq)}, l.node, l.actor, l.code, l.tool, l.detail, l.at)`;
+    `${s}.audit_link_hash(${prev}, l.thread_id, l.run_id, ${seq}, l.kind, ${subject(seq)},
+      l.node, l.actor, l.code, l.tool, l.detail, l.at)`;
   return `with ${[...write.ctes, `link as (${write.link})`].join(",\n")},
     head as (
       insert into ${s}.audit_runs as h (run_id, thread_id, owner, request_sha256, started_at, genesis, seq, prev_hash, hash)
-      select ${params.add(start.run_id)}, ${params.add(start.thread_id)}, ${params.add(start.owner)}, ${params.add(start.request_sha256)}, ${params.add(start.started_at)},
+      select ${params.add(start.run_id)}, ${params.add(start.thread_id)}, ${params.add(start.owner)},
+             ${params.add(start.request_sha256)}, ${params.add(start.started_at)},
              ${genesis}, 1, ${genesis}, ${hashOf(genesis, "1")}
         from link l
       on conflict (run_id) do update
@@ -159,7 +166,8 @@ export function chainedWrites(
   const runId = params.add(start.run_id);
   const subject = (seq: string) => `case when l.numbered then l.subject || '#' || (${seq})::text else l.subject end`;
   const hashOf = (prev: string, seq: string) =>
-    `${s}.audit_link_hash(${prev}, l.thread_id, l.run_id, ${seq}, l.kind, ${subject(seq)}, l.node, l.actor, l.code, l.tool, l.detail, l.at)`;
+    `${s}.audit_link_hash(${prev}, l.thread_id, l.run_id, ${seq}, l.kind, ${subject(seq)},
+      l.node, l.actor, l.code, l.tool, l.detail, l.at)`;
   const ctes = writes.flatMap((write) => write.ctes);
   ctes.push(
     `base as (select seq, prev_hash, hash from ${s}.audit_runs where run_id = ${runId} for update)`,
@@ -171,7 +179,8 @@ export function chainedWrites(
       `link_${k} as (${write.link})`,
       // The link appended for this write (none when it wrote no row), on the state the previous writes left.
       `chained_${k} as (
-        select p.seq + 1 as seq, p.hash as prev_hash, ${hashOf("p.hash", "p.seq + 1")} as hash, l.thread_id, l.run_id, l.kind, ${subject("p.seq + 1")} as subject,
+        select p.seq + 1 as seq, p.hash as prev_hash, ${hashOf("p.hash", "p.seq + 1")} as hash,
+               l.thread_id, l.run_id, l.kind, ${subject("p.seq + 1")} as subject,
                l.node, l.actor, l.code, l.tool, l.detail, l.at
           from state_${k - 1} p cross join link_${k} l
       )`,
@@ -185,13 +194,14 @@ export function chainedWrites(
   ctes.push(
     `head as (
       insert into ${s}.audit_runs as h (run_id, thread_id, owner, request_sha256, started_at, genesis, seq, prev_hash, hash)
-      select ${runId}, ${params.add(start.thread_id)}, ${params.add(start.owner)}, ${params.add(start.request_sha256)}, ${params.add(start.started_at)}, ${genesis}, f.seq, f.prev_hash, f.hash
+      select ${runId}, ${params.add(start.thread_id)}, ${params.add(start.owner)},
+             ${params.add(start.request_sha256)}, ${params.add(start.started_at)}, ${genesis}, f.seq, f.prev_hash, f.hash
         from ${last} f where f.seq > (select seq from state_0)
       on conflict (run_id) do update set seq = excluded.seq, prev_hash = excluded.prev_hash, hash = excluded.hash
     )`,
     `appended as (
-      insert into ${s}.audit_events (thread_id, run_id, kind, subject, node, actor, code, tool, detail, at, seq, prev_hash, hash)
-      ${writes.map((_, index) => `select thread_id, run_id, kind, subject, node, actor, code, tool, detail, at, seq, prev_hash, hash from chained_${index + 1}`).join("\n      union all ")}
+      insert into ${s}.audit_events (${EVENT_COLUMNS})
+      ${writes.map((_, index) => `select ${EVENT_COLUMNS} from chained_${index + 1}`).join("\n      union all ")}
     )`,
   );
   return `with ${ctes.join(",\n")}
@@ -206,8 +216,9 @@ export function rowLink(
   fields: { kind: "ledger" | "approval"; key: string; node: string; actor: string; code: string },
   written = "written",
 ): string {
-  return `select w.thread_id, ${params.add(start.run_id)} as run_id, '${fields.kind}'::text as kind, ${fields.key} as subject, true as numbered,
-                 '${fields.node}'::text as node, ${fields.actor} as actor, ${fields.code} as code, w.tool as tool,
+  return `select w.thread_id, ${params.add(start.run_id)} as run_id, '${fields.kind}'::text as kind,
+                 ${fields.key} as subject, true as numbered, '${fields.node}'::text as node,
+                 ${fields.actor} as actor, ${fields.code} as code, w.tool as tool,
                  ${snapshotSql(table, "w")} as detail, clock_timestamp() as at
             from ${written} w`;
 }
@@ -232,7 +243,8 @@ export async function loadChain(
   const s = quoteSchemaName(schema);
   const runs = (
     await pool.query<ChainRun>(
-      `select run_id, thread_id, owner, request_sha256, started_at, genesis, seq, hash from ${s}.audit_runs ${runId === undefined ? "" : "where run_id = $1"}`,
+      `select run_id, thread_id, owner, request_sha256, started_at, genesis, seq, hash
+         from ${s}.audit_runs ${runId === undefined ? "" : "where run_id = $1"}`,
       runId === undefined ? [] : [runId],
     )
   ).rows;
@@ -242,11 +254,12 @@ export async function loadChain(
   const args = threads === undefined ? [] : [threads];
   const events = (
     await pool.query<ChainEvent>(
-      `select thread_id, run_id, seq, prev_hash, hash, kind, subject, node, actor, code, tool, detail, ${utcText("at")} as at from ${s}.audit_events ${
-        runId === undefined
-          ? ""
-          : "where run_id = $2 or (thread_id = any($1::text[]) and kind in ('ledger', 'approval'))"
-      }`,
+      `select thread_id, run_id, seq, prev_hash, hash, kind, subject, node, actor, code, tool, detail, ${utcText("at")} as at
+         from ${s}.audit_events ${
+           runId === undefined
+             ? ""
+             : "where run_id = $2 or (thread_id = any($1::text[]) and kind in ('ledger', 'approval'))"
+         }`,
       runId === undefined ? [] : [threads, runId],
     )
   ).rows;

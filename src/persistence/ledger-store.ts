@@ -75,8 +75,25 @@ const OutcomeSchema = LedgerRowSchema.pick({
   reconciled_by: true,
 });
 
-const COLUMNS =
-  "call_id, attempt, tool, server, risk, fingerprint, idempotency_key, status, error_code, started_at, finished_at, elapsed_ms, reconciles, reconciled_by, run_id, owner, approved_by";
+const COLUMNS = [
+  "call_id",
+  "attempt",
+  "tool",
+  "server",
+  "risk",
+  "fingerprint",
+  "idempotency_key",
+  "status",
+  "error_code",
+  "started_at",
+  "finished_at",
+  "elapsed_ms",
+  "reconciles",
+  "reconciled_by",
+  "run_id",
+  "owner",
+  "approved_by",
+].join(", ");
 
 /** A row as `pg` returns it: timestamps arrive as `Date` (default parser) or text (if someone changed the parser). */
 type StoredRow = Record<string, unknown>;
@@ -203,7 +220,8 @@ export function createLedgerStore(
             chainedWrite(merged, run, "outcome", update.sql),
             chainedWrite(merged, run, "intent", again),
           ])
-        : `with outcome as (${update.sql} returning 1), intent as (${again} returning 1) select (select count(*) from outcome)::integer as w1, (select count(*) from intent)::integer as w2`;
+        : `with outcome as (${update.sql} returning 1), intent as (${again} returning 1)
+          select (select count(*) from outcome)::integer as w1, (select count(*) from intent)::integer as w2`;
       return {
         statement: { text: mergedText, values: merged.values },
         read: (result) => {
@@ -229,8 +247,10 @@ export function createLedgerStore(
     const valid = validated ? outcome : OutcomeSchema.parse(outcome);
     // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
     const sql = `update ${table}
-          set status = ${params.add(valid.status)}, error_code = ${params.add(valid.error_code)}, finished_at = ${params.add(valid.finished_at, "timestamptz")},
-              elapsed_ms = ${params.add(valid.elapsed_ms, "integer")}, reconciled_by = coalesce(${params.add(valid.reconciled_by ?? null, "integer")}, reconciled_by)
+          set status = ${params.add(valid.status)}, error_code = ${params.add(valid.error_code)},
+              finished_at = ${params.add(valid.finished_at, "timestamptz")},
+              elapsed_ms = ${params.add(valid.elapsed_ms, "integer")},
+              reconciled_by = coalesce(${params.add(valid.reconciled_by ?? null, "integer")}, reconciled_by)
         where thread_id = ${params.add(threadId)} and call_id = ${params.add(callId)} and attempt = ${params.add(attempt, "integer")}`;
     return {
       sql,

@@ -66,7 +66,8 @@ function toPin(row: PinRow): ToolPin {
 
 export function createPinStore(pool: pg.Pool, schema: string): PinStore {
   const table = `${quoteSchemaName(schema)}.tool_pins`;
-  const columns = `tool, server, hash, manifest, ${utcText("pinned_at")} as pinned_at, approved_by, served_hash, served_manifest, ${utcText("served_at")} as served_at`;
+  const columns = `tool, server, hash, manifest, ${utcText("pinned_at")} as pinned_at, approved_by,
+    served_hash, served_manifest, ${utcText("served_at")} as served_at`;
 
   /** A pin-chain event for a row the CTE `written` changed. */
   const pinEvent = (
@@ -75,8 +76,9 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
     detail: string,
     actor: string,
   ) =>
-    `select ''::text as thread_id, ${params.add(PIN_CHAIN.run_id)} as run_id, '${kind}'::text as kind, w.tool as subject, true as numbered,
-            'host'::text as node, ${params.add(actor)} as actor, '${kind}'::text as code, w.tool as tool, ${detail} as detail, clock_timestamp() as at
+    `select ''::text as thread_id, ${params.add(PIN_CHAIN.run_id)} as run_id, '${kind}'::text as kind,
+            w.tool as subject, true as numbered, 'host'::text as node, ${params.add(actor)} as actor,
+            '${kind}'::text as code, w.tool as tool, ${detail} as detail, clock_timestamp() as at
        from written w`;
 
   return {
@@ -93,13 +95,15 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
     async approve(tool, approver, served) {
       const params = new Params();
       const written = `written as (
-        update ${table} p set hash = p.served_hash, manifest = p.served_manifest, pinned_at = now(), approved_by = ${params.add(approver)},
-                              served_hash = null, served_manifest = null, served_at = null
+        update ${table} p
+           set hash = p.served_hash, manifest = p.served_manifest, pinned_at = now(), approved_by = ${params.add(approver)},
+               served_hash = null, served_manifest = null, served_at = null
           from ${table} old
          where old.tool = p.tool and p.tool = ${params.add(tool)} and p.served_hash is not null
            and (${params.add(served ?? null)} is null or p.served_hash = ${params.add(served ?? null)})
         returning p.tool, p.server, p.hash, old.hash as old_hash)`;
-      const detail = `json_build_object('server', w.server, 'approved_hash', w.hash, 'replaced_hash', w.old_hash, 'approved_by', ${params.add(approver)})::text`;
+      const detail = `json_build_object('server', w.server, 'approved_hash', w.hash, 'replaced_hash', w.old_hash,
+        'approved_by', ${params.add(approver)})::text`;
       const changed = await pool.query(
         chainedStatement(schema, params, PIN_CHAIN, {
           ctes: [written],
@@ -138,12 +142,15 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
     const tool = params.add(definition.tool);
     const old = `old as (select hash from ${table} where tool = ${tool})`;
     const written = `written as (
-      insert into ${table} (tool, server, hash, manifest, approved_by) values (${tool}, ${params.add(definition.server)}, ${params.add(configured)}, ${params.add(known)}, ${params.add(CONFIG_APPROVER)})
-      on conflict (tool) do update set hash = excluded.hash, manifest = excluded.manifest, pinned_at = now(), approved_by = excluded.approved_by,
-                                       served_hash = null, served_manifest = null, served_at = null
+      insert into ${table} (tool, server, hash, manifest, approved_by)
+      values (${tool}, ${params.add(definition.server)}, ${params.add(configured)}, ${params.add(known)}, ${params.add(CONFIG_APPROVER)})
+      on conflict (tool) do update
+        set hash = excluded.hash, manifest = excluded.manifest, pinned_at = now(), approved_by = excluded.approved_by,
+            served_hash = null, served_manifest = null, served_at = null
         where ${table}.hash <> excluded.hash
       returning tool, server, hash)`;
-    const detail = `json_build_object('server', w.server, 'approved_hash', w.hash, 'replaced_hash', (select hash from old), 'approved_by', ${params.add(CONFIG_APPROVER)})::text`;
+    const detail = `json_build_object('server', w.server, 'approved_hash', w.hash, 'replaced_hash', (select hash from old),
+      'approved_by', ${params.add(CONFIG_APPROVER)})::text`;
     await pool.query(
       chainedStatement(schema, params, PIN_CHAIN, {
         ctes: [old, written],
@@ -183,7 +190,8 @@ export function createPinStore(pool: pg.Pool, schema: string): PinStore {
       const params = new Params();
       const written = `written as (
         update ${table} set served_hash = ${params.add(definition.hash)}, served_manifest = ${params.add(manifest)}, served_at = now()
-         where tool = ${params.add(definition.tool)} and hash <> ${params.add(definition.hash)} and served_hash is distinct from ${params.add(definition.hash)}
+         where tool = ${params.add(definition.tool)} and hash <> ${params.add(definition.hash)}
+           and served_hash is distinct from ${params.add(definition.hash)}
         returning tool, server, hash, served_hash)`;
       const detail = `json_build_object('server', w.server, 'pinned_hash', w.hash, 'served_hash', w.served_hash)::text`;
       await pool.query(

@@ -18,7 +18,8 @@ export async function recordThreadStatus(
 ): Promise<void> {
   const s = quoteSchemaName(schema);
   await pool.query(
-    `update ${s}.threads set status = $4, graph_id = coalesce(graph_id, $5), state_values = coalesce($6::jsonb, state_values), updated_at = now()
+    `update ${s}.threads
+      set status = $4, graph_id = coalesce(graph_id, $5), state_values = coalesce($6::jsonb, state_values), updated_at = now()
       where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now())`,
     [
       threadId,

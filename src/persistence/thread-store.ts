@@ -151,8 +151,19 @@ export interface ThreadStore {
   getInTenant(tenant: string, threadId: string): Promise<ThreadRow | undefined>;
 }
 
-const THREAD_COLUMNS =
-  "thread_id::text as thread_id, owner, tenant, metadata, graph_id, run_bound, status, state_values, active_run::text as active_run, created_at, updated_at";
+const THREAD_COLUMNS = [
+  "thread_id::text as thread_id",
+  "owner",
+  "tenant",
+  "metadata",
+  "graph_id",
+  "run_bound",
+  "status",
+  "state_values",
+  "active_run::text as active_run",
+  "created_at",
+  "updated_at",
+].join(", ");
 export const runColumns = (alias = "") =>
   [
     "run_id::text as run_id",
@@ -238,7 +249,9 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       ];
       const direction = query.sort_order === "asc" ? "asc" : "desc";
       return many<ThreadRow>(
-        `select ${THREAD_COLUMNS} from ${s}.threads where ${where} order by ${column} ${direction}, thread_id ${direction} limit $${params.length - 1} offset $${params.length}`,
+        `select ${THREAD_COLUMNS} from ${s}.threads where ${where}
+          order by ${column} ${direction}, thread_id ${direction}
+          limit $${params.length - 1} offset $${params.length}`,
         params,
       );
     },
@@ -249,12 +262,16 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
     },
     patchMetadata: (owner, threadId, metadata) =>
       one<ThreadRow>(
-        `update ${s}.threads set metadata = metadata || $4::jsonb, updated_at = now() where thread_id = $1 and tenant = $2 and owner = $3 returning ${THREAD_COLUMNS}`,
+        `update ${s}.threads set metadata = metadata || $4::jsonb, updated_at = now()
+          where thread_id = $1 and tenant = $2 and owner = $3
+          returning ${THREAD_COLUMNS}`,
         [threadId, owner.tenant, owner.user_id, JSON.stringify(metadata)],
       ),
     async delete(owner, threadId) {
       const row = await one<{ thread_id: string }>(
-        `delete from ${s}.threads where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now()) returning thread_id::text`,
+        `delete from ${s}.threads
+          where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now())
+          returning thread_id::text`,
         [threadId, owner.tenant, owner.user_id],
       );
       if (row) return "deleted";
@@ -277,7 +294,9 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
     },
     async release(threadId, runId, status, values) {
       await pool.query(
-        `${IDEMPOTENT}update ${s}.threads set active_run = null, lease_until = null, status = $3, state_values = coalesce($4::jsonb, state_values), updated_at = now()
+        `${IDEMPOTENT}update ${s}.threads
+          set active_run = null, lease_until = null, status = $3, state_values = coalesce($4::jsonb, state_values),
+              updated_at = now()
           where thread_id = $1 and active_run = $2`,
         [threadId, runId, status, values ? JSON.stringify(values) : null],
       );
@@ -313,7 +332,8 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
       ),
     async setRunStatus(runId, status, error, outcome) {
       await pool.query(
-        `${IDEMPOTENT}update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now() where run_id = $1`,
+        `${IDEMPOTENT}update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now()
+          where run_id = $1`,
         [runId, status, error ? storableJson(error) : null, outcome ? storableJson(outcome) : null],
       );
     },
