@@ -1,0 +1,233 @@
+/**
+ * The held-out study phrasings (issue 37): written before the parser was
+ * widened, and never tuned on. Its figures are the ones the README reports.
+ * Labelled by hand against the fixed clock in labels.ts. Data only.
+ */
+import { BERLIN, type Phrasing, plan, question, refuse, session } from "./labels.js";
+
+export const HELDOUT: Phrasing[] = [
+  {
+    id: "h-polite-tomorrow-evening",
+    text: "can you schedule 2 hours of attention study for me tomorrow evening?",
+    zone: BERLIN,
+    expect: question("missing_start", "start_time"),
+  },
+  {
+    id: "h-please-friday",
+    text: "Please schedule 90 min of self-attention on Friday at 18:00",
+    zone: BERLIN,
+    expect: session(90, "self-attention", "2026-12-04 18:00 Europe/Berlin"),
+  },
+  {
+    id: "h-at-most-no-days",
+    text: "plan 100 minutes of dense retrieval, at most 50 a day",
+    zone: BERLIN,
+    expect: plan(100, 2, 50, "dense retrieval"),
+  },
+  {
+    id: "h-every-day-next-3",
+    text: "Schedule 30 min of BM25 every day for the next 3 days at 8am UTC",
+    zone: BERLIN,
+    expect: plan(90, 3, 30, "bm25", "2026-12-04 08:00 UTC"),
+  },
+  {
+    id: "h-could-over-4",
+    text: "Could you plan 3 hours of backpropagation over 4 days for me?",
+    zone: BERLIN,
+    expect: plan(180, 4, 180, "backpropagation"),
+  },
+  {
+    id: "h-put-tomorrow",
+    text: "please put 45 minutes of dropout in my calendar tomorrow at 17:30",
+    zone: BERLIN,
+    expect: session(45, "dropout", "2026-12-04 17:30 Europe/Berlin"),
+  },
+  {
+    id: "h-monday-9am",
+    text: "Schedule 1 hour of gradient descent on Monday at 9am",
+    zone: BERLIN,
+    expect: session(60, "gradient descent", "2026-12-07 09:00 Europe/Berlin"),
+  },
+  {
+    id: "h-tomorrow-no-time",
+    text: "schedule 40 minutes of normalization tomorrow",
+    zone: BERLIN,
+    expect: question("missing_start", "start_time"),
+  },
+  {
+    id: "h-like-to-study",
+    text: "I'd like to study b-trees for 2 hours over 2 days, max 1 hour a day",
+    zone: BERLIN,
+    expect: plan(120, 2, 60, "b-trees"),
+  },
+  {
+    id: "h-next-week-no-time",
+    text: "Plan 2 hours of transactions next week",
+    zone: BERLIN,
+    expect: question("missing_start", "start_time"),
+  },
+  {
+    id: "h-next-week-calendar",
+    text: "Schedule 2 hours of query optimization next week at 18:00 in my calendar",
+    zone: BERLIN,
+    expect: session(120, "query optimization", "2026-12-07 18:00 Europe/Berlin"),
+  },
+  {
+    id: "h-block-this-evening",
+    text: "Can you block 90 minutes for attention this evening?",
+    zone: BERLIN,
+    expect: question("missing_start", "start_time"),
+  },
+  {
+    id: "h-no-verb-please",
+    text: "2 hours of self-attention tomorrow at 19:00, please",
+    zone: BERLIN,
+    expect: session(120, "self-attention", "2026-12-04 19:00 Europe/Berlin"),
+  },
+  {
+    id: "h-90-per-day",
+    text: "Plan 5 hours of backpropagation over 5 days, no more than 90 min per day",
+    zone: BERLIN,
+    expect: plan(300, 5, 90, "backpropagation"),
+  },
+  {
+    id: "h-daily-next-4-7pm",
+    text: "Schedule 25 min of dropout daily for the next 4 days at 7pm",
+    zone: BERLIN,
+    expect: plan(100, 4, 25, "dropout", "2026-12-03 19:00 Europe/Berlin"),
+  },
+  {
+    id: "h-set-aside-london",
+    text: "set aside 1.5 hours for gradient descent on Saturday at 10:00 Europe/London",
+    zone: BERLIN,
+    expect: session(90, "gradient descent", "2026-12-05 10:00 Europe/London"),
+  },
+  {
+    id: "h-session-tuesday-no-time",
+    text: "put a 50 minute bm25 session in my calendar on Tuesday",
+    zone: BERLIN,
+    expect: question("missing_start", "start_time"),
+  },
+  {
+    id: "h-no-zone",
+    text: "Schedule 2 hours of attention tomorrow at 18:00",
+    zone: null,
+    expect: question("missing_start", "time_zone"),
+  },
+  {
+    id: "h-no-duration",
+    text: "schedule attention study tomorrow at 18:00",
+    zone: BERLIN,
+    expect: question("missing_duration", "duration"),
+  },
+  {
+    id: "h-starting-tomorrow-calendar",
+    text: "plan 120 minutes of dense retrieval over 3 days starting tomorrow at 18:00 and add it to my calendar",
+    zone: BERLIN,
+    expect: plan(120, 3, 120, "dense retrieval", "2026-12-04 18:00 Europe/Berlin"),
+  },
+  {
+    id: "h-an-hour-a-day",
+    text: "Please plan 3 hours of normalization, at most an hour a day",
+    zone: BERLIN,
+    expect: plan(180, 3, 60, "normalization"),
+  },
+  {
+    id: "h-hey-every-day-monday",
+    text: "Hey, can you schedule 20 minutes of b-trees every day for 5 days starting Monday at 8:00?",
+    zone: BERLIN,
+    expect: plan(100, 5, 20, "b-trees", "2026-12-07 08:00 Europe/Berlin"),
+  },
+  {
+    id: "h-need-friday-calendar",
+    text: "I need 4 hours of transactions over 2 days, starting on Friday at 14:00 in my calendar",
+    zone: BERLIN,
+    expect: plan(240, 2, 240, "transactions", "2026-12-04 14:00 Europe/Berlin"),
+  },
+  {
+    id: "h-sunday-noon",
+    text: "schedule one hour of query optimization for me on Sunday at noon",
+    zone: BERLIN,
+    expect: session(60, "query optimization", "2026-12-06 12:00 Europe/Berlin"),
+  },
+  {
+    id: "h-per-day-next-2-utc",
+    text: "Can you plan 90 min of attention per day for the next 2 days at 18:00 UTC?",
+    zone: BERLIN,
+    expect: plan(180, 2, 90, "attention", "2026-12-03 18:00 UTC"),
+  },
+  {
+    id: "h-hrs-next-3",
+    text: "plan 2 hrs of self-attention over the next 3 days",
+    zone: BERLIN,
+    expect: plan(120, 3, 120, "self-attention"),
+  },
+  {
+    id: "h-tonight-21",
+    text: "would you schedule 45 mins of dropout tonight at 21:00",
+    zone: BERLIN,
+    expect: session(45, "dropout", "2026-12-03 21:00 Europe/Berlin"),
+  },
+  {
+    id: "h-schedule-no-start",
+    text: "schedule 3 hours of gradient descent",
+    zone: BERLIN,
+    expect: question("missing_start", "start_date", "start_time"),
+  },
+  {
+    id: "h-max-per-day-after",
+    text: "Please plan 150 minutes of BM25 over 3 days, 60 minutes max per day",
+    zone: BERLIN,
+    expect: plan(150, 3, 60, "bm25"),
+  },
+  {
+    id: "h-split-over-4",
+    text: "split 2 hours of attention over 4 days",
+    zone: BERLIN,
+    expect: plan(120, 4, 120, "attention"),
+  },
+  {
+    id: "h-every-day-starting-tomorrow",
+    text: "Schedule 60 min of dense retrieval every day for 3 days at 7am UTC, starting tomorrow",
+    zone: BERLIN,
+    expect: plan(180, 3, 60, "dense retrieval", "2026-12-04 07:00 UTC"),
+  },
+  {
+    id: "h-book-wednesday",
+    text: "book 30 minutes of normalization in my study calendar for Wednesday at 16:15",
+    zone: BERLIN,
+    expect: session(30, "normalization", "2026-12-09 16:15 Europe/Berlin"),
+  },
+  {
+    id: "h-for-me-limit-calendar",
+    text: "can you plan 100 minutes of b-trees for me, at most 50 a day, starting tomorrow at 9am in my calendar",
+    zone: BERLIN,
+    expect: plan(100, 2, 50, "b-trees", "2026-12-04 09:00 Europe/Berlin"),
+  },
+  {
+    id: "h-revise-friday",
+    text: "I want to revise transactions for 2 hours on Friday",
+    zone: BERLIN,
+    expect: question("missing_start", "start_time"),
+  },
+  {
+    id: "h-day-after-tomorrow",
+    text: "schedule 2 hours of attention for me the day after tomorrow at 18:00",
+    zone: BERLIN,
+    expect: session(120, "attention", "2026-12-05 18:00 Europe/Berlin"),
+  },
+  {
+    id: "h-every-day-next-week",
+    text: "Please schedule 30 minutes of self-attention every day next week at 8am",
+    zone: BERLIN,
+    expect: plan(210, 7, 30, "self-attention", "2026-12-07 08:00 Europe/Berlin"),
+  },
+  { id: "h-out-email", text: "send an email to my professor about the exam", zone: BERLIN, expect: refuse },
+  { id: "h-out-delete-events", text: "delete all my calendar events", zone: BERLIN, expect: refuse },
+  { id: "h-out-pizza", text: "order a pizza for tonight", zone: BERLIN, expect: refuse },
+  { id: "h-out-translate", text: "translate my attention notes into French", zone: BERLIN, expect: refuse },
+  { id: "h-out-remind", text: "remind me to drink water every hour", zone: BERLIN, expect: refuse },
+  { id: "h-out-flight", text: "book a flight to Berlin on Friday", zone: BERLIN, expect: refuse },
+  { id: "h-out-cancel", text: "cancel tomorrow's study session", zone: BERLIN, expect: refuse },
+  { id: "h-out-upload", text: "upload my homework to the course site", zone: BERLIN, expect: refuse },
+];
