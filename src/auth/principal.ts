@@ -43,6 +43,12 @@ export const PrincipalSchema = z.object({
    */
   grants: GrantsSchema.default({}),
   display_name: z.string().max(128).optional(),
+  /** The user's IANA time zone (`Europe/Berlin`): what "tomorrow at 18:00" means for them. Absent: asked for. */
+  time_zone: z
+    .string()
+    .max(64)
+    .regex(/^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9][A-Za-z0-9_+-]*)*$/)
+    .optional(),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
 

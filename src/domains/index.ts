@@ -7,5 +7,10 @@
 import type { ContextProvider } from "../runtime/context-provider.js";
 import { courseContextProvider } from "./notes/course-context.js";
 import { studyFollowUpProvider } from "./study/follow-up.js";
+import { studyProfileProvider } from "./study/profile.js";
 
-export const contextProviders: readonly ContextProvider[] = [courseContextProvider, studyFollowUpProvider];
+export const contextProviders: readonly ContextProvider[] = [
+  courseContextProvider,
+  studyFollowUpProvider,
+  studyProfileProvider,
+];

@@ -22,7 +22,9 @@ import { CASE_ID, decideCase } from "./caseops/rules.js";
 import { decideFileRead, FILE_READER, fileToRead } from "./files/rules.js";
 import { cannotFind, notesQuestion, retrieveFor, searchQuery } from "./notes/question.js";
 import { searchHits } from "./notes/relevance.js";
+import { whatICanDo } from "./repertoire.js";
 import { parseStudyRequest } from "./study/parse.js";
+import { clockOf, profileOf } from "./study/profile.js";
 import { decideStudy, type StudyObservation } from "./study/rules.js";
 
 /** How many of the best search hits are read before answering. */
@@ -222,6 +224,19 @@ const ACTION =
 const OUT_OF_SCOPE =
   /\b(?:calendars?|e-?mails?|inbox|reminders?)\b|\b[\w-]+\.(?:txt|md|pdf|docx?|csv|json|ics|xlsx?|pptx?)\b/i;
 
+/** A request for study time the parser could not read ("plan my revision"): a verb that schedules, and no question word. */
+const STUDY_ASK =
+  /^(?:plan|schedule|book|block|organi[sz]e|arrange|timetable|split|spread|divide)\b|\b(?:study|revision)\s+(?:plan|schedule|session)s?\b/i;
+
+/** Verbs that make a quiz: "create a quiz" is a quiz request, "publish my quiz" is not. */
+const QUIZ_MAKING = /^(?:make|create|write|give|generate)\b/i;
+
+/** Whether a request asks for an action other than making something the rules planner makes. */
+function asksAnotherAction(request: string): boolean {
+  const asked = request.trim().replace(POLITE, "");
+  return ACTION.test(asked) && !QUIZ_MAKING.test(asked);
+}
+
 /** Whether a request is outside what the rules planner does (notes questions, quizzes, study plans, cases). */
 export function outsideRepertoire(request: string): boolean {
   const asked = request.trim().replace(POLITE, "");
@@ -234,19 +249,26 @@ export function decide(input: PlannerInput): PlanOutcome {
   const observations = observationsSinceRequest(input.messages);
   const caseId = CASE_ID.exec(input.request)?.[0];
   if (caseId && offered.has("get_case_snapshot")) return decideCase(caseId, observations, input.evidence, call);
-  const study = parseStudyRequest(input.request);
+  const profile = profileOf(input.context);
+  const canDo = whatICanDo(profile?.courses ?? []);
+  const study = parseStudyRequest(input.request, clockOf(profile));
   if (study.type === "needs_human") return { type: "needs_human", reason: study.reason };
   if (study.type === "request") return decideStudy(study.request, input.tools, input.evidence, observations, call);
   const course = courseContextOf(input.context);
   if (course) return decideQuiz(course, input, observations, offered);
-  if (isQuizRequest(input.request))
+  if (isQuizRequest(input.request) && !asksAnotherAction(input.request))
     return {
       type: "needs_human",
       reason: 'missing_course: which course should the quiz be from? e.g. "a quiz from my cs301 notes"',
     };
   const file = offered.has(FILE_READER) ? fileToRead(input.request) : undefined;
   if (file !== undefined) return decideFileRead(file, observations, call);
-  if (outsideRepertoire(input.request)) return { type: "needs_human", reason: NEEDS_MODEL };
+  if (outsideRepertoire(input.request)) return { type: "needs_human", reason: `${NEEDS_MODEL}. ${canDo}` };
+  if (STUDY_ASK.test(input.request.trim().replace(POLITE, "")))
+    return {
+      type: "needs_human",
+      reason: `unclear_request: I could not read how long or when to study from this. ${canDo}`,
+    };
   const searches = observations.filter((observation) => observation.tool === "search_notes");
   const question = notesQuestion(input.request);
   if (searches.length === 0) {

@@ -25,6 +25,8 @@ export interface ContextProviderInput {
   request: string;
   principal: Principal;
   threadId: string;
+  /** The run's clock at its start (milliseconds since the epoch): what "today" means for the request. */
+  now: number;
   signal?: AbortSignal | undefined;
 }
 

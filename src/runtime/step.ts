@@ -60,6 +60,7 @@ async function loadContext(
     request: string;
     principal: Principal;
     threadId: string;
+    now: number;
     signal?: AbortSignal | undefined;
   },
 ): Promise<Record<string, DomainContext>> {
@@ -98,6 +99,8 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
     isHealthy: (server) => tools.isHealthy(server),
     candidates,
   });
+  // One clock reading starts the run: its record and what its domains take for "now".
+  const now = host.now();
   // Domain context is read once, at the start of a run, as its owner; later turns reuse it.
   const context = starting
     ? await loadContext(host, {
@@ -106,6 +109,7 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
         request,
         principal,
         threadId: threadIdFrom(config),
+        now,
         signal: config.signal,
       })
     : (state.run?.context ?? {});
@@ -115,7 +119,7 @@ export async function beginStep(host: Host, state: State, config: LangGraphRunna
           // One id names the run everywhere: the API's run id when there is one.
           run_id: runIdFrom(config) ?? randomUUID(),
           request,
-          started_at: new Date(host.now()).toISOString(),
+          started_at: new Date(now).toISOString(),
           turn: 1,
           owner: principal.user_id,
           // The principal as the entry point verified it (permissions are refreshed at each use).

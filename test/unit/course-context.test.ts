@@ -103,6 +103,7 @@ async function load(
     request,
     principal: options.principal ?? alice,
     threadId: "t1",
+    now: 0,
   });
   return { context, requests };
 }

@@ -12,6 +12,7 @@
  * would have to know about (a daily limit that was not given is no limit).
  */
 import { dailyMinutes, hasDuration, takeDailyAmount, takeDays, takeDuration, type Amount } from "./amounts.js";
+import type { StudyClock } from "./relative.js";
 import { Scanner } from "./scanner.js";
 import {
   completeStart,
@@ -70,6 +71,18 @@ const DIVIDE_VERB = /\b(?:divide|split|allocate|distribute|share|spread|apportio
 const TOPIC_LIST =
   /\b(?:between|among|amongst|across|over)\s+(.+?)(?=\s+(?:using|based\s+on|with|from|according\s+to|in\s+my|by|so|and\s+(?:put|add|schedule))\b|[.?!;:]|$)/i;
 const USES_NOTES = /\bnotes?\b/i;
+/** Verbs that put study time somewhere: with a day or a time, a calendar session or plan. */
+const SESSION_VERB = /\b(?:schedule|book|block|put|pencil|set\s+aside|reserve|plan|add)\b/i;
+/** Verbs that ask for a calendar entry even before a start is given ("schedule 2 hours of attention"). */
+const CALENDAR_VERB = /\b(?:schedule|book|block|pencil|set\s+aside|reserve)\b/i;
+/** Words that make a request about study time when no duration is given yet ("schedule attention study tomorrow"). */
+const STUDY_WORD = /\b(?:study|studying|session|revise|revising|revision|learn|learning|review|practi[cs]e)\b/i;
+/** A question about the notes, not a request for study time. */
+const QUESTION_FORM = /^\s*(?:what|why|how|when|where|who|which|whose|is|are|does|do|did|explain|define|describe)\b/i;
+/** "every day", "each day", "daily" away from the duration ("30 min of BM25 every day"): the duration is per day. */
+const DETACHED_PER_DAY = /\b(?:every|each|per)\s+day\b|\bdaily\b/i;
+/** Words that make a duration the total to spread, not an amount per day. */
+const SPREAD_WORDS = /\b(?:over|across|spread|split|total|altogether|overall)\b/i;
 const NAMED_CALENDAR = /\b(?:my|the)\s+([a-z0-9][a-z0-9_-]{0,63})\s+calendar\b/i;
 const GENERIC_CALENDAR_NAMES = new Set(["own", "personal", "main", "default", "usual", "google", "outlook", "ical"]);
 
@@ -84,7 +97,8 @@ const NOT_TOPIC = new Set(
     "pencil per place plan planned planning please prepare preparing put reserve review reviewing revise revising revision schedule scheduled session sessions set should so some spread " +
     "start starting starts study studying studies than that the them then these this those time times to together topic topics total up use using want we week weeks what when will with " +
     "would you your hour hours split divide distribute allocate share between among amongst across evening evenings morning mornings afternoon afternoons separate consecutive different following " +
-    "straight working one two three four five six seven eight nine ten eleven twelve first each utc gmt via add it's i'd i'm based according insert"
+    "straight working one two three four five six seven eight nine ten eleven twelve first each utc gmt via add it's i'd i'm based according insert " +
+    "hi hey hello kindly ok okay thanks thank aside"
   ).split(" "),
 );
 const WORD = /[a-z0-9]+(?:['-][a-z0-9]+)*/g;
@@ -133,6 +147,27 @@ function calendarName(scanner: Scanner): string {
     : DEFAULT_CALENDAR;
 }
 
+/**
+ * Whether a request asks for calendar time: it says "calendar" with a verb
+ * that writes; or a verb that schedules with a day or a time (and a duration
+ * or a study word); or "schedule 2 hours of …" with no start yet (the start
+ * is then asked for); or a duration with a day and no verb ("2 hours of
+ * attention tomorrow at 19:00"). A question about the notes is none of these.
+ */
+function calendarIntent(
+  text: string,
+  probe: { cue: StartReading; duration: boolean; days: boolean; limit: boolean },
+): boolean {
+  if (CALENDAR.test(text) && CALENDAR_WRITE.test(text)) return true;
+  if (QUESTION_FORM.test(text)) return false;
+  const { cue } = probe;
+  const day = cue.date !== undefined || (cue.relativeDay !== undefined && cue.relativeDay.kind !== "upcoming");
+  const when = day || cue.time !== undefined;
+  if (SESSION_VERB.test(text) && (probe.duration || STUDY_WORD.test(text)) && when) return true;
+  if (CALENDAR_VERB.test(text) && probe.duration && !probe.days && !probe.limit) return true;
+  return probe.duration && day;
+}
+
 /** A division between named topics ("between A, B and C"); undefined when the request is not one. */
 function parseDivision(scanner: Scanner, total: Amount | undefined, usesNotes: boolean): StudyParse | undefined {
   const list = scanner.peek(TOPIC_LIST);
@@ -166,32 +201,51 @@ function parseDivision(scanner: Scanner, total: Amount | undefined, usesNotes: b
   return { type: "request", request: { kind: "divide", total_minutes: total.minutes, topics, uses_notes: usesNotes } };
 }
 
-/** Reads a study request, or `none` when the request is not about study time at all. */
-export function parseStudyRequest(request: string): StudyParse {
+/**
+ * Reads a study request, or `none` when the request is not about study time
+ * at all. With a clock (the run's start, in the user's zone) relative days
+ * resolve and a missing zone is the user's; without one they are asked for.
+ */
+export function parseStudyRequest(request: string, clock?: StudyClock): StudyParse {
   const text = request.slice(0, 2000);
-  const toCalendar = CALENDAR.test(text) && CALENDAR_WRITE.test(text);
   const scanner = new Scanner(text);
   const usesNotes = USES_NOTES.test(text);
 
   // Intent comes first, from words only: a notes question with "18:00" or "Mars/Base" in it is not parsed further.
   const probe = scanner.fork();
+  const cue = readStart(probe.fork());
   const probeDaily = takeDailyAmount(probe);
   const probeDays = takeDays(probe);
   const probeDuration = hasDuration(probe) || probeDaily !== undefined;
+  const toCalendar = calendarIntent(text, {
+    cue,
+    duration: probeDuration,
+    days: probeDays !== undefined,
+    limit: probeDaily?.kind === "limit",
+  });
   const dividing =
     !toCalendar &&
     probeDays === undefined &&
     DIVIDE_VERB.test(text) &&
     probe.peek(TOPIC_LIST) !== null &&
     probeDuration;
-  const planning = probeDays !== undefined && (probeDuration || PLAN_VERB.test(text));
+  // "plan 100 minutes, at most 50 a day": the limit sets the days.
+  const limited = probeDaily?.kind === "limit" && hasDuration(probe) && PLAN_VERB.test(text);
+  const planning = (probeDays !== undefined && (probeDuration || PLAN_VERB.test(text))) || limited;
   if (!toCalendar && !dividing && !planning) return { type: "none" };
 
   const calendar = toCalendar ? calendarName(scanner) : null;
   const startReading: StartReading = toCalendar || planning ? readStart(scanner) : {};
-  const daily = takeDailyAmount(scanner);
+  let daily = takeDailyAmount(scanner);
   let days = takeDays(scanner);
-  const total = takeDuration(scanner);
+  let total = takeDuration(scanner);
+  const perDay = !daily && total !== undefined && scanner.peek(DETACHED_PER_DAY) !== null && !SPREAD_WORDS.test(text);
+  // "every day next week": seven days from Monday.
+  if (perDay && days === undefined && startReading.relativeDay?.kind === "next_week") days = 7;
+  if (perDay && total && days !== undefined) {
+    daily = { kind: "per_day", value: total.minutes, unit: "minutes" };
+    total = undefined;
+  }
   // Further durations ("in 40 minute sessions") are read and dropped, so they are not taken for the topic.
   while (takeDuration(scanner)) {
     /* consumed */
@@ -199,7 +253,7 @@ export function parseStudyRequest(request: string): StudyParse {
 
   if (dividing) return parseDivision(scanner, total, usesNotes) ?? { type: "none" };
   if (startReading.invalid?.startsWith("invalid_request"))
-    return { type: "needs_human", reason: startReading.invalid, missing: missingStartFacts(startReading) };
+    return { type: "needs_human", reason: startReading.invalid, missing: missingStartFacts(startReading, clock) };
 
   const topic = topicOf(scanner.rest);
   // "5 hours, max 90 minutes a day" with no days: as few days as the limit allows, never one session over the limit.
@@ -235,7 +289,7 @@ export function parseStudyRequest(request: string): StudyParse {
     if (problem) return { type: "needs_human", reason: problem };
     let start: StartTime | null = null;
     if (toCalendar) {
-      const complete = completeStart(startReading);
+      const complete = completeStart(startReading, clock);
       if ("reason" in complete) return { type: "needs_human", reason: complete.reason, missing: complete.missing };
       start = complete.start;
     }
@@ -271,7 +325,7 @@ export function parseStudyRequest(request: string): StudyParse {
       reason: `invalid_request: a ${minutes} minute session is longer than a calendar event may be (at most ${LIMITS.max_session_minutes}); split it over days, e.g. "over 3 days"`,
     };
   }
-  const complete = completeStart(startReading);
+  const complete = completeStart(startReading, clock);
   if ("reason" in complete) return { type: "needs_human", reason: complete.reason, missing: complete.missing };
   return {
     type: "request",

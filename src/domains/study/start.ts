@@ -1,11 +1,14 @@
 /**
  * When a study plan starts: a date (`2026-12-02`, `2 December 2026`,
- * `Dec 2, 2026`), a time (`18:00`, `6 pm`, `6:30pm`, `noon`) and a time zone
- * (`UTC`, an IANA name such as `Europe/Berlin`). Read strictly: a malformed
- * date or time, an unknown zone, an offset or an abbreviation is an error
- * with a fix hint, and a relative date ("tomorrow", "Monday") is asked for
- * as a date, because the rules planner has no clock and never guesses one.
+ * `Dec 2, 2026`) or a relative day ("tomorrow", "on Friday", "next week":
+ * relative.ts), a time (`18:00`, `6 pm`, `6:30pm`, `noon`) and a time zone
+ * (`UTC`, an IANA name such as `Europe/Berlin`; the user's own zone when the
+ * request names none). Read strictly: a malformed date or time, an unknown
+ * zone, an offset or an abbreviation is an error with a fix hint. A relative
+ * day resolves against the run's clock in the zone; without a clock it is
+ * asked for as a date, never guessed.
  */
+import { resolveRelativeDay, takeRelativeDay, type RelativeDay, type StudyClock } from "./relative.js";
 import type { Scanner } from "./scanner.js";
 import { isKnownZone, isValidDate, type LocalDate } from "./time.js";
 
@@ -23,8 +26,10 @@ export interface StartReading {
   zone?: string;
   /** An `invalid_request` reason (with a fix hint) when something was written but is not valid. */
   invalid?: string;
-  /** A relative date word ("tomorrow") that was given instead of a date. */
+  /** A relative date word ("tomorrow") that was given instead of a date, as written. */
   relative?: string;
+  /** How that relative day resolves, when it is one the clock can resolve. */
+  relativeDay?: RelativeDay;
 }
 
 const MONTHS: Record<string, number> = {
@@ -173,33 +178,67 @@ export function readStart(scanner: Scanner): StartReading {
   if (time.invalid) return { invalid: time.invalid };
   const zone = date.zone ? { zone: date.zone } : readZone(scanner);
   if (zone.invalid) return { invalid: zone.invalid };
-  const relative = date.date ? undefined : scanner.peek(RELATIVE)?.[1];
+  const relativeDay = date.date ? undefined : takeRelativeDay(scanner);
+  const relative = relativeDay?.words ?? (date.date ? undefined : scanner.peek(RELATIVE)?.[1]);
   return {
     ...(date.date ? { date: date.date } : {}),
     ...(time.time ? { time: time.time } : {}),
     ...(zone.zone ? { zone: zone.zone } : {}),
     ...(relative ? { relative: relative.toLowerCase() } : {}),
+    ...(relativeDay ? { relativeDay: relativeDay.day } : {}),
   };
 }
 
 /** A part of the start that can be missing: what a follow-up may supply. */
 export type StartFact = "start_date" | "start_time" | "time_zone";
 
+/**
+ * The reading with what the clock supplies: the user's zone when none was
+ * written, and the date a relative day denotes once the zone is known.
+ */
+export function withClock(reading: StartReading, clock: StudyClock | undefined): StartReading {
+  if (!clock || reading.invalid) return reading;
+  const zone = reading.zone ?? clock.zone ?? undefined;
+  const date =
+    reading.date ??
+    (reading.relativeDay && zone ? resolveRelativeDay(reading.relativeDay, clock, zone, reading.time) : undefined);
+  return { ...reading, ...(zone ? { zone } : {}), ...(date ? { date } : {}) };
+}
+
 /** The parts of the start a reading lacks (all of them when what was written is invalid). */
-export function missingStartFacts(reading: StartReading): StartFact[] {
+export function missingStartFacts(reading: StartReading, clock?: StudyClock): StartFact[] {
   if (reading.invalid) return ["start_date", "start_time", "time_zone"];
+  // A relative day is a date once the zone is known: with a clock, only the zone is asked for.
+  const dated = reading.date !== undefined || (clock !== undefined && reading.relativeDay !== undefined);
   return [
-    ...(reading.date ? [] : (["start_date"] as const)),
+    ...(dated ? [] : (["start_date"] as const)),
     ...(reading.time ? [] : (["start_time"] as const)),
     ...(reading.zone ? [] : (["time_zone"] as const)),
   ];
 }
 
 /** The start when every part is there, else the `missing_start` reason naming what is missing, and the missing parts. */
-export function completeStart(reading: StartReading): { start: StartTime } | { reason: string; missing: StartFact[] } {
-  const missing = missingStartFacts(reading);
+export function completeStart(
+  written: StartReading,
+  clock?: StudyClock,
+): { start: StartTime } | { reason: string; missing: StartFact[] } {
+  const reading = withClock(written, clock);
+  const missing = missingStartFacts(reading, clock);
   if (reading.invalid) return { reason: reading.invalid, missing };
   const example = 'e.g. "starting 2026-12-02 at 18:00 UTC"';
+  if (clock && reading.relativeDay && !reading.time) {
+    const when = reading.relative ?? "then";
+    const zone = reading.zone ? ` (${reading.zone})` : "; and in which time zone";
+    return {
+      reason: `missing_start: at what time ${when} should the study start${zone}? e.g. "at 18:00"`,
+      missing,
+    };
+  }
+  if (clock && !reading.date && reading.relativeDay && !reading.zone)
+    return {
+      reason: `missing_start: in which time zone is "${reading.relative ?? "that"}"? Add UTC or an IANA name such as Europe/Berlin, e.g. "Europe/Berlin"`,
+      missing,
+    };
   if (!reading.date) {
     const why = reading.relative
       ? ` ("${reading.relative}" needs a calendar date: the rules planner has no clock)`

@@ -127,3 +127,14 @@ export function addDays(date: LocalDate, days: number): LocalDate {
 export function formatDate(date: LocalDate): string {
   return `${pad(date.year, 4)}-${pad(date.month)}-${pad(date.day)}`;
 }
+
+/** The calendar date an instant falls on in a zone. */
+export function localDateOf(instant: number, zone: string): LocalDate {
+  const { year, month, day } = wallClock(instant, zone);
+  return { year, month, day };
+}
+
+/** The day of the week of a date, 0 for Sunday to 6 for Saturday. */
+export function weekdayOf(date: LocalDate): number {
+  return new Date(Date.UTC(date.year, date.month - 1, date.day)).getUTCDay();
+}
