@@ -68,7 +68,8 @@ function startLabel(start: StartTime | null): string | null {
 
 function describe(parse: StudyParse): string {
   if (parse.type === "none") return "none";
-  if (parse.type === "needs_human") return `question ${parse.reason.split(":")[0]} [${(parse.missing ?? []).join(",")}]`;
+  if (parse.type === "needs_human")
+    return `question ${parse.reason.split(":")[0]} [${(parse.missing ?? []).join(",")}]`;
   const request = parse.request;
   if (request.kind === "plan")
     return `plan ${request.total_minutes}/${request.days}d/${request.daily_limit} "${request.topic}" ${request.calendar === null ? "schedule" : startLabel(request.start)}`;
@@ -122,7 +123,11 @@ function refusal(phrasing: Phrasing): PhrasingResult {
   });
   const text = outcome.type === "needs_human" ? outcome.reason : outcome.type === "final" ? outcome.answer : "";
   const refused = outcome.type !== "tool_calls" && text.includes(CAN_DO);
-  return { id: phrasing.id, verdict: refused ? "refused" : "not_refused", got: `${outcome.type}: ${text.slice(0, 120)}` };
+  return {
+    id: phrasing.id,
+    verdict: refused ? "refused" : "not_refused",
+    got: `${outcome.type}: ${text.slice(0, 120)}`,
+  };
 }
 
 /** Every phrasing of a split, judged. */

@@ -12,6 +12,7 @@ import { extractEvidence } from "../../src/state/extract-evidence.js";
 import { plannerContext } from "../../src/planners/context.js";
 import type { PlanOutcome, ToolSpec } from "../../src/planners/planner.js";
 import { decide, NEEDS_MODEL } from "../../src/domains/rules-planner.js";
+import { whatICanDo } from "../../src/domains/repertoire.js";
 import type { Evidence } from "../../src/state/evidence.js";
 import { buildSearchIndex, readNote, searchNotes, type Principal } from "../../tools/notes/corpus.js";
 import { calculateSchedule } from "../../tools/schedule/schedule.js";
@@ -407,7 +408,7 @@ describe("honest limits of the rules planner", () => {
   ])("asks for a model planner instead of answering: %s", (request) => {
     const { final, turns } = run(request);
     expect(turns).toHaveLength(1);
-    expect(final).toEqual({ type: "needs_human", reason: NEEDS_MODEL });
+    expect(final).toEqual({ type: "needs_human", reason: `${NEEDS_MODEL}. ${whatICanDo([])}` });
     expect(NEEDS_MODEL).toContain(
       "this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)",
     );

@@ -31,7 +31,8 @@ const UNIT = "(hours?|hrs?|h|minutes?|mins?)";
 const PER_DAY = String.raw`(?:(?:a|an|per|each|every)\s+day|\/\s*day|daily|(?:on|in)\s+(?:any\s+(?:one\s+)?|a\s+single\s+|one\s+)day)`;
 const LIMIT_WORDS = String.raw`(?:\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|never\s+more\s+than|up\s+to|a\s+max(?:imum)?\s+of|max(?:imum)?(?:\s+of)?|(?:a\s+)?limit(?:ed)?\s+(?:of|to)|capped\s+at|a\s+cap\s+of)|<=|≤)`;
 
-const DURATION_SOURCE = String.raw`(?<![\w.])${QUANTITY}\s*-?\s*${UNIT}\b(?:\s*(?:and\s+)?(\d{1,2})\s*(?:minutes?|mins?)\b|(\s+and\s+a\s+half)\b)?`;
+// Not after a minus sign: "-5 hours" is no duration (asked for), never 5 hours.
+const DURATION_SOURCE = String.raw`(?<![\w.-])${QUANTITY}\s*-?\s*${UNIT}\b(?:\s*(?:and\s+)?(\d{1,2})\s*(?:minutes?|mins?)\b|(\s+and\s+a\s+half)\b)?`;
 const DURATION = new RegExp(DURATION_SOURCE, "i");
 /** A duration marked as the total ("a total of 2 hours", "120 minutes in total"), which wins over session lengths. */
 const MARKED_TOTAL = [

@@ -39,7 +39,7 @@ export function factsIn(message: string): { facts: Set<StudyFact>; text: string 
   const start = readStart(scanner);
   const duration = takeDuration(scanner);
   const facts = new Set<StudyFact>();
-  if (start.date || start.invalid) facts.add("start_date");
+  if (start.date || start.invalid || start.relativeDay) facts.add("start_date");
   if (start.time) facts.add("start_time");
   if (start.zone) facts.add("time_zone");
   if (duration) facts.add("duration");

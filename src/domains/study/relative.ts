@@ -42,12 +42,16 @@ const WEEKDAY =
 const WEEKEND = /\b(?:(?:on|this|next|the)\s+)*weekend\b/i;
 const NEXT_WEEK = /\bnext\s+week\b/i;
 /** "the next 3 days", "the coming five days": the plan starts at the next occurrence of its time. */
-const NEXT_DAYS =
-  /\b(?:next|coming|following)(?=\s+(?:\d+|two|three|four|five|six|seven)\s*-?\s*days?\b)/i;
+const NEXT_DAYS = /\b(?:next|coming|following)(?=\s+(?:\d+|two|three|four|five|six|seven)\s*-?\s*days?\b)/i;
 
 /** Reads and consumes a relative day; undefined when there is none. */
 export function takeRelativeDay(scanner: Scanner): RelativeReading | undefined {
-  const words = (match: RegExpExecArray) => match[0].replace(/\s+/g, " ").trim().toLowerCase();
+  const words = (match: RegExpExecArray) =>
+    match[0]
+      .replace(/\s+/g, " ")
+      .trim()
+      .toLowerCase()
+      .replace(/^(?:on|the) /, "");
   const after = scanner.take(DAY_AFTER_TOMORROW);
   if (after) return { day: { kind: "offset", days: 2 }, words: words(after) };
   const tomorrow = scanner.take(TOMORROW);
