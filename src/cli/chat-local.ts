@@ -45,6 +45,8 @@ export async function chatLocally(
   const runtime = createRuntime(settings);
   try {
     const database = await runtime.database();
+    // The configuration is read before a thread is opened or announced: a bad config fails first, alone.
+    const tools = await runtime.host.tools();
     const session = await openSession(
       database.threads,
       principal,
@@ -75,7 +77,6 @@ export async function chatLocally(
     // A new request starts a Warrant run with this id; a resume or a continuation goes on with the thread's run.
     const runId = options.request ? session.runId : (warrantRunOf(before) ?? session.runId);
     process.stderr.write(`thread: ${threadId}  run: ${runId}\n`);
-    const tools = await runtime.host.tools();
     const contracts = tools.catalog().map((tool) => tool.contract);
     const runBound = runBoundFor(options.request, contracts, options.caseId ? { case_id: options.caseId } : {});
     const config = (id: string) => ({

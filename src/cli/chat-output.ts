@@ -55,8 +55,9 @@ export function printRun(
       }),
     );
   } else {
-    console.log(formatRun(threadId, state, review, resume));
     const asks = authorizationAsksOf(interrupts);
+    const reply = `${continueCommand(user, threadId)} "<your answer>"`;
+    console.log(formatRun(state, { review, resume, reply, waiting: asks.length > 0 ? "authorization" : undefined }));
     if (asks.length > 0) console.log(connectLines(asks, continueCommand(user, threadId)));
   }
 }

@@ -14,18 +14,35 @@ function table(rows: string[][]): string {
     .join("\n");
 }
 
+/** What the terminal shows around a run: the pending review and the commands that answer it or the question. */
+export interface RunExtras {
+  /** The pending review, if any. */
+  review?: PendingReview | undefined;
+  /** The command that approves the whole review. */
+  resume?: string | undefined;
+  /** The command that answers the run's question, with the answer left to write. */
+  reply?: string | undefined;
+  /** What a paused run without a review waits for (e.g. "authorization"). */
+  waiting?: string | undefined;
+}
+
+/** The question a run ended with, as a sentence: its `needs_human` reason without the code. */
+export function questionOf(state: Partial<State>): string | undefined {
+  const question = state.pending?.question;
+  if (typeof question !== "string" || question.trim() === "") return undefined;
+  const sentence = question.replace(/^[a-z_]+:\s*/, "").trim();
+  return sentence.charAt(0).toUpperCase() + sentence.slice(1);
+}
+
 /**
  * The run as the terminal shows it. `state` may be partial (a thread with no
- * checkpoint yet); `review` is the pending review, if any, and `resume` the
- * command that answers it.
+ * checkpoint yet). The thread id is not repeated here: the command wrote it
+ * to stderr when the run started. A question the run ends with is the last
+ * line, right above the shell's prompt, after the command that answers it.
  */
-export function formatRun(
-  threadId: string,
-  state: Partial<State>,
-  review: PendingReview | undefined,
-  resume: string | undefined,
-): string {
-  const lines: string[] = [`thread: ${threadId}`, `status: ${state.status ?? "(no checkpoint yet)"}`, ""];
+export function formatRun(state: Partial<State>, extras: RunExtras = {}): string {
+  const { review, resume } = extras;
+  const lines: string[] = [`status: ${state.status ?? "(no checkpoint yet)"}`, ""];
   if (state.result) {
     lines.push(state.result.answer, "");
     if (state.result.citations.length > 0) {
@@ -78,8 +95,16 @@ export function formatRun(
     lines.push("", `usage: ${planning}, ${usage.tool_calls} tool call(s)`);
   }
   const reason = state.termination_reason;
-  lines.push(
-    `termination: ${reason ? `${reason.code}${reason.budget ? ` (${reason.budget})` : ""}: ${reason.detail}` : "(run not finished)"}`,
-  );
+  const question = questionOf(state);
+  const waiting = review ? "review" : extras.waiting;
+  if (reason && question) {
+    // The question is asked once, last; the termination line only names it.
+    const code = /^([a-z_]+):/.exec(state.pending?.question ?? "")?.[1];
+    lines.push(`termination: ${reason.code}: a question for you${code ? ` (${code})` : ""}`);
+    if (extras.reply) lines.push(`answer with: ${extras.reply}`);
+    lines.push(question);
+  } else if (reason)
+    lines.push(`termination: ${reason.code}${reason.budget ? ` (${reason.budget})` : ""}: ${reason.detail}`);
+  else lines.push(`termination: none yet, ${waiting ? `waiting for ${waiting}` : "the run has not finished"}`);
   return lines.join("\n");
 }

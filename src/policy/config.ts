@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
+import { jsonSyntaxError } from "./json-syntax.js";
 import { OAuthConfigSchema } from "./oauth-config.js";
 import { compilePatterns } from "./secrets.js";
 import { WebhooksConfigSchema } from "./webhook-config.js";
@@ -206,7 +207,11 @@ export function parseConfig(text: string, source = "warrant.config.json"): Warra
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError("config_invalid", `${source}: not valid JSON (${(error as Error).message})`);
+    const where = jsonSyntaxError(text);
+    throw new ConfigError(
+      "config_invalid",
+      where ? `${source}: not valid JSON at ${where}` : `${source}: not valid JSON (${(error as Error).message})`,
+    );
   }
   const parsed = WarrantConfigSchema.safeParse(json);
   if (!parsed.success) {

@@ -215,7 +215,7 @@ describe("CLI review", () => {
       fake.enqueue(proposeWrites(2, 3));
       const paused = await runCli(["--user", "alice", "Book two attention study sessions in my calendar"], modelEnv());
       expect(paused.code).toBe(0);
-      const threadId = /^thread: (\S+)/m.exec(paused.stdout)?.[1] ?? "";
+      const threadId = /^thread: (\S+)/m.exec(paused.stderr)?.[1] ?? "";
       expect(paused.stdout).toMatch(/waiting for approval: 2 action\(s\)/);
       for (const expected of [
         /\[1\] create_study_event/,

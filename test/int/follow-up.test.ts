@@ -12,6 +12,7 @@ import path from "node:path";
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRulesPlanner } from "../../src/domains/rules-planner.js";
+import { localDateOf, formatDate } from "../../src/domains/study/time.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { type Finished, outputOf } from "../support/child-output.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
@@ -167,6 +168,34 @@ describe("follow-ups through the CLI (real process, real Postgres)", () => {
     },
     120_000,
   );
+
+  it("prints the question as the last line, above the prompt, and the answer resolves 'tomorrow evening' in the zone given", async () => {
+    const request = "can you schedule 2 hours of attention study for me tomorrow evening?";
+    const first = await runCli(["--user", "alice", request], database.url);
+    expect(first.code).toBe(0);
+    const threadId = /^thread: ([0-9a-f-]{36})/m.exec(first.stderr)?.[1];
+    expect(threadId).toBeDefined();
+    const lines = first.stdout.trimEnd().split("\n");
+    // alice's profile names no zone: the one question asks for the time and the zone.
+    expect(lines.at(-1)).toMatch(/^At what time tomorrow evening, and in which time zone, should the study start\?/);
+    expect(lines.at(-2)).toBe(`answer with: npm run chat -- --user alice --thread ${threadId} "<your answer>"`);
+    expect(lines.at(-3)).toBe("termination: needs_human: a question for you (missing_start)");
+    expect(first.stdout).not.toMatch(/^thread:/m);
+    expect(first.stdout).not.toContain("can you schedule hours");
+
+    const next = await runCli(
+      ["--user", "alice", "--json", "--thread", String(threadId), "19:00 Europe/Berlin"],
+      database.url,
+    );
+    expect(next.code).toBe(0);
+    const output = lastJson(next);
+    expect(output.status).toBe("waiting_approval");
+    const requests = output.interrupts.flatMap((item) => item.action_requests);
+    const tomorrow = formatDate(localDateOf(Date.now() + 86_400_000, "Europe/Berlin"));
+    expect(requests.map((item) => [item.args["start"], item.args["timezone"]])).toEqual([
+      [expect.stringMatching(new RegExp(`^${tomorrow}T19:00:00\\+0[12]:00$`)), "Europe/Berlin"],
+    ]);
+  }, 120_000);
 
   it("takes an unrelated question on the same thread as a new request", async () => {
     const first = await runCli(["--user", "alice", "--json", REQUEST], database.url);

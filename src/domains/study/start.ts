@@ -228,11 +228,10 @@ export function completeStart(
   const example = 'e.g. "starting 2026-12-02 at 18:00 UTC"';
   if (clock && reading.relativeDay && !reading.time) {
     const when = reading.relative ?? "then";
-    const zone = reading.zone ? ` (${reading.zone})` : "; and in which time zone";
-    return {
-      reason: `missing_start: at what time ${when} should the study start${zone}? e.g. "at 18:00"`,
-      missing,
-    };
+    const reason = reading.zone
+      ? `missing_start: at what time ${when} should the study start (${reading.zone})? e.g. "at 18:00"`
+      : `missing_start: at what time ${when}, and in which time zone, should the study start? e.g. "at 18:00 Europe/Berlin"`;
+    return { reason, missing };
   }
   if (clock && !reading.date && reading.relativeDay && !reading.zone)
     return {
