@@ -4,6 +4,8 @@
  * continued by a new process with --thread and finishes.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
@@ -156,6 +158,26 @@ describe("chat CLI refuses bad input with one clear line", () => {
     },
     30_000,
   );
+
+  it("a config with a JSON syntax error: fails before any thread is opened, naming the line and column", async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), "warrant-bad-config-"));
+    const file = path.join(directory, "warrant.config.json");
+    await writeFile(file, '{\n  "servers": {\n    "notes": {,\n  }\n}\n');
+    try {
+      const finished = await runCli(["--user", "alice", "hello"], {
+        WARRANT_CONFIG: file,
+        DATABASE_URL: "postgres://postgres@127.0.0.1:5432/postgres",
+      });
+      expect(finished.code).toBe(1);
+      expect(finished.stderr).not.toMatch(/^thread:/m);
+      const lines = warrantLines(finished.stderr);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^warrant: config_invalid: .*not valid JSON at line 3, column 15: /);
+      expect(lines[0]).not.toMatch(/position \d+/);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   it("rejects an unknown user", async () => {
     const finished = await runCli(["--user", "mallory", "hello"], {});
