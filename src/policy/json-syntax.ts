@@ -33,7 +33,7 @@ function check(text: string): Problem | undefined {
     if (text.startsWith(word, index)) index += word.length;
     else fail(`unexpected ${shown()}`);
   };
-  const string = () => {
+  const quoted = () => {
     index += 1;
     while (index < text.length) {
       const char = text[index] ?? "";
@@ -62,14 +62,14 @@ function check(text: string): Problem | undefined {
     if (depth > MAX_DEPTH) fail(`nested more than ${MAX_DEPTH} levels deep`);
     space();
     const char = text[index];
-    if (char === "{") return object(depth);
-    if (char === "[") return array(depth);
-    if (char === '"') return string();
-    if (char === "t") return literal("true");
-    if (char === "f") return literal("false");
-    if (char === "n") return literal("null");
-    if (char === "-" || (char !== undefined && char >= "0" && char <= "9")) return number();
-    fail(`expected a value, found ${shown()}`);
+    if (char === "{") object(depth);
+    else if (char === "[") array(depth);
+    else if (char === '"') quoted();
+    else if (char === "t") literal("true");
+    else if (char === "f") literal("false");
+    else if (char === "n") literal("null");
+    else if (char === "-" || (char !== undefined && char >= "0" && char <= "9")) number();
+    else fail(`expected a value, found ${shown()}`);
   };
   const object = (depth: number) => {
     index += 1;
@@ -81,7 +81,7 @@ function check(text: string): Problem | undefined {
     for (;;) {
       space();
       if (text[index] !== '"') fail(`expected a property name in double quotes, found ${shown()}`);
-      string();
+      quoted();
       space();
       if (text[index] !== ":") fail(`expected ":" after the property name, found ${shown()}`);
       index += 1;

@@ -34,7 +34,9 @@ describe("jsonSyntaxError", () => {
     } catch (error) {
       message = (error as Error).message;
     }
-    expect(message).toBe('warrant.config.json: not valid JSON at line 103, column 3: expected a property name in double quotes, found "}"');
+    expect(message).toBe(
+      'warrant.config.json: not valid JSON at line 103, column 3: expected a property name in double quotes, found "}"',
+    );
     expect(message).not.toMatch(/position/);
   });
 });
