@@ -42,12 +42,12 @@ function check(text: string): Problem | undefined {
         return;
       }
       if (char === "\\") {
-        const escape = text[index + 1] ?? "";
-        if (escape === "u") {
+        const escaped = text[index + 1] ?? "";
+        if (escaped === "u") {
           if (!/^[0-9a-fA-F]{4}$/.test(text.slice(index + 2, index + 6))) fail("a \\u escape needs four hex digits");
           index += 6;
-        } else if ('"\\/bfnrt'.includes(escape) && escape !== "") index += 2;
-        else fail(`unknown escape \\${escape}`);
+        } else if ('"\\/bfnrt'.includes(escaped) && escaped !== "") index += 2;
+        else fail(`unknown escape \\${escaped}`);
       } else if (char < " ") fail("a control character inside a string (write it escaped, e.g. \\n)");
       else index += 1;
     }
