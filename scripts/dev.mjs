@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { loadSettings, REPO_ROOT } from "../src/env.js";
 import { isConfigError } from "../src/errors.js";
+import { embeddedDatabaseHolder } from "../src/persistence/database.js";
 
 const OFFLINE = {
   LANGGRAPH_CLI_NO_ANALYTICS: "1",
@@ -33,6 +34,18 @@ try {
   if (!isConfigError(error)) throw error;
   process.stderr.write(`warrant: ${error.code}: ${error.message}\n`);
   process.exit(1);
+}
+
+// The embedded database admits one process: beside `npm start` on it, every Studio run would fail.
+// Refuse now, in one line, with the two ways out.
+if (!settings.databaseUrl) {
+  const holder = await embeddedDatabaseHolder(settings.dataDir);
+  if (holder !== undefined) {
+    process.stderr.write(
+      `warrant: database_unreachable: the embedded database in ${settings.dataDir} is in use by process ${holder} (npm start?); stop it, or run both with DATABASE_URL set to one Postgres server\n`,
+    );
+    process.exit(1);
+  }
 }
 
 const args = [

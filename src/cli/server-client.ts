@@ -19,8 +19,8 @@ const REQUEST_TIMEOUT_MS = 10 * 60_000;
 
 /** The URL of a live server of this checkout and database, or undefined. */
 export async function findServer(settings: Settings): Promise<string | undefined> {
-  const file = await readRuntimeFile(settings.dataDir);
-  if (!file || file.database !== databaseIdentity(settings) || !processAlive(file.pid)) return undefined;
+  const file = await readRuntimeFile(settings.dataDir, databaseIdentity(settings));
+  if (!file || !processAlive(file.pid)) return undefined;
   try {
     const response = await fetch(`${file.url}/healthz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
     const body = (await response.json()) as { ok?: unknown };

@@ -206,6 +206,16 @@ async function openEmbedded(
 }
 
 /**
+ * The live process (other than this one) that holds the embedded database
+ * in `dataDir`, if any: what `npm run dev` checks before it starts, so that
+ * Studio beside `npm start` refuses in one line instead of failing every run.
+ */
+export async function embeddedDatabaseHolder(dataDir: string): Promise<number | undefined> {
+  const holder = Number((await fs.readFile(path.join(dataDir, "pglite.lock"), "utf8").catch(() => "")).trim());
+  return Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder) ? holder : undefined;
+}
+
+/**
  * Takes `<dataDir>/pglite.lock` (created exclusively, holding our pid). A
  * lock whose process is gone (killed) is stale and taken over. Returns the
  * release function.

@@ -13,16 +13,17 @@ import { startServer } from "./server.js";
 async function main(): Promise<void> {
   const settings = loadSettings();
   const server = await startServer({ settings });
-  // The CLI of this checkout finds the server here and becomes its client (runtime-file.ts).
+  // The CLI of this checkout finds the server here and becomes its client (runtime-file.ts); one file per database.
+  const database = databaseIdentity(settings);
   await writeRuntimeFile(settings.dataDir, {
     url: server.url,
     pid: process.pid,
-    database: databaseIdentity(settings),
+    database,
     started_at: new Date().toISOString(),
   });
   console.log(`warrant listening on ${server.url}`);
-  const database = settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`;
-  console.error(`warrant-server: ${database}; mint a token with: npm run -s token -- --user alice`);
+  const served = settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`;
+  console.error(`warrant-server: ${served}; mint a token with: npm run -s token -- --user alice`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
     console.error(`warrant-server: ${signal}: draining`);
     server
       .close()
-      .then(() => removeRuntimeFile(settings.dataDir))
+      .then(() => removeRuntimeFile(settings.dataDir, database))
       .then(
         () => {
           console.error("warrant-server: stopped");

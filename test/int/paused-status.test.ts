@@ -121,10 +121,11 @@ describe("a paused thread is interrupted and in the inbox, whoever paused it", (
     "the CLI as a client of the running server on Postgres (its runtime file names this database)",
     async () => {
       // What `npm start` writes (main.ts); this in-process server's pid is the test's own.
+      const database = databaseIdentity({ databaseUrl: server.databaseUrl, dataDir: server.dataDir });
       await writeRuntimeFile(server.dataDir, {
         url: server.url,
         pid: process.pid,
-        database: databaseIdentity({ databaseUrl: server.databaseUrl, dataDir: server.dataDir }),
+        database,
         started_at: new Date().toISOString(),
       });
       try {
@@ -137,7 +138,7 @@ describe("a paused thread is interrupted and in the inbox, whoever paused it", (
         expect(run).toMatchObject({ run_id: output.run_id, status: "success" });
         await expectPaused(output.thread_id, "agent");
       } finally {
-        await removeRuntimeFile(server.dataDir);
+        await removeRuntimeFile(server.dataDir, database);
       }
     },
     TIMEOUT_MS,

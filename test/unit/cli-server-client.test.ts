@@ -42,11 +42,31 @@ describe("the runtime file", () => {
 
   it("is read back as written, and removed only by the process that wrote it", async () => {
     await writeRuntimeFile(dataDir, contents);
-    expect(await readRuntimeFile(dataDir)).toEqual(contents);
-    await removeRuntimeFile(dataDir, process.pid + 1);
-    expect(await readRuntimeFile(dataDir)).toEqual(contents);
-    await removeRuntimeFile(dataDir);
-    expect(await readRuntimeFile(dataDir)).toBeUndefined();
+    expect(await readRuntimeFile(dataDir, contents.database)).toEqual(contents);
+    await removeRuntimeFile(dataDir, contents.database, process.pid + 1);
+    expect(await readRuntimeFile(dataDir, contents.database)).toEqual(contents);
+    await removeRuntimeFile(dataDir, contents.database);
+    expect(await readRuntimeFile(dataDir, contents.database)).toBeUndefined();
+  });
+
+  it("is one per database: a server on Postgres neither overwrites nor removes the embedded server's file", async () => {
+    const embedded = databaseIdentity({ databaseUrl: undefined, dataDir });
+    const postgres = databaseIdentity({ databaseUrl: "postgres://postgres@127.0.0.1:5432/x", dataDir });
+    const first = { ...contents, database: embedded };
+    const second = { ...contents, url: "http://127.0.0.1:2025", pid: process.pid, database: postgres };
+    await writeRuntimeFile(dataDir, first);
+    await writeRuntimeFile(dataDir, second);
+    expect(runtimeFilePath(dataDir, embedded)).toBe(path.join(dataDir, "server.json"));
+    expect(runtimeFilePath(dataDir, postgres)).not.toBe(runtimeFilePath(dataDir, embedded));
+    expect(path.basename(runtimeFilePath(dataDir, postgres))).toMatch(/^server-postgres-[0-9a-f]{16}\.json$/);
+    expect(await readRuntimeFile(dataDir, embedded)).toEqual(first);
+    expect(await readRuntimeFile(dataDir, postgres)).toEqual(second);
+    await removeRuntimeFile(dataDir, postgres);
+    expect(await readRuntimeFile(dataDir, postgres)).toBeUndefined();
+    expect(await readRuntimeFile(dataDir, embedded)).toEqual(first);
+    // A file whose contents name another database than its name says is not read as that database's.
+    await fs.writeFile(runtimeFilePath(dataDir, postgres), JSON.stringify(first));
+    expect(await readRuntimeFile(dataDir, postgres)).toBeUndefined();
   });
 
   it("is ignored when it is not one (bad JSON, a URL with a path, a missing field)", async () => {
@@ -55,8 +75,8 @@ describe("the runtime file", () => {
       JSON.stringify({ ...contents, url: "http://x/evil" }),
       JSON.stringify({ url: contents.url }),
     ]) {
-      await fs.writeFile(runtimeFilePath(dataDir), text);
-      expect(await readRuntimeFile(dataDir), text).toBeUndefined();
+      await fs.writeFile(runtimeFilePath(dataDir, contents.database), text);
+      expect(await readRuntimeFile(dataDir, contents.database), text).toBeUndefined();
     }
   });
 
