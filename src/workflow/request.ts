@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { CASE_ID } from "../domains/caseops/rules.js";
 import { notesQuestion, type NotesQuestion } from "../domains/notes/question.js";
 import { parseStudyRequest, type StudyParse } from "../domains/study/parse.js";
+import type { StudyClock } from "../domains/study/relative.js";
 import type { Proposal } from "../planners/planner.js";
 
 /** Hits a search returns; the relevant ones are all read, then reranked. */
@@ -36,11 +37,15 @@ export function notesRequest(request: string): NotesRequest {
   };
 }
 
-/** Which of the workflow's sequences a request takes; a case id wins, as in the rules planner. */
-export function workflowRequest(request: string): WorkflowRequest {
+/**
+ * Which of the workflow's sequences a request takes; a case id wins, as in
+ * the rules planner. `clock` (the run's study profile) resolves relative days
+ * as the rules planner does; which sequence is taken does not depend on it.
+ */
+export function workflowRequest(request: string, clock?: StudyClock): WorkflowRequest {
   const caseId = CASE_ID.exec(request)?.[0];
   if (caseId !== undefined) return { kind: "case", caseId };
-  const study = parseStudyRequest(request);
+  const study = parseStudyRequest(request, clock);
   if (study.type !== "none") return { kind: "study", parse: study };
   return notesRequest(request);
 }

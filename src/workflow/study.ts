@@ -10,6 +10,7 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { observationsSinceRequest } from "../domains/rules-planner.js";
+import { clockOf, profileOf } from "../domains/study/profile.js";
 import { decideStudy } from "../domains/study/rules.js";
 import type { Host } from "../host.js";
 import { sanitizePlan } from "../planners/sanitize.js";
@@ -24,7 +25,7 @@ const RETRIEVAL_TOOLS: ReadonlySet<string> = new Set(["search_notes", "read_note
 export function makeStudyNode(host: Host) {
   return async function study(state: State, config: LangGraphRunnableConfig): Promise<StepUpdate> {
     const step = await beginStep(host, state, config);
-    const request = workflowRequest(step.request);
+    const request = workflowRequest(step.request, clockOf(profileOf(step.run.context)));
     if (request.kind !== "study")
       return concludeStep(state, step, { type: "error", code: "workflow_misrouted", message: "not a study request" });
     if (request.parse.type === "needs_human")
