@@ -183,3 +183,14 @@ describe("what the rules planner says it can do", () => {
       expect(outcome.reason).toMatch(/^missing_start: at what time tomorrow evening should the study start/);
   });
 });
+
+describe("what is not a study request", () => {
+  it.each([
+    "Tell me about the 2 hours exam on Friday",
+    "Summarize what the lecture on Monday said in 2 hours of material",
+    "What did the 90 minute lecture tomorrow cover?",
+    "Explain TCP/IP at 18:00",
+  ])("%s", (text) => {
+    expect(parseStudyRequest(text, clock("Europe/Berlin")).type).toBe("none");
+  });
+});

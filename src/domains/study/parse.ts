@@ -79,6 +79,8 @@ const CALENDAR_VERB = /\b(?:schedule|book|block|pencil|set\s+aside|reserve)\b/i;
 const STUDY_WORD = /\b(?:study|studying|session|revise|revising|revision|learn|learning|review|practi[cs]e)\b/i;
 /** A question about the notes, not a request for study time. */
 const QUESTION_FORM = /^\s*(?:what|why|how|when|where|who|which|whose|is|are|does|do|did|explain|define|describe)\b/i;
+/** A request that opens with its duration ("90 min of …"). */
+const LEADING_AMOUNT = /^\s*(?:\d|(?:an?|one|two|three|half)\s)/i;
 /** "every day", "each day", "daily" away from the duration ("30 min of BM25 every day"): the duration is per day. */
 const DETACHED_PER_DAY = /\b(?:every|each|per)\s+day\b|\bdaily\b/i;
 /** Words that make a duration the total to spread, not an amount per day. */
@@ -164,8 +166,12 @@ function calendarIntent(
   const day = cue.date !== undefined || (cue.relativeDay !== undefined && cue.relativeDay.kind !== "upcoming");
   const when = day || cue.time !== undefined;
   if (SESSION_VERB.test(text) && (probe.duration || STUDY_WORD.test(text)) && when) return true;
+  // "I need 4 hours … on Friday at 14:00 in my calendar": the calendar named, with a duration and a start.
+  if (CALENDAR.test(text) && probe.duration && when) return true;
   if (CALENDAR_VERB.test(text) && probe.duration && !probe.days && !probe.limit) return true;
-  return probe.duration && day;
+  // No verb: only what reads as study time ("2 hours of attention tomorrow at 19:00", "revise X for 2 hours on Friday"),
+  // not a question that happens to hold a duration and a day ("tell me about the 2 hours exam on Friday").
+  return probe.duration && day && (STUDY_WORD.test(text) || LEADING_AMOUNT.test(text));
 }
 
 /** A division between named topics ("between A, B and C"); undefined when the request is not one. */
