@@ -68,10 +68,13 @@ async function ritaDecides(threadId: string): Promise<number> {
 async function a2aRefusal(call: Promise<unknown>): Promise<{ name: string; code: string | undefined }> {
   const error = await call.then(
     () => undefined,
-    (thrown: unknown) => thrown as { name: string; metadata?: Record<string, string> },
+    (thrown: unknown) =>
+      thrown as { name: string; metadata?: Record<string, string>; data?: { metadata?: Record<string, string> }[] },
   );
   expect(error, "the call was refused").toBeDefined();
-  return { name: error?.name ?? "", code: error?.metadata?.["code"] };
+  // The code travels as google.rpc.ErrorInfo metadata in the JSON-RPC error's data.
+  const info = error?.metadata ?? error?.data?.find((detail) => detail.metadata)?.metadata;
+  return { name: error?.name ?? "", code: info?.["code"] };
 }
 
 describe("/mcp with the MCP SDK's client", () => {
