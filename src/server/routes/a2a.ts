@@ -15,8 +15,10 @@
 import { AgentCard, formatSSEErrorEvent, formatSSEEvent } from "@a2a-js/sdk";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
 import { JsonRpcTransportHandler, ServerCallContext, type User, validateVersion } from "@a2a-js/sdk/server";
+import { RequestMalformedError } from "@a2a-js/sdk/errors";
 import type { Context, Hono } from "hono";
 import { stream } from "hono/streaming";
+import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
 import { a2aAgent } from "../a2a-agent.js";
 import { agentCardFor } from "../a2a-card.js";
@@ -25,6 +27,8 @@ import type { Env, RouteContext } from "../context.js";
 import { originOf } from "./mcp.js";
 
 const VERSION_HEADER = "A2A-Version";
+/** Most parts one message may carry. */
+const MAX_PARTS = 16;
 const LEGACY_VERSION = "0.3";
 
 /** The request's principal as the SDK's user (the SDK reads only its name). */
@@ -64,9 +68,10 @@ export function registerA2ARoutes(app: Hono<Env>, context: RouteContext, options
       ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError
       : JsonRpcTransportHandler.mapToJSONRPCError;
     const body = await c.req.text();
-    const fail = (error: unknown) =>
-      c.json({ jsonrpc: "2.0", id: requestIdOf(body), error: mapError(error) }, 200);
+    const parsed = parseOrText(body);
+    const id = requestIdOf(parsed);
     try {
+      refuseMistypedParts(parsed);
       const call = new ServerCallContext({
         user: new PrincipalUser(principal),
         ...(requested ? { requestedVersion: requested } : {}),
@@ -74,11 +79,11 @@ export function registerA2ARoutes(app: Hono<Env>, context: RouteContext, options
       validateVersion(call.requestedVersion, card, "JSONRPC");
       const handler = a2aAgent({ context, assistantId, principal, origin: originOf(c), card, waitMs: options.waitMs });
       const transport = legacy ? new LegacyJsonRpcTransportHandler(handler) : new JsonRpcTransportHandler(handler);
-      const answer = await transport.handle(body, call);
+      const answer = await transport.handle(parsed as string | Record<string, unknown>, call);
       if (!isAsyncIterable(answer)) return c.json(answer, 200);
-      return await streamAnswer(c, answer, requestIdOf(body), mapError);
+      return await streamAnswer(c, answer, id, mapError);
     } catch (error) {
-      return fail(error);
+      return c.json({ jsonrpc: "2.0", id, error: mapError(error) }, 200);
     }
   });
 }
@@ -119,12 +124,46 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === "function";
 }
 
-/** The request's id when the body is a JSON-RPC request with a usable one, for error envelopes. */
-function requestIdOf(body: string): string | number | null {
+/** The body as JSON, or as the text it is (the transport answers that with its parse error). */
+function parseOrText(body: string): unknown {
   try {
-    const id = (JSON.parse(body) as { id?: unknown } | null)?.id;
-    return typeof id === "string" || (typeof id === "number" && Number.isInteger(id)) ? id : null;
+    return JSON.parse(body) as unknown;
   } catch {
-    return null;
+    return body;
   }
+}
+
+/** The request's id when the body is a JSON-RPC request with a usable one, for error envelopes. */
+function requestIdOf(body: unknown): string | number | null {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === "string" || (typeof id === "number" && Number.isInteger(id)) ? id : null;
+}
+
+/**
+ * A message's parts as the protocol types them: the SDK's codec turns a
+ * number in a `text` field into text, so a mistyped part is refused here.
+ */
+const PartsShape = z.object({
+  params: z
+    .object({
+      message: z
+        .object({
+          parts: z
+            .array(z.looseObject({ text: z.string().optional(), kind: z.string().optional() }))
+            .max(MAX_PARTS)
+            .optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+});
+
+function refuseMistypedParts(body: unknown): void {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return;
+  const checked = PartsShape.safeParse(body);
+  if (!checked.success)
+    throw new RequestMalformedError({
+      message: `${checked.error.issues[0]?.path.join(".") ?? "params"}: not a message part the protocol defines`,
+      metadata: { code: "invalid_request" },
+    });
 }

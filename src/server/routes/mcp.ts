@@ -57,6 +57,14 @@ export interface McpEndpointOptions {
 
 export function registerMcpRoutes(app: Hono<Env>, context: RouteContext, options: McpEndpointOptions = {}): void {
   app.post("/mcp", async (c) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await c.req.text()) as unknown;
+    } catch {
+      return rpcError(c, -32700, "Parse error: the body is not JSON");
+    }
+    // An empty batch is an invalid request (JSON-RPC 2.0), not a batch of nothing to answer 202.
+    if (Array.isArray(parsed) && parsed.length === 0) return rpcError(c, -32600, "Invalid Request: an empty batch");
     const server = mcpServerFor(context, context.principalOf(c), originOf(c), options.waitMs ?? DEFAULT_WAIT_MS);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -64,7 +72,7 @@ export function registerMcpRoutes(app: Hono<Env>, context: RouteContext, options
     });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(c.req.raw);
+      return await transport.handleRequest(c.req.raw, { parsedBody: parsed });
     } finally {
       await server.close();
     }
@@ -76,6 +84,10 @@ export function registerMcpRoutes(app: Hono<Env>, context: RouteContext, options
   };
   app.get("/mcp", notAllowed);
   app.delete("/mcp", notAllowed);
+}
+
+function rpcError(c: Context<Env>, code: number, message: string): Response {
+  return c.json({ jsonrpc: "2.0", error: { code, message }, id: null }, 400);
 }
 
 /** The server one request talks to, acting for `principal`. */
