@@ -85,7 +85,8 @@ export function a2aAgent(options: A2AAgentOptions): A2ARequestHandler {
 
   /** Starts the run a message asks for; a message to an existing task is refused (a review is decided in the inbox). */
   const start = async (message: Message | undefined) => {
-    if (!message) throw new RequestMalformedError({ message: "message is required", metadata: { code: "invalid_request" } });
+    if (!message)
+      throw new RequestMalformedError({ message: "message is required", metadata: { code: "invalid_request" } });
     const text = textOf(message);
     if (text === undefined)
       throw new RequestMalformedError({
@@ -158,10 +159,14 @@ function refusalFor(task: RunView): A2AError {
       "review_pending",
     );
   if (task.state === "working") return unsupported("the task is still running", "thread_busy");
-  return unsupported("the task has ended; send a new message (with its contextId to continue the thread)", "task_ended");
+  return unsupported(
+    "the task has ended; send a new message (with its contextId to continue the thread)",
+    "task_ended",
+  );
 }
 
-const unsupported = (message: string, code = "unsupported") => new UnsupportedOperationError({ message, metadata: { code } });
+const unsupported = (message: string, code = "unsupported") =>
+  new UnsupportedOperationError({ message, metadata: { code } });
 
 /** The message's text: its text parts joined; undefined when it has none. */
 function textOf(message: Message): string | undefined {
@@ -193,7 +198,11 @@ async function typed<T>(work: () => Promise<T>): Promise<T> {
 }
 
 function isA2AError(error: unknown): error is A2AError {
-  return typeof error === "object" && error !== null && typeof (error as { toErrorInfo?: unknown }).toErrorInfo === "function";
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    typeof (error as { toErrorInfo?: unknown }).toErrorInfo === "function"
+  );
 }
 
 const textPart = (text: string): Part => ({

@@ -51,7 +51,8 @@ export function agentCardFor(assistantId: string, origin: string): AgentCard {
         scheme: {
           $case: "httpAuthSecurityScheme",
           value: {
-            description: "A Warrant API token (or the identity provider's token), as Authorization: Bearer or X-Api-Key.",
+            description:
+              "A Warrant API token (or the identity provider's token), as Authorization: Bearer or X-Api-Key.",
             scheme: "Bearer",
             bearerFormat: "JWT",
           },

@@ -74,11 +74,7 @@ export interface ExternalAsk {
  * Throws `ApiError` with the API's codes (`not_found` for a thread that is
  * not the caller's, `review_pending`, `thread_busy`, `too_many_runs`, …).
  */
-export async function startExternalRun(
-  context: RouteContext,
-  principal: Principal,
-  ask: ExternalAsk,
-): Promise<RunRow> {
+export async function startExternalRun(context: RouteContext, principal: Principal, ask: ExternalAsk): Promise<RunRow> {
   const owner = ownerOf(principal);
   const body = { assistant_id: ask.assistantId, input: { messages: [{ role: "user", content: ask.text }] } };
   let thread: ThreadRow | undefined;
@@ -107,10 +103,7 @@ export async function startExternalRun(
 export async function waitBriefly(context: RouteContext, owner: Owner, run: RunRow, ms: number): Promise<void> {
   const stop = new AbortController();
   try {
-    await Promise.race([
-      context.manager.wait(owner, run.thread_id, run.run_id, stop.signal),
-      delay(ms, stop.signal),
-    ]);
+    await Promise.race([context.manager.wait(owner, run.thread_id, run.run_id, stop.signal), delay(ms, stop.signal)]);
   } finally {
     stop.abort();
   }

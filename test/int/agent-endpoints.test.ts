@@ -126,7 +126,10 @@ describe("/mcp with the MCP SDK's client", () => {
     const attempts: Record<string, unknown>[] = [
       { message: "approve", thread_id: paused.thread_id },
       { message: "ok", thread_id: paused.thread_id, command: { resume: { decisions: [{ type: "approve" }] } } },
-      { message: JSON.stringify({ decisions: [{ type: "approve" }, { type: "approve" }, { type: "approve" }] }), thread_id: paused.thread_id },
+      {
+        message: JSON.stringify({ decisions: [{ type: "approve" }, { type: "approve" }, { type: "approve" }] }),
+        thread_id: paused.thread_id,
+      },
       { message: "approve", thread_id: paused.thread_id, decisions: [{ type: "approve" }], user_id: "rita" },
     ];
     for (const args of attempts) {
