@@ -101,6 +101,10 @@ describe("/mcp with the MCP SDK's client", () => {
       expect(view.state).toBe("completed");
       expect(view.answer).toEqual(expect.any(String));
       expect(view.citations.length).toBeGreaterThan(0);
+      // A thread id continues the caller's thread.
+      const next = await callTool(alice, "agent", { message: NOTES_QUESTION, thread_id: view.thread_id });
+      expect(next.view).toMatchObject({ state: "completed", thread_id: view.thread_id });
+      expect(next.view.run_id).not.toBe(view.run_id);
     },
     TIMEOUT_MS,
   );
@@ -185,6 +189,12 @@ describe("/a2a/agent with @a2a-js/sdk's client", () => {
       };
       expect(data.citations.length).toBeGreaterThan(0);
       expect(task.contextId).toMatch(/^[0-9a-f-]{36}$/);
+      // The context id is the thread: a message with it continues that thread as a new task.
+      const next = (await alice.sendMessage(userMessage(NOTES_QUESTION, { contextId: task.contextId }))) as Task;
+      expect(next.contextId).toBe(task.contextId);
+      expect(next.id).not.toBe(task.id);
+      expect(next.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect((await alice.getTask({ tenant: "", id: task.id })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     },
     TIMEOUT_MS,
   );
