@@ -132,6 +132,44 @@ export async function describeRun(
   const run = await context.store.getRun(owner, threadId.toLowerCase(), runId.toLowerCase());
   if (!run) throw notFound("run");
   const { latest, superseded } = await followResumes(context, owner, run);
+  // The thread's checkpoint says more only while this task is the thread's last and its run has ended.
+  const ended = latest.status !== "running" && latest.status !== "pending";
+  const snapshot = ended && !superseded ? await context.snapshotOf(run.thread_id) : undefined;
+  return runView({
+    run,
+    latest,
+    superseded,
+    origin,
+    ...(snapshot
+      ? {
+          values: (snapshot.values ?? {}) as ThreadValues,
+          pending: pendingInterrupts(snapshot).map((entry) => entry.value),
+        }
+      : {}),
+  });
+}
+
+/** The public values of a thread's checkpoint that a view reads. */
+export interface ThreadValues {
+  status?: unknown;
+  termination_reason?: unknown;
+  result?: { answer?: unknown; citations?: unknown; abstained?: unknown } | null;
+}
+
+/**
+ * A task's view from what was read: its first run, the last run of its
+ * chain, whether a later message superseded it, and (when it is the
+ * thread's last) the checkpoint's values and pending interrupts.
+ */
+export function runView(input: {
+  run: RunRow;
+  latest: RunRow;
+  superseded: boolean;
+  origin: string;
+  values?: ThreadValues | undefined;
+  pending?: unknown[] | undefined;
+}): RunView {
+  const { run, latest, origin } = input;
   const base: RunView = {
     state: "working",
     thread_id: run.thread_id,
@@ -150,20 +188,15 @@ export async function describeRun(
   if (latest.status === "error" || latest.status === "timeout")
     return { ...base, state: "failed", error: latest.error ?? { error: "run_failed", message: "the run failed" } };
   if (latest.status === "interrupted") return { ...base, state: "canceled" };
-  if (superseded) {
+  if (input.superseded || input.values === undefined) {
     // A later message started a new task on the thread: this one ended where its last run left it.
     const status = latest.outcome?.status ?? null;
     return { ...base, state: stateOf(status), status, termination_reason: latest.outcome?.termination_reason ?? null };
   }
-  const snapshot = await context.snapshotOf(run.thread_id);
-  const values = (snapshot.values ?? {}) as {
-    status?: unknown;
-    termination_reason?: unknown;
-    result?: { answer?: unknown; citations?: unknown; abstained?: unknown } | null;
-  };
+  const values = input.values;
   const status = typeof values.status === "string" ? values.status : null;
   const view: RunView = { ...base, status, termination_reason: values.termination_reason ?? null };
-  const pending = pendingInterrupts(snapshot).map((entry) => entry.value);
+  const pending = input.pending ?? [];
   const authorization = pending.flatMap(authorizationAsks);
   if (authorization.length > 0) return { ...view, state: "auth_required", authorization };
   if (pending.length > 0)
