@@ -2,7 +2,8 @@
  * Budgets and the run limit through `/mcp` and A2A (issue 44), as on the
  * LangGraph routes: one run at a time per principal (`too_many_runs`, and
  * no thread left behind), and a model-turn budget of one that stops the
- * notes question with the same termination reason as a LangGraph run.
+ * notes question with the same termination reason as a LangGraph run; an
+ * A2A task sent with `returnImmediately` is working, and `CancelTask` cancels it.
  */
 import { TaskState, type Task } from "@a2a-js/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,9 +15,13 @@ const TIMEOUT_MS = 120_000;
 
 let server: TestServer;
 let release: () => void = () => undefined;
-const held = new Promise<void>((resolve) => {
-  release = resolve;
-});
+let held: Promise<void> = Promise.resolve();
+/** Makes the next "hold" request wait until `release()`. */
+function hold(): void {
+  held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+}
 
 /** The test server's planner, except that a request saying "hold" waits until the test releases it. */
 function holdingPlanner(): Planner {
@@ -31,6 +36,7 @@ function holdingPlanner(): Planner {
 }
 
 beforeAll(async () => {
+  hold();
   server = await startTestServer({
     planner: holdingPlanner(),
     settings: { WARRANT_MAX_ACTIVE_RUNS: "1", WARRANT_MAX_MODEL_TURNS: "1" },
@@ -106,4 +112,43 @@ describe("the run limit and the budgets apply to /mcp and A2A", () => {
     },
     TIMEOUT_MS,
   );
+
+  it(
+    "answers returnImmediately with a working task, and CancelTask cancels its run",
+    async () => {
+      hold();
+      const a2a = await a2aClientAs(server, "alice");
+      const request = userMessage("hold on, then answer from my notes");
+      request.configuration = {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+        returnImmediately: true,
+      };
+      const task = (await a2a.sendMessage(request)) as Task;
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+      const cancelling = a2a.cancelTask({ tenant: "", id: task.id, metadata: undefined });
+      // The run stops at its next safe point: once the held planner returns.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      expect((await cancelling).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      const mcp = await mcpClientAs(server, "alice");
+      try {
+        const [threadId, runId] = task.id.split(":");
+        const read = await mcp.callTool({ name: "get_run", arguments: { thread_id: threadId, run_id: runId } });
+        expect(read.structuredContent).toMatchObject({ state: "canceled" });
+      } finally {
+        await mcp.close();
+      }
+      const again = await a2aRefusal(a2a.cancelTask({ tenant: "", id: task.id, metadata: undefined }));
+      expect(again).toBe("TaskNotCancelableError");
+    },
+    TIMEOUT_MS,
+  );
 });
+
+async function a2aRefusal(call: Promise<unknown>): Promise<string | undefined> {
+  return call.then(
+    () => undefined,
+    (error: { name?: string }) => error.name,
+  );
+}
