@@ -134,6 +134,9 @@ export function createApp(options: AppOptions): Hono<Env> {
           "X-Api-Key",
           "X-Auth-Scheme",
           "Idempotency-Key",
+          // The protocol versions MCP and A2A clients announce (/mcp, /a2a/{assistant_id}).
+          "Mcp-Protocol-Version",
+          "A2A-Version",
         ],
         exposeHeaders: ["Content-Location", "Location", "Idempotent-Replayed"],
         maxAge: 600,
