@@ -35,6 +35,8 @@ import { registerElicitationRoutes } from "./routes/elicitations.js";
 import { registerOAuthCallbackPage, registerOAuthCallbackRoutes } from "./routes/oauth-callback.js";
 import type { ElicitationStore } from "../persistence/elicitation-store.js";
 import { registerRunRoutes } from "./routes/runs.js";
+import { registerA2ARoutes, registerAgentCardRoute } from "./routes/a2a.js";
+import { registerMcpRoutes } from "./routes/mcp.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import { registerPlatformRoutes, type PlatformOptions } from "./platform-routes.js";
 import { startQueueWorker } from "./run-queue.js";
@@ -72,6 +74,8 @@ export interface AppOptions {
   elicitations?: ElicitationStore;
   /** The tool host that completes per-user OAuth authorizations (routes/oauth-callback.ts); absent: no such routes. */
   oauthTools?: () => Promise<ToolHost>;
+  /** How long `/mcp` and A2A calls wait for their run before answering `working` (default 45 s). */
+  externalWaitMs?: number | undefined;
 }
 
 /** How much of an oversized body is read and discarded before answering 413. */
@@ -130,6 +134,9 @@ export function createApp(options: AppOptions): Hono<Env> {
           "X-Api-Key",
           "X-Auth-Scheme",
           "Idempotency-Key",
+          // The protocol versions MCP and A2A clients announce (/mcp, /a2a/{assistant_id}).
+          "Mcp-Protocol-Version",
+          "A2A-Version",
         ],
         exposeHeaders: ["Content-Location", "Location", "Idempotent-Replayed"],
         maxAge: 600,
@@ -174,6 +181,8 @@ export function createApp(options: AppOptions): Hono<Env> {
   );
 
   if (options.operator) registerOperatorRoutes(app, { ...options.operator, secret: options.secret });
+  // A2A discovery: the card names the assistants and the endpoint, no user (routes/a2a.ts).
+  registerAgentCardRoute(app, () => [...graphs.keys()]);
 
   // Every route below needs a valid token (Authorization: Bearer, or X-Api-Key).
   app.use("*", async (c, next) => {
@@ -205,6 +214,9 @@ export function createApp(options: AppOptions): Hono<Env> {
       log: (line) => console.error(logLine(`warrant-server: ${line}`)),
     });
   registerReviewRoutes(app, context);
+  // Other agents and MCP clients: the same runs, reviews and limits as the routes above (external-runs.ts).
+  registerMcpRoutes(app, context, { waitMs: options.externalWaitMs });
+  registerA2ARoutes(app, context, { waitMs: options.externalWaitMs });
   if (options.platform) registerPlatformRoutes(app, context, options.platform);
   if (options.elicitations) registerElicitationRoutes(app, context, options.elicitations);
   if (options.oauthTools) registerOAuthCallbackRoutes(app, context, options.oauthTools);
