@@ -7,6 +7,7 @@ import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
 import { OAuthConfigSchema } from "./oauth-config.js";
+import { AuthConfigSchema } from "./oidc-config.js";
 import { compilePatterns } from "./secrets.js";
 import { WebhooksConfigSchema } from "./webhook-config.js";
 
@@ -144,6 +145,8 @@ export const WarrantConfigSchema = z
       .default({ patterns: {} }),
     /** Where run webhooks may be sent and how they are retried (src/policy/webhook-config.ts). */
     webhooks: WebhooksConfigSchema,
+    /** Sign-in from the organization's OpenID Connect provider (src/policy/oidc-config.ts); absent: dev tokens only. */
+    auth: AuthConfigSchema,
   })
   .strict()
   .superRefine((config, context) => {
