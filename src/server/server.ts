@@ -148,7 +148,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       directory: runtime.principals,
       graph: () => graphs.get("agent") ?? [...graphs.values()][0] ?? failNoGraph(),
     });
-    const web = await webOptions(settings, secret, runtime.host.tools);
+    const web = await webOptions(settings, secret, runtime.host.tools, oidc);
     if (web.devPrincipals && settings.server.devLogin)
       log(
         `WARNING: WARRANT_DEV_LOGIN=1: anyone who can reach ${settings.server.host} can mint a token` +

@@ -157,10 +157,8 @@ export async function startTestProvider(options: {
         client,
         scope: "api",
         gty: "authorization_code",
-        resourceServer: new current.ResourceServer(API_RESOURCE, {
-          ...resourceServer,
-          accessTokenTTL: tokenOptions.ttlSeconds ?? 600,
-        }),
+        expiresIn: tokenOptions.ttlSeconds ?? 600,
+        resourceServer: new current.ResourceServer(API_RESOURCE, resourceServer),
       } as never);
       return token.save();
     },
