@@ -55,6 +55,8 @@ export async function startTestProvider(options: {
   /** The claim groups go under: `groups`, or a namespaced one such as `https://warrant.example/roles`. */
   groupsClaim?: string;
   accounts: Record<string, TestAccount>;
+  /** Offer the device authorization grant (default true). */
+  deviceFlow?: boolean;
 }): Promise<TestProvider> {
   const groupsClaim = options.groupsClaim ?? "groups";
   const accounts = new Map(Object.entries(options.accounts));
@@ -103,7 +105,11 @@ export async function startTestProvider(options: {
           application_type: "web",
           redirect_uris: [...redirects],
           post_logout_redirect_uris: [...redirects],
-          grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+          grant_types: [
+            "authorization_code",
+            "refresh_token",
+            ...(options.deviceFlow === false ? [] : ["urn:ietf:params:oauth:grant-type:device_code"]),
+          ],
           response_types: ["code"],
         },
       ],
@@ -118,7 +124,7 @@ export async function startTestProvider(options: {
       },
       features: {
         devInteractions: { enabled: true },
-        deviceFlow: { enabled: true },
+        deviceFlow: { enabled: options.deviceFlow !== false },
         revocation: { enabled: true },
         rpInitiatedLogout: { enabled: true },
         resourceIndicators: {
