@@ -79,10 +79,9 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const commands = [values.user, values.revoke, values["revoke-user"], values.device].filter(
-    (value) => value !== undefined,
-  );
-  if (commands.length > 1) return usage("give one of --user, --device, --revoke, --revoke-user");
+  const commands = [values.user, values.revoke, values["revoke-user"]].filter((value) => value !== undefined);
+  if (commands.length > 1) return usage("give one of --user, --revoke, --revoke-user");
+  if (values.device && commands.length > 0) return usage("--device goes alone (the provider says who you are)");
   if (values.issuer !== undefined && !values.device) return usage("--issuer goes with --device only");
   if (values.device) {
     if (values.ttl !== undefined) return usage("the provider sets the lifetime of its tokens; --ttl goes with --user");

@@ -151,7 +151,11 @@ export function registerPageRoutes(app: Hono<Env>, options: WebOptions): void {
     return c.body(new Uint8Array(body));
   });
   const directoryPath = options.devPrincipals;
-  app.get("/ui/sign-in", (c) => c.json({ dev_login: directoryPath !== undefined, oidc: options.oidc ?? [] }));
+  const issuers = options.oidc ?? [];
+  // `oidc` only when there is an issuer: without `auth.oidc` the answer is what it always was.
+  app.get("/ui/sign-in", (c) =>
+    c.json({ dev_login: directoryPath !== undefined, ...(issuers.length > 0 ? { oidc: issuers } : {}) }),
+  );
   if (!directoryPath) {
     // Not served: 404 before the token check, so nothing tells a caller more than "no such route".
     app.all("/dev/*", (c) => failure(c, 404, "not_found", "no such route"));
