@@ -4,7 +4,7 @@
  * `close()`.
  */
 import { loadApiSecret } from "./auth/api-token.js";
-import { principalDirectory, verifiedOnly, type PrincipalDirectory } from "./auth/principal-directory.js";
+import { configuredDirectory, verifiedOnly, type PrincipalDirectory } from "./auth/principal-directory.js";
 import { contextProviders } from "./domains/index.js";
 import { credentialValues, type Settings } from "./env.js";
 import { createOAuthTokenStore } from "./auth/oauth-token-store.js";
@@ -111,7 +111,10 @@ export function createRuntime(
   const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);
   const config = lazy(() => loadConfig(settings.configPath));
   const principals =
-    overrides.principals ?? (settings.verifiedClaimsOnly ? verifiedOnly : principalDirectory(settings.principalsPath));
+    overrides.principals ??
+    (settings.verifiedClaimsOnly
+      ? verifiedOnly
+      : configuredDirectory(settings.principalsPath, async () => (await config()).auth.oidc));
   const planner = overrides.planner
     ? async () => overrides.planner as Planner
     : lazy(async () => plannerFor(settings, settings.planner === "model" ? (await config()).models : {}));

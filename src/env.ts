@@ -65,6 +65,12 @@ const EnvSchema = z.object({
   WARRANT_MAX_TOKENS: positiveInt(200_000),
   WARRANT_MAX_COST_USD: positiveUsd(1),
   WARRANT_AUTH_SECRET: z.string().min(1).optional(),
+  /** The CLI's bearer token from the identity provider (`npm run token -- --device`); printable ASCII, no spaces. */
+  WARRANT_TOKEN: z
+    .string()
+    .max(12_288)
+    .regex(/^[\x21-\x7e]+$/, { message: "must be one token: printable ASCII without spaces" })
+    .optional(),
   WARRANT_DEV_LOGIN: z.enum(["0", "1"], { message: "must be 0 or 1" }).optional(),
   WARRANT_VERIFIED_CLAIMS_ONLY: z.enum(["0", "1"], { message: "must be 0 or 1" }).optional(),
   PORT: z
@@ -146,6 +152,8 @@ export interface Settings {
   server: {
     /** `WARRANT_AUTH_SECRET`; unset means a random secret kept in `<dataDir>/auth-secret`. */
     authSecret: string | undefined;
+    /** `WARRANT_TOKEN`: the token the CLI sends to a running server instead of minting one (an IdP's token). */
+    token: string | undefined;
     port: number;
     host: string;
     /** Requests with a larger body are refused with 413. */
@@ -227,6 +235,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
     },
     server: {
       authSecret: env.WARRANT_AUTH_SECRET,
+      token: env.WARRANT_TOKEN,
       port: env.PORT ?? 2024,
       host: env.HOST ?? "127.0.0.1",
       maxBodyBytes: env.WARRANT_MAX_BODY_BYTES,

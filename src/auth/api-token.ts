@@ -173,16 +173,43 @@ export async function authenticateRequest(
   headers: { authorization: string | null | undefined; apiKey: string | null | undefined },
   now?: number,
 ): Promise<ApiTokenVerification> {
+  const token = requestToken(headers);
+  if (!token.ok) return token;
+  return verifyApiToken(secret, token.token, now);
+}
+
+/**
+ * The one token a request carries, from `Authorization: Bearer` or
+ * `X-Api-Key`; both headers with different tokens are refused. Every
+ * verifier (ours, an OIDC issuer's) starts here.
+ */
+export function requestToken(headers: {
+  authorization: string | null | undefined;
+  apiKey: string | null | undefined;
+}): { ok: true; token: string } | { ok: false; code: ApiTokenFailure; message: string } {
   const apiKey =
     headers.apiKey === undefined || headers.apiKey === null || headers.apiKey.trim() === ""
       ? undefined
       : headers.apiKey.trim();
-  if (apiKey === undefined) return authenticate(secret, headers.authorization, now);
   const bearer = bearerToken(headers.authorization);
-  if (bearer === null) return fail("token_malformed", "the Authorization header is not 'Bearer <token>'");
+  if (bearer === null)
+    return { ok: false, code: "token_malformed", message: "the Authorization header is not 'Bearer <token>'" };
+  if (apiKey === undefined) {
+    if (bearer === undefined)
+      return {
+        ok: false,
+        code: "token_missing",
+        message: "send Authorization: Bearer <token> or X-Api-Key: <token> (npm run token -- --user alice)",
+      };
+    return { ok: true, token: bearer };
+  }
   if (bearer !== undefined && bearer !== apiKey)
-    return fail("token_invalid", "Authorization and X-Api-Key carry different tokens; send one");
-  return verifyApiToken(secret, apiKey, now);
+    return {
+      ok: false,
+      code: "token_invalid",
+      message: "Authorization and X-Api-Key carry different tokens; send one",
+    };
+  return { ok: true, token: apiKey };
 }
 
 /**

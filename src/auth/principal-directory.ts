@@ -37,6 +37,55 @@ export function principalDirectory(filePath: string): PrincipalDirectory {
   };
 }
 
+/**
+ * A directory that narrows: the user must be listed under the same tenant,
+ * and keeps only the scopes and grants both the token's issuer and the
+ * directory give (the IdP's role stays). Used when `auth.oidc.directory` is
+ * on, so an IdP's groups can never give more than the directory lists.
+ */
+export function narrowingDirectory(inner: PrincipalDirectory): PrincipalDirectory {
+  return {
+    async current(principal) {
+      const listed = await inner.current(principal);
+      const allowed = new Set(listed.scopes);
+      const grants: Record<string, string[]> = {};
+      for (const [kind, values] of Object.entries(principal.grants)) {
+        const listedValues = new Set(Object.hasOwn(listed.grants, kind) ? (listed.grants[kind] ?? []) : []);
+        const kept = values.filter((value) => listedValues.has(value));
+        if (kept.length > 0) grants[kind] = kept;
+      }
+      return { ...principal, scopes: principal.scopes.filter((scope) => allowed.has(scope)), grants };
+    },
+  };
+}
+
+/**
+ * The directory a deployment's settings and config choose, decided on first
+ * use (the config is read lazily): without `auth.oidc`, the principal
+ * directory as today; with it, the IdP is the authority (`verifiedOnly`)
+ * unless `auth.oidc.directory` asks the directory to narrow.
+ */
+export function configuredDirectory(
+  filePath: string,
+  oidc: () => Promise<{ directory: boolean } | undefined>,
+): PrincipalDirectory {
+  let chosen: Promise<PrincipalDirectory> | undefined;
+  const choose = async () => {
+    const config = await oidc();
+    if (config === undefined) return principalDirectory(filePath);
+    return config.directory ? narrowingDirectory(principalDirectory(filePath)) : verifiedOnly;
+  };
+  return {
+    async current(principal) {
+      chosen ??= choose().catch((error: unknown) => {
+        chosen = undefined;
+        throw error;
+      });
+      return (await chosen).current(principal);
+    },
+  };
+}
+
 /** No directory: every principal stays as verified. */
 export const verifiedOnly: PrincipalDirectory = { current: async (principal) => principal };
 

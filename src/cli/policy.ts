@@ -22,7 +22,7 @@ import { buildCatalog, type ListedTool } from "../mcp/catalog.js";
 import { connectTools } from "../mcp/tool-host.js";
 import { formatProblem, parseConfigProblems, type ConfigProblem } from "../policy/config-check.js";
 import type { WarrantConfig } from "../policy/config.js";
-import { policyMatrix, renderMatrix, stagesOf } from "../policy/matrix.js";
+import { mappedGroupPrincipals, policyMatrix, renderMatrix, stagesOf } from "../policy/matrix.js";
 import { STAGE } from "../runtime/step.js";
 import { explainRun, renderExplanation } from "../trace/explain.js";
 import { readReplayRecords, type ReplayRecords } from "../trace/read-replay.js";
@@ -97,7 +97,11 @@ async function matrix(parsed: CommandLine, settings: Settings): Promise<number> 
     for (const problem of problems) process.stderr.write(`${formatProblem(problem, file)}\n`);
     return 1;
   }
-  const principals = await principalsFrom(stringFlag(parsed, "principals") ?? settings.principalsPath);
+  // The directory's principals, then a stand-in for each group an identity provider's mapping names.
+  const principals = [
+    ...(await principalsFrom(stringFlag(parsed, "principals") ?? settings.principalsPath)),
+    ...mappedGroupPrincipals(config.auth.oidc),
+  ];
   const rows = await withTools(config, settings, async (tools) => {
     const catalog = tools.catalog();
     return policyMatrix({

@@ -90,7 +90,12 @@ export async function requestJson<T>(
   return { status: response.status, body: body as T, headers: response.headers };
 }
 
-/** An operator token for the server's operator routes, signed with the secret the server uses. */
+/**
+ * A token for the server's operator routes: `WARRANT_TOKEN` when set (an
+ * identity provider's token; the server admits it only for a group mapped
+ * as `operator`), else an operator token signed with the server's secret.
+ */
 export async function operatorToken(settings: Settings): Promise<string> {
+  if (settings.server.token !== undefined) return settings.server.token;
   return mintOperatorToken(await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }));
 }

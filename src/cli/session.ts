@@ -18,7 +18,9 @@ export type CliErrorCode =
   /** `--resume` on a thread with no pending review (the API's 409 code). */
   | "no_pending_interrupt"
   /** Something the running server's API cannot do for the CLI. */
-  | "unsupported";
+  | "unsupported"
+  /** The identity provider could not be reached or gave no usable token. */
+  | "auth_unavailable";
 
 /** A refusal the CLI prints as one `warrant: <code>: <message>` line. */
 export class CliError extends WarrantError {

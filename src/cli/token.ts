@@ -4,6 +4,11 @@
  * of stdout, so `TOKEN=$(npm run -s token -- --user alice | tail -n 1)` works;
  * its id (`jti`) goes to stderr.
  *
+ * `--device [--issuer URL]` signs in with the organization's identity
+ * provider (`auth.oidc`) through the device authorization grant: the URL and
+ * code to confirm go to stderr, the provider's token to stdout, for
+ * `WARRANT_TOKEN` or the page's paste box.
+ *
  * `--revoke <jti>` revokes one token, `--revoke-user <id>` every token of a
  * user issued until now, in the server's database (every instance on it
  * refuses them within about a second: src/auth/revocations.ts).
@@ -19,14 +24,20 @@ import {
 import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
 import { createRevocationStore, JTI_PATTERN, USER_ID_PATTERN, type RevocationStore } from "../auth/revocations.js";
 import { loadSettings } from "../env.js";
+import { loadConfig } from "../policy/config.js";
+import { deviceIssuer, deviceSignIn } from "./device-sign-in.js";
+import { CliError } from "./session.js";
 import { openDatabase } from "../persistence/database.js";
 import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run token -- --user <id> [--ttl <seconds>]
+       npm run token -- --device [--issuer <url>]
        npm run token -- --revoke <jti>
        npm run token -- --revoke-user <id>
   --user         mints a bearer token for a principal of the directory (WARRANT_PRINCIPALS)
   --ttl          lifetime in seconds, 1..${MAX_API_TOKEN_TTL_SECONDS} (default ${DEFAULT_API_TOKEN_TTL_SECONDS})
+  --device       signs in with the identity provider of auth.oidc (device authorization grant)
+  --issuer       which issuer of auth.oidc (default: the first with a client_id)
   --revoke       revokes one token by its id (printed when it was minted)
   --revoke-user  revokes every token of the user issued until now`;
 
@@ -35,6 +46,8 @@ type Values = {
   ttl?: string | undefined;
   revoke?: string | undefined;
   "revoke-user"?: string | undefined;
+  device?: boolean | undefined;
+  issuer?: string | undefined;
   help?: boolean | undefined;
 };
 
@@ -53,6 +66,8 @@ async function main(argv: string[]): Promise<number> {
         ttl: { type: "string" },
         revoke: { type: "string" },
         "revoke-user": { type: "string" },
+        device: { type: "boolean" },
+        issuer: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -66,6 +81,12 @@ async function main(argv: string[]): Promise<number> {
   }
   const commands = [values.user, values.revoke, values["revoke-user"]].filter((value) => value !== undefined);
   if (commands.length > 1) return usage("give one of --user, --revoke, --revoke-user");
+  if (values.device && commands.length > 0) return usage("--device goes alone (the provider says who you are)");
+  if (values.issuer !== undefined && !values.device) return usage("--issuer goes with --device only");
+  if (values.device) {
+    if (values.ttl !== undefined) return usage("the provider sets the lifetime of its tokens; --ttl goes with --user");
+    return signInOnDevice(values.issuer);
+  }
   if (values.revoke !== undefined) {
     if (values.ttl !== undefined) return usage("--ttl goes with --user only");
     const jti = values.revoke;
@@ -101,6 +122,28 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`token id (revoke with --revoke): ${String(decodeJwt(token).jti)}\n`);
     process.stdout.write(`${token}\n`);
     return 0;
+  });
+}
+
+/** The device authorization grant against the configured identity provider. */
+function signInOnDevice(issuerUrl: string | undefined): Promise<number> {
+  return exitOnConfigError(async () => {
+    const settings = loadSettings();
+    try {
+      const issuer = deviceIssuer((await loadConfig(settings.configPath)).auth.oidc, issuerUrl);
+      const token = await deviceSignIn(issuer, (prompt) => {
+        process.stderr.write(
+          `To sign in, open ${prompt.verification_uri} and enter the code ${prompt.user_code}\n` +
+            (prompt.verification_uri_complete ? `(or open ${prompt.verification_uri_complete})\n` : ""),
+        );
+      });
+      process.stdout.write(`${token}\n`);
+      return 0;
+    } catch (error) {
+      if (!(error instanceof CliError)) throw error;
+      process.stderr.write(`warrant: ${error.code}: ${error.message}\n`);
+      return 1;
+    }
   });
 }
 

@@ -8,6 +8,7 @@ import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
 import { jsonSyntaxError } from "./json-syntax.js";
 import { OAuthConfigSchema } from "./oauth-config.js";
+import { AuthConfigSchema } from "./oidc-config.js";
 import { compilePatterns } from "./secrets.js";
 import { WebhooksConfigSchema } from "./webhook-config.js";
 
@@ -145,6 +146,8 @@ export const WarrantConfigSchema = z
       .default({ patterns: {} }),
     /** Where run webhooks may be sent and how they are retried (src/policy/webhook-config.ts). */
     webhooks: WebhooksConfigSchema,
+    /** Sign-in from the organization's OpenID Connect provider (src/policy/oidc-config.ts); absent: dev tokens only. */
+    auth: AuthConfigSchema,
   })
   .strict()
   .superRefine((config, context) => {

@@ -11,6 +11,7 @@ import type { ReviewPolicy } from "./config.js";
 import type { CatalogTool } from "./contracts.js";
 import { reviewRuleFor } from "./decide.js";
 import { effectiveTools, type EffectiveTools } from "./effective-tools.js";
+import type { OidcConfig } from "./oidc-config.js";
 
 export interface MatrixReview {
   tool: string;
@@ -93,4 +94,27 @@ export function renderMatrix(rows: readonly MatrixRow[]): string {
     lines.push("");
   }
   return lines.join("\n");
+}
+
+/**
+ * One stand-in principal per group (or role) an identity provider's mapping
+ * names, so the matrix shows what each mapped group may do: named
+ * `<group>@<issuer host>`, with the group's role, scopes and grants, in the
+ * issuer's fixed tenant (or `<claim>` when the tenant comes from a claim).
+ * A user in several groups holds the union; the matrix shows each alone.
+ */
+export function mappedGroupPrincipals(oidc: OidcConfig | undefined): Principal[] {
+  return (oidc?.issuers ?? []).flatMap((issuer) => {
+    const host = new URL(issuer.issuer).host;
+    const tenant = "fixed" in issuer.tenant ? issuer.tenant.fixed : `<${issuer.tenant.claim}>`;
+    const entries = Object.entries(issuer.groups).map(([group, mapping]) => [group, mapping] as const);
+    if (issuer.default) entries.push(["(no mapped group)", issuer.default]);
+    return entries.map(([group, mapping]) => ({
+      user_id: `${group}@${host}`,
+      tenant,
+      role: mapping.operator ? `${mapping.role}, operator` : mapping.role,
+      scopes: [...mapping.scopes],
+      grants: mapping.grants,
+    }));
+  });
 }

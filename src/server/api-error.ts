@@ -11,6 +11,11 @@ export type ApiErrorCode =
   | "token_invalid"
   | "token_expired"
   | "token_revoked"
+  | "token_issuer_unknown"
+  | "token_audience_mismatch"
+  | "token_algorithm_refused"
+  | "token_header_refused"
+  | "principal_unmapped"
   | "principal_revoked"
   | "invalid_json"
   | "invalid_request"
@@ -50,6 +55,11 @@ const STATUS: Record<ApiErrorCode, number> = {
   token_invalid: 401,
   token_expired: 401,
   token_revoked: 401,
+  token_issuer_unknown: 401,
+  token_audience_mismatch: 401,
+  token_algorithm_refused: 401,
+  token_header_refused: 401,
+  principal_unmapped: 401,
   principal_revoked: 401,
   invalid_json: 400,
   invalid_request: 422,

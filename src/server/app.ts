@@ -16,7 +16,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
-import { authenticateRequest } from "../auth/api-token.js";
+import { tokenVerifier, type TokenVerifier } from "../auth/token-verifier.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { RequestGate } from "../auth/request-gate.js";
 import type { LedgerStore } from "../runtime/ledger.js";
@@ -52,6 +52,8 @@ export interface AppOptions {
   ledger: LedgerStore;
   graphs: Map<string, ServedGraph>;
   secret: Uint8Array;
+  /** How tokens are verified (src/auth/token-verifier.ts); absent: Warrant's own tokens with `secret`. */
+  verifier?: TokenVerifier;
   /** Revoked tokens and the principal directory, checked after the token verifies (absent: the token alone). */
   gate?: RequestGate;
   maxBodyBytes: number;
@@ -180,16 +182,19 @@ export function createApp(options: AppOptions): Hono<Env> {
     }),
   );
 
-  if (options.operator) registerOperatorRoutes(app, { ...options.operator, secret: options.secret });
+  const verifier = options.verifier ?? tokenVerifier({ secret: options.secret });
+  if (options.operator) registerOperatorRoutes(app, { ...options.operator, secret: options.secret, verifier });
   // A2A discovery: the card names the assistants and the endpoint, no user (routes/a2a.ts).
   registerAgentCardRoute(app, () => [...graphs.keys()]);
 
   // Every route below needs a valid token (Authorization: Bearer, or X-Api-Key).
   app.use("*", async (c, next) => {
-    const result = await authenticateRequest(options.secret, {
+    const result = await verifier.authenticate({
       authorization: c.req.header("authorization"),
       apiKey: c.req.header("x-api-key"),
     });
+    // An identity provider that cannot be reached fails closed: 503, never an admission.
+    if (!result.ok && result.code === "auth_unavailable") throw new ApiError(result.code, result.message);
     const admitted = result.ok && options.gate ? await admit(options.gate, result) : result;
     if (!admitted.ok) {
       c.header("WWW-Authenticate", `Bearer error="invalid_token"`);

@@ -11,6 +11,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { loadApiSecret } from "../auth/api-token.js";
+import { tokenVerifier } from "../auth/token-verifier.js";
 import { requestGate } from "../auth/request-gate.js";
 import { createRevocationStore, RevocationList } from "../auth/revocations.js";
 import { createRuntime, refuseConfigErrors } from "../bootstrap.js";
@@ -66,6 +67,14 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     for (const warning of await refuseConfigErrors(settings, options.overrides?.tools ? undefined : tools))
       log(warning);
     const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
+    // Warrant's own tokens, and those of the organization's OpenID Connect issuers when `auth.oidc` names any.
+    const oidc = (await loadConfig(settings.configPath)).auth.oidc;
+    const verifier = tokenVerifier({ secret, oidc });
+    if (oidc)
+      log(
+        `OpenID Connect sign-in: ${oidc.issuers.map((issuer) => issuer.issuer).join(", ")}` +
+          (oidc.directory ? " (narrowed by the principal directory)" : " (the IdP is the authority)"),
+      );
     // Imported here: graph modules read settings on import, after configuration errors have had their chance.
     const { buildAgent } = await import("../../graphs/agent.js");
     const { buildWorkflow } = await import("../../graphs/workflow.js");
@@ -139,7 +148,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       directory: runtime.principals,
       graph: () => graphs.get("agent") ?? [...graphs.values()][0] ?? failNoGraph(),
     });
-    const web = await webOptions(settings, secret, runtime.host.tools);
+    const web = await webOptions(settings, secret, runtime.host.tools, oidc);
     if (web.devPrincipals && settings.server.devLogin)
       log(
         `WARNING: WARRANT_DEV_LOGIN=1: anyone who can reach ${settings.server.host} can mint a token` +
@@ -158,6 +167,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       oauthTools: runtime.host.tools,
       graphs,
       secret,
+      verifier,
       gate: requestGate({
         revocations: new RevocationList(createRevocationStore(database.pool, database.schema)),
         directory: runtime.principals,

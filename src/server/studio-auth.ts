@@ -2,8 +2,10 @@
  * Custom auth for `npm run dev` (`langgraphjs dev` and LangGraph Studio),
  * loaded by the LangGraph API through `langgraph.json` `auth.path`.
  *
- * Authentication: `Authorization: Bearer <API token>` (the tokens
- * `npm run token` mints), verified with the same secret as `npm start`. The
+ * Authentication: `Authorization: Bearer <token>`, verified exactly as
+ * `npm start` verifies it (src/auth/token-verifier.ts): the tokens
+ * `npm run token` mints, with the same secret, and, when `auth.oidc` names
+ * issuers, their tokens with the same claim mapping. The
  * user object carries the whole principal, because the API stamps it into
  * `configurable.langgraph_auth_user`, where the graph reads it through
  * `PrincipalSchema`.
@@ -21,9 +23,11 @@
  * `npm start` is the hardened path.
  */
 import { Auth, HTTPException } from "@langchain/langgraph-sdk/auth";
-import { authenticate, loadApiSecret, type ApiTokenFailure } from "../auth/api-token.js";
+import { loadApiSecret } from "../auth/api-token.js";
 import type { Principal } from "../auth/principal.js";
+import { tokenVerifier, type TokenFailure, type TokenVerifier } from "../auth/token-verifier.js";
 import { loadSettings } from "../env.js";
+import { loadConfig } from "../policy/config.js";
 import { HOST_OWNED_KEYS, stampVerifiedUser } from "../runtime/run-config.js";
 
 /** What the API keeps as the request's user: the principal plus LangGraph's user fields. */
@@ -52,7 +56,7 @@ export function studioUser(principal: Principal): StudioUser {
 
 // The API answers with `message` as the body verbatim, so it carries the same
 // JSON error body as `npm start` (src/server/api-error.ts).
-function unauthorized(code: ApiTokenFailure, message: string): HTTPException {
+function unauthorized(code: TokenFailure, message: string): HTTPException {
   const challenge =
     code === "token_missing" ? 'Bearer realm="warrant"' : 'Bearer realm="warrant", error="invalid_token"';
   return new HTTPException(401, {
@@ -109,18 +113,26 @@ function sanitizeRun(kwargs: Record<string, unknown>, user: StudioUser): void {
   scrubIdentity(kwargs["context"]);
 }
 
+/** An identity provider that cannot be reached: 503, never an admission. */
+function unavailable(message: string): HTTPException {
+  return new HTTPException(503, {
+    message: JSON.stringify({ error: "auth_unavailable", message }),
+    headers: { "content-type": "application/json", "retry-after": "1" },
+  });
+}
+
 /**
- * The auth object; `loadSecret` supplies the API token secret (called on the
+ * The auth object; `loadVerifier` supplies the token verifier (called on the
  * first authenticated request, again only if it failed).
  */
-export function createStudioAuth(loadSecret: () => Promise<Uint8Array>) {
-  let secret: Promise<Uint8Array> | undefined;
-  const apiSecret = () => {
-    secret ??= loadSecret().catch((error: unknown) => {
-      secret = undefined;
+export function createStudioAuth(loadVerifier: () => Promise<TokenVerifier>) {
+  let verifier: Promise<TokenVerifier> | undefined;
+  const currentVerifier = () => {
+    verifier ??= loadVerifier().catch((error: unknown) => {
+      verifier = undefined;
       throw error;
     });
-    return secret;
+    return verifier;
   };
   return (
     new Auth()
@@ -129,7 +141,11 @@ export function createStudioAuth(loadSecret: () => Promise<Uint8Array>) {
         if (new URL(request.url).pathname.startsWith("/internal/")) {
           throw forbidden("route_disabled", "internal routes are disabled under Warrant auth");
         }
-        const verified = await authenticate(await apiSecret(), request.headers.get("authorization"));
+        const verified = await (await currentVerifier()).authenticate({
+          authorization: request.headers.get("authorization"),
+          apiKey: undefined,
+        });
+        if (!verified.ok && verified.code === "auth_unavailable") throw unavailable(verified.message);
         if (!verified.ok) throw unauthorized(verified.code, verified.message);
         return studioUser(verified.principal);
       })
@@ -170,8 +186,12 @@ export function createStudioAuth(loadSecret: () => Promise<Uint8Array>) {
   );
 }
 
-/** What `langgraph.json` loads: the secret from `WARRANT_AUTH_SECRET` or `<dataDir>/auth-secret`, like `npm start`. */
+/**
+ * What `langgraph.json` loads: the secret from `WARRANT_AUTH_SECRET` or
+ * `<dataDir>/auth-secret` and the issuers of `auth.oidc`, like `npm start`.
+ */
 export const auth = createStudioAuth(async () => {
   const settings = loadSettings();
-  return loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
+  const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
+  return tokenVerifier({ secret, oidc: (await loadConfig(settings.configPath)).auth.oidc });
 });

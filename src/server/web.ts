@@ -4,8 +4,10 @@
  *
  * - `GET /` and `GET /assets/<file>`: the built page, without a token (the
  *   page itself asks for one; every API route still needs it).
- * - `GET /ui/sign-in` (no token): `{dev_login}`, so the page knows whether to
- *   offer the dev principal picker without probing a route that may 401.
+ * - `GET /ui/sign-in` (no token): `{dev_login, oidc}`, so the page knows whether to
+ *   offer the dev principal picker without probing a route that may 401, and
+ *   which OpenID Connect issuers it may sign in with (public facts only: the
+ *   issuer URL, the page's public client id, scopes, resource indicator).
  * - `GET /dev/principals`, `POST /dev/token {user}`: the dev sign-in, which
  *   mints a token for anyone who asks. Served only when `WARRANT_DEV_LOGIN=1`
  *   (then the server warns at start), or, with it unset, when the server
@@ -25,6 +27,7 @@ import { loadPrincipalDirectory, type Principal } from "../auth/principal.js";
 import { loadSettings, REPO_ROOT, type Budgets, type Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import { REVIEWER_SCOPE } from "../policy/approval.js";
+import type { OidcConfig } from "../policy/oidc-config.js";
 import type { Env } from "./context.js";
 
 /** The directory shipped with the repository (the default of WARRANT_PRINCIPALS); only it enables the dev sign-in routes. */
@@ -54,6 +57,32 @@ export interface WebOptions {
   secret: Uint8Array;
   budgets: Budgets;
   tools: () => Promise<ToolHost>;
+  /** The issuers the page signs in with (those of `auth.oidc` that name a `client_id`). */
+  oidc?: SignInIssuer[];
+}
+
+/** What the page needs to sign in with an issuer: authorization code + PKCE as a public client. */
+export interface SignInIssuer {
+  issuer: string;
+  client_id: string;
+  scopes: string[];
+  resource?: string;
+}
+
+/** The issuers of `auth.oidc` the page can offer (a `client_id` is what makes an issuer one to sign in with). */
+export function signInIssuers(oidc: OidcConfig | undefined): SignInIssuer[] {
+  return (oidc?.issuers ?? []).flatMap((issuer) =>
+    issuer.client_id === undefined
+      ? []
+      : [
+          {
+            issuer: issuer.issuer,
+            client_id: issuer.client_id,
+            scopes: issuer.scopes.includes("openid") ? issuer.scopes : ["openid", ...issuer.scopes],
+            ...(issuer.resource ? { resource: issuer.resource } : {}),
+          },
+        ],
+  );
 }
 
 /** Whether `host` (a HOST setting) names only this machine: 127.0.0.0/8, ::1, localhost. */
@@ -76,6 +105,7 @@ export async function webOptions(
   settings: Settings,
   secret: Uint8Array,
   tools: () => Promise<ToolHost>,
+  oidc?: OidcConfig,
 ): Promise<WebOptions> {
   const devPrincipals = devLoginEnabled(settings) ? settings.principalsPath : undefined;
   // A broken directory fails at start, not at the first sign-in.
@@ -86,6 +116,7 @@ export async function webOptions(
     secret,
     budgets: settings.budgets,
     tools,
+    oidc: signInIssuers(oidc),
   };
 }
 
@@ -120,7 +151,11 @@ export function registerPageRoutes(app: Hono<Env>, options: WebOptions): void {
     return c.body(new Uint8Array(body));
   });
   const directoryPath = options.devPrincipals;
-  app.get("/ui/sign-in", (c) => c.json({ dev_login: directoryPath !== undefined }));
+  const issuers = options.oidc ?? [];
+  // `oidc` only when there is an issuer: without `auth.oidc` the answer is what it always was.
+  app.get("/ui/sign-in", (c) =>
+    c.json({ dev_login: directoryPath !== undefined, ...(issuers.length > 0 ? { oidc: issuers } : {}) }),
+  );
   if (!directoryPath) {
     // Not served: 404 before the token check, so nothing tells a caller more than "no such route".
     app.all("/dev/*", (c) => failure(c, 404, "not_found", "no such route"));

@@ -3,6 +3,7 @@
  * with the bearer token, the page's own routes, and one reading of errors.
  */
 import { Client } from "@langchain/langgraph-sdk";
+import type { SignInIssuer } from "./oidc";
 import type { ResumeDecision, SessionInfo } from "./types";
 
 export const API_URL = window.location.origin;
@@ -69,6 +70,16 @@ async function request<T>(pathname: string, init: RequestInit & { token?: string
 
 /** Who the token is, the run budgets and the tools' schemas; a 401 means the token is not good. */
 export const fetchSession = (token: string) => request<SessionInfo>("/ui/session", { token });
+
+/** The identity providers the page may sign in with (`auth.oidc` issuers with a public client). */
+export async function fetchSignInIssuers(): Promise<SignInIssuer[]> {
+  try {
+    const { oidc } = await request<{ oidc?: unknown }>("/ui/sign-in");
+    return Array.isArray(oidc) ? (oidc as SignInIssuer[]) : [];
+  } catch {
+    return [];
+  }
+}
 
 /**
  * The dev principals, or null when the server does not serve the dev sign-in

@@ -15,6 +15,7 @@
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { verifyOperatorToken } from "../../auth/operator-token.js";
+import type { TokenVerifier } from "../../auth/token-verifier.js";
 import type { ToolHost } from "../../mcp/tool-host.js";
 import { toolStatus } from "../../mcp/tool-report.js";
 import type { Database } from "../../persistence/database.js";
@@ -25,6 +26,8 @@ import type { Env } from "../context.js";
 
 export interface OperatorOptions {
   secret: Uint8Array;
+  /** Also admits an identity provider's token whose mapped groups include an operator one (absent: operator tokens only). */
+  verifier?: TokenVerifier;
   database: Database;
   graphFor(graphId: string | null): Promise<HistorySource>;
   tools(): Promise<ToolHost>;
@@ -49,10 +52,18 @@ const ReplayBody = z.union([
 const refuse = (c: Context<Env>, status: 400 | 401 | 404 | 409 | 422, error: string, message: string) =>
   c.json({ error, message }, status);
 
+/** An operator token, or an IdP token of an operator group (never a Warrant API token: those name a user). */
+async function isOperator(options: OperatorOptions, header: string | undefined): Promise<boolean> {
+  if (await verifyOperatorToken(options.secret, header)) return true;
+  if (options.verifier?.oidc !== true) return false;
+  const verified = await options.verifier.authenticate({ authorization: header, apiKey: undefined });
+  return verified.ok && verified.source !== "warrant" && verified.operator;
+}
+
 /** Registers the routes; call before the API's token middleware (they have their own). */
 export function registerOperatorRoutes(app: Hono<Env>, options: OperatorOptions): void {
   app.use("/operator/*", async (c, next) => {
-    if (!(await verifyOperatorToken(options.secret, c.req.header("authorization"))))
+    if (!(await isOperator(options, c.req.header("authorization"))))
       return refuse(c, 401, "token_invalid", "operator routes need an operator token (minted by the CLI)");
     await next();
   });
