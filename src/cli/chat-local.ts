@@ -12,6 +12,7 @@ import { createRuntime } from "../bootstrap.js";
 import type { Settings } from "../env.js";
 import type { Database } from "../persistence/database.js";
 import { recordThreadStatus } from "../persistence/thread-status.js";
+import { loadConfig } from "../policy/config.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { SecretScanner } from "../policy/secrets.js";
 import { withoutSecretShapes } from "../runtime/process-scanner.js";
@@ -45,8 +46,9 @@ export async function chatLocally(
   const runtime = createRuntime(settings);
   try {
     const database = await runtime.database();
-    // The configuration is read before a thread is opened or announced: a bad config fails first, alone.
-    const tools = await runtime.host.tools();
+    // The configuration is read before a thread is opened or announced: a bad config fails first, alone
+    // (read, not served: a replay below still starts no MCP server).
+    await loadConfig(settings.configPath);
     const session = await openSession(
       database.threads,
       principal,
@@ -77,6 +79,7 @@ export async function chatLocally(
     // A new request starts a Warrant run with this id; a resume or a continuation goes on with the thread's run.
     const runId = options.request ? session.runId : (warrantRunOf(before) ?? session.runId);
     process.stderr.write(`thread: ${threadId}  run: ${runId}\n`);
+    const tools = await runtime.host.tools();
     const contracts = tools.catalog().map((tool) => tool.contract);
     const runBound = runBoundFor(options.request, contracts, options.caseId ? { case_id: options.caseId } : {});
     const config = (id: string) => ({
