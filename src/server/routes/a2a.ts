@@ -20,6 +20,7 @@ import type { Context, Hono } from "hono";
 import { stream } from "hono/streaming";
 import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
+import { logLine } from "../../runtime/process-scanner.js";
 import { a2aAgent } from "../a2a-agent.js";
 import { agentCardFor } from "../a2a-card.js";
 import { notFound } from "../api-error.js";
@@ -83,9 +84,16 @@ export function registerA2ARoutes(app: Hono<Env>, context: RouteContext, options
       if (!isAsyncIterable(answer)) return c.json(answer, 200);
       return await streamAnswer(c, answer, id, mapError);
     } catch (error) {
-      return c.json({ jsonrpc: "2.0", id, error: mapError(error) }, 200);
+      return c.json({ jsonrpc: "2.0", id, error: mapError(withoutDetail(error)) }, 200);
     }
   });
+}
+
+/** An A2A error as it is; anything else (a fault of ours) logged, and answered without its text. */
+function withoutDetail(error: unknown): unknown {
+  if (typeof (error as { toErrorInfo?: unknown } | null)?.toErrorInfo === "function") return error;
+  console.error(logLine(`warrant-server: A2A request failed: ${String(error)}`));
+  return new Error("the server failed to handle the request");
 }
 
 /** A streamed answer as SSE; an error before the first event is a plain JSON-RPC error. */
