@@ -176,7 +176,13 @@ export function createApp(options: AppOptions): Hono<Env> {
   );
 
   const verifier = options.verifier ?? tokenVerifier({ secret: options.secret });
-  if (options.operator) registerOperatorRoutes(app, { ...options.operator, secret: options.secret, verifier });
+  if (options.operator)
+    registerOperatorRoutes(app, {
+      ...options.operator,
+      secret: options.secret,
+      verifier,
+      ...(options.gate ? { gate: options.gate } : {}),
+    });
 
   // Every route below needs a valid token (Authorization: Bearer, or X-Api-Key).
   app.use("*", async (c, next) => {

@@ -216,6 +216,17 @@ describe("tokens from the providers", () => {
     expect((await get("/operator/tools", await staff.accessToken("olga"))).status).toBe(200);
     expect((await get("/operator/tools", await staff.accessToken("rita"))).status).toBe(401);
     expect((await get("/operator/tools", await server.token("alice"))).status).toBe(401);
+    // A revoked operator token opens nothing.
+    const olga = await staff.accessToken("olga");
+    const client = new pg.Client({ connectionString: server.databaseUrl });
+    await client.connect();
+    try {
+      await client.query("insert into warrant.token_revocations (jti) values ($1)", [decodeJwt(olga).jti]);
+    } finally {
+      await client.end();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await get("/operator/tools", olga)).status).toBe(401);
   });
 });
 
