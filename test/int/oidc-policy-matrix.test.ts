@@ -42,7 +42,7 @@ describe("the policy matrix of mapped groups", () => {
     const reviewers = rows.find((row) => row.principal === "study-reviewers@staff.example.com");
     expect(reviewers?.offered).not.toContain("create_study_event");
     expect(rows.find((row) => row.principal === "warrant-operators@staff.example.com")?.role).toBe(
-      "operator, operator",
+      "operator (operator commands)",
     );
     // The second issuer's roles, in the tenant its claim names.
     expect(rows.find((row) => row.principal === "learner@campus.example.org")).toMatchObject({
