@@ -99,7 +99,6 @@ export function oidcVerifier(config: OidcConfig): OidcVerifier {
           clockTolerance: issuer.clock_skew_seconds,
           currentDate: new Date(now),
           requiredClaims: ["exp", "iat"],
-          typ: undefined,
         }));
       } catch (error) {
         return verificationFailure(error);

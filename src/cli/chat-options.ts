@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { isRunKey } from "../persistence/run-keys.js";
 import { CliError } from "./session.js";
 
-export const USAGE = `usage: npm run chat -- --user <user_id> [--thread <id>] [--case C-102] [--resume <json>] [--idempotency-key <key>] [--json] ["request"]`;
+export const USAGE = `usage: npm run chat -- (--user <user_id> | --token <token>) [--thread <id>] [--case C-102] [--resume <json>] [--idempotency-key <key>] [--json] ["request"]`;
 
 function parseOptions(argv: string[]) {
   return parseArgs({
@@ -12,6 +12,8 @@ function parseOptions(argv: string[]) {
     strict: true,
     options: {
       user: { type: "string" },
+      /** A token from the identity provider (`npm run token -- --device`); also WARRANT_TOKEN. Needs a running server. */
+      token: { type: "string" },
       thread: { type: "string" },
       case: { type: "string" },
       resume: { type: "string" },
@@ -24,7 +26,7 @@ function parseOptions(argv: string[]) {
 
 const usage = (message: string) => new CliError("usage", message);
 
-export function parseCommandLine(argv: string[]) {
+export function parseCommandLine(argv: string[], environmentToken?: string) {
   let parsed: ReturnType<typeof parseOptions>;
   try {
     parsed = parseOptions(argv);
@@ -34,7 +36,11 @@ export function parseCommandLine(argv: string[]) {
   }
   const { values, positionals } = parsed;
   if (values.help) return { help: true as const };
-  if (!values.user) throw usage("--user is required");
+  const token = values.token ?? environmentToken;
+  if (values.user !== undefined && values.token !== undefined) throw usage("give --user or --token, not both");
+  if (token !== undefined && !/^[\x21-\x7e]{1,12288}$/.test(token))
+    throw usage("--token must be one token: printable ASCII without spaces");
+  if (!values.user && token === undefined) throw usage("--user is required");
   const request = positionals.join(" ").trim();
   if (!request && !values.thread) throw usage("give a request, or --thread to continue one");
   if (request.length > 8_000) throw usage("the request is longer than 8000 characters");
@@ -57,7 +63,9 @@ export function parseCommandLine(argv: string[]) {
   if (values.case !== undefined && !CASE_ID_ONLY.test(values.case)) throw usage("--case must look like C-102");
   return {
     help: false as const,
+    /** Absent with a token: the server says who the token is. */
     user: values.user,
+    token: values.user === undefined ? token : undefined,
     thread: values.thread,
     caseId: values.case,
     request,

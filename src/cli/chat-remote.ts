@@ -43,6 +43,12 @@ export function keyedThreadId(principal: Principal, key: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** Who a token is, as the running server verifies it (`GET /ui/session`); the grants stay on the server. */
+export async function principalOfToken(url: string, token: string): Promise<Principal> {
+  const { body } = await requestJson<{ principal: Omit<Principal, "grants"> }>(url, token, "GET", "/ui/session");
+  return { ...body.principal, grants: {} };
+}
+
 export async function chatRemotely(
   url: string,
   options: Options,
@@ -55,8 +61,13 @@ export async function chatRemotely(
       "unsupported",
       "--case runs in-process only; the running server takes the case from the request text (or stop the server)",
     );
-  const secret = await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir });
-  const token = await mintApiToken(secret, principal);
+  // A token given (an identity provider's) is used as it is; otherwise one is minted for --user.
+  const token =
+    options.token ??
+    (await mintApiToken(
+      await loadApiSecret({ configured: settings.server.authSecret, dataDir: settings.dataDir }),
+      principal,
+    ));
   const api = <T>(method: "GET" | "POST", path: string, extra: Parameters<typeof requestJson>[4] = {}) =>
     requestJson<T>(url, token, method, path, extra);
   const user = principal.user_id;

@@ -15,6 +15,7 @@
  *   npm run chat -- --user alice --thread <id>            continue a thread (e.g. after a crash)
  *   npm run chat -- --user alice --thread <id> --resume '{"decisions":[{"type":"approve"}]}'
  *   npm run chat -- --user alice --idempotency-key K "…"  a repeat with K prints that run, starts nothing
+ *   npm run chat -- --token "$WARRANT_TOKEN" "…"             as the identity provider's user (a running server only)
  */
 import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
 import { loadSettings } from "../env.js";
@@ -23,8 +24,9 @@ import { logLine } from "../runtime/process-scanner.js";
 import { chatLocally } from "./chat-local.js";
 import { parseCommandLine, USAGE } from "./chat-options.js";
 import { interruptedLines } from "./chat-output.js";
-import { chatRemotely } from "./chat-remote.js";
+import { chatRemotely, principalOfToken } from "./chat-remote.js";
 import { findServer } from "./server-client.js";
+import { CliError } from "./session.js";
 
 /** What Ctrl-C needs to know: whose thread, and how to stop a run going on the server. */
 const progress: { user?: string; threadId?: string; cancel?: (() => Promise<void>) | undefined } = {};
@@ -42,19 +44,25 @@ process.on("SIGINT", () => {
 });
 
 async function main(): Promise<number> {
-  const parsed = parseCommandLine(process.argv.slice(2));
+  const settings = loadSettings();
+  const parsed = parseCommandLine(process.argv.slice(2), settings.server.token);
   if (parsed.help) {
     console.log(USAGE);
     return 0;
   }
   const options = parsed;
-  const settings = loadSettings();
-  const principal = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), options.user);
+  const server = await findServer(settings);
+  // A token (an identity provider's) is for a running server, which says whose it is.
+  if (options.token !== undefined && !server)
+    throw new CliError("unsupported", "--token (or WARRANT_TOKEN) needs a running server (npm start)");
+  const principal =
+    options.user !== undefined
+      ? findPrincipal(await loadPrincipalDirectory(settings.principalsPath), options.user)
+      : await principalOfToken(server ?? "", options.token ?? "");
   progress.user = principal.user_id;
   const onThread = (threadId: string) => {
     progress.threadId = threadId;
   };
-  const server = await findServer(settings);
   if (server)
     return chatRemotely(server, options, settings, principal, {
       thread: onThread,

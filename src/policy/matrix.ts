@@ -112,7 +112,7 @@ export function mappedGroupPrincipals(oidc: OidcConfig | undefined): Principal[]
     return entries.map(([group, mapping]) => ({
       user_id: `${group}@${host}`,
       tenant,
-      role: mapping.operator ? `${mapping.role}, operator` : mapping.role,
+      role: mapping.operator ? `${mapping.role} (operator commands)` : mapping.role,
       scopes: [...mapping.scopes],
       grants: mapping.grants,
     }));

@@ -183,7 +183,13 @@ export function createApp(options: AppOptions): Hono<Env> {
   );
 
   const verifier = options.verifier ?? tokenVerifier({ secret: options.secret });
-  if (options.operator) registerOperatorRoutes(app, { ...options.operator, secret: options.secret, verifier });
+  if (options.operator)
+    registerOperatorRoutes(app, {
+      ...options.operator,
+      secret: options.secret,
+      verifier,
+      ...(options.gate ? { gate: options.gate } : {}),
+    });
   // A2A discovery: the card names the assistants and the endpoint, no user (routes/a2a.ts).
   registerAgentCardRoute(app, () => [...graphs.keys()]);
 

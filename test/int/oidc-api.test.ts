@@ -6,11 +6,14 @@
  * verification is mocked: tokens are minted by the providers, or forged with
  * their own keys to show what is refused.
  */
+import { spawn } from "node:child_process";
 import { createPublicKey } from "node:crypto";
 import { Client } from "@langchain/langgraph-sdk";
 import { base64url, decodeJwt, decodeProtectedHeader, importJWK, SignJWT, type JWK } from "jose";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT, loadSettings } from "../../src/env.js";
+import { databaseIdentity, writeRuntimeFile } from "../../src/server/runtime-file.js";
 import { groupsMapping, ROLES_CLAIM, rolesMapping, writeOidcConfig } from "./support/oidc-config.js";
 import { startTestProvider, type TestProvider } from "./support/oidc-provider.js";
 import { BOOKING_REQUEST, startTestServer, type TestServer } from "./support/server.js";
@@ -213,6 +216,17 @@ describe("tokens from the providers", () => {
     expect((await get("/operator/tools", await staff.accessToken("olga"))).status).toBe(200);
     expect((await get("/operator/tools", await staff.accessToken("rita"))).status).toBe(401);
     expect((await get("/operator/tools", await server.token("alice"))).status).toBe(401);
+    // A revoked operator token opens nothing.
+    const olga = await staff.accessToken("olga");
+    const client = new pg.Client({ connectionString: server.databaseUrl });
+    await client.connect();
+    try {
+      await client.query("insert into warrant.token_revocations (jti) values ($1)", [decodeJwt(olga).jti]);
+    } finally {
+      await client.end();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await get("/operator/tools", olga)).status).toBe(401);
   });
 });
 
@@ -343,4 +357,64 @@ describe("the provider's keys", () => {
     expect(response.status).toBe(503);
     expect(await errorOf(response)).toBe("auth_unavailable");
   });
+});
+
+/** Runs a CLI command of this checkout against the test server (found through its runtime file). */
+function cli(script: string, args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      WARRANT_DATA_DIR: server.dataDir,
+      DATABASE_URL: server.databaseUrl,
+      WARRANT_CONFIG: config.path,
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("exit", (code) => resolve({ code, stdout, stderr })),
+  );
+}
+
+describe("the CLI with a provider's token", () => {
+  beforeAll(async () => {
+    const settings = loadSettings({ WARRANT_DATA_DIR: server.dataDir, DATABASE_URL: server.databaseUrl });
+    await writeRuntimeFile(server.dataDir, {
+      url: server.url,
+      pid: process.pid,
+      database: databaseIdentity(settings),
+      started_at: new Date().toISOString(),
+    });
+  });
+
+  it("npm run chat -- --token runs as the token's user on the running server", async () => {
+    const token = await staff.accessToken("alice");
+    const { code, stdout, stderr } = await cli(
+      "src/cli/chat.ts",
+      ["--token", token, "--json", "Compare self-attention with cross-attention using my notes"],
+      {},
+    );
+    expect(code, stderr).toBe(0);
+    const result = JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+    expect(result).toMatchObject({ termination_reason: { code: "final_answer" } });
+  }, 180_000);
+
+  it("operator commands need an operator group: WARRANT_TOKEN of olga lists the tools, alice's is refused", async () => {
+    const olga = await cli("src/cli/tools.ts", ["list", "--json"], { WARRANT_TOKEN: await staff.accessToken("olga") });
+    expect(olga.code, olga.stderr).toBe(0);
+    const alice = await cli("src/cli/tools.ts", ["list", "--json"], {
+      WARRANT_TOKEN: await staff.accessToken("alice"),
+    });
+    expect(alice.code).toBe(1);
+    expect(alice.stderr).toContain("token_invalid");
+  }, 180_000);
 });

@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { principalFromClaims } from "../../src/auth/claim-mapping.js";
+import { configuredDirectory, narrowingDirectory } from "../../src/auth/principal-directory.js";
+import { ConfigError } from "../../src/errors.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { mappedGroupPrincipals, policyMatrix } from "../../src/policy/matrix.js";
 import { OidcConfigSchema, type OidcIssuerConfig } from "../../src/policy/oidc-config.js";
@@ -226,5 +228,48 @@ describe("the policy matrix of mapped groups", () => {
       "study-students@idp.example.com",
     ]);
     expect(mappedGroupPrincipals(undefined)).toEqual([]);
+  });
+});
+
+describe("the directory beside an identity provider", () => {
+  const listed = {
+    user_id: "rita",
+    tenant: "uni",
+    role: "reviewer",
+    scopes: ["notes:read"],
+    grants: { courses: ["cs301"] },
+  };
+  const inner = {
+    current: async (principal: { user_id: string; tenant: string }) => {
+      if (principal.user_id !== "rita" || principal.tenant !== "uni")
+        throw new ConfigError("principal_revoked", "gone");
+      return listed;
+    },
+  };
+  const fromIdp = {
+    user_id: "rita",
+    tenant: "uni",
+    role: "reviewer",
+    scopes: ["notes:read", "approvals:decide"],
+    grants: { courses: ["cs301", "db201"], rooms: ["a1"] },
+  };
+
+  it("narrows: only scopes and grants both give; the IdP's role stays", async () => {
+    expect(await narrowingDirectory(inner).current(fromIdp)).toEqual({
+      ...fromIdp,
+      scopes: ["notes:read"],
+      grants: { courses: ["cs301"] },
+    });
+  });
+
+  it("refuses a user it does not list", async () => {
+    await expect(narrowingDirectory(inner).current({ ...fromIdp, user_id: "eve" })).rejects.toMatchObject({
+      code: "principal_revoked",
+    });
+  });
+
+  it("is chosen by auth.oidc: none without it narrows nothing away from the IdP", async () => {
+    const idpOnly = configuredDirectory("/nonexistent/principals.json", async () => ({ directory: false }));
+    expect(await idpOnly.current(fromIdp)).toEqual(fromIdp);
   });
 });

@@ -15,6 +15,7 @@
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { verifyOperatorToken } from "../../auth/operator-token.js";
+import type { RequestGate } from "../../auth/request-gate.js";
 import type { TokenVerifier } from "../../auth/token-verifier.js";
 import type { ToolHost } from "../../mcp/tool-host.js";
 import { toolStatus } from "../../mcp/tool-report.js";
@@ -28,6 +29,8 @@ export interface OperatorOptions {
   secret: Uint8Array;
   /** Also admits an identity provider's token whose mapped groups include an operator one (absent: operator tokens only). */
   verifier?: TokenVerifier;
+  /** Revocations (and the directory) an IdP token must also pass; absent: the token alone. */
+  gate?: RequestGate;
   database: Database;
   graphFor(graphId: string | null): Promise<HistorySource>;
   tools(): Promise<ToolHost>;
@@ -57,7 +60,10 @@ async function isOperator(options: OperatorOptions, header: string | undefined):
   if (await verifyOperatorToken(options.secret, header)) return true;
   if (options.verifier?.oidc !== true) return false;
   const verified = await options.verifier.authenticate({ authorization: header, apiKey: undefined });
-  return verified.ok && verified.source !== "warrant" && verified.operator;
+  if (!verified.ok || verified.source === "warrant" || !verified.operator) return false;
+  // A revoked IdP token opens no operator route either (a list that cannot be read refuses too).
+  if (options.gate === undefined) return true;
+  return (await options.gate.admit(verified).catch(() => ({ ok: false }))).ok;
 }
 
 /** Registers the routes; call before the API's token middleware (they have their own). */
