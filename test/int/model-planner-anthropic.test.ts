@@ -162,7 +162,7 @@ describe("model planner on the Anthropic Messages wire (issue 42)", () => {
       expect(breakpoints(third ?? {})).toEqual(["tools[1]", "system[0]", "messages[2]", "messages[4]"]);
       for (const body of [first, second, third]) expect(breakpoints(body ?? {}).length).toBeLessThanOrEqual(4);
       // The mark sits on the last block of the newest result.
-      const lastMessage = (third?.["messages"] as { content: Block[] }[]).at(-1);
+      const lastMessage = ((third?.["messages"] ?? []) as { content: Block[] }[]).at(-1);
       expect(lastMessage?.content.at(-1)).toMatchObject({ type: "tool_result", tool_use_id: "call00003" });
       expect(JSON.stringify(lastMessage?.content.at(-1))).toContain('"cache_control"');
       expect(JSON.stringify(lastMessage?.content.at(0))).not.toContain('"cache_control"');

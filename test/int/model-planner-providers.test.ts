@@ -202,7 +202,7 @@ describe.each(["openai", "anthropic"] as const)("the %s wire through the graph (
       });
     } else {
       expect(first).not.toHaveProperty("tool_choice");
-      const last = (first?.["messages"] as { role: string; content: unknown }[]).at(-1);
+      const last = ((first?.["messages"] ?? []) as { role: string; content: unknown }[]).at(-1);
       expect(last?.role).toBe("user");
       expect(JSON.stringify(last?.content)).toContain("read_note");
     }
