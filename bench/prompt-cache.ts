@@ -128,7 +128,7 @@ function stableParts(body: Record<string, unknown>): string[] {
  * `breakpoints`: whether the agent sets Anthropic `cache_control` marks (Warrant does; the peers do not).
  */
 export function cacheFigures(bodies: readonly Record<string, unknown>[], breakpoints = false): CacheFigures {
-  let previousStable: number[] = [];
+  let previousStable = { text: "", tokens: 0 };
   let previous: number[] = [];
   let previousParts: string[] | undefined;
   const figures: CacheFigures = {
@@ -161,14 +161,18 @@ export function cacheFigures(bodies: readonly Record<string, unknown>[], breakpo
     previous = tokens;
     if (!breakpoints) figures.anthropic_effective_input_tokens += tokens.length;
     else {
-      const stable = encoder.encode(stableParts(body).join("\n"));
+      // Compared as text: the tokens at the joint of two parts merge differently once more follows.
+      const text = stableParts(body).join("\n");
+      const stable = Math.min(tokens.length, encoder.encode(text).length);
       const hit =
-        previousStable.length >= CACHE_MINIMUM_TOKENS && commonPrefix(previousStable, stable) === previousStable.length;
-      const read = hit ? previousStable.length : 0;
-      const written = stable.length >= CACHE_MINIMUM_TOKENS ? stable.length - read : 0;
+        previousStable.tokens >= CACHE_MINIMUM_TOKENS &&
+        previousStable.tokens <= stable &&
+        text.startsWith(previousStable.text);
+      const read = hit ? previousStable.tokens : 0;
+      const written = stable >= CACHE_MINIMUM_TOKENS ? stable - read : 0;
       const full = Math.max(0, tokens.length - read - written);
       figures.anthropic_effective_input_tokens += ANTHROPIC_READ_PRICE * read + ANTHROPIC_WRITE_PRICE * written + full;
-      previousStable = stable;
+      previousStable = { text, tokens: stable };
     }
   }
   figures.effective_input_tokens = Math.round(figures.effective_input_tokens);
