@@ -146,8 +146,7 @@ describe("Anthropic pricing of a thread (bench/prompt-cache.ts)", () => {
     tools: [{ type: "function", function: { name: "t", description: "x ".repeat(1200), parameters: {} } }],
     messages: Array.from({ length: messages }, (_, index) => ({ role: "user", content: `message ${index}` })),
   });
-  it("bills a thread without breakpoints in full and reads a growing stable prefix at 10% with them", async () => {
-    const { cacheFigures } = await import("../../bench/prompt-cache.js");
+  it("bills a thread without breakpoints in full and reads a growing stable prefix at 10% with them", () => {
     const bodies = [body(1), body(2), body(3)];
     const plain = cacheFigures(bodies, false);
     expect(plain.anthropic_effective_input_tokens).toBe(plain.input_tokens);
