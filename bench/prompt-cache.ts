@@ -11,6 +11,16 @@
  *                            nothing below 1,024 tokens, then in 128-token steps
  *   effective_input_tokens   uncached + 10% of cached (cached input is about
  *                            a tenth of the price)
+ *   anthropic_effective_input_tokens
+ *                            the same thread under Anthropic's pricing rules:
+ *                            nothing is cached without `cache_control`
+ *                            breakpoints (the peers, bound as their users bind
+ *                            ChatAnthropic, set none: every token in full);
+ *                            with them (Warrant) the stable part of a request
+ *                            (everything but the appended note) that the
+ *                            previous request wrote is read at 10%, the rest
+ *                            of it written at 125%, the note in full; a
+ *                            prefix under 1,024 tokens is neither
  *   append_only_ceiling_tokens
  *                            what prefix_reused_tokens would be if every
  *                            request started with the whole previous one
@@ -48,6 +58,11 @@ export const CACHE_MINIMUM_TOKENS = 1_024;
 export const CACHE_STEP_TOKENS = 128;
 /** The price of a cached input token relative to an uncached one. */
 export const CACHED_PRICE = 0.1;
+/** Anthropic: a cache read costs 10% of input, a cache write (5-minute) 125%. */
+export const ANTHROPIC_READ_PRICE = 0.1;
+export const ANTHROPIC_WRITE_PRICE = 1.25;
+/** USD per million input tokens the dollar figures use (list prices: gpt-5, claude-sonnet-4-5). */
+export const INPUT_USD_PER_MILLION = { openai: 1.25, anthropic: 3 } as const;
 
 export interface CacheFigures {
   requests: number;
@@ -55,6 +70,7 @@ export interface CacheFigures {
   prefix_reused_tokens: number;
   openai_cacheable_tokens: number;
   effective_input_tokens: number;
+  anthropic_effective_input_tokens: number;
   append_only_ceiling_tokens: number;
   append_only_ceiling_ratio: number;
   growth_tokens_per_request: number;
@@ -94,8 +110,25 @@ export function cacheable(shared: number): number {
   return CACHE_MINIMUM_TOKENS + Math.floor((shared - CACHE_MINIMUM_TOKENS) / CACHE_STEP_TOKENS) * CACHE_STEP_TOKENS;
 }
 
-/** The figures of one thread's requests, in the order they were sent. */
-export function cacheFigures(bodies: readonly Record<string, unknown>[]): CacheFigures {
+/** A request's parts without the note appended after its transcript (a trailing system message): what stays. */
+function stableParts(body: Record<string, unknown>): string[] {
+  const parts = requestParts(body);
+  const messages = Array.isArray(body["messages"]) ? (body["messages"] as unknown[]) : [];
+  const last = messages.at(-1);
+  const appended =
+    messages.length > 1 &&
+    typeof last === "object" &&
+    last !== null &&
+    (last as Record<string, unknown>)["role"] === "system";
+  return appended ? parts.slice(0, -1) : parts;
+}
+
+/**
+ * The figures of one thread's requests, in the order they were sent.
+ * `breakpoints`: whether the agent sets Anthropic `cache_control` marks (Warrant does; the peers do not).
+ */
+export function cacheFigures(bodies: readonly Record<string, unknown>[], breakpoints = false): CacheFigures {
+  let previousStable = { text: "", tokens: 0 };
   let previous: number[] = [];
   let previousParts: string[] | undefined;
   const figures: CacheFigures = {
@@ -104,6 +137,7 @@ export function cacheFigures(bodies: readonly Record<string, unknown>[]): CacheF
     prefix_reused_tokens: 0,
     openai_cacheable_tokens: 0,
     effective_input_tokens: 0,
+    anthropic_effective_input_tokens: 0,
     append_only_ceiling_tokens: 0,
     append_only_ceiling_ratio: 0,
     growth_tokens_per_request: 0,
@@ -125,8 +159,24 @@ export function cacheFigures(bodies: readonly Record<string, unknown>[]): CacheF
     figures.effective_input_tokens += tokens.length - cached + CACHED_PRICE * cached;
     figures.per_request_input_tokens.push(tokens.length);
     previous = tokens;
+    if (!breakpoints) figures.anthropic_effective_input_tokens += tokens.length;
+    else {
+      // Compared as text: the tokens at the joint of two parts merge differently once more follows.
+      const text = stableParts(body).join("\n");
+      const stable = Math.min(tokens.length, encoder.encode(text).length);
+      const hit =
+        previousStable.tokens >= CACHE_MINIMUM_TOKENS &&
+        previousStable.tokens <= stable &&
+        text.startsWith(previousStable.text);
+      const read = hit ? previousStable.tokens : 0;
+      const written = stable >= CACHE_MINIMUM_TOKENS ? stable - read : 0;
+      const full = Math.max(0, tokens.length - read - written);
+      figures.anthropic_effective_input_tokens += ANTHROPIC_READ_PRICE * read + ANTHROPIC_WRITE_PRICE * written + full;
+      previousStable = { text, tokens: stable };
+    }
   }
   figures.effective_input_tokens = Math.round(figures.effective_input_tokens);
+  figures.anthropic_effective_input_tokens = Math.round(figures.anthropic_effective_input_tokens);
   figures.append_only_ceiling_ratio =
     figures.input_tokens > 0 ? figures.append_only_ceiling_tokens / figures.input_tokens : 0;
   const lengths = figures.per_request_input_tokens;

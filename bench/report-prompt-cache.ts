@@ -4,13 +4,14 @@
  * reuse target asks of an append-only request, in this run's numbers.
  */
 import { decimals, percent, times, verdict } from "./format.js";
-import { REUSE_TARGET } from "./prompt-cache.js";
+import { INPUT_USD_PER_MILLION, REUSE_TARGET } from "./prompt-cache.js";
 import type { ScenarioFigures } from "./prompt-cache-scenarios.js";
 import type { Results } from "./report.js";
 import { ratio } from "./stats.js";
 
 const REFERENCE = "create_react_agent";
 const count = (value: number) => decimals(value, 0);
+const dollars = (tokens: number, perMillion: number) => `$${decimals((tokens * perMillion) / 1_000_000, 4)}`;
 
 /** The prompt-cache table: one row per scenario and figure. */
 
@@ -81,10 +82,26 @@ export function promptCacheTable(results: Pick<Results, "prompt_cache" | "target
       (f) => f.openai_cacheable_tokens,
     );
     row(
-      "effective input (cached at 10%)",
+      "OpenAI pricing: effective input (cached at 10%)",
       (f) => count(f.effective_input_tokens),
       (f) => f.effective_input_tokens,
       `${key}_effective_input_tokens`,
+    );
+    row(
+      `OpenAI pricing: input $ per run at $${INPUT_USD_PER_MILLION.openai}/M`,
+      (f) => dollars(f.effective_input_tokens, INPUT_USD_PER_MILLION.openai),
+      (f) => f.effective_input_tokens,
+    );
+    row(
+      "Anthropic pricing: effective input (reads 10%, writes 125%; peers set no cache_control)",
+      (f) => count(f.anthropic_effective_input_tokens),
+      (f) => f.anthropic_effective_input_tokens,
+      `${key}_anthropic_effective_input_tokens`,
+    );
+    row(
+      `Anthropic pricing: input $ per run at $${INPUT_USD_PER_MILLION.anthropic}/M`,
+      (f) => dollars(f.anthropic_effective_input_tokens, INPUT_USD_PER_MILLION.anthropic),
+      (f) => f.anthropic_effective_input_tokens,
     );
   }
   const seen = byFigure.get("research_30_request_seen_at_every_step");

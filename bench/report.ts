@@ -162,15 +162,27 @@ export function promptCacheTargets(cache: PromptCache): Target[] {
     ),
     target(
       "research_30_effective_input_tokens",
-      "warrant ≤ 1.0× create_react_agent",
+      "warrant ≤ 0.65× create_react_agent",
       ratio(research.warrant.effective_input_tokens, research[REFERENCE].effective_input_tokens),
-      (value) => value <= 1.0,
+      (value) => value <= 0.65,
     ),
     target(
       "all_tools_10_effective_input_tokens",
-      "warrant ≤ 0.5× create_react_agent",
+      "warrant ≤ 0.35× create_react_agent",
       ratio(all.warrant.effective_input_tokens, all[REFERENCE].effective_input_tokens),
-      (value) => value <= 0.5,
+      (value) => value <= 0.35,
+    ),
+    target(
+      "research_30_anthropic_effective_input_tokens",
+      "warrant ≤ 0.4× create_react_agent",
+      ratio(research.warrant.anthropic_effective_input_tokens, research[REFERENCE].anthropic_effective_input_tokens),
+      (value) => value <= 0.4,
+    ),
+    target(
+      "all_tools_10_anthropic_effective_input_tokens",
+      "warrant ≤ 0.3× create_react_agent",
+      ratio(all.warrant.anthropic_effective_input_tokens, all[REFERENCE].anthropic_effective_input_tokens),
+      (value) => value <= 0.3,
     ),
     target(
       "research_30_request_seen_at_every_step",

@@ -16,6 +16,7 @@ import { openDatabase, type Database } from "./persistence/database.js";
 import { createElicitationStore } from "./persistence/elicitation-store.js";
 import { createElicitationBroker } from "./runtime/elicitation-broker.js";
 import { createModelPlanner } from "./planners/model.js";
+import { parseModelName } from "./planners/model-name.js";
 import type { Planner } from "./planners/planner.js";
 import { createRulesPlanner } from "./domains/rules-planner.js";
 import { DEFAULT_CONTEXT_WINDOW_TOKENS, loadConfig, type ModelSettings, type WarrantConfig } from "./policy/config.js";
@@ -40,25 +41,44 @@ export function plannerFor(
   prices: Record<string, Partial<ModelSettings> & ModelPrice> = {},
 ): Planner {
   if (settings.planner === "rules") return createRulesPlanner();
-  const model = priceOf(prices, settings.model.name);
-  // An unlisted model: no price, no allowed_tools, the default compaction budget.
+  const named = parseModelName(settings.model.name);
+  // Listed by the full name (`anthropic:claude-…`) or by the provider's own model name.
+  const model = priceOf(prices, settings.model.name) ?? priceOf(prices, named.model);
+  // An unlisted model: no price, the provider's caching and no allowed_tools, the default compaction budget.
   const planner = model
     ? {
         price: {
           input_per_million_usd: model.input_per_million_usd,
           output_per_million_usd: model.output_per_million_usd,
+          ...(model.cached_input_per_million_usd !== undefined
+            ? { cached_input_per_million_usd: model.cached_input_per_million_usd }
+            : {}),
+          ...(model.cache_write_per_million_usd !== undefined
+            ? { cache_write_per_million_usd: model.cache_write_per_million_usd }
+            : {}),
         },
-        allowedTools: model.allowed_tools ?? false,
+        allowedTools: named.provider !== "anthropic" && allowedToolsOf(model),
+        ...(model.caching !== undefined ? { caching: model.caching } : {}),
         contextBudgetTokens:
           model.compact_at_tokens ?? Math.floor((model.context_window_tokens ?? DEFAULT_CONTEXT_WINDOW_TOKENS) / 2),
       }
     : {};
+  const anthropic = named.provider === "anthropic";
+  const baseUrl = anthropic ? settings.model.anthropicBaseUrl : settings.model.baseUrl;
+  const apiKey = anthropic ? settings.model.anthropicApiKey : settings.model.apiKey;
   return createModelPlanner({
-    model: settings.model.name,
+    model: named.model,
+    provider: named.provider,
     ...planner,
-    ...(settings.model.baseUrl ? { baseUrl: settings.model.baseUrl } : {}),
-    ...(settings.model.apiKey ? { apiKey: settings.model.apiKey } : {}),
+    ...(baseUrl ? { baseUrl } : {}),
+    ...(apiKey ? { apiKey } : {}),
   });
+}
+
+/** `tool_restriction`, or its older spelling `allowed_tools`; a note by default. */
+function allowedToolsOf(model: Partial<ModelSettings>): boolean {
+  if (model.tool_restriction !== undefined) return model.tool_restriction === "allowed_tools";
+  return model.allowed_tools ?? false;
 }
 
 /** Everything the nodes need, from settings; `overrides` replace parts (tests, CLI). */

@@ -6,6 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ConfigError } from "./errors.js";
+import { parseModelName } from "./planners/model-name.js";
 
 /** Repository root, resolved from this file (works under tsx and the LangGraph CLI). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -57,6 +58,8 @@ const EnvSchema = z.object({
   WARRANT_MODEL: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.string().url().optional(),
   WARRANT_MAX_MODEL_TURNS: positiveInt(8),
   WARRANT_MAX_TOOL_CALLS: positiveInt(12),
   WARRANT_DEADLINE_MS: positiveInt(120_000),
@@ -147,7 +150,18 @@ export interface Settings {
    */
   verifiedClaimsOnly: boolean;
   planner: "rules" | "model";
-  model: { name: string; baseUrl: string | undefined; apiKey: string | undefined };
+  /**
+   * `WARRANT_MODEL` (`provider:model`, checked at start by `parseModelName`) and its endpoint:
+   * `OPENAI_BASE_URL`/`OPENAI_API_KEY` for `openai:` and `openai-compatible:`,
+   * `ANTHROPIC_BASE_URL`/`ANTHROPIC_API_KEY` for `anthropic:`.
+   */
+  model: {
+    name: string;
+    baseUrl: string | undefined;
+    apiKey: string | undefined;
+    anthropicBaseUrl?: string | undefined;
+    anthropicApiKey?: string | undefined;
+  };
   budgets: Budgets;
   server: {
     /** `WARRANT_AUTH_SECRET`; unset means a random secret kept in `<dataDir>/auth-secret`. */
@@ -209,6 +223,18 @@ export function loadSettings(source: Record<string, string | undefined> = proces
     throw new ConfigError("config_invalid", `${variable} ${issue?.message ?? "is invalid"}`);
   }
   const env = parsed.data;
+  if (env.WARRANT_MODEL !== undefined) {
+    const named = parseModelName(env.WARRANT_MODEL);
+    if (
+      named.provider === "openai-compatible" &&
+      env.WARRANT_MODEL.startsWith("openai-compatible:") &&
+      !env.OPENAI_BASE_URL
+    )
+      throw new ConfigError(
+        "config_invalid",
+        "WARRANT_MODEL names an openai-compatible: model but OPENAI_BASE_URL is not set",
+      );
+  }
   const fromRoot = (value: string | undefined, fallback: string) => path.resolve(REPO_ROOT, value ?? fallback);
   return {
     databaseUrl: env.DATABASE_URL,
@@ -223,7 +249,13 @@ export function loadSettings(source: Record<string, string | undefined> = proces
     verifiedClaimsOnly: env.WARRANT_VERIFIED_CLAIMS_ONLY === "1",
     // The rules planner is the default whenever no model is configured.
     planner: env.WARRANT_PLANNER ?? (env.WARRANT_MODEL ? "model" : "rules"),
-    model: { name: env.WARRANT_MODEL ?? "gpt-4o-mini", baseUrl: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY },
+    model: {
+      name: env.WARRANT_MODEL ?? "gpt-4o-mini",
+      baseUrl: env.OPENAI_BASE_URL,
+      apiKey: env.OPENAI_API_KEY,
+      anthropicBaseUrl: env.ANTHROPIC_BASE_URL,
+      anthropicApiKey: env.ANTHROPIC_API_KEY,
+    },
     budgets: {
       model_turns: env.WARRANT_MAX_MODEL_TURNS,
       tool_calls: env.WARRANT_MAX_TOOL_CALLS,

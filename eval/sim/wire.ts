@@ -21,7 +21,8 @@ export interface WireCompletion {
   content?: string | null;
   tool_calls?: WireToolCall[];
   finish_reason: string;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** `prompt_tokens_details.cached_tokens`: the part of the prompt OpenAI read from its prompt cache. */
+  usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: unknown } };
 }
 
 /** What an answerer tells the server to send for one request. */
@@ -152,10 +153,15 @@ function wireToolCall(call: WireToolCall): Record<string, unknown> {
   };
 }
 
-function wireUsage(completion: WireCompletion): Record<string, number> | undefined {
+function wireUsage(completion: WireCompletion): Record<string, unknown> | undefined {
   if (completion.usage === undefined) return undefined;
-  const { prompt_tokens, completion_tokens } = completion.usage;
-  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+  const { prompt_tokens, completion_tokens, prompt_tokens_details } = completion.usage;
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens: prompt_tokens + completion_tokens,
+    ...(prompt_tokens_details !== undefined ? { prompt_tokens_details } : {}),
+  };
 }
 
 /** The non-streamed body of one completion. */

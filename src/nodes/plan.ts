@@ -41,6 +41,7 @@ export function makePlanNode(host: Host) {
         candidates: step.candidates.map(toToolSpec),
         evidence: state.evidence,
         turn: run.turn,
+        thread_id: threadIdFrom(config),
         context: run.context ?? {},
         ...(config.signal ? { signal: config.signal } : {}),
       });

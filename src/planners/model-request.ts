@@ -65,11 +65,15 @@ export async function requestReply(
   recorder: FinishReasonRecorder,
   signal: AbortSignal | undefined,
   apiKey: string,
+  callOptions: Record<string, string> = {},
 ): Promise<BaseMessage> {
   // Passing `callbacks` would replace the ones inherited from an enclosing
   // LangGraph run (and with them its message stream), so merge onto the
-  // implicit config instead.
-  const config = mergeConfigs(ensureConfig(), { callbacks: [recorder], ...(signal ? { signal } : {}) });
+  // implicit config instead. `callOptions` are the chat model's own (e.g. `promptCacheKey`).
+  const config = {
+    ...mergeConfigs(ensureConfig(), { callbacks: [recorder], ...(signal ? { signal } : {}) }),
+    ...callOptions,
+  };
   try {
     return await runnable.invoke(messages, config);
   } catch (error) {
@@ -111,27 +115,52 @@ function redact(text: string, apiKey: string): string {
 
 /**
  * Token counts of one reply, as the endpoint reported them (LangChain copies
- * `prompt_tokens`/`completion_tokens` into `usage_metadata`). They feed the
- * token and cost budgets, so they are checked like any other model output:
- * missing counts are 0 (many local servers send none), but a count that is
- * not a whole number from 0 to {@link MAX_TOKENS_PER_REPLY} (negative,
- * fractional, a string, absurdly large) would silently switch a budget off.
+ * `prompt_tokens`/`completion_tokens`, and Anthropic's `input_tokens` plus its
+ * cache reads and writes, into `usage_metadata`; the cache parts into
+ * `input_token_details`). They feed the token and cost budgets, so they are
+ * checked like any other model output: missing counts are 0 (many local
+ * servers send none), but a count that is not a whole number from 0 to
+ * {@link MAX_TOKENS_PER_REPLY} (negative, fractional, a string, absurdly
+ * large), or cache parts larger than the input they are part of, would
+ * silently switch a budget off or price a reply below its cost.
  *
  * @throws ModelBehaviorError `model_invalid_usage`.
  */
 export function usageOf(reply: BaseMessage): PlanUsage {
   const usage = isRecord(reply) ? reply["usage_metadata"] : undefined;
-  return { input_tokens: tokenCount(usage, "input_tokens"), output_tokens: tokenCount(usage, "output_tokens") };
+  const counts: PlanUsage = {
+    input_tokens: tokenCount(usage, "input_tokens", "prompt_tokens"),
+    output_tokens: tokenCount(usage, "output_tokens", "completion_tokens"),
+  };
+  const details = isRecord(usage) ? usage["input_token_details"] : undefined;
+  if (details === undefined || details === null) return counts;
+  if (!isRecord(details))
+    throw new ModelBehaviorError(
+      "model_invalid_usage",
+      "the model endpoint reported input token details that are not an object",
+    );
+  const cached = tokenCount(details, "cache_read", "cached input tokens");
+  const written = tokenCount(details, "cache_creation", "cache write tokens");
+  if (cached + written > counts.input_tokens) {
+    throw new ModelBehaviorError(
+      "model_invalid_usage",
+      `the model endpoint reported ${cached + written} cached or cache-write tokens of ${counts.input_tokens} input tokens`,
+    );
+  }
+  return {
+    ...counts,
+    ...(cached > 0 ? { cached_input_tokens: cached } : {}),
+    ...(written > 0 ? { cache_write_tokens: written } : {}),
+  };
 }
 
-function tokenCount(usage: unknown, key: "input_tokens" | "output_tokens"): number {
+function tokenCount(usage: unknown, key: string, wire: string): number {
   if (!isRecord(usage)) return 0;
   const value = usage[key];
   if (value === undefined || value === null) return 0;
   if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && value <= MAX_TOKENS_PER_REPLY)
     return value;
   const shown = typeof value === "number" ? String(value) : `a ${typeof value}`;
-  const wire = key === "input_tokens" ? "prompt_tokens" : "completion_tokens";
   throw new ModelBehaviorError(
     "model_invalid_usage",
     `the model endpoint reported ${wire} = ${truncate(shown, 40)}; expected a whole number from 0 to ${MAX_TOKENS_PER_REPLY}`,

@@ -1,13 +1,17 @@
 /**
- * The model planner: asks an OpenAI-compatible Chat Completions server for the
- * next step and maps its reply to a `PlanOutcome`. It only proposes; every
+ * The model planner: asks a chat model named by provider (OpenAI and
+ * OpenAI-compatible Chat Completions here, Anthropic Messages in
+ * `model-anthropic.ts`) for the next step and maps its reply to a `PlanOutcome`. It only proposes; every
  * tool call it returns is checked by `authorize`, and its argument text is
  * passed through exactly as the model sent it. Its parts: the prompt
  * (`model-prompt.ts`), the request and usage accounting (`model-request.ts`),
  * the reply (`model-reply.ts`) and its tool calls (`model-tool-calls.ts`).
  */
+import { createHash } from "node:crypto";
 import { ChatOpenAI } from "@langchain/openai";
 import type { ModelPrice } from "../policy/pricing.js";
+import { anthropicPath } from "./model-anthropic.js";
+import type { ModelProvider } from "./model-name.js";
 import { buildMessages } from "./model-prompt.js";
 import { toOutcome } from "./model-reply.js";
 import { finishReasonOf, FinishReasonRecorder, requestReply, usageOf, type ChatRunnable } from "./model-request.js";
@@ -19,9 +23,16 @@ export { MAX_TOKENS_PER_REPLY } from "./model-request.js";
 
 /** Settings for {@link createModelPlanner}. */
 export interface ModelPlannerOptions {
-  /** Model name sent to the server. */
+  /** Model name sent to the server (without the `provider:` prefix). */
   model: string;
-  /** Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:11434/v1`. */
+  /** Which API the model speaks (default `openai-compatible`: Chat Completions at `baseUrl`). */
+  provider?: ModelProvider;
+  /**
+   * How requests ask for prompt caching (the config's `caching`); default by provider:
+   * `breakpoints` (Anthropic `cache_control`), `prompt_cache_key` (OpenAI, one key per thread), else `automatic`.
+   */
+  caching?: "breakpoints" | "prompt_cache_key" | "automatic";
+  /** Base URL of the API, e.g. `http://127.0.0.1:11434/v1` (Anthropic: without `/v1`). */
   baseUrl?: string;
   /** API key; local servers usually need none, so a placeholder is sent when unset. */
   apiKey?: string;
@@ -61,6 +72,24 @@ const DEFAULT_MAX_RETRIES = 1;
  */
 export function createModelPlanner(options: ModelPlannerOptions): Planner {
   const apiKey = options.apiKey ?? PLACEHOLDER_API_KEY;
+  const provider = options.provider ?? "openai-compatible";
+  const caching = options.caching ?? DEFAULT_CACHING[provider];
+  const common = {
+    kind: "model" as const,
+    ...(options.price ? { price: options.price } : {}),
+    ...(options.contextBudgetTokens !== undefined ? { contextBudgetTokens: options.contextBudgetTokens } : {}),
+  };
+  if (provider === "anthropic") {
+    const plan = anthropicPath({
+      model: options.model,
+      apiKey,
+      ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+      breakpoints: caching === "breakpoints",
+    });
+    return { ...common, plan };
+  }
   const chat = new ChatOpenAI({
     model: options.model,
     apiKey,
@@ -73,18 +102,36 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
   const bindings = boundModels(chat);
 
   return {
-    kind: "model",
-    ...(options.price ? { price: options.price } : {}),
-    ...(options.contextBudgetTokens !== undefined ? { contextBudgetTokens: options.contextBudgetTokens } : {}),
+    ...common,
     async plan(input: PlannerInput): Promise<PlanResult> {
       // The run's candidate set is the tools block; this step's offer is a mask over it.
       const block = toolBlock(input.candidates ?? input.tools, input.tools, options.allowedTools ?? false);
       const runnable = bindings.bound(block);
       const recorder = new FinishReasonRecorder();
-      const reply = await requestReply(runnable, buildMessages(input, block.note), recorder, input.signal, apiKey);
+      const cacheKey: Record<string, string> =
+        caching === "prompt_cache_key" && input.thread_id !== undefined
+          ? { promptCacheKey: promptCacheKeyOf(input.thread_id) }
+          : {};
+      const messages = buildMessages(input, block.note);
+      const reply = await requestReply(runnable, messages, recorder, input.signal, apiKey, cacheKey);
       return { outcome: toOutcome(reply, finishReasonOf(reply, recorder), input.turn), usage: usageOf(reply) };
     },
   };
+}
+
+const DEFAULT_CACHING: Readonly<Record<ModelProvider, NonNullable<ModelPlannerOptions["caching"]>>> = {
+  anthropic: "breakpoints",
+  openai: "prompt_cache_key",
+  "openai-compatible": "automatic",
+};
+
+/**
+ * OpenAI's `prompt_cache_key` for a thread: one key per thread routes its
+ * requests (which share the thread's growing prefix) to the same cache. A
+ * hash, so the thread id itself is not sent to the provider.
+ */
+export function promptCacheKeyOf(threadId: string): string {
+  return `warrant-${createHash("sha256").update(threadId).digest("hex").slice(0, 32)}`;
 }
 
 /** Bound models kept per planner: enough for the distinct blocks of concurrent runs, bounded. */

@@ -16,9 +16,14 @@ export type PlanOutcome =
   | { type: "final"; answer: string; citations: string[]; abstained: boolean }
   | { type: "needs_human"; reason: string };
 
+/** One reply's token counts; `input_tokens` includes the cached and cache-write parts the provider reported. */
 export interface PlanUsage {
   input_tokens: number;
   output_tokens: number;
+  /** Part of `input_tokens` read from the provider's prompt cache (absent: none reported). */
+  cached_input_tokens?: number;
+  /** Part of `input_tokens` written to the prompt cache (Anthropic; absent: none reported). */
+  cache_write_tokens?: number;
 }
 
 export interface PlannerInput {
@@ -35,6 +40,8 @@ export interface PlannerInput {
    * bind `tools`.
    */
   candidates?: ToolSpec[];
+  /** The thread the run belongs to: the OpenAI `prompt_cache_key` is derived from it. */
+  thread_id?: string;
   /** Evidence gathered so far in this thread. */
   evidence: Evidence[];
   /** 1-based planner turn within the run. */

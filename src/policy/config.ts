@@ -103,7 +103,22 @@ export const ModelPriceSchema = z
   .object({
     input_per_million_usd: usdPerMillion,
     output_per_million_usd: usdPerMillion,
-    /** The endpoint takes `tool_choice` `{"type": "allowed_tools", …}`; otherwise a step's restriction is an appended note. */
+    /** USD per million input tokens read from the provider's prompt cache (default: the input price). */
+    cached_input_per_million_usd: usdPerMillion.optional(),
+    /** USD per million input tokens written to the prompt cache (Anthropic: 1.25x input; default: the input price). */
+    cache_write_per_million_usd: usdPerMillion.optional(),
+    /**
+     * How requests ask for prompt caching (default by provider: `anthropic:` breakpoints, `openai:`
+     * prompt_cache_key, otherwise automatic): `breakpoints` sets Anthropic `cache_control` markers,
+     * `prompt_cache_key` sends OpenAI's per-thread key, `automatic` sends nothing and relies on the server.
+     */
+    caching: z.enum(["breakpoints", "prompt_cache_key", "automatic"]).optional(),
+    /**
+     * How a step's restriction of the tools block reaches the model: `allowed_tools` (OpenAI's
+     * `tool_choice`) or an appended `note` (default; the only way on Anthropic). `authorize` enforces it either way.
+     */
+    tool_restriction: z.enum(["allowed_tools", "note"]).optional(),
+    /** Older spelling of `tool_restriction: "allowed_tools"` (true) or `"note"` (false). */
     allowed_tools: z.boolean().optional(),
     /** The model's context window in tokens (default 128,000); the compaction budget defaults to half of it. */
     context_window_tokens: tokens.optional(),
@@ -111,6 +126,13 @@ export const ModelPriceSchema = z
     compact_at_tokens: tokens.optional(),
   })
   .strict()
+  .refine(
+    (model) =>
+      model.allowed_tools === undefined ||
+      model.tool_restriction === undefined ||
+      model.allowed_tools === (model.tool_restriction === "allowed_tools"),
+    { message: "allowed_tools contradicts tool_restriction", path: ["tool_restriction"] },
+  )
   .refine(
     (model) =>
       model.compact_at_tokens === undefined ||

@@ -140,3 +140,18 @@ describe("growthFor: the growth per request at which an append-only thread reach
     expect(growthFor(0.95, 534, 21)).toBeGreaterThan(0);
   });
 });
+
+describe("Anthropic pricing of a thread (bench/prompt-cache.ts)", () => {
+  const body = (messages: number) => ({
+    tools: [{ type: "function", function: { name: "t", description: "x ".repeat(1200), parameters: {} } }],
+    messages: Array.from({ length: messages }, (_, index) => ({ role: "user", content: `message ${index}` })),
+  });
+  it("bills a thread without breakpoints in full and reads a growing stable prefix at 10% with them", () => {
+    const bodies = [body(1), body(2), body(3)];
+    const plain = cacheFigures(bodies, false);
+    expect(plain.anthropic_effective_input_tokens).toBe(plain.input_tokens);
+    const marked = cacheFigures(bodies, true);
+    expect(marked.anthropic_effective_input_tokens).toBeLessThan(0.6 * plain.input_tokens);
+    expect(marked.anthropic_effective_input_tokens).toBeGreaterThan(0);
+  });
+});
