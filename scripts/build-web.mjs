@@ -24,6 +24,8 @@ function newest(target) {
 const inputs = [
   path.join(web, "index.html"),
   path.join(web, "src"),
+  // The wording the page shares with the CLI (web/src/wording.ts imports it).
+  path.join(root, "src", "wording"),
   path.join(root, "package-lock.json"),
   fileURLToPath(import.meta.url),
 ];

@@ -7,6 +7,10 @@
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import type { ResumeDecision } from "../policy/approval.js";
+import { describeAction, formatMoment } from "../wording/proposal.js";
+
+/** The terminal's time zone (the same the page would use in this machine's browser). */
+const VIEWER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 
 /** The interrupt value human_review raises (DESIGN §8), as far as the terminal needs it. */
 const PendingReviewSchema = z.object({
@@ -35,28 +39,30 @@ export function pendingReviewOf(interrupts: readonly unknown[]): PendingReview |
 const text = (value: unknown): string | undefined =>
   typeof value === "string" && value.length > 0 ? value : undefined;
 
-/** One card per action: what would run, where, when, and what the approval is bound to. */
-export function approvalCard(review: PendingReview): string {
+/**
+ * One card per action, in people's words (src/wording/proposal.ts, as on the page): what will happen, its
+ * arguments as a readable table, when the request expires, and the ids on a last `details` line.
+ */
+export function approvalCard(review: PendingReview, zone: string = VIEWER_ZONE): string {
   const lines = [`waiting for approval: ${review.action_requests.length} action(s)`];
-  if (review.error) lines.push(`  the previous answer was refused: ${review.error.code}: ${review.error.message}`);
+  if (review.error) lines.push(`  the previous answer was refused: ${review.error.message}`);
   review.action_requests.forEach((action, index) => {
     const approval = review.approvals[index];
-    const args = action.args;
-    lines.push("", `  [${index + 1}] ${action.name}`);
+    const words = describeAction(action.name, action.args, zone);
+    lines.push("", `  [${index + 1}] ${words.summary}`);
     const field = (label: string, value: string | undefined) => {
       if (value !== undefined) lines.push(`      ${label.padEnd(12)}${label.length >= 12 ? " " : ""}${value}`);
     };
-    field("calendar", text(args["calendar"]));
-    field("title", text(args["title"]));
-    field("start", text(args["start"]));
-    field("end", text(args["end"]));
-    field("timezone", text(args["timezone"]));
-    const description = text(args["description"]);
-    if (description !== undefined) field("contents", description.split("\n").join("\n                  "));
-    field("arguments", JSON.stringify(args));
-    field("action_id", approval?.action_id);
-    field("who decides", text(review.review_configs?.[index]?.rule));
-    field("expires_at", approval?.expires_at);
+    // A multi-line value (an event's contents) continues under its first line.
+    for (const item of words.fields) field(item.label, item.value.split("\n").join("\n                  "));
+    if (approval) field("Expires", `${formatMoment(approval.expires_at, zone)} (${zone})`);
+    const rule = text(review.review_configs?.[index]?.rule);
+    field(
+      "Details",
+      [`tool ${action.name}`, approval ? `action ${approval.action_id}` : undefined, rule ? `rule ${rule}` : undefined]
+        .filter(Boolean)
+        .join(" · "),
+    );
   });
   return lines.join("\n");
 }
@@ -97,7 +103,7 @@ async function askArguments(
   io: ReviewIO,
   current: Record<string, unknown>,
 ): Promise<Record<string, unknown> | undefined> {
-  io.write(`  current arguments: ${JSON.stringify(current)}\n`);
+  io.write(`  current arguments (to copy and change): ${JSON.stringify(current)}\n`);
   for (;;) {
     const answer = await ask(io, "  new arguments (one JSON object): ");
     if (answer === undefined) return undefined;
@@ -127,7 +133,7 @@ export async function reviewInteractively(
     for (;;) {
       const answer = await ask(
         io,
-        `[${index + 1}/${review.action_requests.length}] ${action.name}: (a)pprove, (e)dit or (r)eject? `,
+        `[${index + 1}/${review.action_requests.length}] ${describeAction(action.name, action.args, VIEWER_ZONE).summary}: (a)pprove, (e)dit or (r)eject? `,
       );
       if (answer === undefined) return undefined;
       const choice = answer.toLowerCase();

@@ -26,6 +26,7 @@ export type ApiErrorCode =
   | "thread_unfinished"
   | "review_pending"
   | "no_pending_interrupt"
+  | "review_expired"
   | "nothing_to_run"
   | "command_not_allowed"
   | "state_write_refused"
@@ -70,6 +71,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   thread_unfinished: 409,
   review_pending: 409,
   no_pending_interrupt: 409,
+  review_expired: 409,
   nothing_to_run: 409,
   command_not_allowed: 400,
   state_write_refused: 403,

@@ -125,10 +125,10 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     expect(events.map((event) => event["title"]).sort()).toEqual([session(1).title, session(2).title]);
     expect(events.every((event) => event["user_id"] === "alice")).toBe(true);
 
-    const ledgerRows = page.getByRole("table", { name: "Tool ledger" }).locator("tbody tr");
+    const ledgerRows = page.getByRole("region", { name: "Tool ledger" }).locator("li[data-status]");
     expect(
       await ledgerRows.evaluateAll((rows) =>
-        rows.map((row) => `${row.children[0]?.textContent}:${row.getAttribute("data-status")}`),
+        rows.map((row) => `${row.getAttribute("data-tool")}:${row.getAttribute("data-status")}`),
       ),
     ).toEqual(["create_study_event:succeeded", "create_study_event:succeeded"]);
     const denial = page.getByRole("region", { name: "Denied proposals" }).locator("li");
@@ -202,12 +202,14 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     const denial = page.getByRole("region", { name: "Denied proposals" }).locator("li");
     expect(await denial.count()).toBe(1);
     expect(await denial.getAttribute("data-code")).toBe("access_denied");
-    expect(await denial.textContent()).toMatch(/^read_note: access_denied — \S/);
+    expect(await denial.getAttribute("data-tool")).toBe("read_note");
+    expect(await denial.getAttribute("data-code")).toBe("access_denied");
+    expect(await denial.textContent()).toMatch(/^Read note: \S/);
     // The named check of the policy pipeline that refused it.
     expect(await denial.getAttribute("data-check")).toMatch(/^(run_bound|authorized)$/);
     expect(await denial.textContent()).toContain(`(check: ${await denial.getAttribute("data-check")}`);
     // Nothing ran: a denied proposal never reaches the tool.
-    expect(await page.getByRole("table", { name: "Tool ledger" }).count()).toBe(0);
+    expect(await page.getByRole("region", { name: "Tool ledger" }).count()).toBe(0);
     await browser!.screenshot(page, "denied-proposal");
     await page.close();
   }, 120_000);
@@ -227,7 +229,7 @@ describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
     await entry.waitFor();
     await entry.click();
     await rita.getByRole("region", { name: /Review needed: 1 action/ }).waitFor();
-    expect(await card(rita, 0).locator("h3 code").textContent()).toBe("create_study_event");
+    expect(await card(rita, 0).getAttribute("data-tool")).toBe("create_study_event");
     await card(rita, 0).getByLabel("Approve").check();
     await rita.getByRole("button", { name: "Send decisions" }).click();
     await expect

@@ -70,10 +70,10 @@ describe.runIf(BROWSER_TESTS_RUN)("elicitation form in Chromium", () => {
       .poll(() => page.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 })
       .toBe("final_answer");
     expect(await form.count()).toBe(0);
-    const rows = page.getByRole("table", { name: "Tool ledger" }).locator("tbody tr");
+    const rows = page.getByRole("region", { name: "Tool ledger" }).locator("li[data-status]");
     expect(
       await rows.evaluateAll((items) =>
-        items.map((row) => `${row.children[0]?.textContent}:${row.getAttribute("data-status")}`),
+        items.map((row) => `${row.getAttribute("data-tool")}:${row.getAttribute("data-status")}`),
       ),
     ).toEqual(["book_review_slot:succeeded"]);
     const threadId = new URL(page.url()).searchParams.get("thread");

@@ -46,7 +46,9 @@ async function askForPlan(page: Page): Promise<void> {
   await page.getByLabel("Your message").fill(STUDY_REQUEST);
   await page.getByLabel("Your message").press("Enter");
   await page.getByRole("region", { name: /Review needed: 3 actions/ }).waitFor({ timeout: 60_000 });
-  const names = await page.locator("article.approval-card h3 code").allTextContents();
+  const names = await page
+    .locator("article.approval-card")
+    .evaluateAll((cards) => cards.map((card) => card.getAttribute("data-tool")));
   expect(names).toEqual(["create_study_event", "create_study_event", "create_study_event"]);
 }
 

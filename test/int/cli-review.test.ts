@@ -218,14 +218,14 @@ describe("CLI review", () => {
       const threadId = /^thread: (\S+)/m.exec(paused.stderr)?.[1] ?? "";
       expect(paused.stdout).toMatch(/waiting for approval: 2 action\(s\)/);
       for (const expected of [
-        /\[1\] create_study_event/,
-        /\[2\] create_study_event/,
-        /calendar\s+study/,
-        /start\s+2026-12-02T18:00:00Z/,
-        /end\s+2026-12-03T19:00:00Z/,
-        /timezone\s+UTC/,
-        /action_id\s+\S+/,
-        /expires_at\s+\d{4}-\d{2}-\d{2}T/,
+        /\[1\] Add to calendar study: /,
+        /\[2\] Add to calendar study: /,
+        /Calendar\s+study/,
+        /Starts\s+Wed 2 Dec, \d{2}:00/,
+        /Ends\s+Thu 3 Dec, \d{2}:00/,
+        /Time zone\s+UTC/,
+        /Details\s+tool create_study_event · action \S+/,
+        /Expires\s+\w{3} \d{1,2} \w{3}, \d{2}:\d{2}/,
       ]) {
         expect(paused.stdout).toMatch(expected);
       }

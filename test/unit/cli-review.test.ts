@@ -61,21 +61,23 @@ describe("terminal review", () => {
     expect(pendingReviewOf(["x", payload])?.approvals).toHaveLength(2);
   });
 
-  it("shows tool, destination, times, zone, contents, action id and expiry per action", () => {
-    const card = approvalCard(payload);
+  it("shows per action what will happen in words, times in the viewer's zone, contents, expiry and the ids", () => {
+    const card = approvalCard(payload, "Europe/Berlin");
     for (const expected of [
-      "[1] create_study_event",
-      "calendar    study",
-      "start       2026-12-02T18:00:00Z",
-      "end         2026-12-03T19:00:00Z",
-      "timezone    UTC",
-      "contents    Topic: attention",
-      "action_id   act_2",
-      "expires_at  2026-12-01T10:15:00.000Z",
-      "who decides owner_or_reviewer",
+      "[1] Add to calendar study: Study attention (1 h), Wed 2 Dec, 19:00–20:00 (Europe/Berlin; the event's zone is UTC)",
+      "Calendar    study",
+      "Starts      Wed 2 Dec, 19:00",
+      "Ends        Thu 3 Dec, 20:00",
+      "Time zone   UTC",
+      "Description Topic: attention",
+      "Expires     Tue 1 Dec, 11:15 (Europe/Berlin)",
+      "Details     tool create_study_event · action act_2 · rule owner_or_reviewer",
     ]) {
       expect(card).toContain(expected);
     }
+    // No ISO timestamp and no JSON object in the card.
+    expect(card).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
+    expect(card).not.toMatch(/\{"/);
   });
 
   it("prints a resume command that approves each action by id, quoted for the shell", () => {

@@ -120,6 +120,10 @@ export interface ReviewOutcome {
   termination_reason: { code: string; detail: string; budget?: string } | null;
   /** Reviews still pending after the decision (a refused answer is asked again, with `error`). */
   pending: unknown[];
+  /** Per action, what came of it (read by the server from the ledger). */
+  actions?: unknown[];
+  /** The thread's final answer, when the run gave one. */
+  result?: unknown;
 }
 
 /** Decides an inbox review (`POST /reviews/{thread_id}`); the run is waited for. */

@@ -6,7 +6,12 @@
  *   GET  /reviews                 → { reviews: [...] }
  *   GET  /reviews/{thread_id}     → one review, 404 when the caller may not decide it
  *   POST /reviews/{thread_id}     body: the resume value {"decisions": [...]}
- *                                 → the resume run, waited for, and where it left the thread
+ *                                 → the resume run, waited for, where it left the thread, and
+ *                                   per action what came of it (`actions`, from the ledger)
+ *
+ * A review past its `expires_at` is listed with `expired: true` and cannot be
+ * decided: the POST answers `review_expired` (409) before anything runs, since
+ * every answer to it would be refused as `approval_expired` by the graph.
  *
  * A thread of another tenant, or one whose review the caller may not decide
  * (a student and another student's thread, an owner and a four-eyes action),
@@ -19,6 +24,7 @@ import type { Principal } from "../../auth/principal.js";
 import type { ThreadRow } from "../../persistence/thread-store.js";
 import { mayDecide, REVIEWER_SCOPE, ResumeSchema, type InterruptPayload } from "../../policy/approval.js";
 import { ApiError, notFound } from "../api-error.js";
+import { reviewedActions } from "../review-outcome.js";
 import type { Env, RouteContext } from "../context.js";
 import { pendingInterrupts } from "../runs.js";
 import { assertSafeResume } from "../requests.js";
@@ -36,6 +42,19 @@ interface InboxEntry {
   interrupt_id: string | null;
   /** The interrupt value: `action_requests`, `review_configs`, `approvals` (see the README's approval section). */
   review: InterruptPayload;
+  /** Whether the review is past its deadline (the earliest `expires_at` of its actions); it cannot be decided then. */
+  expired: boolean;
+  /** The earliest `expires_at` of its actions. */
+  expires_at: string | null;
+}
+
+/** The earliest deadline of a review's actions, or null when none parses. */
+function deadlineOf(review: InterruptPayload): string | null {
+  const deadlines = (Array.isArray(review.approvals) ? review.approvals : [])
+    .map((approval) => approval.expires_at)
+    .filter((value) => typeof value === "string" && !Number.isNaN(Date.parse(value)))
+    .sort((a, b) => Date.parse(a) - Date.parse(b));
+  return deadlines[0] ?? null;
 }
 
 function isPayload(value: unknown): value is InterruptPayload {
@@ -62,6 +81,7 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
     if (!pending.value.review_configs.every((config) => mayDecide(caller, owner, config.rule ?? "owner_or_reviewer")))
       return undefined;
     const run = (snapshot.values as { run?: { run_id?: unknown; request?: unknown } | null }).run;
+    const deadline = deadlineOf(pending.value);
     return {
       thread_id: thread.thread_id,
       owner: thread.owner,
@@ -70,7 +90,19 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
       request: typeof run?.request === "string" ? run.request : null,
       interrupt_id: pending.id ?? null,
       review: pending.value,
+      expired: deadline !== null && Date.parse(deadline) <= Date.now(),
+      expires_at: deadline,
     };
+  };
+
+  /** Refuses a decision on an expired review before anything is sent to the graph. */
+  const assertNotExpired = (entry: InboxEntry): void => {
+    const deadline = entry.expires_at;
+    if (deadline !== null && Date.parse(deadline) <= Date.now())
+      throw new ApiError(
+        "review_expired",
+        `this request expired at ${deadline}; ${entry.owner} must ask again (the review can no longer be decided)`,
+      );
   };
 
   const decidable = async (c: Context<Env>): Promise<{ thread: ThreadRow; entry: InboxEntry }> => {
@@ -106,7 +138,9 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
       const issue = parsed.error.issues[0];
       throw new ApiError("invalid_request", `${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`);
     }
-    const { thread } = await decidable(c);
+    const { thread, entry } = await decidable(c);
+    assertNotExpired(entry);
+    const before = (await snapshotOf(thread.thread_id)).values;
     const assistantId = thread.graph_id ?? "agent";
     const active = await manager.start({
       principal: principalOf(c),
@@ -120,6 +154,7 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
       verify: async () => {
         if (pendingInterrupts(await snapshotOf(thread.thread_id)).length === 0)
           throw new ApiError("no_pending_interrupt", "the review was already answered");
+        assertNotExpired(entry);
       },
     });
     const owner = { tenant: thread.tenant, user_id: thread.owner };
@@ -135,6 +170,7 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
       status: values.status ?? null,
       termination_reason: values.termination_reason ?? null,
       result: values.result ?? null,
+      actions: reviewedActions(before, snapshot.values, parsed.data.decisions),
       pending: pendingInterrupts(snapshot).map((entry) => entry.value),
     });
   });

@@ -1,13 +1,16 @@
 /**
- * One action waiting for review: its tool, where it writes, its arguments,
- * the expiry countdown, and the reviewer's choice (approve, edit the
- * arguments, or reject with a message).
+ * One action waiting for review, in words: what will happen, where and how
+ * risky, its arguments as a readable table, the expiry countdown, the ids
+ * behind "details", and the reviewer's choice (approve, edit the arguments
+ * with a diff of the change, or reject with a message). An expired action
+ * offers no choice.
  */
-import type { Draft } from "../draft";
+import { argsOf, type Draft } from "../draft";
 import type { JsonSchema, ToolInfo } from "../types";
 import type { FieldError } from "../validate";
 import { ArgumentsForm } from "./ArgumentsForm";
 import { Countdown } from "./Countdown";
+import { describeAction, diffArguments, riskWords, toolWords, VIEWER_ZONE } from "../wording";
 
 export type Choice = "approve" | "edit" | "reject";
 
@@ -30,6 +33,7 @@ interface Props {
   schema: JsonSchema;
   state: CardState;
   onChange: (state: CardState) => void;
+  expired: boolean;
 }
 
 const LABELS: Record<Choice, string> = { approve: "Approve", edit: "Edit", reject: "Reject" };
@@ -46,69 +50,111 @@ export function ApprovalCard({
   schema,
   state,
   onChange,
+  expired,
 }: Props) {
   const id = `action-${index}`;
-  const destination = [
-    tool ? `${tool.server} server` : "unknown server",
-    tool?.risk,
-    typeof args.calendar === "string" ? `calendar “${args.calendar}”` : undefined,
-  ]
-    .filter(Boolean)
-    .join(" · ");
+  const words = describeAction(name, args, VIEWER_ZONE);
+  const server = tool ? `the ${toolWords(tool.server).toLowerCase()} server` : "an unknown server";
+  const edited = state.choice === "edit" ? argsOf(schema, state.draft) : undefined;
+  const changes = edited && edited.errors.length === 0 ? diffArguments(args, edited.args, VIEWER_ZONE) : [];
   return (
     <article
-      className="approval-card"
+      className={expired ? "approval-card expired" : "approval-card"}
       aria-labelledby={`${id}-title`}
       data-action-id={actionId}
+      data-tool={name}
       data-choice={state.choice ?? ""}
     >
       <header>
         <h3 id={`${id}-title`}>
-          {index + 1}. <code>{name}</code>
+          {index + 1}. {words.summary}
         </h3>
         <Countdown until={expiresAt} />
       </header>
-      {description && <p className="description">{description}</p>}
       <p className="destination">
-        Writes to: <span>{destination}</span>
+        <span className={`risk risk-${tool?.risk === "read" ? "low" : "high"}`}>This {riskWords(tool?.risk)}</span> on{" "}
+        {server}.
       </p>
-      <dl className="args">
-        {Object.entries(args).map(([key, value]) => (
-          <div key={key}>
-            <dt>{key}</dt>
-            <dd>{typeof value === "string" ? value : JSON.stringify(value)}</dd>
-          </div>
-        ))}
-      </dl>
-      <fieldset>
-        <legend>Decision for action {index + 1}</legend>
-        <div className="row">
-          {(["approve", "edit", "reject"] as const)
-            .filter((choice) => allowed.includes(choice))
-            .map((choice) => (
-              <label key={choice} className="choice">
-                <input
-                  type="radio"
-                  name={`${id}-choice`}
-                  value={choice}
-                  checked={state.choice === choice}
-                  onChange={() => onChange({ ...state, choice, errors: [] })}
-                />
-                {LABELS[choice]}
-              </label>
-            ))}
-        </div>
-      </fieldset>
-      {state.choice === "edit" && (
-        <ArgumentsForm
-          idPrefix={id}
-          schema={schema}
-          draft={state.draft}
-          errors={state.errors}
-          onChange={(draft) => onChange({ ...state, draft, errors: [] })}
-        />
+      {words.fields.length > 0 && (
+        <dl className="args">
+          {words.fields.map((field) => (
+            <div key={field.label}>
+              <dt>{field.label}</dt>
+              <dd>{field.value}</dd>
+            </div>
+          ))}
+        </dl>
       )}
-      {state.choice === "reject" && (
+      <details className="details">
+        <summary>Details</summary>
+        <dl className="args">
+          <div>
+            <dt>Tool</dt>
+            <dd>
+              <code>{name}</code>
+            </dd>
+          </div>
+          {description && (
+            <div>
+              <dt>Request</dt>
+              <dd>{description}</dd>
+            </div>
+          )}
+          <div>
+            <dt>Action id</dt>
+            <dd>
+              <code>{actionId}</code>
+            </dd>
+          </div>
+        </dl>
+      </details>
+      {!expired && (
+        <fieldset>
+          <legend>Decision for action {index + 1}</legend>
+          <div className="row">
+            {(["approve", "edit", "reject"] as const)
+              .filter((choice) => allowed.includes(choice))
+              .map((choice) => (
+                <label key={choice} className="choice">
+                  <input
+                    type="radio"
+                    name={`${id}-choice`}
+                    value={choice}
+                    checked={state.choice === choice}
+                    onChange={() => onChange({ ...state, choice, errors: [] })}
+                  />
+                  {LABELS[choice]}
+                </label>
+              ))}
+          </div>
+        </fieldset>
+      )}
+      {state.choice === "edit" && !expired && (
+        <>
+          <ArgumentsForm
+            idPrefix={id}
+            schema={schema}
+            draft={state.draft}
+            errors={state.errors}
+            onChange={(draft) => onChange({ ...state, draft, errors: [] })}
+          />
+          <div className="diff" aria-live="polite">
+            <h4>Your change</h4>
+            {changes.length === 0 ? (
+              <p className="muted">Nothing changed yet.</p>
+            ) : (
+              <ul>
+                {changes.map((change) => (
+                  <li key={change.label}>
+                    <strong>{change.label}</strong>: <del>{change.before}</del> → <ins>{change.after}</ins>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
+        </>
+      )}
+      {state.choice === "reject" && !expired && (
         <div className="field">
           <label htmlFor={`${id}-message`}>Why (shown to the agent)</label>
           <input

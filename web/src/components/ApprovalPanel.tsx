@@ -3,21 +3,36 @@
  * resume value bound by `action_id`. Edits are validated against the tool's
  * schema first. A refused earlier answer (`error` in the interrupt) is shown.
  */
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { argsOf, draftOf, schemaFor } from "../draft";
 import type { ApprovalInterrupt, ResumeDecision, ToolInfo } from "../types";
 import { validateArguments } from "../validate";
+import { expiredWords, VIEWER_ZONE } from "../wording";
 import { ApprovalCard, type CardState } from "./ApprovalCard";
+
+/** The current time, every second: an approval's deadline passes while the page is open. */
+function useNow(): number {
+  const [now, setNow] = useState(Date.now);
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  return now;
+}
 
 export function ApprovalPanel({
   request,
   tools,
   onDecide,
+  owner = "you",
 }: {
   request: ApprovalInterrupt;
   tools: ToolInfo[];
   onDecide: (decisions: ResumeDecision[]) => void;
+  /** Who must ask again once it expired ("you" on the owner's own page). */
+  owner?: string;
 }) {
+  const now = useNow();
   const actions = request.action_requests.map((action, index) => {
     const tool = tools.find((item) => item.name === action.name);
     return {
@@ -36,6 +51,10 @@ export function ApprovalPanel({
   });
   const [states, setStates] = useState<CardState[]>(() => actions.map(blank));
   const [notice, setNotice] = useState<string | null>(null);
+  const deadlines = request.approvals.map((item) => Date.parse(item.expires_at)).filter((at) => !Number.isNaN(at));
+  const deadline = deadlines.length > 0 ? Math.min(...deadlines) : Number.NaN;
+  // An expired review cannot be decided (the server refuses it as review_expired): no choice is offered.
+  const expired = !Number.isNaN(deadline) && deadline <= now;
   const update = (index: number, state: CardState) =>
     setStates((all) => all.map((item, at) => (at === index ? state : item)));
 
@@ -74,7 +93,7 @@ export function ApprovalPanel({
       {request.error && (
         <div className="problem problem-refused" role="alert" data-code={request.error.code}>
           <p>
-            <strong>Your last answer was refused:</strong> {request.error.message} <code>{request.error.code}</code>
+            <strong>Your last answer was refused:</strong> {request.error.message}
           </p>
         </div>
       )}
@@ -92,25 +111,35 @@ export function ApprovalPanel({
           schema={action.schema}
           state={states[index] ?? blank(action)}
           onChange={(state) => update(index, state)}
+          expired={expired}
         />
       ))}
+      {expired && (
+        <p className="problem problem-refused" role="alert" data-testid="review-expired">
+          {capitalized(expiredWords(new Date(deadline).toISOString(), owner, VIEWER_ZONE))}.
+        </p>
+      )}
       {notice && (
         <p className="field-error" role="alert">
           {notice}
         </p>
       )}
-      <div className="row">
-        <button
-          type="button"
-          className="secondary"
-          onClick={() => setStates((all) => all.map((state) => ({ ...state, choice: "approve", errors: [] })))}
-        >
-          Approve all
-        </button>
-        <button type="button" onClick={send}>
-          Send decisions
-        </button>
-      </div>
+      {!expired && (
+        <div className="row">
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => setStates((all) => all.map((state) => ({ ...state, choice: "approve", errors: [] })))}
+          >
+            Approve all
+          </button>
+          <button type="button" onClick={send}>
+            Send decisions
+          </button>
+        </div>
+      )}
     </section>
   );
 }
+
+const capitalized = (text: string) => (text ? text[0]?.toUpperCase() + text.slice(1) : text);

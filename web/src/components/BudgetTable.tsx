@@ -1,34 +1,28 @@
-/** The run's budgets: used, limit and left, for each hard limit the server enforces. */
+/** The run's budgets: used of the limit, for each hard limit the server enforces, in human units. */
 import type { Budgets, Usage } from "../types";
+import { formatCount, formatDuration } from "../wording";
 
 export function BudgetTable({ usage, budgets }: { usage: Usage; budgets: Budgets }) {
-  const rows: [string, number, number, string][] = [
-    ["Model turns", usage.model_calls, budgets.model_turns, ""],
-    ["Tool calls", usage.tool_calls, budgets.tool_calls, ""],
-    ["Tokens", usage.input_tokens + usage.output_tokens, budgets.tokens, ""],
-    ["Time", Math.round(usage.elapsed_ms), budgets.deadline_ms, " ms"],
+  const rows: [string, number, number, (value: number) => string][] = [
+    ["Model turns", usage.model_calls, budgets.model_turns, formatCount],
+    ["Tool calls", usage.tool_calls, budgets.tool_calls, formatCount],
+    ["Tokens", usage.input_tokens + usage.output_tokens, budgets.tokens, formatCount],
+    ["Time", Math.round(usage.elapsed_ms), budgets.deadline_ms, formatDuration],
   ];
   return (
-    <table className="budgets" aria-label="Budgets">
-      <caption>Budgets</caption>
-      <thead>
-        <tr>
-          <th scope="col">Budget</th>
-          <th scope="col">Used</th>
-          <th scope="col">Left</th>
-          <th scope="col">Limit</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map(([name, used, limit, unit]) => (
-          <tr key={name}>
-            <th scope="row">{name}</th>
-            <td>{`${used}${unit}`}</td>
-            <td>{`${Math.max(0, limit - used)}${unit}`}</td>
-            <td>{`${limit}${unit}`}</td>
-          </tr>
+    <section className="budgets" aria-label="Budgets">
+      <h3>Budgets</h3>
+      <dl className="budget-list">
+        {rows.map(([name, used, limit, format]) => (
+          <div key={name}>
+            <dt>{name}</dt>
+            <dd>
+              {format(used)} of {format(limit)}
+              <meter min={0} max={limit} value={Math.min(used, limit)} aria-label={`${name} used`} />
+            </dd>
+          </div>
         ))}
-      </tbody>
-    </table>
+      </dl>
+    </section>
   );
 }

@@ -13,6 +13,7 @@ import { useAuthorizationReturn } from "../use-authorization-return";
 import { useRejoin } from "../use-rejoin";
 import type { AgentValues, ResumeDecision, SessionInfo } from "../types";
 import { ApprovalPanel } from "./ApprovalPanel";
+import { AssistantQuestion, questionOf } from "./AssistantQuestion";
 import { ElicitationForm } from "./ElicitationForm";
 import { useElicitations } from "../use-elicitations";
 import { Composer } from "./Composer";
@@ -132,6 +133,7 @@ export function Chat({
 
   const values = stream.values ?? {};
   const approval = approvalOf(stream.interrupt?.value);
+  const question = stream.isLoading ? null : questionOf(values);
   return (
     <div className="layout">
       <Header session={session} view={view} token={token} onView={setView} onSignOut={() => onSignOut(null)} />
@@ -155,6 +157,7 @@ export function Chat({
                 Working…
               </p>
             )}
+            {question && <AssistantQuestion question={question} />}
             {values.run && <RunPanel values={values} budgets={session.budgets} live={stream.isLoading} />}
             {!stream.isLoading &&
               authorizations.map((request) => <ConnectCard key={request.server} request={request} />)}
@@ -179,6 +182,7 @@ export function Chat({
             <Composer
               disabled={stream.isLoading || approval !== null || authorizations.length > 0}
               pendingReview={approval !== null}
+              question={question !== null}
               onSend={send}
               onStop={stream.isLoading ? () => void stream.stop() : undefined}
             />

@@ -1,18 +1,25 @@
 /** The message box: Enter sends, Shift+Enter starts a new line; closed while a run works or a review waits. */
-import { useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 
 export function Composer({
   disabled,
   pendingReview,
+  question = false,
   onSend,
   onStop,
 }: {
   disabled: boolean;
   pendingReview: boolean;
+  /** The assistant asked a question: the box is for its answer, and has the focus. */
+  question?: boolean;
   onSend: (text: string) => void;
   onStop: (() => void) | undefined;
 }) {
   const [text, setText] = useState("");
+  const box = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (question && !disabled) box.current?.focus();
+  }, [question, disabled]);
   const send = (event?: FormEvent) => {
     event?.preventDefault();
     if (disabled || text.trim() === "") return;
@@ -28,12 +35,17 @@ export function Composer({
       <div className="row">
         <textarea
           id="message"
+          ref={box}
           rows={2}
           value={text}
           disabled={disabled}
           onChange={(event) => setText(event.target.value)}
           onKeyDown={keys}
-          placeholder="Compare self-attention with cross-attention using my notes"
+          placeholder={
+            question
+              ? "Your answer to the question above"
+              : "Compare self-attention with cross-attention using my notes"
+          }
         />
         {onStop ? (
           <button type="button" className="secondary" onClick={onStop}>

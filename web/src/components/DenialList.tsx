@@ -1,5 +1,6 @@
-/** Every proposal the control plane refused, with the check's code and its reason. */
+/** Every proposal the control plane refused, in words; the check and the code behind "details". */
 import type { Denial } from "../types";
+import { toolWords } from "../wording";
 
 export function DenialList({ denials }: { denials: Denial[] }) {
   if (denials.length === 0) return null;
@@ -8,15 +9,19 @@ export function DenialList({ denials }: { denials: Denial[] }) {
       <h3>Refused proposals</h3>
       <ul>
         {denials.map((denial) => (
-          <li key={denial.call_id} data-code={denial.code} data-check={denial.check}>
-            <code>{denial.tool}</code>: <strong>{denial.code}</strong> — {denial.message}
-            {denial.check && (
-              <small className="check">
-                {" "}
-                (check: {denial.check}
-                {denial.withheld ? `, ${denial.withheld}` : ""})
-              </small>
-            )}
+          <li key={denial.call_id} data-code={denial.code} data-check={denial.check} data-tool={denial.tool}>
+            <strong>{toolWords(denial.tool)}</strong>: {denial.message}
+            <details className="details">
+              <summary>Details</summary>
+              <code>{denial.code}</code>
+              {denial.check && (
+                <small className="check">
+                  {" "}
+                  (check: {denial.check}
+                  {denial.withheld ? `, ${denial.withheld}` : ""})
+                </small>
+              )}
+            </details>
           </li>
         ))}
       </ul>

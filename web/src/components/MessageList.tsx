@@ -6,21 +6,22 @@
 import type { Message } from "@langchain/langgraph-sdk";
 import { evidenceOf, isRecord, resultOf } from "../read";
 import type { AgentValues } from "../types";
+import { describeAction, toolWords, VIEWER_ZONE } from "../wording";
 import { Answer } from "./Answer";
 
 /** A tool result in one line: its error code when it failed or was refused. */
 function outcomeOf(message: Message): string {
-  if (message.type !== "tool" || message.status !== "error") return "returned a result";
+  if (message.type !== "tool" || message.status !== "error") return "done";
   try {
     const parsed: unknown = JSON.parse(textOf(message.content));
     // observe writes `{"error": {"code", "message"}}` for refused and failed calls.
     const error = isRecord(parsed) ? parsed.error : undefined;
     const code = isRecord(error) ? error.code : error;
-    if (typeof code === "string") return `refused or failed (${code})`;
+    if (typeof code === "string") return "was refused or failed";
   } catch {
     // Not JSON: the plain word will do.
   }
-  return "refused or failed";
+  return "was refused or failed";
 }
 
 function textOf(content: unknown): string {
@@ -49,7 +50,7 @@ export function MessageList({ messages, values }: { messages: Message[]; values:
         if (message.type === "tool") {
           return (
             <li key={key} className="message tool">
-              <span className="speaker">Tool</span> {message.name ?? "tool"}: {outcomeOf(message)}
+              <span className="speaker">Step</span> {toolWords(message.name ?? "tool")}: {outcomeOf(message)}
             </li>
           );
         }
@@ -62,7 +63,7 @@ export function MessageList({ messages, values }: { messages: Message[]; values:
         const calls = message.tool_calls ?? [];
         return (
           <li key={key} className="message ai">
-            <span className="speaker">Agent</span>
+            <span className="speaker">Assistant</span>
             {result ? (
               <Answer result={result} evidence={evidence} />
             ) : (
@@ -72,7 +73,7 @@ export function MessageList({ messages, values }: { messages: Message[]; values:
               <ul className="proposals" aria-label="Proposed tool calls">
                 {calls.map((call, callIndex) => (
                   <li key={call.id ?? callIndex}>
-                    proposes <code>{call.name}</code> <code className="args">{JSON.stringify(call.args)}</code>
+                    Wants to: {describeAction(call.name, isRecord(call.args) ? call.args : {}, VIEWER_ZONE).summary}
                   </li>
                 ))}
               </ul>

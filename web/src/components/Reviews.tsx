@@ -8,6 +8,7 @@ import { useCallback, useEffect, useState } from "react";
 import { fetchReviews } from "../api";
 import { approvalOf, isRecord } from "../read";
 import type { ApprovalInterrupt, SessionInfo } from "../types";
+import { describeAction, formatClock, shorten, VIEWER_ZONE } from "../wording";
 import { ReviewDetail } from "./ReviewDetail";
 
 export interface InboxEntry {
@@ -15,6 +16,9 @@ export interface InboxEntry {
   owner: string;
   request: string;
   review: ApprovalInterrupt;
+  /** Past its deadline: listed as expired, cannot be decided. */
+  expired: boolean;
+  expires_at: string | null;
 }
 
 function entryOf(value: unknown): InboxEntry | null {
@@ -26,7 +30,17 @@ function entryOf(value: unknown): InboxEntry | null {
     owner: typeof value.owner === "string" ? value.owner : "",
     request: typeof value.request === "string" ? value.request : "",
     review,
+    expired: value.expired === true,
+    expires_at: typeof value.expires_at === "string" ? value.expires_at : null,
   };
+}
+
+/** What the review asks for, in words: the first action's sentence and how many more. */
+function askedFor(entry: InboxEntry): string {
+  const [first, ...rest] = entry.review.action_requests;
+  if (!first) return "nothing";
+  const summary = describeAction(first.name, first.args, VIEWER_ZONE).summary;
+  return rest.length === 0 ? summary : `${summary}, and ${rest.length} more`;
 }
 
 export function Reviews({ token, session }: { token: string; session: SessionInfo }) {
@@ -66,13 +80,29 @@ export function Reviews({ token, session }: { token: string; session: SessionInf
         <ul className="reviews">
           {entries.map((entry) => (
             <li key={entry.thread_id}>
-              <button type="button" className="thread" data-thread-id={entry.thread_id} onClick={() => setOpen(entry)}>
+              <button
+                type="button"
+                className={entry.expired ? "thread expired" : "thread"}
+                data-thread-id={entry.thread_id}
+                data-expired={entry.expired ? "true" : "false"}
+                title={entry.request}
+                onClick={() => setOpen(entry)}
+              >
                 <span>
-                  {entry.owner}: {entry.request || "a request"}
+                  {entry.owner}: {shorten(entry.request || "a request", 70)}
                 </span>
                 <small>
-                  {entry.review.action_requests.length} action(s):{" "}
-                  {[...new Set(entry.review.action_requests.map((action) => action.name))].join(", ")}
+                  {entry.expired ? (
+                    <strong className="expired-label">
+                      Expired
+                      {entry.expires_at ? ` at ${formatClock(Date.parse(entry.expires_at), VIEWER_ZONE)}` : ""}
+                      {" · "}
+                    </strong>
+                  ) : null}
+                  {entry.review.action_requests.length === 1
+                    ? "1 action"
+                    : `${entry.review.action_requests.length} actions`}
+                  : {shorten(askedFor(entry), 90)}
                 </small>
               </button>
             </li>

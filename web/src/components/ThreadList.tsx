@@ -2,6 +2,7 @@
 import { useEffect, useState } from "react";
 import type { Client, Thread } from "@langchain/langgraph-sdk";
 import { isRecord } from "../read";
+import { formatMoment, shorten, statusWords, VIEWER_ZONE } from "../wording";
 
 function titleOf(thread: Thread): string {
   const values = thread.values;
@@ -50,9 +51,9 @@ export function ThreadList({
               data-thread-id={thread.thread_id}
               onClick={() => onOpen(thread.thread_id)}
             >
-              <span>{titleOf(thread)}</span>
+              <span title={titleOf(thread)}>{shorten(titleOf(thread), 48)}</span>
               <small>
-                {thread.status} · {new Date(thread.updated_at).toLocaleString()}
+                {statusWords(thread.status)} · {formatMoment(thread.updated_at, VIEWER_ZONE)}
               </small>
             </button>
           </li>
