@@ -69,6 +69,19 @@ describe("OAuth token store", () => {
     await expect(store.load("alice", "tickets")).rejects.toThrow();
   });
 
+  it("a row copied to another server of the same owner does not open", async () => {
+    const store = createOAuthTokenStore(database.pool, database.schema, secret);
+    await store.save("dora", "tickets", { tokens: { access_token: ACCESS, token_type: "Bearer" } });
+    const s = `"${database.schema}"`;
+    const copied = await database.pool.query(
+      `insert into ${s}.oauth_credentials (owner, server, sealed)
+       select owner, 'calendar', sealed from ${s}.oauth_credentials where owner = 'dora' and server = 'tickets'`,
+    );
+    expect(copied.rowCount).toBe(1);
+    await expect(store.load("dora", "calendar")).rejects.toThrow();
+    expect((await store.load("dora", "tickets")).tokens?.access_token).toBe(ACCESS);
+  });
+
   it("remove() revokes: the owner has no token afterwards", async () => {
     const store = createOAuthTokenStore(database.pool, database.schema, secret);
     await store.save("carol", "tickets", { tokens: { access_token: ACCESS, token_type: "Bearer" } });
