@@ -85,10 +85,10 @@ export function transience(error: unknown): Transience {
 /** Whether `text` may be sent again after a connection was lost under it. */
 export function repeatable(text: string): boolean {
   if (text.startsWith(IDEMPOTENT)) return true;
-  // Read-only: a SELECT (or a WITH of SELECTs) that writes nothing and takes no lock.
+  // Read-only: a SELECT (or a WITH of SELECTs) that writes nothing and takes no row lock (any of the four strengths).
   return (
     /^\s*(select|with)\b/i.test(text) &&
-    !/\b(insert|update|delete|merge|for\s+update|for\s+share|nextval)\b/i.test(text)
+    !/\b(insert|update|delete|merge|for\s+(no\s+key\s+)?update|for\s+(key\s+)?share|nextval|setval)\b/i.test(text)
   );
 }
 

@@ -148,6 +148,26 @@ describe("replay", () => {
   );
 
   it(
+    "a principals file that omits the owner: every proposal of theirs is denied, none kept as recorded",
+    async () => {
+      const principals = JSON.parse(await readFile(settings.principalsPath, "utf8")) as {
+        principals: { user_id: string }[];
+      };
+      const without = { ...principals, principals: principals.principals.filter((entry) => entry.user_id !== "alice") };
+      expect(without.principals.length).toBe(principals.principals.length - 1);
+      const report = await replayed(calendar, ["--principals", await configFile("no-alice.json", without)]);
+      expect(report.proposals).toBe(4);
+      // The fourth proposal was refused when it ran (an unlisted tool) and stays refused: no change to report.
+      expect(report.changes.length).toBe(3);
+      for (const change of report.changes) {
+        expect(change.before).not.toMatch(/^deny/);
+        expect(change.after).toMatch(/^deny \(authorized: /);
+      }
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
     "a tool's risk raised: allow → review",
     async () => {
       const raised = structuredClone(calendar);

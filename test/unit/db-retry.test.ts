@@ -24,6 +24,26 @@ describe("transience", () => {
     expect(repeatable("update t set x = 1")).toBe(false);
     expect(repeatable(`${IDEMPOTENT}update t set x = 1`)).toBe(true);
   });
+
+  it.each([
+    ["UPDATE", "update t set x = 1 where id = $1"],
+    ["UPDATE (upper case, leading space)", "  UPDATE t SET x = 1"],
+    ["INSERT … ON CONFLICT", "insert into t (id) values ($1) on conflict (id) do update set x = excluded.x"],
+    ["DELETE", "delete from t where id = $1"],
+    ["MERGE", "merge into t using s on t.id = s.id when matched then update set x = s.x"],
+    ["nextval", "select nextval('t_id_seq')"],
+    ["FOR SHARE", "select * from t where id = $1 for share"],
+    ["FOR UPDATE", "select * from t where id = $1 for update skip locked"],
+    ["FOR NO KEY UPDATE", "select * from t where id = $1 for no key update"],
+    ["FOR KEY SHARE", "select * from t where id = $1 for key share"],
+    ["a CTE that updates", "with moved as (update t set x = 1 returning id) select id from moved"],
+    ["a CTE that deletes", "with gone as (delete from t returning id) select count(*) from gone"],
+    ["a CTE that inserts", "with added as (insert into t (id) values (1) returning id) select * from added"],
+    ["setval", "select setval('t_id_seq', 10)"],
+    ["a CTE then a writing statement", "with a as (select 1 as id) update t set x = 1 from a where t.id = a.id"],
+  ])("never repeats a writing statement after a lost connection: %s", (_shape, text) => {
+    expect(repeatable(text)).toBe(false);
+  });
 });
 
 describe("withRetry", () => {

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalAddress, isPublicAddress } from "../../src/server/webhooks/addresses.js";
 import { checkDestination } from "../../src/server/webhooks/destination.js";
@@ -25,6 +26,13 @@ describe("isPublicAddress", () => {
     "64:ff9b::7f00:1",
     "2002:c0a8:101::",
     "[::1]",
+    // IPv4-compatible (::/96): the IPv4 address in the low 32 bits decides.
+    "::127.0.0.1",
+    "::a00:1",
+    "::169.254.169.254",
+    "0:0:0:0:0:0:a9fe:a9fe",
+    "::2",
+    "::0.0.0.2",
     "not an address",
   ])("%s is not public", (address) => {
     expect(isPublicAddress(address)).toBe(false);
@@ -80,6 +88,27 @@ describe("webhook signatures", () => {
     expect(verifySignature(secret, header, '{"a":1}', { now: now + 301 })).toBe(false);
     expect(verifySignature(secret, "t=1,v1=zz", '{"a":1}', { now })).toBe(false);
     expect(verifySignature(secret, undefined, '{"a":1}', { now })).toBe(false);
+  });
+
+  it("signs <t>.<body> as documented: a known answer, computed apart from the code", () => {
+    const now = 1_800_000_000;
+    const body = '{"a":1}';
+    const independent = createHmac("sha256", secret).update(`${now}.${body}`).digest("hex");
+    // Fixed once with `node -e` (HMAC-SHA256, key "s" x 32, message '1800000000.{"a":1}').
+    expect(independent).toBe("5900c81bf568d90e7fdb58396bea548309b292217acc7e6df76b53b4032a0471");
+    expect(signatureHeader(secret, now, body)).toBe(`t=${now},v1=${independent}`);
+    expect(verifySignature(secret, `t=${now},v1=${independent}`, body, { now })).toBe(true);
+  });
+
+  it("refuses a header whose t was altered, even within the tolerance", () => {
+    const now = 1_800_000_000;
+    const body = '{"a":1}';
+    const v1 = createHmac("sha256", secret).update(`${now}.${body}`).digest("hex");
+    for (const altered of [now - 1, now + 1, now + 60])
+      expect(verifySignature(secret, `t=${altered},v1=${v1}`, body, { now })).toBe(false);
+    // The body alone, unbound to a time, is not a signature either.
+    const bodyOnly = createHmac("sha256", secret).update(body).digest("hex");
+    expect(verifySignature(secret, `t=${now},v1=${bodyOnly}`, body, { now })).toBe(false);
   });
 });
 

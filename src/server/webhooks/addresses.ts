@@ -71,7 +71,8 @@ const v4Of = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >
 export function embeddedIPv4(groups: number[]): string | undefined {
   const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
   const zeros = (values: number[]) => values.every((value) => value === 0);
-  if (zeros([g0, g1, g2, g3, g4]) && (g5 === 0xffff || g5 === 0) && !(g5 === 0 && g6 === 0)) return v4Of(g6, g7);
+  // The whole of ::/96 counts as IPv4-compatible, `::` and `::1` included: they map into 0.0.0.0/8, never public.
+  if (zeros([g0, g1, g2, g3, g4]) && (g5 === 0xffff || g5 === 0)) return v4Of(g6, g7);
   if (g0 === 0x64 && g1 === 0xff9b && zeros([g2, g3, g4, g5])) return v4Of(g6, g7);
   if (g0 === 0x2002) return v4Of(g1, g2);
   return undefined;
