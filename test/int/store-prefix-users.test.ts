@@ -76,7 +76,14 @@ describe("the store, users bob and bob2", () => {
       expect(await keys(["notes", other])).toEqual([]);
       // Namespaces: every form of the listing holds this user's own only.
       const listed = (await self.store.listNamespaces()).namespaces;
-      expect(listed).toEqual(owner === "bob" ? [["notes", "bob-only"]] : [["2", "notes"], ["notes", "bob2-only"]]);
+      expect(listed).toEqual(
+        owner === "bob"
+          ? [["notes", "bob-only"]]
+          : [
+              ["2", "notes"],
+              ["notes", "bob2-only"],
+            ],
+      );
       expect((await self.store.listNamespaces({ prefix: ["notes"] })).namespaces).toEqual([["notes", own]]);
       expect((await self.store.listNamespaces({ suffix: [other] })).namespaces).toEqual([]);
       expect((await self.store.listNamespaces({ maxDepth: 1 })).namespaces).toEqual(
