@@ -161,7 +161,10 @@ export const WarrantConfigSchema = z
       .object({ timeout_ms: z.number().int().min(1_000).max(3_600_000).default(120_000) })
       .strict()
       .default({ timeout_ms: 120_000 }),
-    /** Secret shapes to redact besides the built-in ones (src/policy/secrets.ts), by kind: `{"internal_token": "\\bint_[A-Za-z0-9]{24,}"}`. */
+    /**
+     * Secret shapes to redact besides the built-in ones (src/policy/secrets.ts), by kind:
+     * `{"internal_token": "\\bint_[A-Za-z0-9]{24,}"}`.
+     */
     secrets: z
       .object({ patterns: z.record(z.string(), z.string().min(1).max(500)).default({}) })
       .strict()

@@ -134,12 +134,13 @@ export function decideOne(
   const rule = reviewRuleFor(tool, context.reviewPolicy);
   if (rule === null || options.reviewed) return { decision: { type: "allow", ...action }, counters: reserved };
   const requestedAt = new Date(context.now).toISOString();
+  const whose = rule === "reviewer_not_owner" ? "a reviewer's" : "your";
   return {
     decision: {
       type: "review",
       ...action,
       rule,
-      description: `${tool.name} (${tool.contract.risk.replace("_", " ")}) needs ${rule === "reviewer_not_owner" ? "a reviewer's" : "your"} approval`,
+      description: `${tool.name} (${tool.contract.risk.replace("_", " ")}) needs ${whose} approval`,
       approval: {
         action_id: randomUUID(),
         fingerprint,

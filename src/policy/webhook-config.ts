@@ -26,7 +26,10 @@ const AllowedUrl = z
 
 export const WebhooksConfigSchema = z
   .object({
-    /** URL prefixes a run's `webhook` may name. A private, loopback or link-local address is only reached when its entry names that address itself. */
+    /**
+     * URL prefixes a run's `webhook` may name. A private, loopback or
+     * link-local address is only reached when its entry names that address itself.
+     */
     allow: z.array(AllowedUrl).max(64).default([]),
     /** Attempts per delivery before it is recorded `failed`. */
     max_attempts: z.number().int().min(1).max(20).default(5),

@@ -10,12 +10,18 @@ const VERSION = "0.1.0";
 const SKILLS: Record<string, { name: string; description: string; tags: string[]; examples: string[] }> = {
   agent: {
     name: "Notes and study plans",
-    description:
-      "Answers from the caller's course notes with citations, and plans study sessions into the caller's calendar; every calendar write waits for a human review in Warrant's inbox (the task is input-required until then).",
+    description: [
+      "Answers from the caller's course notes with citations,",
+      "and plans study sessions into the caller's calendar;",
+      "every calendar write waits for a human review in Warrant's inbox (the task is input-required until then).",
+    ].join(" "),
     tags: ["notes", "citations", "study-plan", "calendar", "human-review"],
     examples: [
       "Compare self-attention with cross-attention using my notes",
-      "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar",
+      [
+        "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day,",
+        "starting 2026-12-02 at 18:00 UTC, and put it in my calendar",
+      ].join(" "),
     ],
   },
   workflow: {
@@ -37,8 +43,10 @@ export function agentCardFor(assistantId: string, origin: string): AgentCard {
   };
   return {
     name: `Warrant ${assistantId}`,
-    description:
-      "A controlled tool-calling agent: the model only proposes actions; policy, budgets and a human review decide what runs, on the caller's behalf.",
+    description: [
+      "A controlled tool-calling agent: the model only proposes actions; policy,",
+      "budgets and a human review decide what runs, on the caller's behalf.",
+    ].join(" "),
     supportedInterfaces: [
       { url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" },
       { url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "0.3" },

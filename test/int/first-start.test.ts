@@ -21,6 +21,7 @@ import { REPO_ROOT } from "../../src/env.js";
 import { databaseIdentity, runtimeFilePath } from "../../src/server/runtime-file.js";
 import { type Finished, outputOf, warrantLines } from "../support/child-output.js";
 import { freePort } from "../support/ports.js";
+import { stopGroup, until } from "./support/processes.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { spawnServer, type ServerProcess } from "./support/server-process.js";
 
@@ -106,34 +107,6 @@ function startStudio(configFile: string, port: number): { child: ChildProcess; o
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   return { child, output: () => output };
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return false;
-}
-
-/** Ends the process group this test started for Studio (npm, dev.mjs, the API and its MCP servers). */
-async function stopGroup(child: ChildProcess | undefined): Promise<void> {
-  const pgid = child?.pid;
-  if (pgid === undefined || !groupAlive(pgid)) return;
-  process.kill(-pgid, "SIGTERM");
-  if (await until(() => !groupAlive(pgid), 15_000)) return;
-  process.kill(-pgid, "SIGKILL");
-  await until(() => !groupAlive(pgid), 5_000);
 }
 
 describe("a second npm start on a Postgres server, then the CLI and Studio on the embedded database", () => {

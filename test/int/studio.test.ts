@@ -18,6 +18,7 @@ import { openDatabase } from "../../src/persistence/database.js";
 import type { State } from "../../src/state.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { freePort } from "../support/ports.js";
+import { stopGroup, until } from "./support/processes.js";
 
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 const STARTUP_MS = 120_000;
@@ -59,34 +60,6 @@ function devEnvironment(extra: Record<string, string>): Record<string, string> {
     environment[key] = value;
   }
   return { ...environment, WARRANT_PLANNER: "rules", ...extra };
-}
-
-function processGroupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return false;
-}
-
-/** Ends the whole process group (npm, dev.mjs, the CLI, the API, its MCP servers); SIGKILL if SIGTERM is not enough. */
-async function stopGroup(child: ChildProcess): Promise<void> {
-  const pgid = child.pid;
-  if (pgid === undefined || !processGroupAlive(pgid)) return;
-  process.kill(-pgid, "SIGTERM");
-  if (await until(() => !processGroupAlive(pgid), 15_000)) return;
-  process.kill(-pgid, "SIGKILL");
-  if (!(await until(() => !processGroupAlive(pgid), 5_000))) throw new Error(`process group ${pgid} survived SIGKILL`);
 }
 
 function statusOf(error: unknown): number | undefined {

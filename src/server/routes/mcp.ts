@@ -35,10 +35,17 @@ const SERVER_NAME = "warrant";
 const SERVER_VERSION = "0.1.0";
 
 const ASSISTANT_DESCRIPTIONS: Record<string, string> = {
-  agent:
-    "Warrant's controlled agent: answers from the caller's notes with citations, and plans study sessions into the caller's calendar. Writes wait for a human review in Warrant's inbox: the result then says input_required with the thread id and the review's link; follow it with get_run.",
-  workflow:
-    "Warrant's fixed workflow (notes answer or study plan, no model choices). Writes wait for a human review in Warrant's inbox, as with the agent.",
+  agent: [
+    "Warrant's controlled agent: answers from the caller's notes with citations,",
+    "and plans study sessions into the caller's calendar.",
+    "Writes wait for a human review in Warrant's inbox:",
+    "the result then says input_required with the thread id and the review's link;",
+    "follow it with get_run.",
+  ].join(" "),
+  workflow: [
+    "Warrant's fixed workflow (notes answer or study plan, no model choices).",
+    "Writes wait for a human review in Warrant's inbox, as with the agent.",
+  ].join(" "),
 };
 
 const AskInput = {
@@ -119,8 +126,11 @@ function mcpServerFor(context: RouteContext, principal: Principal, origin: strin
     "get_run",
     {
       title: "Where a Warrant run stands",
-      description:
-        "The state of a run started by one of the assistant tools: working, input_required (a review waits in Warrant's inbox), auth_required, completed (with the answer and citations), failed or canceled.",
+      description: [
+        "The state of a run started by one of the assistant tools: working,",
+        "input_required (a review waits in Warrant's inbox), auth_required,",
+        "completed (with the answer and citations), failed or canceled.",
+      ].join(" "),
       inputSchema: GetRunInput,
       outputSchema: RunViewSchema.shape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

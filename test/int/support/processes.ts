@@ -51,3 +51,32 @@ export async function waitFor(
     await sleep(50);
   }
 }
+
+function processGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `condition` every 250 ms until it holds (true) or `timeoutMs` passes (false). */
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return false;
+}
+
+/** Ends a detached child's whole process group (npm, its scripts, the API, its MCP servers); SIGKILL if SIGTERM is not enough. */
+export async function stopGroup(child: { pid?: number | undefined } | undefined): Promise<void> {
+  const pgid = child?.pid;
+  if (pgid === undefined || !processGroupAlive(pgid)) return;
+  process.kill(-pgid, "SIGTERM");
+  if (await until(() => !processGroupAlive(pgid), 15_000)) return;
+  process.kill(-pgid, "SIGKILL");
+  if (!(await until(() => !processGroupAlive(pgid), 5_000))) throw new Error(`process group ${pgid} survived SIGKILL`);
+}
