@@ -37,6 +37,8 @@ export interface Phrasing {
   text: string;
   /** The asker's time zone, null when their profile names none. */
   zone: string | null;
+  /** The asker's courses (the study profile's), for the examples a refusal gives; ["cs301"] when not given. */
+  courses?: string[];
   expect: Expected;
 }
 

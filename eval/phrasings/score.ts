@@ -2,13 +2,15 @@
  * Scores the labelled study phrasings (labels.ts): each study phrasing is
  * read by the study parser against the set's clock in the asker's zone and
  * compared with its label (the plan, the session, or the one question); each
- * out-of-scope phrasing goes through the rules planner's whole decision and
- * must be refused with what it can do. A plan or session with another topic,
+ * out-of-scope phrasing goes through the rules planner's whole decision, turn
+ * after turn (a notes search it proposes answered by the caller's search), and
+ * must be refused with what it can do and at least one example request
+ * written for the asker's own courses. A plan or session with another topic,
  * start or minutes than labelled is a wrong plan, counted apart from a miss
  * (no plan, or another question). Pure; `npm run eval -- --phrasings` is not
  * needed: test/unit/study-phrasings.test.ts prints and checks the figures.
  */
-import { HumanMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { decide } from "../../src/domains/rules-planner.js";
 import { CAN_DO } from "../../src/domains/repertoire.js";
 import { parseStudyRequest, type StudyParse } from "../../src/domains/study/parse.js";
@@ -110,31 +112,88 @@ function judge(parse: StudyParse, expected: Exclude<Expected, { type: "refuse" }
   return right ? "right" : "miss";
 }
 
-function refusal(phrasing: Phrasing): PhrasingResult {
-  const outcome = decide({
-    request: phrasing.text,
-    messages: [new HumanMessage(phrasing.text)],
-    tools: STUDENT_TOOLS,
-    evidence: [],
-    turn: 1,
-    context: {
-      [STUDY_PROFILE]: { data: { now: PHRASING_NOW, time_zone: phrasing.zone, courses: ["cs301"] }, model_note: null },
-    },
-  });
-  const text = outcome.type === "needs_human" ? outcome.reason : outcome.type === "final" ? outcome.answer : "";
-  const refused = outcome.type !== "tool_calls" && text.includes(CAN_DO);
-  return {
-    id: phrasing.id,
-    verdict: refused ? "refused" : "not_refused",
-    got: `${outcome.type}: ${text.slice(0, 120)}`,
-  };
+/** The example requests (quoted, after "For example:") a refusal gives that name one of the asker's courses. */
+export function examplesFor(text: string, courses: readonly string[]): number {
+  const after = text.slice(text.indexOf(CAN_DO)).split("For example:")[1] ?? "";
+  const quoted = after.match(/"[^"]+"/g) ?? [];
+  return quoted.filter((example) => courses.some((course) => example.includes(course))).length;
+}
+
+/** The notes search a refusal's run would make, as the asker with these courses (the shipped corpus, in the test). */
+export type NotesSearch = (query: string, limit: number, courses: readonly string[]) => unknown;
+
+/** Turns of a refusal's run: a search, then the answer (a third for a second search). */
+const MAX_TURNS = 3;
+
+/**
+ * An out-of-scope phrasing through the rules planner's whole decision, turn
+ * after turn: a notes search it proposes is answered by `search` (nothing
+ * found when there is none); reading a note means it answers from the notes,
+ * which is no refusal.
+ */
+function refusal(phrasing: Phrasing, search: NotesSearch | undefined): PhrasingResult {
+  const courses = phrasing.courses ?? ["cs301"];
+  const messages: BaseMessage[] = [new HumanMessage(phrasing.text)];
+  for (let turn = 1; turn <= MAX_TURNS; turn += 1) {
+    const outcome = decide({
+      request: phrasing.text,
+      messages,
+      tools: STUDENT_TOOLS,
+      evidence: [],
+      turn,
+      context: {
+        [STUDY_PROFILE]: { data: { now: PHRASING_NOW, time_zone: phrasing.zone, courses }, model_note: null },
+      },
+    });
+    if (outcome.type === "tool_calls") {
+      const searches = outcome.calls.filter((proposal) => proposal.name === "search_notes");
+      if (searches.length < outcome.calls.length || turn === MAX_TURNS)
+        return {
+          id: phrasing.id,
+          verdict: "not_refused",
+          got: `tool_calls: ${outcome.calls.map((proposal) => proposal.name).join(",")}`,
+        };
+      messages.push(
+        new AIMessage({
+          content: "",
+          tool_calls: searches.map((proposal) => ({
+            id: proposal.call_id,
+            name: proposal.name,
+            args: JSON.parse(proposal.raw_arguments) as Record<string, unknown>,
+            type: "tool_call" as const,
+          })),
+        }),
+      );
+      for (const proposal of searches) {
+        const args = JSON.parse(proposal.raw_arguments) as { query?: string; limit?: number };
+        const result = search?.(String(args.query ?? ""), args.limit ?? 5, courses) ?? { hits: [], total: 0 };
+        messages.push(
+          new ToolMessage({
+            tool_call_id: proposal.call_id,
+            name: proposal.name,
+            content: JSON.stringify(result),
+            artifact: result,
+          }),
+        );
+      }
+      continue;
+    }
+    const text = outcome.type === "needs_human" ? outcome.reason : outcome.answer;
+    const refused = text.includes(CAN_DO) && examplesFor(text, courses) > 0;
+    return {
+      id: phrasing.id,
+      verdict: refused ? "refused" : "not_refused",
+      got: `${outcome.type}: ${text.slice(0, 160)}`,
+    };
+  }
+  return { id: phrasing.id, verdict: "not_refused", got: "no outcome" };
 }
 
 /** Every phrasing of a split, judged. */
-export function scoreSet(phrasings: readonly Phrasing[]): SetScore {
+export function scoreSet(phrasings: readonly Phrasing[], search?: NotesSearch): SetScore {
   const results = phrasings.map((phrasing): PhrasingResult => {
     const expected = phrasing.expect;
-    if (expected.type === "refuse") return refusal(phrasing);
+    if (expected.type === "refuse") return refusal(phrasing, search);
     const parse = parseStudyRequest(phrasing.text, { now: PHRASING_NOW, zone: phrasing.zone });
     return { id: phrasing.id, verdict: judge(parse, expected), got: describe(parse) };
   });

@@ -20,7 +20,7 @@ import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/p
 import { courseContextOf, isQuizRequest, type CourseContext } from "./notes/course-context.js";
 import { CASE_ID, decideCase } from "./caseops/rules.js";
 import { decideFileRead, FILE_READER, fileToRead } from "./files/rules.js";
-import { cannotFind, notesQuestion, retrieveFor, searchQuery } from "./notes/question.js";
+import { cannotFind, type NotesQuestion, notesQuestion, retrieveFor, searchQuery } from "./notes/question.js";
 import { searchHits } from "./notes/relevance.js";
 import { whatICanDo } from "./repertoire.js";
 import { parseStudyRequest } from "./study/parse.js";
@@ -243,6 +243,26 @@ export function outsideRepertoire(request: string): boolean {
   return ACTION.test(asked) || OUT_OF_SCOPE.test(request);
 }
 
+/** A request that says it is about the notes ("my notes", "the note on …"). */
+const ABOUT_NOTES = /\bnotes?\b/i;
+
+/**
+ * The refusal when nothing in the notes supports a request. A request that
+ * names neither the notes nor a course ("what's the weather tomorrow?",
+ * "set a timer") was likely no notes question at all: the refusal then also
+ * says what the planner can do, with examples for the user's courses.
+ */
+function notFound(
+  question: NotesQuestion,
+  request: string,
+  canDo: string,
+  closest?: readonly { note_id: string; title: string }[],
+): PlanOutcome {
+  const refusal = cannotFind(question, closest);
+  if (question.course !== undefined || ABOUT_NOTES.test(request)) return refusal;
+  return { ...refusal, answer: `${refusal.answer} ${canDo}` };
+}
+
 /** The fixed decision tree. Exported for tests; `createRulesPlanner` wraps it. */
 export function decide(input: PlannerInput): PlanOutcome {
   const offered = new Set(input.tools.map((tool) => tool.name));
@@ -283,7 +303,7 @@ export function decide(input: PlannerInput): PlanOutcome {
     READ_TOP,
     input.request,
   );
-  if (retrieval.type === "abstain") return cannotFind(question, retrieval.closest);
+  if (retrieval.type === "abstain") return notFound(question, input.request, canDo, retrieval.closest);
   const best = retrieval.note_ids;
   const attempted = observations.filter((observation) => observation.tool === "read_note").length;
   const read = readIds(observations);
@@ -292,7 +312,7 @@ export function decide(input: PlannerInput): PlanOutcome {
     return { type: "tool_calls", calls: unread.map((noteId) => call("read_note", { note_id: noteId })) };
   }
   const supporting = best.flatMap((id) => input.evidence.filter((item) => item.item_id === id));
-  return supporting.length > 0 ? answerFrom(supporting) : cannotFind(question);
+  return supporting.length > 0 ? answerFrom(supporting) : notFound(question, input.request, canDo);
 }
 
 export function createRulesPlanner(): Planner {

@@ -12,7 +12,7 @@ import { extractEvidence } from "../../src/state/extract-evidence.js";
 import { plannerContext } from "../../src/planners/context.js";
 import type { PlanOutcome, ToolSpec } from "../../src/planners/planner.js";
 import { decide, NEEDS_MODEL } from "../../src/domains/rules-planner.js";
-import { whatICanDo } from "../../src/domains/repertoire.js";
+import { CAN_DO, whatICanDo } from "../../src/domains/repertoire.js";
 import type { Evidence } from "../../src/state/evidence.js";
 import { buildSearchIndex, readNote, searchNotes, type Principal } from "../../tools/notes/corpus.js";
 import { calculateSchedule } from "../../tools/schedule/schedule.js";
@@ -412,6 +412,20 @@ describe("honest limits of the rules planner", () => {
     expect(NEEDS_MODEL).toContain(
       "this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)",
     );
+  });
+
+  it("ends a refusal with what it can do when the request named neither the notes nor a course", () => {
+    // Issue 37: "what's the weather tomorrow?" is searched like a notes question; finding nothing, it says what it can do.
+    const other = run("what's the weather tomorrow?");
+    expect(other.proposals).toEqual([[["search_notes", { query: "weather tomorrow", limit: 5 }]]]);
+    expect(other.final).toMatchObject({ type: "final", abstained: true, citations: [] });
+    if (other.final.type === "final") expect(other.final.answer.endsWith(` ${whatICanDo([])}`)).toBe(true);
+    // Asked about the notes, or a course's, the refusal stays the plain "I can't find notes on …".
+    for (const request of ["What do my notes say about the weather?", "What does cs301 say about the weather?"]) {
+      const { final } = run(request);
+      expect(final).toMatchObject({ type: "final", abstained: true, citations: [] });
+      if (final.type === "final") expect(final.answer).not.toContain(CAN_DO);
+    }
   });
 
   it("abstains when every hit is below the relevance floor", () => {

@@ -72,7 +72,8 @@ const TOPIC_LIST =
   /\b(?:between|among|amongst|across|over)\s+(.+?)(?=\s+(?:using|based\s+on|with|from|according\s+to|in\s+my|by|so|and\s+(?:put|add|schedule))\b|[.?!;:]|$)/i;
 const USES_NOTES = /\bnotes?\b/i;
 /** Verbs that put study time somewhere: with a day or a time, a calendar session or plan. */
-const SESSION_VERB = /\b(?:schedule|book|block|put|pencil|set\s+aside|reserve|plan|add)\b/i;
+const SESSION_VERB =
+  /\b(?:schedule|book|block|put|pencil|set\s+aside|reserve|plan|add|fit|squeeze|carve|find(?=\s+(?:me\s+)?(?:\d|an?\s|half|one|two|three)))\b/i;
 /** Verbs that ask for a calendar entry even before a start is given ("schedule 2 hours of attention"). */
 const CALENDAR_VERB = /\b(?:schedule|book|block|pencil|set\s+aside|reserve)\b/i;
 /** Words that make a request about study time when no duration is given yet ("schedule attention study tomorrow"). */
@@ -84,7 +85,10 @@ const LEADING_AMOUNT = /^\s*(?:\d|(?:an?|one|two|three|half)\s)/i;
 /** "every day", "each day", "daily" away from the duration ("30 min of BM25 every day"): the duration is per day. */
 const DETACHED_PER_DAY = /\b(?:every|each|per)\s+day\b|\bdaily\b/i;
 /** Words that make a duration the total to spread, not an amount per day. */
-const SPREAD_WORDS = /\b(?:over|across|spread|split|total|altogether|overall)\b/i;
+const SPREAD_WORDS = /\b(?:spread|split|total|altogether|overall)\b/i;
+/** "Over 3 days", "across 4 days": the span of a total, unless the duration is said to be "per day". */
+const SPAN_WORDS = /\b(?:over|across)\b/i;
+const PER_DAY_WORDS = /\bper\s+day\b/i;
 const NAMED_CALENDAR = /\b(?:my|the)\s+([a-z0-9][a-z0-9_-]{0,63})\s+calendar\b/i;
 const GENERIC_CALENDAR_NAMES = new Set(["own", "personal", "main", "default", "usual", "google", "outlook", "ical"]);
 
@@ -100,7 +104,7 @@ const NOT_TOPIC = new Set(
     "start starting starts study studying studies than that the them then these this those time times to together topic topics total up use using want we week weeks what when will with " +
     "would you your hour hours split divide distribute allocate share between among amongst across evening evenings morning mornings afternoon afternoons separate consecutive different following " +
     "straight working one two three four five six seven eight nine ten eleven twelve first each utc gmt via add it's i'd i'm based according insert " +
-    "hi hey hello kindly ok okay thanks thank aside"
+    "hi hey hello kindly ok okay thanks thank aside fit squeeze find carve same"
   ).split(" "),
 );
 const WORD = /[a-z0-9]+(?:['-][a-z0-9]+)*/g;
@@ -245,7 +249,13 @@ export function parseStudyRequest(request: string, clock?: StudyClock): StudyPar
   let daily = takeDailyAmount(scanner);
   let days = takeDays(scanner);
   let total = takeDuration(scanner);
-  const perDay = !daily && total !== undefined && scanner.peek(DETACHED_PER_DAY) !== null && !SPREAD_WORDS.test(text);
+  // "1 hour of X per day over the next 4 days" is 60 a day; "3 hours over 3 days, every day at 18:00" is 3 hours in all.
+  const perDay =
+    !daily &&
+    total !== undefined &&
+    scanner.peek(DETACHED_PER_DAY) !== null &&
+    !SPREAD_WORDS.test(text) &&
+    (!SPAN_WORDS.test(text) || scanner.peek(PER_DAY_WORDS) !== null);
   // "every day next week": seven days from Monday.
   if (perDay && days === undefined && startReading.relativeDay?.kind === "next_week") days = 7;
   if (perDay && total && days !== undefined) {
