@@ -197,6 +197,19 @@ describe("follow-ups through the CLI (real process, real Postgres)", () => {
     ]);
   }, 120_000);
 
+  it("says a run paused for review after the answer waits for review, never that it has not finished", async () => {
+    const first = await runCli(["--user", "alice", "schedule 45 minutes of dropout tomorrow evening"], database.url);
+    expect(first.code).toBe(0);
+    const threadId = /^thread: ([0-9a-f-]{36})/m.exec(first.stderr)?.[1];
+    expect(threadId).toBeDefined();
+    // Not a TTY: the card is printed with the command that decides it, and the run stays paused.
+    const next = await runCli(["--user", "alice", "--thread", String(threadId), "19:00 Europe/Berlin"], database.url);
+    expect(next.code).toBe(0);
+    expect(next.stdout).toMatch(/^termination: none yet, waiting for review$/m);
+    expect(next.stdout).not.toMatch(/not finished/);
+    expect(next.stdout).not.toMatch(/^thread:/m);
+  }, 120_000);
+
   it("takes an unrelated question on the same thread as a new request", async () => {
     const first = await runCli(["--user", "alice", "--json", REQUEST], database.url);
     const threadId = /^thread: ([0-9a-f-]{36})/m.exec(first.stderr)?.[1];
