@@ -79,6 +79,7 @@ async function studioConfig(directory: string): Promise<string> {
   const config = JSON.parse(await fs.readFile(path.join(REPO_ROOT, "langgraph.json"), "utf8")) as {
     graphs: Record<string, string>;
     auth: { path: string };
+    http?: { app?: string };
   };
   const relocate = (spec: string) => {
     const [file = "", symbol = ""] = spec.split(":");
@@ -91,6 +92,7 @@ async function studioConfig(directory: string): Promise<string> {
       ...config,
       graphs: Object.fromEntries(Object.entries(config.graphs).map(([id, spec]) => [id, relocate(spec)])),
       auth: { ...config.auth, path: relocate(config.auth.path) },
+      ...(config.http?.app ? { http: { ...config.http, app: relocate(config.http.app) } } : {}),
     }),
   );
   return file;

@@ -33,6 +33,7 @@ async function writeStudioConfig(directory: string): Promise<string> {
   const config = JSON.parse(await fs.readFile(path.join(REPO_ROOT, "langgraph.json"), "utf8")) as {
     graphs: Record<string, string>;
     auth: { path: string; disable_studio_auth: boolean };
+    http?: { app?: string };
   };
   const relocate = (spec: string) => {
     const [file = "", symbol = ""] = spec.split(":");
@@ -42,6 +43,7 @@ async function writeStudioConfig(directory: string): Promise<string> {
     ...config,
     graphs: Object.fromEntries(Object.entries(config.graphs).map(([id, spec]) => [id, relocate(spec)])),
     auth: { ...config.auth, path: relocate(config.auth.path) },
+    ...(config.http?.app ? { http: { ...config.http, app: relocate(config.http.app) } } : {}),
   };
   const file = path.join(directory, "langgraph.json");
   await fs.writeFile(file, JSON.stringify(copy, null, 2));
