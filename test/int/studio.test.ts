@@ -327,5 +327,20 @@ describe("npm run dev (langgraphjs dev with Warrant auth)", () => {
         [],
       );
     }, 60_000);
+
+    it("answers a run that fails with one error object whose message is a sentence, not JSON inside JSON", async () => {
+      const thread = (await clientFor(tokens.alice).threads.create()).thread_id;
+      // Messages that are no messages: the graph throws; langgraph-api would serialise that error twice.
+      const response = await fetch(`${apiUrl}/threads/${thread}/runs/wait`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tokens.alice}`, "content-type": "application/json" },
+        body: JSON.stringify({ assistant_id: "agent", input: { messages: 42 } }),
+      });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { __error__?: { error?: unknown; message?: unknown } };
+      expect(body.__error__).toEqual({ error: expect.any(String), message: expect.any(String) });
+      expect(String(body.__error__?.message)).not.toMatch(/^\s*\{/);
+      expect(String(body.__error__?.message)).toMatch(/coerce/i);
+    }, 60_000);
   });
 });
