@@ -75,8 +75,7 @@ function labelsOf(rows: readonly ApiRunRow[]): NonNullable<RunOrigin["labels"]> 
   let metadata: Record<string, unknown> = {};
   for (const row of rows) {
     const config = row.config ?? {};
-    if (Array.isArray(config.tags))
-      for (const tag of config.tags) if (typeof tag === "string") tags.add(tag);
+    if (Array.isArray(config.tags)) for (const tag of config.tags) if (typeof tag === "string") tags.add(tag);
     if (name === null && typeof config.run_name === "string") name = config.run_name;
     metadata = { ...metadata, ...(row.metadata ?? {}) };
   }

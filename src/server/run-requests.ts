@@ -32,6 +32,9 @@ const UserMessage = z
     // NUL and lone surrogates are refused (422), not repaired: the request is what the user meant to send, and they can fix it.
     content: z.union([safeText(Number.MAX_SAFE_INTEGER), z.array(TextBlock).min(1).max(16)]),
     id: safeKey(1, 128).optional(),
+    // What RemoteGraph sends for a LangChain HumanMessage (`toDict()`): accepted empty, never carried over.
+    additional_kwargs: z.object({}).strict().optional(),
+    response_metadata: z.object({}).strict().optional(),
   })
   .strict()
   .refine(
@@ -300,8 +303,7 @@ export function clientRunConfig(request: RunCreateBody, threadId: string): Clien
 /** `config.tags`: an array of at most MAX_RUN_TAGS identifiers, each 1 to MAX_TAG_CHARS characters; duplicates once. */
 function runTags(value: unknown): string[] {
   if (!Array.isArray(value)) throw new ApiError("invalid_request", "config.tags: must be an array of strings");
-  if (value.length > MAX_RUN_TAGS)
-    throw new ApiError("invalid_request", `config.tags: at most ${MAX_RUN_TAGS} tags`);
+  if (value.length > MAX_RUN_TAGS) throw new ApiError("invalid_request", `config.tags: at most ${MAX_RUN_TAGS} tags`);
   value.forEach((tag, index) => {
     if (typeof tag !== "string" || tag.length < 1 || tag.length > MAX_TAG_CHARS)
       throw new ApiError("invalid_request", `config.tags.${index}: a string of 1 to ${MAX_TAG_CHARS} characters`);
