@@ -152,10 +152,18 @@ const post = async (path: string, body: unknown, user = "bob") => {
 type RunRecord = { run_id: string; metadata: Record<string, unknown>; kwargs: Record<string, unknown> };
 
 /** Everything a client or auditor reads of a thread: its runs, the thread and every checkpoint's metadata. */
-async function expectThreadClean(client: Client, threadId: string, where: string): Promise<RunRecord[]> {
+async function expectThreadClean(
+  client: Client,
+  threadId: string,
+  where: string,
+  caller = "bob",
+): Promise<RunRecord[]> {
   const runs = (await client.runs.list(threadId, { limit: 100 })) as unknown as RunRecord[];
   for (const run of runs) expectNoSpoof(run.metadata, `${where}: run ${run.run_id}`);
-  expectNoSpoof((await client.threads.get(threadId)).metadata, `${where}: thread`);
+  // The thread shows its owner and tenant as the server recorded them (the caller's), nothing else of identity.
+  const { owner, tenant, ...threadMetadata } = (await client.threads.get(threadId)).metadata ?? {};
+  expect({ where, owner, tenant }).toEqual({ where, owner: caller, tenant: "uni" });
+  expectNoSpoof(threadMetadata, `${where}: thread`);
   const history = await client.threads.getHistory(threadId, { limit: 100 });
   expect(history.length).toBeGreaterThan(0);
   for (const state of history) expectNoSpoof(state.metadata, `${where}: checkpoint`);
@@ -196,7 +204,11 @@ describe("one metadata rule for every run", () => {
       expect(shown.payload.metadata["label"]).toBe("x");
     }
     // Also a cron stored before the rule: its payload holds the spoofed keys, and the rule applies when it fires.
-    const legacy = await bob.crons.create("agent", { schedule: "0 9 * * 1", input: ask(NOTES_QUESTION) });
+    const legacy = await bob.crons.create("agent", {
+      schedule: "0 9 * * 1",
+      input: ask(NOTES_QUESTION),
+      onRunCompleted: "keep",
+    });
     await query("update warrant.crons set payload = jsonb_set(payload, '{metadata}', $2::jsonb) where cron_id = $1", [
       legacy.cron_id,
       JSON.stringify(metadata),
@@ -311,7 +323,6 @@ describe("config.tags, config.run_name and config.metadata", () => {
         ...config,
         tags: ["nightly", "eval"],
         metadata: { label: "remote-invoke", owner: "rita", langgraph_auth_user_id: "rita" },
-        runName: "remote-invoke-run",
       },
     )) as { status?: string };
     expect(labelled.status).toBe("completed");
@@ -338,7 +349,7 @@ describe("config.tags, config.run_name and config.metadata", () => {
     ]);
     const configOf = (run: RunRecord | undefined) => run?.kwargs["config"] as Record<string, unknown> | undefined;
     expect(configOf(runs[0])).toEqual({ tags: [] });
-    expect(configOf(runs[1])).toEqual({ tags: ["nightly", "eval"], run_name: "remote-invoke-run" });
+    expect(configOf(runs[1])).toEqual({ tags: ["nightly", "eval"] });
     expect(runs[1]?.metadata).toEqual({ label: "remote-invoke" });
     expect(configOf(runs[3])).toEqual({ tags: ["stream-tag"] });
     expect(runs[3]?.metadata).toEqual({ label: "remote-stream" });
@@ -446,11 +457,12 @@ describe("config.tags, config.run_name and config.metadata", () => {
     // Nothing was started by any refused request.
     expect(await bob.runs.list(thread.thread_id)).toHaveLength(0);
     // Null labels are nothing (a client that sends every key).
-    const values = (await bob.runs.wait(thread.thread_id, "agent", {
+    await bob.runs.wait(thread.thread_id, "agent", {
       input: ask(NOTES_QUESTION),
       config: { tags: null, run_name: null, metadata: null, recursion_limit: null } as never,
-    })) as { status?: string };
-    expect(values.status).toBe("completed");
+    });
+    const [run] = (await bob.runs.list(thread.thread_id)) as unknown as (RunRecord & { status: string })[];
+    expect([run?.status, run?.kwargs["config"], run?.metadata]).toEqual(["success", undefined, {}]);
   }, 120_000);
 });
 
