@@ -293,7 +293,7 @@ export function clientRunConfig(request: RunCreateBody, threadId: string): Clien
     } else {
       throw new ApiError(
         "unsupported",
-        `${keyPath("config", key)}: only config.recursion_limit, tags, run_name, metadata and configurable.thread_id are honoured`,
+        `${keyPath("config", key)}: only recursion_limit, tags, run_name, metadata and configurable are honoured`,
       );
     }
   }
