@@ -279,6 +279,14 @@ describe("one metadata rule for every run", () => {
       };
       expect(shown.payload.metadata).toEqual({ label: key });
       expect(shown.metadata).toEqual({ label: key });
+      // And when it is updated.
+      const updated = (await bob.crons.update(cron.cron_id, {
+        metadata: { [key]: value, label: `${key}-updated` },
+      })) as unknown as { metadata: Record<string, unknown>; payload: { metadata: Record<string, unknown> } };
+      expect([updated.metadata, updated.payload.metadata]).toEqual([
+        { label: `${key}-updated` },
+        { label: `${key}-updated` },
+      ]);
       await bob.crons.delete(cron.cron_id);
     }
   }, 300_000);
