@@ -20,6 +20,8 @@ interface ApiRunRow {
   warrant_run_id: string | null;
   created_at: string;
   graph_id: string | null;
+  metadata: Record<string, unknown> | null;
+  config: { tags?: unknown; run_name?: unknown } | null;
 }
 
 export async function findRunOrigin(pool: pg.Pool, schema: string, runId: string): Promise<RunOrigin | undefined> {
@@ -37,7 +39,7 @@ export async function findRunOrigin(pool: pg.Pool, schema: string, runId: string
     ),
     pool.query<ApiRunRow>(
       `select r.run_id::text as run_id, r.thread_id::text as thread_id, r.owner, r.outcome->>'warrant_run_id' as warrant_run_id,
-              ${UTC("r.created_at")} as created_at, t.graph_id
+              ${UTC("r.created_at")} as created_at, t.graph_id, r.metadata, r.kwargs->'config' as config
          from ${s}.runs r join ${s}.threads t using (thread_id)
         where r.run_id::text = $1 or r.outcome->>'warrant_run_id' = $1
         order by r.created_at, r.run_id`,
@@ -58,7 +60,26 @@ export async function findRunOrigin(pool: pg.Pool, schema: string, runId: string
     started_at: start.started_at,
     api_runs: api.rows.map((row) => row.run_id),
     graph_id: first?.graph_id ?? null,
+    labels: labelsOf(api.rows),
   };
+}
+
+/**
+ * The labels of the API runs that worked on a run (`config.tags`,
+ * `config.run_name`, the client metadata, already without the server's keys):
+ * every tag once, the first name, the metadata merged oldest first.
+ */
+function labelsOf(rows: readonly ApiRunRow[]): NonNullable<RunOrigin["labels"]> {
+  const tags = new Set<string>();
+  let name: string | null = null;
+  let metadata: Record<string, unknown> = {};
+  for (const row of rows) {
+    const config = row.config ?? {};
+    if (Array.isArray(config.tags)) for (const tag of config.tags) if (typeof tag === "string") tags.add(tag);
+    if (name === null && typeof config.run_name === "string") name = config.run_name;
+    metadata = { ...metadata, ...(row.metadata ?? {}) };
+  }
+  return { tags: [...tags], run_name: name, metadata };
 }
 
 /** The newest runs' Warrant run ids, newest first (the audit chain's start records; the host's own chain excluded). */

@@ -11,7 +11,13 @@ import { ApiError } from "./api-error.js";
 /** Largest metadata object (as JSON). */
 export const MAX_METADATA_BYTES = 16 * 1024;
 
-/** Metadata keys only the server writes: a client's values for them are dropped. */
+/**
+ * Metadata keys only the server writes (identity, and the ids it puts on
+ * runs and checkpoints): a client's values for them are dropped, wherever a
+ * run can come from (thread and stateless runs, `config.metadata`, crons when
+ * created and again when they fire, queued runs, resumes). Matched without
+ * regard to case.
+ */
 const RESERVED_METADATA = new Set([
   "owner",
   "tenant",
@@ -20,10 +26,16 @@ const RESERVED_METADATA = new Set([
   "assistant_id",
   "thread_id",
   "run_id",
-  "langgraph_auth_user",
-  "langgraph_auth_user_id",
-  "langgraph_auth_permissions",
+  "cron_id",
 ]);
+/** Prefixes of keys only the server writes: LangGraph's auth keys and Warrant's own. */
+const RESERVED_METADATA_PREFIXES = ["langgraph_auth", "warrant_"];
+
+/** Whether a metadata key is the server's (see {@link clientMetadata}). */
+export function isReservedMetadataKey(key: string): boolean {
+  const lower = key.toLowerCase();
+  return RESERVED_METADATA.has(lower) || RESERVED_METADATA_PREFIXES.some((prefix) => lower.startsWith(prefix));
+}
 
 /** Deepest metadata accepted (the metadata object is level 1): it is stored as jsonb and searched with `@>`. */
 export const MAX_METADATA_DEPTH = 16;
@@ -79,20 +91,25 @@ export const Metadata = z
   .superRefine(safeJson(MAX_METADATA_DEPTH, MAX_METADATA_BYTES));
 export const CheckpointId = safeKey(1, 128);
 
-/** Drops the keys the server owns. */
-export function clientMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(metadata ?? {}).filter(([key]) => !RESERVED_METADATA.has(key)));
+/**
+ * The one rule for client metadata: the keys the server owns are dropped
+ * (never refused, so a client that echoes a run's or thread's metadata back,
+ * as LangGraph's clients do, keeps working), the rest is kept as sent.
+ */
+export function clientMetadata(metadata: Record<string, unknown> | null | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(metadata ?? {}).filter(([key]) => !isReservedMetadataKey(key)));
 }
 
 /**
- * Parses a body against a schema; failures are `invalid_request` naming the
- * first bad field (never echoing its value).
+ * Parses a body (or the part of one at `at`) against a schema; failures are
+ * `invalid_request` naming the first bad field (never echoing its value).
  */
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown, at?: string): z.infer<S> {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? issue.path.join(".") : "body";
+    const path = [...(at ? [at] : []), ...(issue?.path ?? [])];
+    const where = path.length ? path.join(".") : "body";
     throw new ApiError("invalid_request", `${where}: ${issue?.message ?? "invalid"}`);
   }
   return parsed.data;

@@ -24,11 +24,14 @@ export class RunEmitter {
   readonly #writer: RunEventWriter;
   readonly #modes: ClientStreamMode[];
   readonly #messages = new MessageAccumulator();
+  /** The run's own (client) metadata keys: shown on its events, as LangGraph's server shows them. */
+  readonly #clientKeys: ReadonlySet<string>;
 
-  constructor(log: EventLog, writer: RunEventWriter, modes: ClientStreamMode[]) {
+  constructor(log: EventLog, writer: RunEventWriter, modes: ClientStreamMode[], clientKeys: Iterable<string> = []) {
     this.#log = log;
     this.#writer = writer;
     this.#modes = modes;
+    this.#clientKeys = new Set(clientKeys);
   }
 
   /** What to ask LangGraph for: `values` always (messages/complete is built from it), `messages` for both message modes. */
@@ -48,8 +51,8 @@ export class RunEmitter {
   /**
    * One `streamEvents` v2 event: the root graph's `on_chain_stream` carries
    * a chunk of the other modes; every other event is sent as an `events`
-   * event, its metadata cut to LangGraph's own keys (the run's
-   * configurable is the server's; client-view.ts strips the rest).
+   * event, its metadata cut to LangGraph's own keys and the run's client
+   * metadata (the run's configurable is the server's; client-view.ts strips the rest).
    */
   streamEvent(event: StreamEventV2): void {
     if (event.event === "on_chain_stream" && (event.parent_ids ?? []).length === 0) {
@@ -63,7 +66,7 @@ export class RunEmitter {
       name: event.name,
       run_id: event.run_id,
       tags: event.tags ?? [],
-      metadata: visibleEventMetadata(event.metadata),
+      metadata: visibleEventMetadata(event.metadata, this.#clientKeys),
       data: event.data,
       parent_ids: event.parent_ids ?? [],
     });
@@ -113,12 +116,20 @@ export interface StreamEventV2 {
   parent_ids?: string[];
 }
 
-/** Metadata keys of an event a client sees: LangGraph's step bookkeeping and the thread's ids, never the auth keys. */
-function visibleEventMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
+/**
+ * Metadata keys of an event a client sees: LangGraph's step bookkeeping, the
+ * thread's ids and the run's client metadata (`clientKeys`, already without
+ * the server's keys), never the auth keys.
+ */
+function visibleEventMetadata(
+  metadata: Record<string, unknown> | undefined,
+  clientKeys: ReadonlySet<string>,
+): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(metadata ?? {}).filter(
       ([key]) =>
         (key.startsWith("langgraph_") && !key.startsWith("langgraph_auth")) ||
+        clientKeys.has(key) ||
         ["thread_id", "checkpoint_ns", "run_id", "assistant_id", "graph_id", "ls_provider", "ls_model_name"].includes(
           key,
         ),

@@ -89,6 +89,9 @@ export async function executeRun(context: ExecutionContext, execution: Execution
       }),
       // Also written on every checkpoint of the run (checkpoint-metadata.ts): history filters by it.
       metadata: { ...request.metadata, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.assistant_id },
+      // The client's labels (`config.tags`, `config.run_name`): on the run's events, as LangGraph's server puts them.
+      ...(request.tags ? { tags: request.tags } : {}),
+      ...(request.runName ? { runName: request.runName } : {}),
       ...runOptions(budgets),
       ...cappedRecursion(request.recursionLimit, budgets),
       signal: controller.signal,

@@ -6,7 +6,17 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import { ApiError } from "./api-error.js";
-import { CheckpointId, MAX_RESUME_DEPTH, Metadata, safeJson, safeKey, safeText } from "./request-fields.js";
+import { unsafeKeyReason } from "../policy/safe-text.js";
+import {
+  CheckpointId,
+  clientMetadata,
+  MAX_RESUME_DEPTH,
+  Metadata,
+  parseBody,
+  safeJson,
+  safeKey,
+  safeText,
+} from "./request-fields.js";
 import { STREAM_MODES, type ClientStreamMode } from "./runs.js";
 
 /** Longest request text a user may send. */
@@ -22,6 +32,9 @@ const UserMessage = z
     // NUL and lone surrogates are refused (422), not repaired: the request is what the user meant to send, and they can fix it.
     content: z.union([safeText(Number.MAX_SAFE_INTEGER), z.array(TextBlock).min(1).max(16)]),
     id: safeKey(1, 128).optional(),
+    // What RemoteGraph sends for a LangChain HumanMessage (`toDict()`): accepted empty, never carried over.
+    additional_kwargs: z.object({}).strict().optional(),
+    response_metadata: z.object({}).strict().optional(),
   })
   .strict()
   .refine(
@@ -216,17 +229,30 @@ export function streamModes(value: RunCreateBody["stream_mode"]): ClientStreamMo
 
 /** The highest `config.recursion_limit` a client may name (the budgets cap it further). */
 const MAX_CLIENT_RECURSION_LIMIT = 10_000;
+/** Most `config.tags` one run may carry, and the longest tag. */
+export const MAX_RUN_TAGS = 32;
+export const MAX_TAG_CHARS = 128;
+/** The longest `config.run_name`. */
+export const MAX_RUN_NAME_CHARS = 256;
 
 /** What a run request's `config` sets that the server honours. */
 export interface ClientRunConfig {
   /** LangGraph's recursion limit the client asked for (capped by the run's budgets when the run starts). */
   recursionLimit?: number;
+  /** `config.tags`: labels for tracing and search, on the run's record, its events and spans. */
+  tags?: string[];
+  /** `config.run_name`: the name of the run's root (LangChain's `runName`). */
+  runName?: string;
+  /** `config.metadata`, after the metadata rule (`clientMetadata`): merged under the request's `metadata`. */
+  metadata?: Record<string, unknown>;
 }
 
 /**
- * A run request's `config` and `context`, honoured or refused key by key,
- * never dropped: `config.recursion_limit` is honoured (capped by the run's
- * budgets); `config.configurable` may be empty or name this thread
+ * A run request's `config` and `context`, honoured or refused key by key:
+ * `config.recursion_limit` is honoured (capped by the run's budgets);
+ * `config.tags`, `config.run_name` and `config.metadata` label the run
+ * (bounded; the metadata loses the keys the server owns, as top-level
+ * metadata does); `config.configurable` may be empty or name this thread
  * (`thread_id`), as clients send it by default; an empty `config` or
  * `context` is nothing. Every other key is 422 `unsupported` naming it
  * (`config.<key>`, `config.configurable.<key>`, `context.<key>`):
@@ -240,12 +266,20 @@ export function clientRunConfig(request: RunCreateBody, threadId: string): Clien
   const result: ClientRunConfig = {};
   for (const [key, value] of Object.entries(config)) {
     if (key === "recursion_limit") {
+      // RemoteGraph sends `recursion_limit: null`-like absences as nothing; null is nothing too.
+      if (value === null) continue;
       if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_CLIENT_RECURSION_LIMIT)
         throw new ApiError(
           "invalid_request",
           `config.recursion_limit: an integer from 1 to ${MAX_CLIENT_RECURSION_LIMIT} is required`,
         );
       result.recursionLimit = value as number;
+    } else if (key === "tags") {
+      if (value !== null) result.tags = runTags(value);
+    } else if (key === "run_name") {
+      if (value !== null) result.runName = runName(value);
+    } else if (key === "metadata") {
+      if (value !== null) result.metadata = clientMetadata(parseBody(Metadata, value, "config.metadata"));
     } else if (key === "configurable") {
       for (const [name, item] of Object.entries(objectOrNothing(value, "config.configurable"))) {
         if (name !== "thread_id")
@@ -257,10 +291,35 @@ export function clientRunConfig(request: RunCreateBody, threadId: string): Clien
           throw new ApiError("invalid_request", "config.configurable.thread_id: names another thread");
       }
     } else {
-      throw new ApiError("unsupported", `${keyPath("config", key)}: only config.recursion_limit is honoured`);
+      throw new ApiError(
+        "unsupported",
+        `${keyPath("config", key)}: only recursion_limit, tags, run_name, metadata and configurable are honoured`,
+      );
     }
   }
   return result;
+}
+
+/** `config.tags`: an array of at most MAX_RUN_TAGS identifiers, each 1 to MAX_TAG_CHARS characters; duplicates once. */
+function runTags(value: unknown): string[] {
+  if (!Array.isArray(value)) throw new ApiError("invalid_request", "config.tags: must be an array of strings");
+  if (value.length > MAX_RUN_TAGS) throw new ApiError("invalid_request", `config.tags: at most ${MAX_RUN_TAGS} tags`);
+  value.forEach((tag, index) => {
+    if (typeof tag !== "string" || tag.length < 1 || tag.length > MAX_TAG_CHARS)
+      throw new ApiError("invalid_request", `config.tags.${index}: a string of 1 to ${MAX_TAG_CHARS} characters`);
+    const unsafe = unsafeKeyReason(tag);
+    if (unsafe) throw new ApiError("invalid_request", `config.tags.${index}: ${unsafe}`);
+  });
+  return [...new Set(value as string[])];
+}
+
+/** `config.run_name`: an identifier of 1 to MAX_RUN_NAME_CHARS characters. */
+function runName(value: unknown): string {
+  if (typeof value !== "string" || value.length < 1 || value.length > MAX_RUN_NAME_CHARS)
+    throw new ApiError("invalid_request", `config.run_name: a string of 1 to ${MAX_RUN_NAME_CHARS} characters`);
+  const unsafe = unsafeKeyReason(value);
+  if (unsafe) throw new ApiError("invalid_request", `config.run_name: ${unsafe}`);
+  return value;
 }
 
 /** An optional object field: its entries, none when null or absent; `invalid_request` when it is not an object. */

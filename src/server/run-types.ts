@@ -50,6 +50,10 @@ export interface RunRequest {
   multitaskStrategy?: string | undefined;
   /** A pending run (run-queue-store.ts) starting now: its `runs` row exists and turns `running`. */
   queued?: boolean | undefined;
+  /** The client's `config.tags` (labels for tracing and search). */
+  tags?: string[] | undefined;
+  /** The client's `config.run_name`. */
+  runName?: string | undefined;
   /** The client's `config.recursion_limit`; the budgets' limit caps it. */
   recursionLimit?: number | undefined;
   /** Run-bound arguments fixed for a new request (kept on the thread for its resumes). */
@@ -63,3 +67,15 @@ export interface RunRequest {
 }
 
 export const ownerOf = (principal: Principal): Owner => ({ tenant: principal.tenant, user_id: principal.user_id });
+
+/**
+ * The labels of a run as its record keeps them, where LangGraph's server
+ * keeps them (`kwargs.config.tags`, `kwargs.config.run_name`); nothing when
+ * the request set none.
+ */
+export function runConfigRecord(labels: { tags?: string[] | undefined; runName?: string | undefined }): {
+  config?: { tags: string[]; run_name?: string };
+} {
+  if (labels.tags === undefined && labels.runName === undefined) return {};
+  return { config: { tags: labels.tags ?? [], ...(labels.runName === undefined ? {} : { run_name: labels.runName }) } };
+}

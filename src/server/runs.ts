@@ -30,7 +30,7 @@ import { RunEventWriter } from "./run-event-writer.js";
 import { RunEmitter } from "./run-emission.js";
 import { executeRun, safePointCancel } from "./run-execution.js";
 import { inspectThread } from "./run-outcome.js";
-import type { RunRequest, ServedGraph } from "./run-types.js";
+import { runConfigRecord, type RunRequest, type ServedGraph } from "./run-types.js";
 
 export { STREAM_MODES, ownerOf, type ClientStreamMode, type RunRequest, type ServedGraph } from "./run-types.js";
 export { pendingInterrupts } from "./run-outcome.js";
@@ -206,6 +206,7 @@ export class RunManager {
             status: "running",
             metadata: request.metadata,
             kwargs: {
+              ...runConfigRecord(request),
               stream_mode: request.streamModes,
               kind: request.resume ? "resume" : request.input ? "input" : "continue",
               ...(request.multitaskStrategy ? { multitask_strategy: request.multitaskStrategy } : {}),
@@ -224,6 +225,7 @@ export class RunManager {
       log,
       new RunEventWriter(this.#options.events, runId, this.#options.log),
       request.streamModes,
+      Object.keys(request.metadata),
     );
     const controller = new AbortController();
     const { graphs, store, budgets, leaseMs } = this.#options;

@@ -142,6 +142,27 @@ function toolSpan(
   span.end(time(entry.ended_at, start));
 }
 
+/** Most metadata keys put on a run span (the metadata is bounded at 16 KiB anyway). */
+const MAX_METADATA_ATTRIBUTES = 64;
+
+/**
+ * The client's labels as run-span attributes, in the names LangSmith's
+ * OpenTelemetry export gives LangGraph's tags, run name and metadata:
+ * `langsmith.span.tags` (the tags), `langsmith.trace.name` (`config.run_name`),
+ * `langsmith.metadata.<key>` (a string, number or boolean as it is, anything else as JSON).
+ */
+export function labelAttributes(labels: RunTrace["labels"]): Attributes {
+  if (!labels) return {};
+  const attributes: Attributes = {};
+  if (labels.tags.length > 0) attributes["langsmith.span.tags"] = labels.tags;
+  if (labels.run_name !== null) attributes["langsmith.trace.name"] = labels.run_name;
+  for (const [key, value] of Object.entries(labels.metadata).slice(0, MAX_METADATA_ATTRIBUTES)) {
+    const plain = typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+    attributes[`langsmith.metadata.${key}`] = plain ? value : JSON.stringify(value);
+  }
+  return attributes;
+}
+
 /** Writes the run's spans through `exporter` and flushes them. */
 export async function exportTraceSpans(trace: RunTrace, exporter: SpanExporter): Promise<void> {
   const provider = new TracerProvider({
@@ -170,6 +191,7 @@ export async function exportTraceSpans(trace: RunTrace, exporter: SpanExporter):
         "warrant.usage.model_calls": trace.usage.model_calls,
         "warrant.usage.tool_calls": trace.usage.tool_calls,
         "warrant.usage.cost_usd": trace.usage.cost_usd,
+        ...labelAttributes(trace.labels),
       },
     });
     const plans = trace.timeline.filter((entry): entry is PlanEntry => entry.kind === "plan");

@@ -34,6 +34,15 @@ export interface RunOrigin {
   api_runs: string[];
   /** The graph that ran it, when the API recorded one. */
   graph_id: string | null;
+  /** The client's labels of its API runs (`config.tags`, `config.run_name`, metadata), when the API recorded them. */
+  labels?: RunLabels | undefined;
+}
+
+/** A run's labels as its client set them: tags, a name and metadata (the server's keys already dropped). */
+export interface RunLabels {
+  tags: string[];
+  run_name: string | null;
+  metadata: Record<string, unknown>;
 }
 
 export interface TraceInputs {
@@ -139,6 +148,8 @@ export interface RunTrace {
   evidence_refs: string[];
   usage: Usage;
   termination: { code: string; detail: string; turn: number | null; budget: string | null } | null;
+  /** The client's labels of the run's API runs (absent: none were recorded). */
+  labels?: RunLabels | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -387,5 +398,6 @@ export function assembleTrace(inputs: TraceInputs): RunTrace {
     evidence_refs: [...evidence],
     usage,
     termination,
+    ...(origin.labels ? { labels: origin.labels } : {}),
   };
 }

@@ -155,7 +155,7 @@ describe("runs", () => {
     const thread = await alice.threads.create();
     const refused: Record<string, unknown>[] = [
       { multitask_strategy: "rollback" },
-      { config: { tags: ["x"] } },
+      { config: { max_concurrency: 2 } },
       { context: { user_id: "bob" } },
       { webhook: "http://127.0.0.1:1/hook" },
       { durability: "async" },

@@ -87,7 +87,7 @@ describe("small routes and bodies", () => {
     })) as Values;
     expect(values.status).toBe("completed");
     const refused: [Record<string, unknown>, string][] = [
-      [{ config: { tags: ["x"] } }, "config.tags"],
+      [{ config: { max_concurrency: 2 } }, "config.max_concurrency"],
       [{ config: { configurable: { user_id: "bob" } } }, "config.configurable.user_id"],
       [{ context: { user_id: "bob" } }, "context.user_id"],
     ];

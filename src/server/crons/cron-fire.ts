@@ -16,6 +16,7 @@ import type { PrincipalDirectory } from "../../auth/principal-directory.js";
 import type { Owner, ThreadRow, ThreadStore } from "../../persistence/thread-store.js";
 import type { LedgerStore } from "../../runtime/ledger.js";
 import { isApiError } from "../api-error.js";
+import { clientMetadata } from "../request-fields.js";
 import { assertRunnable } from "../run-checks.js";
 import { RunInput, requestText, toGraphInput } from "../run-requests.js";
 import type { RunManager } from "../runs.js";
@@ -70,7 +71,8 @@ export async function fireCron(context: CronFiringContext, cron: CronRow): Promi
       assistantId: cron.assistant_id,
       input,
       streamModes: ["values"],
-      metadata: { ...cron.payload.metadata, cron_id: cron.cron_id },
+      // A cron stored before the metadata rule may still hold the server's keys: dropped again here.
+      metadata: { ...clientMetadata(cron.payload.metadata), cron_id: cron.cron_id },
       runId,
       verify: runnable,
       runBound: context.manager.runBoundFor(requestText(parsed.data)),

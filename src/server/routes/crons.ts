@@ -18,6 +18,7 @@ import type { CronRow, CronStore, NewCron } from "../../persistence/cron-store.j
 import { checkSchedule, nextOccurrence } from "../crons/schedule.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
+import { clientMetadata } from "../request-fields.js";
 import { RunInput, requestText } from "../run-requests.js";
 import { ownerOf } from "../runs.js";
 
@@ -190,7 +191,8 @@ export function registerCronRoutes(app: Hono<Env>, context: RouteContext, option
     const when = schedule(body.schedule, body.timezone);
     const end = endTime(body.end_time);
     const webhook = await checkWebhook(body.webhook);
-    const metadata = body.metadata ?? {};
+    // The one metadata rule (request-fields.ts): the server's keys are dropped here and again when it fires.
+    const metadata = clientMetadata(body.metadata);
     const cron: NewCron = {
       principal,
       assistant_id: body.assistant_id,
@@ -260,7 +262,7 @@ export function registerCronRoutes(app: Hono<Env>, context: RouteContext, option
         : { schedule: existing.schedule, timezone: existing.timezone };
     const end = body.end_time === undefined ? existing.end_time : endTime(body.end_time);
     const webhook = body.webhook === undefined ? existing.payload.webhook : await checkWebhook(body.webhook);
-    const metadata = body.metadata === undefined ? existing.metadata : (body.metadata ?? {});
+    const metadata = body.metadata === undefined ? existing.metadata : clientMetadata(body.metadata);
     const updated = await crons.update(owner, cronId, {
       ...when,
       end_time: end,

@@ -13,6 +13,7 @@ import type { RouteContext } from "../context.js";
 import { clientMetadata, parseBody } from "../requests.js";
 import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
 import {
+  type ClientRunConfig,
   clientRunConfig,
   refuseUnsupported,
   requestText,
@@ -23,6 +24,7 @@ import {
   type RunCreateBody,
 } from "../run-requests.js";
 import { ownerOf } from "../runs.js";
+import { runConfigRecord } from "../run-types.js";
 import { admitWebhook } from "../webhooks/run-webhook.js";
 
 /** Where the run's answer goes: nowhere (background), an SSE stream, or the response once it ends. */
@@ -79,7 +81,8 @@ export async function startRunAs(
   checkOptions(context, thread, threadId, request, options.delivery);
   // Checked (allowlist, addresses) before the run starts: a refused destination starts nothing.
   const webhook = await admitWebhook(context, request.webhook);
-  const { recursionLimit } = clientRunConfig(request, threadId);
+  const config = clientRunConfig(request, threadId);
+  const { recursionLimit } = config;
   const input = request.input ? toGraphInput(request.input) : null;
   const ask: RunAsk = request.command
     ? { kind: "resume", value: request.command.resume }
@@ -101,7 +104,7 @@ export async function startRunAs(
   const busy =
     thread !== "stateless" && thread.active_run !== null && (await manager.recoverOrphans(thread.thread_id)) === 0;
   if (options.queued === undefined && (await waits(context, thread, request, busy))) {
-    return enqueue(context, principal, thread, threadId, body, request, options.claim);
+    return enqueue(context, principal, thread, threadId, body, request, config, options.claim);
   }
   if (busy) throw new ApiError("thread_busy", "the thread already has a run in progress");
   await runnable();
@@ -127,7 +130,8 @@ export async function startRunAs(
       },
       cancelOn:
         options.delivery !== "background" && request.on_disconnect === "cancel" ? options.connection : undefined,
-      metadata: clientMetadata(request.metadata ?? undefined),
+      metadata: runMetadata(request, config),
+      ...runLabels(config),
       runId,
       queued: options.queued !== undefined,
       multitaskStrategy: request.multitask_strategy,
@@ -139,6 +143,22 @@ export async function startRunAs(
     await options.claim?.release(runId).catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * A run's metadata: `config.metadata` under the request's own `metadata`,
+ * both after the one metadata rule (`clientMetadata`: the server's keys dropped).
+ */
+function runMetadata(request: RunCreateBody, config: ClientRunConfig): Record<string, unknown> {
+  return { ...config.metadata, ...clientMetadata(request.metadata) };
+}
+
+/** The labels a run request sets (`config.tags`, `config.run_name`), as the run manager takes them. */
+function runLabels(config: ClientRunConfig): { tags?: string[]; runName?: string } {
+  return {
+    ...(config.tags === undefined ? {} : { tags: config.tags }),
+    ...(config.runName === undefined ? {} : { runName: config.runName }),
+  };
 }
 
 /**
@@ -170,6 +190,7 @@ async function enqueue(
   threadId: string,
   body: unknown,
   request: RunCreateBody,
+  config: ClientRunConfig,
   claim: RunClaim | undefined,
 ): Promise<StartedRun> {
   const { manager, store } = context;
@@ -189,8 +210,9 @@ async function enqueue(
       run_id: runId,
       thread_id: threadId,
       assistant_id: request.assistant_id,
-      metadata: clientMetadata(request.metadata ?? undefined),
+      metadata: runMetadata(request, config),
       kwargs: {
+        ...runConfigRecord(runLabels(config)),
         stream_mode: streamModes(request.stream_mode),
         kind: request.command ? "resume" : request.input ? "input" : "continue",
         multitask_strategy: strategy,

@@ -3,7 +3,7 @@
  * `Client.store` calls it:
  *
  *   PUT    /store/items           {namespace, key, value}        → 204
- *   GET    /store/items?namespace=a.b&key=k                     → the item, 404 when absent
+ *   GET    /store/items?namespace=a.b&key=k                     → the item, `null` when absent
  *   DELETE /store/items           {namespace, key}               → 204
  *   POST   /store/items/search    {namespace_prefix, filter, limit, offset} → {items}
  *   POST   /store/namespaces      {prefix, suffix, max_depth, limit, offset} → {namespaces}
@@ -18,7 +18,7 @@ import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
 import type { ItemTable } from "../../persistence/store-item-table.js";
 import { isStoreInputError, PrincipalStore } from "../../store/principal-store.js";
-import { ApiError, notFound } from "../api-error.js";
+import { ApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { ownerOf } from "../runs.js";
 
@@ -100,8 +100,9 @@ export function registerStoreRoutes(app: Hono<Env>, context: RouteContext, table
     const key = c.req.query("key");
     if (key === undefined) throw new ApiError("invalid_request", "key: is required");
     const [item] = await guarded(() => storeOf(context.principalOf(c)).batch([{ namespace, key }]));
-    if (!item) throw notFound("item");
-    return c.json(itemJson(item));
+    // As LangGraph's server answers (the SDK's `getItem` gives `Item | null`): a missing item, or another
+    // user's (never visible: the namespace is under the caller's prefix), is 200 `null`.
+    return c.json(item ? itemJson(item) : null);
   });
 
   app.delete("/store/items", async (c) => {
