@@ -32,7 +32,12 @@ type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** A copy of `value` without any `cache_control` key, and whether it had one. */
+/**
+ * A copy of `value` without any `cache_control` key, and whether it had one.
+ * A string `content` (of a message or a `tool_result`) is the one text block
+ * it stands for, as Anthropic reads it: marking a message turns its string
+ * into that block, and unmarking it back, without changing what is cached.
+ */
 function unmarked(value: unknown): { value: unknown; marked: boolean } {
   if (Array.isArray(value)) {
     let marked = false;
@@ -48,7 +53,7 @@ function unmarked(value: unknown): { value: unknown; marked: boolean } {
   const copy: Json = {};
   for (const [key, item] of Object.entries(value)) {
     if (key === "cache_control") continue;
-    const inner = unmarked(item);
+    const inner = unmarked(key === "content" && typeof item === "string" ? [{ type: "text", text: item }] : item);
     marked ||= inner.marked;
     copy[key] = inner.value;
   }
@@ -58,7 +63,10 @@ function unmarked(value: unknown): { value: unknown; marked: boolean } {
 /** The request's blocks in the order Anthropic reads them, as text, and which carry a mark. */
 export function anthropicBlocks(body: Json): { text: string; marked: boolean }[] {
   const tools = Array.isArray(body["tools"]) ? body["tools"] : [];
-  const system = body["system"] === undefined ? [] : [body["system"]];
+  const system =
+    body["system"] === undefined
+      ? []
+      : [typeof body["system"] === "string" ? [{ type: "text", text: body["system"] }] : body["system"]];
   const messages = Array.isArray(body["messages"]) ? body["messages"] : [];
   return [...tools, ...system, ...messages].map((part) => {
     const { value, marked } = unmarked(part);
