@@ -24,6 +24,9 @@
  *   prompt cache       request tokens, prefix reuse and what an OpenAI-style
  *                      cache serves, for a 30-step research thread and a
  *                      10-step thread with every tool listed (prompt-cache*.ts)
+ *   Anthropic wire     Warrant and createReactAgent (ChatAnthropic) over
+ *                      Anthropic Messages: input $ per run from the reported
+ *                      cache usage, per-step wall time, runs/s (anthropic-wire.ts)
  *
  * Prints a table (medians, spread, ratios against createReactAgent, targets)
  * and writes bench/results/latest.json. Absolute numbers depend on the

@@ -1,6 +1,9 @@
 /**
- * The bench's model: one in-repo OpenAI-compatible Chat Completions server
- * (non-streaming) that every variant reaches over HTTP through `ChatOpenAI`.
+ * The bench's model: one in-repo server (non-streaming) that every variant
+ * reaches over HTTP, speaking OpenAI Chat Completions at
+ * `/v1/chat/completions` (`ChatOpenAI`) and Anthropic Messages at
+ * `/v1/messages` (`ChatAnthropic`; usage reported from the prompt cache its
+ * `cache_control` marks would get, bench/anthropic-cache.ts, while recording).
  * It follows bench/script.ts from the request body alone, as a model would:
  * the request it works on is the newest user message carrying the bench
  * mark, the step is the number of tool results after it. A request in which
