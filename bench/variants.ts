@@ -7,9 +7,10 @@
  *   create_react_agent  LangGraph's prebuilt `createReactAgent` (+ `ToolNode`)
  *   create_agent        LangChain v1's `createAgent`
  *
- * All three reach the same scripted OpenAI-compatible endpoint over HTTP
- * through `ChatOpenAI` (bench/scripted-endpoint.ts: Warrant through its model
- * planner, the peers as their `llm`), and use the same notes MCP server
+ * All three reach the same scripted endpoint over HTTP
+ * (bench/scripted-endpoint.ts: Warrant through its model planner as
+ * `WARRANT_MODEL=<wire>:bench-scripted` builds it, the peers as their `llm`,
+ * `ChatOpenAI` on the OpenAI wire, `ChatAnthropic` on the Anthropic wire), and use the same notes MCP server
  * program over stdio (one child each), a stock `PostgresSaver` on the same
  * pool (Warrant's is the one `openDatabase` builds) and `durability: "sync"`.
  */
