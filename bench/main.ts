@@ -24,6 +24,9 @@
  *   prompt cache       request tokens, prefix reuse and what an OpenAI-style
  *                      cache serves, for a 30-step research thread and a
  *                      10-step thread with every tool listed (prompt-cache*.ts)
+ *   Anthropic wire     Warrant and createReactAgent (ChatAnthropic) over
+ *                      Anthropic Messages: input $ per run from the reported
+ *                      cache usage, per-step wall time, runs/s (anthropic-wire.ts)
  *
  * Prints a table (medians, spread, ratios against createReactAgent, targets)
  * and writes bench/results/latest.json. Absolute numbers depend on the
@@ -40,10 +43,11 @@ import os from "node:os";
 import path from "node:path";
 import type pg from "pg";
 import { REPO_ROOT, loadSettings } from "../src/env.js";
+import { anthropicWireTargets, measureAnthropicWire } from "./anthropic-wire.js";
 import { bareCommit, rawMcpCall } from "./floors.js";
 import { countsBetween, type QueryCounter } from "./pg-counter.js";
 import { buildResults, promptCacheTargets, renderTable, type Measurements, type PerVariant } from "./report.js";
-import { promptCacheTable } from "./report-prompt-cache.js";
+import { anthropicWireTable, promptCacheTable } from "./report-prompt-cache.js";
 import { measurePromptCache } from "./prompt-cache-scenarios.js";
 import { openScratchDatabase } from "./scratch-database.js";
 import { startScriptedEndpoint } from "./scripted-endpoint.js";
@@ -256,19 +260,21 @@ async function main(): Promise<void> {
   try {
     progress(`database: ${scratch.label}`);
     if (only !== "all") {
-      variants = await buildVariants(settings, scratch.database, endpoint.baseUrl);
+      variants = await buildVariants(settings, scratch.database, endpoint);
       if (only === "per-step") await perStepOnly(variants, scratch.counter);
       else if (only === "throughput") throughputOnly(await measureThroughput(variants, 1));
       else {
         const cache = await measurePromptCache(settings, scratch.database, endpoint, variants);
         console.log(promptCacheTable({ prompt_cache: cache, targets: promptCacheTargets(cache) }));
+        const wire = await measureAnthropicWire(settings, scratch.database, endpoint, progress, "prompt-cache");
+        console.log(`\n${anthropicWireTable({ anthropic_wire: wire, targets: anthropicWireTargets(wire) })}`);
       }
       return;
     }
     // First: it starts every server, which is what fails on a loaded machine (a launch timeout), so it fails early.
     const toolTokens = await measureToolTokens(settings, scratch.database);
     progress(`tool tokens: warrant ${toolTokens.warrant}, all bound ${toolTokens.all_bound}`);
-    variants = await buildVariants(settings, scratch.database, endpoint.baseUrl);
+    variants = await buildVariants(settings, scratch.database, endpoint);
     const promptCache = await measurePromptCache(settings, scratch.database, endpoint, variants);
     progress(
       `prompt cache: research_30 input ${VARIANTS.map((name) => `${name} ${promptCache.research_30[name].input_tokens}`).join(", ")}`,
@@ -280,6 +286,7 @@ async function main(): Promise<void> {
     const longerThreads = await measureLongerThreads(variants, scratch.counter);
     const bytes = await measureCheckpointBytes(variants, scratch.database.pool);
     const runsPerSecond = await measureThroughput(variants);
+    const anthropicWire = await measureAnthropicWire(settings, scratch.database, endpoint, progress);
     const measured: Measurements = {
       perStepMs: perStep.perStepMs,
       perStepMsLonger: longerThreads,
@@ -292,6 +299,7 @@ async function main(): Promise<void> {
       floors: { mcpCallMs: mcp.samples, bareCommitMs: commits },
       toolResultChars: mcp.resultChars,
       promptCache,
+      anthropicWire,
     };
     const results = buildResults(measured, {
       command: "npm run bench",

@@ -58,7 +58,7 @@ async function scenario(
 }
 
 /** Stand-ins for every listed tool the notes adapter does not provide: the same definition, never called. */
-async function listedStandIns(provided: ReadonlySet<string>): Promise<StructuredToolInterface[]> {
+export async function listedStandIns(provided: ReadonlySet<string>): Promise<StructuredToolInterface[]> {
   const listed = await everyListedTool(await everyServerConfig());
   return listed
     .filter((spec) => !provided.has(spec.name))
@@ -82,10 +82,10 @@ export async function measurePromptCache(
   const config = await everyServerConfig();
   const built: Variant[] = [];
   try {
-    built.push(await retryingStart(() => warrantVariant(settings, database, endpoint.baseUrl, config)));
+    built.push(await retryingStart(() => warrantVariant(settings, database, endpoint, config)));
     const standIns = await retryingStart(() => listedStandIns(new Set(["search_notes", "read_note"])));
     for (const name of VARIANTS.filter((name) => name !== "warrant"))
-      built.push(await peerVariant(name, settings, database, endpoint.baseUrl, standIns));
+      built.push(await peerVariant(name, settings, database, endpoint, standIns));
     const all_tools_10 = await scenario(built, endpoint, ALL_TOOLS_STEPS, false);
     return { research_30, all_tools_10 };
   } finally {

@@ -3,15 +3,24 @@
  * README): one row per scenario and figure, then what the research run's
  * reuse target asks of an append-only request, in this run's numbers.
  */
+import { costOf } from "../src/policy/pricing.js";
+import { ANTHROPIC_VARIANTS, type AnthropicThreadFigures, type AnthropicWire } from "./anthropic-wire.js";
 import { decimals, percent, times, verdict } from "./format.js";
-import { INPUT_USD_PER_MILLION, REUSE_TARGET } from "./prompt-cache.js";
+import { BENCH_PRICES } from "./prices.js";
+import { REUSE_TARGET } from "./prompt-cache.js";
 import type { ScenarioFigures } from "./prompt-cache-scenarios.js";
 import type { Results } from "./report.js";
-import { ratio } from "./stats.js";
+import { ratio, summarize } from "./stats.js";
 
 const REFERENCE = "create_react_agent";
 const count = (value: number) => decimals(value, 0);
-const dollars = (tokens: number, perMillion: number) => `$${decimals((tokens * perMillion) / 1_000_000, 4)}`;
+const usd = (value: number) => `$${decimals(value, 4)}`;
+/** OpenAI wire: the thread's input priced from the table, what OpenAI's prefix cache serves at the cached price. */
+export const openAIInputUsd = (f: ScenarioFigures) =>
+  costOf(
+    { input_tokens: f.input_tokens, cached_input_tokens: f.openai_cacheable_tokens, output_tokens: 0 },
+    BENCH_PRICES.openai,
+  );
 
 /** The prompt-cache table: one row per scenario and figure. */
 
@@ -27,6 +36,7 @@ const SCENARIO_COLUMNS = [
 ];
 
 export function promptCacheTable(results: Pick<Results, "prompt_cache" | "targets">): string {
+  // The OpenAI wire: every variant through ChatOpenAI (Warrant as WARRANT_MODEL=openai:…).
   const cache = results.prompt_cache;
   const byFigure = new Map(results.targets.map((entry) => [entry.figure, entry]));
   const lines = [`| ${SCENARIO_COLUMNS.join(" | ")}|`, "|---|---|---|---|---|---|---|"];
@@ -88,20 +98,9 @@ export function promptCacheTable(results: Pick<Results, "prompt_cache" | "target
       `${key}_effective_input_tokens`,
     );
     row(
-      `OpenAI pricing: input $ per run at $${INPUT_USD_PER_MILLION.openai}/M`,
-      (f) => dollars(f.effective_input_tokens, INPUT_USD_PER_MILLION.openai),
-      (f) => f.effective_input_tokens,
-    );
-    row(
-      "Anthropic pricing: effective input (reads 10%, writes 125%; peers set no cache_control)",
-      (f) => count(f.anthropic_effective_input_tokens),
-      (f) => f.anthropic_effective_input_tokens,
-      `${key}_anthropic_effective_input_tokens`,
-    );
-    row(
-      `Anthropic pricing: input $ per run at $${INPUT_USD_PER_MILLION.anthropic}/M`,
-      (f) => dollars(f.anthropic_effective_input_tokens, INPUT_USD_PER_MILLION.anthropic),
-      (f) => f.anthropic_effective_input_tokens,
+      `OpenAI wire: input $ per run (price table: $${BENCH_PRICES.openai.input_per_million_usd}/M, cached $${BENCH_PRICES.openai.cached_input_per_million_usd}/M)`,
+      (f) => usd(openAIInputUsd(f)),
+      openAIInputUsd,
     );
   }
   const seen = byFigure.get("research_30_request_seen_at_every_step");
@@ -151,4 +150,76 @@ export function ceilingNote(research: Results["prompt_cache"]["research_30"]): s
     `append-only request for this workload (the peers' ceilings: ${peer("create_react_agent", "createReactAgent")},`,
     `${peer("create_agent", "createAgent")}); only a longer stable prefix (padding) or shorter tool results would raise it.`,
   ].join(" ");
+}
+
+/** The Anthropic wire's table: Warrant and createReactAgent (ChatAnthropic), from the usage the endpoint reported. */
+export function anthropicWireTable(results: {
+  anthropic_wire: Pick<AnthropicWire, "prompt_cache" | "per_step_ms" | "runs_per_second_50_concurrent">;
+  targets: readonly { figure: string; rule: string; met: boolean | null }[];
+}): string {
+  const wire = results.anthropic_wire;
+  const byFigure = new Map(results.targets.map((entry) => [entry.figure, entry]));
+  const price = BENCH_PRICES.anthropic;
+  const lines = [
+    "| Anthropic wire (Messages over HTTP), figure | Warrant | createReactAgent (ChatAnthropic) | Warrant ÷ createReactAgent | target | |",
+    "|---|---|---|---|---|---|",
+  ];
+  const row = (label: string, values: [number, number], cell: (value: number) => string, figure?: string) => {
+    const goal = figure ? byFigure.get(figure) : undefined;
+    lines.push(
+      `| ${label} | ${cell(values[0])} | ${cell(values[1])} | ${times(ratio(values[0], values[1]))} | ${goal?.rule ?? ""} | ${verdict(goal?.met ?? null)} |`,
+    );
+  };
+  const pair = (value: (f: AnthropicThreadFigures) => number, key: "research_30" | "all_tools_10") =>
+    ANTHROPIC_VARIANTS.map((name) => value(wire.prompt_cache[key][name])) as [number, number];
+  for (const key of ["research_30", "all_tools_10"] as const) {
+    row(
+      `${key}: model requests`,
+      pair((f) => f.requests, key),
+      count,
+    );
+    row(
+      `${key}: requests with cache_control marks`,
+      pair((f) => f.requests_with_cache_control, key),
+      count,
+    );
+    row(
+      `${key}: input tokens (reported usage, all input)`,
+      pair((f) => f.input_tokens, key),
+      count,
+    );
+    row(
+      `${key}: cache reads (cache_read_input_tokens)`,
+      pair((f) => f.cache_read_input_tokens, key),
+      count,
+    );
+    row(
+      `${key}: cache writes (cache_creation_input_tokens)`,
+      pair((f) => f.cache_creation_input_tokens, key),
+      count,
+    );
+    row(
+      `${key}: input $ per run (price table: $${price.input_per_million_usd}/M, reads $${price.cached_input_per_million_usd}/M, writes $${price.cache_write_per_million_usd}/M)`,
+      pair((f) => f.input_usd, key),
+      usd,
+      `anthropic_wire_${key}_input_usd`,
+    );
+  }
+  const medianOf = (values: readonly number[]) => (values.length > 0 ? summarize(values).median : Number.NaN);
+  if (wire.per_step_ms.warrant.length > 0) {
+    row(
+      `wall time per tool step, ms (median of ${wire.per_step_ms.warrant.length} rounds)`,
+      [medianOf(wire.per_step_ms.warrant), medianOf(wire.per_step_ms.create_react_agent)],
+      (value) => decimals(value, 1),
+    );
+    row(
+      `runs/s, 50 concurrent 5-step threads (median of ${wire.runs_per_second_50_concurrent.warrant.length} rounds)`,
+      [
+        medianOf(wire.runs_per_second_50_concurrent.warrant),
+        medianOf(wire.runs_per_second_50_concurrent.create_react_agent),
+      ],
+      (value) => decimals(value, 1),
+    );
+  }
+  return lines.join("\n");
 }

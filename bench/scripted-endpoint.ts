@@ -1,6 +1,9 @@
 /**
- * The bench's model: one in-repo OpenAI-compatible Chat Completions server
- * (non-streaming) that every variant reaches over HTTP through `ChatOpenAI`.
+ * The bench's model: one in-repo server (non-streaming) that every variant
+ * reaches over HTTP, speaking OpenAI Chat Completions at
+ * `/v1/chat/completions` (`ChatOpenAI`) and Anthropic Messages at
+ * `/v1/messages` (`ChatAnthropic`; usage reported from the prompt cache its
+ * `cache_control` marks would get, bench/anthropic-cache.ts, while recording).
  * It follows bench/script.ts from the request body alone, as a model would:
  * the request it works on is the newest user message carrying the bench
  * mark, the step is the number of tool results after it. A request in which
@@ -16,18 +19,23 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { AnthropicCache, type AnthropicUsage } from "./anthropic-cache.js";
 import { FINAL_ANSWER, USER_ID, nextScriptedMove, stepsOf } from "./script.js";
 
 /** What the server answers when the request has left the model's context. */
 export const LOST_TASK_ANSWER = "I no longer see the question.";
 
 export interface ScriptedEndpoint {
-  /** `http://127.0.0.1:<port>/v1` */
+  /** `http://127.0.0.1:<port>/v1` (Chat Completions) */
   baseUrl: string;
-  /** Starts keeping request bodies (dropping any kept before). */
+  /** `http://127.0.0.1:<port>`: what `ChatAnthropic` takes as `anthropicApiUrl` (Messages at `/v1/messages`). */
+  anthropicBaseUrl: string;
+  /** Starts keeping request bodies (dropping any kept before); an Anthropic cache starts empty. */
   record(): void;
   /** The bodies kept since `record()`, and stops keeping them. */
   recorded(): Record<string, unknown>[];
+  /** The Anthropic usage reported for each Messages request kept since `record()`, in order. */
+  recordedAnthropicUsage(): AnthropicUsage[];
   close(): Promise<void>;
 }
 
@@ -97,8 +105,58 @@ export function scriptedReply(body: Json): { message: Json; finish_reason: strin
   };
 }
 
+/** Anthropic's `messages` and `system` in the Chat Completions shape `scriptedReply` reads. */
+function asChatCompletions(body: Json): Json {
+  const messages: Json[] = [];
+  if (body["system"] !== undefined) messages.push({ role: "system", content: textOf(body["system"]) });
+  for (const message of Array.isArray(body["messages"]) ? body["messages"].filter(isRecord) : []) {
+    const content = message["content"];
+    if (message["role"] !== "user" || !Array.isArray(content)) {
+      messages.push({ role: message["role"], content: typeof content === "string" ? content : textOf(content) });
+      continue;
+    }
+    for (const block of content.filter(isRecord))
+      messages.push(block["type"] === "tool_result" ? { role: "tool" } : { role: "user", content: textOf([block]) });
+  }
+  const tools = (Array.isArray(body["tools"]) ? body["tools"].filter(isRecord) : []).map((tool) => ({
+    type: "function",
+    function: { name: tool["name"], parameters: tool["input_schema"] },
+  }));
+  return { messages, tools };
+}
+
+/** The scripted reply to an Anthropic Messages request, as Anthropic answers it. */
+function anthropicReply(body: Json, usage: AnthropicUsage): Json {
+  const { message, finish_reason } = scriptedReply(asChatCompletions(body));
+  const calls = Array.isArray(message["tool_calls"]) ? message["tool_calls"].filter(isRecord) : [];
+  const content =
+    calls.length > 0
+      ? calls.map((call) => {
+          const fn = isRecord(call["function"]) ? call["function"] : {};
+          return {
+            type: "tool_use",
+            id: `toolu_${randomUUID().replaceAll("-", "")}`,
+            name: fn["name"],
+            input: JSON.parse(String(fn["arguments"])),
+          };
+        })
+      : [{ type: "text", text: String(message["content"]) }];
+  return {
+    id: `msg_${randomUUID().replaceAll("-", "")}`,
+    type: "message",
+    role: "assistant",
+    model: typeof body["model"] === "string" ? body["model"] : "bench",
+    content,
+    stop_reason: finish_reason === "tool_calls" ? "tool_use" : "end_turn",
+    stop_sequence: null,
+    usage: { ...usage, output_tokens: 20 },
+  };
+}
+
 export async function startScriptedEndpoint(): Promise<ScriptedEndpoint> {
   let kept: Json[] | undefined;
+  let usages: AnthropicUsage[] = [];
+  let cache = new AnthropicCache();
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -109,12 +167,28 @@ export async function startScriptedEndpoint(): Promise<ScriptedEndpoint> {
       } catch {
         body = undefined;
       }
-      if (!isRecord(body) || request.url !== "/v1/chat/completions" || body["stream"] === true) {
+      const anthropic = request.url === "/v1/messages";
+      if (!isRecord(body) || !(anthropic || request.url === "/v1/chat/completions") || body["stream"] === true) {
         response.writeHead(400, { "content-type": "application/json" });
-        response.end(JSON.stringify({ error: { message: "the bench endpoint takes non-streaming chat completions" } }));
+        response.end(JSON.stringify({ error: { message: "the bench endpoint takes non-streaming requests" } }));
         return;
       }
       kept?.push(body);
+      if (anthropic) {
+        // Cache usage is worked out only while recording (it tokenizes); otherwise a size-based estimate.
+        const usage: AnthropicUsage =
+          kept !== undefined
+            ? cache.usage(body)
+            : {
+                input_tokens: Math.ceil(Buffer.concat(chunks).length / 4),
+                cache_read_input_tokens: 0,
+                cache_creation_input_tokens: 0,
+              };
+        if (kept !== undefined) usages.push(usage);
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify(anthropicReply(body, usage)));
+        return;
+      }
       const { message, finish_reason } = scriptedReply(body);
       const promptChars = Buffer.concat(chunks).length;
       response.writeHead(200, { "content-type": "application/json" });
@@ -136,9 +210,13 @@ export async function startScriptedEndpoint(): Promise<ScriptedEndpoint> {
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
+    anthropicBaseUrl: `http://127.0.0.1:${port}`,
     record() {
       kept = [];
+      usages = [];
+      cache = new AnthropicCache();
     },
+    recordedAnthropicUsage: () => usages,
     recorded() {
       const bodies = kept ?? [];
       kept = undefined;

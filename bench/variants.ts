@@ -7,9 +7,10 @@
  *   create_react_agent  LangGraph's prebuilt `createReactAgent` (+ `ToolNode`)
  *   create_agent        LangChain v1's `createAgent`
  *
- * All three reach the same scripted OpenAI-compatible endpoint over HTTP
- * through `ChatOpenAI` (bench/scripted-endpoint.ts: Warrant through its model
- * planner, the peers as their `llm`), and use the same notes MCP server
+ * All three reach the same scripted endpoint over HTTP
+ * (bench/scripted-endpoint.ts: Warrant through its model planner as
+ * `WARRANT_MODEL=<wire>:bench-scripted` builds it, the peers as their `llm`,
+ * `ChatOpenAI` on the OpenAI wire, `ChatAnthropic` on the Anthropic wire), and use the same notes MCP server
  * program over stdio (one child each), a stock `PostgresSaver` on the same
  * pool (Warrant's is the one `openDatabase` builds) and `durability: "sync"`.
  */
@@ -18,18 +19,20 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
+import { ChatAnthropic } from "@langchain/anthropic";
 import { ChatOpenAI } from "@langchain/openai";
 import { createAgent } from "langchain";
 import { buildAgent } from "../graphs/agent.js";
 import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js";
-import { createRuntime } from "../src/bootstrap.js";
+import { createRuntime, plannerFor } from "../src/bootstrap.js";
 import { REPO_ROOT, type Budgets, type Settings } from "../src/env.js";
 import { connectTools, type ToolHost } from "../src/mcp/tool-host.js";
 import type { Database } from "../src/persistence/database.js";
 import { loadConfig, parseConfig, type WarrantConfig } from "../src/policy/config.js";
-import { createModelPlanner } from "../src/planners/model.js";
 import { runConfigFor } from "../src/runtime/run-config.js";
 import { runOptions } from "../src/runtime/routes.js";
+import { BENCH_PRICES } from "./prices.js";
+import type { ScriptedEndpoint } from "./scripted-endpoint.js";
 import { FINAL_ANSWER, USER_ID, benchRequest } from "./script.js";
 
 export const VARIANTS = ["warrant", "create_react_agent", "create_agent"] as const;
@@ -68,29 +71,76 @@ async function notesOnlyConfig(settings: Settings): Promise<WarrantConfig> {
 /** The model name every variant sends (the scripted endpoint ignores it). */
 export const BENCH_MODEL = "bench-scripted";
 
-/** The peers' model: `ChatOpenAI` against the scripted endpoint, non-streaming (streaming hangs offline). */
-export function peerModel(baseUrl: string): ChatOpenAI {
+/**
+ * The provider wire a variant's model speaks to the scripted endpoint: OpenAI
+ * Chat Completions or Anthropic Messages (both non-streaming, over HTTP).
+ */
+export type Wire = "openai" | "anthropic";
+export const WIRES: readonly Wire[] = ["openai", "anthropic"];
+
+/**
+ * The peers' model, bound the way their users bind it, no cache settings:
+ * `ChatOpenAI` (non-streaming: streaming fetches tiktoken ranks and hangs
+ * offline) or `ChatAnthropic`, against the scripted endpoint.
+ */
+export function peerModel(endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropicBaseUrl">, wire: Wire = "openai") {
+  if (wire === "anthropic")
+    return new ChatAnthropic({
+      model: BENCH_MODEL,
+      apiKey: "bench-key",
+      anthropicApiUrl: endpoint.anthropicBaseUrl,
+      temperature: 0,
+      maxRetries: 0,
+    });
   return new ChatOpenAI({
     model: BENCH_MODEL,
     apiKey: "not-needed",
-    configuration: { baseURL: baseUrl },
+    configuration: { baseURL: endpoint.baseUrl },
     temperature: 0,
     maxRetries: 0,
   });
 }
 
+/**
+ * Warrant's planner as `WARRANT_MODEL=<wire>:bench-scripted` builds it
+ * (`plannerFor`, with the bench's price table as the config's `models`), the
+ * endpoint as `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`.
+ */
+function benchPlanner(
+  settings: Settings,
+  endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropicBaseUrl">,
+  wire: Wire,
+) {
+  const name = `${wire}:${BENCH_MODEL}`;
+  return plannerFor(
+    {
+      ...settings,
+      planner: "model",
+      model: {
+        name,
+        baseUrl: endpoint.baseUrl,
+        apiKey: "not-needed",
+        anthropicBaseUrl: endpoint.anthropicBaseUrl,
+        anthropicApiKey: "bench-key",
+      },
+    },
+    { [name]: BENCH_PRICES[wire] },
+  );
+}
+
 export async function warrantVariant(
   settings: Settings,
   database: Database,
-  baseUrl: string,
+  endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropicBaseUrl">,
   config?: WarrantConfig,
+  wire: Wire = "openai",
 ): Promise<Variant> {
   const budgets = benchBudgets(settings.budgets);
   const tools: ToolHost = await connectTools(config ?? (await notesOnlyConfig(settings)), undefined, {
     pins: database.pins,
   });
   // The shipped planner, as `WARRANT_PLANNER=model` builds it, against the bench's endpoint.
-  const planner = createModelPlanner({ model: BENCH_MODEL, baseUrl, maxRetries: 0 });
+  const planner = benchPlanner(settings, endpoint, wire);
   const runtime = createRuntime({ ...settings, budgets }, { database, tools, planner });
   const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
   const alice = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), USER_ID);
@@ -150,14 +200,15 @@ export async function peerVariant(
   name: Exclude<VariantName, "warrant">,
   settings: Settings,
   database: Database,
-  baseUrl: string,
+  endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropicBaseUrl">,
   extraTools: StructuredToolInterface[] = [],
+  wire: Wire = "openai",
 ): Promise<Variant> {
   const adapter = await notesAdapter(settings);
   const tools = [...(await adapter.getTools()), ...extraTools];
   // A stock saver on the same pool (its tables were set up by openDatabase).
   const checkpointer = new PostgresSaver(database.pool);
-  const llm = peerModel(baseUrl);
+  const llm = peerModel(endpoint, wire);
   const agent: PeerAgent =
     name === "create_react_agent"
       ? (createReactAgent({ llm, tools, checkpointer }) as unknown as PeerAgent)
@@ -173,11 +224,29 @@ export async function peerVariant(
   };
 }
 
-/** Builds all three, in `VARIANTS` order. */
-export async function buildVariants(settings: Settings, database: Database, baseUrl: string): Promise<Variant[]> {
+/** Builds all three on the OpenAI wire, in `VARIANTS` order. */
+export async function buildVariants(
+  settings: Settings,
+  database: Database,
+  endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropicBaseUrl">,
+): Promise<Variant[]> {
   return [
-    await warrantVariant(settings, database, baseUrl),
-    await peerVariant("create_react_agent", settings, database, baseUrl),
-    await peerVariant("create_agent", settings, database, baseUrl),
+    await warrantVariant(settings, database, endpoint),
+    await peerVariant("create_react_agent", settings, database, endpoint),
+    await peerVariant("create_agent", settings, database, endpoint),
+  ];
+}
+
+/** Warrant and createReactAgent on the Anthropic wire (`ChatAnthropic` for the peer). */
+export async function buildAnthropicVariants(
+  settings: Settings,
+  database: Database,
+  endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropicBaseUrl">,
+  config?: WarrantConfig,
+  extraTools: StructuredToolInterface[] = [],
+): Promise<Variant[]> {
+  return [
+    await warrantVariant(settings, database, endpoint, config, "anthropic"),
+    await peerVariant("create_react_agent", settings, database, endpoint, extraTools, "anthropic"),
   ];
 }

@@ -64,8 +64,17 @@ export function plannerFor(
       }
     : {};
   const anthropic = named.provider === "anthropic";
-  const baseUrl = anthropic ? settings.model.anthropicBaseUrl : settings.model.baseUrl;
-  const apiKey = anthropic ? settings.model.anthropicApiKey : settings.model.apiKey;
+  const google = named.provider === "google-genai";
+  const baseUrl = anthropic
+    ? settings.model.anthropicBaseUrl
+    : google
+      ? settings.model.googleBaseUrl
+      : settings.model.baseUrl;
+  const apiKey = anthropic
+    ? settings.model.anthropicApiKey
+    : google
+      ? settings.model.googleApiKey
+      : settings.model.apiKey;
   return createModelPlanner({
     model: named.model,
     provider: named.provider,

@@ -60,6 +60,8 @@ const EnvSchema = z.object({
   OPENAI_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.string().url().optional(),
+  GOOGLE_API_KEY: z.string().min(1).optional(),
+  GOOGLE_GENAI_BASE_URL: z.string().url().optional(),
   WARRANT_MAX_MODEL_TURNS: positiveInt(8),
   WARRANT_MAX_TOOL_CALLS: positiveInt(12),
   WARRANT_DEADLINE_MS: positiveInt(120_000),
@@ -153,7 +155,8 @@ export interface Settings {
   /**
    * `WARRANT_MODEL` (`provider:model`, checked at start by `parseModelName`) and its endpoint:
    * `OPENAI_BASE_URL`/`OPENAI_API_KEY` for `openai:` and `openai-compatible:`,
-   * `ANTHROPIC_BASE_URL`/`ANTHROPIC_API_KEY` for `anthropic:`.
+   * `ANTHROPIC_BASE_URL`/`ANTHROPIC_API_KEY` for `anthropic:`,
+   * `GOOGLE_GENAI_BASE_URL`/`GOOGLE_API_KEY` for `google-genai:`.
    */
   model: {
     name: string;
@@ -161,6 +164,8 @@ export interface Settings {
     apiKey: string | undefined;
     anthropicBaseUrl?: string | undefined;
     anthropicApiKey?: string | undefined;
+    googleBaseUrl?: string | undefined;
+    googleApiKey?: string | undefined;
   };
   budgets: Budgets;
   server: {
@@ -255,6 +260,8 @@ export function loadSettings(source: Record<string, string | undefined> = proces
       apiKey: env.OPENAI_API_KEY,
       anthropicBaseUrl: env.ANTHROPIC_BASE_URL,
       anthropicApiKey: env.ANTHROPIC_API_KEY,
+      googleBaseUrl: env.GOOGLE_GENAI_BASE_URL,
+      googleApiKey: env.GOOGLE_API_KEY,
     },
     budgets: {
       model_turns: env.WARRANT_MAX_MODEL_TURNS,

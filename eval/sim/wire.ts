@@ -23,6 +23,11 @@ export interface WireCompletion {
   finish_reason: string;
   /** `prompt_tokens_details.cached_tokens`: the part of the prompt OpenAI read from its prompt cache. */
   usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: unknown } };
+  /**
+   * Other fields of the assistant message, as some providers send them
+   * (`refusal`, `reasoning_content`): in the message, or streamed in one delta before the content.
+   */
+  extra?: Record<string, unknown>;
 }
 
 /** What an answerer tells the server to send for one request. */
@@ -166,7 +171,11 @@ function wireUsage(completion: WireCompletion): Record<string, unknown> | undefi
 
 /** The non-streamed body of one completion. */
 export function completionBody(id: string, model: string, completion: WireCompletion): Record<string, unknown> {
-  const message: Record<string, unknown> = { role: "assistant", content: completion.content ?? null };
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    content: completion.content ?? null,
+    ...completion.extra,
+  };
   if (completion.tool_calls !== undefined) message["tool_calls"] = completion.tool_calls.map(wireToolCall);
   return {
     id,
@@ -202,6 +211,7 @@ function sendStream(
   ];
 
   send(delta({ role: "assistant", content: "" }));
+  if (completion.extra !== undefined) send(delta(completion.extra));
   for (const piece of pieces(completion.content ?? "")) send(delta({ content: piece }));
   (completion.tool_calls ?? []).forEach((call, index) => {
     const head = { index, ...(call.id !== undefined ? { id: call.id } : {}), type: "function" };

@@ -6,7 +6,7 @@
 import { ConfigError } from "../errors.js";
 
 /** The chat model packages Warrant can drive; `openai-compatible` is Chat Completions at a base URL. */
-export type ModelProvider = "openai" | "anthropic" | "openai-compatible";
+export type ModelProvider = "openai" | "anthropic" | "google-genai" | "openai-compatible";
 
 export interface ModelName {
   provider: ModelProvider;
@@ -14,10 +14,9 @@ export interface ModelName {
   model: string;
 }
 
-const PROVIDERS: readonly ModelProvider[] = ["openai", "anthropic", "openai-compatible"];
+const PROVIDERS: readonly ModelProvider[] = ["openai", "anthropic", "google-genai", "openai-compatible"];
 /** Providers LangChain names whose package is not installed here: refused with the package to add. */
 const MISSING_PACKAGES: Readonly<Record<string, string>> = {
-  "google-genai": "@langchain/google-genai",
   "google-vertexai": "@langchain/google-vertexai",
 };
 
@@ -35,7 +34,7 @@ export function parseModelName(name: string): ModelName {
   if (Object.hasOwn(MISSING_PACKAGES, prefix)) {
     throw new ConfigError(
       "config_invalid",
-      `WARRANT_MODEL names provider ${prefix}, whose package ${MISSING_PACKAGES[prefix]} is not installed; use openai:, anthropic: or openai-compatible:`,
+      `WARRANT_MODEL names provider ${prefix}, whose package ${MISSING_PACKAGES[prefix]} is not installed; use openai:, anthropic:, google-genai: or openai-compatible:`,
     );
   }
   const provider = PROVIDERS.find((known) => known === prefix);

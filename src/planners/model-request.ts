@@ -65,7 +65,7 @@ export async function requestReply(
   recorder: FinishReasonRecorder,
   signal: AbortSignal | undefined,
   apiKey: string,
-  callOptions: Record<string, string> = {},
+  callOptions: Record<string, unknown> = {},
 ): Promise<BaseMessage> {
   // Passing `callbacks` would replace the ones inherited from an enclosing
   // LangGraph run (and with them its message stream), so merge onto the

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { ChatOpenAI } from "@langchain/openai";
 import type { ModelPrice } from "../policy/pricing.js";
 import { anthropicPath } from "./model-anthropic.js";
+import { googlePath } from "./model-google.js";
 import type { ModelProvider } from "./model-name.js";
 import { buildMessages } from "./model-prompt.js";
 import { toOutcome } from "./model-reply.js";
@@ -90,6 +91,15 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
     });
     return { ...common, plan };
   }
+  if (provider === "google-genai") {
+    const plan = googlePath({
+      model: options.model,
+      apiKey,
+      ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+      maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+    });
+    return { ...common, plan };
+  }
   const chat = new ChatOpenAI({
     model: options.model,
     apiKey,
@@ -122,6 +132,7 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
 const DEFAULT_CACHING: Readonly<Record<ModelProvider, NonNullable<ModelPlannerOptions["caching"]>>> = {
   anthropic: "breakpoints",
   openai: "prompt_cache_key",
+  "google-genai": "automatic",
   "openai-compatible": "automatic",
 };
 

@@ -295,6 +295,7 @@ describe("WARRANT_MODEL by name (issue 42)", () => {
   it.each([
     ["openai:gpt-4.1-mini", { provider: "openai", model: "gpt-4.1-mini" }],
     ["anthropic:claude-sonnet-4-5", { provider: "anthropic", model: "claude-sonnet-4-5" }],
+    ["google-genai:gemini-2.5-flash", { provider: "google-genai", model: "gemini-2.5-flash" }],
     ["openai-compatible:qwen3:8b", { provider: "openai-compatible", model: "qwen3:8b" }],
     ["qwen3:8b", { provider: "openai-compatible", model: "qwen3:8b" }],
     ["gpt-4o-mini", { provider: "openai-compatible", model: "gpt-4o-mini" }],
@@ -303,7 +304,7 @@ describe("WARRANT_MODEL by name (issue 42)", () => {
   });
 
   it.each([
-    ["google-genai:gemini-2.5-flash", "@langchain/google-genai"],
+    ["google-vertexai:gemini-2.5-flash", "@langchain/google-vertexai"],
     ["anthropic:", "no model"],
     ["openai:  ", "no model"],
   ])("refuses %s at start with a typed config error", (name, detail) => {
