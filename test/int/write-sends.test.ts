@@ -35,7 +35,12 @@ const EVENT = {
   timezone: "Europe/Berlin",
   calendar: "study",
 };
-const DONE: ScriptStep = { type: "final", answer: "The study block is in your calendar.", citations: [], abstained: false };
+const DONE: ScriptStep = {
+  type: "final",
+  answer: "The study block is in your calendar.",
+  citations: [],
+  abstained: false,
+};
 const APPROVE = { decisions: [{ type: "approve" }] };
 const WRITE_TIMEOUT_MS = 1_500;
 const TEST_TIMEOUT_MS = 90_000;
