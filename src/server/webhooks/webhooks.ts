@@ -43,9 +43,10 @@ export interface Webhooks {
    * Records the events a run's end means in the transaction of its final
    * status (`ThreadStore.setRunStatus`): a process that dies after the run
    * ended has recorded them too, so none is lost (and none is recorded twice:
-   * each registration moves on once).
+   * each registration moves on once). Undefined without `WARRANT_WEBHOOK_SECRET`:
+   * nothing is sent then, and a run's end stays one statement.
    */
-  endHook: RunEndHook;
+  endHook: RunEndHook | undefined;
   /** The run manager's after-end call: records what the end hook could not (a run ended without it), wakes the sender. */
   runEnded(run: RunRow): void;
   stop(): Promise<void>;
@@ -141,7 +142,7 @@ export function startWebhooks(options: WebhooksOptions): Webhooks {
       if (!checked.ok) throw new ApiError("webhook_refused", `webhook: ${checked.reason}`);
     },
     register: (owner, threadId, runId, url) => store.register(owner, threadId, runId, url),
-    endHook,
+    endHook: secret === undefined ? undefined : endHook,
     runEnded(run) {
       if (stopped) return;
       pendingEnds = pendingEnds.then(() =>
