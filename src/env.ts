@@ -91,7 +91,9 @@ const EnvSchema = z.object({
   WARRANT_PG_POOL_MAX: positiveInt(10),
   WARRANT_PG_POOL_WAIT_MS: positiveInt(5_000),
   WARRANT_PG_QUERY_TIMEOUT_MS: positiveInt(30_000),
-  WARRANT_TEST_CRASH_AT: z.enum(["after_lease", "after_run_row", "after_first_event"]).optional(),
+  WARRANT_TEST_CRASH_AT: z
+    .enum(["after_lease", "after_run_row", "after_first_event", "after_final_checkpoint", "after_run_end"])
+    .optional(),
   WARRANT_CRON_INTERVAL_MS: positiveInt(5_000),
   WARRANT_QUEUE_POLL_MS: positiveInt(500),
   WARRANT_MAX_CRONS: positiveInt(10),
@@ -194,9 +196,15 @@ export interface Settings {
     corsOrigins: string[];
     /**
      * `WARRANT_TEST_CRASH_AT` (tests only): the process SIGKILLs itself at this
-     * point of its first run's start (the crash-point test); unset in any deployment.
+     * point of a run's start or end (the crash-point tests); unset in any deployment.
      */
-    testCrashAt: "after_lease" | "after_run_row" | "after_first_event" | undefined;
+    testCrashAt:
+      | "after_lease"
+      | "after_run_row"
+      | "after_first_event"
+      | "after_final_checkpoint"
+      | "after_run_end"
+      | undefined;
   };
   /** Crons and webhooks (README "Crons", "Webhooks"). */
   platform?: {

@@ -111,7 +111,15 @@ export type PlanVerdict =
 /** Outcome of one executed call (written by execute, read by observe). */
 export type CallResult =
   | { call_id: string; tool: string; ok: true; text: string; structured: unknown }
-  | { call_id: string; tool: string; ok: false; code: ToolErrorCode; message: string };
+  | {
+      call_id: string;
+      tool: string;
+      ok: false;
+      code: ToolErrorCode;
+      message: string;
+      /** A write whose sends are all spent, each found not applied: it never happened and will not be sent again. */
+      unfinished?: true;
+    };
 
 /** Tools offered to the planner this turn, and why the others were not. */
 export interface ToolOffer {

@@ -34,7 +34,7 @@ import {
 import { decideContextFor } from "../runtime/decide-context.js";
 import type { LedgerRow } from "../runtime/ledger.js";
 import { idempotencyArgument, readStatus, statusArguments } from "../runtime/reconcile.js";
-import { done, failed, RETRY_POLICIES, withRetries, type AttemptResult } from "../runtime/retry.js";
+import { done, failed, MAX_WRITE_SENDS, RETRY_POLICIES, withRetries, type AttemptResult } from "../runtime/retry.js";
 import { threadIdFrom } from "../runtime/run-config.js";
 import { whileSettlingWrite } from "../runtime/writes-in-flight.js";
 import { transition } from "../state/transitions.js";
@@ -107,7 +107,8 @@ async function settleCall(
   const recovered: LedgerRow[] = [];
   for (const row of history) {
     if (row.status !== "running") continue;
-    const unknown = row.risk !== "read";
+    // A write whose request never left (its row still says `sent: false`) has no unknown effect: it was not a send.
+    const unknown = row.risk !== "read" && row.sent !== false;
     recovered.push(
       await journal.finish(row, {
         status: unknown ? "outcome_unknown" : "abandoned",
@@ -117,7 +118,10 @@ async function settleCall(
       }),
     );
   }
-  const sends = history.filter((row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied");
+  // Sends are the attempts that may have reached the server: not a refusal, not an intent row that never left.
+  const sends = history.filter(
+    (row) => row.reconciles == null && row.tool === action.tool && row.status !== "denied" && row.sent !== false,
+  );
   // A write already sent is settled by reconciliation whatever changed since; anything else is checked again.
   const writeSent = action.risk !== "read" && sends.length > 0;
   const checked = decideExecution(action, context.decide, writeSent ? "still_listed" : "execute");
@@ -170,7 +174,7 @@ function runWrite(
   sendsMade: number,
 ): Promise<Settled> {
   let earlier = recovered;
-  const attempt = async (): Promise<AttemptResult<Settled>> => {
+  const attempt = async (send: number): Promise<AttemptResult<Settled>> => {
     let unknownRow = earlier;
     earlier = undefined;
     if (!unknownRow) {
@@ -186,7 +190,7 @@ function runWrite(
       if (row.status !== "outcome_unknown") return done(settled(failure(action, outcome.code, outcome.message)));
       unknownRow = row;
     }
-    return reconcile(action, tool, context, journal, key, unknownRow);
+    return reconcile(action, tool, context, journal, key, unknownRow, send >= MAX_WRITE_SENDS);
   };
   return withRetries(RETRY_POLICIES.write(), attempt, { firstAttempt: Math.max(1, sendsMade) });
 }
@@ -204,6 +208,7 @@ async function reconcile(
   journal: CallJournal,
   key: string | null,
   unknownRow: LedgerRow,
+  lastSend: boolean,
 ): Promise<AttemptResult<Settled>> {
   const rule = tool.contract.reconcile;
   const statusTool = rule ? context.decide.catalog.find(rule.tool) : undefined;
@@ -226,9 +231,11 @@ async function reconcile(
   const code =
     unknownRow.error_code && unknownRow.error_code !== "outcome_unknown" ? unknownRow.error_code : "tool_failed";
   await journal.finish(unknownRow, { status: "failed", error_code: code, reconciled_by: answer.row.attempt });
-  // What the call ends with when the write policy sends no more.
+  // What the call ends with when the write policy sends no more: its budget is spent and the effect never happened,
+  // which only a person can settle (observe stops the run `needs_human`, naming the write).
   const message = `the write was not applied (checked with ${statusTool.name}) and has already been retried once`;
-  return failed("not_applied", settled(failure(action, code, message)));
+  const ended = failure(action, code, message);
+  return failed("not_applied", settled(lastSend ? { ...ended, unfinished: true } : ended));
 }
 
 /** How often a status check looks whether its server is back. */

@@ -13,6 +13,8 @@ import type { Decision, RecordedDenial } from "../policy/decision.js";
 import { deniedToolMessage, errorToolMessage } from "../policy/refusal.js";
 import { mergeEvidence, type Evidence } from "../state/evidence.js";
 import { runStartOf } from "../runtime/audit-chain.js";
+import { MAX_WRITE_SENDS } from "../runtime/retry.js";
+import { describeAction } from "../wording/proposal.js";
 import { transition, type RunStatus } from "../state/transitions.js";
 import type {
   CallResult,
@@ -93,14 +95,35 @@ function answerMessage(result: RunResult): AIMessage {
  * for a human, with that reason: neither the planner nor the host may guess
  * whether to send it again. Only this step's results count.
  */
-export function unresolvedWrites(state: Pick<State, "proposals" | "call_results">): string | undefined {
+export function unresolvedWrites(
+  state: Pick<State, "proposals" | "call_results"> & Partial<Pick<State, "decisions">>,
+): string | undefined {
   const proposed = new Set((state.proposals ?? []).map((proposal) => proposal.call_id));
-  const unknown = (state.call_results ?? []).filter(
-    (result) => !result.ok && result.code === "outcome_unknown" && proposed.has(result.call_id),
-  );
+  const results = (state.call_results ?? []).filter((result) => proposed.has(result.call_id));
+  const unfinished = results.filter((result) => !result.ok && result.unfinished === true);
+  if (unfinished.length > 0) return unfinishedWrites(unfinished, state.decisions ?? []);
+  const unknown = results.filter((result) => !result.ok && result.code === "outcome_unknown");
   if (unknown.length === 0) return undefined;
   const calls = unknown.map((result) => `${result.tool} (${result.call_id})${result.ok ? "" : `: ${result.message}`}`);
   return `outcome_unknown: ${calls.join("; ")}. Check whether it took effect before asking again.`;
+}
+
+/**
+ * Writes whose every send was found not applied (execute's `unfinished`): the
+ * approved effect never happened and the host sends it no more. Each is named
+ * by its tool and what it would have done, so the person knows what to redo.
+ */
+function unfinishedWrites(results: readonly CallResult[], decisions: readonly Decision[]): string {
+  const named = results.map((result) => {
+    const action = decisions.find((decision) => decision.type === "allow" && decision.call_id === result.call_id);
+    const args = action?.type === "allow" ? action.model_args : {};
+    const zone = typeof args["timezone"] === "string" ? args["timezone"] : "UTC";
+    return `${result.tool} (${result.call_id}): “${describeAction(result.tool, args, zone).summary}”`;
+  });
+  return (
+    `unfinished write: ${named.join("; ")}. It was approved and sent ${MAX_WRITE_SENDS} times, and each time the ` +
+    "server reported it not applied, so nothing was done and it will not be sent again. Check the server, then ask again."
+  );
 }
 
 export function makeObserveNode(host: Host) {

@@ -5,6 +5,7 @@
  */
 import type pg from "pg";
 import { InvariantError } from "../errors.js";
+import { IDEMPOTENT } from "./retry.js";
 import { quoteSchemaName } from "../sql-names.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
@@ -63,6 +64,8 @@ export function ledgerMigrations(schema: string): string[] {
     `alter table ${quoted}.ledger add column if not exists owner text`,
     `alter table ${quoted}.ledger add column if not exists approved_by text`,
     `create index if not exists ledger_run_id_idx on ${quoted}.ledger (run_id)`,
+    // Whether a write's request left the process (issue 46): null on reads and on rows older than the column.
+    `alter table ${quoted}.ledger add column if not exists sent boolean`,
   ];
 }
 
@@ -93,6 +96,7 @@ const COLUMNS = [
   "run_id",
   "owner",
   "approved_by",
+  "sent",
 ].join(", ");
 
 /** A row as `pg` returns it: timestamps arrive as `Date` (default parser) or text (if someone changed the parser). */
@@ -177,6 +181,7 @@ export function createLedgerStore(
       params.add(valid.run_id ?? run?.run_id ?? null),
       params.add(valid.owner ?? null),
       params.add(valid.approved_by ?? null),
+      params.add(valid.sent ?? null, "boolean"),
     ].join(", ");
     const guard = onlyFirst
       ? ` where not exists (select 1 from ${table} where thread_id = ${thread} and call_id = ${call})`
@@ -324,6 +329,16 @@ export function createLedgerStore(
       });
     },
 
+    async markSent(threadId: string, callId: string, attempt: number): Promise<void> {
+      requireThreadId(threadId);
+      const result = await pool.query(
+        `${IDEMPOTENT}update ${table} set sent = true where thread_id = $1 and call_id = $2 and attempt = $3`,
+        [threadId, callId, attempt],
+      );
+      if (result.rowCount !== 1)
+        throw new InvariantError("illegal_transition", `ledger has no attempt ${attempt} of call ${callId}`);
+    },
+
     async list(threadId: string): Promise<LedgerRow[]> {
       await threadStatements?.settle(threadId);
       const result = await pool.query<StoredRow>(
@@ -351,12 +366,21 @@ function requireThreadId(threadId: string): void {
 
 /** Normalizes timestamps to ISO strings, leaves out unset reconciliation links, then validates the whole row. */
 function toLedgerRow(stored: StoredRow): LedgerRow {
-  const { reconciles, reconciled_by: reconciledBy, run_id: runId, owner, approved_by: approvedBy, ...rest } = stored;
+  const {
+    reconciles,
+    reconciled_by: reconciledBy,
+    run_id: runId,
+    owner,
+    approved_by: approvedBy,
+    sent,
+    ...rest
+  } = stored;
   return LedgerRowSchema.parse({
     ...rest,
     ...(typeof runId === "string" ? { run_id: runId } : {}),
     ...(typeof owner === "string" ? { owner } : {}),
     ...(typeof approvedBy === "string" ? { approved_by: approvedBy } : {}),
+    ...(typeof sent === "boolean" ? { sent } : {}),
     started_at: toIsoString(stored.started_at),
     finished_at: stored.finished_at === null ? null : toIsoString(stored.finished_at),
     ...(reconciles === null || reconciles === undefined ? {} : { reconciles }),

@@ -12,7 +12,7 @@
 import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
-import { IDEMPOTENT } from "./retry.js";
+import { IDEMPOTENT, transaction } from "./retry.js";
 import { createRunKeyStore, type RunKeyStore } from "./run-keys.js";
 export { threadMigrations } from "./thread-tables.js";
 import { createRunAdmission, leaseStatement, type LeaseFields, type RunAdmission } from "./run-admission.js";
@@ -41,6 +41,9 @@ export interface ThreadRow {
   created_at: Date;
   updated_at: Date;
 }
+
+/** Work that commits with a run's final status, on that transaction's client (see `setRunStatus`). */
+export type RunEndHook = (client: pg.ClientBase, ended: RunRow) => Promise<void>;
 
 export interface RunRow {
   run_id: string;
@@ -131,11 +134,18 @@ export interface ThreadStore {
     threadId: string,
     options: { limit: number; offset: number; status?: ApiRunStatus | undefined },
   ): Promise<RunRow[]>;
+  /**
+   * Records a run's status. With `onEnd`, the hook runs in the same
+   * transaction, on its client, with the updated row (the webhook outbox:
+   * `run.ended` commits with the status or not at all); the transaction is
+   * retried whole after a transient failure, so the hook must be repeatable.
+   */
   setRunStatus(
     runId: string,
     status: ApiRunStatus,
     error?: { error: string; message: string },
     outcome?: RunOutcome,
+    onEnd?: RunEndHook,
   ): Promise<void>;
   /** Marks a run for cancellation (seen by whichever process runs it at its next heartbeat). */
   requestCancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined>;
@@ -330,11 +340,22 @@ export function createThreadStore(pool: pg.Pool, schema: string): ThreadStore {
           order by created_at desc, run_id limit $5 offset $6`,
         [threadId, owner.tenant, owner.user_id, options.status ?? null, options.limit, options.offset],
       ),
-    async setRunStatus(runId, status, error, outcome) {
-      await pool.query(
-        `${IDEMPOTENT}update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now()
-          where run_id = $1`,
-        [runId, status, error ? storableJson(error) : null, outcome ? storableJson(outcome) : null],
+    async setRunStatus(runId, status, error, outcome, onEnd) {
+      const update = `update ${s}.runs set status = $2, error = $3::jsonb, outcome = coalesce($4::jsonb, outcome), updated_at = now()
+          where run_id = $1`;
+      const values = [runId, status, error ? storableJson(error) : null, outcome ? storableJson(outcome) : null];
+      if (!onEnd) {
+        await pool.query(`${IDEMPOTENT}${update}`, values);
+        return;
+      }
+      // Idempotent as a whole: the same update again, and a hook that records each event once.
+      await transaction(
+        pool,
+        async (client) => {
+          const ended = (await client.query<RunRow>(`${update} returning ${RUN_COLUMNS}`, values)).rows[0];
+          if (ended) await onEnd(client, ended);
+        },
+        { idempotent: true },
       );
     },
     requestCancel: (owner, threadId, runId) =>

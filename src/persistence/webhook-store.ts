@@ -69,8 +69,21 @@ export interface Delivery {
 
 export interface WebhookStore {
   register(owner: Owner, threadId: string, runId: string, url: string): Promise<void>;
-  /** Registrations the end of `runId` on `threadId` reports to: its own, and those paused on the thread. */
-  watching(threadId: string, runId: string): Promise<Registration[]>;
+  /**
+   * Registrations the end of `runId` on `threadId` reports to: its own, and those paused on the thread.
+   * With `db`, read on that client (a run end's transaction).
+   */
+  watching(threadId: string, runId: string, db?: Queryable): Promise<Registration[]>;
+  /**
+   * `enqueue` inside a transaction the caller holds (`db`, e.g. the run's
+   * final status update): the state move and the delivery commit with it.
+   */
+  enqueueIn(
+    db: Queryable,
+    registration: Registration,
+    next: Registration["state"],
+    delivery: { delivery_id: string; run_id: string; event: WebhookEvent; body: string },
+  ): Promise<boolean>;
   /** Moves the registration on and records the delivery (once per registration, run and event). */
   enqueue(
     registration: Registration,
@@ -86,9 +99,28 @@ export interface WebhookStore {
   ): Promise<void>;
 }
 
+/** A pool or a client in a transaction. */
+export type Queryable = Pick<pg.ClientBase, "query">;
+
 export function createWebhookStore(pool: pg.Pool, schema: string): WebhookStore {
   const s = quoteSchemaName(schema);
+  /** Moves the registration on and inserts the delivery, on `db`; false when the move or the insert found it done. */
+  const moveAndInsert: WebhookStore["enqueueIn"] = async (db, registration, next, delivery) => {
+    const moved = await db.query(`update ${s}.run_webhooks set state = $2 where run_id = $1 and state = $3`, [
+      registration.run_id,
+      next,
+      registration.state,
+    ]);
+    if ((moved.rowCount ?? 0) === 0) return false;
+    const inserted = await db.query(
+      `insert into ${s}.webhook_deliveries (delivery_id, registration, run_id, event, url, body)
+       values ($1, $2, $3, $4, $5, $6) on conflict (registration, run_id, event) do nothing`,
+      [delivery.delivery_id, registration.run_id, delivery.run_id, delivery.event, registration.url, delivery.body],
+    );
+    return (inserted.rowCount ?? 0) > 0;
+  };
   return {
+    enqueueIn: moveAndInsert,
     async register(owner, threadId, runId, url) {
       await pool.query(
         `insert into ${s}.run_webhooks (run_id, thread_id, tenant, owner, url) values ($1, $2, $3, $4, $5)
@@ -96,8 +128,8 @@ export function createWebhookStore(pool: pg.Pool, schema: string): WebhookStore 
         [runId, threadId, owner.tenant, owner.user_id, url],
       );
     },
-    async watching(threadId, runId) {
-      const { rows } = await pool.query<Registration>(
+    async watching(threadId, runId, db = pool) {
+      const { rows } = await db.query<Registration>(
         `select run_id, thread_id, tenant, owner, url, state from ${s}.run_webhooks
          where (run_id = $2 and state = 'armed') or (thread_id = $1 and state = 'paused' and run_id <> $2)`,
         [threadId, runId],

@@ -74,7 +74,10 @@ export class CallJournal {
 
   /** Starts an attempt: reserves budget, writes the `running` row before the external call. */
   async begin(
-    fields: Pick<LedgerRow, "tool" | "server" | "risk" | "fingerprint" | "idempotency_key"> & { reconciles?: number },
+    fields: Pick<LedgerRow, "tool" | "server" | "risk" | "fingerprint" | "idempotency_key"> & {
+      reconciles?: number;
+      sent?: boolean;
+    },
   ): Promise<Started<{ kind: "row"; row: LedgerRow }>> {
     if (this.context.budget.left <= 0) return { kind: "no_budget" };
     this.context.budget.left -= 1;
@@ -180,9 +183,22 @@ export class CallJournal {
   ): Promise<Started<{ kind: "ran"; row: LedgerRow; outcome: NormalizedResult }>> {
     // A cancelled run starts no new external call (its node may outlive the graph's stream by a moment).
     this.context.signal?.throwIfAborted();
-    const begun = await this.begin({ tool: tool.name, server: tool.server, ...fields });
+    // A write's row says whether its request left (LedgerRow.sent): false now, true just before the call.
+    const tracked = fields.risk !== "read" && this.context.ledger.markSent !== undefined;
+    const begun = await this.begin({
+      tool: tool.name,
+      server: tool.server,
+      ...fields,
+      ...(tracked ? { sent: false } : {}),
+    });
     if (begun.kind !== "row") return begun;
-    const row = begun.row;
+    let row = begun.row;
+    if (tracked) {
+      // Durable before anything leaves: a crash up to here is a send never made (execute does not count it).
+      await this.context.ledger.markSent?.(this.context.threadId, row.call_id, row.attempt);
+      row = { ...row, sent: true };
+      this.rows.set(row.attempt, row);
+    }
     const started = Date.parse(row.started_at);
     const elicited: ElicitationRecord[] = [];
     const outcome = await this.context.tools.call(tool, args, {

@@ -42,6 +42,14 @@ export const LedgerRowSchema = z.object({
    * the write was applied; `failed` that it was not.
    */
   reconciled_by: z.number().int().positive().nullable().optional(),
+  /**
+   * On a write attempt: false from its intent row until the moment before the
+   * request leaves the process, then true (written durably first). A `running`
+   * write found with `sent: false` after a crash never reached the server: it
+   * is not a send and costs none of the write's budget. Absent on reads (and
+   * on rows written before the column existed: treated as possibly sent).
+   */
+  sent: z.boolean().optional(),
   /** The run (one id across the API, state, ledger, approvals and audit). */
   run_id: z.string().min(1).max(128).optional(),
   /** The run's owner: every effect acts on the owner's behalf. */
@@ -92,6 +100,12 @@ export interface LedgerStore {
    * it, and recovery re-runs a read found so. A store without it is finished with `finish`.
    */
   finishSoon?(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void>;
+  /**
+   * Marks a write attempt as sent (`sent = true`), durably, just before its
+   * request leaves: one statement, repeatable. A store without it leaves
+   * writes as possibly sent (recovery then asks the status tool).
+   */
+  markSent?(threadId: string, callId: string, attempt: number): Promise<void>;
   /** Every row of a thread, oldest first. */
   list(threadId: string): Promise<LedgerRow[]>;
   /** The newest attempt for a call, if any. */

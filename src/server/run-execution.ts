@@ -12,7 +12,7 @@
  */
 import { type BaseStore, Command } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
-import type { Owner, RunRow, ThreadStore } from "../persistence/thread-store.js";
+import type { Owner, RunEndHook, RunRow, ThreadStore } from "../persistence/thread-store.js";
 import { databaseFailure } from "../persistence/retry.js";
 import { runConfigFor } from "../runtime/run-config.js";
 import type { SecretScanner } from "../policy/secrets.js";
@@ -35,12 +35,16 @@ export interface ExecutionContext {
   log: (line: string) => void;
   /** Called once a run's end is recorded (e.g. to export its trace); never awaited by the run. */
   onEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
+  /** Work committed with the run's final status, in its transaction (the webhook outbox's `run.ended`). */
+  endHook?: RunEndHook | undefined;
   /** The tool host's secret scanner (absent: the built-in patterns). */
   secrets?: SecretScanner | undefined;
   /** The store a run's nodes see as `config.store`: the thread owner's view (absent: no store). */
   storeFor?: ((owner: Owner) => BaseStore) | undefined;
   /** The thread's ledger: a cancel waits for a write in flight to end (absent: a cancel stops at once). */
   ledger?: LedgerStore | undefined;
+  /** Test-only crash points after the run's graph ended (`WARRANT_TEST_CRASH_AT`; see RunManagerOptions.atPoint). */
+  atPoint?: ((point: "after_final_checkpoint" | "after_run_end") => void) | undefined;
 }
 
 export interface Execution {
@@ -121,6 +125,7 @@ export async function executeRun(context: ExecutionContext, execution: Execution
       const stream = await graph.stream(input, config);
       for await (const [mode, data] of stream as AsyncIterable<[string, unknown]>) emitter.chunk(mode, data);
     }
+    context.atPoint?.("after_final_checkpoint");
     ended = await inspect();
   } catch (error) {
     if (controller.signal.aborted) {
@@ -141,7 +146,8 @@ export async function executeRun(context: ExecutionContext, execution: Execution
     request.cancelOn?.removeEventListener("abort", onClientGone);
     try {
       await emitter.stored();
-      await store.setRunStatus(run.run_id, runStatus, failure, ended.outcome);
+      await store.setRunStatus(run.run_id, runStatus, failure, ended.outcome, context.endHook);
+      context.atPoint?.("after_run_end");
       await store.release(threadId, run.run_id, ended.thread, ended.values);
     } catch (error) {
       context.log(`could not record the end of run ${run.run_id}: ${String(error)}`);

@@ -12,6 +12,12 @@ export interface ThreadInspection {
   thread: ThreadStatus;
   outcome: RunOutcome | undefined;
   values?: Record<string, unknown>;
+  /**
+   * The API run that wrote the thread's last checkpoint (its metadata's
+   * `run_id`), and whether that checkpoint ends the run: the graph has no
+   * next step, or it waits on an interrupt (a review).
+   */
+  last?: { run_id: string | undefined; ended: boolean };
 }
 
 /** The pending interrupts of a snapshot, as the API shows them. */
@@ -29,6 +35,8 @@ export async function inspectThread(
   if (!graph) return { thread: "idle", outcome: undefined };
   const snapshot = await graph.getState(threadConfig(threadId));
   const pending = pendingInterrupts(snapshot).length > 0;
+  // Every checkpoint of an API run carries its run_id (checkpoint-metadata.ts).
+  const lastRun = (snapshot.metadata as Record<string, unknown> | undefined)?.["run_id"];
   const values = (snapshot.values ?? {}) as {
     status?: unknown;
     termination_reason?: unknown;
@@ -45,7 +53,16 @@ export async function inspectThread(
       ...(typeof values.run?.run_id === "string" ? { warrant_run_id: values.run.run_id } : {}),
     },
     values: keptValues(values),
+    last: {
+      run_id: typeof lastRun === "string" ? lastRun : undefined,
+      ended: pending || snapshot.next.length === 0,
+    },
   };
+}
+
+/** Whether the thread's last checkpoint is the end of `runId`: written by it, with nothing left to run. */
+export function endedBy(inspection: ThreadInspection | undefined, runId: string): boolean {
+  return inspection?.last?.run_id === runId && inspection.last.ended;
 }
 
 /** The public values kept beside the thread row when a run ends (what `values` filters match). */

@@ -20,7 +20,7 @@ import type { RunEventListener } from "../persistence/run-events-listener.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import type { RunQueueStore } from "../persistence/run-queue-store.js";
 import type { RunEventStore } from "../persistence/run-events-store.js";
-import type { Owner, RunRow, ThreadStatus, ThreadStore } from "../persistence/thread-store.js";
+import type { Owner, RunEndHook, RunRow, ThreadStatus, ThreadStore } from "../persistence/thread-store.js";
 import { abortPromise, abortReason, delay } from "./abort.js";
 import { ApiError } from "./api-error.js";
 import { EventLog } from "./events.js";
@@ -29,7 +29,7 @@ import { readStoredEvents, type SentEvent } from "./run-event-reader.js";
 import { RunEventWriter } from "./run-event-writer.js";
 import { RunEmitter } from "./run-emission.js";
 import { executeRun, safePointCancel } from "./run-execution.js";
-import { inspectThread } from "./run-outcome.js";
+import { endedBy, inspectThread, type ThreadInspection } from "./run-outcome.js";
 import { runConfigRecord, type RunRequest, type ServedGraph } from "./run-types.js";
 
 export { STREAM_MODES, ownerOf, type ClientStreamMode, type RunRequest, type ServedGraph } from "./run-types.js";
@@ -61,6 +61,8 @@ export interface RunManagerOptions {
   maxActiveRuns?: number;
   /** Called once each run's end is recorded, with the Warrant run it worked on (the OpenTelemetry export). */
   onRunEnded?: ((run: RunRow, warrantRunId: string | undefined) => void) | undefined;
+  /** Work committed with each run's final status (also a recovered run's), in that transaction: the webhook outbox. */
+  onRunEnd?: RunEndHook | undefined;
   /** The run-bound values a request fixes (from the contracts' `run_bound` rules). */
   runBound?: (request: string) => Record<string, string>;
   /**
@@ -79,8 +81,18 @@ export interface RunManagerOptions {
   log?: (line: string) => void;
 }
 
-/** The points between a run request and its first checkpoint that a crash may fall on. */
-export type StartPoint = "after_lease" | "after_run_row" | "after_first_event";
+/**
+ * The points a test crash may fall on: between a run request and its first
+ * checkpoint, and after its graph ended (`after_final_checkpoint`: its last
+ * checkpoint saved, its end not recorded; `after_run_end`: its status recorded,
+ * its lease not released).
+ */
+export type StartPoint =
+  | "after_lease"
+  | "after_run_row"
+  | "after_first_event"
+  | "after_final_checkpoint"
+  | "after_run_end";
 
 /** How often a remote reader with nothing new to read asks whether the run has ended. */
 const ENDED_CHECK_MS = 500;
@@ -91,12 +103,12 @@ export class RunManager {
   readonly #options: Required<
     Omit<
       RunManagerOptions,
-      "log" | "notifications" | "onRunEnded" | "atPoint" | "secrets" | "storeFor" | "queue" | "ledger"
+      "log" | "notifications" | "onRunEnded" | "onRunEnd" | "atPoint" | "secrets" | "storeFor" | "queue" | "ledger"
     >
   > &
     Pick<
       RunManagerOptions,
-      "notifications" | "onRunEnded" | "atPoint" | "secrets" | "storeFor" | "queue" | "ledger"
+      "notifications" | "onRunEnded" | "onRunEnd" | "atPoint" | "secrets" | "storeFor" | "queue" | "ledger"
     > & {
       log: (line: string) => void;
     };
@@ -236,6 +248,8 @@ export class RunManager {
       leaseMs,
       log: this.#options.log,
       onEnded: this.#options.onRunEnded,
+      endHook: this.#options.onRunEnd,
+      atPoint: this.#options.atPoint,
       secrets: this.#options.secrets,
       ledger: this.#options.ledger,
       storeFor: this.#options.storeFor,
@@ -298,14 +312,29 @@ export class RunManager {
     let recovered = 0;
     for (const run of orphans) {
       if (this.#active.has(run.run_id)) continue;
-      await this.#options.store.setRunStatus(run.run_id, "error", {
-        error: "server_restarted",
-        message: "the server running this run stopped; send a new message or continue the thread with input null",
-      });
-      const inspected = await inspectThread(this.#options.graphs, run.assistant_id, run.thread_id).catch(() => ({
-        thread: "error" as ThreadStatus,
-        values: undefined,
-      }));
+      const inspected = await inspectThread(this.#options.graphs, run.assistant_id, run.thread_id).catch(
+        (): ThreadInspection => ({ thread: "error", outcome: undefined }),
+      );
+      // A run whose graph reached its end (or its review) before the process died finished: it reads as it ended.
+      if (endedBy(inspected, run.run_id))
+        await this.#options.store.setRunStatus(
+          run.run_id,
+          "success",
+          undefined,
+          inspected.outcome,
+          this.#options.onRunEnd,
+        );
+      else
+        await this.#options.store.setRunStatus(
+          run.run_id,
+          "error",
+          {
+            error: "server_restarted",
+            message: "the server running this run stopped; send a new message or continue the thread with input null",
+          },
+          undefined,
+          this.#options.onRunEnd,
+        );
       await this.#options.store.release(run.thread_id, run.run_id, inspected.thread, inspected.values);
       recovered += 1;
     }

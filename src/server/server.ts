@@ -109,6 +109,8 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
         exports?.enqueue(warrantRunId ?? run.run_id);
         platform.webhooks.runEnded(run);
       },
+      // `run.ended` (and `run.review_pending`) commit with the run's final status: a death in between cannot lose them.
+      onRunEnd: platform.webhooks.endHook,
       storeFor: platform.storeFor,
       graphs,
       store: database.threads,

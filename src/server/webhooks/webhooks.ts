@@ -10,7 +10,7 @@
  * ids, statuses and the termination code; no values, no messages, no
  * principal beyond the ids.
  */
-import type { Owner, RunRow, ThreadStore } from "../../persistence/thread-store.js";
+import type { Owner, RunEndHook, RunRow, ThreadStore } from "../../persistence/thread-store.js";
 import { ApiError } from "../api-error.js";
 import { forClient } from "../client-view.js";
 import { checkDestination, parseWebhookUrl, type Resolver } from "./destination.js";
@@ -39,7 +39,15 @@ export interface Webhooks {
   /** Throws 422 `webhook_refused` (or `unsupported` when none are configured) for a URL that may not be called. */
   check(url: string): Promise<void>;
   register(owner: Owner, threadId: string, runId: string, url: string): Promise<void>;
-  /** The run manager's end hook: records the events the run's end means and wakes the sender. */
+  /**
+   * Records the events a run's end means in the transaction of its final
+   * status (`ThreadStore.setRunStatus`): a process that dies after the run
+   * ended has recorded them too, so none is lost (and none is recorded twice:
+   * each registration moves on once). Undefined without `WARRANT_WEBHOOK_SECRET`:
+   * nothing is sent then, and a run's end stays one statement.
+   */
+  endHook: RunEndHook | undefined;
+  /** The run manager's after-end call: records what the end hook could not (a run ended without it), wakes the sender. */
   runEnded(run: RunRow): void;
   stop(): Promise<void>;
 }
@@ -90,24 +98,35 @@ export function startWebhooks(options: WebhooksOptions): Webhooks {
   const timer = setInterval(kick, options.pollMs);
   timer.unref();
 
+  /** The delivery of `ended` for one registration: its event, the state the registration moves to, its body. */
+  const deliveryFor = (ended: RunRow, registration: Registration) => {
+    const paused = ended.outcome?.pending_review === true && ended.status === "success";
+    const event: WebhookEvent = paused ? "run.review_pending" : "run.ended";
+    const deliveryId = newDeliveryId();
+    const body = JSON.stringify(forClient(outcomeBody(event, deliveryId, ended, registration)));
+    return {
+      next: paused ? ("paused" as const) : ("done" as const),
+      delivery: { delivery_id: deliveryId, run_id: ended.run_id, event, body },
+    };
+  };
+
   const recordEnd = async (run: RunRow) => {
     const registrations = await store.watching(run.thread_id, run.run_id);
     if (registrations.length === 0) return;
     const owner = { tenant: run.tenant, user_id: run.owner };
     const ended = (await options.threads.getRun(owner, run.thread_id, run.run_id)) ?? run;
-    const paused = ended.outcome?.pending_review === true && ended.status === "success";
-    const event: WebhookEvent = paused ? "run.review_pending" : "run.ended";
     for (const registration of registrations) {
-      const deliveryId = newDeliveryId();
-      const body = JSON.stringify(forClient(outcomeBody(event, deliveryId, ended, registration)));
-      await store.enqueue(registration, paused ? "paused" : "done", {
-        delivery_id: deliveryId,
-        run_id: run.run_id,
-        event,
-        body,
-      });
+      const { next, delivery } = deliveryFor(ended, registration);
+      await store.enqueue(registration, next, delivery);
     }
     kick();
+  };
+
+  const endHook: RunEndHook = async (client, ended) => {
+    for (const registration of await store.watching(ended.thread_id, ended.run_id, client)) {
+      const { next, delivery } = deliveryFor(ended, registration);
+      await store.enqueueIn(client, registration, next, delivery);
+    }
   };
 
   return {
@@ -123,6 +142,7 @@ export function startWebhooks(options: WebhooksOptions): Webhooks {
       if (!checked.ok) throw new ApiError("webhook_refused", `webhook: ${checked.reason}`);
     },
     register: (owner, threadId, runId, url) => store.register(owner, threadId, runId, url),
+    endHook: secret === undefined ? undefined : endHook,
     runEnded(run) {
       if (stopped) return;
       pendingEnds = pendingEnds.then(() =>
