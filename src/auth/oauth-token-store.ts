@@ -120,11 +120,29 @@ export function createOAuthTokenStore(pool: pg.Pool, schema: string, secret: Uin
       );
     },
     async remove(owner, server) {
+      // Disconnect: the owner's tokens and every authorization of theirs in progress on this server.
       const deleted = await pool.query(`delete from ${s}.oauth_credentials where owner = $1 and server = $2`, [
         owner,
         server,
       ]);
-      return (deleted.rowCount ?? 0) > 0;
+      const links = await pool.query(`delete from ${s}.oauth_verifiers where owner = $1 and server = $2`, [
+        owner,
+        server,
+      ]);
+      return (deleted.rowCount ?? 0) + (links.rowCount ?? 0) > 0;
+    },
+    async forgetTokens(owner, server) {
+      // An authorization in progress keeps the owner's row (without tokens); with none, the row goes.
+      await pool.query(
+        `delete from ${s}.oauth_credentials where owner = $1 and server = $2 and not exists (
+           select 1 from ${s}.oauth_verifiers v
+           where v.owner = $1 and v.server = $2 and v.created_at >= now() - $3::interval)`,
+        [owner, server, VERIFIER_KEEP],
+      );
+      await pool.query(
+        `update ${s}.oauth_credentials set sealed = $3, updated_at = now() where owner = $1 and server = $2`,
+        [owner, server, seal(key, JSON.stringify({}), aadOf(owner, server))],
+      );
     },
     async saveVerifier(owner, server, authorization, verifier) {
       const sealed = seal(
@@ -137,6 +155,12 @@ export function createOAuthTokenStore(pool: pg.Pool, schema: string, secret: Uin
         `insert into ${s}.oauth_verifiers (owner, server, authorization_id, sealed) values ($1, $2, $3, $4)
          on conflict (owner, server, authorization_id) do update set sealed = excluded.sealed, created_at = now()`,
         [owner, server, authorization, sealed],
+      );
+      // The owner's row says a connection exists or is under way (what `disconnect` finds and forgets).
+      await pool.query(
+        `insert into ${s}.oauth_credentials (owner, server, sealed) values ($1, $2, $3)
+         on conflict (owner, server) do nothing`,
+        [owner, server, seal(key, JSON.stringify({}), aadOf(owner, server))],
       );
     },
     async loadVerifier(owner, server, authorization) {

@@ -65,8 +65,13 @@ export function authorizationIdOf(state: string): string {
 export interface OAuthCredentialStore {
   load(owner: string, server: string): Promise<OwnerCredentials>;
   save(owner: string, server: string, credentials: OwnerCredentials): Promise<void>;
-  /** Forgets an owner's tokens for a server: what `disconnect` does; true when there were any. */
+  /**
+   * Forgets an owner's tokens and authorizations in progress for a server:
+   * what `disconnect` does; true when there were any.
+   */
   remove(owner: string, server: string): Promise<boolean>;
+  /** Forgets an owner's tokens for a server (the server refused them); authorizations in progress stay. */
+  forgetTokens(owner: string, server: string): Promise<void>;
   /** Keeps the verifier of one authorization in progress (verifiers older than its link are dropped). */
   saveVerifier(owner: string, server: string, authorization: string, verifier: string): Promise<void>;
   loadVerifier(owner: string, server: string, authorization: string): Promise<string | undefined>;
@@ -86,7 +91,13 @@ export function memoryCredentialStore(): OAuthCredentialStore {
   return {
     load: async (owner, server) => ({ ...owners.get(key(owner, server)) }),
     save: async (owner, server, credentials) => void owners.set(key(owner, server), { ...credentials }),
-    remove: async (owner, server) => owners.delete(key(owner, server)),
+    remove: async (owner, server) => {
+      const prefix = JSON.stringify([owner, server]).slice(0, -1);
+      const links = [...verifiers.keys()].filter((entry) => entry.startsWith(`${prefix},`));
+      for (const entry of links) verifiers.delete(entry);
+      return owners.delete(key(owner, server)) || links.length > 0;
+    },
+    forgetTokens: async (owner, server) => void owners.delete(key(owner, server)),
     saveVerifier: async (owner, server, authorization, verifier) =>
       void verifiers.set(verifierKey(owner, server, authorization), verifier),
     loadVerifier: async (owner, server, authorization) => verifiers.get(verifierKey(owner, server, authorization)),
@@ -289,7 +300,7 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
   /** Forgets the owner's tokens (the server refused them); authorizations in progress keep their verifiers. */
   async forgetTokens(): Promise<void> {
     const { owner, server, store } = this.options;
-    await store.remove(owner, server);
+    await store.forgetTokens(owner, server);
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
@@ -315,7 +326,7 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
     const { owner, server, store } = this.options;
     if (scope === "all" || scope === "discovery") this.discovery = undefined;
     if (scope === "all" || scope === "client") await store.saveClient(server, undefined);
-    if (scope === "all" || scope === "tokens") await store.remove(owner, server);
+    if (scope === "all" || scope === "tokens") await store.forgetTokens(owner, server);
     if ((scope === "all" || scope === "verifier") && this.currentState !== undefined)
       await store.removeVerifier(owner, server, authorizationIdOf(this.currentState));
   }
