@@ -143,7 +143,7 @@ export interface Settings {
     max: number;
     /**
      * `WARRANT_PG_BACKGROUND_POOL_MAX`: of those, the ones kept for pollers and deliveries (0: shared);
-     * requests keep at least 2.
+     * requests keep at least 3.
      */
     backgroundMax: number;
     /** `WARRANT_PG_POOL_WAIT_MS`: how long a query waits for a free connection before failing with `database_busy`. */

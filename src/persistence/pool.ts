@@ -41,7 +41,7 @@ export interface PoolBounds {
 }
 
 /** Requests keep at least this many connections whatever the background pool's size. */
-export const REQUEST_CONNECTIONS_KEPT = 2;
+export const REQUEST_CONNECTIONS_KEPT = 3;
 
 /** How `max` splits between requests and background work ({@link PoolBounds.backgroundMax}). */
 export function splitConnections(bounds: PoolBounds): { requests: number; background: number } {
