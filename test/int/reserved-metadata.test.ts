@@ -4,10 +4,13 @@
  * with a value of its own on every entry point that takes metadata (thread
  * create, thread patch, a run started at once, a delayed run from the queue)
  * is absent from the thread's, the run's and every checkpoint's metadata; a
- * key that is not reserved is kept, so the check can tell. (`graph_id` on
+ * key that is not reserved is kept, so the check can tell. Checked in the
+ * answers and in the stored rows (threads, runs, checkpoints): the client
+ * view hides some keys from answers whether they are stored or not. (`graph_id` on
  * thread create names the thread's graph: one not served is refused, 422.)
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NOTES_QUESTION, startTestServer, type TestServer } from "./support/server.js";
 
@@ -111,6 +114,26 @@ describe("reserved metadata keys", () => {
       for (const checkpoint of history) absent(metadataOf(checkpoint), "checkpoint");
       // The run's own metadata reaches its checkpoints: the plain key is there, the reserved one is not.
       expect(history.some((checkpoint) => metadataOf(checkpoint)["kept_run"] === "yes")).toBe(true);
+
+      // Not only hidden from answers (client-view.ts hides some keys): never stored.
+      const stored = new pg.Client({ connectionString: server.databaseUrl });
+      await stored.connect();
+      try {
+        for (const table of ["warrant.threads", "warrant.runs", "checkpoints"]) {
+          const { rows } = await stored.query<{ metadata: string }>(
+            `select metadata::text as metadata from ${table} where thread_id = $1`,
+            [threadId],
+          );
+          expect(rows.length, table).toBeGreaterThan(0);
+          for (const row of rows) expect(row.metadata, table).not.toContain(spoof);
+          expect(
+            rows.some((row) => row.metadata.includes("kept_")),
+            table,
+          ).toBe(true);
+        }
+      } finally {
+        await stored.end();
+      }
     },
     120_000,
   );
