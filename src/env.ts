@@ -89,6 +89,12 @@ const EnvSchema = z.object({
   WARRANT_RUN_LEASE_MS: positiveInt(30_000),
   WARRANT_MAX_ACTIVE_RUNS: positiveInt(4),
   WARRANT_PG_POOL_MAX: positiveInt(10),
+  WARRANT_PG_BACKGROUND_POOL_MAX: z
+    .string()
+    .regex(/^[0-9]{1,4}$/, "must be a whole number (0: background work shares the requests' connections)")
+    .transform(Number)
+    .optional()
+    .transform((n) => n ?? 2),
   WARRANT_PG_POOL_WAIT_MS: positiveInt(5_000),
   WARRANT_PG_QUERY_TIMEOUT_MS: positiveInt(30_000),
   WARRANT_TEST_CRASH_AT: z
@@ -139,6 +145,11 @@ export interface Settings {
   pool: {
     /** `WARRANT_PG_POOL_MAX`: connections this process opens at most. */
     max: number;
+    /**
+     * `WARRANT_PG_BACKGROUND_POOL_MAX`: of those, the ones kept for pollers and deliveries (0: shared);
+     * requests keep at least 3.
+     */
+    backgroundMax: number;
     /** `WARRANT_PG_POOL_WAIT_MS`: how long a query waits for a free connection before failing with `database_busy`. */
     waitMs: number;
     /** `WARRANT_PG_QUERY_TIMEOUT_MS`: how long a statement waits for its answer before its connection is given up. */
@@ -253,6 +264,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
     databaseUrl: env.DATABASE_URL,
     pool: {
       max: env.WARRANT_PG_POOL_MAX,
+      backgroundMax: env.WARRANT_PG_BACKGROUND_POOL_MAX,
       waitMs: env.WARRANT_PG_POOL_WAIT_MS,
       queryTimeoutMs: env.WARRANT_PG_QUERY_TIMEOUT_MS,
     },

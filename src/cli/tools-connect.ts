@@ -102,7 +102,7 @@ export async function connectHost(
     const pasted = await prompt.ask("then paste the address the browser was sent back to: ");
     const answer = codeFromCallback(pasted, key, server, Date.now());
     if (!answer.ok) return fail(answer.message);
-    await connection.completeAuthorization?.(HOST_OWNER, answer.code);
+    await connection.completeAuthorization?.(HOST_OWNER, answer.code, state);
     process.stdout.write(`${server}: connected for listing (npm start lists its tools now)\n`);
     return 0;
   } catch (error) {

@@ -52,8 +52,11 @@ export interface ServerConnection {
    * carrying `state`. Absent on servers that need no user step.
    */
   authorizationFor?(owner: string, state: string): Promise<string | undefined>;
-  /** Exchanges the code the owner's browser brought back and stores the owner's tokens. */
-  completeAuthorization?(owner: string, code: string): Promise<void>;
+  /**
+   * Exchanges the code the owner's browser brought back with the verifier of
+   * the authorization `state` names, and stores the owner's tokens.
+   */
+  completeAuthorization?(owner: string, code: string, state: string): Promise<void>;
 }
 
 /** Callbacks a connection uses to report trouble to its supervisor. */

@@ -9,11 +9,14 @@
  * - `client_credentials`: the SDK's own `ClientCredentialsProvider` or
  *   `PrivateKeyJwtProvider`, one per server for the deployment.
  * - `authorization_code`: {@link OwnerOAuthProvider}, one per (owner, server),
- *   keeping tokens, the PKCE verifier and the client registration in an
+ *   keeping tokens and the client registration in an
  *   {@link OAuthCredentialStore}; the authorization URL the SDK wants the
  *   user sent to is kept for the caller ({@link OwnerOAuthProvider.takeAuthorizationUrl}).
+ *   Each authorization in progress has its own PKCE verifier, stored under
+ *   its `state` ({@link authorizationIdOf}), so an owner may have several
+ *   links out at once (two paused threads) and any of them completes.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
@@ -45,12 +48,16 @@ function rememberedClient<T extends OAuthClientInformationMixed | undefined>(cli
 /** What is kept for one owner of one server. */
 export interface OwnerCredentials {
   tokens?: OAuthTokens | undefined;
-  /** The PKCE verifier of the authorization in progress (server-side only). */
-  code_verifier?: string | undefined;
+}
+
+/** The id an authorization's verifier is stored under: a digest of its `state` (never the state itself). */
+export function authorizationIdOf(state: string): string {
+  return createHash("sha256").update(state).digest("base64url");
 }
 
 /**
- * Where OAuth credentials live: tokens and verifiers per (owner, server), a
+ * Where OAuth credentials live: tokens per (owner, server), a PKCE verifier
+ * per authorization in progress (owner, server, authorization id), a
  * server's dynamic registration per server. The in-memory store serves
  * tests and the conformance client; the server uses the encrypted Postgres
  * one (src/auth/oauth-token-store.ts).
@@ -58,20 +65,44 @@ export interface OwnerCredentials {
 export interface OAuthCredentialStore {
   load(owner: string, server: string): Promise<OwnerCredentials>;
   save(owner: string, server: string, credentials: OwnerCredentials): Promise<void>;
-  /** Forgets an owner's tokens (and verifier) for a server: what `disconnect` does; true when there were any. */
+  /**
+   * Forgets an owner's tokens and authorizations in progress for a server:
+   * what `disconnect` does; true when there were any.
+   */
   remove(owner: string, server: string): Promise<boolean>;
+  /** Forgets an owner's tokens for a server (the server refused them); authorizations in progress stay. */
+  forgetTokens(owner: string, server: string): Promise<void>;
+  /** Keeps the verifier of one authorization in progress (verifiers older than its link are dropped). */
+  saveVerifier(owner: string, server: string, authorization: string, verifier: string): Promise<void>;
+  loadVerifier(owner: string, server: string, authorization: string): Promise<string | undefined>;
+  /** Forgets one authorization's verifier (it was used, or refused). */
+  removeVerifier(owner: string, server: string, authorization: string): Promise<void>;
   loadClient(server: string): Promise<OAuthClientInformationMixed | undefined>;
   saveClient(server: string, client: OAuthClientInformationMixed | undefined): Promise<void>;
 }
 
 export function memoryCredentialStore(): OAuthCredentialStore {
   const owners = new Map<string, OwnerCredentials>();
+  const verifiers = new Map<string, string>();
   const clients = new Map<string, OAuthClientInformationMixed>();
   const key = (owner: string, server: string) => JSON.stringify([owner, server]);
+  const verifierKey = (owner: string, server: string, authorization: string) =>
+    JSON.stringify([owner, server, authorization]);
   return {
     load: async (owner, server) => ({ ...owners.get(key(owner, server)) }),
     save: async (owner, server, credentials) => void owners.set(key(owner, server), { ...credentials }),
-    remove: async (owner, server) => owners.delete(key(owner, server)),
+    remove: async (owner, server) => {
+      const prefix = JSON.stringify([owner, server]).slice(0, -1);
+      const links = [...verifiers.keys()].filter((entry) => entry.startsWith(`${prefix},`));
+      for (const entry of links) verifiers.delete(entry);
+      return owners.delete(key(owner, server)) || links.length > 0;
+    },
+    forgetTokens: async (owner, server) => void owners.delete(key(owner, server)),
+    saveVerifier: async (owner, server, authorization, verifier) =>
+      void verifiers.set(verifierKey(owner, server, authorization), verifier),
+    loadVerifier: async (owner, server, authorization) => verifiers.get(verifierKey(owner, server, authorization)),
+    removeVerifier: async (owner, server, authorization) =>
+      void verifiers.delete(verifierKey(owner, server, authorization)),
     loadClient: async (server) => clients.get(server),
     saveClient: async (server, client) => {
       if (client) clients.set(server, client);
@@ -155,24 +186,38 @@ export function deploymentProvider(
   return rememberingTokens(provider);
 }
 
-/** An owner's provider for an `authorization_code` server. */
+interface OwnerProviderOptions {
+  server: string;
+  owner: string;
+  auth: OAuthConfig;
+  store: OAuthCredentialStore;
+  values: Readonly<Record<string, string | undefined>>;
+  /** The `state` parameter: bound by the caller to who asked (thread, owner, server). */
+  state?: () => string | Promise<string>;
+}
+
+/**
+ * An owner's provider for an `authorization_code` server. The one a session
+ * holds starts an authorization only with `authorize` (tests, the
+ * conformance client); a caller's link comes from {@link withAuthorization},
+ * a provider of its own bound to that link's `state`, which is also the one
+ * that completes it: its verifier is found by the state the callback brings.
+ */
 export class OwnerOAuthProvider implements OAuthClientProvider {
   private authorizationUrl: URL | undefined;
   private discovery: OAuthDiscoveryState | undefined;
   private readonly staticClient: OAuthClientInformationMixed | undefined;
-  private nextState: string | undefined;
+  /** The `state` of the authorization this provider starts or completes, once known. */
+  private currentState: string | undefined;
+  /** Bound to one authorization ({@link withAuthorization}): every URL it asks for carries that state. */
+  private readonly bound: boolean;
 
   constructor(
-    private readonly options: {
-      server: string;
-      owner: string;
-      auth: OAuthConfig;
-      store: OAuthCredentialStore;
-      values: Readonly<Record<string, string | undefined>>;
-      /** The `state` parameter: bound by the caller to who asked (thread, owner, server). */
-      state?: () => string | Promise<string>;
-    },
+    private readonly options: OwnerProviderOptions,
+    state?: string,
   ) {
+    this.currentState = state;
+    this.bound = state !== undefined;
     const { auth, server, values } = options;
     this.staticClient =
       auth.client_id === undefined
@@ -206,15 +251,17 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
   }
 
   async state(): Promise<string> {
-    const bound = this.nextState;
-    this.nextState = undefined;
-    if (bound) return bound;
-    return this.options.state ? this.options.state() : randomBytes(24).toString("base64url");
+    if (this.bound && this.currentState !== undefined) return this.currentState;
+    // Unbound (a session's own, with `authorize`): each authorization it starts has a state of its own.
+    this.currentState = this.options.state ? await this.options.state() : randomBytes(24).toString("base64url");
+    return this.currentState;
   }
 
-  /** The `state` the next authorization URL carries (a caller's binding to thread, owner and server), once. */
-  useState(state: string): void {
-    this.nextState = state;
+  /** A provider for the one authorization that carries `state` (its URL, its verifier, its completion). */
+  withAuthorization(state: string): OwnerOAuthProvider {
+    const bound = new OwnerOAuthProvider(this.options, state);
+    bound.discovery = this.discovery;
+    return bound;
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
@@ -233,8 +280,10 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const { owner, server, store } = this.options;
     remembered(tokens);
-    // A completed exchange consumes the verifier.
     await store.save(owner, server, { tokens });
+    // A completed exchange consumes its verifier; the owner's other links keep theirs.
+    if (this.currentState !== undefined)
+      await store.removeVerifier(owner, server, authorizationIdOf(this.currentState));
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
@@ -248,25 +297,27 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
     return url;
   }
 
-  /** Forgets the owner's tokens (the server refused them), keeping an authorization in progress. */
+  /** Forgets the owner's tokens (the server refused them); authorizations in progress keep their verifiers. */
   async forgetTokens(): Promise<void> {
     const { owner, server, store } = this.options;
-    const current = await store.load(owner, server);
-    if (!current.tokens) return;
-    if (current.code_verifier) await store.save(owner, server, { code_verifier: current.code_verifier });
-    else await store.remove(owner, server);
+    await store.forgetTokens(owner, server);
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
     const { owner, server, store } = this.options;
     rememberSecret("pkce_verifier", codeVerifier);
-    const current = await store.load(owner, server);
-    await store.save(owner, server, { ...current, code_verifier: codeVerifier });
+    // The SDK asks for the state just before; that authorization's verifier is kept under it.
+    const state = this.currentState ?? (await this.state());
+    await store.saveVerifier(owner, server, authorizationIdOf(state), codeVerifier);
   }
 
   async codeVerifier(): Promise<string> {
-    const verifier = (await this.options.store.load(this.options.owner, this.options.server)).code_verifier;
-    if (!verifier) throw new Error("no authorization is in progress for this owner and server");
+    const { owner, server, store } = this.options;
+    const verifier =
+      this.currentState === undefined
+        ? undefined
+        : await store.loadVerifier(owner, server, authorizationIdOf(this.currentState));
+    if (!verifier) throw new Error("no authorization with this state is in progress for this owner and server");
     rememberSecret("pkce_verifier", verifier);
     return verifier;
   }
@@ -275,11 +326,9 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
     const { owner, server, store } = this.options;
     if (scope === "all" || scope === "discovery") this.discovery = undefined;
     if (scope === "all" || scope === "client") await store.saveClient(server, undefined);
-    if (scope === "all" || scope === "tokens") await store.remove(owner, server);
-    if (scope === "verifier") {
-      const current = await store.load(owner, server);
-      await store.save(owner, server, { tokens: current.tokens });
-    }
+    if (scope === "all" || scope === "tokens") await store.forgetTokens(owner, server);
+    if ((scope === "all" || scope === "verifier") && this.currentState !== undefined)
+      await store.removeVerifier(owner, server, authorizationIdOf(this.currentState));
   }
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {

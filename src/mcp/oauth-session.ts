@@ -196,23 +196,53 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
     }
   };
 
-  /** Undefined when the owner holds a token (or `authorize` completes the step itself), else the URL to send the owner to. */
-  const authorizationFor = async (owner: string, state: string): Promise<string | undefined> => {
+  /** The owner's provider for the one authorization that carries `state`. */
+  const providerFor = (owner: string, state: string): OAuthClientProvider => {
     const provider = providerOf(owner);
-    if (await provider.tokens()) return undefined;
-    if (provider instanceof OwnerOAuthProvider) provider.useState(state);
+    return provider instanceof OwnerOAuthProvider ? provider.withAuthorization(state) : provider;
+  };
+
+  /**
+   * Undefined when the owner holds a token (or `authorize` completes the step
+   * itself), else the URL to send the owner to. Each call opens a connection
+   * of its own with a provider bound to `state`, so two links asked for at
+   * once (two paused threads of one owner) each carry their own state and
+   * verifier; the owner's session is not touched.
+   */
+  const authorizationFor = async (owner: string, state: string): Promise<string | undefined> => {
+    if (await providerOf(owner).tokens()) return undefined;
+    const provider = providerFor(owner, state);
+    const client = createHostClient(events.elicit);
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
+      authProvider: provider,
+      fetch: endpointFetch(endpoint),
+    });
     try {
-      await run(owner, (client) => client.ping({ timeout: PROBE_TIMEOUT_MS }));
+      await client.connect(transport, { timeout: OPEN_TIMEOUT_MS });
       return undefined;
     } catch (error) {
-      if (isAuthorizationRequired(error)) return error.url;
-      throw error;
+      const url = provider instanceof OwnerOAuthProvider ? provider.takeAuthorizationUrl() : undefined;
+      if (!(error instanceof UnauthorizedError) || !url) throw error;
+      if (!options.authorize) return url.href;
+      let code: string;
+      try {
+        code = await options.authorize({ server: name, owner, url });
+      } catch (refused) {
+        // `authorize` leaves this owner's step to the owner: the link is theirs.
+        if (isAuthorizationRequired(refused)) return url.href;
+        throw refused;
+      }
+      await transport.finishAuth(code);
+      sessions.delete(owner);
+      return undefined;
+    } finally {
+      await client.close().catch(() => undefined);
     }
   };
 
-  const completeAuthorization = async (owner: string, code: string): Promise<void> => {
+  const completeAuthorization = async (owner: string, code: string, state: string): Promise<void> => {
     const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
-      authProvider: providerOf(owner),
+      authProvider: providerFor(owner, state),
       fetch: endpointFetch(endpoint),
     });
     await transport.finishAuth(code);

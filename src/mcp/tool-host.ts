@@ -303,7 +303,7 @@ export async function connectTools(
       if (!connection?.completeAuthorization)
         return { ok: false, code: "invalid_state", message: "the server no longer asks for authorization" };
       try {
-        await connection.completeAuthorization(binding.user_id, code);
+        await connection.completeAuthorization(binding.user_id, code, String(state));
       } catch (error) {
         const reason = secrets.text(error instanceof Error ? error.message : String(error), "error").value;
         log(`warrant: authorization for ${binding.server} failed: ${reason}\n`);

@@ -59,7 +59,7 @@ import type { PinStore } from "../mcp/pins.js";
 import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
 import type { ApprovalStore } from "../runtime/approvals.js";
-import { createBoundedPool, DEFAULT_POOL_BOUNDS, type PoolBounds } from "./pool.js";
+import { createBoundedPool, DEFAULT_POOL_BOUNDS, type PoolBounds, splitConnections } from "./pool.js";
 import { describeTarget, oneLine, withoutSecret } from "./database-url.js";
 
 /** An open database. Everything shares `pool`. */
@@ -71,6 +71,14 @@ export interface Database {
    * pool, or the process deadlocks.
    */
   pool: pg.Pool;
+  /**
+   * Background work's connections (the run queue's poll, webhook deliveries,
+   * cron ticks): a small pool of their own within `WARRANT_PG_POOL_MAX`
+   * (`WARRANT_PG_BACKGROUND_POOL_MAX`), so a stalled poll never holds a
+   * connection a request needs to report the database's state. `pool` itself
+   * when there is none (embedded mode, or a pool too small to split).
+   */
+  background: pg.Pool;
   /** The schema of Warrant's own tables (for readers that query them directly, e.g. the trace). */
   schema: string;
   /** LangGraph checkpointer (PostgresSaver's table layout, fewer writes: see checkpointer.ts); set up already (schema `public`). */
@@ -136,11 +144,24 @@ async function openServer(
   observePool?: (pool: pg.Pool) => void,
 ): Promise<Database> {
   const target = describeTarget(databaseUrl);
-  const pool = createBoundedPool({ connectionString: databaseUrl }, bounds);
+  const split = splitConnections(bounds);
+  const pool = createBoundedPool({ connectionString: databaseUrl }, { ...bounds, max: split.requests });
   watchIdleErrors(pool);
   observePool?.(pool);
+  const background =
+    split.background > 0
+      ? createBoundedPool({ connectionString: databaseUrl }, { ...bounds, max: split.background })
+      : pool;
+  if (background !== pool) watchIdleErrors(background);
+  const end = async () => {
+    try {
+      await pool.end();
+    } finally {
+      if (background !== pool) await background.end();
+    }
+  };
   try {
-    return await assemble("server", pool, schema, target.label, () => pool.end());
+    return await assemble("server", pool, schema, target.label, end, background);
   } catch (error) {
     throw withoutSecret(error, target.password);
   }
@@ -280,6 +301,7 @@ async function assemble(
   schema: string,
   target: string,
   shutdown: () => Promise<void>,
+  background: pg.Pool = pool,
 ): Promise<Database> {
   try {
     await setUp(pool, schema, target);
@@ -302,6 +324,7 @@ async function assemble(
   return {
     mode,
     pool,
+    background,
     schema,
     saver,
     ledger: createLedgerStore(pool, schema, { thread: writeAhead, namedStatements: true }),

@@ -31,12 +31,33 @@ export interface PoolBounds {
   waitMs: number;
   /** How long one statement may wait for its answer before its connection is given up (client-side). */
   queryTimeoutMs?: number;
+  /**
+   * Of `max`, the connections kept for background work (pollers, deliveries,
+   * crons) in a pool of their own, so they never hold every connection
+   * requests need; requests keep at least {@link REQUEST_CONNECTIONS_KEPT}.
+   * 0 (or a `max` too small to split): background work shares the requests' pool.
+   */
+  backgroundMax?: number;
+}
+
+/** Requests keep at least this many connections whatever the background pool's size. */
+export const REQUEST_CONNECTIONS_KEPT = 3;
+
+/** How `max` splits between requests and background work ({@link PoolBounds.backgroundMax}). */
+export function splitConnections(bounds: PoolBounds): { requests: number; background: number } {
+  const background = Math.max(0, Math.min(bounds.backgroundMax ?? 0, bounds.max - REQUEST_CONNECTIONS_KEPT));
+  return { requests: bounds.max - background, background };
 }
 
 /** Longer than any statement the server sends (the longest waits on an owner's admission lock, for milliseconds). */
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 
-export const DEFAULT_POOL_BOUNDS: PoolBounds = { max: 10, waitMs: 5_000, queryTimeoutMs: DEFAULT_QUERY_TIMEOUT_MS };
+export const DEFAULT_POOL_BOUNDS: PoolBounds = {
+  max: 10,
+  waitMs: 5_000,
+  queryTimeoutMs: DEFAULT_QUERY_TIMEOUT_MS,
+  backgroundMax: 2,
+};
 
 /** Every connection of the pool stayed busy for the whole wait: retry shortly. */
 export class DatabaseBusyError extends WarrantError {

@@ -39,6 +39,7 @@ import { registerA2ARoutes, registerAgentCardRoute } from "./routes/a2a.js";
 import { registerMcpRoutes } from "./routes/mcp.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import { registerPlatformRoutes, type PlatformOptions } from "./platform-routes.js";
+import type { RunQueueStore } from "../persistence/run-queue-store.js";
 import { startQueueWorker } from "./run-queue.js";
 import type { RunManager, ServedGraph } from "./runs.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
@@ -47,6 +48,8 @@ export interface AppOptions {
   manager: RunManager;
   /** How often this instance looks for delayed or queued runs due (run-queue.ts; default 500 ms). */
   queuePollMs?: number | undefined;
+  /** The queue worker's store, on the background connections (`Database.background`); default the manager's. */
+  backgroundQueue?: RunQueueStore | undefined;
   store: ThreadStore;
   /** The thread's ledger rows (to tell whether a stopped run left a write in doubt). */
   ledger: LedgerStore;
@@ -219,8 +222,9 @@ export function createApp(options: AppOptions): Hono<Env> {
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);
-  if (manager.queue)
-    startQueueWorker(context, manager.queue, {
+  const queue = manager.queue && (options.backgroundQueue ?? manager.queue);
+  if (queue)
+    startQueueWorker(context, queue, {
       pollMs: options.queuePollMs,
       log: (line) => console.error(logLine(`warrant-server: ${line}`)),
     });

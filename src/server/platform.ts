@@ -42,8 +42,11 @@ export async function preparePlatform(options: {
   const config = await loadConfig(options.settings.configPath);
   const items = createItemTable(database.pool, database.schema);
   const crons = createCronStore(database.pool, database.schema);
+  // The scheduler's ticks and the webhook sender's loop run on the background connections (Database.background).
+  const cronTicks = createCronStore(database.background, database.schema);
   const webhooks = startWebhooks({
     store: createWebhookStore(database.pool, database.schema),
+    sender: createWebhookStore(database.background, database.schema),
     threads: database.threads,
     config: config.webhooks,
     secret: settings.webhookSecret,
@@ -56,7 +59,7 @@ export async function preparePlatform(options: {
     webhooks,
     startScheduler: ({ manager, directory, graph }) =>
       startScheduler({
-        crons,
+        crons: cronTicks,
         intervalMs: settings.cronIntervalMs,
         claimDelayMs: options.settings.platform?.testCronClaimDelayMs,
         log,

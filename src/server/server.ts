@@ -163,6 +163,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const app = createApp({
       manager,
       queuePollMs: settings.platform?.queuePollMs,
+      backgroundQueue: createRunQueueStore(database.background, database.schema),
       store: database.threads,
       ledger: database.ledger,
       elicitations: createElicitationStore(database.pool, database.schema),

@@ -20,6 +20,7 @@ import { mintApiToken } from "../../src/auth/api-token.js";
 import { createOAuthTokenStore } from "../../src/auth/oauth-token-store.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
 import { loadSettings } from "../../src/env.js";
+import { authorizationIdOf } from "../../src/mcp/oauth-provider.js";
 import { AuthorizationRequired, HOST_OWNER, type Authorize } from "../../src/mcp/oauth-session.js";
 import { stateKeyFrom } from "../../src/mcp/oauth-state.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
@@ -326,6 +327,63 @@ describe("per-user OAuth: authorization_required, the callback, the resume", () 
     const { client } = await clientOf("alice");
     const paused = await runAs(client);
     expect(paused.asks.map((ask) => ask.server)).toEqual(["tickets"]);
+  });
+
+  it("two threads of alice paused on tickets: each link its own state and verifier, both work, one callback resumes both", async () => {
+    const { client, token } = await clientOf("alice");
+    expect(await tokensOf("alice")).toBeUndefined();
+    const first = await runAs(client);
+    const second = await runAs(client);
+    expect(first.asks.map((ask) => ask.server)).toEqual(["tickets"]);
+    expect(second.asks.map((ask) => ask.server)).toEqual(["tickets"]);
+    const firstUrl = new URL(first.asks[0]?.authorization_url ?? "");
+    const secondUrl = new URL(second.asks[0]?.authorization_url ?? "");
+    // Two authorizations in progress: the newer link did not replace the older one.
+    expect(firstUrl.searchParams.get("state")).not.toBe(secondUrl.searchParams.get("state"));
+    expect(firstUrl.searchParams.get("code_challenge")).not.toBe(secondUrl.searchParams.get("code_challenge"));
+    const s = `"${database.schema}"`;
+    const verifiers = await database.pool.query(`select 1 from ${s}.oauth_verifiers where owner = 'alice'`);
+    expect(verifiers.rowCount).toBeGreaterThanOrEqual(2);
+
+    // The same user id in another tenant is not alice: refused before any exchange, nothing stored.
+    const older = await codeFrom(firstUrl.href);
+    const elsewhere = await host.completeAuthorization?.(older.state, older.code, {
+      user_id: "alice",
+      tenant: "other",
+    });
+    expect(elsewhere).toMatchObject({ ok: false, code: "authorization_forbidden" });
+    expect(await tokensOf("alice")).toBeUndefined();
+
+    // The OLDER link, completed after the newer one was issued: connected, and both threads resume.
+    const done = await callback(token, { code: older.code, state: older.state });
+    expect(done.status).toBe(200);
+    const body = (await done.json()) as { thread_id: string; run_id: string | null; resumed: { thread_id: string }[] };
+    expect(body.thread_id).toBe(first.thread_id);
+    expect(body.run_id).toBeTruthy();
+    expect(body.resumed.map((entry) => entry.thread_id)).toContain(second.thread_id);
+    for (const threadId of [first.thread_id, second.thread_id]) {
+      const after = await settled(client, threadId);
+      expect(after.asks).toEqual([]);
+      expect(after.status).toBe("completed");
+      const state = await client.threads.getState(threadId);
+      const ledger = (state.values as { ledger: { tool: string; status: string }[] }).ledger;
+      expect(ledger.filter((row) => row.tool === "whoami").map((row) => row.status)).toEqual(["succeeded"]);
+    }
+    const connected = (await tokensOf("alice"))?.access_token;
+    expect(connected).toBeTruthy();
+
+    // The newer link still works too (its own verifier): no authorization_failed because another completed.
+    const newer = await codeFrom(secondUrl.href);
+    const also = await callback(token, { code: newer.code, state: newer.state });
+    expect(also.status).toBe(200);
+    expect(((await also.json()) as { thread_id: string }).thread_id).toBe(second.thread_id);
+    expect((await tokensOf("alice"))?.access_token).toBeTruthy();
+    // Each completed link consumed its own verifier.
+    for (const url of [firstUrl, secondUrl]) {
+      const id = authorizationIdOf(url.searchParams.get("state") ?? "");
+      const row = await database.pool.query(`select 1 from ${s}.oauth_verifiers where authorization_id = $1`, [id]);
+      expect(row.rowCount).toBe(0);
+    }
   });
 
   it("no token text in any table, the server's log, the planner's input or a thread's state", async () => {

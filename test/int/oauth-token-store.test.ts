@@ -31,7 +31,8 @@ async function dump(): Promise<string> {
   const s = `"${database.schema}"`;
   const credentials = await database.pool.query(`select * from ${s}.oauth_credentials`);
   const clients = await database.pool.query(`select * from ${s}.oauth_clients`);
-  return JSON.stringify([credentials.rows, clients.rows], (_key, value: unknown) =>
+  const verifiers = await database.pool.query(`select * from ${s}.oauth_verifiers`);
+  return JSON.stringify([credentials.rows, clients.rows, verifiers.rows], (_key, value: unknown) =>
     Buffer.isBuffer(value) ? value.toString("latin1") : value,
   );
 }
@@ -40,7 +41,8 @@ describe("OAuth token store", () => {
   it("keeps tokens per owner and server, sealed: no token text in any column", async () => {
     const store = createOAuthTokenStore(database.pool, database.schema, secret);
     const tokens = { access_token: ACCESS, token_type: "Bearer", refresh_token: REFRESH };
-    await store.save("alice", "tickets", { tokens, code_verifier: "v".repeat(43) });
+    await store.save("alice", "tickets", { tokens });
+    await store.saveVerifier("alice", "tickets", "authorization-1", "v".repeat(43));
     await store.saveClient("tickets", { client_id: "warrant", client_secret: `cs-${REFRESH}` });
     expect((await store.load("alice", "tickets")).tokens).toEqual(tokens);
     expect(await store.load("bob", "tickets")).toEqual({});
@@ -80,6 +82,39 @@ describe("OAuth token store", () => {
     expect(copied.rowCount).toBe(1);
     await expect(store.load("dora", "calendar")).rejects.toThrow();
     expect((await store.load("dora", "tickets")).tokens?.access_token).toBe(ACCESS);
+  });
+
+  it("keeps one verifier per authorization: several in progress, each its own, bound to owner, server and authorization", async () => {
+    const store = createOAuthTokenStore(database.pool, database.schema, secret);
+    await store.saveVerifier("erin", "tickets", "first", "a".repeat(43));
+    await store.saveVerifier("erin", "tickets", "second", "b".repeat(43));
+    expect(await store.loadVerifier("erin", "tickets", "first")).toBe("a".repeat(43));
+    expect(await store.loadVerifier("erin", "tickets", "second")).toBe("b".repeat(43));
+    expect(await store.loadVerifier("erin", "calendar", "first")).toBeUndefined();
+    expect(await store.loadVerifier("frank", "tickets", "first")).toBeUndefined();
+    // Tokens saved (one link completed) leave the other link's verifier in place.
+    await store.save("erin", "tickets", { tokens: { access_token: ACCESS, token_type: "Bearer" } });
+    await store.removeVerifier("erin", "tickets", "first");
+    expect(await store.loadVerifier("erin", "tickets", "first")).toBeUndefined();
+    expect(await store.loadVerifier("erin", "tickets", "second")).toBe("b".repeat(43));
+    // A verifier row moved to another authorization, owner or server does not open.
+    const s = `"${database.schema}"`;
+    await database.pool.query(
+      `insert into ${s}.oauth_verifiers (owner, server, authorization_id, sealed)
+       select owner, server, 'moved', sealed from ${s}.oauth_verifiers where owner = 'erin' and authorization_id = 'second'`,
+    );
+    await expect(store.loadVerifier("erin", "tickets", "moved")).rejects.toThrow();
+    // Older than a link lives: not read, and dropped at the next save.
+    await database.pool.query(
+      `update ${s}.oauth_verifiers set created_at = now() - interval '1 hour' where authorization_id = 'second'`,
+    );
+    expect(await store.loadVerifier("erin", "tickets", "second")).toBeUndefined();
+    await store.saveVerifier("erin", "tickets", "third", "c".repeat(43));
+    const left = await database.pool.query(`select authorization_id from ${s}.oauth_verifiers where owner = 'erin'`);
+    expect(left.rows.map((row: { authorization_id: string }) => row.authorization_id).sort()).toEqual([
+      "moved",
+      "third",
+    ]);
   });
 
   it("remove() revokes: the owner has no token afterwards", async () => {

@@ -5,7 +5,8 @@
  *                                     sends the owner's browser back to; it
  *                                     posts the code with the signed-in page's token
  *   POST /oauth/callback              body: {"code": "...", "state": "..."}
- *                                     → { server, thread_id, run_id | null }
+ *                                     → { server, thread_id, run_id | null,
+ *                                         resumed: [{ thread_id, run_id }] }
  *
  * A browser redirect carries no bearer token, so the page takes the chat
  * page's token from this tab's sessionStorage (the "Connect" card opens the
@@ -15,14 +16,19 @@
  * state Warrant did not issue is 400 `invalid_state`, an old one 400
  * `expired_state`, a code the authorization server refuses 400
  * `authorization_failed`. The tokens are stored sealed for the owner; then
- * the paused run is resumed as the owner, through the same path as a
- * client's resume, and it looks at the token store itself (human_review).
+ * every run of the owner paused on that server (the thread the state names
+ * first, then each other interrupted thread of the owner whose pause asks
+ * for it) is resumed as the owner, through the same path as a client's
+ * resume, and each looks at the token store itself (human_review). An owner
+ * may have several links out for one server (two paused threads): each has
+ * its own state and verifier, and any one of them connects all.
  */
 import type { Hono } from "hono";
 import { z } from "zod";
 import { ownerOf } from "../run-types.js";
 import type { ToolHost } from "../../mcp/tool-host.js";
 import { ApiError, isApiError } from "../api-error.js";
+import type { Owner, ThreadRow } from "../../persistence/thread-store.js";
 import type { Env, RouteContext } from "../context.js";
 import { startRunAs } from "./run-start.js";
 
@@ -33,6 +39,9 @@ const Param = z
   .max(MAX_PARAM_CHARS)
   .regex(/^[\x21-\x7e]+$/, "printable ASCII only");
 const CallbackSchema = z.object({ code: Param, state: Param }).strict();
+/** At most this many other paused threads of the owner are looked at and resumed by one callback. */
+const MAX_RESUMED = 50;
+const PendingConnectSchema = z.object({ connect: z.array(z.object({ server: z.string() })).nullish() });
 
 const PAGE_SCRIPT = `
 const params = new URLSearchParams(location.search);
@@ -86,9 +95,8 @@ export function registerOAuthCallbackRoutes(app: Hono<Env>, context: RouteContex
     const done = await host.completeAuthorization(parsed.data.state, parsed.data.code, principal);
     if (!done.ok) throw new ApiError(done.code, done.message);
     const { server, thread_id } = done.binding;
-    const thread = await context.store.get(ownerOf(principal), thread_id);
-    let runId: string | null = null;
-    if (thread) {
+    const owner = ownerOf(principal);
+    const resume = async (thread: ThreadRow): Promise<string | null> => {
       // Resumed as the owner; human_review checks the token store, not this value.
       const started = await startRunAs(
         context,
@@ -103,8 +111,30 @@ export function registerOAuthCallbackRoutes(app: Hono<Env>, context: RouteContex
         if (isApiError(error) && error.status === 409) return undefined;
         throw error;
       });
-      runId = started?.run.run_id ?? null;
-    }
-    return c.json({ server, thread_id, run_id: runId });
+      return started?.run.run_id ?? null;
+    };
+    const thread = await context.store.get(owner, thread_id);
+    const runId = thread ? await resume(thread) : null;
+    const resumed: { thread_id: string; run_id: string | null }[] = [];
+    for (const other of await waitingOn(context, owner, server, thread_id))
+      resumed.push({ thread_id: other.thread_id, run_id: await resume(other) });
+    return c.json({ server, thread_id, run_id: runId, resumed });
   });
+}
+
+/** The owner's other threads paused for an authorization of `server` (their interrupt asks for it). */
+async function waitingOn(context: RouteContext, owner: Owner, server: string, except: string): Promise<ThreadRow[]> {
+  const interrupted = await context.store.interruptedThreads(owner.tenant, {
+    owner: owner.user_id,
+    limit: MAX_RESUMED,
+  });
+  const waiting: ThreadRow[] = [];
+  for (const thread of interrupted) {
+    if (thread.thread_id === except) continue;
+    const snapshot = await context.snapshotOf(thread.thread_id);
+    const pending = PendingConnectSchema.safeParse(snapshot.values);
+    if (pending.success && pending.data.connect?.some((connection) => connection.server === server))
+      waiting.push(thread);
+  }
+  return waiting;
 }

@@ -25,6 +25,8 @@ import {
 
 export interface WebhooksOptions {
   store: WebhookStore;
+  /** The sender loop's store: on the background connections (`Database.background`); default `store`. */
+  sender?: WebhookStore;
   threads: ThreadStore;
   config: WebhooksConfig;
   /** `WARRANT_WEBHOOK_SECRET`; absent: webhooks are refused. */
@@ -58,14 +60,15 @@ export function startWebhooks(options: WebhooksOptions): Webhooks {
   let sending: Promise<void> = Promise.resolve();
   let pendingEnds: Promise<void> = Promise.resolve();
 
+  const outbox = options.sender ?? store;
   const sendDue = async () => {
     for (;;) {
       if (stopped || secret === undefined) return;
-      const delivery = await store.claim(config.timeout_ms * 2);
+      const delivery = await outbox.claim(config.timeout_ms * 2);
       if (!delivery) return;
       const checked = await checkDestination(delivery.url, config.allow, options.resolve);
       if (!checked.ok) {
-        await store.record(delivery.delivery_id, {
+        await outbox.record(delivery.delivery_id, {
           status: null,
           error: `refused: ${checked.reason}`,
           outcome: "failed",
@@ -83,7 +86,7 @@ export function startWebhooks(options: WebhooksOptions): Webhooks {
       const redirect = attempt.status !== null && attempt.status >= 300 && attempt.status < 400;
       const last = delivery.attempts >= config.max_attempts;
       const error = ok ? null : (attempt.error ?? (redirect ? "redirect not followed" : `answered ${attempt.status}`));
-      await store.record(delivery.delivery_id, {
+      await outbox.record(delivery.delivery_id, {
         status: attempt.status,
         error,
         outcome: ok ? "delivered" : redirect || last ? "failed" : "retry",
