@@ -2,7 +2,9 @@
  * `npm run policy -- <command>`: tools for the people who write the
  * contracts. Every command only reads: none changes a table or calls a tool.
  *
- *   check   [--config FILE]                 every problem of a config, with its path (exit 1 on any error)
+ *   check   [--config FILE]                 every problem of a config, with its path (exit 1 on any error),
+ *                                           Cedar policies type-checked against their schema included
+ *   schema  [--config FILE]                 the Cedar schema for the contracted tools the servers list
  *   matrix  [--config FILE] [--principals FILE] [--json]
  *                                           per principal and stage: offered, withheld (why), who reviews
  *   explain RUN_ID [CALL_ID] [--json]       each proposal of a recorded run: checks passed, refusal, review, execution
@@ -21,6 +23,7 @@ import { ConfigError } from "../errors.js";
 import { buildCatalog, type ListedTool } from "../mcp/catalog.js";
 import { connectTools } from "../mcp/tool-host.js";
 import { formatProblem, parseConfigProblems, type ConfigProblem } from "../policy/config-check.js";
+import { cedarSchemaFor } from "../policy/cedar-schema.js";
 import type { WarrantConfig } from "../policy/config.js";
 import { mappedGroupPrincipals, policyMatrix, renderMatrix, stagesOf } from "../policy/matrix.js";
 import { STAGE } from "../runtime/step.js";
@@ -33,10 +36,12 @@ import { exitOnConfigError } from "./config-errors.js";
 import { traceOf, withHistory } from "./history-reader.js";
 
 const USAGE = `usage: npm run policy -- check [--config FILE]
+       npm run policy -- schema [--config FILE]
        npm run policy -- matrix [--config FILE] [--principals FILE] [--json]
        npm run policy -- explain RUN_ID [CALL_ID] [--json]
        npm run policy -- replay (RUN_ID… | --last N) --config FILE [--principals FILE] [--json]
   check    validate a config as the server does, every problem with its path (exit 1 on an error)
+  schema   the Cedar schema (entity types, one action per contracted tool) for policy.cedar.schema
   matrix   per principal and stage: the tools offered, withheld and why, and who must review
   explain  a recorded run's proposals: the checks each passed, the one that refused it, review, execution
   replay   re-decide recorded proposals under another config and list the decisions that change
@@ -88,6 +93,18 @@ async function check(parsed: CommandLine, settings: Settings): Promise<number> {
   const errors = found.filter((problem) => problem.severity === "error").length;
   process.stdout.write(`${file}: ${errors} error(s), ${found.length - errors} warning(s)\n`);
   return errors > 0 ? 1 : 0;
+}
+
+/** The Cedar schema for the tools the config's servers list (stdout): what `policy.cedar.schema` should hold. */
+async function schema(parsed: CommandLine, settings: Settings): Promise<number> {
+  const file = stringFlag(parsed, "config") ?? settings.configPath;
+  const { config, problems } = await readConfig(file);
+  if (!config) {
+    for (const problem of problems) process.stderr.write(`${formatProblem(problem, file)}\n`);
+    return 1;
+  }
+  process.stdout.write(await withTools(config, settings, async (tools) => cedarSchemaFor(tools.catalog())));
+  return 0;
 }
 
 async function matrix(parsed: CommandLine, settings: Settings): Promise<number> {
@@ -219,9 +236,9 @@ async function main(argv: string[]): Promise<number> {
   );
   if (typeof parsed === "number") return parsed;
   const [command, ...rest] = parsed.positionals;
-  const commands = { check, matrix, explain, replay: replayRuns } as const;
+  const commands = { check, schema, matrix, explain, replay: replayRuns } as const;
   if (command === undefined || !Object.hasOwn(commands, command))
-    return usageError("expected check, matrix, explain or replay", USAGE);
+    return usageError("expected check, schema, matrix, explain or replay", USAGE);
   const run = commands[command as keyof typeof commands];
   return exitOnConfigError(async () => run({ ...parsed, positionals: rest }, loadSettings()));
 }
