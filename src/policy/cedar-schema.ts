@@ -74,8 +74,9 @@ export function cedarSchemaFor(tools: readonly CatalogTool[]): string {
   ];
   for (const tool of [...tools].sort((a, b) => a.name.localeCompare(b.name))) {
     const args = recordType(tool.model_schema["properties"], 1) ?? "{  }";
+    const group = JSON.stringify(RISK_GROUP_PREFIX + tool.contract.risk);
     lines.push(
-      `  action ${JSON.stringify(tool.name)} in [${JSON.stringify(RISK_GROUP_PREFIX + tool.contract.risk)}] appliesTo {`,
+      `  action ${JSON.stringify(tool.name)} in [${group}] appliesTo {`,
       "    principal: User,",
       "    resource: Resource,",
       `    context: { stage: String, time: Time, run: Run, reviewed: Bool, args: ${args} }`,

@@ -83,7 +83,7 @@ export function readCedarSources(
   };
 }
 
-/** The problems Cedar finds in the sources: syntax, duplicate ids, policies that do not type-check against the schema. */
+/** What Cedar finds wrong in the sources (syntax, duplicate ids, policies that do not type-check), else the engine. */
 export function compileCedar(sources: CedarSources): { engine?: CedarEngine; problems: CedarProblem[] } {
   const problems: CedarProblem[] = [];
   const schemaJson = cedar.schemaToJsonWithResolvedTypes(sources.schema);
