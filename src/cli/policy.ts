@@ -126,6 +126,11 @@ async function matrix(parsed: CommandLine, settings: Settings): Promise<number> 
     ...(await principalsFrom(stringFlag(parsed, "principals") ?? settings.principalsPath)),
     ...mappedGroupPrincipals(config.auth.oidc),
   ];
+  // With the Cedar engine, what its policies refuse a principal outright is withheld too.
+  const engine =
+    config.policy.engine === "cedar" && config.policy.cedar
+      ? compileConfiguredCedar(config.policy.cedar, file).engine
+      : undefined;
   const rows = await withTools(config, settings, async (tools) => {
     const catalog = tools.catalog();
     return policyMatrix({
@@ -133,6 +138,7 @@ async function matrix(parsed: CommandLine, settings: Settings): Promise<number> 
       principals,
       reviewPolicy: config.review_policy,
       stages: stagesOf(catalog, STAGE),
+      ...(engine ? { engine } : {}),
     });
   });
   process.stdout.write(

@@ -170,3 +170,20 @@ describe("policy explain", () => {
     expect(text).toContain("principal.grants.courses.contains(resource.owner)");
   });
 });
+
+describe("policy matrix from Cedar", () => {
+  it("withholds what the policies refuse a principal outright, naming the policies", async () => {
+    const { policyMatrix } = await import("../../src/policy/matrix.js");
+    const cedar = shippedCedar(config);
+    const rows = policyMatrix({
+      tools: catalog.map((tool) => ({ ...tool, contract: { ...tool.contract, scopes: [] } })),
+      principals: [who("rita")],
+      reviewPolicy: config.review_policy,
+      stages: ["default"],
+      engine: cedar,
+    });
+    // Without the contracts' scopes only the policies say rita may not write to a calendar.
+    expect(rows[0]?.withheld).toContainEqual({ tool: "create_study_event", reason: "policy: default deny" });
+    expect(rows[0]?.offered).toContain("read_note");
+  });
+});
