@@ -34,8 +34,10 @@
  *
  * `npm run bench -- --only per-step` measures the per-step figures alone
  * (same rounds, same interleaving), `--only prompt-cache` the two
- * prompt-cache scenarios, `--only throughput` the throughput rounds; each
- * prints its figures and writes nothing.
+ * prompt-cache scenarios, `--only throughput` the throughput rounds,
+ * `--only policy` the `authorized` check's cost per call with the built-in
+ * and the Cedar engine (bench/policy-engines.ts); each prints its figures and
+ * writes nothing.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
@@ -55,6 +57,7 @@ import { perStepSlopes, ratio, rotate, summarize } from "./stats.js";
 import { measureToolTokens } from "./tool-tokens.js";
 import { VARIANTS, buildVariants, type Variant } from "./variants.js";
 import { writeInputTokensChart } from "./chart.js";
+import { measurePolicyEngines, renderPolicyEngineCost } from "./policy-engines.js";
 
 function positiveInteger(name: string, fallback: number): number {
   const text = process.env[name];
@@ -201,7 +204,7 @@ async function measureThroughput(variants: Variant[], warmup = 0): Promise<PerVa
   return samples;
 }
 
-const PARTS = ["per-step", "prompt-cache", "throughput"] as const;
+const PARTS = ["per-step", "prompt-cache", "throughput", "policy"] as const;
 type Part = (typeof PARTS)[number];
 const USAGE = `usage: npm run bench [-- --only ${PARTS.join("|")}]`;
 
@@ -259,6 +262,10 @@ async function main(): Promise<void> {
   let variants: Variant[] = [];
   try {
     progress(`database: ${scratch.label}`);
+    if (only === "policy") {
+      console.log(renderPolicyEngineCost(await measurePolicyEngines(settings)));
+      return;
+    }
     if (only !== "all") {
       variants = await buildVariants(settings, scratch.database, endpoint);
       if (only === "per-step") await perStepOnly(variants, scratch.counter);

@@ -24,6 +24,7 @@ import { configProblems, formatProblem, type ConfigProblem } from "./policy/conf
 import { loadPrincipalDirectory } from "./auth/principal.js";
 import { listingFacts } from "./mcp/listing-facts.js";
 import { ConfigError } from "./errors.js";
+import { policyEngineFor, policyEngineProblems } from "./policy/policy-engine.js";
 import { priceOf, type ModelPrice } from "./policy/pricing.js";
 import { redactionKeyFrom } from "./policy/secrets.js";
 
@@ -139,6 +140,8 @@ export function createRuntime(
   };
   const tools = overrides.tools ? async () => overrides.tools as ToolHost : lazy(connect);
   const config = lazy(() => loadConfig(settings.configPath));
+  // Cedar policy files are re-read when they change, at the next check (execute's re-check included).
+  const policyEngine = lazy(async () => policyEngineFor((await config()).policy, settings.configPath));
   const principals =
     overrides.principals ??
     (settings.verifiedClaimsOnly
@@ -168,6 +171,7 @@ export function createRuntime(
       return (await database()).audit;
     },
     reviewPolicy: async () => (await config()).review_policy,
+    policyEngine,
     currentPrincipal: (principal) => principals.current(principal),
     contextProviders,
     now: overrides.now ?? Date.now,
@@ -206,11 +210,14 @@ export async function configProblemsFor(
   settings: Settings,
   tools?: Pick<ToolHost, "catalog" | "isHealthy">,
 ): Promise<ConfigProblem[]> {
-  return configProblems(config, {
+  const problems = configProblems(config, {
     ...(tools ? { listed: listingFacts(config, tools) } : {}),
     principals: [...(await loadPrincipalDirectory(settings.principalsPath)).values()],
     model: { planner: settings.planner, name: settings.model.name },
   });
+  // The policy engine's files: Cedar's diagnostics, and the schema against the contracted tools the servers list.
+  const engine = policyEngineProblems(config.policy, settings.configPath, tools?.catalog());
+  return [...problems, ...engine.map((problem) => ({ ...problem, severity: "error" as const }))];
 }
 
 /** Refuses to start on any error the config check finds, with the lines it prints; returns its warning lines. */

@@ -8,6 +8,7 @@ import type { Budgets } from "./env.js";
 import type { ToolHost } from "./mcp/tool-host.js";
 import type { Planner } from "./planners/planner.js";
 import type { ReviewPolicy } from "./policy/config.js";
+import type { PolicyEngine } from "./policy/engine.js";
 import type { ContextProvider } from "./runtime/context-provider.js";
 import type { ApprovalStore } from "./runtime/approvals.js";
 import type { AuditStore } from "./runtime/audit.js";
@@ -22,6 +23,8 @@ export interface Host {
   audit(): Promise<AuditStore>;
   /** Who decides reviews, per risk (from the config). */
   reviewPolicy(): Promise<ReviewPolicy>;
+  /** The engine behind the `authorized` check (config `policy.engine`); the built-in one when absent. */
+  policyEngine?(): Promise<PolicyEngine>;
   /**
    * A principal's permissions as they are now: the principal directory is
    * read again, so a scope revoked while an approval waited is gone at

@@ -2,18 +2,23 @@
  * `npm run policy -- <command>`: tools for the people who write the
  * contracts. Every command only reads: none changes a table or calls a tool.
  *
- *   check   [--config FILE]                 every problem of a config, with its path (exit 1 on any error)
+ *   check   [--config FILE]                 every problem of a config, with its path (exit 1 on any error),
+ *                                           Cedar policies type-checked against their schema included
+ *   schema  [--config FILE]                 the Cedar schema for the contracted tools the servers list
  *   matrix  [--config FILE] [--principals FILE] [--json]
  *                                           per principal and stage: offered, withheld (why), who reviews
  *   explain RUN_ID [CALL_ID] [--json]       each proposal of a recorded run: checks passed, refusal, review, execution
- *   replay  RUN_ID… | --last N  --config FILE [--principals FILE] [--json]
- *                                           re-decides recorded proposals under another config (what-if)
+ *   replay  RUN_ID… | --last N  [--config FILE] [--policies FILE,…] [--engine builtin|cedar]
+ *           [--principals FILE] [--json]
+ *                                           re-decides recorded proposals under another config, other Cedar
+ *                                           policies or the other engine (what-if)
  *
  * check and matrix start the configured MCP servers to list their tools (a
  * listing, never a call); explain and replay read the database named by
  * DATABASE_URL (else the embedded one). Exit 2 on a usage error.
  */
 import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { loadPrincipalDirectory, type Principal } from "../auth/principal.js";
 import { configProblemsFor } from "../bootstrap.js";
 import { loadSettings, type Settings } from "../env.js";
@@ -21,7 +26,10 @@ import { ConfigError } from "../errors.js";
 import { buildCatalog, type ListedTool } from "../mcp/catalog.js";
 import { connectTools } from "../mcp/tool-host.js";
 import { formatProblem, parseConfigProblems, type ConfigProblem } from "../policy/config-check.js";
+import { cedarSchemaFor } from "../policy/cedar-schema.js";
 import type { WarrantConfig } from "../policy/config.js";
+import { builtinEngine, type PolicyEngine } from "../policy/engine.js";
+import { compileConfiguredCedar } from "../policy/policy-engine.js";
 import { mappedGroupPrincipals, policyMatrix, renderMatrix, stagesOf } from "../policy/matrix.js";
 import { STAGE } from "../runtime/step.js";
 import { explainRun, renderExplanation } from "../trace/explain.js";
@@ -33,13 +41,17 @@ import { exitOnConfigError } from "./config-errors.js";
 import { traceOf, withHistory } from "./history-reader.js";
 
 const USAGE = `usage: npm run policy -- check [--config FILE]
+       npm run policy -- schema [--config FILE]
        npm run policy -- matrix [--config FILE] [--principals FILE] [--json]
        npm run policy -- explain RUN_ID [CALL_ID] [--json]
-       npm run policy -- replay (RUN_ID… | --last N) --config FILE [--principals FILE] [--json]
+       npm run policy -- replay (RUN_ID… | --last N) [--config FILE] [--policies FILE[,FILE…]] [--engine builtin|cedar]
+                            [--principals FILE] [--json]
   check    validate a config as the server does, every problem with its path (exit 1 on an error)
+  schema   the Cedar schema (entity types, one action per contracted tool) for policy.cedar.schema
   matrix   per principal and stage: the tools offered, withheld and why, and who must review
   explain  a recorded run's proposals: the checks each passed, the one that refused it, review, execution
-  replay   re-decide recorded proposals under another config and list the decisions that change
+  replay   re-decide recorded proposals under another config, other Cedar policies (--policies, with the config's
+           schema) or the other engine (--engine), and list the decisions that change
   Nothing is changed and no tool is called.`;
 
 const CALL_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -90,6 +102,18 @@ async function check(parsed: CommandLine, settings: Settings): Promise<number> {
   return errors > 0 ? 1 : 0;
 }
 
+/** The Cedar schema for the tools the config's servers list (stdout): what `policy.cedar.schema` should hold. */
+async function schema(parsed: CommandLine, settings: Settings): Promise<number> {
+  const file = stringFlag(parsed, "config") ?? settings.configPath;
+  const { config, problems } = await readConfig(file);
+  if (!config) {
+    for (const problem of problems) process.stderr.write(`${formatProblem(problem, file)}\n`);
+    return 1;
+  }
+  process.stdout.write(await withTools(config, settings, async (tools) => cedarSchemaFor(tools.catalog())));
+  return 0;
+}
+
 async function matrix(parsed: CommandLine, settings: Settings): Promise<number> {
   const file = stringFlag(parsed, "config") ?? settings.configPath;
   const { config, problems } = await readConfig(file);
@@ -102,6 +126,11 @@ async function matrix(parsed: CommandLine, settings: Settings): Promise<number> 
     ...(await principalsFrom(stringFlag(parsed, "principals") ?? settings.principalsPath)),
     ...mappedGroupPrincipals(config.auth.oidc),
   ];
+  // With the Cedar engine, what its policies refuse a principal outright is withheld too.
+  const engine =
+    config.policy.engine === "cedar" && config.policy.cedar
+      ? compileConfiguredCedar(config.policy.cedar, file).engine
+      : undefined;
   const rows = await withTools(config, settings, async (tools) => {
     const catalog = tools.catalog();
     return policyMatrix({
@@ -109,6 +138,7 @@ async function matrix(parsed: CommandLine, settings: Settings): Promise<number> 
       principals,
       reviewPolicy: config.review_policy,
       stages: stagesOf(catalog, STAGE),
+      ...(engine ? { engine } : {}),
     });
   });
   process.stdout.write(
@@ -132,8 +162,39 @@ async function explain(parsed: CommandLine, settings: Settings): Promise<number>
     return 1;
   }
   const json = parsed.values["json"] === true;
-  process.stdout.write(json ? `${JSON.stringify(calls, null, 2)}\n` : `${renderExplanation(trace, calls)}\n`);
+  const policies = await configuredPolicies(settings.configPath);
+  process.stdout.write(
+    json
+      ? `${JSON.stringify(calls, null, 2)}\n`
+      : `${renderExplanation(trace, calls, (id) => policies?.get(id)?.text)}\n`,
+  );
   return 0;
+}
+
+/** The configured Cedar policies by id, to quote the ones that decided (none when the config names no Cedar files). */
+async function configuredPolicies(file: string): Promise<ReadonlyMap<string, { text: string }> | undefined> {
+  const { config } = await readConfig(file);
+  if (!config?.policy.cedar) return undefined;
+  return compileConfiguredCedar(config.policy.cedar, file).engine?.policies;
+}
+
+/**
+ * The engine replay decides with: `--policies FILE[,FILE…]` (Cedar, with the config's schema), `--engine`, else the
+ * config's own. Problems are printed and `undefined` returned.
+ */
+function replayEngine(parsed: CommandLine, config: WarrantConfig, file: string): PolicyEngine | undefined {
+  const policies = stringFlag(parsed, "policies");
+  const engine = stringFlag(parsed, "engine") ?? (policies !== undefined ? "cedar" : config.policy.engine);
+  if (engine === "builtin") return builtinEngine;
+  const schema = config.policy.cedar?.schema;
+  if (engine !== "cedar" || schema === undefined) {
+    process.stderr.write(`warrant: config_invalid: ${file}: --engine cedar needs policy.cedar.schema in the config\n`);
+    return undefined;
+  }
+  const files = policies?.split(",").map((entry) => path.resolve(entry)) ?? config.policy.cedar?.policies ?? [];
+  const compiled = compileConfiguredCedar({ schema, policies: files }, file);
+  for (const problem of compiled.problems) process.stderr.write(`error ${file}: ${problem.path} ${problem.message}\n`);
+  return compiled.engine;
 }
 
 /** What replay re-decides: from the running server when there is one, else read here. */
@@ -154,8 +215,13 @@ async function recordsOf(
 }
 
 async function replayRuns(parsed: CommandLine, settings: Settings): Promise<number> {
-  const file = stringFlag(parsed, "config");
-  if (file === undefined) return usageError("replay needs --config FILE (the config to replay under)", USAGE);
+  const policyFlags = stringFlag(parsed, "policies") !== undefined || stringFlag(parsed, "engine") !== undefined;
+  const file = stringFlag(parsed, "config") ?? (policyFlags ? settings.configPath : undefined);
+  if (file === undefined)
+    return usageError("replay needs --config FILE, --policies FILE or --engine (the policy to replay under)", USAGE);
+  const engineName = stringFlag(parsed, "engine");
+  if (engineName !== undefined && engineName !== "builtin" && engineName !== "cedar")
+    return usageError("--engine takes builtin or cedar", USAGE);
   const lastText = stringFlag(parsed, "last");
   const last = lastText === undefined ? undefined : Number(lastText);
   const runIds = parsed.positionals;
@@ -168,6 +234,8 @@ async function replayRuns(parsed: CommandLine, settings: Settings): Promise<numb
     for (const problem of problems) process.stderr.write(`${formatProblem(problem, file)}\n`);
     return 1;
   }
+  const engine = replayEngine(parsed, config, file);
+  if (!engine) return 1;
   const principalsFile = stringFlag(parsed, "principals");
   const directory = principalsFile ? new Map((await principalsFrom(principalsFile)).map((p) => [p.user_id, p])) : null;
   const { steps, unknown, definitions } = await recordsOf(settings, last !== undefined ? { last } : { runIds });
@@ -195,6 +263,7 @@ async function replayRuns(parsed: CommandLine, settings: Settings): Promise<numb
     // With another directory, the owner as recorded but with the permissions it lists (unlisted: no permissions).
     principal: (recorded) =>
       directory === null ? recorded : (directory.get(recorded.user_id) ?? { ...recorded, scopes: [], grants: {} }),
+    engine,
   });
   const json = parsed.values["json"] === true;
   process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReplay(report, file)}\n`);
@@ -214,14 +283,16 @@ async function main(argv: string[]): Promise<number> {
       principals: { type: "string" },
       json: { type: "boolean" },
       last: { type: "string" },
+      policies: { type: "string" },
+      engine: { type: "string" },
     },
     USAGE,
   );
   if (typeof parsed === "number") return parsed;
   const [command, ...rest] = parsed.positionals;
-  const commands = { check, matrix, explain, replay: replayRuns } as const;
+  const commands = { check, schema, matrix, explain, replay: replayRuns } as const;
   if (command === undefined || !Object.hasOwn(commands, command))
-    return usageError("expected check, matrix, explain or replay", USAGE);
+    return usageError("expected check, schema, matrix, explain or replay", USAGE);
   const run = commands[command as keyof typeof commands];
   return exitOnConfigError(async () => run({ ...parsed, positionals: rest }, loadSettings()));
 }

@@ -8,10 +8,11 @@
 import type { Principal } from "../auth/principal.js";
 import type { ResumeDecision } from "./approval.js";
 import { mayDecide } from "./approval.js";
-import { ACCESS_DENIED_MESSAGE, hasScopes, resourceAllowed, runBoundMatches } from "./authorization.js";
+import { ACCESS_DENIED_MESSAGE, runBoundMatches } from "./authorization.js";
 import type { ReviewPolicy } from "./config.js";
 import type { CatalogTool, Proposal } from "./contracts.js";
-import type { CheckName, Decision, Denial } from "./decision.js";
+import type { CheckName, Decision, Denial, Stage } from "./decision.js";
+import { builtinEngine, type PolicyEngine } from "./engine.js";
 import { actionFingerprint } from "./fingerprint.js";
 import { validateArguments } from "./validation.js";
 
@@ -30,6 +31,8 @@ export interface DecideContext {
   reviewPolicy: ReviewPolicy;
   maxRepeats: number;
   now: number;
+  /** The engine the `authorized` check asks (`policy.engine` in the config); the built-in one when absent. */
+  engine?: PolicyEngine;
 }
 
 /** What the step has used so far; the pipeline returns updated copies, never mutates them. */
@@ -48,6 +51,9 @@ export interface Candidate {
   fingerprint?: string;
   /** At the edit stage: the pending review, the answer to it and who sent that answer. */
   answer?: { review: Review; decision: ResumeDecision; approver: Principal };
+  /** Where the candidate is checked (propose when absent) and whether a reviewer approved this version. */
+  stage?: Stage;
+  reviewed?: boolean;
 }
 
 export type CheckResult =
@@ -63,7 +69,7 @@ export const pass = (candidate: Candidate): CheckResult => ({ ok: true, candidat
 export const refuse = (
   code: Denial["code"],
   message: string,
-  extra: Pick<Denial, "withheld" | "budget"> = {},
+  extra: Pick<Denial, "withheld" | "budget" | "policies" | "engine_error"> = {},
 ): CheckResult => ({ ok: false, denial: { code, message, ...extra } });
 
 /** The tool exists and this step's effective set offers it. A hidden tool proposed anyway is `tool_not_permitted`. */
@@ -107,16 +113,35 @@ export const runBound: Check = {
   },
 };
 
-/** The owner holds the contract's scopes and the resource the arguments name (before any existence check). */
+/**
+ * The owner may make this call on the resource its arguments name (before any
+ * existence check): the policy engine decides, from the principal, the tool,
+ * the resource, the arguments and the run's state.
+ */
 export const authorized: Check = {
   name: "authorized",
-  run(candidate, context) {
+  run(candidate, context, counters) {
     const tool = requireTool(candidate);
-    if (!hasScopes(context.owner, tool.contract))
-      return refuse("tool_not_permitted", `${tool.name} is not available to you`, { withheld: "scope" });
-    if (!resourceAllowed(tool.contract, requireArgs(candidate), context.owner))
-      return refuse("access_denied", ACCESS_DENIED_MESSAGE);
-    return pass(candidate);
+    const args = requireArgs(candidate);
+    const fingerprint = candidate.fingerprint ?? actionFingerprint(tool.name, args);
+    const answer = (context.engine ?? builtinEngine).authorize({
+      principal: context.owner,
+      tool,
+      args,
+      stage: candidate.stage ?? "propose",
+      run: {
+        budgetLeft: counters.budgetLeft,
+        repeats: Object.hasOwn(counters.repeats, fingerprint) ? (counters.repeats[fingerprint] ?? 0) : 0,
+      },
+      now: context.now,
+      reviewed: candidate.reviewed === true,
+    });
+    if (answer.allow) return pass(candidate);
+    return refuse(answer.code, answer.message, {
+      ...(answer.withheld !== undefined ? { withheld: answer.withheld } : {}),
+      ...(answer.policies !== undefined ? { policies: answer.policies } : {}),
+      ...(answer.engineError !== undefined ? { engine_error: answer.engineError } : {}),
+    });
   },
 };
 

@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
+import { ENGINE_NAMES } from "./engine-errors.js";
 import { jsonSyntaxError } from "./json-syntax.js";
 import { OAuthConfigSchema } from "./oauth-config.js";
 import { AuthConfigSchema } from "./oidc-config.js";
@@ -144,12 +145,38 @@ export const ModelPriceSchema = z
   );
 export type ModelSettings = z.infer<typeof ModelPriceSchema>;
 
+/**
+ * The engine behind the `authorized` check: `builtin` (the contracts' scopes
+ * and resource rules) or `cedar` (policy files type-checked against a schema
+ * file; paths relative to the config file).
+ */
+export const PolicyEngineConfigSchema = z
+  .object({
+    engine: z.enum(ENGINE_NAMES).default("builtin"),
+    cedar: z
+      .object({
+        schema: z.string().min(1).max(500),
+        policies: z.array(z.string().min(1).max(500)).min(1).max(64),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .refine((policy) => policy.engine !== "cedar" || policy.cedar !== undefined, {
+    message: "engine cedar needs cedar.schema and cedar.policies",
+    path: ["cedar"],
+  })
+  .default({ engine: "builtin" });
+export type PolicyEngineConfig = z.infer<typeof PolicyEngineConfigSchema>;
+
 export const WarrantConfigSchema = z
   .object({
     servers: z.record(z.string().regex(NAME), ServerConfigSchema),
     tools: z.record(z.string().regex(NAME), ToolContractSchema),
     /** Who may decide a review, per risk (DESIGN §8). */
     review_policy: ReviewPolicySchema,
+    /** Which engine decides the `authorized` check. */
+    policy: PolicyEngineConfigSchema,
     selection: z
       .object({ max_tools: z.number().int().min(1).max(128).default(8) })
       .strict()

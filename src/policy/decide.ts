@@ -109,7 +109,8 @@ export function decideOne(
   counters: Counters,
   options: DecideOptions = {},
 ): { decision: Decision; counters: Counters } {
-  const checked = runChecks(STAGES.propose, { proposal }, context, counters);
+  const start: Candidate = options.reviewed ? { proposal, stage: "edit", reviewed: true } : { proposal };
+  const checked = runChecks(STAGES.propose, start, context, counters);
   if (!checked.ok) return { decision: checked.denial, counters };
   const candidate = checked.candidate;
   const tool = requireTool(candidate);
@@ -212,7 +213,9 @@ export function decideExecution(
   // A write already sent is settled by reconciliation whatever changed since: only its tool must still be there.
   const checks = stage === "execute" ? STAGES.execute : [execution];
   // The budget was reserved when the call was allowed; execute checks no counters.
-  const checked = runChecks(checks, { proposal, modelArgs: action.model_args }, context, {
+  const reviewed = action.review !== undefined && action.review.outcome !== "reject";
+  const candidate: Candidate = { proposal, modelArgs: action.model_args, stage: "execute", reviewed };
+  const checked = runChecks(checks, candidate, context, {
     budgetLeft: 0,
     repeats: {},
   });

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { TOOL_ERROR_CODES } from "../errors.js";
 import { RISKS } from "./contracts.js";
+import { ENGINE_ERRORS } from "./engine-errors.js";
 
 /** How a review ended (DESIGN §8). */
 export const APPROVAL_OUTCOMES = ["approve", "edit", "reject", "expired", "edit_refused"] as const;
@@ -89,6 +90,10 @@ export const DenialSchema = z.object({
   withheld: z.string().optional(),
   budget: z.enum(BUDGET_NAMES).optional(),
   review: ReviewStampSchema.optional(),
+  /** For `authorized` under a policy language engine: the ids of the policies that decided (none: default deny). */
+  policies: z.array(z.string()).optional(),
+  /** For `authorized`: the engine could not decide, so the call was refused (fail closed). */
+  engine_error: z.enum(ENGINE_ERRORS).optional(),
 });
 export type Denial = z.infer<typeof DenialSchema>;
 

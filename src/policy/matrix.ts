@@ -11,6 +11,7 @@ import type { ReviewPolicy } from "./config.js";
 import type { CatalogTool } from "./contracts.js";
 import { reviewRuleFor } from "./decide.js";
 import { effectiveTools, type EffectiveTools } from "./effective-tools.js";
+import type { PolicyEngine } from "./engine.js";
 import type { OidcConfig } from "./oidc-config.js";
 
 export interface MatrixReview {
@@ -26,7 +27,8 @@ export interface MatrixRow {
   tenant: string;
   stage: string;
   offered: string[];
-  withheld: EffectiveTools["withheld"];
+  /** Why each tool is withheld: the effective set's reason, or `policy: <ids>` when the Cedar engine refuses it. */
+  withheld: { tool: string; reason: EffectiveTools["withheld"][number]["reason"] | `policy: ${string}` }[];
   review: MatrixReview[];
 }
 
@@ -41,6 +43,12 @@ export function policyMatrix(input: {
   principals: readonly Principal[];
   reviewPolicy: ReviewPolicy;
   stages: readonly string[];
+  /**
+   * A policy language engine (Cedar): a tool it refuses to the principal with no resource named
+   * (`tool_not_permitted`) is withheld as `policy: <ids>`. Rules on arguments, time or resources are per call.
+   */
+  engine?: PolicyEngine;
+  now?: number;
 }): MatrixRow[] {
   const rows: MatrixRow[] = [];
   for (const principal of input.principals) {
@@ -54,8 +62,24 @@ export function policyMatrix(input: {
         maxTools: Number.POSITIVE_INFINITY,
         request: "",
       });
+      const withheld: MatrixRow["withheld"] = [...offer.withheld];
+      const offered = offer.offered.filter((tool) => {
+        if (!input.engine) return true;
+        const answer = input.engine.authorize({
+          principal,
+          tool,
+          args: {},
+          stage: "propose",
+          run: { budgetLeft: 1, repeats: 0 },
+          now: input.now ?? Date.now(),
+          reviewed: false,
+        });
+        if (answer.allow || answer.code !== "tool_not_permitted") return true;
+        withheld.push({ tool: tool.name, reason: `policy: ${(answer.policies ?? []).join(", ") || "default deny"}` });
+        return false;
+      });
       const review: MatrixReview[] = [];
-      for (const tool of offer.offered) {
+      for (const tool of offered) {
         const rule = reviewRuleFor(tool, input.reviewPolicy);
         if (rule === null) continue;
         const deciders = input.principals
@@ -68,8 +92,8 @@ export function policyMatrix(input: {
         role: principal.role,
         tenant: principal.tenant,
         stage,
-        offered: offer.offered.map((tool) => tool.name),
-        withheld: offer.withheld,
+        offered: offered.map((tool) => tool.name),
+        withheld,
         review,
       });
     }

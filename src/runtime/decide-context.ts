@@ -27,6 +27,7 @@ export async function decideContextFor(
     reviewPolicy: await host.reviewPolicy(),
     maxRepeats: host.budgets.max_repeats,
     now: host.now(),
+    ...(host.policyEngine ? { engine: await host.policyEngine() } : {}),
   };
 }
 

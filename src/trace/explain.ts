@@ -15,7 +15,7 @@ export interface CallExplanation {
   /** Pipeline checks the proposal passed, in order. */
   passed: string[];
   /** The decisions recorded for it: authorize's, then human_review's (edits, expiry, rejection). */
-  decisions: Pick<DecisionEntry, "node" | "outcome" | "check" | "code" | "message" | "at">[];
+  decisions: Pick<DecisionEntry, "node" | "outcome" | "check" | "code" | "message" | "at" | "policies">[];
   approvals: Pick<ApprovalEntry, "outcome" | "approver" | "version" | "at">[];
   executions: Pick<ExecutionEntry, "attempt" | "status" | "error_code" | "approved_by" | "at">[];
 }
@@ -54,8 +54,8 @@ export function explainRun(trace: RunTrace, callId?: string): CallExplanation[] 
     }
     if (entry.kind === "decision") {
       if (entry.node === "authorize") call.passed = checksPassed(entry.check, entry.outcome);
-      const { node, outcome, check, code, message, at } = entry;
-      call.decisions.push({ node, outcome, check, code, message, at });
+      const { node, outcome, check, code, message, at, policies } = entry;
+      call.decisions.push({ node, outcome, check, code, message, at, ...(policies ? { policies } : {}) });
     } else if (entry.kind === "approval") {
       const { outcome, approver, version, at } = entry;
       call.approvals.push({ outcome, approver, version, at });
@@ -67,7 +67,12 @@ export function explainRun(trace: RunTrace, callId?: string): CallExplanation[] 
   return [...calls.values()];
 }
 
-export function renderExplanation(trace: RunTrace, calls: readonly CallExplanation[]): string {
+export function renderExplanation(
+  trace: RunTrace,
+  calls: readonly CallExplanation[],
+  /** The text of a policy by id (the configured Cedar files), to quote the policies that decided. */
+  policyText: (id: string) => string | undefined = () => undefined,
+): string {
   const lines = [`run ${trace.run_id} · thread ${trace.thread_id} · owner ${trace.owner}`];
   if (trace.request) lines.push(`request: ${trace.request}`);
   if (calls.length === 0) lines.push("", "no proposal of this run matches");
@@ -82,6 +87,14 @@ export function renderExplanation(trace: RunTrace, calls: readonly CallExplanati
             ? "needs a review"
             : "allowed";
       lines.push(`  ${decision.node}: ${why}`);
+      if (decision.policies !== undefined) {
+        const ids = decision.policies.length > 0 ? decision.policies.join(", ") : "none (default deny)";
+        lines.push(`    determining policies: ${ids}`);
+        for (const id of decision.policies) {
+          const text = policyText(id);
+          if (text !== undefined) for (const line of text.split("\n")) lines.push(`      ${line}`);
+        }
+      }
     }
     for (const approval of call.approvals)
       lines.push(`  review: ${approval.outcome} by ${approval.approver} (version ${approval.version})`);

@@ -15,6 +15,7 @@ import type { ReviewPolicy } from "../policy/config.js";
 import type { CatalogTool, ToolContract } from "../policy/contracts.js";
 import { decideAll, type DecideContext } from "../policy/decide.js";
 import type { Decision } from "../policy/decision.js";
+import type { PolicyEngine } from "../policy/engine.js";
 import { effectiveTools } from "../policy/effective-tools.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import { repeatCountsOf } from "../runtime/decide-context.js";
@@ -43,6 +44,8 @@ export interface ReplayPolicy {
   stage: string;
   /** The owner's permissions under the other directory (the recorded principal itself without one). */
   principal(recorded: Principal): Principal;
+  /** The engine behind `authorized` under the other policy (e.g. Cedar with new policy files); built-in when absent. */
+  engine?: PolicyEngine;
 }
 
 export interface ReplayChange {
@@ -112,6 +115,7 @@ export function replay(steps: readonly RecordedStep[], policy: ReplayPolicy): Re
       reviewPolicy: policy.reviewPolicy,
       maxRepeats: policy.budgets.max_repeats,
       now: Date.parse(step.at) || 0,
+      ...(policy.engine ? { engine: policy.engine } : {}),
     };
     const proposals = step.state.proposals ?? [];
     report.proposals += proposals.length;

@@ -88,6 +88,8 @@ export interface DecisionEntry {
   message: string | null;
   /** The arguments as the model proposed them (allowed and reviewed calls), as stored: secrets already redacted. */
   arguments: Record<string, unknown> | null;
+  /** For a refusal by a policy language engine: the ids of the policies that decided (absent otherwise). */
+  policies?: string[];
 }
 
 export interface ApprovalEntry {
@@ -257,8 +259,15 @@ function decisionEntries(step: NodeStep, writes: Json): DecisionEntry[] {
         code: text(decision["code"]),
         message: text(decision["message"]),
         arguments: isObject(decision["model_args"]) ? decision["model_args"] : null,
+        ...policiesOf(decision),
       };
     });
+}
+
+function policiesOf(decision: Json): { policies?: string[] } {
+  const policies = decision["policies"];
+  if (!Array.isArray(policies)) return {};
+  return { policies: policies.filter((id): id is string => typeof id === "string") };
 }
 
 /** The termination reason observe wrote, if it ended the run. */
