@@ -7,7 +7,7 @@ import { useEffect, useState } from "react";
 import { argsOf, draftOf, schemaFor } from "../draft";
 import type { ApprovalInterrupt, ResumeDecision, ToolInfo } from "../types";
 import { validateArguments } from "../validate";
-import { expiredWords, VIEWER_ZONE } from "../wording";
+import { capitalized, expiredWords, VIEWER_ZONE } from "../wording";
 import { ApprovalCard, type CardState } from "./ApprovalCard";
 
 /** The current time, every second: an approval's deadline passes while the page is open. */
@@ -141,5 +141,3 @@ export function ApprovalPanel({
     </section>
   );
 }
-
-const capitalized = (text: string) => (text ? text[0]?.toUpperCase() + text.slice(1) : text);

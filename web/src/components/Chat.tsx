@@ -24,6 +24,7 @@ import { ProblemBanner } from "./ProblemBanner";
 import { Reviews } from "./Reviews";
 import { RunPanel } from "./RunPanel";
 import { ThreadList } from "./ThreadList";
+import { capitalized, expiredWords, VIEWER_ZONE } from "../wording";
 import { ToolProgressList } from "./ToolProgressList";
 
 /**
@@ -134,6 +135,12 @@ export function Chat({
   const values = stream.values ?? {};
   const approval = approvalOf(stream.interrupt?.value);
   const question = stream.isLoading ? null : questionOf(values);
+  // The server refused the decision as expired (nothing was sent): say when, in the viewer's time.
+  const deadline = approval ? Math.min(...approval.approvals.map((item) => Date.parse(item.expires_at))) : Number.NaN;
+  const shownProblem =
+    problem?.code === "review_expired" && !Number.isNaN(deadline)
+      ? { ...problem, message: `${capitalized(expiredWords(new Date(deadline).toISOString(), "you", VIEWER_ZONE))}.` }
+      : problem;
   return (
     <div className="layout">
       <Header session={session} view={view} token={token} onView={setView} onSignOut={() => onSignOut(null)} />
@@ -172,11 +179,11 @@ export function Chat({
                 onDecide={decide}
               />
             )}
-            {problem && (
+            {shownProblem && (
               <ProblemBanner
-                problem={problem}
+                problem={shownProblem}
                 onDismiss={() => setProblem(null)}
-                {...(problem.kind === "down" ? { onRetry: retry } : {})}
+                {...(shownProblem.kind === "down" ? { onRetry: retry } : {})}
               />
             )}
             <Composer
