@@ -26,8 +26,5 @@ export const isPast = (deadline: string | null, now = Date.now()): boolean =>
 export function assertReviewOpen(review: unknown, owner: string, now = Date.now()): void {
   const deadline = reviewDeadline(review);
   if (deadline === null || !isPast(deadline, now)) return;
-  throw new ApiError(
-    "review_expired",
-    expiredWords(deadline, owner, "UTC").replace(/ at (\d\d:\d\d);/, " at $1 UTC;"),
-  );
+  throw new ApiError("review_expired", expiredWords(deadline, owner, "UTC").replace(/ at (\d\d:\d\d);/, " at $1 UTC;"));
 }

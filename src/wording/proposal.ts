@@ -298,3 +298,21 @@ export function expiredWords(expiresAt: string, owner: string, zone: string): st
   const at = Number.isNaN(instant) ? "its deadline" : formatClock(instant, zone);
   return `this request expired at ${at}; ${owner || "its owner"} must ask again`;
 }
+
+const INSTANT_IN_TEXT = "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d(?::\\d\\d(?:\\.\\d+)?)?(?:Z|[+-]\\d\\d:?\\d\\d)";
+
+/**
+ * A text (an answer) with its ISO instants said as a person would, in `zone`:
+ * "2026-12-02T18:00:00+00:00 to 2026-12-02T18:40:00+00:00" → "Wed 2 Dec, 18:00–18:40".
+ */
+export function timesInWords(text: string, zone: string): string {
+  const span = new RegExp(`(${INSTANT_IN_TEXT}) to (${INSTANT_IN_TEXT})`, "g");
+  const spans = text.replace(span, (whole, start: string, end: string) => {
+    const from = Date.parse(start);
+    const to = Date.parse(end);
+    if (Number.isNaN(from) || Number.isNaN(to)) return whole;
+    const sameDay = formatDay(from, zone) === formatDay(to, zone);
+    return `${formatMoment(start, zone)}–${sameDay ? formatClock(to, zone) : formatMoment(end, zone)}`;
+  });
+  return spans.replace(new RegExp(INSTANT_IN_TEXT, "g"), (instant) => formatMoment(instant, zone));
+}

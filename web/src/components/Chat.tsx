@@ -164,8 +164,11 @@ export function Chat({
                 Working…
               </p>
             )}
+            {values.run && (
+              <RunPanel values={values} budgets={session.budgets} live={stream.isLoading} asked={question !== null} />
+            )}
+            {/* The question is the last thing said before the input that answers it. */}
             {question && <AssistantQuestion question={question} />}
-            {values.run && <RunPanel values={values} budgets={session.budgets} live={stream.isLoading} />}
             {!stream.isLoading &&
               authorizations.map((request) => <ConnectCard key={request.server} request={request} />)}
             {approval && !stream.isLoading && (
