@@ -37,6 +37,7 @@ const LEAKS: [string, RegExp][] = [
 
 /** What of the code shows through in the page's rendered text: "<kind>: <the match in its line>". */
 export async function leaksIn(page: Page): Promise<string[]> {
+  // biome-ignore lint/performance/useDomNodeTextContent: what a person sees is the rendered text (closed details left out).
   const text = await page.evaluate(() => document.body.innerText);
   const found: string[] = [];
   for (const [kind, pattern] of LEAKS) {
