@@ -21,7 +21,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, signInAs, type TestBrowser } from "./support/browser.js";
-import { axeViolations, leaksIn, overflowIn } from "./support/page-checks.js";
+import { axeViolations, leaksIn, overflowIn, unreachableScrollRegions } from "./support/page-checks.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
 const PLAN_OF_FOUR =
@@ -77,6 +77,7 @@ async function seen(page: Page, moment: string): Promise<void> {
   expect({ moment, leaks: await leaksIn(page) }).toEqual({ moment, leaks: [] });
   expect({ moment, overflow: await overflowIn(page) }).toEqual({ moment, overflow: [] });
   expect({ moment, axe: await axeViolations(page) }).toEqual({ moment, axe: [] });
+  expect({ moment, scroll: await unreachableScrollRegions(page) }).toEqual({ moment, scroll: [] });
 }
 
 const threadOf = (page: Page): string => new URL(page.url()).searchParams.get("thread") ?? "";
@@ -234,6 +235,17 @@ describe.runIf(BROWSER_TESTS_RUN)("what the reviewer and the student see (issue 
           .poll(() => alice.getByTestId("termination").getAttribute("data-code"), { timeout: 30_000 })
           .toBe("final_answer");
         await seen(alice, "run panel after the decision (owner)");
+        // The thread list: a long request is shortened, its full text on hover; every thread in reach.
+        const current = alice.locator("nav.threads button.thread.current span[title]");
+        expect(await current.getAttribute("title")).toBe(PLAN_OF_FOUR);
+        expect(((await current.textContent()) ?? "").length).toBeLessThan(PLAN_OF_FOUR.length);
+        const list = await alice.locator("nav.threads").evaluate((nav) => ({
+          shown: nav.clientHeight,
+          needed: nav.scrollHeight,
+          threads: nav.querySelectorAll("button.thread").length,
+        }));
+        expect(list.threads).toBeGreaterThanOrEqual(1);
+        expect(list.needed).toBeLessThanOrEqual(list.shown + 1); // no list scrolled inside a small box
         await rita.close();
         await alice.close();
       }, 240_000);

@@ -89,3 +89,21 @@ export async function axeViolations(page: Page): Promise<string[]> {
       );
   });
 }
+
+/** Regions that scroll on their own but a keyboard cannot reach (no tabindex=0 with an aria-label). */
+export async function unreachableScrollRegions(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    Array.from(document.body.querySelectorAll("*"))
+      .filter((element) => {
+        const style = getComputedStyle(element);
+        const scrolls = (overflow: string) => overflow === "auto" || overflow === "scroll";
+        const vertical = scrolls(style.overflowY) && element.scrollHeight > element.clientHeight + 1;
+        const sideways = scrolls(style.overflowX) && element.scrollWidth > element.clientWidth + 1;
+        if (!vertical && !sideways) return false;
+        // A text box scrolls its own text and is reached by Tab anyway.
+        if (element instanceof HTMLTextAreaElement || element instanceof HTMLInputElement) return false;
+        return !(element.getAttribute("tabindex") === "0" && element.getAttribute("aria-label"));
+      })
+      .map((element) => `${element.tagName.toLowerCase()}.${String(element.className)}`),
+  );
+}
