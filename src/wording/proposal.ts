@@ -165,7 +165,10 @@ export function describeAction(name: string, args: Record<string, unknown>, view
     const length = Number.isFinite(minutes) && minutes > 0 ? ` (${formatDuration(minutes * 60_000)})` : "";
     const when = start && end ? `, ${spanWords(start, end, viewerZone, text(args.timezone))}` : "";
     const calendar = text(args.calendar) ?? "your calendar";
-    return { summary: `Add to calendar ${calendar}: ${text(args.title) ?? "an event"}${length}${when}`, fields };
+    const title = text(args.title) ?? "an event";
+    // A title that already says how long ("Study: attention (40 min)") is not told it twice.
+    const said = length !== "" && title.endsWith(length.trim());
+    return { summary: `Add to calendar ${calendar}: ${title}${said ? "" : length}${when}`, fields };
   }
   const query = text(args.query);
   return { summary: query ? `${toolWords(name)}: “${shorten(query, 80)}”` : toolWords(name), fields };
