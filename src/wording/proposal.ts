@@ -16,6 +16,8 @@ export interface Field {
 export interface ActionWords {
   summary: string;
   fields: Field[];
+  /** The fields the summary does not already say (all of them for a tool whose shape is not known). */
+  rest: Field[];
 }
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -168,10 +170,12 @@ export function describeAction(name: string, args: Record<string, unknown>, view
     const title = text(args.title) ?? "an event";
     // A title that already says how long ("Study: attention (40 min)") is not told it twice.
     const said = length !== "" && title.endsWith(length.trim());
-    return { summary: `Add to calendar ${calendar}: ${title}${said ? "" : length}${when}`, fields };
+    const told = new Set(["title", "start", "end", "timezone", "calendar"].map(labelWords));
+    const rest = fields.filter((field) => !told.has(field.label));
+    return { summary: `Add to calendar ${calendar}: ${title}${said ? "" : length}${when}`, fields, rest };
   }
   const query = text(args.query);
-  return { summary: query ? `${toolWords(name)}: “${shorten(query, 80)}”` : toolWords(name), fields };
+  return { summary: query ? `${toolWords(name)}: “${shorten(query, 80)}”` : toolWords(name), fields, rest: fields };
 }
 
 /** One changed argument of an edit. */

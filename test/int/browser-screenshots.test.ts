@@ -31,11 +31,16 @@ async function ask(page: Page, text: string): Promise<void> {
   await page.getByLabel("Your message").press("Enter");
 }
 
-async function shoot(page: Page, name: string): Promise<void> {
+/** One screen of the page (as a person sees it), scrolled so that `top` starts it; the whole page without `top`. */
+async function shoot(page: Page, name: string, top?: string): Promise<void> {
   // No caret blinking, no focus ring caught mid-way: the same picture every time.
-  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.evaluate((selector) => {
+    (document.activeElement as HTMLElement | null)?.blur();
+    const element = selector ? document.querySelector(selector) : null;
+    window.scrollTo(0, element ? element.getBoundingClientRect().top + window.scrollY - 8 : 0);
+  }, top ?? null);
   const file = path.join(OUT, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true, animations: "disabled", caret: "hide" });
+  await page.screenshot({ path: file, fullPage: top === undefined, animations: "disabled", caret: "hide" });
   expect((await fs.stat(file)).size).toBeGreaterThan(5_000);
 }
 
@@ -66,12 +71,12 @@ describe.runIf(BROWSER_TESTS_RUN)("screenshots of the page", () => {
       await expect
         .poll(() => alice.getByTestId("termination").getAttribute("data-code"), { timeout: 60_000 })
         .toBe("final_answer");
-      await shoot(alice, `chat-${width}`);
+      await shoot(alice, `chat-${width}`, width > 700 ? undefined : "li.message.human");
 
       await alice.getByRole("button", { name: "New conversation" }).click();
       await ask(alice, PLAN);
       await alice.getByRole("region", { name: /Review needed: 4 actions/ }).waitFor({ timeout: 60_000 });
-      await shoot(alice, `review-cards-${width}`);
+      await shoot(alice, `review-cards-${width}`, "section.approvals");
       const threadId = new URL(alice.url()).searchParams.get("thread") ?? "";
 
       const rita = await browser!.page({ width, height });
@@ -93,7 +98,7 @@ describe.runIf(BROWSER_TESTS_RUN)("screenshots of the page", () => {
       await expect
         .poll(() => rita.getByTestId("review-outcome-list").locator("li[data-outcome]").count(), { timeout: 60_000 })
         .toBe(4);
-      await shoot(rita, `review-outcome-${width}`);
+      await shoot(rita, `review-outcome-${width}`, width > 700 ? undefined : "#review-title");
       await rita.close();
       await alice.close();
     }, 240_000);
