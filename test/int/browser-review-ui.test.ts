@@ -177,6 +177,12 @@ describe.runIf(BROWSER_TESTS_RUN)("what the reviewer and the student see (issue 
         expect(await rita.getByText("Decision sent").count()).toBe(0);
         await seen(rita, "expired review detail");
         await rita.close();
+
+        // The owner's way out: the same request, ready to send in a new conversation.
+        await page.getByRole("button", { name: "Ask again in a new conversation" }).click();
+        await expect.poll(() => threadOf(page)).toBe("");
+        expect(await page.getByLabel("Your message").inputValue()).toBe(PLAN_OF_THREE);
+        expect(await page.getByLabel("Your message").isDisabled()).toBe(false);
         await page.close();
       }, 240_000);
 

@@ -25,12 +25,15 @@ export function ApprovalPanel({
   tools,
   onDecide,
   owner = "you",
+  onAskAgain,
 }: {
   request: ApprovalInterrupt;
   tools: ToolInfo[];
   onDecide: (decisions: ResumeDecision[]) => void;
   /** Who must ask again once it expired ("you" on the owner's own page). */
   owner?: string;
+  /** The owner's way out of an expired review: the same request in a new conversation. */
+  onAskAgain?: () => void;
 }) {
   const now = useNow();
   const actions = request.action_requests.map((action, index) => {
@@ -118,6 +121,13 @@ export function ApprovalPanel({
         <p className="problem problem-refused" role="alert" data-testid="review-expired">
           {capitalized(expiredWords(new Date(deadline).toISOString(), owner, VIEWER_ZONE))}.
         </p>
+      )}
+      {expired && onAskAgain && (
+        <div className="row">
+          <button type="button" onClick={onAskAgain}>
+            Ask again in a new conversation
+          </button>
+        </div>
       )}
       {notice && (
         <p className="field-error" role="alert">

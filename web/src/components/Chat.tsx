@@ -52,6 +52,8 @@ export function Chat({
   const [threadsChanged, setThreadsChanged] = useState(0);
   const [view, setView] = useState<"chat" | "reviews">("chat");
   const [reopening, setReopening] = useState<string | null>(null);
+  // A request to ask again (its review expired): the composer of the new conversation starts with it.
+  const [askAgain, setAskAgain] = useState<{ text: string; at: number } | null>(null);
   // What to do again when the server did not answer: the last message or decisions sent.
   const lastAction = useRef<(() => void) | null>(null);
 
@@ -123,6 +125,7 @@ export function Chat({
   };
   const send = (text: string) => {
     setProblem(null);
+    setAskAgain(null);
     lastAction.current = () => send(text);
     void stream.submit({ messages: [{ type: "human", content: text }] }, SUBMIT_OPTIONS);
   };
@@ -180,6 +183,11 @@ export function Chat({
                 request={approval}
                 tools={session.tools}
                 onDecide={decide}
+                onAskAgain={() => {
+                  const text = values.run?.request ?? "";
+                  openThread(null);
+                  setAskAgain({ text, at: Date.now() });
+                }}
               />
             )}
             {shownProblem && (
@@ -190,6 +198,8 @@ export function Chat({
               />
             )}
             <Composer
+              key={askAgain ? `again-${askAgain.at}` : "composer"}
+              initialText={askAgain?.text ?? ""}
               disabled={stream.isLoading || approval !== null || authorizations.length > 0}
               pendingReview={approval !== null}
               question={question !== null}
