@@ -9,6 +9,7 @@ import type { LedgerRow } from "../runtime/ledger.js";
 import type { LeaseFields } from "../persistence/run-admission.js";
 import type { Owner, ThreadStore } from "../persistence/thread-store.js";
 import { ApiError, notFound } from "./api-error.js";
+import { assertReviewOpen } from "./review-expiry.js";
 import { pendingInterrupts, unansweredToolCalls, type ServedGraph } from "./runs.js";
 import { checkpointIdFrom, threadConfig } from "../runtime/run-config.js";
 
@@ -30,9 +31,15 @@ export interface RunPlan {
 /**
  * Whether the thread, at this snapshot, can take the request. `ledger` is
  * the thread's durable ledger (a stopped run's write may be in it while the
- * checkpoint does not know of it yet).
+ * checkpoint does not know of it yet); `owner` names who must ask again when
+ * the pending review has expired.
  */
-export function assertRunnable(snapshot: StateSnapshot, ask: RunAsk, ledger: readonly LedgerRow[] = []): RunPlan {
+export function assertRunnable(
+  snapshot: StateSnapshot,
+  ask: RunAsk,
+  ledger: readonly LedgerRow[] = [],
+  owner = "its owner",
+): RunPlan {
   const pending = pendingInterrupts(snapshot);
   const none: RunPlan = { closeStopped: false };
   switch (ask.kind) {
@@ -46,6 +53,8 @@ export function assertRunnable(snapshot: StateSnapshot, ask: RunAsk, ledger: rea
           "command.resume: several interrupts are pending; send a map keyed by interrupt id",
         );
       }
+      // An expired review is refused before anything runs, as the inbox refuses it.
+      for (const item of pending) assertReviewOpen(item.value, owner);
       return none;
     case "end":
       // Ending the thread must never skip a review: it would drop a decision nobody made.

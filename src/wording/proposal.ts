@@ -16,6 +16,8 @@ export interface Field {
 export interface ActionWords {
   summary: string;
   fields: Field[];
+  /** The fields the summary does not already say (all of them for a tool whose shape is not known). */
+  rest: Field[];
 }
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -165,10 +167,15 @@ export function describeAction(name: string, args: Record<string, unknown>, view
     const length = Number.isFinite(minutes) && minutes > 0 ? ` (${formatDuration(minutes * 60_000)})` : "";
     const when = start && end ? `, ${spanWords(start, end, viewerZone, text(args.timezone))}` : "";
     const calendar = text(args.calendar) ?? "your calendar";
-    return { summary: `Add to calendar ${calendar}: ${text(args.title) ?? "an event"}${length}${when}`, fields };
+    const title = text(args.title) ?? "an event";
+    // A title that already says how long ("Study: attention (40 min)") is not told it twice.
+    const said = length !== "" && title.endsWith(length.trim());
+    const told = new Set(["title", "start", "end", "timezone", "calendar"].map(labelWords));
+    const rest = fields.filter((field) => !told.has(field.label));
+    return { summary: `Add to calendar ${calendar}: ${title}${said ? "" : length}${when}`, fields, rest };
   }
   const query = text(args.query);
-  return { summary: query ? `${toolWords(name)}: “${shorten(query, 80)}”` : toolWords(name), fields };
+  return { summary: query ? `${toolWords(name)}: “${shorten(query, 80)}”` : toolWords(name), fields, rest: fields };
 }
 
 /** One changed argument of an edit. */
@@ -297,4 +304,22 @@ export function expiredWords(expiresAt: string, owner: string, zone: string): st
   const instant = Date.parse(expiresAt);
   const at = Number.isNaN(instant) ? "its deadline" : formatClock(instant, zone);
   return `this request expired at ${at}; ${owner || "its owner"} must ask again`;
+}
+
+const INSTANT_IN_TEXT = "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d(?::\\d\\d(?:\\.\\d+)?)?(?:Z|[+-]\\d\\d:?\\d\\d)";
+
+/**
+ * A text (an answer) with its ISO instants said as a person would, in `zone`:
+ * "2026-12-02T18:00:00+00:00 to 2026-12-02T18:40:00+00:00" → "Wed 2 Dec, 18:00–18:40".
+ */
+export function timesInWords(text: string, zone: string): string {
+  const span = new RegExp(`(${INSTANT_IN_TEXT}) to (${INSTANT_IN_TEXT})`, "g");
+  const spans = text.replace(span, (whole, start: string, end: string) => {
+    const from = Date.parse(start);
+    const to = Date.parse(end);
+    if (Number.isNaN(from) || Number.isNaN(to)) return whole;
+    const sameDay = formatDay(from, zone) === formatDay(to, zone);
+    return `${formatMoment(start, zone)}–${sameDay ? formatClock(to, zone) : formatMoment(end, zone)}`;
+  });
+  return spans.replace(new RegExp(INSTANT_IN_TEXT, "g"), (instant) => formatMoment(instant, zone));
 }

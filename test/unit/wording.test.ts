@@ -11,6 +11,7 @@ import {
   spanWords,
   statusWords,
   terminationWords,
+  timesInWords,
   valueWords,
 } from "../../src/wording/proposal.js";
 
@@ -115,5 +116,30 @@ describe("wording", () => {
     expect(title.endsWith("…")).toBe(true);
     expect(shorten("short")).toBe("short");
     expect(shorten("a\n\nb")).toBe("a b");
+  });
+});
+
+describe("instants in an answer and titles that say their length", () => {
+  it("says an answer's ISO instants in the viewer's zone, a same-day span once", () => {
+    const answer =
+      "- Study: attention (40 min): 2026-12-02T18:00:00+00:00 to 2026-12-02T18:40:00+00:00 (UTC)\n" +
+      "- a session at 2026-12-04T18:00:00Z: rejected";
+    const said = timesInWords(answer, "Europe/Berlin");
+    expect(said).toBe(
+      "- Study: attention (40 min): Wed 2 Dec, 19:00–19:40 (UTC)\n- a session at Fri 4 Dec, 19:00: rejected",
+    );
+    expect(said).not.toMatch(ISO);
+    expect(timesInWords("2026-12-02T23:30:00Z to 2026-12-03T00:10:00Z", "UTC")).toBe(
+      "Wed 2 Dec, 23:30–Thu 3 Dec, 00:10",
+    );
+    expect(timesInWords("no instants, 2026-12-02 only", "UTC")).toBe("no instants, 2026-12-02 only");
+  });
+
+  it("does not repeat a length the title already says", () => {
+    const args = { ...EVENT, title: "Study: attention (40 min)" };
+    expect(describeAction("create_study_event", args, "UTC").summary).not.toContain("(40 min) (40 min)");
+    expect(describeAction("create_study_event", args, "UTC").summary).toMatch(
+      /^Add to calendar \S+: Study: attention \(40 min\), /,
+    );
   });
 });

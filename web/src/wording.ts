@@ -6,3 +6,6 @@ export * from "../../src/wording/proposal";
 
 /** The browser's time zone (UTC when it does not say). */
 export const VIEWER_ZONE: string = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+
+/** The text with its first letter in capitals ("This request expired …"). */
+export const capitalized = (text: string): string => (text ? (text[0]?.toUpperCase() ?? "") + text.slice(1) : text);

@@ -24,6 +24,7 @@ import type { Principal } from "../../auth/principal.js";
 import type { ThreadRow } from "../../persistence/thread-store.js";
 import { mayDecide, REVIEWER_SCOPE, ResumeSchema, type InterruptPayload } from "../../policy/approval.js";
 import { ApiError, notFound } from "../api-error.js";
+import { assertReviewOpen, isPast, reviewDeadline } from "../review-expiry.js";
 import { reviewedActions } from "../review-outcome.js";
 import type { Env, RouteContext } from "../context.js";
 import { pendingInterrupts } from "../runs.js";
@@ -46,15 +47,6 @@ interface InboxEntry {
   expired: boolean;
   /** The earliest `expires_at` of its actions. */
   expires_at: string | null;
-}
-
-/** The earliest deadline of a review's actions, or null when none parses. */
-function deadlineOf(review: InterruptPayload): string | null {
-  const deadlines = (Array.isArray(review.approvals) ? review.approvals : [])
-    .map((approval) => approval.expires_at)
-    .filter((value) => typeof value === "string" && !Number.isNaN(Date.parse(value)))
-    .sort((a, b) => Date.parse(a) - Date.parse(b));
-  return deadlines[0] ?? null;
 }
 
 function isPayload(value: unknown): value is InterruptPayload {
@@ -81,7 +73,7 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
     if (!pending.value.review_configs.every((config) => mayDecide(caller, owner, config.rule ?? "owner_or_reviewer")))
       return undefined;
     const run = (snapshot.values as { run?: { run_id?: unknown; request?: unknown } | null }).run;
-    const deadline = deadlineOf(pending.value);
+    const deadline = reviewDeadline(pending.value);
     return {
       thread_id: thread.thread_id,
       owner: thread.owner,
@@ -90,19 +82,9 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
       request: typeof run?.request === "string" ? run.request : null,
       interrupt_id: pending.id ?? null,
       review: pending.value,
-      expired: deadline !== null && Date.parse(deadline) <= Date.now(),
+      expired: isPast(deadline),
       expires_at: deadline,
     };
-  };
-
-  /** Refuses a decision on an expired review before anything is sent to the graph. */
-  const assertNotExpired = (entry: InboxEntry): void => {
-    const deadline = entry.expires_at;
-    if (deadline !== null && Date.parse(deadline) <= Date.now())
-      throw new ApiError(
-        "review_expired",
-        `this request expired at ${deadline}; ${entry.owner} must ask again (the review can no longer be decided)`,
-      );
   };
 
   const decidable = async (c: Context<Env>): Promise<{ thread: ThreadRow; entry: InboxEntry }> => {
@@ -139,7 +121,7 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
       throw new ApiError("invalid_request", `${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`);
     }
     const { thread, entry } = await decidable(c);
-    assertNotExpired(entry);
+    assertReviewOpen(entry.review, entry.owner);
     const before = (await snapshotOf(thread.thread_id)).values;
     const assistantId = thread.graph_id ?? "agent";
     const active = await manager.start({
@@ -154,7 +136,7 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
       verify: async () => {
         if (pendingInterrupts(await snapshotOf(thread.thread_id)).length === 0)
           throw new ApiError("no_pending_interrupt", "the review was already answered");
-        assertNotExpired(entry);
+        assertReviewOpen(entry.review, entry.owner);
       },
     });
     const owner = { tenant: thread.tenant, user_id: thread.owner };

@@ -97,7 +97,7 @@ export async function startRunAs(
     const head = await snapshotOf(threadId);
     const snapshot = checkpointId ? await forkTarget(anyGraph(), threadId, checkpointId, head) : head;
     const ledger = ask.kind === "input" && snapshot.next.length > 0 ? await context.ledger.list(threadId) : [];
-    plan = assertRunnable(snapshot, ask, ledger);
+    plan = assertRunnable(snapshot, ask, ledger, thread === "stateless" ? undefined : thread.owner);
   };
   // Checked before the lease (a cheap, clear refusal) and again under it (the state may have moved meanwhile).
   // A run whose lease expired (its server died) is marked and the thread freed here, not at the next sweep.

@@ -2,11 +2,13 @@
 import { Fragment, useState } from "react";
 import type { Citation, Evidence, RunResult } from "../types";
 import { Excerpt } from "./Excerpt";
+import { timesInWords, VIEWER_ZONE } from "../wording";
 
 export function Answer({ result, evidence }: { result: RunResult; evidence: Evidence[] }) {
   const [open, setOpen] = useState<number | null>(null);
   const citation = (n: number): Citation | undefined => result.citations[n - 1];
-  const pieces = result.answer.split(/(\[\d+\])/);
+  // Instants in the answer are said in the viewer's time (the CLI and the API keep them as written).
+  const pieces = timesInWords(result.answer, VIEWER_ZONE).split(/(\[\d+\])/);
   const opened = open !== null ? citation(open) : undefined;
   return (
     <div className={result.abstained ? "answer abstained" : "answer"} data-testid="answer">

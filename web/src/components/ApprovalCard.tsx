@@ -75,9 +75,9 @@ export function ApprovalCard({
         <span className={`risk risk-${tool?.risk === "read" ? "low" : "high"}`}>This {riskWords(tool?.risk)}</span> on{" "}
         {server}.
       </p>
-      {words.fields.length > 0 && (
+      {words.rest.length > 0 && (
         <dl className="args">
-          {words.fields.map((field) => (
+          {words.rest.map((field) => (
             <div key={field.label}>
               <dt>{field.label}</dt>
               <dd>{field.value}</dd>
@@ -88,6 +88,15 @@ export function ApprovalCard({
       <details className="details">
         <summary>Details</summary>
         <dl className="args">
+          {/* Every argument, including those the sentence above already says. */}
+          {words.fields
+            .filter((field) => !words.rest.includes(field))
+            .map((field) => (
+              <div key={field.label}>
+                <dt>{field.label}</dt>
+                <dd>{field.value}</dd>
+              </div>
+            ))}
           <div>
             <dt>Tool</dt>
             <dd>

@@ -7,7 +7,7 @@ import { useEffect, useState } from "react";
 import { argsOf, draftOf, schemaFor } from "../draft";
 import type { ApprovalInterrupt, ResumeDecision, ToolInfo } from "../types";
 import { validateArguments } from "../validate";
-import { expiredWords, VIEWER_ZONE } from "../wording";
+import { capitalized, expiredWords, VIEWER_ZONE } from "../wording";
 import { ApprovalCard, type CardState } from "./ApprovalCard";
 
 /** The current time, every second: an approval's deadline passes while the page is open. */
@@ -25,12 +25,15 @@ export function ApprovalPanel({
   tools,
   onDecide,
   owner = "you",
+  onAskAgain,
 }: {
   request: ApprovalInterrupt;
   tools: ToolInfo[];
   onDecide: (decisions: ResumeDecision[]) => void;
   /** Who must ask again once it expired ("you" on the owner's own page). */
   owner?: string;
+  /** The owner's way out of an expired review: the same request in a new conversation. */
+  onAskAgain?: () => void;
 }) {
   const now = useNow();
   const actions = request.action_requests.map((action, index) => {
@@ -119,6 +122,13 @@ export function ApprovalPanel({
           {capitalized(expiredWords(new Date(deadline).toISOString(), owner, VIEWER_ZONE))}.
         </p>
       )}
+      {expired && onAskAgain && (
+        <div className="row">
+          <button type="button" onClick={onAskAgain}>
+            Ask again in a new conversation
+          </button>
+        </div>
+      )}
       {notice && (
         <p className="field-error" role="alert">
           {notice}
@@ -141,5 +151,3 @@ export function ApprovalPanel({
     </section>
   );
 }
-
-const capitalized = (text: string) => (text ? text[0]?.toUpperCase() + text.slice(1) : text);

@@ -7,9 +7,10 @@ export function questionOf(values: AgentValues): string | null {
   const reason = values.termination_reason;
   if (!isRecord(reason) || reason.code !== "needs_human") return null;
   const pending = values.pending;
-  if (isRecord(pending) && typeof pending.question === "string" && pending.question.trim()) return pending.question;
+  const asked = isRecord(pending) && typeof pending.question === "string" ? pending.question : "";
   const detail = typeof reason.detail === "string" ? reason.detail : "";
-  const text = detail.replace(/^[a-z_]+:\s*/, "").trim();
+  // The reason's code (`missing_start: …`) is for programs; the person reads the question.
+  const text = (asked.trim() ? asked : detail).replace(/^[a-z_]+:\s*/, "").trim();
   return text || null;
 }
 

@@ -24,6 +24,7 @@ import { ProblemBanner } from "./ProblemBanner";
 import { Reviews } from "./Reviews";
 import { RunPanel } from "./RunPanel";
 import { ThreadList } from "./ThreadList";
+import { capitalized, expiredWords, VIEWER_ZONE } from "../wording";
 import { ToolProgressList } from "./ToolProgressList";
 
 /**
@@ -51,6 +52,8 @@ export function Chat({
   const [threadsChanged, setThreadsChanged] = useState(0);
   const [view, setView] = useState<"chat" | "reviews">("chat");
   const [reopening, setReopening] = useState<string | null>(null);
+  // A request to ask again (its review expired): the composer of the new conversation starts with it.
+  const [askAgain, setAskAgain] = useState<{ text: string; at: number } | null>(null);
   // What to do again when the server did not answer: the last message or decisions sent.
   const lastAction = useRef<(() => void) | null>(null);
 
@@ -122,6 +125,7 @@ export function Chat({
   };
   const send = (text: string) => {
     setProblem(null);
+    setAskAgain(null);
     lastAction.current = () => send(text);
     void stream.submit({ messages: [{ type: "human", content: text }] }, SUBMIT_OPTIONS);
   };
@@ -134,6 +138,12 @@ export function Chat({
   const values = stream.values ?? {};
   const approval = approvalOf(stream.interrupt?.value);
   const question = stream.isLoading ? null : questionOf(values);
+  // The server refused the decision as expired (nothing was sent): say when, in the viewer's time.
+  const deadline = approval ? Math.min(...approval.approvals.map((item) => Date.parse(item.expires_at))) : Number.NaN;
+  const shownProblem =
+    problem?.code === "review_expired" && !Number.isNaN(deadline)
+      ? { ...problem, message: `${capitalized(expiredWords(new Date(deadline).toISOString(), "you", VIEWER_ZONE))}.` }
+      : problem;
   return (
     <div className="layout">
       <Header session={session} view={view} token={token} onView={setView} onSignOut={() => onSignOut(null)} />
@@ -157,8 +167,11 @@ export function Chat({
                 Working…
               </p>
             )}
+            {values.run && (
+              <RunPanel values={values} budgets={session.budgets} live={stream.isLoading} asked={question !== null} />
+            )}
+            {/* The question is the last thing said before the input that answers it. */}
             {question && <AssistantQuestion question={question} />}
-            {values.run && <RunPanel values={values} budgets={session.budgets} live={stream.isLoading} />}
             {!stream.isLoading &&
               authorizations.map((request) => <ConnectCard key={request.server} request={request} />)}
             {approval && !stream.isLoading && (
@@ -170,16 +183,23 @@ export function Chat({
                 request={approval}
                 tools={session.tools}
                 onDecide={decide}
+                onAskAgain={() => {
+                  const text = values.run?.request ?? "";
+                  openThread(null);
+                  setAskAgain({ text, at: Date.now() });
+                }}
               />
             )}
-            {problem && (
+            {shownProblem && (
               <ProblemBanner
-                problem={problem}
+                problem={shownProblem}
                 onDismiss={() => setProblem(null)}
-                {...(problem.kind === "down" ? { onRetry: retry } : {})}
+                {...(shownProblem.kind === "down" ? { onRetry: retry } : {})}
               />
             )}
             <Composer
+              key={askAgain ? `again-${askAgain.at}` : "composer"}
+              initialText={askAgain?.text ?? ""}
               disabled={stream.isLoading || approval !== null || authorizations.length > 0}
               pendingReview={approval !== null}
               question={question !== null}

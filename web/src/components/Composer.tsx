@@ -7,6 +7,7 @@ export function Composer({
   question = false,
   onSend,
   onStop,
+  initialText = "",
 }: {
   disabled: boolean;
   pendingReview: boolean;
@@ -14,8 +15,10 @@ export function Composer({
   question?: boolean;
   onSend: (text: string) => void;
   onStop: (() => void) | undefined;
+  /** Text the box starts with (a request to ask again). */
+  initialText?: string;
 }) {
-  const [text, setText] = useState("");
+  const [text, setText] = useState(initialText);
   const box = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     if (question && !disabled) box.current?.focus();

@@ -1,6 +1,6 @@
 /** After a decision: per action what came of it (from the server's reading of the ledger) and the final answer. */
 import { isRecord } from "../read";
-import { describeAction, outcomeWords, VIEWER_ZONE } from "../wording";
+import { describeAction, outcomeWords, timesInWords, VIEWER_ZONE } from "../wording";
 
 interface Reviewed {
   action_id: string;
@@ -37,7 +37,7 @@ export function ReviewOutcomeList({ actions, answer }: { actions: unknown[]; ans
       {answer && (
         <div className="final-answer">
           <h3>The assistant's answer</h3>
-          <p>{answer}</p>
+          <p>{timesInWords(answer, VIEWER_ZONE)}</p>
         </div>
       )}
     </section>

@@ -40,7 +40,8 @@ function askedFor(entry: InboxEntry): string {
   const [first, ...rest] = entry.review.action_requests;
   if (!first) return "nothing";
   const summary = describeAction(first.name, first.args, VIEWER_ZONE).summary;
-  return rest.length === 0 ? summary : `${summary}, and ${rest.length} more`;
+  // Shortened before "and N more", so the count is never cut off.
+  return rest.length === 0 ? shorten(summary, 90) : `${shorten(summary, 76)}, and ${rest.length} more`;
 }
 
 export function Reviews({ token, session }: { token: string; session: SessionInfo }) {
@@ -102,7 +103,7 @@ export function Reviews({ token, session }: { token: string; session: SessionInf
                   {entry.review.action_requests.length === 1
                     ? "1 action"
                     : `${entry.review.action_requests.length} actions`}
-                  : {shorten(askedFor(entry), 90)}
+                  : {askedFor(entry)}
                 </small>
               </button>
             </li>

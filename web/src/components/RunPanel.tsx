@@ -7,13 +7,24 @@ import { DenialList } from "./DenialList";
 import { LedgerTable } from "./LedgerTable";
 import { Termination } from "./Termination";
 
-export function RunPanel({ values, budgets, live }: { values: AgentValues; budgets: Budgets; live: boolean }) {
+export function RunPanel({
+  values,
+  budgets,
+  live,
+  asked = false,
+}: {
+  values: AgentValues;
+  budgets: Budgets;
+  live: boolean;
+  /** The run ended asking a question (shown as the assistant's question): no "stopped" line besides it. */
+  asked?: boolean;
+}) {
   const denials = useRunDenials(values);
   const usage = usageOf(values);
   const termination = terminationOf(values);
   return (
     <section className="run-panel" aria-label="This run">
-      {!live && termination && <Termination reason={termination} />}
+      {!live && !asked && termination && <Termination reason={termination} />}
       <LedgerTable rows={ledgerOf(values)} />
       <DenialList denials={denials} />
       {usage && <BudgetTable usage={usage} budgets={budgets} />}

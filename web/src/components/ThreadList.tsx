@@ -4,11 +4,18 @@ import type { Client, Thread } from "@langchain/langgraph-sdk";
 import { isRecord } from "../read";
 import { formatMoment, shorten, statusWords, VIEWER_ZONE } from "../wording";
 
+/** What the person first asked in the thread, when its run does not name the request yet. */
+function firstQuestion(values: unknown): string {
+  const messages = isRecord(values) && Array.isArray(values.messages) ? values.messages : [];
+  const first = messages.find((message) => isRecord(message) && (message.type === "human" || message.role === "user"));
+  return isRecord(first) && typeof first.content === "string" ? first.content : "";
+}
+
 function titleOf(thread: Thread): string {
   const values = thread.values;
   const run = isRecord(values) ? values.run : undefined;
   const request = isRecord(run) && typeof run.request === "string" ? run.request : "";
-  return request || `Conversation ${thread.thread_id.slice(0, 8)}`;
+  return request || firstQuestion(values) || `Conversation ${thread.thread_id.slice(0, 8)}`;
 }
 
 export function ThreadList({
