@@ -130,7 +130,7 @@ describe("loadSettings", () => {
   it("defaults everything from an empty record", () => {
     expect(loadSettings({})).toEqual({
       databaseUrl: undefined,
-      pool: { max: 10, waitMs: 5_000, queryTimeoutMs: 30_000 },
+      pool: { max: 10, backgroundMax: 2, waitMs: 5_000, queryTimeoutMs: 30_000 },
       platform: {
         cronIntervalMs: 5_000,
         queuePollMs: 500,
@@ -179,6 +179,7 @@ describe("loadSettings", () => {
         .pool,
     ).toEqual({
       max: 3,
+      backgroundMax: 2,
       waitMs: 250,
       queryTimeoutMs: 1500,
     });
