@@ -209,6 +209,7 @@ export async function configProblemsFor(
   config: WarrantConfig,
   settings: Settings,
   tools?: Pick<ToolHost, "catalog" | "isHealthy">,
+  options: { allPolicyFiles?: boolean } = {},
 ): Promise<ConfigProblem[]> {
   const problems = configProblems(config, {
     ...(tools ? { listed: listingFacts(config, tools) } : {}),
@@ -216,7 +217,10 @@ export async function configProblemsFor(
     model: { planner: settings.planner, name: settings.model.name },
   });
   // The policy engine's files: Cedar's diagnostics, and the schema against the contracted tools the servers list.
-  const engine = policyEngineProblems(config.policy, settings.configPath, tools?.catalog());
+  // The server reads them only when Cedar decides (a config copied without its policy files still starts on the
+  // built-in engine); `policy check` reads whatever files the config names.
+  const checkFiles = config.policy.engine === "cedar" || options.allPolicyFiles === true;
+  const engine = checkFiles ? policyEngineProblems(config.policy, settings.configPath, tools?.catalog()) : [];
   return [...problems, ...engine.map((problem) => ({ ...problem, severity: "error" as const }))];
 }
 

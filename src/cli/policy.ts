@@ -95,7 +95,12 @@ async function check(parsed: CommandLine, settings: Settings): Promise<number> {
   const { config, problems } = await readConfig(file);
   const found = [...problems];
   // The same checks as the server's start, with the principals and model the deployment's settings name.
-  if (config) found.push(...(await withTools(config, settings, (tools) => configProblemsFor(config, settings, tools))));
+  if (config)
+    found.push(
+      ...(await withTools(config, settings, (tools) =>
+        configProblemsFor(config, settings, tools, { allPolicyFiles: true }),
+      )),
+    );
   for (const problem of found) process.stdout.write(`${formatProblem(problem, file)}\n`);
   const errors = found.filter((problem) => problem.severity === "error").length;
   process.stdout.write(`${file}: ${errors} error(s), ${found.length - errors} warning(s)\n`);
