@@ -51,6 +51,19 @@ const load = () =>
     .join(" ");
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
+let current;
+// Stopping the script stops the run in progress: vitest leads a process group of its own (its workers are in it).
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    if (current?.exitCode === null) {
+      try {
+        process.kill(-current.pid, "SIGTERM");
+      } catch {}
+    }
+    process.exit(130);
+  });
+}
+
 function runOnce() {
   return new Promise((resolve) => {
     const started = Date.now();
@@ -58,7 +71,9 @@ function runOnce() {
       cwd: root,
       env: { ...process.env, FORCE_COLOR: "0" },
       stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
     });
+    current = child;
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (text) => (output += text));
     child.stderr.setEncoding("utf8").on("data", (text) => (output += text));
