@@ -5,8 +5,10 @@
  * run, after the run's first event was stored (all before the run's first
  * checkpoint). The run here is the approval of a pending review, the case the
  * issue found stuck. A server started afterwards must let the client resume
- * the review by the time the dead server's lease ran out plus one second; the
- * approved write happens exactly once. On the server Postgres and on the
+ * the review as soon as the dead server's lease ran out (a request sent after
+ * it is never refused; time is taken when a request is sent, so a slow answer
+ * on a loaded machine does not count against the server); the approved write
+ * happens exactly once. On the server Postgres and on the
  * embedded database (one process at a time on its data directory).
  */
 import { setTimeout as sleep } from "node:timers/promises";
@@ -64,7 +66,7 @@ describe.each([
   ["server Postgres", {}],
   ["embedded database", { DATABASE_URL: "" }],
 ])("a crash between a run request and its first checkpoint (%s)", (_name, databaseEnv: Record<string, string>) => {
-  it("leaves every thread resumable within the lease plus a second; the approved write happens once", async () => {
+  it("leaves every thread resumable once the lease ran out; the approved write happens once", async () => {
     const model = await startFakeOpenAI();
     fake = model;
     const box = await createServerSandbox();
@@ -114,15 +116,17 @@ describe.each([
       expect(await crashing.exited, point).toEqual({ code: null, signal: "SIGKILL" });
       await stopped(crashing);
 
-      // The next server lets the review be answered once the dead server's lease has run out.
+      // The next server lets the review be answered as soon as the dead server's lease has run out. The lease was
+      // taken (and last renewed) before the connection was lost, so it ran out by `leaseOver`: a request sent
+      // before then may be refused as busy, one sent after it may not. No margin on the client's clock: a request
+      // answered late (a loaded machine) is judged by when it was sent, not by when its answer came.
       const recovering = await sandbox.start(env());
       fake.enqueue(finalReply);
-      // A server that took longer than the lease to start (the embedded database) must let it at once.
-      const deadline = Math.max(killedAt + LEASE_MS, Date.now()) + 1_000;
+      const leaseOver = killedAt + LEASE_MS;
       let sentAt = Date.now();
       let response = await resume(recovering, thread.thread_id);
       const refusals: string[] = [];
-      while (response.status === 409 && Date.now() < deadline) {
+      while (response.status === 409 && sentAt <= leaseOver) {
         refusals.push(((await response.json()) as { error: string }).error);
         await sleep(200);
         sentAt = Date.now();
@@ -133,8 +137,10 @@ describe.each([
         refusals.every((code) => code === "thread_busy"),
         `${point}: ${refusals.join(", ")}`,
       ).toBe(true);
-      expect(response.status, `${point}: ${await response.clone().text()}`).toBe(200);
-      expect(sentAt, point).toBeLessThanOrEqual(deadline);
+      expect(
+        response.status,
+        `${point}: sent ${sentAt - leaseOver} ms after the lease: ${await response.clone().text()}`,
+      ).toBe(200);
       const values = (await response.json()) as Values;
       expect(values.status, point).toBe("completed");
       expect(values.ledger?.filter((row) => row.tool === "create_study_event").map((row) => row.status)).toEqual([

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/persistence/database.js";
 import { IDEMPOTENT } from "../../src/persistence/retry.js";
 import { startFaultProxy, type FaultProxy } from "./support/fault-proxy.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { createTestDatabase, statementDone, statementInFlight, type TestDatabase } from "./support/postgres.js";
 import os from "node:os";
 
 let database: TestDatabase;
@@ -39,6 +39,13 @@ afterEach(async () => {
 
 const count = async () => Number((await admin.query("select count(*)::int as n from faults")).rows[0].n);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Statements that sleep on the server long enough that a cut lands while they run: the test waits until the server
+ * executes one (statementInFlight), never a fixed time, and the sleep only has to outlast that wait's last poll.
+ */
+const SLOW_READ = "select pg_sleep(2), 7 as n";
+const SLOW_WRITE = "insert into faults select 1 from pg_sleep(2)";
+const SLOW_MARKED_WRITE = `${IDEMPOTENT}${SLOW_WRITE}`;
 
 /** A database error as a client would be shown it must carry no Postgres text. */
 const expectTyped = (error: unknown) => {
@@ -49,37 +56,37 @@ const expectTyped = (error: unknown) => {
 describe("transient database errors", () => {
   it("a read in flight when every connection is cut is sent again on a fresh connection", async () => {
     await db.pool.query("select 1");
-    const reading = db.pool.query("select pg_sleep(0.4), 7 as n");
-    await sleep(150);
+    const reading = db.pool.query(SLOW_READ);
+    await statementInFlight(admin, SLOW_READ);
     proxy.cut();
     expect((await reading).rows[0].n).toBe(7);
   });
 
   it("a write in flight when its connection is cut is not repeated; one marked idempotent is", async () => {
     await db.pool.query("select 1");
-    const writing = db.pool.query("insert into faults select 1 from pg_sleep(0.4)");
-    await sleep(150);
+    const writing = db.pool.query(SLOW_WRITE);
+    await statementInFlight(admin, SLOW_WRITE);
     proxy.cut();
     await writing.then(
       () => expect.unreachable("a write whose connection died must not be repeated"),
       (error: unknown) => expectTyped(error),
     );
     // Postgres finished and committed it (it did not notice the client go): sending it again would have written twice.
-    await sleep(500);
+    await statementDone(admin, SLOW_WRITE);
     expect(await count()).toBe(1);
 
-    const marked = db.pool.query(`${IDEMPOTENT}insert into faults select 1 from pg_sleep(0.4)`);
-    await sleep(150);
+    const marked = db.pool.query(SLOW_MARKED_WRITE);
+    await statementInFlight(admin, SLOW_MARKED_WRITE);
     proxy.cut();
     await marked;
-    await sleep(500);
+    await statementDone(admin, SLOW_MARKED_WRITE);
     // Sent again (which only a statement written to be repeated may be): both attempts committed here.
     expect(await count()).toBe(3);
   });
 
   it("a write whose backend the server terminated (57P01) is repeated: nothing of it committed", async () => {
-    const writing = db.pool.query("insert into faults select 1 from pg_sleep(0.6)");
-    await sleep(200);
+    const writing = db.pool.query(SLOW_WRITE);
+    await statementInFlight(admin, SLOW_WRITE);
     const killed = await admin.query(
       "select pg_terminate_backend(pid) as done from pg_stat_activity where query like 'insert into faults%' and pid <> pg_backend_pid()",
     );

@@ -101,8 +101,12 @@ export async function startRunAs(
   };
   // Checked before the lease (a cheap, clear refusal) and again under it (the state may have moved meanwhile).
   // A run whose lease expired (its server died) is marked and the thread freed here, not at the next sweep.
+  // Nothing recovered here may mean the sweep (or another request) freed it meanwhile: busy only if still held.
   const busy =
-    thread !== "stateless" && thread.active_run !== null && (await manager.recoverOrphans(thread.thread_id)) === 0;
+    thread !== "stateless" &&
+    thread.active_run !== null &&
+    (await manager.recoverOrphans(thread.thread_id)) === 0 &&
+    ((await store.getInTenant(thread.tenant, thread.thread_id))?.active_run ?? null) !== null;
   if (options.queued === undefined && (await waits(context, thread, request, busy))) {
     return enqueue(context, principal, thread, threadId, body, request, config, options.claim);
   }

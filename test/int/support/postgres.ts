@@ -205,3 +205,34 @@ export function sampleLedgerRow(callId: string, attempt: number, startedAt = new
     elapsed_ms: null,
   };
 }
+
+/** How many backends other than `admin`'s are executing exactly `text` right now (pg_stat_activity). */
+async function executing(admin: pg.Client, text: string): Promise<number> {
+  const result = await admin.query<{ n: number }>(
+    "select count(*)::int as n from pg_stat_activity where query = $1 and state = 'active' and pid <> pg_backend_pid()",
+    [text],
+  );
+  return result.rows[0]?.n ?? 0;
+}
+
+/**
+ * Resolves once the server executes `text` (sent by another connection): a
+ * fault injected after this falls while the statement is in flight, however
+ * slowly the machine got it there (a fixed sleep assumes it arrived in time).
+ */
+export async function statementInFlight(admin: pg.Client, text: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await executing(admin, text)) === 0) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the server to execute ${JSON.stringify(text)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Resolves once no backend executes `text` any more (it committed or failed on the server, whatever the client saw). */
+export async function statementDone(admin: pg.Client, text: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await executing(admin, text)) > 0) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the server to finish ${JSON.stringify(text)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

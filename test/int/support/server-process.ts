@@ -87,11 +87,43 @@ export async function waitUntil(
   }
 }
 
+/** CPU time (clock ticks, utime + stime) used so far by the live processes of process group `groupId`. */
+export async function groupCpuTicks(groupId: number): Promise<number> {
+  let ticks = 0;
+  for (const pid of await processGroup(groupId)) {
+    try {
+      const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8");
+      // After the command name: state is field 3, utime and stime are fields 14 and 15.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited while we looked
+    }
+  }
+  return ticks;
+}
+
+/** How long a starting server may go without using CPU or writing a line before it counts as stuck. */
+const START_STALL_MS = 30_000;
+/** CPU a starting server's process group must use per stall window to count as working (clock ticks: 0.1 s). */
+const START_PROGRESS_TICKS = 10;
+/** Polling of a starting server's progress. */
+const START_POLL_MS = 1_000;
+
 /**
  * Starts `node --import tsx src/server/main.ts` with exactly `env` (plus PATH
  * and HOME) and resolves once it prints `warrant listening on <url>`.
+ *
+ * A start is judged by its progress, not by the wall clock: on a loaded
+ * machine the server and its four MCP children (each transpiling and loading
+ * its modules) get a fraction of a core, and a start that takes 3 s alone
+ * takes 15–20 s beside other test runs and longer still under heavier load.
+ * It fails when the process group neither used CPU nor wrote output for
+ * `START_STALL_MS` (stuck: a lock, a child that never answers), or past
+ * `limitMs` as a last resort (below the callers' hook timeouts, so the
+ * failure names the server's output).
  */
-export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+export async function spawnServer(env: Record<string, string>, limitMs = 170_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
     cwd: REPO_ROOT,
     env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: process.env["HOME"] ?? os.tmpdir(), ...env },
@@ -130,17 +162,39 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 60_00
     livePids: () => processGroup(pid),
     kill: () => killGroup(child, pid),
   };
+  const startedAt = Date.now();
+  let listening = false;
+  const stalled = async (): Promise<never> => {
+    let progressAt = Date.now();
+    let ticks = await groupCpuTicks(pid);
+    let output = stdout.length + stderr.length;
+    while (!listening) {
+      await sleep(START_POLL_MS);
+      const nowTicks = await groupCpuTicks(pid);
+      const nowOutput = stdout.length + stderr.length;
+      if (nowTicks - ticks >= START_PROGRESS_TICKS || nowOutput !== output) {
+        progressAt = Date.now();
+        ticks = nowTicks;
+        output = nowOutput;
+      }
+      const took = Date.now() - startedAt;
+      if (Date.now() - progressAt >= START_STALL_MS)
+        throw new Error(
+          `the server made no progress for ${START_STALL_MS} ms (started ${took} ms ago):\n${stdout}${stderr}`,
+        );
+      if (took >= limitMs)
+        throw new Error(`the server did not print its URL within ${limitMs} ms:\n${stdout}${stderr}`);
+    }
+    return new Promise<never>(() => undefined);
+  };
   try {
-    server.url = await Promise.race([
-      url,
-      sleep(timeoutMs).then(() => {
-        throw new Error(`the server did not print its URL within ${timeoutMs} ms:\n${stdout}${stderr}`);
-      }),
-    ]);
+    server.url = await Promise.race([url, stalled()]);
   } catch (error) {
+    listening = true;
     await killGroup(child, pid);
     throw error;
   }
+  listening = true;
   return server;
 }
 
