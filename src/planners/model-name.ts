@@ -34,7 +34,10 @@ export function parseModelName(name: string): ModelName {
   if (Object.hasOwn(MISSING_PACKAGES, prefix)) {
     throw new ConfigError(
       "config_invalid",
-      `WARRANT_MODEL names provider ${prefix}, whose package ${MISSING_PACKAGES[prefix]} is not installed; use openai:, anthropic:, google-genai: or openai-compatible:`,
+      [
+        `WARRANT_MODEL names provider ${prefix}, whose package ${MISSING_PACKAGES[prefix]} is not installed;`,
+        "use openai:, anthropic:, google-genai: or openai-compatible:",
+      ].join(" "),
     );
   }
   const provider = PROVIDERS.find((known) => known === prefix);
