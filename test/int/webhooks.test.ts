@@ -189,13 +189,21 @@ describe("run webhooks", () => {
     expect(verifySignature(secret, ended.headers[SIGNATURE_HEADER.toLowerCase()] as string, ended.body)).toBe(true);
     expect((await sandbox.calendarEvents()).length).toBe(1);
 
-    // Recorded: one delivery per event, with its attempts.
+    // Recorded: one delivery per event, with its attempts. The sender records a delivery after the receiver has
+    // answered, so the receiver can hold the body before the row says delivered: wait for that record, then compare.
     const client = new pg.Client({ connectionString: sandbox.databaseUrl });
     await client.connect();
     try {
-      const { rows } = await client.query<{ event: string; status: string; attempts: number; last_status: number }>(
-        "select event, status, attempts, last_status from warrant.webhook_deliveries order by created_at",
+      const deliveries = () =>
+        client.query<{ event: string; status: string; attempts: number; last_status: number }>(
+          "select event, status, attempts, last_status from warrant.webhook_deliveries order by created_at",
+        );
+      await waitUntil(
+        async () => (await deliveries()).rows.every((row) => row.status !== "pending"),
+        "every delivery recorded",
+        30_000,
       );
+      const { rows } = await deliveries();
       expect(rows).toEqual([
         { event: "run.review_pending", status: "delivered", attempts: 2, last_status: 204 },
         { event: "run.ended", status: "delivered", attempts: 1, last_status: 204 },
