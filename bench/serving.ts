@@ -22,9 +22,9 @@ import { Client } from "@langchain/langgraph-sdk";
 import { mintApiToken } from "../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js";
 import { loadSettings } from "../src/env.js";
-import { runOptions } from "../src/runtime/routes.js";
+import { runOptions } from "../src/graph/routes.js";
 import { startServer } from "../src/server/server.js";
-import { runConfigFor } from "../src/runtime/run-config.js";
+import { runConfigFor } from "../src/run-config.js";
 
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 const WARMUP = 3;

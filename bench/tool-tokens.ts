@@ -33,8 +33,8 @@ import type { Database } from "../src/persistence/database.js";
 import { parseConfig, type ServerConfig, type WarrantConfig } from "../src/policy/config.js";
 import { modelFacingTool } from "../src/policy/model-facing.js";
 import type { Planner, ToolSpec } from "../src/planners/planner.js";
-import { runConfigFor } from "../src/runtime/run-config.js";
-import { runOptions } from "../src/runtime/routes.js";
+import { runConfigFor } from "../src/run-config.js";
+import { runOptions } from "../src/graph/routes.js";
 import { FINAL_ANSWER, QUESTION, USER_ID } from "./script.js";
 
 const encoder = new Tiktoken(o200kBase);

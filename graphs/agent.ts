@@ -12,7 +12,7 @@ import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
 import { makeObserveNode } from "../src/nodes/observe.js";
 import { makePlanNode } from "../src/nodes/plan.js";
-import { afterDecisions, afterObserve, afterPlan, routed, runOptions } from "../src/runtime/routes.js";
+import { afterDecisions, afterObserve, afterPlan, routed, runOptions } from "../src/graph/routes.js";
 import { AgentState, NODES, type NodeName } from "../src/state.js";
 
 /** Wraps a node function (tracing, tests that check which fields a node writes). */

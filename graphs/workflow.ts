@@ -19,7 +19,7 @@ import { makeAuthorizeNode } from "../src/nodes/authorize.js";
 import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
 import { makeObserveNode } from "../src/nodes/observe.js";
-import { afterDecisions, runOptions } from "../src/runtime/routes.js";
+import { afterDecisions, runOptions } from "../src/graph/routes.js";
 import { AgentState, NODES } from "../src/state.js";
 import { makeCaseNode } from "../src/workflow/case.js";
 import { makeGenerateNode } from "../src/workflow/generate.js";

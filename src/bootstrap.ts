@@ -16,7 +16,7 @@ import { openDatabase, type Database } from "./persistence/database.js";
 import { createElicitationStore } from "./persistence/elicitation-store.js";
 import { createElicitationBroker } from "./runtime/elicitation-broker.js";
 import { createModelPlanner } from "./planners/model.js";
-import { parseModelName } from "./planners/model-name.js";
+import { parseModelName } from "./model-name.js";
 import type { Planner } from "./planners/planner.js";
 import { createRulesPlanner } from "./domains/rules-planner.js";
 import { DEFAULT_CONTEXT_WINDOW_TOKENS, loadConfig, type ModelSettings, type WarrantConfig } from "./policy/config.js";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ConfigError } from "./errors.js";
-import { parseModelName } from "./planners/model-name.js";
+import { parseModelName } from "./model-name.js";
 
 /** Repository root, resolved from this file (works under tsx and the LangGraph CLI). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

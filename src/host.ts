@@ -9,10 +9,10 @@ import type { ToolHost } from "./mcp/tool-host.js";
 import type { Planner } from "./planners/planner.js";
 import type { ReviewPolicy } from "./policy/config.js";
 import type { PolicyEngine } from "./policy/engine.js";
-import type { ContextProvider } from "./runtime/context-provider.js";
-import type { ApprovalStore } from "./runtime/approvals.js";
+import type { ContextProvider } from "./ports.js";
+import type { ApprovalStore } from "./ports.js";
 import type { AuditStore } from "./runtime/audit.js";
-import type { LedgerStore } from "./runtime/ledger.js";
+import type { LedgerStore } from "./ports.js";
 
 export interface Host {
   budgets: Budgets;

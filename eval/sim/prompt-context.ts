@@ -6,7 +6,7 @@
  * decision tree takes.
  */
 import { COURSE_CONTEXT, type CourseContext } from "../../src/domains/notes/course-context.js";
-import type { DomainContext } from "../../src/runtime/context-provider.js";
+import type { DomainContext } from "../../src/state/domain-context.js";
 
 const OUTLINE_HEADER = /^Course outline of ([a-z]{2,8}[0-9]{3}) \(/m;
 const NO_OUTLINE = /^Course ([a-z]{2,8}[0-9]{3}): no outline is available to this user \(([^)]*)\)/m;

@@ -31,7 +31,7 @@ import type { WarrantConfig } from "../policy/config.js";
 import { builtinEngine, type PolicyEngine } from "../policy/engine.js";
 import { compileConfiguredCedar } from "../policy/policy-engine.js";
 import { mappedGroupPrincipals, policyMatrix, renderMatrix, stagesOf } from "../policy/matrix.js";
-import { STAGE } from "../runtime/step.js";
+import { STAGE } from "../graph/step.js";
 import { explainRun, renderExplanation } from "../trace/explain.js";
 import { readReplayRecords, type ReplayRecords } from "../trace/read-replay.js";
 import { findServer, operatorToken, requestJson } from "./server-client.js";

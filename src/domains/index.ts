@@ -4,7 +4,7 @@
  * of unanswered questions, read by the next message of the thread). A new domain adds its provider
  * here; the control plane does not change.
  */
-import type { ContextProvider } from "../runtime/context-provider.js";
+import type { ContextProvider } from "../ports.js";
 import { courseContextProvider } from "./notes/course-context.js";
 import { studyFollowUpProvider } from "./study/follow-up.js";
 import { studyProfileProvider } from "./study/profile.js";

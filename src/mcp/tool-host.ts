@@ -16,7 +16,7 @@ import type { WarrantConfig } from "../policy/config.js";
 import { createSecretScanner, type SecretScanner } from "../policy/secrets.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
-import { logLine } from "../runtime/process-scanner.js";
+import { logLine } from "../secrets/process-scanner.js";
 import type { CatalogTool } from "./catalog.js";
 import {
   connectionFactory,

@@ -10,8 +10,8 @@ import { decideAll } from "../policy/decide.js";
 import { denials } from "../policy/decision.js";
 import { recordDenials } from "../runtime/audit.js";
 import { runStartOf } from "../runtime/audit-chain.js";
-import { pendingConnections } from "../runtime/connections.js";
-import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
+import { pendingConnections } from "../graph/connections.js";
+import { decideContextFor, repeatCountsOf } from "../graph/decide-context.js";
 import { transition } from "../state/transitions.js";
 import { repeatCountsUpdate, type NodeUpdate, type State } from "../state.js";
 

@@ -30,13 +30,20 @@ import {
   type CallContext,
   type HistoryFound,
   type Started,
-} from "../runtime/call-journal.js";
-import { decideContextFor } from "../runtime/decide-context.js";
-import type { LedgerRow } from "../runtime/ledger.js";
-import { idempotencyArgument, readStatus, statusArguments } from "../runtime/reconcile.js";
-import { done, failed, MAX_WRITE_SENDS, RETRY_POLICIES, withRetries, type AttemptResult } from "../runtime/retry.js";
-import { threadIdFrom } from "../runtime/run-config.js";
-import { whileSettlingWrite } from "../runtime/writes-in-flight.js";
+} from "../execution/call-journal.js";
+import { decideContextFor } from "../graph/decide-context.js";
+import type { LedgerRow } from "../state/ledger.js";
+import { idempotencyArgument, readStatus, statusArguments } from "../execution/reconcile.js";
+import {
+  done,
+  failed,
+  MAX_WRITE_SENDS,
+  RETRY_POLICIES,
+  withRetries,
+  type AttemptResult,
+} from "../execution/retry-policies.js";
+import { threadIdFrom } from "../run-config.js";
+import { whileSettlingWrite } from "../execution/writes-in-flight.js";
 import { transition } from "../state/transitions.js";
 import type { CallResult, NodeUpdate, State } from "../state.js";
 

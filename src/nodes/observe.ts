@@ -13,7 +13,7 @@ import type { Decision, RecordedDenial } from "../policy/decision.js";
 import { deniedToolMessage, errorToolMessage } from "../policy/refusal.js";
 import { mergeEvidence, type Evidence } from "../state/evidence.js";
 import { runStartOf } from "../runtime/audit-chain.js";
-import { MAX_WRITE_SENDS } from "../runtime/retry.js";
+import { MAX_WRITE_SENDS } from "../execution/retry-policies.js";
 import { describeAction } from "../wording/proposal.js";
 import { transition, type RunStatus } from "../state/transitions.js";
 import type {
@@ -26,7 +26,7 @@ import type {
   State,
   TerminationReason,
 } from "../state.js";
-import { threadIdFrom } from "../runtime/run-config.js";
+import { threadIdFrom } from "../run-config.js";
 
 /**
  * One tool message per proposal, in proposal order, so every tool call has its answer. A call denied at

@@ -11,8 +11,8 @@ import { sanitizePlan } from "../planners/sanitize.js";
 import { toToolSpec } from "../policy/contracts.js";
 import { costOf } from "../policy/pricing.js";
 import { withoutSecrets } from "../runtime/redaction.js";
-import { threadIdFrom } from "../runtime/run-config.js";
-import { beginStep, concludeStep, proposeCalls } from "../runtime/step.js";
+import { threadIdFrom } from "../run-config.js";
+import { beginStep, concludeStep, proposeCalls } from "../graph/step.js";
 import type { NodeUpdate, State } from "../state.js";
 
 export function makePlanNode(host: Host) {

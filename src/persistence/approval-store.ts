@@ -3,7 +3,7 @@
  * Parameterized statements; the only interpolated identifier is the schema.
  */
 import type pg from "pg";
-import type { ApprovalRecord, ApprovalStore } from "../runtime/approvals.js";
+import type { ApprovalRecord, ApprovalStore } from "../ports.js";
 import type { ThreadStatements } from "./ledger-store.js";
 import { chainedStatement, Params, rowLink, runChained } from "./audit-chain-store.js";
 import { quoteSchemaName } from "./ledger-store.js";

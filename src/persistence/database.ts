@@ -36,7 +36,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import type pg from "pg";
 import { ConfigError } from "../errors.js";
-import type { LedgerStore } from "../runtime/ledger.js";
+import type { LedgerStore } from "../ports.js";
 import { WarrantSaver } from "./checkpointer.js";
 import { setUpCheckpointTables } from "./checkpoint-tables.js";
 import { WriteAhead } from "./write-ahead.js";
@@ -58,7 +58,7 @@ import { listenForRunEvents, type RunEventListener } from "./run-events-listener
 import type { PinStore } from "../mcp/pins.js";
 import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
-import type { ApprovalStore } from "../runtime/approvals.js";
+import type { ApprovalStore } from "../ports.js";
 import { createBoundedPool, DEFAULT_POOL_BOUNDS, type PoolBounds, splitConnections } from "./pool.js";
 import { describeTarget, oneLine, withoutSecret } from "./database-url.js";
 

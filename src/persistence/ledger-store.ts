@@ -5,10 +5,11 @@
  */
 import type pg from "pg";
 import { InvariantError } from "../errors.js";
-import { IDEMPOTENT } from "./retry.js";
+import { IDEMPOTENT } from "../db/retry.js";
 import { quoteSchemaName } from "../sql-names.js";
 import type { RunStart } from "../runtime/audit-chain.js";
-import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
+import { LedgerRowSchema, type LedgerOutcome, type LedgerRow } from "../state/ledger.js";
+import type { LedgerStore } from "../ports.js";
 import {
   chainedStatement,
   chainedWrites,

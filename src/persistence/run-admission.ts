@@ -19,7 +19,7 @@
  */
 import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
-import { transaction } from "./retry.js";
+import { transaction } from "../db/retry.js";
 import type { Owner } from "./thread-store.js";
 
 /** The fields a run writes on its thread when it takes the lease. */

@@ -12,7 +12,7 @@
 import type pg from "pg";
 import { quoteSchemaName } from "./ledger-store.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
-import { IDEMPOTENT, transaction } from "./retry.js";
+import { IDEMPOTENT, transaction } from "../db/retry.js";
 import { createRunKeyStore, type RunKeyStore } from "./run-keys.js";
 export { threadMigrations } from "./thread-tables.js";
 import { createRunAdmission, leaseStatement, type LeaseFields, type RunAdmission } from "./run-admission.js";

@@ -12,7 +12,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import type { ModelPrice } from "../policy/pricing.js";
 import { anthropicPath } from "./model-anthropic.js";
 import { googlePath } from "./model-google.js";
-import type { ModelProvider } from "./model-name.js";
+import type { ModelProvider } from "../model-name.js";
 import { buildMessages } from "./model-prompt.js";
 import { toOutcome } from "./model-reply.js";
 import { finishReasonOf, FinishReasonRecorder, requestReply, usageOf, type ChatRunnable } from "./model-request.js";

@@ -3,7 +3,7 @@
  * that `authorize` checks. Neither planner is trusted.
  */
 import type { BaseMessage } from "@langchain/core/messages";
-import type { DomainContext } from "../runtime/context-provider.js";
+import type { DomainContext } from "../state/domain-context.js";
 import type { Evidence } from "../state/evidence.js";
 
 import type { Proposal, ToolSpec } from "../policy/contracts.js";

@@ -11,7 +11,7 @@ import { redactOutcome, type PlanRedaction } from "../planners/sanitize.js";
 import type { PlanOutcome } from "../planners/planner.js";
 import type { CatalogTool } from "../policy/contracts.js";
 import { markersIn, redactionDetail, type Redaction, type SecretScanner } from "../policy/secrets.js";
-import { builtinScanner } from "./process-scanner.js";
+import { builtinScanner } from "../secrets/process-scanner.js";
 import { runStartOf, sha256Hex, type RunStart } from "./audit-chain.js";
 import type { AuditEvent, AuditStore } from "./audit.js";
 

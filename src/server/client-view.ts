@@ -27,7 +27,7 @@
  * stacks. Applying it twice gives the same JSON.
  */
 import type { MiddlewareHandler } from "hono";
-import { CLIENT_VISIBLE_KEYS, NEVER_TO_CLIENT_KEYS, checkpointRefOf } from "../runtime/run-config.js";
+import { CLIENT_VISIBLE_KEYS, NEVER_TO_CLIENT_KEYS, checkpointRefOf } from "../run-config.js";
 
 type JsonObject = Record<string, unknown>;
 

@@ -7,11 +7,11 @@ import type { Context } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
 import type { RunRow, ThreadRow, ThreadStore } from "../persistence/thread-store.js";
-import type { LedgerStore } from "../runtime/ledger.js";
+import type { LedgerStore } from "../ports.js";
 import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
 import { ownerOf, type RunManager, type ServedGraph } from "./runs.js";
-import { threadConfig } from "../runtime/run-config.js";
+import { threadConfig } from "../run-config.js";
 import type { Webhooks } from "./webhooks/webhooks.js";
 
 export type Env = { Variables: { principal: Principal } };

@@ -17,7 +17,7 @@ import { createWebhookStore } from "../persistence/webhook-store.js";
 import { startWebhooks, type Webhooks } from "./webhooks/webhooks.js";
 import type { PlatformOptions } from "./platform-routes.js";
 import type { RunManager, ServedGraph } from "./runs.js";
-import { threadConfig } from "../runtime/run-config.js";
+import { threadConfig } from "../run-config.js";
 
 const DEFAULTS = { cronIntervalMs: 5_000, maxCrons: 10, webhookSecret: undefined, webhookPollMs: 1_000 };
 

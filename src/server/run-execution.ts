@@ -13,19 +13,19 @@
 import { type BaseStore, Command } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
 import type { Owner, RunEndHook, RunRow, ThreadStore } from "../persistence/thread-store.js";
-import { databaseFailure } from "../persistence/retry.js";
-import { runConfigFor } from "../runtime/run-config.js";
+import { databaseFailure } from "../db/retry.js";
+import { runConfigFor } from "../run-config.js";
 import type { SecretScanner } from "../policy/secrets.js";
-import type { LedgerStore } from "../runtime/ledger.js";
-import { withoutSecretShapes } from "../runtime/process-scanner.js";
-import { runOptions } from "../runtime/routes.js";
+import type { LedgerStore } from "../ports.js";
+import { withoutSecretShapes } from "../secrets/process-scanner.js";
+import { runOptions } from "../graph/routes.js";
 import { abortReason } from "./abort.js";
 import { registerRunStream } from "../runtime/elicitation-streams.js";
 import type { RunEmitter, StreamEventV2 } from "./run-emission.js";
 import { inspectThread, type ThreadInspection } from "./run-outcome.js";
 import type { RunRequest, ServedGraph } from "./run-types.js";
 import { closeStoppedRun } from "./stopped-runs.js";
-import { settlingWrite } from "../runtime/writes-in-flight.js";
+import { settlingWrite } from "../execution/writes-in-flight.js";
 
 export interface ExecutionContext {
   graphs: Map<string, ServedGraph>;

@@ -5,7 +5,7 @@
  */
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { RunOutcome, ThreadStatus } from "../persistence/thread-store.js";
-import { threadConfig } from "../runtime/run-config.js";
+import { threadConfig } from "../run-config.js";
 import type { ServedGraph } from "./run-types.js";
 
 export interface ThreadInspection {

@@ -17,7 +17,7 @@ import type { BaseStore } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
 import type { SecretScanner } from "../policy/secrets.js";
 import type { RunEventListener } from "../persistence/run-events-listener.js";
-import type { LedgerStore } from "../runtime/ledger.js";
+import type { LedgerStore } from "../ports.js";
 import type { RunQueueStore } from "../persistence/run-queue-store.js";
 import type { RunEventStore } from "../persistence/run-events-store.js";
 import type { Owner, RunEndHook, RunRow, ThreadStatus, ThreadStore } from "../persistence/thread-store.js";

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { PrincipalSchema } from "../auth/principal.js";
 import { DecisionSchema, RecordedDenialSchema } from "../policy/decision.js";
 import { EvidenceSchema } from "../state/evidence.js";
-import { LedgerRowSchema } from "../runtime/ledger.js";
+import { LedgerRowSchema } from "../state/ledger.js";
 import { RUN_STATUSES } from "../state/transitions.js";
 import { type AgentState, FIELD_OWNERS, type RunInfo } from "../state.js";
 import { RunInput } from "./run-requests.js";

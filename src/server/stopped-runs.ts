@@ -3,7 +3,7 @@
  * new request starts on its thread.
  */
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { threadConfig } from "../runtime/run-config.js";
+import { threadConfig } from "../run-config.js";
 import { NODES } from "../state.js";
 import type { ServedGraph } from "./run-types.js";
 

@@ -28,7 +28,7 @@ import type { Principal } from "../auth/principal.js";
 import { tokenVerifier, type TokenFailure, type TokenVerifier } from "../auth/token-verifier.js";
 import { loadSettings } from "../env.js";
 import { loadConfig } from "../policy/config.js";
-import { HOST_OWNED_KEYS, stampVerifiedUser } from "../runtime/run-config.js";
+import { HOST_OWNED_KEYS, stampVerifiedUser } from "../run-config.js";
 
 /** What the API keeps as the request's user: the principal plus LangGraph's user fields. */
 export type StudioUser = Principal & {

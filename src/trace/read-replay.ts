@@ -8,7 +8,7 @@ import type { Database } from "../persistence/database.js";
 import type { ListedTool } from "../mcp/catalog.js";
 import { findRunOrigin, recentRunIds, recordedDefinitions } from "../persistence/trace-store.js";
 import type { Decision } from "../policy/decision.js";
-import { threadConfig } from "../runtime/run-config.js";
+import { threadConfig } from "../run-config.js";
 import type { State } from "../state.js";
 import { currentBranch, type HistorySource } from "./read-trace.js";
 import type { RecordedStep } from "./replay.js";

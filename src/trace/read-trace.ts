@@ -6,7 +6,7 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { Database } from "../persistence/database.js";
 import { findRunOrigin } from "../persistence/trace-store.js";
-import { checkpointIdFrom, threadConfig } from "../runtime/run-config.js";
+import { checkpointIdFrom, threadConfig } from "../run-config.js";
 import { assembleTrace, type NodeStep, type RunTrace } from "./run-trace.js";
 
 /** What the reader needs of a compiled graph: its checkpoint history. */

@@ -18,7 +18,7 @@ import type { Decision } from "../policy/decision.js";
 import type { PolicyEngine } from "../policy/engine.js";
 import { effectiveTools } from "../policy/effective-tools.js";
 import { runBoundFor } from "../policy/run-bound.js";
-import { repeatCountsOf } from "../runtime/decide-context.js";
+import { repeatCountsOf } from "../graph/decide-context.js";
 import type { State } from "../state.js";
 
 /** One authorize step as the checkpoint history holds it: the state it started from and what it decided. */

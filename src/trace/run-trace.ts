@@ -8,8 +8,8 @@
  * Nothing here re-derives a decision: every entry quotes what a node wrote
  * (its check, code, offer) or what a store recorded.
  */
-import type { ApprovalRecord } from "../runtime/approvals.js";
-import type { LedgerRow } from "../runtime/ledger.js";
+import type { ApprovalRecord } from "../ports.js";
+import type { LedgerRow } from "../state/ledger.js";
 import { errorClassOf, isToolErrorCode } from "../errors.js";
 import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "../policy/usage.js";
 

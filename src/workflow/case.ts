@@ -13,7 +13,7 @@ import { decideCase } from "../domains/caseops/rules.js";
 import { observationsSinceRequest } from "../domains/rules-planner.js";
 import type { Host } from "../host.js";
 import { sanitizePlan } from "../planners/sanitize.js";
-import { beginStep, concludeStep, proposeCalls, type StepUpdate } from "../runtime/step.js";
+import { beginStep, concludeStep, proposeCalls, type StepUpdate } from "../graph/step.js";
 import type { State } from "../state.js";
 import { propose, workflowRequest } from "./request.js";
 

@@ -12,7 +12,7 @@ import { searchHits } from "../domains/notes/relevance.js";
 import { observationsSinceRequest } from "../domains/rules-planner.js";
 import type { Host } from "../host.js";
 import { sanitizeProposals } from "../planners/sanitize.js";
-import { beginStep, concludeStep, proposeCalls, type StepUpdate } from "../runtime/step.js";
+import { beginStep, concludeStep, proposeCalls, type StepUpdate } from "../graph/step.js";
 import type { State } from "../state.js";
 import { failureEnding } from "./branches.js";
 import { notesRequest, propose, READ_LIMIT } from "./request.js";

@@ -7,7 +7,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Host } from "../host.js";
 import { sanitizeProposals } from "../planners/sanitize.js";
-import { beginStep, proposeCalls, type StepUpdate } from "../runtime/step.js";
+import { beginStep, proposeCalls, type StepUpdate } from "../graph/step.js";
 import type { State } from "../state.js";
 import { notesRequest, propose, SEARCH_LIMIT } from "./request.js";
 

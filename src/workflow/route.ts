@@ -11,8 +11,8 @@
 import { END } from "@langchain/langgraph";
 import { contextProviders } from "../domains/index.js";
 import { latestRequest } from "../planners/context.js";
-import type { ContextProvider } from "../runtime/context-provider.js";
-import { resolveRequest } from "../runtime/follow-up.js";
+import type { ContextProvider } from "../ports.js";
+import { resolveRequest } from "../graph/follow-up.js";
 import { isTerminal } from "../state/transitions.js";
 import { NODES, type State } from "../state.js";
 import { workflowRequest } from "./request.js";

@@ -15,7 +15,7 @@ import { decideStudy } from "../domains/study/rules.js";
 import type { Host } from "../host.js";
 import { sanitizePlan } from "../planners/sanitize.js";
 import { toToolSpec } from "../policy/contracts.js";
-import { beginStep, concludeStep, proposeCalls, type StepUpdate } from "../runtime/step.js";
+import { beginStep, concludeStep, proposeCalls, type StepUpdate } from "../graph/step.js";
 import type { State } from "../state.js";
 import { failureEnding } from "./branches.js";
 import { propose, workflowRequest } from "./request.js";

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { type Finished, outputOf, warrantLines } from "../support/child-output.js";
-import type { LedgerRow } from "../../src/runtime/ledger.js";
+import type { LedgerRow } from "../../src/state/ledger.js";
 import { createEmbeddedDir, createTestDatabase, type EmbeddedDir, type TestDatabase } from "./support/postgres.js";
 
 const CLI = path.join(REPO_ROOT, "src/cli/chat.ts");

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { openDatabase, type Database } from "../../src/persistence/database.js";
-import type { LedgerRow } from "../../src/runtime/ledger.js";
+import type { LedgerRow } from "../../src/state/ledger.js";
 import {
   ADMIN_URL,
   backends,

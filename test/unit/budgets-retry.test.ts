@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { Budgets } from "../../src/env.js";
 import { TOOL_ERROR_CODES } from "../../src/errors.js";
 import { exhaustedBudget, remainingToolCalls } from "../../src/policy/budgets.js";
-import { RISKS } from "../../src/runtime/ledger.js";
+import { RISKS } from "../../src/policy/contracts.js";
 import {
   backoffMs,
   done,
@@ -15,7 +15,7 @@ import {
   MAX_WRITE_SENDS,
   RETRY_POLICIES,
   withRetries,
-} from "../../src/runtime/retry.js";
+} from "../../src/execution/retry-policies.js";
 import type { Usage } from "../../src/state.js";
 
 const BUDGETS: Budgets = {

@@ -11,7 +11,7 @@ import { toolBlock } from "../../src/planners/tool-block.js";
 import { toToolSpec, ToolContractSchema } from "../../src/policy/contracts.js";
 import { offered, type DecideContext } from "../../src/policy/decide.js";
 import { candidateTools, effectiveTools } from "../../src/policy/effective-tools.js";
-import { RISKS } from "../../src/runtime/ledger.js";
+import { RISKS } from "../../src/policy/contracts.js";
 
 const alice: Principal = {
   user_id: "alice",

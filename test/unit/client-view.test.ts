@@ -11,7 +11,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
 import { forClient, toClientJson } from "../../src/server/client-view.js";
-import { CLIENT_VISIBLE_KEYS, HOST_OWNED_KEYS, runConfigFor } from "../../src/runtime/run-config.js";
+import { CLIENT_VISIBLE_KEYS, HOST_OWNED_KEYS, runConfigFor } from "../../src/run-config.js";
 
 const alice: Principal = {
   user_id: "alice",

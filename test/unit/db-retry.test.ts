@@ -1,6 +1,6 @@
 /** The retry policy's classification (src/persistence/retry.ts): what is transient, what may be sent again. */
 import { describe, expect, it } from "vitest";
-import { databaseFailure, IDEMPOTENT, repeatable, transience, withRetry } from "../../src/persistence/retry.js";
+import { databaseFailure, IDEMPOTENT, repeatable, transience, withRetry } from "../../src/db/retry.js";
 
 const pgError = (code: string, message = "terminating connection due to administrator command") =>
   Object.assign(new Error(message), { code, severity: "FATAL" });

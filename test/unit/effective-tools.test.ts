@@ -7,7 +7,7 @@ import type { Principal } from "../../src/auth/principal.js";
 import { buildCatalog, type CatalogTool } from "../../src/mcp/catalog.js";
 import { ToolContractSchema } from "../../src/policy/contracts.js";
 import { effectiveTools, type EffectiveToolsInput } from "../../src/policy/effective-tools.js";
-import { RISKS } from "../../src/runtime/ledger.js";
+import { RISKS } from "../../src/policy/contracts.js";
 
 const alice: Principal = {
   user_id: "alice",

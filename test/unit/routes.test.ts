@@ -13,7 +13,7 @@ import {
   sameValue,
   stateAfter,
   withoutNoOps,
-} from "../../src/runtime/routes.js";
+} from "../../src/graph/routes.js";
 import type { State } from "../../src/state.js";
 
 const base = { status: "planning", proposals: [], decisions: [], messages: [] } as unknown as State;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { renderTrace } from "../../src/trace/render.js";
 import { assembleTrace, stepsOfRun, type NodeStep, type RunOrigin } from "../../src/trace/run-trace.js";
-import type { LedgerRow } from "../../src/runtime/ledger.js";
+import type { LedgerRow } from "../../src/state/ledger.js";
 
 const at = (ms: number) => new Date(Date.UTC(2026, 11, 1, 12, 0, 0, ms)).toISOString();
 const step = (

@@ -6,8 +6,8 @@
  * write its checkpoint did not know of (the next run: `thread_unfinished`).
  */
 import { describe, expect, it } from "vitest";
-import type { LedgerRow } from "../../src/runtime/ledger.js";
-import { settlingWrite, whileSettlingWrite } from "../../src/runtime/writes-in-flight.js";
+import type { LedgerRow } from "../../src/state/ledger.js";
+import { settlingWrite, whileSettlingWrite } from "../../src/execution/writes-in-flight.js";
 import { safePointCancel, type ExecutionContext } from "../../src/server/run-execution.js";
 import type { RunRow } from "../../src/persistence/thread-store.js";
 

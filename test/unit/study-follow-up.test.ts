@@ -5,8 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { parseStudyRequest } from "../../src/domains/study/parse.js";
 import { readStudyAnswer, STUDY_FOLLOW_UP, studyFollowUpProvider } from "../../src/domains/study/follow-up.js";
-import { pendingFrom, resolveRequest } from "../../src/runtime/follow-up.js";
-import type { PendingQuestion } from "../../src/runtime/context-provider.js";
+import { pendingFrom, resolveRequest } from "../../src/graph/follow-up.js";
+import type { PendingQuestion } from "../../src/state/domain-context.js";
 
 const REQUEST = "Plan 5 hours of revision on normalization, max 90 minutes a day, and put it in my calendar";
 const pending = (missing: string[], request = REQUEST): PendingQuestion => ({

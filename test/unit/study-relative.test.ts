@@ -13,7 +13,7 @@ import { decide } from "../../src/domains/rules-planner.js";
 import { parseStudyRequest } from "../../src/domains/study/parse.js";
 import { profileOf, STUDY_PROFILE, studyProfileProvider } from "../../src/domains/study/profile.js";
 import { resolveRelativeDay } from "../../src/domains/study/relative.js";
-import type { ContextProviderInput } from "../../src/runtime/context-provider.js";
+import type { ContextProviderInput } from "../../src/ports.js";
 
 /** Thursday 3 December 2026, 10:00 UTC (11:00 in Berlin). */
 const THURSDAY = Date.parse("2026-12-03T10:00:00Z");

@@ -12,7 +12,7 @@
  * as written) and as instants (for ordering and window filters).
  */
 import pg from "pg";
-import { IDEMPOTENT, retryQueries, type RetryPolicy } from "../../src/persistence/retry.js";
+import { IDEMPOTENT, retryQueries, type RetryPolicy } from "../../src/db/retry.js";
 import {
   checkEventWindow,
   decideExisting,

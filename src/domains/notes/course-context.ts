@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import { grantsOf } from "../../auth/principal.js";
-import type { ContextProvider, ContextProviderInput } from "../../runtime/context-provider.js";
+import type { ContextProvider, ContextProviderInput } from "../../ports.js";
 
 /**
  * A course the request names, prepared by the plan node for a quiz request:

@@ -10,7 +10,8 @@
  * supplies none, or is a study request of its own, is a new request. Pure.
  */
 import { z } from "zod";
-import type { ContextProvider, PendingQuestion } from "../../runtime/context-provider.js";
+import type { ContextProvider } from "../../ports.js";
+import type { PendingQuestion } from "../../state/domain-context.js";
 import { takeDuration } from "./amounts.js";
 import { parseStudyRequest, type StudyFact } from "./parse.js";
 import { Scanner } from "./scanner.js";

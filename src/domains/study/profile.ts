@@ -8,7 +8,8 @@
  */
 import { z } from "zod";
 import { grantsOf } from "../../auth/principal.js";
-import type { ContextProvider, DomainContext } from "../../runtime/context-provider.js";
+import type { ContextProvider } from "../../ports.js";
+import type { DomainContext } from "../../state/domain-context.js";
 import type { StudyClock } from "./relative.js";
 import { isKnownZone } from "./time.js";
 

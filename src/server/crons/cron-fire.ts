@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { PrincipalDirectory } from "../../auth/principal-directory.js";
 import type { Owner, ThreadRow, ThreadStore } from "../../persistence/thread-store.js";
-import type { LedgerStore } from "../../runtime/ledger.js";
+import type { LedgerStore } from "../../ports.js";
 import { isApiError } from "../api-error.js";
 import { clientMetadata } from "../request-fields.js";
 import { assertRunnable } from "../run-checks.js";

@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { isDatabaseBusy } from "../../persistence/pool.js";
-import { isDatabaseUnavailable } from "../../persistence/retry.js";
+import { isDatabaseUnavailable } from "../../db/retry.js";
 import type { RunRow } from "../../persistence/thread-store.js";
 import { errorBody } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";

@@ -19,7 +19,7 @@ import {
   valuesFilter,
 } from "../requests.js";
 import { ownerOf, pendingInterrupts } from "../runs.js";
-import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../runtime/run-config.js";
+import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../run-config.js";
 
 export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): void {
   const { store, principalOf, body, ownedThread, snapshotOf, anyGraph, threadParam } = context;

@@ -13,8 +13,8 @@ import type { Host } from "../../../src/host.js";
 import type { ToolHost } from "../../../src/mcp/tool-host.js";
 import type { Database } from "../../../src/persistence/database.js";
 import type { Planner } from "../../../src/planners/planner.js";
-import { runConfigFor } from "../../../src/runtime/run-config.js";
-import { runOptions } from "../../../src/runtime/routes.js";
+import { runConfigFor } from "../../../src/run-config.js";
+import { runOptions } from "../../../src/graph/routes.js";
 import type { State } from "../../../src/state.js";
 
 export const settings = loadSettings({});

@@ -11,7 +11,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
-import type { LedgerRow } from "../../../src/runtime/ledger.js";
+import type { LedgerRow } from "../../../src/state/ledger.js";
 import { openDatabase, type Database } from "../../../src/persistence/database.js";
 
 /** The server the tests may create databases on. */

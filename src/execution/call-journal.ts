@@ -10,8 +10,9 @@ import type { NormalizedResult } from "../mcp/normalize.js";
 import type { ElicitationRecord } from "../mcp/elicitation.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Decision, Denial } from "../policy/decision.js";
-import type { RunStart } from "./audit-chain.js";
-import type { LedgerOutcome, LedgerRow, LedgerStore } from "./ledger.js";
+import type { RunStart } from "../runtime/audit-chain.js";
+import type { LedgerOutcome, LedgerRow } from "../state/ledger.js";
+import type { LedgerStore } from "../ports.js";
 import { effectUnknown } from "./reconcile.js";
 
 export type Allowed = Extract<Decision, { type: "allow" }>;

@@ -3,7 +3,7 @@
  * names a chat model. A leaf: parsing only, used by the settings (refused at
  * start) and the composition root.
  */
-import { ConfigError } from "../errors.js";
+import { ConfigError } from "./errors.js";
 
 /** The chat model packages Warrant can drive; `openai-compatible` is Chat Completions at a base URL. */
 export type ModelProvider = "openai" | "anthropic" | "google-genai" | "openai-compatible";

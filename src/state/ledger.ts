@@ -1,14 +1,12 @@
 /**
- * The effect ledger: one row per tool execution attempt, written before the
+ * The effect ledger's row: one per tool execution attempt, written before the
  * external call starts and updated after it ends. The same rows live in the
- * run state (for clients) and in Postgres (`warrant.ledger`, for recovery).
+ * run state (for clients) and in Postgres (`warrant.ledger`, for recovery,
+ * behind the `LedgerStore` port of src/ports.ts).
  */
 import { z } from "zod";
 import { TOOL_ERROR_CODES } from "../errors.js";
 import { RISKS } from "../policy/contracts.js";
-import type { RunStart } from "./audit-chain.js";
-
-export { RISKS, type Risk } from "../policy/contracts.js";
 
 /** `denied`: re-checked at execution against the owner's current permissions and refused; nothing was called. */
 export const LEDGER_STATUSES = ["running", "succeeded", "failed", "outcome_unknown", "abandoned", "denied"] as const;
@@ -76,38 +74,3 @@ export type LedgerRow = z.infer<typeof LedgerRowSchema>;
 
 /** What is written when an attempt ends (or when a status check settles an unknown outcome). */
 export type LedgerOutcome = Pick<LedgerRow, "status" | "error_code" | "finished_at" | "elapsed_ms" | "reconciled_by">;
-
-/** Durable ledger, keyed by thread. Implemented in `src/persistence/ledger-store.ts`. */
-export interface LedgerStore {
-  /** Inserts a `running` row. Fails if (thread, call_id, attempt) exists. With `run`, the row is hashed into its audit chain. */
-  begin(threadId: string, row: LedgerRow, run?: RunStart): Promise<void>;
-  /**
-   * Inserts the `running` (or `denied`) row of a call's FIRST attempt unless
-   * the thread already has a row for that call, in one statement: false means
-   * an earlier execution left rows (a crash, a replay), and the caller must
-   * read them (`list`) and recover instead. So a fresh call costs no read.
-   */
-  beginFirst(threadId: string, row: LedgerRow, run?: RunStart): Promise<boolean>;
-  /** Records how an attempt ended; again when a status check settles an `outcome_unknown` write. With `run`, as for `begin`. */
-  finish(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void>;
-  /**
-   * `finish` for a READ attempt's outcome, which commits after this
-   * returns: it is held for the thread's next statement (its next intent row
-   * carries it; a checkpoint save, audit record or ledger read (`list`,
-   * `latest`) sends it first; with none of these, the write-ahead unit's idle
-   * sweep does), and that statement fails if it did. Until it
-   * commits the row reads `running`, as a crash right after the call leaves
-   * it, and recovery re-runs a read found so. A store without it is finished with `finish`.
-   */
-  finishSoon?(threadId: string, callId: string, attempt: number, outcome: LedgerOutcome, run?: RunStart): Promise<void>;
-  /**
-   * Marks a write attempt as sent (`sent = true`), durably, just before its
-   * request leaves: one statement, repeatable. A store without it leaves
-   * writes as possibly sent (recovery then asks the status tool).
-   */
-  markSent?(threadId: string, callId: string, attempt: number): Promise<void>;
-  /** Every row of a thread, oldest first. */
-  list(threadId: string): Promise<LedgerRow[]>;
-  /** The newest attempt for a call, if any. */
-  latest(threadId: string, callId: string): Promise<LedgerRow | undefined>;
-}

@@ -5,7 +5,8 @@
  * whether the message answers it and what the completed request is; the
  * control plane only keeps the record and hands the message back. Pure.
  */
-import type { ContextProvider, PendingQuestion } from "./context-provider.js";
+import type { ContextProvider } from "../ports.js";
+import type { PendingQuestion } from "../state/domain-context.js";
 
 /** What a new run is about: the message as written, or the pending request it completes. */
 export interface ResolvedRequest {

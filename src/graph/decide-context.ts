@@ -8,7 +8,7 @@ import type { Host } from "../host.js";
 import type { DecideContext } from "../policy/decide.js";
 import type { State } from "../state.js";
 import { runOwner } from "./owner.js";
-import { runBoundFrom, threadIdFrom } from "./run-config.js";
+import { runBoundFrom, threadIdFrom } from "../run-config.js";
 
 /** What the pipeline knows about this step, from the host and the state (never from the model). */
 export async function decideContextFor(

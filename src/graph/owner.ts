@@ -8,7 +8,7 @@ import type { Principal } from "../auth/principal.js";
 import { ConfigError } from "../errors.js";
 import type { Host } from "../host.js";
 import type { State } from "../state.js";
-import { principalFrom } from "./run-config.js";
+import { principalFrom } from "../run-config.js";
 
 /** The owner as recorded, refreshed through the principal directory. */
 export async function runOwner(

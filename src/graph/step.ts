@@ -17,10 +17,10 @@ import type { CatalogTool } from "../policy/contracts.js";
 import type { Usage } from "../policy/usage.js";
 import { candidateTools, effectiveTools } from "../policy/effective-tools.js";
 import type { PlanVerdict, RunInfo, RunUpdate, State, ToolOffer, Update } from "../state.js";
-import type { DomainContext, PendingQuestion } from "./context-provider.js";
+import type { DomainContext, PendingQuestion } from "../state/domain-context.js";
 import { pendingFrom, resolveRequest } from "./follow-up.js";
 import { runOwner } from "./owner.js";
-import { principalFrom, runIdFrom, threadIdFrom } from "./run-config.js";
+import { principalFrom, runIdFrom, threadIdFrom } from "../run-config.js";
 import { isTerminal, transition, type RunStatus } from "../state/transitions.js";
 
 /** Reads and writes are offered in the default stage; writes still need approval in authorize. */

@@ -12,8 +12,8 @@
  * `runtime/owner.ts` reads it back with its current permissions.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { PrincipalSchema, type Principal } from "../auth/principal.js";
-import { ConfigError } from "../errors.js";
+import { PrincipalSchema, type Principal } from "./auth/principal.js";
+import { ConfigError } from "./errors.js";
 
 /** LangGraph's own keys, and the one the LangGraph API uses for the verified user. */
 const THREAD_ID = "thread_id";
