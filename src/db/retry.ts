@@ -1,9 +1,10 @@
 /**
- * The one retry policy for transient database errors (issue 29): which
+ * The retry policy for transient database errors (issue 29): which
  * failures are transient, which statements may be sent again after one,
- * and how long to keep trying (bounded, jittered exponential backoff). The
- * pool applies it to every `pool.query` (pool.ts) and `transaction` to whole
- * transactions; no call site retries on its own.
+ * and how long to keep trying (bounded, jittered exponential backoff), run
+ * by the one retry loop (`withRetries`, src/retry.ts). The pool applies it
+ * to every `pool.query` (pool.ts) and `transaction` to whole transactions;
+ * no call site retries on its own.
  *
  * What may be repeated depends on where the failure fell:
  * - before the statement left (no connection could be opened, or the pool's
@@ -27,11 +28,13 @@
  */
 import type pg from "pg";
 import { WarrantError } from "../errors.js";
+import { done, failed, jitteredBackoff, withRetries, type RetryPolicy } from "../retry.js";
 
 /** Leading comment that marks a write as safe to repeat after a lost connection. */
 export const IDEMPOTENT = "/* idempotent */ ";
 
-export interface RetryPolicy {
+/** How long a database operation is retried: the numbers of its `RetryPolicy` (`databasePolicy`). */
+export interface RetryBudget {
   /** Total time spent retrying one statement or transaction before giving up. */
   budgetMs: number;
   /** First backoff; doubled per attempt up to `maxDelayMs`, each drawn uniformly from [0, delay] (full jitter). */
@@ -39,7 +42,7 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { budgetMs: 5_000, baseDelayMs: 50, maxDelayMs: 1_000 };
+export const DEFAULT_RETRY_BUDGET: RetryBudget = { budgetMs: 5_000, baseDelayMs: 50, maxDelayMs: 1_000 };
 
 /** The database could not be reached (or kept failing transiently) for the whole retry budget. */
 export class DatabaseUnavailableError extends WarrantError {
@@ -92,32 +95,43 @@ export function repeatable(text: string): boolean {
   );
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** The policy of one operation: transient failures it may repeat (`safe`), for as long as `budget` allows. */
+export function databasePolicy(
+  safe: (kind: Exclude<Transience, undefined>) => boolean,
+  budget: RetryBudget = DEFAULT_RETRY_BUDGET,
+): RetryPolicy<Exclude<Transience, undefined>> {
+  return {
+    maxAttempts: Number.POSITIVE_INFINITY,
+    retryOn: safe,
+    backoffMs: (attempt) => jitteredBackoff(attempt, { baseMs: budget.baseDelayMs, maxMs: budget.maxDelayMs }),
+    budgetMs: budget.budgetMs,
+  };
+}
+
+type Tried<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /**
  * Runs `attempt` until it succeeds, fails for good, or the budget is spent.
  * `safe(transience)` says whether this operation may be repeated after that
  * kind of failure. Transient failures end as `DatabaseUnavailableError`.
  */
-export async function withRetry<T>(
+export async function retryTransient<T>(
   attempt: () => Promise<T>,
   safe: (kind: Exclude<Transience, undefined>) => boolean,
-  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  budget: RetryBudget = DEFAULT_RETRY_BUDGET,
 ): Promise<T> {
-  const started = Date.now();
-  for (let tries = 0; ; tries += 1) {
+  const last = await withRetries(databasePolicy(safe, budget), async () => {
     try {
-      return await attempt();
+      return done<Tried<T>>({ ok: true, value: await attempt() });
     } catch (error) {
       const kind = transience(error);
-      if (kind === undefined) throw error;
-      if (isDatabaseUnavailable(error) || !safe(kind)) throw unavailable(error);
-      const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** tries);
-      const wait = Math.random() * ceiling;
-      if (Date.now() - started + wait > policy.budgetMs) throw unavailable(error);
-      await sleep(wait);
+      // Not the database's transient failure, or one already given up on: no policy repeats it.
+      if (kind === undefined || isDatabaseUnavailable(error)) return done<Tried<T>>({ ok: false, error });
+      return failed(kind, { ok: false, error } as Tried<T>);
     }
-  }
+  });
+  if (last.ok) return last.value;
+  throw transience(last.error) === undefined ? last.error : unavailable(last.error);
 }
 
 function unavailable(error: unknown): DatabaseUnavailableError {
@@ -129,7 +143,7 @@ function unavailable(error: unknown): DatabaseUnavailableError {
  * attempt takes a fresh client, which is destroyed after any failure (as
  * pg-pool's own `query` does). The callback form is passed through untouched.
  */
-export function retryQueries(pool: pg.Pool, policy: RetryPolicy = DEFAULT_RETRY_POLICY): void {
+export function retryQueries(pool: pg.Pool, budget: RetryBudget = DEFAULT_RETRY_BUDGET): void {
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   const retried = (...args: unknown[]): unknown => {
     if (args.some((arg) => typeof arg === "function")) return query(...args);
@@ -157,7 +171,7 @@ export function retryQueries(pool: pg.Pool, policy: RetryPolicy = DEFAULT_RETRY_
         client.off("error", swallow);
       }
     };
-    return withRetry(once, (kind) => kind === "rolled_back" || !sent || repeatable(text), policy);
+    return retryTransient(once, (kind) => kind === "rolled_back" || !sent || repeatable(text), budget);
   };
   pool.query = retried as typeof pool.query;
 }
@@ -173,7 +187,7 @@ export function retryQueries(pool: pg.Pool, policy: RetryPolicy = DEFAULT_RETRY_
 export function transaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
-  options: { idempotent?: boolean; policy?: RetryPolicy } = {},
+  options: { idempotent?: boolean; budget?: RetryBudget } = {},
 ): Promise<T> {
   let committing = false;
   const once = async (): Promise<T> => {
@@ -197,10 +211,10 @@ export function transaction<T>(
       client.off("error", swallow);
     }
   };
-  return withRetry(
+  return retryTransient(
     once,
     (kind) => kind === "rolled_back" || !committing || options.idempotent === true,
-    options.policy ?? DEFAULT_RETRY_POLICY,
+    options.budget ?? DEFAULT_RETRY_BUDGET,
   );
 }
 

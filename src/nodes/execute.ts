@@ -34,14 +34,8 @@ import {
 import { decideContextFor } from "../graph/decide-context.js";
 import type { LedgerRow } from "../state/ledger.js";
 import { idempotencyArgument, readStatus, statusArguments } from "../execution/reconcile.js";
-import {
-  done,
-  failed,
-  MAX_WRITE_SENDS,
-  RETRY_POLICIES,
-  withRetries,
-  type AttemptResult,
-} from "../execution/retry-policies.js";
+import { MAX_WRITE_SENDS, RETRY_POLICIES } from "../execution/retry-policies.js";
+import { done, failed, withRetries, type AttemptResult } from "../retry.js";
 import { threadIdFrom } from "../run-config.js";
 import { whileSettlingWrite } from "../execution/writes-in-flight.js";
 import { transition } from "../state/transitions.js";

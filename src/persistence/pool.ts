@@ -22,7 +22,7 @@
  */
 import pg from "pg";
 import { WarrantError } from "../errors.js";
-import { DEFAULT_RETRY_POLICY, retryQueries, type RetryPolicy } from "../db/retry.js";
+import { DEFAULT_RETRY_BUDGET, retryQueries, type RetryBudget } from "../db/retry.js";
 
 export interface PoolBounds {
   /** Connections this process opens at most. */
@@ -83,7 +83,7 @@ type ConnectCallback = (
 export function createBoundedPool(
   config: Omit<pg.PoolConfig, "max" | "connectionTimeoutMillis" | "query_timeout">,
   bounds: PoolBounds,
-  retry: RetryPolicy = DEFAULT_RETRY_POLICY,
+  retry: RetryBudget = DEFAULT_RETRY_BUDGET,
 ): pg.Pool {
   const pool = new pg.Pool({
     ...config,

@@ -1,5 +1,5 @@
 /**
- * The retry policy (src/persistence/retry.ts) against real faults: the
+ * The retry policy (src/db/retry.ts) against real faults: the
  * process's pool reaches a throwaway database through a TCP proxy
  * (support/fault-proxy.ts) that cuts every connection, refuses new ones for
  * a while or adds latency; serialization failures and terminated backends

@@ -7,15 +7,8 @@ import type { Budgets } from "../../src/env.js";
 import { TOOL_ERROR_CODES } from "../../src/errors.js";
 import { exhaustedBudget, remainingToolCalls } from "../../src/policy/budgets.js";
 import { RISKS } from "../../src/policy/contracts.js";
-import {
-  backoffMs,
-  done,
-  failed,
-  isRetryable,
-  MAX_WRITE_SENDS,
-  RETRY_POLICIES,
-  withRetries,
-} from "../../src/execution/retry-policies.js";
+import { backoffMs, isRetryable, MAX_WRITE_SENDS, RETRY_POLICIES } from "../../src/execution/retry-policies.js";
+import { done, failed, withRetries } from "../../src/retry.js";
 import type { Usage } from "../../src/state.js";
 
 const BUDGETS: Budgets = {

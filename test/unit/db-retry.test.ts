@@ -1,6 +1,6 @@
-/** The retry policy's classification (src/persistence/retry.ts): what is transient, what may be sent again. */
+/** The retry policy's classification (src/db/retry.ts): what is transient, what may be sent again. */
 import { describe, expect, it } from "vitest";
-import { databaseFailure, IDEMPOTENT, repeatable, transience, withRetry } from "../../src/db/retry.js";
+import { databaseFailure, IDEMPOTENT, repeatable, transience, retryTransient } from "../../src/db/retry.js";
 
 const pgError = (code: string, message = "terminating connection due to administrator command") =>
   Object.assign(new Error(message), { code, severity: "FATAL" });
@@ -46,7 +46,7 @@ describe("transience", () => {
   });
 });
 
-describe("withRetry", () => {
+describe("retryTransient", () => {
   it("retries what is safe, gives up typed after the budget, and passes other errors through", async () => {
     let calls = 0;
     const flaky = async () => {
@@ -54,10 +54,10 @@ describe("withRetry", () => {
       if (calls < 3) throw pgError("57P01");
       return "ok";
     };
-    expect(await withRetry(flaky, () => true, { budgetMs: 5_000, baseDelayMs: 1, maxDelayMs: 5 })).toBe("ok");
+    expect(await retryTransient(flaky, () => true, { budgetMs: 5_000, baseDelayMs: 1, maxDelayMs: 5 })).toBe("ok");
     expect(calls).toBe(3);
 
-    const down = withRetry(
+    const down = retryTransient(
       () => Promise.reject(pgError("08006")),
       () => true,
       {
@@ -70,7 +70,7 @@ describe("withRetry", () => {
     await expect(down).rejects.not.toThrow(/terminating/);
 
     let once = 0;
-    const unsafe = withRetry(
+    const unsafe = retryTransient(
       async () => {
         once += 1;
         throw pgError("08006");
@@ -80,7 +80,7 @@ describe("withRetry", () => {
     await expect(unsafe).rejects.toMatchObject({ code: "database_unavailable" });
     expect(once).toBe(1);
     await expect(
-      withRetry(
+      retryTransient(
         () => Promise.reject(pgError("23505", "dup")),
         () => true,
       ),

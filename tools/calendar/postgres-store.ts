@@ -12,7 +12,7 @@
  * as written) and as instants (for ordering and window filters).
  */
 import pg from "pg";
-import { IDEMPOTENT, retryQueries, type RetryPolicy } from "../../src/db/retry.js";
+import { IDEMPOTENT, retryQueries, type RetryBudget } from "../../src/db/retry.js";
 import {
   checkEventWindow,
   decideExisting,
@@ -36,10 +36,10 @@ const CONNECT_TIMEOUT_MS = 5_000;
 /**
  * How long one store statement rides out a lost connection, a failover or an
  * outage before the tool answers with a failure (the host's retry policy,
- * src/persistence/retry.ts). Shorter than the tools' 5 s timeout, so the host
+ * src/db/retry.ts). Shorter than the tools' 5 s timeout, so the host
  * hears `outcome_unknown` (and reconciles) rather than a timeout.
  */
-export const CALENDAR_RETRY: RetryPolicy = { budgetMs: 3_000, baseDelayMs: 50, maxDelayMs: 500 };
+export const CALENDAR_RETRY: RetryBudget = { budgetMs: 3_000, baseDelayMs: 50, maxDelayMs: 500 };
 
 export function calendarMigrations(schema: string): string[] {
   const s = quoteSchema(schema);
