@@ -1,6 +1,7 @@
 /**
  * Reconciling writes whose outcome is unknown (DESIGN §6 "unknown effect",
- * §9 recovery). Pure helpers; `execute` does the calls and the ledger rows.
+ * §9 recovery): the rules, as pure functions. The calls and their ledger rows
+ * are made by src/execution/run-write.ts and src/execution/ask-status.ts.
  *
  * The rule: a write that timed out, lost its response or was cut off by a
  * crash is never re-run blindly. If its contract names a status tool, that
