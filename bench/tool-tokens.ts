@@ -32,7 +32,8 @@ import { connectTools, ephemeralTokenSettings, type TokenSettings } from "../src
 import type { Database } from "../src/persistence/database.js";
 import { parseConfig, type ServerConfig, type WarrantConfig } from "../src/policy/config.js";
 import { modelFacingTool } from "../src/policy/model-facing.js";
-import type { Planner, ToolSpec } from "../src/planners/planner.js";
+import type { Planner } from "../src/planners/planner.js";
+import type { ToolSpec } from "../src/policy/contracts.js";
 import { runConfigFor } from "../src/run-config.js";
 import { runOptions } from "../src/graph/routes.js";
 import { FINAL_ANSWER, QUESTION, USER_ID } from "./script.js";

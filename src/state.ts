@@ -9,7 +9,7 @@
 import { Annotation, DeltaChannel } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Principal } from "./auth/principal.js";
-import type { Proposal } from "./planners/planner.js";
+import type { Proposal } from "./policy/contracts.js";
 import type { BudgetName, Decision, RecordedDenial } from "./policy/decision.js";
 import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "./policy/usage.js";
 import type { DomainContext, PendingQuestion } from "./state/domain-context.js";

@@ -13,7 +13,7 @@
  * - operator: whether any of those groups is marked `operator`.
  */
 import { createHash } from "node:crypto";
-import type { GroupMapping, OidcIssuerConfig } from "../policy/oidc-config.js";
+import type { GroupMapping, OidcIssuerConfig } from "./oidc-config.js";
 import { PrincipalSchema, type Principal } from "./principal.js";
 
 const ID = /^[a-z0-9_-]{1,64}$/;

@@ -21,7 +21,7 @@
 import { createHash } from "node:crypto";
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from "jose";
 import * as client from "openid-client";
-import type { OidcConfig, OidcIssuerConfig } from "../policy/oidc-config.js";
+import type { OidcConfig, OidcIssuerConfig } from "./oidc-config.js";
 import { principalFromClaims } from "./claim-mapping.js";
 import type { Principal } from "./principal.js";
 

@@ -10,7 +10,7 @@
  * `auth.oidc.dev_tokens` is `false`.
  */
 import { decodeJwt } from "jose";
-import type { OidcConfig } from "../policy/oidc-config.js";
+import type { OidcConfig } from "./oidc-config.js";
 import { API_TOKEN_ISSUER, requestToken, verifyApiToken, type ApiTokenFailure } from "./api-token.js";
 import { oidcVerifier, type OidcFailure } from "./oidc-verifier.js";
 import type { Principal } from "./principal.js";

@@ -9,7 +9,7 @@
  * provider's discovery document names a `device_authorization_endpoint`.
  */
 import * as client from "openid-client";
-import type { OidcConfig, OidcIssuerConfig } from "../policy/oidc-config.js";
+import type { OidcConfig, OidcIssuerConfig } from "../auth/oidc-config.js";
 import { CliError } from "./session.js";
 
 /** The issuer to sign in with: the one named, or the first that has a public client. */

@@ -16,7 +16,8 @@
 import { randomUUID } from "node:crypto";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Evidence } from "../state/evidence.js";
-import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/planner.js";
+import type { PlanOutcome, Planner, PlannerInput } from "../planners/planner.js";
+import type { Proposal } from "../policy/contracts.js";
 import { courseContextOf, isQuizRequest, type CourseContext } from "./notes/course-context.js";
 import { CASE_ID, decideCase } from "./caseops/rules.js";
 import { decideFileRead, FILE_READER, fileToRead } from "./files/rules.js";

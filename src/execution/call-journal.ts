@@ -4,7 +4,6 @@
  * updates it after. Used by the execute node (src/nodes/execute.ts).
  */
 import type { Principal } from "../auth/principal.js";
-import type { Host } from "../host.js";
 import type { CatalogTool } from "../mcp/catalog.js";
 import type { NormalizedResult } from "../mcp/normalize.js";
 import type { ElicitationRecord } from "../mcp/elicitation.js";
@@ -18,7 +17,8 @@ import { effectUnknown } from "./reconcile.js";
 export type Allowed = Extract<Decision, { type: "allow" }>;
 
 export interface CallContext {
-  host: Host;
+  /** The host's clock (milliseconds since the epoch; injectable for deadline tests). */
+  now: () => number;
   tools: ToolHost;
   ledger: LedgerStore;
   threadId: string;
@@ -90,7 +90,7 @@ export class CallJournal {
       ...this.identity(),
       status: "running",
       error_code: null,
-      started_at: new Date(this.context.host.now()).toISOString(),
+      started_at: new Date(this.context.now()).toISOString(),
       finished_at: null,
       elapsed_ms: null,
     };
@@ -127,7 +127,7 @@ export class CallJournal {
     idempotencyKey: string | null,
     denial: Denial,
   ): Promise<Started<{ kind: "refused" }>> {
-    const now = new Date(this.context.host.now()).toISOString();
+    const now = new Date(this.context.now()).toISOString();
     const row: LedgerRow = {
       call_id: this.action.call_id,
       attempt: this.next,
@@ -210,7 +210,7 @@ export class CallJournal {
       record: { call_id: this.action.call_id, run_id: this.context.runId, run: this.context.run },
       elicited,
     });
-    const finished = this.context.host.now();
+    const finished = this.context.now();
     // A write whose answer never arrived may still have been applied: that is not a failure we know of.
     const unknown = !outcome.ok && fields.risk !== "read" && effectUnknown(outcome.code);
     const done = await this.finish(

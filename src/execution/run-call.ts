@@ -56,7 +56,7 @@ async function settleCall(
       await journal.finish(row, {
         status: unknown ? "outcome_unknown" : "abandoned",
         error_code: unknown ? "outcome_unknown" : null,
-        finished_at: new Date(context.host.now()).toISOString(),
+        finished_at: new Date(context.now()).toISOString(),
         elapsed_ms: null,
       }),
     );

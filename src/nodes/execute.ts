@@ -35,7 +35,7 @@ export function makeExecuteNode(host: Host) {
 async function executeStep(host: Host, state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"execute">> {
   const decide = await decideContextFor(state, config, host);
   const context: ExecuteContext = {
-    host,
+    now: () => host.now(),
     tools: await host.tools(),
     ledger: await host.ledger(),
     threadId: threadIdFrom(config),

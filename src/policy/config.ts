@@ -9,7 +9,7 @@ import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
 import { ENGINE_NAMES } from "./engine-errors.js";
 import { jsonSyntaxError } from "./json-syntax.js";
 import { OAuthConfigSchema } from "./oauth-config.js";
-import { AuthConfigSchema } from "./oidc-config.js";
+import { AuthConfigSchema } from "../auth/oidc-config.js";
 import { compilePatterns } from "./secrets.js";
 import { WebhooksConfigSchema } from "./webhook-config.js";
 

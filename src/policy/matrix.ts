@@ -12,7 +12,7 @@ import type { CatalogTool } from "./contracts.js";
 import { reviewRuleFor } from "./decide.js";
 import { effectiveTools, type EffectiveTools } from "./effective-tools.js";
 import type { PolicyEngine } from "./engine.js";
-import type { OidcConfig } from "./oidc-config.js";
+import type { OidcConfig } from "../auth/oidc-config.js";
 
 export interface MatrixReview {
   tool: string;

@@ -27,7 +27,7 @@ import { loadPrincipalDirectory, type Principal } from "../auth/principal.js";
 import { loadSettings, REPO_ROOT, type Budgets, type Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import { REVIEWER_SCOPE } from "../policy/approval.js";
-import type { OidcConfig } from "../policy/oidc-config.js";
+import type { OidcConfig } from "../auth/oidc-config.js";
 import type { Env } from "./context.js";
 
 /** The directory shipped with the repository (the default of WARRANT_PRINCIPALS); only it enables the dev sign-in routes. */

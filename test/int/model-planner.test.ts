@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isModelBehaviorError, type ModelErrorCode } from "../../src/errors.js";
 import { parseToolArguments } from "../../src/policy/arguments.js";
 import { createModelPlanner, MAX_TOKENS_PER_REPLY, type ModelPlannerOptions } from "../../src/planners/model.js";
-import type { PlanResult, Planner, PlannerInput, ToolSpec } from "../../src/planners/planner.js";
+import type { PlanResult, Planner, PlannerInput } from "../../src/planners/planner.js";
+import type { ToolSpec } from "../../src/policy/contracts.js";
 import type { Evidence } from "../../src/state/evidence.js";
 import {
   startFakeOpenAI as startFakeServer,

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
 import { buildCatalog, type CatalogTool, type ListedTool } from "../../src/mcp/catalog.js";
-import type { Proposal } from "../../src/planners/planner.js";
+import type { Proposal } from "../../src/policy/contracts.js";
 import { mayDecide, REVIEWER_SCOPE } from "../../src/policy/approval.js";
 import { ACCESS_DENIED_MESSAGE, idempotencyKey } from "../../src/policy/authorization.js";
 import { ReviewPolicySchema, type ReviewPolicy } from "../../src/policy/config.js";

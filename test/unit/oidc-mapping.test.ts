@@ -10,7 +10,7 @@ import { configuredDirectory, narrowingDirectory } from "../../src/auth/principa
 import { ConfigError } from "../../src/errors.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { mappedGroupPrincipals, policyMatrix } from "../../src/policy/matrix.js";
-import { OidcConfigSchema, type OidcIssuerConfig } from "../../src/policy/oidc-config.js";
+import { OidcConfigSchema, type OidcIssuerConfig } from "../../src/auth/oidc-config.js";
 import { ReviewPolicySchema } from "../../src/policy/config.js";
 
 const ISSUER = "https://idp.example.com/realms/uni";

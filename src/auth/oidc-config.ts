@@ -12,7 +12,7 @@
  * grants nothing.
  */
 import { z } from "zod";
-import { GrantsSchema } from "../auth/principal.js";
+import { GrantsSchema } from "./principal.js";
 
 const ID = /^[a-z0-9_-]{1,64}$/;
 
