@@ -6,6 +6,7 @@
  *
  * - `LedgerStore`: the effect ledger's rows, durably (DESIGN §6, §9).
  * - `ApprovalStore`: the approval record (DESIGN §8, §9).
+ * - `RunOrigin`: a run's start as the trace store finds it (the trace reads it).
  * - `ContextProvider`: the seam through which a domain adds context to a run
  *   without the control plane knowing the domain.
  */
@@ -121,4 +122,25 @@ export interface ContextProviderInput {
   /** The run's clock at its start (milliseconds since the epoch): what "today" means for the request. */
   now: number;
   signal?: AbortSignal | undefined;
+}
+
+/** Where the run was started, and by whom (the audit chain's start record, or the API's run row). */
+export interface RunOrigin {
+  run_id: string;
+  thread_id: string;
+  owner: string;
+  started_at: string;
+  /** API runs that worked on this run (a start and its resumes), oldest first. */
+  api_runs: string[];
+  /** The graph that ran it, when the API recorded one. */
+  graph_id: string | null;
+  /** The client's labels of its API runs (`config.tags`, `config.run_name`, metadata), when the API recorded them. */
+  labels?: RunLabels | undefined;
+}
+
+/** A run's labels as its client set them: tags, a name and metadata (the server's keys already dropped). */
+export interface RunLabels {
+  tags: string[];
+  run_name: string | null;
+  metadata: Record<string, unknown>;
 }

@@ -8,7 +8,7 @@
  * Nothing here re-derives a decision: every entry quotes what a node wrote
  * (its check, code, offer) or what a store recorded.
  */
-import type { ApprovalRecord } from "../ports.js";
+import type { ApprovalRecord, RunLabels, RunOrigin } from "../ports.js";
 import type { LedgerRow } from "../state/ledger.js";
 import { errorClassOf, isToolErrorCode } from "../errors.js";
 import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "../policy/usage.js";
@@ -22,27 +22,6 @@ export interface NodeStep {
   ended_at: string | null;
   /** The node's update, as stored (null when it has not written yet). */
   writes: Record<string, unknown> | null;
-}
-
-/** Where the run was started, and by whom (the audit chain's start record, or the API's run row). */
-export interface RunOrigin {
-  run_id: string;
-  thread_id: string;
-  owner: string;
-  started_at: string;
-  /** API runs that worked on this run (a start and its resumes), oldest first. */
-  api_runs: string[];
-  /** The graph that ran it, when the API recorded one. */
-  graph_id: string | null;
-  /** The client's labels of its API runs (`config.tags`, `config.run_name`, metadata), when the API recorded them. */
-  labels?: RunLabels | undefined;
-}
-
-/** A run's labels as its client set them: tags, a name and metadata (the server's keys already dropped). */
-export interface RunLabels {
-  tags: string[];
-  run_name: string | null;
-  metadata: Record<string, unknown>;
 }
 
 export interface TraceInputs {
