@@ -9,7 +9,7 @@
  * the CLI's directory lookup), never from anything a client or the model
  * sends. The run's **owner**, on whose behalf every effect happens, is the
  * actor that started the run; plan records it in `state.run` and
- * `runtime/owner.ts` reads it back with its current permissions.
+ * `graph/owner.ts` reads it back with its current permissions.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { PrincipalSchema, type Principal } from "./auth/principal.js";

@@ -87,11 +87,11 @@ export interface RunInfo {
   /** user_id of the principal who started the run: every effect runs on the owner's behalf. */
   owner: string;
   /**
-   * The owner as verified when the run started; `runtime/owner.ts` refreshes
+   * The owner as verified when the run started; `graph/owner.ts` refreshes
    * its permissions from the principal directory before use.
    */
   principal?: Principal;
-  /** Domain context read once at the run's start, by provider name (see runtime/context-provider.ts). */
+  /** Domain context read once at the run's start, by provider name (see ports.ts). */
   context?: Record<string, DomainContext>;
   /** The run's candidate tools, fixed at its start (policy/effective-tools.ts `candidateTools`): the model's tools block. */
   candidates?: string[];
@@ -308,7 +308,7 @@ export const AgentState = Annotation.Root({
   review_waits: Annotation<ReviewWaits | null>,
   /** No-progress counter per run; each write carries the turn's new result hashes. Owner: observe. */
   progress: growing<Progress | null, ProgressUpdate>(mergeProgress, () => null),
-  /** The question the last run ended with, for the next message to answer (runtime/follow-up.ts); null when none. Owner: plan. */
+  /** The question the last run ended with, for the next message to answer (graph/follow-up.ts); null when none. Owner: plan. */
   pending: Annotation<PendingQuestion | null>,
 });
 

@@ -1,7 +1,7 @@
 /**
  * Claims to principal: what a verified token of an OpenID Connect issuer
  * makes its bearer in Warrant. Pure and declarative: the issuer's `claims`,
- * `tenant`, `groups` and `default` (src/policy/oidc-config.ts) decide
+ * `tenant`, `groups` and `default` (src/auth/oidc-config.ts) decide
  * everything, and a group the mapping does not name grants nothing.
  *
  * - user id: the configured claim (`sub` by default) when it already reads as

@@ -1,6 +1,6 @@
 /**
  * Verifying tokens of the organization's OpenID Connect issuers
- * (`auth.oidc`, src/policy/oidc-config.ts), with maintained libraries only:
+ * (`auth.oidc`, src/auth/oidc-config.ts), with maintained libraries only:
  * `openid-client` reads each issuer's discovery document, `jose` keeps its
  * remote JWK set and checks the signature and the registered claims.
  *

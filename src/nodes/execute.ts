@@ -25,7 +25,7 @@ import type { NodeUpdate, State } from "../state.js";
 
 export function makeExecuteNode(host: Host) {
   return async function execute(state: State, config: LangGraphRunnableConfig): Promise<NodeUpdate<"execute">> {
-    // A step with a write is settled whole before a cancel may stop the run (runtime/writes-in-flight.ts).
+    // A step with a write is settled whole before a cancel may stop the run (execution/writes-in-flight.ts).
     if (allowed(state.decisions ?? []).some((action) => action.risk !== "read"))
       return whileSettlingWrite(threadIdFrom(config), () => executeStep(host, state, config));
     return executeStep(host, state, config);

@@ -44,7 +44,7 @@ export interface PlannerInput {
   evidence: Evidence[];
   /** 1-based planner turn within the run. */
   turn: number;
-  /** Domain context read at the run's start, by provider name (see runtime/context-provider.ts). */
+  /** Domain context read at the run's start, by provider name (see ports.ts). */
   context?: Record<string, DomainContext>;
   signal?: AbortSignal;
 }

@@ -198,7 +198,7 @@ export const WarrantConfigSchema = z
       .default({ patterns: {} }),
     /** Where run webhooks may be sent and how they are retried (src/policy/webhook-config.ts). */
     webhooks: WebhooksConfigSchema,
-    /** Sign-in from the organization's OpenID Connect provider (src/policy/oidc-config.ts); absent: dev tokens only. */
+    /** Sign-in from the organization's OpenID Connect provider (src/auth/oidc-config.ts); absent: dev tokens only. */
     auth: AuthConfigSchema,
   })
   .strict()

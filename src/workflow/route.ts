@@ -37,7 +37,7 @@ function ownSequence(request: string): typeof STEPS.study | typeof STEPS.case | 
 /**
  * The sequence a run takes, from its request: study requests and claims have
  * their own. The new message is read as the answer to the question the last
- * run asked first, as the run's first step will read it (runtime/step.ts).
+ * run asked first, as the run's first step will read it (graph/step.ts).
  */
 export function makeFirstStep(providers: readonly ContextProvider[]) {
   return (state: State) =>

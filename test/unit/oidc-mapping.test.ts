@@ -1,6 +1,6 @@
 /**
  * Claims to principal (src/auth/claim-mapping.ts), the `auth.oidc` config
- * (src/policy/oidc-config.ts) and the policy matrix rows of mapped groups:
+ * (src/auth/oidc-config.ts) and the policy matrix rows of mapped groups:
  * pure, no I/O. The verification itself runs against a real provider in
  * test/int/oidc-api.test.ts.
  */

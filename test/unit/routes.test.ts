@@ -1,5 +1,5 @@
 /**
- * Nodes route themselves (src/runtime/routes.ts `routed`): the route sees
+ * Nodes route themselves (src/graph/routes.ts `routed`): the route sees
  * the fields it reads (proposals, decisions, status) as the node's update
  * leaves them, exactly as a conditional edge after the node would.
  */
