@@ -11,9 +11,9 @@
  */
 import { USER_ID_PATTERN } from "../auth/revocations.js";
 import { loadApiSecret } from "../auth/api-token.js";
-import { createOAuthTokenStore } from "../auth/oauth-token-store.js";
+import { createOAuthTokenStore } from "../stores/oauth-token-store.js";
 import type { Settings } from "../env.js";
-import { openDatabase } from "../persistence/database.js";
+import { openDatabase } from "../stores/open-database.js";
 import type { WarrantConfig } from "../policy/config.js";
 
 /** Why `disconnect` refused, before touching the database. */

@@ -4,8 +4,8 @@
  * current branch, the ledger and the approval records.
  */
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { Database } from "../persistence/database.js";
-import { findRunOrigin } from "../persistence/trace-store.js";
+import type { Database } from "../stores/open-database.js";
+import { findRunOrigin } from "../stores/trace-store.js";
 import { checkpointIdFrom, threadConfig } from "../runtime/run-config.js";
 import { assembleTrace, type NodeStep, type RunTrace } from "./run-trace.js";
 

@@ -8,8 +8,8 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOAuthTokenStore } from "../../src/auth/oauth-token-store.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 let test: TestDatabase;

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import type { LedgerRow } from "../../src/runtime/ledger.js";
 import {
   ADMIN_URL,

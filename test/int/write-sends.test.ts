@@ -18,7 +18,7 @@ import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
-import type { Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/stores/open-database.js";
 import type { LedgerRow, LedgerStore } from "../../src/runtime/ledger.js";
 import { runOptions } from "../../src/runtime/routes.js";
 import type { State } from "../../src/state.js";

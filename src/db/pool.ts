@@ -22,7 +22,7 @@
  */
 import pg from "pg";
 import { WarrantError } from "../errors.js";
-import { DEFAULT_RETRY_POLICY, retryQueries, type RetryPolicy } from "./retry.js";
+import { DEFAULT_RETRY_POLICY, retryQueries, type RetryPolicy } from "../persistence/retry.js";
 
 export interface PoolBounds {
   /** Connections this process opens at most. */

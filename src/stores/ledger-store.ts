@@ -5,7 +5,7 @@
  */
 import type pg from "pg";
 import { InvariantError } from "../errors.js";
-import { IDEMPOTENT } from "./retry.js";
+import { IDEMPOTENT } from "../persistence/retry.js";
 import { quoteSchemaName } from "../sql-names.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
@@ -17,25 +17,23 @@ import {
   runChained,
   type ChainedWrite,
 } from "./audit-chain-store.js";
-import type { Statement } from "./checkpoint-sql.js";
-import type { WarrantSaver } from "./checkpointer.js";
+import type { Statement } from "../persistence/checkpoint-sql.js";
+import type { WarrantSaver } from "../persistence/checkpointer.js";
 import {
   threadStatementsOf,
   type DeferredStatement,
   type MergedStatement,
   type ThreadStatements,
-} from "./write-ahead.js";
+} from "../persistence/write-ahead.js";
 
 export type { DeferredStatement, MergedStatement, ThreadStatements };
-
-export { quoteSchemaName };
 
 /**
  * Idempotent DDL for the ledger, in order. The caller runs it under the setup
  * advisory lock because `create ... if not exists` still races on the catalog
  * when two processes run it at the same moment.
  */
-export function ledgerMigrations(schema: string): string[] {
+export function ledgerTables(schema: string): string[] {
   const quoted = quoteSchemaName(schema);
   return [
     `create schema if not exists ${quoted}`,
@@ -117,7 +115,7 @@ function isDeferredOutcome(value: unknown): value is DeferredOutcome {
 }
 
 /**
- * A `LedgerStore` over `pool`, in `schema` (default layout from `ledgerMigrations`).
+ * A `LedgerStore` over `pool`, in `schema` (default layout from `ledgerTables`).
  * Intent rows go through `thread`'s `transact` (the write-ahead unit), which
  * commits them with the thread's held checkpoint saves.
  * Uses only `pool.query` (and whatever `transact` holds for an intent row), so it

@@ -11,7 +11,7 @@ import type { Principal } from "../auth/principal.js";
 import type { Owner } from "./thread-store.js";
 import { quoteSchemaName } from "../sql-names.js";
 
-export function cronMigrations(schema: string): string[] {
+export function cronTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.crons (

@@ -22,9 +22,9 @@ import {
   type CoveredTable,
   type RunStart,
 } from "../runtime/audit-chain.js";
-import { quoteSchemaName } from "./ledger-store.js";
-import { statement } from "./prepared.js";
-import { Params } from "./sql-params.js";
+import { quoteSchemaName } from "../sql-names.js";
+import { statement } from "../db/prepared.js";
+import { Params } from "../db/sql-params.js";
 
 /** A timestamp as hashed and compared: UTC ISO with microseconds, whatever the session's time zone. */
 export function utcText(expression: string): string {
@@ -60,7 +60,7 @@ const snapshots = new Map<string, string>();
 /** An audit event's columns, as the chained CTEs select them and `audit_events` takes them. */
 const EVENT_COLUMNS = "thread_id, run_id, kind, subject, node, actor, code, tool, detail, at, seq, prev_hash, hash";
 
-export function chainMigrations(schema: string): string[] {
+export function auditChainTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   const lp = (expression: string) => `coalesce(octet_length(${expression})::text || ':' || ${expression}, '~')`;
   return [

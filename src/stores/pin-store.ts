@@ -16,9 +16,9 @@ import {
 } from "../mcp/pins.js";
 import { sha256Hex, type RunStart } from "../runtime/audit-chain.js";
 import { chainedStatement, Params, utcText } from "./audit-chain-store.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 
-export function pinMigrations(schema: string): string[] {
+export function pinTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.tool_pins (
