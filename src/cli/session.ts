@@ -9,7 +9,8 @@ import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import { WarrantError } from "../errors.js";
 import { requestHash, type RunKeyRow } from "../stores/run-keys.js";
-import type { Owner, ThreadStore } from "../stores/thread-store.js";
+import type { ThreadStore } from "../stores/thread-store.js";
+import type { Owner } from "../stores/thread-rows.js";
 
 export type CliErrorCode =
   | "usage"

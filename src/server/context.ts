@@ -6,7 +6,8 @@
 import type { Context } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
-import type { RunRow, ThreadRow, ThreadStore } from "../stores/thread-store.js";
+import type { ThreadStore } from "../stores/thread-store.js";
+import type { RunRow, ThreadRow } from "../stores/thread-rows.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";

@@ -9,7 +9,7 @@ import { createCronStore } from "../stores/cron-store.js";
 import { startScheduler, type Scheduler } from "./crons/scheduler.js";
 import type { Settings } from "../env.js";
 import type { Database } from "../stores/open-database.js";
-import type { Owner } from "../stores/thread-store.js";
+import type { Owner } from "../stores/thread-rows.js";
 import { loadConfig } from "../policy/config.js";
 import { createItemTable } from "../stores/store-item-table.js";
 import { PrincipalStore } from "../stores/principal-item-store.js";

@@ -11,7 +11,7 @@
  * skip anything), and stops.
  */
 import { END_EVENT, type RunEventStore, type StoredEvent } from "../stores/run-events-store.js";
-import type { RunRow } from "../stores/thread-store.js";
+import type { RunRow } from "../stores/thread-rows.js";
 import { patch, type Delta } from "./event-delta.js";
 import { toWireJson } from "./events.js";
 

@@ -12,7 +12,8 @@
  */
 import { type BaseStore, Command } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
-import type { Owner, RunEndHook, RunRow, ThreadStore } from "../stores/thread-store.js";
+import type { ThreadStore } from "../stores/thread-store.js";
+import type { Owner, RunEndHook, RunRow } from "../stores/thread-rows.js";
 import { databaseFailure } from "../persistence/retry.js";
 import { runConfigFor } from "../runtime/run-config.js";
 import type { SecretScanner } from "../policy/secrets.js";

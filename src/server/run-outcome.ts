@@ -4,7 +4,7 @@
  * on the run row, and the public values kept on the thread row.
  */
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { RunOutcome, ThreadStatus } from "../stores/thread-store.js";
+import type { RunOutcome, ThreadStatus } from "../stores/thread-rows.js";
 import { threadConfig } from "../runtime/run-config.js";
 import type { ServedGraph } from "./run-types.js";
 

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Principal } from "../auth/principal.js";
-import type { Owner } from "./thread-store.js";
+import type { Owner } from "./thread-rows.js";
 import { quoteSchemaName } from "../sql-names.js";
 
 export function cronTables(schema: string): string[] {

@@ -19,7 +19,7 @@ import {
   type PutOperation,
   type SearchOperation,
 } from "@langchain/langgraph";
-import type { Owner } from "./thread-store.js";
+import type { Owner } from "./thread-rows.js";
 import type { ItemTable, StoredItem } from "./store-item-table.js";
 import { checkFilter, checkKey, checkNamespace, checkValue, type StoreInputProblem } from "./store-item-input.js";
 

@@ -20,7 +20,7 @@
 import type pg from "pg";
 import { quoteSchemaName } from "../sql-names.js";
 import { transaction } from "../persistence/retry.js";
-import type { Owner } from "./thread-store.js";
+import type { Owner } from "./thread-rows.js";
 
 /** The fields a run writes on its thread when it takes the lease. */
 export interface LeaseFields {

@@ -9,7 +9,7 @@
 import type pg from "pg";
 import type { Principal } from "../auth/principal.js";
 import { quoteSchemaName } from "../sql-names.js";
-import { runColumns, type Owner, type RunRow } from "./thread-store.js";
+import { runColumns, type Owner, type RunRow } from "./thread-rows.js";
 
 export function runQueueTables(schema: string): string[] {
   const s = quoteSchemaName(schema);

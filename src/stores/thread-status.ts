@@ -7,7 +7,7 @@
  */
 import type pg from "pg";
 import { quoteSchemaName } from "../sql-names.js";
-import type { Owner, ThreadStatus } from "./thread-store.js";
+import type { Owner, ThreadStatus } from "./thread-rows.js";
 
 export async function recordThreadStatus(
   pool: pg.Pool,

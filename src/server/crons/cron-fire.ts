@@ -13,7 +13,8 @@
 import { randomUUID } from "node:crypto";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { PrincipalDirectory } from "../../auth/principal-directory.js";
-import type { Owner, ThreadRow, ThreadStore } from "../../stores/thread-store.js";
+import type { ThreadStore } from "../../stores/thread-store.js";
+import type { Owner, ThreadRow } from "../../stores/thread-rows.js";
 import type { LedgerStore } from "../../runtime/ledger.js";
 import { isApiError } from "../api-error.js";
 import { clientMetadata } from "../request-fields.js";

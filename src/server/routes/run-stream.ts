@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { isDatabaseBusy } from "../../db/pool.js";
 import { isDatabaseUnavailable } from "../../persistence/retry.js";
-import type { RunRow } from "../../stores/thread-store.js";
+import type { RunRow } from "../../stores/thread-rows.js";
 import { errorBody } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { eventInModes, toWire, toWireJson } from "../events.js";

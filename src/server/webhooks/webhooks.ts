@@ -10,7 +10,8 @@
  * ids, statuses and the termination code; no values, no messages, no
  * principal beyond the ids.
  */
-import type { Owner, RunEndHook, RunRow, ThreadStore } from "../../stores/thread-store.js";
+import type { ThreadStore } from "../../stores/thread-store.js";
+import type { Owner, RunEndHook, RunRow } from "../../stores/thread-rows.js";
 import { ApiError } from "../api-error.js";
 import { forClient } from "../client-view.js";
 import { checkDestination, parseWebhookUrl, type Resolver } from "./destination.js";
