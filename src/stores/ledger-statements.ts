@@ -84,12 +84,12 @@ export function insertSql(
 /** The outcome update of one attempt (its values added to `params`) and the check of what it changed. */
 export function finishStatement(
   table: string,
-  attempt: { threadId: string; callId: string; attempt: number },
+  key: { threadId: string; callId: string; attempt: number },
   outcome: LedgerOutcome,
   params = new Params(),
   validated = false,
 ): FinishStatement {
-  const { threadId, callId } = attempt;
+  const { threadId, callId, attempt } = key;
   requireThreadId(threadId);
   const valid = validated ? outcome : OutcomeSchema.parse(outcome);
   // An absent reconciled_by keeps the stored one (coalesce), so finishing never erases a reconciliation.
@@ -98,7 +98,7 @@ export function finishStatement(
               finished_at = ${params.add(valid.finished_at, "timestamptz")},
               elapsed_ms = ${params.add(valid.elapsed_ms, "integer")},
               reconciled_by = coalesce(${params.add(valid.reconciled_by ?? null, "integer")}, reconciled_by)
-        where thread_id = ${params.add(threadId)} and call_id = ${params.add(callId)} and attempt = ${params.add(attempt.attempt, "integer")}`;
+        where thread_id = ${params.add(threadId)} and call_id = ${params.add(callId)} and attempt = ${params.add(attempt, "integer")}`;
   return {
     sql,
     params,
@@ -107,7 +107,7 @@ export function finishStatement(
       if (changed !== 1)
         throw new InvariantError(
           "illegal_transition",
-          `ledger has no attempt ${attempt.attempt} of call ${callId} in thread ${threadId}`,
+          `ledger has no attempt ${attempt} of call ${callId} in thread ${threadId}`,
         );
     },
   };

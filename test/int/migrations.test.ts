@@ -20,7 +20,7 @@ import { MIGRATIONS } from "../../src/stores/migrations.js";
 import { type Database, openDatabase } from "../../src/stores/open-database.js";
 import { createEmbeddedDir, createTestDatabase } from "./support/postgres.js";
 
-const SLOW = { timeout: 180_000 };
+const SLOW = { timeout: 400_000 };
 const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "schema-before-versions.sql");
 
 async function beforeVersions(): Promise<string[]> {
@@ -122,23 +122,25 @@ describe.each([server, embedded])("migrations on $name", (kind) => {
           await query(ROW_BEFORE);
         });
 
-        const upgraded = await old.open();
-        await upgraded.close();
-        const made = await fresh.open();
-        await made.close();
-
+        // Read through each opened database's own pool: each PGlite start is slow, so no extra ones.
         let upgradedLayout: string[] = [];
-        let freshLayout: string[] = [];
-        await old.raw(async (query) => {
-          upgradedLayout = await layout(query);
-          expect(await versions(query)).toEqual(MIGRATIONS.map((migration) => migration.version));
-          const kept = await query("select owner from warrant.threads where thread_id = $1", [THREAD]);
+        const upgraded = await old.open();
+        const upgradedQuery: Query = (sql, params) => upgraded.pool.query(sql, params);
+        try {
+          expect(await versions(upgradedQuery)).toEqual(MIGRATIONS.map((migration) => migration.version));
+          const kept = await upgradedQuery("select owner from warrant.threads where thread_id = $1", [THREAD]);
           expect(kept.rows).toEqual([{ owner: "alice" }]);
-        });
-        await fresh.raw(async (query) => {
-          freshLayout = await layout(query);
-          expect(await versions(query)).toEqual(MIGRATIONS.map((migration) => migration.version));
-        });
+          upgradedLayout = await layout(upgradedQuery);
+        } finally {
+          await upgraded.close();
+        }
+        const made = await fresh.open();
+        let freshLayout: string[] = [];
+        try {
+          freshLayout = await layout((sql, params) => made.pool.query(sql, params));
+        } finally {
+          await made.close();
+        }
         expect(upgradedLayout.length).toBeGreaterThan(50);
         expect(upgradedLayout).toEqual(freshLayout);
       } finally {
