@@ -3,7 +3,7 @@
  * (and any authorization in progress) that owner ID holds for SERVER, a
  * server of the config with `auth: {"type": "oauth", "grant":
  * "authorization_code"}`. The row goes from the encrypted store
- * (src/auth/oauth-token-store.ts), which every call reads, so the owner's
+ * (src/stores/oauth-token-store.ts), which every call reads, so the owner's
  * next call to that server asks them to authorize again, in a running server
  * too. Exit 0 when a token was removed; 1 on `unknown_server`, `not_oauth`
  * (the server keeps nothing per user), `not_connected` (nothing stored for

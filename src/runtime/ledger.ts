@@ -77,7 +77,7 @@ export type LedgerRow = z.infer<typeof LedgerRowSchema>;
 /** What is written when an attempt ends (or when a status check settles an unknown outcome). */
 export type LedgerOutcome = Pick<LedgerRow, "status" | "error_code" | "finished_at" | "elapsed_ms" | "reconciled_by">;
 
-/** Durable ledger, keyed by thread. Implemented in `src/persistence/ledger-store.ts`. */
+/** Durable ledger, keyed by thread. Implemented in `src/stores/ledger-store.ts`. */
 export interface LedgerStore {
   /** Inserts a `running` row. Fails if (thread, call_id, attempt) exists. With `run`, the row is hashed into its audit chain. */
   begin(threadId: string, row: LedgerRow, run?: RunStart): Promise<void>;

@@ -2,7 +2,7 @@
  * Pinned tool definitions in Postgres (`<schema>.tool_pins`), one row per
  * contracted tool: the pinned hash and manifest, and the differing definition
  * a server served last (for review). A changed definition and its approval
- * are audit events, chained like a run's (src/persistence/audit-chain-store.ts)
+ * are audit events, chained like a run's (src/stores/audit-chain-store.ts)
  * under the host's own chain `tool-pins`, so they are tamper-evident too.
  */
 import type pg from "pg";

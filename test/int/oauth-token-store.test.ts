@@ -1,5 +1,5 @@
 /**
- * OAuth credentials in Postgres, encrypted at rest (src/auth/oauth-token-store.ts):
+ * OAuth credentials in Postgres, encrypted at rest (src/stores/oauth-token-store.ts):
  * a stored token reads back for its owner and server only; the table holds
  * no token text (a dump of every column finds neither the access nor the
  * refresh token); a row moved to another owner, a tampered row or another
