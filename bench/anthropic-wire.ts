@@ -17,7 +17,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Settings } from "../src/env.js";
-import type { Database } from "../src/persistence/database.js";
+import type { Database } from "../src/stores/open-database.js";
 import { costOf } from "../src/policy/pricing.js";
 import type { AnthropicUsage } from "./anthropic-cache.js";
 import { ALL_TOOLS_STEPS, RESEARCH_STEPS, listedStandIns } from "./prompt-cache-scenarios.js";

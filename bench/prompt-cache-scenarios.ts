@@ -15,7 +15,7 @@
 import { randomUUID } from "node:crypto";
 import { tool, type StructuredToolInterface } from "@langchain/core/tools";
 import type { Settings } from "../src/env.js";
-import type { Database } from "../src/persistence/database.js";
+import type { Database } from "../src/stores/open-database.js";
 import { cacheFigures, requestAlwaysSeen, type CacheFigures } from "./prompt-cache.js";
 import type { PerVariant } from "./report.js";
 import type { ScriptedEndpoint } from "./scripted-endpoint.js";

@@ -6,7 +6,7 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { openDatabase, type Database } from "../src/persistence/database.js";
+import { openDatabase, type Database } from "../src/stores/open-database.js";
 import { createTestDatabase } from "../test/int/support/postgres.js";
 import { QueryCounter, countPool } from "./pg-counter.js";
 

@@ -29,7 +29,7 @@ import { withHostValues } from "../src/mcp/host-values.js";
 import { httpConnection } from "../src/mcp/http-session.js";
 import { stdioConnection } from "../src/mcp/stdio-session.js";
 import { connectTools, ephemeralTokenSettings, type TokenSettings } from "../src/mcp/tool-host.js";
-import type { Database } from "../src/persistence/database.js";
+import type { Database } from "../src/stores/open-database.js";
 import { parseConfig, type ServerConfig, type WarrantConfig } from "../src/policy/config.js";
 import { modelFacingTool } from "../src/policy/model-facing.js";
 import type { Planner } from "../src/planners/planner.js";

@@ -27,7 +27,7 @@ import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js"
 import { createRuntime, plannerFor } from "../src/bootstrap.js";
 import { REPO_ROOT, type Budgets, type Settings } from "../src/env.js";
 import { connectTools, type ToolHost } from "../src/mcp/tool-host.js";
-import type { Database } from "../src/persistence/database.js";
+import type { Database } from "../src/stores/open-database.js";
 import { loadConfig, parseConfig, type WarrantConfig } from "../src/policy/config.js";
 import { runConfigFor } from "../src/run-config.js";
 import { runOptions } from "../src/graph/routes.js";

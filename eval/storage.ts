@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import type { HostValues } from "../src/mcp/host-values.js";
-import { openDatabase, type Database } from "../src/persistence/database.js";
+import { openDatabase, type Database } from "../src/stores/open-database.js";
 import { fileCalendar, postgresCalendar, type CalendarReader } from "./calendar-reader.js";
 import type { CalendarPlacement } from "./config.js";
 

@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { loadSettings, REPO_ROOT } from "../src/env.js";
 import { isConfigError } from "../src/errors.js";
-import { embeddedDatabaseHolder } from "../src/persistence/database.js";
+import { embeddedDatabaseHolder } from "../src/db/database.js";
 
 const OFFLINE = {
   LANGGRAPH_CLI_NO_ANALYTICS: "1",

@@ -7,7 +7,7 @@
  * or on a configuration or database error, 2 on a usage error.
  */
 import { loadSettings } from "../env.js";
-import { openDatabase } from "../persistence/database.js";
+import { openDatabase } from "../stores/open-database.js";
 import type { ChainBreak, VerifyReport } from "../runtime/audit-chain.js";
 import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";

@@ -8,8 +8,9 @@
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import { WarrantError } from "../errors.js";
-import { requestHash, type RunKeyRow } from "../persistence/run-keys.js";
-import type { Owner, ThreadStore } from "../persistence/thread-store.js";
+import { requestHash, type RunKeyRow } from "../stores/run-keys.js";
+import type { ThreadStore } from "../stores/thread-store.js";
+import type { Owner } from "../stores/thread-rows.js";
 
 export type CliErrorCode =
   | "usage"

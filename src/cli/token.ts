@@ -22,12 +22,13 @@ import {
   MAX_API_TOKEN_TTL_SECONDS,
 } from "../auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
-import { createRevocationStore, JTI_PATTERN, USER_ID_PATTERN, type RevocationStore } from "../auth/revocations.js";
+import { JTI_PATTERN, USER_ID_PATTERN } from "../auth/revocations.js";
+import { createRevocationStore, type RevocationStore } from "../stores/revocation-store.js";
 import { loadSettings } from "../env.js";
 import { loadConfig } from "../policy/config.js";
 import { deviceIssuer, deviceSignIn } from "./device-sign-in.js";
 import { CliError } from "./session.js";
-import { openDatabase } from "../persistence/database.js";
+import { openDatabase } from "../stores/open-database.js";
 import { exitOnConfigError } from "./config-errors.js";
 
 const USAGE = `usage: npm run token -- --user <id> [--ttl <seconds>]

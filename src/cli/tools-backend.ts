@@ -10,7 +10,7 @@ import type { Settings } from "../env.js";
 import type { ToolPin } from "../mcp/pins.js";
 import { connectTools } from "../mcp/tool-host.js";
 import { toolStatus, type ToolStatusRow } from "../mcp/tool-report.js";
-import { openDatabase, type Database } from "../persistence/database.js";
+import { openDatabase, type Database } from "../stores/open-database.js";
 import type { WarrantConfig } from "../policy/config.js";
 import { redactionKeyFrom } from "../policy/secrets.js";
 import { findServer, operatorToken, requestJson } from "./server-client.js";

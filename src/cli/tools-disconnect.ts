@@ -3,7 +3,7 @@
  * (and any authorization in progress) that owner ID holds for SERVER, a
  * server of the config with `auth: {"type": "oauth", "grant":
  * "authorization_code"}`. The row goes from the encrypted store
- * (src/auth/oauth-token-store.ts), which every call reads, so the owner's
+ * (src/stores/oauth-token-store.ts), which every call reads, so the owner's
  * next call to that server asks them to authorize again, in a running server
  * too. Exit 0 when a token was removed; 1 on `unknown_server`, `not_oauth`
  * (the server keeps nothing per user), `not_connected` (nothing stored for
@@ -11,9 +11,9 @@
  */
 import { USER_ID_PATTERN } from "../auth/revocations.js";
 import { loadApiSecret } from "../auth/api-token.js";
-import { createOAuthTokenStore } from "../auth/oauth-token-store.js";
+import { createOAuthTokenStore } from "../stores/oauth-token-store.js";
 import type { Settings } from "../env.js";
-import { openDatabase } from "../persistence/database.js";
+import { openDatabase } from "../stores/open-database.js";
 import type { WarrantConfig } from "../policy/config.js";
 
 /** Why `disconnect` refused, before touching the database. */

@@ -60,7 +60,7 @@ export function authorizationIdOf(state: string): string {
  * per authorization in progress (owner, server, authorization id), a
  * server's dynamic registration per server. The in-memory store serves
  * tests and the conformance client; the server uses the encrypted Postgres
- * one (src/auth/oauth-token-store.ts).
+ * one (src/stores/oauth-token-store.ts).
  */
 export interface OAuthCredentialStore {
   load(owner: string, server: string): Promise<OwnerCredentials>;

@@ -3,7 +3,7 @@
  * run it resumes, the owner who may complete it and the server, sealed with
  * an HMAC under a key derived from the deployment secret, so any instance
  * can check it and nobody can forge or move it. The PKCE verifier stays in
- * the sealed credential store (src/auth/oauth-token-store.ts), never here.
+ * the sealed credential store (src/stores/oauth-token-store.ts), never here.
  */
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";

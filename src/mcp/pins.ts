@@ -7,7 +7,7 @@
  * it (`npm run tools -- diff NAME`, `… approve NAME`). A contract may pin the
  * hash itself (`"pin": "sha256:…"` in `warrant.config.json`): that pin wins
  * over the database's, which is set to it (an approval by the config). The store is in
- * Postgres (src/persistence/pin-store.ts); this file is the pure part.
+ * Postgres (src/stores/pin-store.ts); this file is the pure part.
  */
 import { canonicalJson } from "../policy/fingerprint.js";
 import { sha256Hex } from "../runtime/audit-chain.js";

@@ -1,7 +1,7 @@
 /**
  * The tamper-evident audit chain (issue 11, item 3), its pure half: how links
  * are hashed and how a stored chain is checked. The Postgres half
- * (src/persistence/audit-chain-store.ts) appends links in the same statement
+ * (src/stores/audit-chain-store.ts) appends links in the same statement
  * as the row they cover, hashing with the SQL twin of `linkHash`; `verify`
  * here recomputes every hash in TypeScript from the stored column text, so a
  * changed SQL function cannot vouch for itself.

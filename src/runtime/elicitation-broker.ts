@@ -16,7 +16,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ElicitationBroker, ElicitationOutcome, ElicitationQuestion } from "../mcp/elicitation.js";
 import type { AnswerContent } from "../mcp/elicitation-schema.js";
-import type { ElicitationStore } from "../persistence/elicitation-store.js";
+import type { ElicitationStore } from "../stores/elicitation-store.js";
 import type { AuditStore } from "./audit.js";
 import { pushToRun } from "./elicitation-streams.js";
 

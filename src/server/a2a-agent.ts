@@ -33,7 +33,7 @@ import {
 } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { Principal } from "../auth/principal.js";
-import { isDatabaseBusy } from "../persistence/pool.js";
+import { isDatabaseBusy } from "../db/pool.js";
 import { isDatabaseUnavailable } from "../db/retry.js";
 import { logLine } from "../secrets/process-scanner.js";
 import { isApiError } from "./api-error.js";

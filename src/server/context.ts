@@ -6,8 +6,9 @@
 import type { Context } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
-import type { RunRow, ThreadRow, ThreadStore } from "../persistence/thread-store.js";
+import type { ThreadStore } from "../stores/thread-store.js";
 import type { LedgerStore } from "../ports.js";
+import type { RunRow, ThreadRow } from "../stores/thread-rows.js";
 import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
 import { ownerOf, type RunManager, type ServedGraph } from "./runs.js";

@@ -13,7 +13,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Principal } from "../auth/principal.js";
-import type { Owner, RunRow, ThreadRow } from "../persistence/thread-store.js";
+import type { Owner, RunRow, ThreadRow } from "../stores/thread-rows.js";
 import { delay } from "./abort.js";
 import { ApiError, notFound } from "./api-error.js";
 import type { RouteContext } from "./context.js";

@@ -5,8 +5,9 @@
  * request, it is refused (422 `idempotency_key_reused`).
  */
 import type { Context } from "hono";
-import type { Owner, RunRow, ThreadStore } from "../persistence/thread-store.js";
-import { isRunKey, requestHash, type RunKeyRow } from "../persistence/run-keys.js";
+import type { ThreadStore } from "../stores/thread-store.js";
+import type { Owner, RunRow } from "../stores/thread-rows.js";
+import { isRunKey, requestHash, type RunKeyRow } from "../stores/run-keys.js";
 import { ApiError } from "./api-error.js";
 import type { Env } from "./context.js";
 

@@ -3,7 +3,7 @@
  * and the webhook check that run creation uses (set on the route context).
  */
 import type { Hono } from "hono";
-import type { ItemTable } from "../persistence/store-item-table.js";
+import type { ItemTable } from "../stores/store-item-table.js";
 import type { Webhooks } from "./webhooks/webhooks.js";
 import type { Env, RouteContext } from "./context.js";
 import { registerCronRoutes, type CronRouteOptions } from "./routes/crons.js";

@@ -5,15 +5,15 @@
  * the cron scheduler loop. `server.ts` calls these three steps in order.
  */
 import type { PrincipalDirectory } from "../auth/principal-directory.js";
-import { createCronStore } from "../persistence/cron-store.js";
+import { createCronStore } from "../stores/cron-store.js";
 import { startScheduler, type Scheduler } from "./crons/scheduler.js";
 import type { Settings } from "../env.js";
-import type { Database } from "../persistence/database.js";
-import type { Owner } from "../persistence/thread-store.js";
+import type { Database } from "../stores/open-database.js";
+import type { Owner } from "../stores/thread-rows.js";
 import { loadConfig } from "../policy/config.js";
-import { createItemTable } from "../persistence/store-item-table.js";
-import { PrincipalStore } from "../store/principal-store.js";
-import { createWebhookStore } from "../persistence/webhook-store.js";
+import { createItemTable } from "../stores/store-item-table.js";
+import { PrincipalStore } from "../stores/principal-item-store.js";
+import { createWebhookStore } from "../stores/webhook-store.js";
 import { startWebhooks, type Webhooks } from "./webhooks/webhooks.js";
 import type { PlatformOptions } from "./platform-routes.js";
 import type { RunManager, ServedGraph } from "./runs.js";

@@ -6,8 +6,9 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { LedgerRow } from "../state/ledger.js";
-import type { LeaseFields } from "../persistence/run-admission.js";
-import type { Owner, ThreadStore } from "../persistence/thread-store.js";
+import type { LeaseFields } from "../stores/run-admission.js";
+import type { ThreadStore } from "../stores/thread-store.js";
+import type { Owner } from "../stores/thread-rows.js";
 import { ApiError, notFound } from "./api-error.js";
 import { assertReviewOpen } from "./review-expiry.js";
 import { pendingInterrupts, unansweredToolCalls, type ServedGraph } from "./runs.js";

@@ -10,8 +10,8 @@
  * one of the run's events, so a client that reconnects again is not told to
  * skip anything), and stops.
  */
-import { END_EVENT, type RunEventStore, type StoredEvent } from "../persistence/run-events-store.js";
-import type { RunRow } from "../persistence/thread-store.js";
+import { END_EVENT, type RunEventStore, type StoredEvent } from "../stores/run-events-store.js";
+import type { RunRow } from "../stores/thread-rows.js";
 import { patch, type Delta } from "./event-delta.js";
 import { toWireJson } from "./events.js";
 

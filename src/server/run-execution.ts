@@ -12,9 +12,10 @@
  */
 import { type BaseStore, Command } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
-import type { Owner, RunEndHook, RunRow, ThreadStore } from "../persistence/thread-store.js";
+import type { ThreadStore } from "../stores/thread-store.js";
 import { databaseFailure } from "../db/retry.js";
 import { runConfigFor } from "../run-config.js";
+import type { Owner, RunEndHook, RunRow } from "../stores/thread-rows.js";
 import type { SecretScanner } from "../policy/secrets.js";
 import type { LedgerStore } from "../ports.js";
 import { withoutSecretShapes } from "../secrets/process-scanner.js";

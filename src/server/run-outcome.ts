@@ -4,8 +4,8 @@
  * on the run row, and the public values kept on the thread row.
  */
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { RunOutcome, ThreadStatus } from "../persistence/thread-store.js";
 import { threadConfig } from "../run-config.js";
+import type { RunOutcome, ThreadStatus } from "../stores/thread-rows.js";
 import type { ServedGraph } from "./run-types.js";
 
 export interface ThreadInspection {

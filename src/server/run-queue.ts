@@ -9,7 +9,7 @@
  * or the owner's limit is busy) stays queued; one that never can (its
  * request no longer fits the thread) is recorded `error` with the refusal.
  */
-import type { RunQueueStore } from "../persistence/run-queue-store.js";
+import type { RunQueueStore } from "../stores/run-queue-store.js";
 import { isApiError, type ApiErrorCode } from "./api-error.js";
 import type { RouteContext } from "./context.js";
 import { startRunAs } from "./routes/run-start.js";

@@ -6,14 +6,15 @@
  * closes HTTP connections, MCP child processes, the pool and the embedded
  * database.
  */
-import { createRunQueueStore } from "../persistence/run-queue-store.js";
+import { createRunQueueStore } from "../stores/run-queue-store.js";
 import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { loadApiSecret } from "../auth/api-token.js";
 import { tokenVerifier } from "../auth/token-verifier.js";
 import { requestGate } from "../auth/request-gate.js";
-import { createRevocationStore, RevocationList } from "../auth/revocations.js";
+import { RevocationList } from "../auth/revocations.js";
+import { createRevocationStore } from "../stores/revocation-store.js";
 import { createRuntime, refuseConfigErrors } from "../bootstrap.js";
 import { loadConfig } from "../policy/config.js";
 import { runBoundFor } from "../policy/run-bound.js";
@@ -21,7 +22,7 @@ import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Planner } from "../planners/planner.js";
 import { createApp } from "./app.js";
-import { createElicitationStore } from "../persistence/elicitation-store.js";
+import { createElicitationStore } from "../stores/elicitation-store.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";

@@ -5,7 +5,7 @@
  * prints) and sent over OTLP/HTTP. Exports run one at a time, off the run's
  * path; a failed export is a log line, never a failed run.
  */
-import type { Database } from "../persistence/database.js";
+import type { Database } from "../stores/open-database.js";
 import { exportTraceSpans, otlpExporter } from "./otel.js";
 import { readRunTrace, type HistorySource } from "./read-trace.js";
 

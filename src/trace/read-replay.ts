@@ -4,9 +4,9 @@
  * it wrote. Postgres alone; no node runs and no tool server starts.
  */
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { Database } from "../persistence/database.js";
+import type { Database } from "../stores/open-database.js";
 import type { ListedTool } from "../mcp/catalog.js";
-import { findRunOrigin, recentRunIds, recordedDefinitions } from "../persistence/trace-store.js";
+import { findRunOrigin, recentRunIds, recordedDefinitions } from "../stores/trace-store.js";
 import type { Decision } from "../policy/decision.js";
 import { threadConfig } from "../run-config.js";
 import type { State } from "../state.js";

@@ -4,9 +4,9 @@
  * current branch, the ledger and the approval records.
  */
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { Database } from "../persistence/database.js";
-import { findRunOrigin } from "../persistence/trace-store.js";
+import { findRunOrigin } from "../stores/trace-store.js";
 import { checkpointIdFrom, threadConfig } from "../run-config.js";
+import type { Database } from "../stores/open-database.js";
 import { assembleTrace, type NodeStep, type RunTrace } from "./run-trace.js";
 
 /** What the reader needs of a compiled graph: its checkpoint history. */

@@ -16,7 +16,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { runStartOf } from "../../src/runtime/audit-chain.js";
 import { settings } from "./support/agent.js";

@@ -11,7 +11,7 @@ import { loadConfig } from "../../src/policy/config.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, settings } from "./support/agent.js";
 import { openTestDatabase } from "./support/postgres.js";
-import type { Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/stores/open-database.js";
 
 let tools: ToolHost;
 let database: Database;

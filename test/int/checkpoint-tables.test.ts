@@ -9,7 +9,7 @@ import os from "node:os";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { describe, expect, test } from "vitest";
-import { openDatabase } from "../../src/persistence/database.js";
+import { openDatabase } from "../../src/stores/open-database.js";
 import { createTestDatabase } from "./support/postgres.js";
 
 const SLOW = { timeout: 120_000 };

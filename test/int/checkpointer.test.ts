@@ -9,7 +9,7 @@ import { Annotation, Command, END, interrupt, START, StateGraph } from "@langcha
 import { emptyCheckpoint, type BaseCheckpointSaver, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { backends, createTestDatabase, sampleLedgerRow, type OpenedBackend } from "./support/postgres.js";
 import { uniqueThread } from "../support/threads.js";
 

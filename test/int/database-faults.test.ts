@@ -8,8 +8,8 @@
  */
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
 import { IDEMPOTENT } from "../../src/db/retry.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { startFaultProxy, type FaultProxy } from "./support/fault-proxy.js";
 import { createTestDatabase, statementDone, statementInFlight, type TestDatabase } from "./support/postgres.js";
 import os from "node:os";

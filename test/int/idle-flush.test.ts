@@ -9,7 +9,7 @@
 import { END, START, StateGraph, Annotation } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { WarrantSaver } from "../../src/persistence/checkpointer.js";
-import { createLedgerStore } from "../../src/persistence/ledger-store.js";
+import { createLedgerStore } from "../../src/stores/ledger-store.js";
 import { backends, compileCounterGraph, sampleLedgerRow, useBackend } from "./support/postgres.js";
 import { uniqueThread } from "../support/threads.js";
 

@@ -1,6 +1,6 @@
 /**
  * A read's outcome row commits after `finishSoon` returns
- * (src/persistence/ledger-store.ts, checkpointer.ts `defer`): it is held for
+ * (src/stores/ledger-store.ts, checkpointer.ts `defer`): it is held for
  * the thread's next statement. The next intent row carries it in its own
  * statement (links in order, the chain unbroken); ledger reads, saves and
  * audit records send it first; and a failed one fails that operation and

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { RunStart } from "../../src/runtime/audit-chain.js";
 import { openTestDatabase, sampleLedgerRow } from "./support/postgres.js";
-import type { Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/stores/open-database.js";
 import { uniqueThread } from "../support/threads.js";
 
 describe("ledger intent rows", () => {

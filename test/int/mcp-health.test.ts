@@ -11,7 +11,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isConfigError } from "../../src/errors.js";
 import { connectTools, type HealthEvent, type ToolHost } from "../../src/mcp/tool-host.js";
-import type { Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/stores/open-database.js";
 import { loadConfig, parseConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { effectiveTools } from "../../src/policy/effective-tools.js";
 import { startCaseopsServer, type CaseopsServerHandle } from "../../tools/caseops/server.js";

@@ -10,8 +10,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
-import type { RunEventListener } from "../../src/persistence/run-events-listener.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
+import type { RunEventListener } from "../../src/stores/run-events-listener.js";
 import { EventLog } from "../../src/server/events.js";
 import { readStoredEvents } from "../../src/server/run-event-reader.js";
 import { RunEventWriter } from "../../src/server/run-event-writer.js";

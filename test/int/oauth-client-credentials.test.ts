@@ -14,7 +14,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentialValues } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import type { Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/stores/open-database.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { credentialNames } from "../../src/policy/oauth-config.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";

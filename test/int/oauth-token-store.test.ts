@@ -1,5 +1,5 @@
 /**
- * OAuth credentials in Postgres, encrypted at rest (src/auth/oauth-token-store.ts):
+ * OAuth credentials in Postgres, encrypted at rest (src/stores/oauth-token-store.ts):
  * a stored token reads back for its owner and server only; the table holds
  * no token text (a dump of every column finds neither the access nor the
  * refresh token); a row moved to another owner, a tampered row or another
@@ -8,8 +8,8 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOAuthTokenStore } from "../../src/auth/oauth-token-store.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 let test: TestDatabase;

@@ -8,8 +8,8 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
 import type { LedgerRow } from "../../src/state/ledger.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import {
   ADMIN_URL,
   backends,

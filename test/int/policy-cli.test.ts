@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { isConfigError } from "../../src/errors.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { startServer } from "../../src/server/server.js";
 import type { CallExplanation } from "../../src/trace/explain.js";

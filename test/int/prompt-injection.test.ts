@@ -15,7 +15,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SimulatedModel } from "../../eval/sim/endpoint.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { databaseCalendarEvents } from "./support/calendar.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { simulatedAgent, simulationTools } from "./support/sim-agent.js";

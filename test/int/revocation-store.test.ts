@@ -6,8 +6,8 @@
  */
 import os from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRevocationStore } from "../../src/auth/revocations.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { createRevocationStore } from "../../src/stores/revocation-store.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 let test: TestDatabase;

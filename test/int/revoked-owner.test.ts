@@ -18,7 +18,7 @@ import { principalDirectory } from "../../src/auth/principal-directory.js";
 import type { Principal } from "../../src/auth/principal.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import type { Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/stores/open-database.js";
 import { loadConfig } from "../../src/policy/config.js";
 import { runConfigFor } from "../../src/run-config.js";
 import { runOptions } from "../../src/graph/routes.js";

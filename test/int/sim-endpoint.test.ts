@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SimulatedModel } from "../../eval/sim/endpoint.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { isTerminal } from "../../src/state/transitions.js";
 import type { State } from "../../src/state.js";
 import { databaseCalendarEvents } from "./support/calendar.js";

@@ -8,9 +8,9 @@
 import os from "node:os";
 import { Annotation, END, type LangGraphRunnableConfig, START, StateGraph } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
-import { createItemTable } from "../../src/persistence/store-item-table.js";
-import { PrincipalStore } from "../../src/store/principal-store.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
+import { createItemTable } from "../../src/stores/store-item-table.js";
+import { PrincipalStore } from "../../src/stores/principal-item-store.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 let test: TestDatabase | undefined;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadApiSecret, mintApiToken } from "../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory, type Principal } from "../../src/auth/principal.js";
 import { loadSettings, REPO_ROOT } from "../../src/env.js";
-import { openDatabase } from "../../src/persistence/database.js";
+import { openDatabase } from "../../src/stores/open-database.js";
 import type { State } from "../../src/state.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { freePort } from "../support/ports.js";

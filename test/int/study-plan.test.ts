@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import type { Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/stores/open-database.js";
 import { createRulesPlanner } from "../../src/domains/rules-planner.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import type { State } from "../../src/state.js";

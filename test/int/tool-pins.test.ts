@@ -17,7 +17,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { effectiveTools } from "../../src/policy/effective-tools.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";

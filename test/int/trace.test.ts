@@ -17,7 +17,7 @@ import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import { openDatabase, type Database } from "../../src/persistence/database.js";
+import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { loadConfig } from "../../src/policy/config.js";
 import { traceIdOf } from "../../src/trace/otel.js";
 import { readRunTrace } from "../../src/trace/read-trace.js";

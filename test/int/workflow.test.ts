@@ -13,7 +13,7 @@ import { buildWorkflow } from "../../graphs/workflow.js";
 import { plannerFor } from "../../src/bootstrap.js";
 import { createRulesPlanner } from "../../src/domains/rules-planner.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import type { Database } from "../../src/persistence/database.js";
+import type { Database } from "../../src/stores/open-database.js";
 import type { Planner } from "../../src/planners/planner.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import type { State } from "../../src/state.js";

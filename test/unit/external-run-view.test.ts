@@ -5,7 +5,7 @@
  */
 import { TaskState } from "@a2a-js/sdk";
 import { describe, expect, it } from "vitest";
-import type { RunRow } from "../../src/persistence/thread-store.js";
+import type { RunRow } from "../../src/stores/thread-rows.js";
 import { toTask } from "../../src/server/a2a-agent.js";
 import { runView } from "../../src/server/external-runs.js";
 

@@ -6,8 +6,8 @@
  * Postgres store is exercised by test/int/multi-instance.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import type { RunEventStore, StoredEvent } from "../../src/persistence/run-events-store.js";
-import type { RunRow } from "../../src/persistence/thread-store.js";
+import type { RunEventStore, StoredEvent } from "../../src/stores/run-events-store.js";
+import type { RunRow } from "../../src/stores/thread-rows.js";
 import { EventLog } from "../../src/server/events.js";
 import { readStoredEvents, type SentEvent } from "../../src/server/run-event-reader.js";
 import { RunEventWriter } from "../../src/server/run-event-writer.js";

@@ -5,8 +5,8 @@
  */
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import type { RunKeyRow } from "../../src/persistence/run-keys.js";
-import type { RunRow, ThreadRow } from "../../src/persistence/thread-store.js";
+import type { RunKeyRow } from "../../src/stores/run-keys.js";
+import type { RunRow, ThreadRow } from "../../src/stores/thread-rows.js";
 import { ApiError, errorBody, isApiError } from "../../src/server/api-error.js";
 import type { Env, RouteContext } from "../../src/server/context.js";
 import { registerRunControlRoutes, runJson } from "../../src/server/routes/run-control.js";

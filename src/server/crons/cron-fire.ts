@@ -13,14 +13,15 @@
 import { randomUUID } from "node:crypto";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { PrincipalDirectory } from "../../auth/principal-directory.js";
-import type { Owner, ThreadRow, ThreadStore } from "../../persistence/thread-store.js";
+import type { ThreadStore } from "../../stores/thread-store.js";
 import type { LedgerStore } from "../../ports.js";
+import type { Owner, ThreadRow } from "../../stores/thread-rows.js";
 import { isApiError } from "../api-error.js";
 import { clientMetadata } from "../request-fields.js";
 import { assertRunnable } from "../run-checks.js";
 import { RunInput, requestText, toGraphInput } from "../run-requests.js";
 import type { RunManager } from "../runs.js";
-import type { CronRow } from "../../persistence/cron-store.js";
+import type { CronRow } from "../../stores/cron-store.js";
 
 export interface CronFiringContext {
   manager: RunManager;

@@ -5,7 +5,7 @@
  * first one after *now*, so occurrences missed while every instance was down
  * collapse into one run.
  */
-import type { CronRow, CronStore } from "../../persistence/cron-store.js";
+import type { CronRow, CronStore } from "../../stores/cron-store.js";
 import { fireCron, type CronFiringContext } from "./cron-fire.js";
 import { nextOccurrence } from "./schedule.js";
 

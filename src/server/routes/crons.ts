@@ -14,7 +14,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { findUnsafeJson } from "../../policy/safe-text.js";
-import type { CronRow, CronStore, NewCron } from "../../persistence/cron-store.js";
+import type { CronRow, CronStore, NewCron } from "../../stores/cron-store.js";
 import { checkSchedule, nextOccurrence } from "../crons/schedule.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";

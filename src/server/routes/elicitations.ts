@@ -18,7 +18,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { validateAnswer } from "../../mcp/elicitation-schema.js";
-import type { ElicitationRow, ElicitationStore } from "../../persistence/elicitation-store.js";
+import type { ElicitationRow, ElicitationStore } from "../../stores/elicitation-store.js";
 import { ApiError, errorBody, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 

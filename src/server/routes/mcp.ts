@@ -22,7 +22,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
-import { isDatabaseBusy } from "../../persistence/pool.js";
+import { isDatabaseBusy } from "../../db/pool.js";
 import { isDatabaseUnavailable } from "../../db/retry.js";
 import { logLine } from "../../secrets/process-scanner.js";
 import { errorBody, isApiError } from "../api-error.js";

@@ -28,7 +28,7 @@ import { z } from "zod";
 import { ownerOf } from "../run-types.js";
 import type { ToolHost } from "../../mcp/tool-host.js";
 import { ApiError, isApiError } from "../api-error.js";
-import type { Owner, ThreadRow } from "../../persistence/thread-store.js";
+import type { Owner, ThreadRow } from "../../stores/thread-rows.js";
 import type { Env, RouteContext } from "../context.js";
 import { startRunAs } from "./run-start.js";
 

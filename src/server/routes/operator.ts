@@ -19,7 +19,7 @@ import type { RequestGate } from "../../auth/request-gate.js";
 import type { TokenVerifier } from "../../auth/token-verifier.js";
 import type { ToolHost } from "../../mcp/tool-host.js";
 import { toolStatus } from "../../mcp/tool-report.js";
-import type { Database } from "../../persistence/database.js";
+import type { Database } from "../../stores/open-database.js";
 import type { WarrantConfig } from "../../policy/config.js";
 import { readReplayRecords } from "../../trace/read-replay.js";
 import { readRunTrace, type HistorySource } from "../../trace/read-trace.js";

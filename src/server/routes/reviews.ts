@@ -21,7 +21,7 @@
  */
 import type { Context, Hono } from "hono";
 import type { Principal } from "../../auth/principal.js";
-import type { ThreadRow } from "../../persistence/thread-store.js";
+import type { ThreadRow } from "../../stores/thread-rows.js";
 import { mayDecide, REVIEWER_SCOPE, ResumeSchema, type InterruptPayload } from "../../policy/approval.js";
 import { ApiError, notFound } from "../api-error.js";
 import { assertReviewOpen, isPast, reviewDeadline } from "../review-expiry.js";

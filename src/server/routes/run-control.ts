@@ -4,7 +4,7 @@
  * (`DELETE` answers 409 `run_kept`), and cancel never rolls back.
  */
 import type { Context, Hono } from "hono";
-import type { RunRow } from "../../persistence/thread-store.js";
+import type { RunRow } from "../../stores/thread-rows.js";
 import { ApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { parseBody, RunListQuery } from "../requests.js";

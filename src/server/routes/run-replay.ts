@@ -7,8 +7,8 @@
  * and the other replays it; a run that then fails to start gives it back.
  */
 import type { Context } from "hono";
-import type { RunKeyRow } from "../../persistence/run-keys.js";
-import type { ThreadRow } from "../../persistence/thread-store.js";
+import type { RunKeyRow } from "../../stores/run-keys.js";
+import type { ThreadRow } from "../../stores/thread-rows.js";
 import type { Env, RouteContext } from "../context.js";
 import { idempotencyKeyOf, replayedRun, runRequestHash } from "../idempotency.js";
 import { parseBody } from "../requests.js";

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { END } from "@langchain/langgraph";
 import type { Principal } from "../../auth/principal.js";
-import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
+import type { RunRow, ThreadRow } from "../../stores/thread-rows.js";
 import { ApiError } from "../api-error.js";
 import type { RouteContext } from "../context.js";
 import { clientMetadata, parseBody } from "../requests.js";

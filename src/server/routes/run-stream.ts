@@ -5,9 +5,9 @@
  */
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import { isDatabaseBusy } from "../../persistence/pool.js";
+import { isDatabaseBusy } from "../../db/pool.js";
 import { isDatabaseUnavailable } from "../../db/retry.js";
-import type { RunRow } from "../../persistence/thread-store.js";
+import type { RunRow } from "../../stores/thread-rows.js";
 import { errorBody } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { eventInModes, toWire, toWireJson } from "../events.js";

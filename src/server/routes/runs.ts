@@ -5,7 +5,7 @@
  * request (run-replay.ts), following a run (run-stream.ts).
  */
 import type { Context, Hono } from "hono";
-import type { ThreadRow } from "../../persistence/thread-store.js";
+import type { ThreadRow } from "../../stores/thread-rows.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { parseBody } from "../requests.js";

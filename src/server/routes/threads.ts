@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Context, Hono } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { ThreadRow } from "../../persistence/thread-store.js";
+import type { ThreadRow } from "../../stores/thread-rows.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire } from "../events.js";

@@ -10,18 +10,14 @@
  * ids, statuses and the termination code; no values, no messages, no
  * principal beyond the ids.
  */
-import type { Owner, RunEndHook, RunRow, ThreadStore } from "../../persistence/thread-store.js";
+import type { ThreadStore } from "../../stores/thread-store.js";
+import type { Owner, RunEndHook, RunRow } from "../../stores/thread-rows.js";
 import { ApiError } from "../api-error.js";
 import { forClient } from "../client-view.js";
 import { checkDestination, parseWebhookUrl, type Resolver } from "./destination.js";
 import { postWebhook } from "./sender.js";
 import type { WebhooksConfig } from "../../policy/webhook-config.js";
-import {
-  newDeliveryId,
-  type Registration,
-  type WebhookEvent,
-  type WebhookStore,
-} from "../../persistence/webhook-store.js";
+import { newDeliveryId, type Registration, type WebhookEvent, type WebhookStore } from "../../stores/webhook-store.js";
 
 export interface WebhooksOptions {
   store: WebhookStore;

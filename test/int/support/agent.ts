@@ -11,7 +11,7 @@ import { createRuntime } from "../../../src/bootstrap.js";
 import { loadSettings, type Budgets } from "../../../src/env.js";
 import type { Host } from "../../../src/host.js";
 import type { ToolHost } from "../../../src/mcp/tool-host.js";
-import type { Database } from "../../../src/persistence/database.js";
+import type { Database } from "../../../src/stores/open-database.js";
 import type { Planner } from "../../../src/planners/planner.js";
 import { runConfigFor } from "../../../src/run-config.js";
 import { runOptions } from "../../../src/graph/routes.js";

@@ -5,7 +5,7 @@
  * prints "ready", then idles until the parent SIGKILLs it (it never closes
  * the database, so nothing gets a clean shutdown).
  */
-import { openDatabase } from "../../../src/persistence/database.js";
+import { openDatabase } from "../../../src/stores/open-database.js";
 import { compileCounterGraph, sampleLedgerRow } from "./postgres.js";
 
 const [dataDir, threadId] = process.argv.slice(2);

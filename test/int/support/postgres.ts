@@ -12,7 +12,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
 import type { LedgerRow } from "../../../src/state/ledger.js";
-import { openDatabase, type Database } from "../../../src/persistence/database.js";
+import { openDatabase, type Database } from "../../../src/stores/open-database.js";
 
 /** The server the tests may create databases on. */
 export const ADMIN_URL = process.env.DATABASE_URL?.trim() || "postgres://postgres@127.0.0.1:5432/postgres";

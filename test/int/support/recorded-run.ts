@@ -7,7 +7,7 @@
 import path from "node:path";
 import { expect } from "vitest";
 import type { ToolHost } from "../../../src/mcp/tool-host.js";
-import type { Database } from "../../../src/persistence/database.js";
+import type { Database } from "../../../src/stores/open-database.js";
 import type { WarrantConfig } from "../../../src/policy/config.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../../support/scripted-planner.js";
 import { agentHarness } from "./agent.js";

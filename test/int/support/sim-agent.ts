@@ -10,7 +10,7 @@ import { startSimulatedModel, type SimulatedModel } from "../../../eval/sim/endp
 import { plannerFor } from "../../../src/bootstrap.js";
 import { loadSettings } from "../../../src/env.js";
 import { connectTools, type ToolHost } from "../../../src/mcp/tool-host.js";
-import type { Database } from "../../../src/persistence/database.js";
+import type { Database } from "../../../src/stores/open-database.js";
 import { loadConfig, type WarrantConfig } from "../../../src/policy/config.js";
 import { agentHarness, settings, type AgentHarness } from "./agent.js";
 

@@ -8,10 +8,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import type { Owner } from "./thread-store.js";
+import type { Owner } from "./thread-rows.js";
 import { quoteSchemaName } from "../sql-names.js";
 
-export function webhookMigrations(schema: string): string[] {
+export function webhookTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.run_webhooks (

@@ -1,12 +1,11 @@
 /**
  * The tables behind the thread store (thread-store.ts): threads with their
- * lease, their runs, the run keys and the per-principal admission counts.
+ * lease, and their runs. The run keys and the admission counts have their own
+ * files (run-keys.ts, run-admission.ts); migrations.ts lists all three.
  */
-import { quoteSchemaName } from "./ledger-store.js";
-import { admissionMigrations } from "./run-admission.js";
-import { runKeyMigrations } from "./run-keys.js";
+import { quoteSchemaName } from "../sql-names.js";
 
-export function threadMigrations(schema: string): string[] {
+export function threadTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create schema if not exists ${s}`,
@@ -44,7 +43,5 @@ export function threadMigrations(schema: string): string[] {
     // The orphan sweep looks only at unfinished runs (the per-principal limit counts live leases: run-admission.ts).
     `create index if not exists runs_unfinished on ${s}.runs (thread_id) where status in ('pending', 'running')`,
     `create index if not exists runs_unfinished_by_owner on ${s}.runs (tenant, owner) where status in ('pending', 'running')`,
-    ...runKeyMigrations(schema),
-    ...admissionMigrations(schema),
   ];
 }

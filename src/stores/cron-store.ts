@@ -8,10 +8,10 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Principal } from "../auth/principal.js";
-import type { Owner } from "./thread-store.js";
+import type { Owner } from "./thread-rows.js";
 import { quoteSchemaName } from "../sql-names.js";
 
-export function cronMigrations(schema: string): string[] {
+export function cronTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.crons (

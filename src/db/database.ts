@@ -1,7 +1,9 @@
 /**
- * Opens Warrant's Postgres: a real server when `DATABASE_URL` is set, else an
- * embedded PGlite served over a local socket so both modes share one code
- * path (`pg.Pool` → checkpointer + ledger store).
+ * Connects to Warrant's Postgres: a real server when `DATABASE_URL` is set,
+ * else an embedded PGlite served over a local socket so both modes share one
+ * code path (a `pg.Pool`). Plumbing only: which tables exist is the migration
+ * sequence's business (src/stores/migrations.ts, run by migrate.ts), and the
+ * stores over the pool are built by src/stores/open-database.ts.
  *
  * Embedded-mode facts this module is built around (read from
  * `@electric-sql/pglite-socket` 0.2.17 and measured):
@@ -36,34 +38,11 @@ import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import type pg from "pg";
 import { ConfigError } from "../errors.js";
-import type { LedgerStore } from "../ports.js";
-import { WarrantSaver } from "./checkpointer.js";
-import { setUpCheckpointTables } from "./checkpoint-tables.js";
-import { WriteAhead } from "./write-ahead.js";
-import { createLedgerStore, ledgerMigrations, quoteSchemaName } from "./ledger-store.js";
-import { createThreadStore, threadMigrations, type ThreadStore } from "./thread-store.js";
-import { approvalMigrations, createApprovalStore } from "./approval-store.js";
-import { auditMigrations, createAuditStore } from "./audit-store.js";
-import { chainMigrations, loadChain } from "./audit-chain-store.js";
-import { createPinStore, pinMigrations } from "./pin-store.js";
-import { revocationMigrations } from "../auth/revocations.js";
-import { storeMigrations } from "./store-item-table.js";
-import { cronMigrations } from "./cron-store.js";
-import { webhookMigrations } from "./webhook-store.js";
-import { elicitationMigrations } from "./elicitation-store.js";
-import { runQueueMigrations } from "./run-queue-store.js";
-import { oauthCredentialMigrations } from "../auth/oauth-token-store.js";
-import { createRunEventStore, runEventMigrations, type RunEventStore } from "./run-events-store.js";
-import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
-import type { PinStore } from "../mcp/pins.js";
-import { verifyChains, type VerifyReport } from "../runtime/audit-chain.js";
-import type { AuditStore } from "../runtime/audit.js";
-import type { ApprovalStore } from "../ports.js";
 import { createBoundedPool, DEFAULT_POOL_BOUNDS, type PoolBounds, splitConnections } from "./pool.js";
 import { describeTarget, oneLine, withoutSecret } from "./database-url.js";
 
-/** An open database. Everything shares `pool`. */
-export interface Database {
+/** An open connection to the database: the pools, before any store is built over them. */
+export interface Connection {
   mode: "server" | "embedded";
   /**
    * In embedded mode this pool has exactly ONE connection: never hold a
@@ -79,75 +58,47 @@ export interface Database {
    * when there is none (embedded mode, or a pool too small to split).
    */
   background: pg.Pool;
-  /** The schema of Warrant's own tables (for readers that query them directly, e.g. the trace). */
-  schema: string;
-  /** LangGraph checkpointer (PostgresSaver's table layout, fewer writes: see checkpointer.ts); set up already (schema `public`). */
-  saver: WarrantSaver;
-  /** Thread ownership, runs and the per-thread run lease (the API server). */
-  threads: ThreadStore;
-  /** API runs' stream events, for every instance (the API server). */
-  runEvents: RunEventStore;
-  /** Opens this instance's LISTEN connection for other instances' run events (server mode). */
-  listenForRunEvents(log: (line: string) => void): Promise<RunEventListener>;
-  ledger: LedgerStore;
-  /** Decided reviews (human_review). */
-  approvals: ApprovalStore;
-  /** Denials (authorize) and run endings (observe). */
-  audit: AuditStore;
-  /** Pinned tool definitions (src/mcp/pins.ts). */
-  pins: PinStore;
-  /** Recomputes the audit chains (one run's, or all) and lists where they are broken. */
-  verifyAudit(runId?: string): Promise<VerifyReport>;
-  /** Ends the pool, then (embedded) stops the socket server and closes PGlite. Idempotent. */
-  close(): Promise<void>;
+  /** Ends the pools, then (embedded) stops the socket server and closes PGlite. */
+  shutdown(): Promise<void>;
 }
 
-export interface OpenDatabaseOptions {
+export interface ConnectOptions {
   /** `postgres://user[:password]@host[:port]/database`; unset means embedded PGlite. */
   databaseUrl?: string;
   /** Embedded mode keeps its files in `<dataDir>/pglite`. Unused in server mode. */
   dataDir: string;
-  /** Schema for Warrant's own tables; default `warrant`. */
-  schema?: string;
   /** The process's one pool: its size (server mode) and how long a query may queue for a connection. */
   pool?: Partial<PoolBounds>;
   /** Called with the pool as soon as it exists, before setup (the benchmark counts its queries). */
   observePool?: (pool: pg.Pool) => void;
+  /**
+   * Runs once the pool exists, before the connection is returned (the migrations). `target`
+   * names the database for error messages. On a failure everything opened is released, and in
+   * server mode the password is taken out of the error.
+   */
+  setUp(pool: pg.Pool, target: string): Promise<void>;
 }
-
-const DEFAULT_SCHEMA = "warrant";
 
 /** One live pool client plus one slot for a replacement while the old socket closes (see the header). */
 const EMBEDDED_SOCKET_SLOTS = 2;
 
-/** Fixed key for the setup lock: the ASCII bytes of "WARRANT" read as a bigint. Text, so JS never rounds it. */
-const SETUP_LOCK_KEY = "24560144796962388";
-
 /**
- * Opens the database and runs setup (checkpointer tables + ledger migrations)
- * once, under an advisory lock. Throws `ConfigError` `config_invalid` for a
- * malformed URL or schema name, `database_unreachable` when the server cannot
- * be reached or the embedded files cannot be opened.
+ * Connects and runs `options.setUp`. Throws `ConfigError` `config_invalid`
+ * for a malformed URL, `database_unreachable` when the server cannot be
+ * reached or the embedded files cannot be opened.
  */
-export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
-  const schema = options.schema ?? DEFAULT_SCHEMA;
-  quoteSchemaName(schema); // validates the name before any connection is made
+export async function connectDatabase(options: ConnectOptions): Promise<Connection> {
   const bounds = { ...DEFAULT_POOL_BOUNDS, ...options.pool };
-  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, schema, bounds, options.observePool);
-  return openEmbedded(options.dataDir, schema, bounds.waitMs, options.observePool);
+  if (options.databaseUrl !== undefined) return openServer(options.databaseUrl, bounds, options);
+  return openEmbedded(options.dataDir, bounds.waitMs, options);
 }
 
-async function openServer(
-  databaseUrl: string,
-  schema: string,
-  bounds: PoolBounds,
-  observePool?: (pool: pg.Pool) => void,
-): Promise<Database> {
+async function openServer(databaseUrl: string, bounds: PoolBounds, options: ConnectOptions): Promise<Connection> {
   const target = describeTarget(databaseUrl);
   const split = splitConnections(bounds);
   const pool = createBoundedPool({ connectionString: databaseUrl }, { ...bounds, max: split.requests });
   watchIdleErrors(pool);
-  observePool?.(pool);
+  options.observePool?.(pool);
   const background =
     split.background > 0
       ? createBoundedPool({ connectionString: databaseUrl }, { ...bounds, max: split.background })
@@ -161,18 +112,13 @@ async function openServer(
     }
   };
   try {
-    return await assemble("server", pool, schema, target.label, end, background);
+    return await setUpOrRelease({ mode: "server", pool, background, shutdown: end }, target.label, options);
   } catch (error) {
     throw withoutSecret(error, target.password);
   }
 }
 
-async function openEmbedded(
-  dataDir: string,
-  schema: string,
-  waitMs: number,
-  observePool?: (pool: pg.Pool) => void,
-): Promise<Database> {
+async function openEmbedded(dataDir: string, waitMs: number, options: ConnectOptions): Promise<Connection> {
   const directory = path.resolve(dataDir, "pglite");
   // PGlite is single-process: a second opener (say `npm run chat` beside `npm start`) would corrupt it.
   const unlock = await lockDataDir(dataDir);
@@ -207,7 +153,7 @@ async function openEmbedded(
     { max: 1, waitMs },
   );
   watchIdleErrors(pool);
-  observePool?.(pool);
+  options.observePool?.(pool);
   const shutdown = async (): Promise<void> => {
     try {
       await pool.end();
@@ -223,7 +169,8 @@ async function openEmbedded(
       }
     }
   };
-  return assemble("embedded", pool, schema, `embedded PGlite in ${directory}`, shutdown);
+  const target = `embedded PGlite in ${directory}`;
+  return setUpOrRelease({ mode: "embedded", pool, background: pool, shutdown }, target, options);
 }
 
 /**
@@ -294,105 +241,15 @@ async function startPglite(directory: string): Promise<PGlite> {
   }
 }
 
-/** Runs setup, then builds the handle; on a setup failure releases everything it was given. */
-async function assemble(
-  mode: Database["mode"],
-  pool: pg.Pool,
-  schema: string,
-  target: string,
-  shutdown: () => Promise<void>,
-  background: pg.Pool = pool,
-): Promise<Database> {
+/** Runs setup; on a failure releases everything the connection holds. */
+async function setUpOrRelease(connection: Connection, target: string, options: ConnectOptions): Promise<Connection> {
   try {
-    await setUp(pool, schema, target);
+    await options.setUp(connection.pool, target);
   } catch (error) {
-    await shutdown().catch(() => undefined);
+    await connection.shutdown().catch(() => undefined);
     throw error;
   }
-  let closing: Promise<void> | undefined;
-  // The per-step writes are prepared statements (prepared.ts); pending saves are written before the pool ends.
-  const saver = new WarrantSaver(pool, undefined, { namedStatements: true });
-  // The write-ahead step: intent rows commit with the thread's held checkpoint saves and a read's outcome held for them.
-  const writeAhead = new WriteAhead(saver);
-  const close = async () => {
-    try {
-      await saver.close();
-    } finally {
-      await shutdown();
-    }
-  };
-  return {
-    mode,
-    pool,
-    background,
-    schema,
-    saver,
-    ledger: createLedgerStore(pool, schema, { thread: writeAhead, namedStatements: true }),
-    threads: createThreadStore(pool, schema),
-    runEvents: createRunEventStore(pool, schema),
-    listenForRunEvents: (log) => listenForRunEvents(pool, schema, log),
-    approvals: createApprovalStore(pool, schema, writeAhead),
-    audit: createAuditStore(pool, schema, writeAhead),
-    pins: createPinStore(pool, schema),
-    verifyAudit: async (runId) => verifyChains({ ...(await loadChain(pool, schema, runId)), runId }),
-    close: () => (closing ??= close()),
-  };
-}
-
-/**
- * Setup on ONE client that holds the advisory lock for the whole time: the
- * checkpoint tables' migrations read their last step, then apply the rest
- * (checkpoint-tables.ts), and `create ... if not exists` races on the
- * catalog, so concurrent openers must serialize. Everything runs on that
- * client, so the one-connection embedded pool never waits for a second one.
- * In embedded mode the lock is redundant (one process owns the data
- * directory) but harmless.
- */
-async function setUp(pool: pg.Pool, schema: string, target: string): Promise<void> {
-  const client = await connectOrExplain(pool, target);
-  let broken: Error | undefined;
-  try {
-    await client.query("select pg_advisory_lock($1::bigint)", [SETUP_LOCK_KEY]);
-    try {
-      await setUpCheckpointTables(client);
-      for (const statement of [
-        ...ledgerMigrations(schema),
-        ...threadMigrations(schema),
-        ...runEventMigrations(schema),
-        ...approvalMigrations(schema),
-        ...auditMigrations(schema),
-        ...chainMigrations(schema),
-        ...pinMigrations(schema),
-        ...revocationMigrations(schema),
-        ...storeMigrations(schema),
-        ...cronMigrations(schema),
-        ...webhookMigrations(schema),
-        ...elicitationMigrations(schema),
-        ...runQueueMigrations(schema),
-        ...oauthCredentialMigrations(schema),
-      ])
-        await client.query(statement);
-    } finally {
-      await client.query("select pg_advisory_unlock($1::bigint)", [SETUP_LOCK_KEY]);
-    }
-  } catch (error) {
-    broken = error instanceof Error ? error : new Error(String(error));
-    throw error;
-  } finally {
-    // A client that failed mid-setup may still hold the lock or a broken
-    // connection; passing the error makes the pool destroy it.
-    client.release(broken);
-  }
-}
-
-async function connectOrExplain(pool: pg.Pool, target: string): Promise<pg.PoolClient> {
-  try {
-    return await pool.connect();
-  } catch (error) {
-    throw new ConfigError("database_unreachable", `cannot connect to Postgres at ${target}: ${oneLine(error)}`, {
-      cause: error,
-    });
-  }
+  return connection;
 }
 
 /**

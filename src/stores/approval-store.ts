@@ -6,9 +6,9 @@ import type pg from "pg";
 import type { ApprovalRecord, ApprovalStore } from "../ports.js";
 import type { ThreadStatements } from "./ledger-store.js";
 import { chainedStatement, Params, rowLink, runChained } from "./audit-chain-store.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 
-export function approvalMigrations(schema: string): string[] {
+export function approvalTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create schema if not exists ${s}`,

@@ -14,7 +14,7 @@
 import type pg from "pg";
 import { quoteSchemaName } from "../sql-names.js";
 
-export function storeMigrations(schema: string): string[] {
+export function storeItemTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.store (

@@ -52,7 +52,7 @@ export function open(key: Buffer, sealed: Buffer, aad: string): string {
   return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString("utf8");
 }
 
-export function oauthCredentialMigrations(schema: string): string[] {
+export function oauthCredentialTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.oauth_credentials (

@@ -4,9 +4,9 @@ import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../runtime/audit.
 import { replaceUnstorable } from "../policy/safe-text.js";
 import { chainedStatement, Params } from "./audit-chain-store.js";
 import type { ThreadStatements } from "./ledger-store.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 
-export function auditMigrations(schema: string): string[] {
+export function auditTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create schema if not exists ${s}`,

@@ -8,10 +8,10 @@
  */
 import type pg from "pg";
 import type { Principal } from "../auth/principal.js";
-import { quoteSchemaName } from "./ledger-store.js";
-import { runColumns, type Owner, type RunRow } from "./thread-store.js";
+import { quoteSchemaName } from "../sql-names.js";
+import { runColumns, type Owner, type RunRow } from "./thread-rows.js";
 
-export function runQueueMigrations(schema: string): string[] {
+export function runQueueTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.run_queue (

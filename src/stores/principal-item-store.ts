@@ -19,9 +19,9 @@ import {
   type PutOperation,
   type SearchOperation,
 } from "@langchain/langgraph";
-import type { Owner } from "../persistence/thread-store.js";
-import type { ItemTable, StoredItem } from "../persistence/store-item-table.js";
-import { checkFilter, checkKey, checkNamespace, checkValue, type StoreInputProblem } from "./store-input.js";
+import type { Owner } from "./thread-rows.js";
+import type { ItemTable, StoredItem } from "./store-item-table.js";
+import { checkFilter, checkKey, checkNamespace, checkValue, type StoreInputProblem } from "./store-item-input.js";
 
 /** A namespace, key, value or search a principal's store refused: where and why. */
 export class StoreInputError extends Error {

@@ -13,8 +13,8 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { canonicalJson } from "../policy/fingerprint.js";
-import { quoteSchemaName } from "./ledger-store.js";
-import type { Owner } from "./thread-store.js";
+import { quoteSchemaName } from "../sql-names.js";
+import type { Owner } from "./thread-rows.js";
 
 /** Keys are 1–255 printable ASCII characters (space to tilde), as HTTP header values can carry them. */
 export const RUN_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
@@ -52,7 +52,7 @@ export function requestHash(request: unknown): string {
   return createHash("sha256").update(canonicalJson(request)).digest("hex");
 }
 
-export function runKeyMigrations(schema: string): string[] {
+export function runKeyTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.run_idempotency (

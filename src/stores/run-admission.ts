@@ -18,9 +18,9 @@
  * every admission committed before it.
  */
 import type pg from "pg";
-import { quoteSchemaName } from "./ledger-store.js";
 import { transaction } from "../db/retry.js";
-import type { Owner } from "./thread-store.js";
+import { quoteSchemaName } from "../sql-names.js";
+import type { Owner } from "./thread-rows.js";
 
 /** The fields a run writes on its thread when it takes the lease. */
 export interface LeaseFields {
@@ -63,7 +63,7 @@ export interface StrandedLease {
 }
 
 /** Counting an owner's live leases reads only the leased threads. */
-export function admissionMigrations(schema: string): string[] {
+export function admissionTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create index if not exists threads_leased_by_owner on ${s}.threads (tenant, owner) where active_run is not null`,

@@ -8,7 +8,7 @@
  */
 import type pg from "pg";
 import type { AnswerContent, RequestedSchema } from "../mcp/elicitation-schema.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 
 export type ElicitationStatus = "pending" | "accept" | "decline" | "cancel" | "timeout" | "refused";
 
@@ -52,7 +52,7 @@ export interface ElicitationStore {
   listThread(threadId: string): Promise<ElicitationRow[]>;
 }
 
-export function elicitationMigrations(schema: string): string[] {
+export function elicitationTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.elicitations (

@@ -22,18 +22,19 @@ import {
   type CoveredTable,
   type RunStart,
 } from "../runtime/audit-chain.js";
-import { quoteSchemaName } from "./ledger-store.js";
-import { statement } from "./prepared.js";
-import { Params } from "./sql-params.js";
+import { quoteSchemaName } from "../sql-names.js";
+import { statement } from "../db/prepared.js";
+import { Params } from "../db/sql-params.js";
+import { ledgerColumnsOfType } from "./ledger-columns.js";
 
 /** A timestamp as hashed and compared: UTC ISO with microseconds, whatever the session's time zone. */
 export function utcText(expression: string): string {
   return `to_char((${expression}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
-/** Column types of the covered tables that need a text form other than themselves. */
-const INTEGER_COLUMNS = new Set(["attempt", "elapsed_ms", "reconciles", "reconciled_by", "version"]);
-const TIMESTAMP_COLUMNS = new Set(["started_at", "finished_at", "decided_at", "expires_at"]);
+/** Column types of the covered tables that need a text form other than themselves (the ledger's: its column list). */
+const INTEGER_COLUMNS = new Set([...ledgerColumnsOfType("integer"), "version"]);
+const TIMESTAMP_COLUMNS = new Set([...ledgerColumnsOfType("timestamptz"), "decided_at", "expires_at"]);
 
 /** A covered column of row alias `alias` as text, the same way for snapshots and for verification. */
 function columnText(alias: string, column: string): string {
@@ -60,7 +61,7 @@ const snapshots = new Map<string, string>();
 /** An audit event's columns, as the chained CTEs select them and `audit_events` takes them. */
 const EVENT_COLUMNS = "thread_id, run_id, kind, subject, node, actor, code, tool, detail, at, seq, prev_hash, hash";
 
-export function chainMigrations(schema: string): string[] {
+export function auditChainTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   const lp = (expression: string) => `coalesce(octet_length(${expression})::text || ':' || ${expression}, '~')`;
   return [

@@ -2,7 +2,7 @@
  * Pinned tool definitions in Postgres (`<schema>.tool_pins`), one row per
  * contracted tool: the pinned hash and manifest, and the differing definition
  * a server served last (for review). A changed definition and its approval
- * are audit events, chained like a run's (src/persistence/audit-chain-store.ts)
+ * are audit events, chained like a run's (src/stores/audit-chain-store.ts)
  * under the host's own chain `tool-pins`, so they are tamper-evident too.
  */
 import type pg from "pg";
@@ -16,9 +16,9 @@ import {
 } from "../mcp/pins.js";
 import { sha256Hex, type RunStart } from "../runtime/audit-chain.js";
 import { chainedStatement, Params, utcText } from "./audit-chain-store.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 
-export function pinMigrations(schema: string): string[] {
+export function pinTables(schema: string): string[] {
   const s = quoteSchemaName(schema);
   return [
     `create table if not exists ${s}.tool_pins (
