@@ -23,8 +23,8 @@ import {
   type RunStart,
 } from "../runtime/audit-chain.js";
 import { quoteSchemaName } from "./ledger-store.js";
-import { statement } from "./prepared.js";
-import { Params } from "./sql-params.js";
+import { statement } from "../sql-prepared.js";
+import { Params } from "../sql-params.js";
 
 /** A timestamp as hashed and compared: UTC ISO with microseconds, whatever the session's time zone. */
 export function utcText(expression: string): string {

@@ -17,14 +17,14 @@ import {
   runChained,
   type ChainedWrite,
 } from "./audit-chain-store.js";
-import type { Statement } from "./checkpoint-sql.js";
-import type { WarrantSaver } from "./checkpointer.js";
+import type { Statement } from "../checkpoint/checkpoint-sql.js";
+import type { WarrantSaver } from "../checkpoint/checkpointer.js";
 import {
   threadStatementsOf,
   type DeferredStatement,
   type MergedStatement,
   type ThreadStatements,
-} from "./write-ahead.js";
+} from "../checkpoint/write-ahead.js";
 
 export type { DeferredStatement, MergedStatement, ThreadStatements };
 

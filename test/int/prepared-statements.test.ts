@@ -1,5 +1,5 @@
 /**
- * The per-step statements are prepared (src/persistence/prepared.ts) on both
+ * The per-step statements are prepared (src/sql-prepared.ts) on both
  * backends. On the embedded PGlite every socket is one session, and `pg.Pool`
  * replaces its client after any failed query: the replacement must be able to
  * prepare the same statements again (database.ts clears the session's first).

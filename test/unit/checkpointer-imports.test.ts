@@ -10,7 +10,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const SRC = resolve(import.meta.dirname, "../../src");
-const CHECKPOINTER = resolve(SRC, "persistence/checkpointer.ts");
+const CHECKPOINTER = resolve(SRC, "checkpoint/checkpointer.ts");
 
 /** Every module specifier a file imports or re-exports, types included. */
 function specifiers(file: string): string[] {

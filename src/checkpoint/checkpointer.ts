@@ -60,7 +60,7 @@ import {
   type CheckpointRow,
   type PendingSendsRow,
 } from "./checkpoint-tables.js";
-import { statement as queryConfig } from "./prepared.js";
+import { statement as queryConfig } from "../sql-prepared.js";
 import { WarrantSerializer } from "./serde.js";
 
 export type { PendingSaves };

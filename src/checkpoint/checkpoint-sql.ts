@@ -11,7 +11,7 @@
  */
 import { WRITES_IDX_MAP } from "@langchain/langgraph-checkpoint";
 import { TABLES } from "./checkpoint-tables.js";
-import { Params } from "./sql-params.js";
+import { Params } from "../sql-params.js";
 
 /** One `checkpoint_blobs` row (checkpoint-rows.ts makes them). */
 export type BlobRow = [

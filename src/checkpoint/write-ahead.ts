@@ -28,7 +28,7 @@ import type { HeldSavesWriter, WarrantSaver } from "./checkpointer.js";
 import type { Statement } from "./checkpoint-sql.js";
 import { withSaves } from "./checkpoint-sql.js";
 import { IDLE_FLUSH_MS, IdleSweep } from "./idle-sweep.js";
-import { statement as queryConfig } from "./prepared.js";
+import { statement as queryConfig } from "../sql-prepared.js";
 
 /** A statement held back for the thread's next one (a read's outcome: `finishSoon`). */
 export interface DeferredStatement {
