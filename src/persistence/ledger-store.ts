@@ -18,13 +18,7 @@ import {
   type ChainedWrite,
 } from "./audit-chain-store.js";
 import type { Statement } from "../checkpoint/checkpoint-sql.js";
-import type { WarrantSaver } from "../checkpoint/checkpointer.js";
-import {
-  threadStatementsOf,
-  type DeferredStatement,
-  type MergedStatement,
-  type ThreadStatements,
-} from "../checkpoint/write-ahead.js";
+import type { DeferredStatement, MergedStatement, ThreadStatements } from "../checkpoint/write-ahead.js";
 
 export type { DeferredStatement, MergedStatement, ThreadStatements };
 
@@ -126,11 +120,10 @@ function isDeferredOutcome(value: unknown): value is DeferredOutcome {
 export function createLedgerStore(
   pool: pg.Pool,
   schema: string,
-  options: { thread?: ThreadStatements | WarrantSaver; namedStatements?: boolean } = {},
+  options: { thread?: ThreadStatements; namedStatements?: boolean } = {},
 ): LedgerStore {
   const { namedStatements = false } = options;
-  // A checkpointer given as `thread`: its write-ahead unit (write-ahead.ts).
-  const threadStatements = threadStatementsOf(options.thread);
+  const threadStatements = options.thread;
   const table = `${quoteSchemaName(schema)}.ledger`;
   /** A ledger write as a chained write: its CTE (`name as (… returning *)`) and its row's link. */
   const chainedWrite = (params: Params, run: RunStart, name: string, write: string): ChainedWrite => ({

@@ -9,6 +9,7 @@
 import { END, START, StateGraph, Annotation } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { WarrantSaver } from "../../src/checkpoint/checkpointer.js";
+import { writeAheadOf } from "../../src/checkpoint/write-ahead.js";
 import { createLedgerStore } from "../../src/persistence/ledger-store.js";
 import { backends, compileCounterGraph, sampleLedgerRow, useBackend } from "./support/postgres.js";
 import { uniqueThread } from "../support/threads.js";
@@ -39,7 +40,8 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
   function sweptStores(lines: string[] = []) {
     const { pool, schema } = current().database;
     const saver = new WarrantSaver(pool, undefined, { idleFlushMs: IDLE_MS, log: (line) => lines.push(line) });
-    return { saver, ledger: createLedgerStore(pool, schema, { thread: saver }) };
+    // The ledger reaches the saver's held saves through its write-ahead unit, explicitly.
+    return { saver, ledger: createLedgerStore(pool, schema, { thread: writeAheadOf(saver) }) };
   }
 
   const statuses = async (threadId: string) =>
