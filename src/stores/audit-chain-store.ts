@@ -23,9 +23,9 @@ import {
   type RunStart,
 } from "../runtime/audit-chain.js";
 import { quoteSchemaName } from "../sql-names.js";
-import { statement } from "../db/prepared.js";
 import { Params } from "../db/sql-params.js";
 import { ledgerColumnsOfType } from "./ledger-columns.js";
+import { statement } from "../db/prepared.js";
 
 /** A timestamp as hashed and compared: UTC ISO with microseconds, whatever the session's time zone. */
 export function utcText(expression: string): string {

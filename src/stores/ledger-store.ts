@@ -8,15 +8,9 @@
 import type pg from "pg";
 import { Params } from "../db/sql-params.js";
 import { InvariantError } from "../errors.js";
-import type { Statement } from "../persistence/checkpoint-sql.js";
-import type { WarrantSaver } from "../persistence/checkpointer.js";
+import type { Statement } from "../checkpoint/checkpoint-sql.js";
 import { IDEMPOTENT } from "../db/retry.js";
-import {
-  type DeferredStatement,
-  type MergedStatement,
-  type ThreadStatements,
-  threadStatementsOf,
-} from "../persistence/write-ahead.js";
+import type { DeferredStatement, MergedStatement, ThreadStatements } from "../checkpoint/write-ahead.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import type { LedgerStore } from "../ports.js";
 import { type LedgerOutcome, type LedgerRow, LedgerRowSchema } from "../state/ledger.js";
@@ -103,11 +97,10 @@ function mergeOutcome(row: NewRow, waiting: readonly DeferredStatement[]): Merge
 export function createLedgerStore(
   pool: pg.Pool,
   schema: string,
-  options: { thread?: ThreadStatements | WarrantSaver; namedStatements?: boolean } = {},
+  options: { thread?: ThreadStatements; namedStatements?: boolean } = {},
 ): LedgerStore {
   const { namedStatements = false } = options;
-  // A checkpointer given as `thread`: its write-ahead unit (write-ahead.ts).
-  const threadStatements = threadStatementsOf(options.thread);
+  const threadStatements = options.thread;
   const table = `${quoteSchemaName(schema)}.ledger`;
 
   /**

@@ -14,7 +14,7 @@
  * safe to run once per schema (`if not exists`, as theirs are).
  */
 import type { Migration } from "../db/migrate.js";
-import { CHECKPOINT_MIGRATIONS, CHECKPOINT_SCHEMA, TABLES } from "../persistence/checkpoint-tables.js";
+import { CHECKPOINT_MIGRATIONS, CHECKPOINT_SCHEMA, TABLES } from "../checkpoint/checkpoint-tables.js";
 import { approvalTables } from "./approval-store.js";
 import { auditChainTables } from "./audit-chain-store.js";
 import { auditTables } from "./audit-store.js";

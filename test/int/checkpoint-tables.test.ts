@@ -1,5 +1,5 @@
 /**
- * The checkpointer's own migrations (src/persistence/checkpoint-tables.ts)
+ * The checkpointer's own migrations (src/checkpoint/checkpoint-tables.ts)
  * make exactly PostgresSaver 1.0.5's tables and record the same steps: a
  * database that the stock saver set up (as every Warrant before this one
  * did) opens with nothing to migrate, and a database set up by Warrant is

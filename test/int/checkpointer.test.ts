@@ -1,5 +1,5 @@
 /**
- * Warrant's checkpointer (src/persistence/checkpointer.ts) against LangGraph's
+ * Warrant's checkpointer (src/checkpoint/checkpointer.ts) against LangGraph's
  * own PostgresSaver on the same database: the same saves leave the same rows
  * and load back identically, pending writes and interrupts included, on both
  * backends; and a real graph interrupted and resumed on it reads the same.

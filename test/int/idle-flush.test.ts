@@ -1,6 +1,6 @@
 /**
  * What a thread holds in memory (checkpoint saves a run continues from, a
- * read's outcome held for the next statement: src/persistence/checkpointer.ts)
+ * read's outcome held for the next statement: src/checkpoint/checkpointer.ts)
  * is written by a sweep once the thread has been idle for `idleFlushMs`, with
  * nobody touching the thread again: a run stopped between steps does not
  * leave its ledger showing a finished read as running, nor its checkpoints
@@ -8,8 +8,9 @@
  */
 import { END, START, StateGraph, Annotation } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
-import { WarrantSaver } from "../../src/persistence/checkpointer.js";
+import { WarrantSaver } from "../../src/checkpoint/checkpointer.js";
 import { createLedgerStore } from "../../src/stores/ledger-store.js";
+import { writeAheadOf } from "../../src/checkpoint/write-ahead.js";
 import { backends, compileCounterGraph, sampleLedgerRow, useBackend } from "./support/postgres.js";
 import { uniqueThread } from "../support/threads.js";
 
@@ -39,7 +40,8 @@ describe.each(backends)("the idle sweep on the $name backend", (backend) => {
   function sweptStores(lines: string[] = []) {
     const { pool, schema } = current().database;
     const saver = new WarrantSaver(pool, undefined, { idleFlushMs: IDLE_MS, log: (line) => lines.push(line) });
-    return { saver, ledger: createLedgerStore(pool, schema, { thread: saver }) };
+    // The ledger reaches the saver's held saves through its write-ahead unit, explicitly.
+    return { saver, ledger: createLedgerStore(pool, schema, { thread: writeAheadOf(saver) }) };
   }
 
   const statuses = async (threadId: string) =>

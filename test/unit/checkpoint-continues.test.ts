@@ -4,8 +4,8 @@
  * writes it); anything else is written at once.
  */
 import { describe, expect, it } from "vitest";
-import { runContinuesFrom } from "../../src/persistence/checkpointer.js";
-import { writesReplace } from "../../src/persistence/checkpoint-sql.js";
+import { runContinuesFrom } from "../../src/checkpoint/checkpointer.js";
+import { writesReplace } from "../../src/checkpoint/checkpoint-sql.js";
 
 const v = (n: number) => `${String(n).padStart(32, "0")}.0.5`;
 

@@ -2,15 +2,16 @@
  * The checkpointer is only a checkpointer (issue 24, item 2): nothing it
  * imports, directly or through other files of src/, types included, is a
  * ledger, audit or approval store or the write-ahead unit, and it is built
- * on LangGraph's `BaseCheckpointSaver`, not on another package's saver.
+ * on LangGraph's `BaseCheckpointSaver`, not on another package's saver; no
+ * file of src/checkpoint overrides another package's protected members.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const SRC = resolve(import.meta.dirname, "../../src");
-const CHECKPOINTER = resolve(SRC, "persistence/checkpointer.ts");
+const CHECKPOINTER = resolve(SRC, "checkpoint/checkpointer.ts");
 
 /** Every module specifier a file imports or re-exports, types included. */
 function specifiers(file: string): string[] {
@@ -60,5 +61,14 @@ describe("the checkpointer's imports", () => {
     const text = readFileSync(CHECKPOINTER, "utf8");
     expect(text).toMatch(/class WarrantSaver extends BaseCheckpointSaver\b/);
     expect(text).not.toMatch(/override\s+(async\s+)?_/);
+  });
+
+  it("override no protected member of a LangGraph class, in any file of src/checkpoint (serde composes the stock serializer)", () => {
+    const folder = resolve(SRC, "checkpoint");
+    for (const name of readdirSync(folder).filter((file) => file.endsWith(".ts"))) {
+      const text = readFileSync(resolve(folder, name), "utf8");
+      expect(text, name).not.toMatch(/override\s+(async\s+)?_/);
+      expect(text, name).not.toMatch(/extends\s+JsonPlusSerializer\b/);
+    }
   });
 });

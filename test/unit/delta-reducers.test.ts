@@ -7,7 +7,7 @@
 import { AIMessage, HumanMessage, RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
-import { saveCtes, savesStatement, withSaves, type PendingSaves } from "../../src/persistence/checkpoint-sql.js";
+import { saveCtes, savesStatement, withSaves, type PendingSaves } from "../../src/checkpoint/checkpoint-sql.js";
 import { Params } from "../../src/stores/audit-chain-store.js";
 import { appendTranscript, type TranscriptWrite } from "../../src/state/transcript.js";
 import {

@@ -1,12 +1,12 @@
 /**
- * The checkpoint serializer's fast path (src/persistence/serde.ts) must write
+ * The checkpoint serializer's fast path (src/checkpoint/serde.ts) must write
  * exactly the bytes LangGraph's JsonPlusSerializer writes, and leave every
  * value it does not handle to that serializer.
  */
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { describe, expect, test } from "vitest";
-import { isPlainJson, WarrantSerializer } from "../../src/persistence/serde.js";
+import { isPlainJson, WarrantSerializer } from "../../src/checkpoint/serde.js";
 
 const stock = new JsonPlusSerializer();
 const ours = new WarrantSerializer();

@@ -1,17 +1,19 @@
 /**
- * The checkpoint serializer: LangGraph's `JsonPlusSerializer`, with a fast
- * path for data that is plain JSON once `toJSON` has run. Most of what a
+ * The checkpoint serializer: LangGraph's `JsonPlusSerializer`, composed
+ * behind the public `SerializerProtocol` (nothing of it overridden), with a
+ * fast path for data that is plain JSON once `toJSON` has run. Most of what a
  * tool step stores (statuses, decisions, ledger rows, usage, call results,
  * and messages, whose `toJSON` gives plain data) is such data, for which the
  * stock serializer still walks the value twice in JavaScript (a cycle check,
  * then `JSON.stringify` with a replacer called for every key). For it that
  * replacer changes nothing, so the bytes are those of a bare
  * `JSON.stringify`, which is what the fast path sends; anything else
- * (`undefined`, Maps, Sets, bytes, errors, cycles, class instances without
- * `toJSON`) takes the stock path unchanged. Reading is the stock reader, so
- * stored checkpoints are readable by any `PostgresSaver`.
+ * (`undefined`, Maps, Sets, errors, cycles, class instances without
+ * `toJSON`) goes to the stock serializer's `dumpsTyped` unchanged. Reading is
+ * the stock reader, so stored checkpoints are readable by any
+ * `PostgresSaver`, and what it wrote before is read as before.
  */
-import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
+import { JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
 
 /** Deeper than this, the stock path decides (it also handles cycles, which never end). */
 const PLAIN_DEPTH_LIMIT = 64;
@@ -82,15 +84,29 @@ export function isPlainJson(value: unknown): boolean {
 
 const encoder = new TextEncoder();
 
-export class WarrantSerializer extends JsonPlusSerializer {
-  protected override _dumps(obj: unknown): Uint8Array {
+/** A serializer's answer: the type tag and the bytes. */
+export type Serialized = [string, Uint8Array];
+
+export class WarrantSerializer implements SerializerProtocol {
+  /** What every value the fast path does not take goes to, and every read. */
+  private readonly stock = new JsonPlusSerializer();
+
+  /**
+   * The fast path, at once: bytes as they are (`bytes`, as the stock
+   * serializer answers), plain data as `JSON.stringify` writes it; undefined
+   * for anything else (`dumpsTyped` leaves that to the stock serializer).
+   */
+  dumpsTypedSync(obj: unknown): Serialized | undefined {
+    if (obj instanceof Uint8Array) return ["bytes", obj];
     const form = plainForm(obj, "", 0);
-    if (form !== NOT_PLAIN) return encoder.encode(JSON.stringify(form));
-    return super._dumps(obj);
+    return form === NOT_PLAIN ? undefined : ["json", encoder.encode(JSON.stringify(form))];
   }
 
-  /** `dumpsTyped` without the promise (the stock one is async but never waits). */
-  dumpsTypedSync(obj: unknown): [string, Uint8Array] {
-    return obj instanceof Uint8Array ? ["bytes", obj] : ["json", this._dumps(obj)];
+  async dumpsTyped(obj: unknown): Promise<Serialized> {
+    return this.dumpsTypedSync(obj) ?? (await this.stock.dumpsTyped(obj));
+  }
+
+  loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
+    return this.stock.loadsTyped(type, data);
   }
 }

@@ -117,7 +117,37 @@ export interface HeldSavesWriter {
   close(): void;
 }
 
-export class WarrantSaver extends BaseCheckpointSaver {
+/**
+ * The saver's held saves as its writer (the write-ahead unit) reaches them:
+ * the typed contract between the two, so nothing tests for a method by name.
+ * `takeHeld`, `restoreHeld`, `dropHeld` and `writeHeld` run under the
+ * thread's lock (`exclusive`).
+ */
+export interface HeldSaves {
+  /** The pool every statement of the checkpointer runs on. */
+  readonly pool: pg.Pool;
+  readonly options: WarrantSaverOptions;
+  /** Sets who writes held saves (once). */
+  attach(writer: HeldSavesWriter): void;
+  /** The attached writer, if any. */
+  attached(): HeldSavesWriter | undefined;
+  /** Runs `work` alone for the thread. */
+  exclusive<T>(threadId: string, work: () => Promise<T>): Promise<T>;
+  /** Writes what the thread holds now (through the attached writer). */
+  flush(threadId: string, options?: { background?: boolean }): Promise<void>;
+  /** Removes and returns the thread's held saves (none: empty). */
+  takeHeld(threadId: string): PendingSaves;
+  /** Puts saves whose statement failed back in front of any held since. */
+  restoreHeld(threadId: string, saves: PendingSaves): void;
+  /** Drops the thread's held saves: the statement they rode on failed. */
+  dropHeld(threadId: string): void;
+  /** Whether the thread holds saves not yet written. */
+  holds(threadId: string): boolean;
+  /** Writes the thread's held saves alone, in one statement. */
+  writeHeld(threadId: string): Promise<void>;
+}
+
+export class WarrantSaver extends BaseCheckpointSaver implements HeldSaves {
   private readonly buffer = new CheckpointBuffer();
   private readonly rows: CheckpointRows;
   private readonly named: boolean;

@@ -3,8 +3,8 @@
  * resumes from are durable before the effect starts", in one place.
  *
  * `transact` takes the thread's held checkpoint saves from the checkpointer
- * (checkpointer.ts, through its public contract: `exclusive`, `takeHeld`,
- * `restoreHeld`) and commits them with the intent row in ONE statement
+ * (checkpointer.ts, through the typed `HeldSaves` contract: `exclusive`,
+ * `takeHeld`, `restoreHeld`) and commits them with the intent row in ONE statement
  * (checkpoint-sql.ts `withSaves`: the saves as data-modifying CTEs in front
  * of the row's INSERT), so they commit or roll back as one, in one round
  * trip, before the caller goes on to start the effect. A read's outcome
@@ -24,10 +24,10 @@
  *   read or intent row fails with the error, once, instead.
  */
 import type pg from "pg";
-import type { HeldSavesWriter, WarrantSaver } from "./checkpointer.js";
+import type { HeldSaves, HeldSavesWriter } from "./checkpointer.js";
 import type { Statement } from "./checkpoint-sql.js";
 import { withSaves } from "./checkpoint-sql.js";
-import { IDLE_FLUSH_MS, IdleSweep } from "../db/idle-sweep.js";
+import { IDLE_FLUSH_MS, IdleSweep } from "./idle-sweep.js";
 import { statement as queryConfig } from "../db/prepared.js";
 
 /** A statement held back for the thread's next one (a read's outcome: `finishSoon`). */
@@ -84,7 +84,7 @@ export class WriteAhead implements ThreadStatements, HeldSavesWriter {
   private readonly sweep: IdleSweep;
   private readonly named: boolean;
 
-  constructor(private readonly saver: WarrantSaver) {
+  constructor(private readonly saver: HeldSaves) {
     const { options } = saver;
     this.named = options.namedStatements ?? false;
     const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
@@ -219,14 +219,8 @@ export class WriteAhead implements ThreadStatements, HeldSavesWriter {
 }
 
 /** The saver's write-ahead unit: the one attached to it, else a new one (attached). */
-export function writeAheadOf(saver: WarrantSaver): WriteAhead {
+export function writeAheadOf(saver: HeldSaves): WriteAhead {
   const attached = saver.attached();
   if (attached instanceof WriteAhead) return attached;
   return new WriteAhead(saver);
-}
-
-/** `thread` as ledger statements: a checkpointer stands for its write-ahead unit. */
-export function threadStatementsOf(thread: ThreadStatements | WarrantSaver | undefined): ThreadStatements | undefined {
-  if (thread === undefined) return undefined;
-  return "takeHeld" in thread ? writeAheadOf(thread) : thread;
 }

@@ -66,8 +66,9 @@ export class CheckpointRows {
       if (key) this.serialized.set(key, dumped);
       return dumped;
     };
-    // Warrant's serializer answers at once; another (a test's) may not.
-    if (this.serde instanceof WarrantSerializer) return remember(this.serde.dumpsTypedSync(value));
+    // Warrant's serializer answers plain data at once; anything else (and another serializer, a test's) may not.
+    const fast = this.serde instanceof WarrantSerializer ? this.serde.dumpsTypedSync(value) : undefined;
+    if (fast) return remember(fast);
     return this.serde.dumpsTyped(value).then(remember);
   }
 
