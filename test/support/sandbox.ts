@@ -19,8 +19,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach } from "vitest";
 
-/** Something the sandbox knows how to stop: `close()` (servers, browsers, databases) or `cleanup()` (server sandboxes, backends). */
-export type Disposable = { close(): unknown } | { cleanup(): unknown };
+/**
+ * Something the sandbox knows how to stop: `cleanup()` (server sandboxes, backends), `drop()` (test databases),
+ * `remove()` (temporary directories) or `close()` (servers, browsers, databases, fakes).
+ */
+export type Disposable = { close(): unknown } | { cleanup(): unknown } | { drop(): unknown } | { remove(): unknown };
 
 export interface Sandbox {
   /** Registers `resource` to be closed (or cleaned up) at teardown, before anything registered earlier; returns it. */
@@ -41,7 +44,12 @@ export function createSandbox(): Sandbox {
   const steps: (() => unknown)[] = [];
   const sandbox: Sandbox = {
     add(resource) {
-      steps.push(() => ("cleanup" in resource ? resource.cleanup() : resource.close()));
+      steps.push(() => {
+        if ("cleanup" in resource) return resource.cleanup();
+        if ("drop" in resource) return resource.drop();
+        if ("remove" in resource) return resource.remove();
+        return resource.close();
+      });
       return resource;
     },
     defer(step) {
