@@ -7,7 +7,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { TaskState } from "@a2a-js/sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { a2aClientAs, userMessage } from "./support/agent-endpoints.js";
 import { NOTES_QUESTION, startTestServer, type TestServer } from "./support/server.js";
 
@@ -15,12 +16,10 @@ const TIMEOUT_MS = 120_000;
 const MAX_BODY_BYTES = 64 * 1024;
 
 let server: TestServer;
+const fixture = useSandbox();
 beforeAll(async () => {
-  server = await startTestServer({ settings: { WARRANT_MAX_BODY_BYTES: String(MAX_BODY_BYTES) } });
+  server = fixture.add(await startTestServer({ settings: { WARRANT_MAX_BODY_BYTES: String(MAX_BODY_BYTES) } }));
 }, TIMEOUT_MS);
-afterAll(async () => {
-  await server?.close();
-});
 
 const MCP_HEADERS = { accept: "application/json, text/event-stream", "content-type": "application/json" };
 

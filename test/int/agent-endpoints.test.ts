@@ -10,7 +10,8 @@
 import { AgentCard, TaskState, type Task } from "@a2a-js/sdk";
 import type { Client as A2AClient } from "@a2a-js/sdk/client";
 import type { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { a2aClientAs, mcpClientAs, userMessage } from "./support/agent-endpoints.js";
 import { NOTES_QUESTION, startTestServer, type TestServer } from "./support/server.js";
 
@@ -19,12 +20,10 @@ const planFor = (date: string) =>
   `Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting ${date} at 18:00 UTC, and put it in my calendar`;
 
 let server: TestServer;
+const fixture = useSandbox();
 beforeAll(async () => {
-  server = await startTestServer();
+  server = fixture.add(await startTestServer());
 }, TIMEOUT_MS);
-afterAll(async () => {
-  await server?.close();
-});
 
 type View = {
   state: string;
@@ -80,11 +79,9 @@ async function a2aRefusal(call: Promise<unknown>): Promise<{ name: string; code:
 describe("/mcp with the MCP SDK's client", () => {
   let alice: McpClient;
   let paused: View;
+  const fixture = useSandbox();
   beforeAll(async () => {
-    alice = await mcpClientAs(server, "alice");
-  });
-  afterAll(async () => {
-    await alice?.close();
+    alice = fixture.add(await mcpClientAs(server, "alice"));
   });
 
   it("lists one tool per assistant and get_run", async () => {

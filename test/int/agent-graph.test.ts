@@ -4,14 +4,15 @@
  * backend. Assertions are on codes, ledger rows and evidence.
  */
 import { ToolMessage } from "@langchain/core/messages";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { createRulesPlanner } from "../../src/domains/rules-planner.js";
 import { loadConfig } from "../../src/policy/config.js";
 import type { State } from "../../src/state.js";
 import { calls, endlessPlanner, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, settings } from "./support/agent.js";
-import { backends, type OpenedBackend } from "./support/postgres.js";
+import { backends, useBackend } from "./support/postgres.js";
 
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 
@@ -22,24 +23,16 @@ function errorCodes(state: State): string[] {
 }
 
 let tools: ToolHost;
+const fixture = useSandbox();
 beforeAll(async () => {
-  tools = await connectTools(await loadConfig(settings.configPath));
-});
-afterAll(async () => {
-  await tools?.close();
+  tools = fixture.add(await connectTools(await loadConfig(settings.configPath)));
 });
 
 describe.each(backends)("agent graph on $name Postgres", (backend) => {
-  let opened: OpenedBackend;
-  beforeAll(async () => {
-    opened = await backend.open();
-  }, 60_000);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+  const opened = useBackend(backend);
 
   it("answers alice's attention question citing only cs301 notes", async () => {
-    const agent = agentHarness({ database: opened.database, tools, planner: createRulesPlanner() });
+    const agent = agentHarness({ database: opened().database, tools, planner: createRulesPlanner() });
     const { threadId, state } = await agent.run("alice", QUESTION);
     expect(state.status).toBe("completed");
     expect(state.termination_reason?.code).toBe("final_answer");
@@ -53,7 +46,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
       ["read_note", "succeeded"],
     ]);
     // The durable ledger holds the same rows as the state.
-    const durable = await opened.database.ledger.list(threadId);
+    const durable = await opened().database.ledger.list(threadId);
     expect(durable.map((row) => `${row.call_id}#${row.attempt}:${row.status}`).sort()).toEqual(
       state.ledger.map((row) => `${row.call_id}#${row.attempt}:${row.status}`).sort(),
     );
@@ -61,7 +54,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
   });
 
   it("gives bob an abstention and never a cs301 excerpt", async () => {
-    const agent = agentHarness({ database: opened.database, tools, planner: createRulesPlanner() });
+    const agent = agentHarness({ database: opened().database, tools, planner: createRulesPlanner() });
     const { state } = await agent.run("bob", QUESTION);
     expect(state.status).toBe("abstained");
     expect(state.result?.abstained).toBe(true);
@@ -72,13 +65,13 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
   });
 
   it("says the rules planner cannot find an unreleased note instead of answering from notes that share a word with it", async () => {
-    const agent = agentHarness({ database: opened.database, tools, planner: createRulesPlanner() });
+    const agent = agentHarness({ database: opened().database, tools, planner: createRulesPlanner() });
     const { state } = await agent.run("alice", "Show me the exam 2 worked solutions");
     expect(state.status).toBe("abstained");
     expect(state.termination_reason?.code).toBe("abstained");
     expect(state.result).toMatchObject({ abstained: true, citations: [] });
     expect(state.result?.answer).toMatch(/^I can't find notes on "exam worked solutions" that you can read/);
-    // One search, nothing read: no note was evidence, so none was opened.
+    // One search, nothing read: no note was evidence, so none was opened().
     expect(state.ledger.map((row) => [row.tool, row.status])).toEqual([["search_notes", "succeeded"]]);
     expect(state.decisions.every((decision) => decision.type === "allow")).toBe(true);
   });
@@ -91,7 +84,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
       ),
       { type: "final", answer: "nothing", citations: [], abstained: true },
     ]);
-    const agent = agentHarness({ database: opened.database, tools, planner });
+    const agent = agentHarness({ database: opened().database, tools, planner });
     const { state } = await agent.run("bob", "read those");
     planner.assertDone();
     expect(errorCodes(state)).toEqual(["access_denied", "access_denied"]);
@@ -117,7 +110,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
         return { type: "final", answer: "giving up", citations: [], abstained: true };
       },
     ]);
-    const agent = agentHarness({ database: opened.database, tools, planner });
+    const agent = agentHarness({ database: opened().database, tools, planner });
     const { state } = await agent.run("alice", "search badly");
     planner.assertDone();
     expect(errorCodes(state)).toEqual([
@@ -137,7 +130,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
       calls(proposal("read_note", { note_id: "cs301.exam-2-solutions" })),
       { type: "final", answer: "no", citations: [], abstained: true },
     ]);
-    const agent = agentHarness({ database: opened.database, tools, planner });
+    const agent = agentHarness({ database: opened().database, tools, planner });
     const { state } = await agent.run("alice", "show the exam solutions");
     // authorize allowed it (alice is in cs301); the server refused it.
     expect(state.ledger.map((row) => [row.tool, row.status, row.error_code])).toEqual([
@@ -150,7 +143,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
   it("stops a long run by its model-turn budget, not by LangGraph's recursion limit", async () => {
     // 20 turns of four node steps each would overrun LangGraph's default limit of 25.
     const agent = agentHarness({
-      database: opened.database,
+      database: opened().database,
       tools,
       planner: endlessPlanner(),
       budgets: { model_turns: 20, tool_calls: 100, no_progress_steps: 100, tokens: 1_000_000 },
@@ -167,7 +160,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
       proposal("search_notes", { query: `attention ${letter}` }),
     );
     const planner = scriptedPlanner([calls(...searches)]);
-    const agent = agentHarness({ database: opened.database, tools, planner, budgets: { tool_calls: 3 } });
+    const agent = agentHarness({ database: opened().database, tools, planner, budgets: { tool_calls: 3 } });
     const { state } = await agent.run("alice", "five at once");
     planner.assertDone();
     expect(state.ledger).toHaveLength(3);
@@ -179,7 +172,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
   it("stops a repeated action", async () => {
     const same = () => calls(proposal("search_notes", { query: "attention", limit: 2 }));
     const planner = scriptedPlanner([same(), same()]);
-    const agent = agentHarness({ database: opened.database, tools, planner, budgets: { max_repeats: 1 } });
+    const agent = agentHarness({ database: opened().database, tools, planner, budgets: { max_repeats: 1 } });
     const { state } = await agent.run("alice", "again and again");
     planner.assertDone();
     expect(state.ledger).toHaveLength(1);
@@ -191,7 +184,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
     const failing = () =>
       calls(proposal("read_note", { note_id: `cs301.missing-${Math.random().toString(36).slice(2, 8)}` }));
     const planner = scriptedPlanner([failing(), failing()]);
-    const agent = agentHarness({ database: opened.database, tools, planner, budgets: { no_progress_steps: 2 } });
+    const agent = agentHarness({ database: opened().database, tools, planner, budgets: { no_progress_steps: 2 } });
     const { state } = await agent.run("alice", "read things that do not exist");
     planner.assertDone();
     expect(state.termination_reason?.code).toBe("no_progress");
@@ -206,7 +199,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
       },
     ]);
     const agent = agentHarness({
-      database: opened.database,
+      database: opened().database,
       tools,
       planner,
       budgets: { deadline_ms: 5_000 },
@@ -220,7 +213,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
     const planner = scriptedPlanner([
       { type: "final", answer: "made up", citations: ["cs301.self-attention@1"], abstained: false },
     ]);
-    const agent = agentHarness({ database: opened.database, tools, planner });
+    const agent = agentHarness({ database: opened().database, tools, planner });
     const { threadId, state } = await agent.run("bob", "cite something");
     expect(state.status).toBe("failed");
     expect(state.termination_reason?.code).toBe("unsupported_citation");
@@ -229,7 +222,7 @@ describe.each(backends)("agent graph on $name Postgres", (backend) => {
   });
 
   it("continues the same thread with a new request after a finished run", async () => {
-    const agent = agentHarness({ database: opened.database, tools, planner: createRulesPlanner() });
+    const agent = agentHarness({ database: opened().database, tools, planner: createRulesPlanner() });
     const first = await agent.run("alice", QUESTION);
     const second = await agent.run("alice", "What is BM25?", first.threadId);
     expect(second.state.status).toBe("completed");

@@ -20,13 +20,7 @@ import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { runStartOf } from "../../src/runtime/audit-chain.js";
 import { settings } from "./support/agent.js";
-import {
-  backends,
-  createTestDatabase,
-  sampleLedgerRow,
-  type OpenedBackend,
-  type TestDatabase,
-} from "./support/postgres.js";
+import { backends, createTestDatabase, sampleLedgerRow, type TestDatabase, useBackend } from "./support/postgres.js";
 import { calendarConfig as calendarConfigIn, recordedRun } from "./support/recorded-run.js";
 
 const TIMEOUT_MS = 90_000;
@@ -48,18 +42,16 @@ async function sql(database: Database, text: string, values: unknown[] = []): Pr
 }
 
 describe.each(backends)("the audit chain on $name Postgres", (backend) => {
-  let opened: OpenedBackend;
+  const opened = useBackend(backend, TIMEOUT_MS);
   let database: Database;
   let tools: ToolHost;
 
   beforeAll(async () => {
-    opened = await backend.open();
-    database = opened.database;
+    database = opened().database;
     tools = await connectTools(calendarConfig());
   }, TIMEOUT_MS);
   afterAll(async () => {
     await tools?.close();
-    await opened?.cleanup();
   });
 
   it(

@@ -8,11 +8,13 @@
  * with its check and reason; rita approves alice's pending review from the
  * reviewer inbox.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
+import { finalReply, startModelServer } from "../support/scripted-model.js";
 import type { Page } from "playwright-core";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser, signInAs } from "./support/browser.js";
-import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
-import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+import type { FakeOpenAI, ScriptedCompletion } from "./support/fake-openai.js";
+import type { ServerProcess, ServerSandbox } from "./support/server-process.js";
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 20 };
 const session = (day: number) => ({
@@ -30,12 +32,6 @@ const proposeEvents = (sessions: ReturnType<typeof session>[]): ScriptedCompleti
     arguments: JSON.stringify(args),
   })),
   finish_reason: "tool_calls",
-  usage: USAGE,
-});
-const finalReply = (answer: string): ScriptedCompletion => ({
-  kind: "completion",
-  content: JSON.stringify({ answer, citations: [], abstained: false }),
-  finish_reason: "stop",
   usage: USAGE,
 });
 
@@ -66,31 +62,15 @@ async function ask(page: Page, text: string): Promise<void> {
 const card = (page: Page, index: number) => page.locator("article.approval-card").nth(index);
 
 describe.runIf(BROWSER_TESTS_RUN)("approval cards in Chromium", () => {
+  const fixture = useSandbox();
   beforeAll(async () => {
     buildPage();
-    fake = await startFakeOpenAI();
-    sandbox = await createServerSandbox();
-    server = await sandbox.start({
-      WARRANT_PLANNER: "model",
-      WARRANT_MODEL: "fake-model",
-      OPENAI_BASE_URL: fake.baseUrl,
-    });
-    browser = await launchBrowser();
+    ({ fake, servers: sandbox, server } = await startModelServer(fixture));
+    browser = fixture.add(await launchBrowser());
   }, 180_000);
   afterEach(() => {
     // Every scripted completion was used: the page sent exactly the runs the test expects.
     expect(fake?.pending()).toBe(0);
-  });
-  afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await sandbox?.cleanup();
-      } finally {
-        await fake?.close();
-      }
-    }
   });
 
   it("approve two and reject one: exactly two events, the rejection listed with its reason", async () => {

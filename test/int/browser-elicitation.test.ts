@@ -6,14 +6,13 @@
  * picks a date and sends; the call completes with that date. Without the
  * form (or the event) the question times out and the server is told decline.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
+import { finalReply, startModelServer } from "../support/scripted-model.js";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, signInAs, type TestBrowser } from "./support/browser.js";
-import { finalReply, proposeBooking, writeElicitingConfig } from "./support/elicitation.js";
-import { startFakeOpenAI, type FakeOpenAI } from "./support/fake-openai.js";
-import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+import { proposeBooking, writeElicitingConfig } from "./support/elicitation.js";
+import type { FakeOpenAI } from "./support/fake-openai.js";
+import type { ServerProcess, ServerSandbox } from "./support/server-process.js";
 
 let sandbox: ServerSandbox | undefined;
 let fake: FakeOpenAI | undefined;
@@ -22,31 +21,19 @@ let browser: TestBrowser | undefined;
 let directory: string;
 
 describe.runIf(BROWSER_TESTS_RUN)("elicitation form in Chromium", () => {
+  const fixture = useSandbox();
   beforeAll(async () => {
     buildPage();
-    directory = await mkdtemp(path.join(os.tmpdir(), "warrant-browser-elicitation-"));
-    fake = await startFakeOpenAI();
-    sandbox = await createServerSandbox();
-    server = await sandbox.start({
-      WARRANT_PLANNER: "model",
-      WARRANT_MODEL: "fake-model",
-      OPENAI_BASE_URL: fake.baseUrl,
+    directory = await fixture.tempDir("warrant-browser-elicitation-");
+    ({
+      fake,
+      servers: sandbox,
+      server,
+    } = await startModelServer(fixture, {
       WARRANT_CONFIG: await writeElicitingConfig(directory, 120_000),
-    });
-    browser = await launchBrowser();
+    }));
+    browser = fixture.add(await launchBrowser());
   }, 180_000);
-  afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await sandbox?.cleanup();
-      } finally {
-        await fake?.close();
-        await rm(directory, { recursive: true, force: true });
-      }
-    }
-  });
 
   it("the owner picks the date in the form and the call completes with it", async () => {
     fake!.enqueue(proposeBooking("attention"), finalReply("Booked."));

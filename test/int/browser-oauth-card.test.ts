@@ -12,11 +12,12 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, signInAs, type TestBrowser } from "./support/browser.js";
-import { finalReply } from "./support/elicitation.js";
-import { startFakeOpenAI, type FakeOpenAI } from "./support/fake-openai.js";
-import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+import { finalReply, startModelServer } from "../support/scripted-model.js";
+import type { FakeOpenAI } from "./support/fake-openai.js";
+import type { ServerProcess, ServerSandbox } from "./support/server-process.js";
 
 let sandbox: ServerSandbox | undefined;
 let fake: FakeOpenAI | undefined;
@@ -38,40 +39,24 @@ function interruptValue(authorizationUrl: string) {
 }
 
 describe.runIf(BROWSER_TESTS_RUN)("Connect <server> card in Chromium", () => {
+  const fixture = useSandbox();
   beforeAll(async () => {
     buildPage();
-    fake = await startFakeOpenAI();
-    sandbox = await createServerSandbox();
-    server = await sandbox.start({
-      WARRANT_PLANNER: "model",
-      WARRANT_MODEL: "fake-model",
-      OPENAI_BASE_URL: fake.baseUrl,
-    });
+    ({ fake, servers: sandbox, server } = await startModelServer(fixture));
     // The authorization server's page: it sends the browser back to the deployment at once, as a signed-in
     // user who consents would be sent. (To the chat page: the callback page is on the h25auth branch; it reads
     // the same sessionStorage token the chat page does.)
-    authorizationPage = createServer((request, response) => {
-      authorizationHits.push(request.url ?? "");
-      if (!request.url?.startsWith("/authorize")) return void response.writeHead(404).end();
-      response.writeHead(302, { location: `${server.url}/?returned=1` }).end();
-    });
+    authorizationPage = fixture.addServer(
+      createServer((request, response) => {
+        authorizationHits.push(request.url ?? "");
+        if (!request.url?.startsWith("/authorize")) return void response.writeHead(404).end();
+        response.writeHead(302, { location: `${server.url}/?returned=1` }).end();
+      }),
+    );
     await new Promise<void>((resolve) => authorizationPage?.listen(0, "127.0.0.1", resolve));
     authorizationBase = `http://127.0.0.1:${(authorizationPage.address() as AddressInfo).port}`;
-    browser = await launchBrowser();
+    browser = fixture.add(await launchBrowser());
   }, 180_000);
-  afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await sandbox?.cleanup();
-      } finally {
-        await fake?.close();
-        authorizationPage?.closeAllConnections();
-        await new Promise((resolve) => authorizationPage?.close(resolve));
-      }
-    }
-  });
 
   it("shows the card, opens the authorization page in a new tab, and reads the thread again on return", async () => {
     // A thread of alice's with a finished run: its state is real; the interrupt is added on the way to the page.

@@ -5,7 +5,8 @@
  * Headless Chromium against a real server process.
  */
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
@@ -26,19 +27,13 @@ function watch(page: Page): { failures: string[] } {
 }
 
 describe.runIf(BROWSER_TESTS_RUN)("a page load", () => {
+  const fixture = useSandbox();
   beforeAll(async () => {
     buildPage();
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     server = await sandbox.start();
-    browser = await launchBrowser();
+    browser = fixture.add(await launchBrowser());
   }, 180_000);
-  afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      await sandbox?.cleanup();
-    }
-  });
 
   it("is refused nothing: signed out, signing in, and reloading signed in", async () => {
     const page = await browser!.page();

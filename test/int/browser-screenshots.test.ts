@@ -8,7 +8,8 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, signInAs, type TestBrowser } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
@@ -47,20 +48,14 @@ async function shoot(page: Page, name: string, top?: string): Promise<void> {
 const card = (page: Page, index: number) => page.locator("article.approval-card").nth(index);
 
 describe.runIf(BROWSER_TESTS_RUN)("screenshots of the page", () => {
+  const fixture = useSandbox();
   beforeAll(async () => {
     buildPage();
     await fs.mkdir(OUT, { recursive: true });
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     server = await sandbox.start({ WARRANT_PLANNER: "rules" });
-    browser = await launchBrowser();
+    browser = fixture.add(await launchBrowser());
   }, 180_000);
-  afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      await sandbox?.cleanup();
-    }
-  });
 
   for (const width of [1280, 375]) {
     it(`chat, review cards, inbox and review outcome at ${width} px`, async () => {

@@ -10,7 +10,8 @@
  * (The same cards and the inbox with a scripted model planner are in
  * browser-approvals.test.ts.)
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import type { Page } from "playwright-core";
 import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser, signInAs } from "./support/browser.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
@@ -64,19 +65,13 @@ const eventsOf = async (user: string, before: StoredEvent[]) =>
   createdSince(before, await sandbox!.calendarEvents()).filter((event) => event["user_id"] === user);
 
 describe.runIf(BROWSER_TESTS_RUN)("study plans through the page (rules planner)", () => {
+  const fixture = useSandbox();
   beforeAll(async () => {
     buildPage();
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     server = await sandbox.start({ WARRANT_PLANNER: "rules" });
-    browser = await launchBrowser();
+    browser = fixture.add(await launchBrowser());
   }, 180_000);
-  afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      await sandbox?.cleanup();
-    }
-  });
 
   it(SCENARIOS.approveTwoRejectOne, async () => {
     const before = await sandbox!.calendarEvents();

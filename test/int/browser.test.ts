@@ -7,6 +7,7 @@
  * reload in the middle of a run neither cancels it nor loses it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { mintApiToken } from "../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
 import { shippedPrincipalsPath } from "../../src/server/web.js";
@@ -21,19 +22,13 @@ let server: ServerProcess;
 let browser: TestBrowser | undefined;
 
 describe.runIf(BROWSER_TESTS_RUN)("chat page in Chromium", () => {
+  const fixture = useSandbox();
   beforeAll(async () => {
     buildPage();
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     server = await sandbox.start();
-    browser = await launchBrowser();
+    browser = fixture.add(await launchBrowser());
   }, 180_000);
-  afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      await sandbox?.cleanup();
-    }
-  });
 
   it("alice signs in, gets a cited answer whose citation opens its excerpt, and finds the thread after a reload", async () => {
     const page = await browser!.page();

@@ -9,7 +9,8 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { type Finished, outputOf } from "../support/child-output.js";
 import { storedCalendarEvents } from "./support/calendar.js";
@@ -36,11 +37,9 @@ async function checkoutCalendar(): Promise<string | null> {
 
 describe("WARRANT_DATA_DIR and the calendar file", () => {
   let directory: EmbeddedDir;
+  const fixture = useSandbox();
   beforeAll(async () => {
-    directory = await createEmbeddedDir();
-  });
-  afterAll(async () => {
-    await directory?.remove();
+    directory = fixture.add(await createEmbeddedDir());
   });
 
   it("an approved session is stored in <WARRANT_DATA_DIR>/calendar.json, the checkout's file untouched", async () => {

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
@@ -19,7 +19,7 @@ import { runOptions } from "../../src/graph/routes.js";
 import type { State } from "../../src/state.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
-import { backends, type OpenedBackend } from "./support/postgres.js";
+import { backends, useBackend } from "./support/postgres.js";
 import { storedCalendarEvents } from "./support/calendar.js";
 
 const REQUEST = "Put a study block for attention in my calendar on Monday evening";
@@ -91,17 +91,11 @@ function toolCodes(state: State): string[] {
 }
 
 describe.each(backends)("reconciling calendar writes on $name Postgres", (backend) => {
-  let opened: OpenedBackend;
   let directory: string;
   let dataPath: string;
   const hosts: ToolHost[] = [];
 
-  beforeAll(async () => {
-    opened = await backend.open();
-  }, TEST_TIMEOUT_MS);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+  const opened = useBackend(backend, TEST_TIMEOUT_MS);
   beforeEach(async () => {
     directory = await mkdtemp(path.join(os.tmpdir(), "calendar-reconcile-"));
     dataPath = path.join(directory, "calendar.json");
@@ -122,13 +116,13 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
   /** alice asks, the planner proposes the write, alice approves; returns the state after the resume. */
   async function approvedWrite(host: ToolHost, steps: ScriptStep[]) {
     const planner = scriptedPlanner([calls(proposal("create_study_event", EVENT)), ...steps]);
-    const agent = agentHarness({ database: opened.database, tools: host, planner });
+    const agent = agentHarness({ database: opened().database, tools: host, planner });
     const { threadId, state: paused } = await agent.run("alice", REQUEST);
     expect(paused.status).toBe("waiting_approval");
     expect(await storedEvents()).toHaveLength(0);
     const state = await agent.resume("alice", threadId, APPROVE);
     planner.assertDone();
-    return { state, durable: await opened.database.ledger.list(threadId) };
+    return { state, durable: await opened().database.ledger.list(threadId) };
   }
 
   it.each([["lose_response"], ["timeout_after_apply"]])(
@@ -217,13 +211,13 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
         },
       });
       const planner = scriptedPlanner([calls(proposal("create_study_event", EVENT)), DONE]);
-      const first = agentHarness({ database: opened.database, tools: crashing, planner });
+      const first = agentHarness({ database: opened().database, tools: crashing, planner });
       const { threadId } = await first.run("alice", REQUEST);
       await expect(first.resume("alice", threadId, APPROVE)).rejects.toThrow("host process died");
-      expect((await opened.database.ledger.list(threadId)).map((row) => row.status)).toEqual(["running"]);
+      expect((await opened().database.ledger.list(threadId)).map((row) => row.status)).toEqual(["running"]);
 
-      const runtime = createRuntime(settings, { database: opened.database, tools: real, planner });
-      const graph = buildAgent(runtime.host).compile({ checkpointer: opened.database.saver });
+      const runtime = createRuntime(settings, { database: opened().database, tools: real, planner });
+      const graph = buildAgent(runtime.host).compile({ checkpointer: opened().database.saver });
       const config = {
         configurable: { thread_id: threadId, langgraph_auth_user: await principal("alice"), warrant_run_bound: {} },
         ...runOptions(settings.budgets),
@@ -232,7 +226,7 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
       planner.assertDone();
       return {
         state: (await graph.getState(config)).values as State,
-        durable: await opened.database.ledger.list(threadId),
+        durable: await opened().database.ledger.list(threadId),
       };
     }
 

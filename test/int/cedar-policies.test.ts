@@ -12,7 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { buildAgent } from "../../graphs/agent.js";
 import type { Principal } from "../../src/auth/principal.js";
 import { createRuntime } from "../../src/bootstrap.js";
@@ -74,12 +75,10 @@ let policyFile: string;
 let alice: Principal;
 const hosts: ToolHost[] = [];
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  database = await openTestDatabase();
+  database = fixture.add(await openTestDatabase());
 }, TIMEOUT);
-afterAll(async () => {
-  await database?.close();
-});
 beforeEach(async () => {
   directory = await mkdtemp(path.join(os.tmpdir(), "cedar-policies-"));
   const shipped = JSON.parse(await readFile(settings.configPath, "utf8")) as Record<string, unknown>;

@@ -8,9 +8,9 @@ import os from "node:os";
 import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, type BaseCheckpointSaver, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
-import { backends, createTestDatabase, sampleLedgerRow, type OpenedBackend } from "./support/postgres.js";
+import { backends, createTestDatabase, sampleLedgerRow, type OpenedBackend, useBackend } from "./support/postgres.js";
 import { uniqueThread } from "../support/threads.js";
 
 const SLOW = { timeout: 120_000 };
@@ -43,17 +43,11 @@ function sampleCheckpoint(id: string, values: Record<string, unknown>, versions:
 }
 
 describe.each(backends)("checkpointer on the $name backend", (backend) => {
-  let opened: OpenedBackend;
-  beforeAll(async () => {
-    opened = await backend.open();
-  }, 60_000);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+  const opened = useBackend(backend);
 
   test("stores exactly what PostgresSaver stores and loads it back identically", SLOW, async () => {
-    const reference = new PostgresSaver(opened.database.pool);
-    const ours = opened.database.saver;
+    const reference = new PostgresSaver(opened().database.pool);
+    const ours = opened().database.saver;
     const saves = async (saver: BaseCheckpointSaver, threadId: string) => {
       const root = { configurable: { thread_id: threadId, checkpoint_ns: "" } };
       const first = sampleCheckpoint(
@@ -112,7 +106,7 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
     await saves(reference, theirs);
     await saves(ours, mine);
 
-    expect(await rowsOf(opened, mine)).toEqual(await rowsOf(opened, theirs));
+    expect(await rowsOf(opened(), mine)).toEqual(await rowsOf(opened(), theirs));
     const tuple = async (saver: BaseCheckpointSaver, threadId: string, checkpointId?: string) => {
       const loaded = await saver.getTuple({
         configurable: {
@@ -164,11 +158,11 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
       .addEdge(START, "ask")
       .addEdge("ask", "after")
       .addEdge("after", END)
-      .compile({ checkpointer: opened.database.saver });
+      .compile({ checkpointer: opened().database.saver });
     const config = { configurable: { thread_id: uniqueThread() }, durability: "sync" as const };
     await graph.invoke({ log: ["start"] }, config);
     // Durable when invoke returns: LangGraph's own saver, which has no buffer to flush, reads it from the tables.
-    const plain = await new PostgresSaver(opened.database.pool).getTuple(config);
+    const plain = await new PostgresSaver(opened().database.pool).getTuple(config);
     expect(plain?.pendingWrites?.filter(([, channel]) => channel === "__interrupt__").length).toBe(1);
     const paused = await graph.getState(config);
     expect(paused.next).toEqual(["ask"]);
@@ -181,7 +175,7 @@ describe.each(backends)("checkpointer on the $name backend", (backend) => {
       .addEdge(START, "ask")
       .addEdge("ask", "after")
       .addEdge("after", END)
-      .compile({ checkpointer: (reopened = await opened.reopen()).saver });
+      .compile({ checkpointer: (reopened = await opened().reopen()).saver });
     await again.invoke(new Command({ resume: "yes" }), config);
     // The run's last checkpoint is in the tables when invoke returns (read before anything could flush it).
     const ended = reopened ? await new PostgresSaver(reopened.pool).getTuple(config) : undefined;

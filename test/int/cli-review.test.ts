@@ -15,6 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { finalReply } from "../support/scripted-model.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { type Finished, outputOf, warrantLines } from "../support/child-output.js";
 import { databaseCalendarEvents } from "./support/calendar.js";
@@ -108,12 +109,6 @@ const proposeWrites = (...days: number[]): ScriptedCompletion => ({
     arguments: JSON.stringify(booking(day)),
   })),
   finish_reason: "tool_calls",
-  usage: USAGE,
-});
-const finalReply = (answer: string): ScriptedCompletion => ({
-  kind: "completion",
-  content: JSON.stringify({ answer, citations: [], abstained: false }),
-  finish_reason: "stop",
   usage: USAGE,
 });
 const eventsTitled = async (prefix: string) =>
@@ -237,7 +232,7 @@ describe("CLI review", () => {
       expect(await eventsTitled("Attention study")).toHaveLength(0);
 
       // The printed command, as a script would run it.
-      fake.enqueue(finalReply("Both sessions are in your calendar."));
+      fake.enqueue(finalReply("Both sessions are in your calendar.", USAGE));
       const resumed = await runCli(
         ["--user", "alice", "--thread", threadId, "--resume", resumeJson, "--json"],
         modelEnv(),
@@ -261,7 +256,7 @@ describe("CLI review", () => {
   it(
     "at a TTY: asks per action; edit (after a non-JSON answer) writes the edited event, reject writes none",
     async () => {
-      fake.enqueue(proposeWrites(4, 5), finalReply("One session booked, one rejected."));
+      fake.enqueue(proposeWrites(4, 5), finalReply("One session booked, one rejected.", USAGE));
       const command = [
         process.execPath,
         "--import",

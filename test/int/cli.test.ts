@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { type Finished, outputOf, warrantLines } from "../support/child-output.js";
 import type { LedgerRow } from "../../src/state/ledger.js";
@@ -72,11 +73,9 @@ const storages: { name: string; create(): Promise<Storage> }[] = [
 
 describe.each(storages)("chat CLI on $name Postgres", (kind) => {
   let storage: Storage;
+  const fixture = useSandbox();
   beforeAll(async () => {
-    storage = await kind.create();
-  });
-  afterAll(async () => {
-    await storage?.cleanup();
+    storage = fixture.add(await kind.create());
   });
 
   it("answers alice citing only cs301 and ends with its termination reason", async () => {

@@ -6,13 +6,14 @@
  * the limit, and not before; a reply with impossible usage ends the run as
  * `planner_error` instead of switching the budgets off.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { plannerFor } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig } from "../../src/policy/config.js";
 import { agentHarness, settings } from "./support/agent.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
-import { backends, type OpenedBackend } from "./support/postgres.js";
+import { backends, useBackend } from "./support/postgres.js";
 
 const PRICE = { input_per_million_usd: 0.15, output_per_million_usd: 0.6 };
 /** Each reply reports one million prompt tokens and 100 000 completion tokens: $0.15 + $0.06 = $0.21. */
@@ -34,22 +35,14 @@ function search(turn: number, usage: ScriptedCompletion["usage"] = USAGE): Scrip
 }
 
 let tools: ToolHost;
+const fixture = useSandbox();
 beforeAll(async () => {
-  tools = await connectTools(await loadConfig(settings.configPath));
-});
-afterAll(async () => {
-  await tools?.close();
+  tools = fixture.add(await connectTools(await loadConfig(settings.configPath)));
 });
 
 describe.each(backends.filter((backend) => backend.name === "server"))("cost budget on $name Postgres", (backend) => {
-  let opened: OpenedBackend;
   let fake: FakeOpenAI;
-  beforeAll(async () => {
-    opened = await backend.open();
-  }, 60_000);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+  const opened = useBackend(backend);
   beforeEach(async () => {
     fake = await startFakeOpenAI();
   });
@@ -67,7 +60,7 @@ describe.each(backends.filter((backend) => backend.name === "server"))("cost bud
   it("stops the run with budget_exhausted (cost) once priced usage reaches the limit", async () => {
     fake.enqueue(search(1), search(2), search(3));
     const agent = agentHarness({
-      database: opened.database,
+      database: opened().database,
       tools,
       planner: modelPlanner({ "priced-model": PRICE }),
       budgets: { ...roomy, cost_usd: 0.5 },
@@ -80,14 +73,14 @@ describe.each(backends.filter((backend) => backend.name === "server"))("cost bud
     expect(fake.pending()).toBe(0);
     expect(state.usage.cost_usd).toBeCloseTo(0.63, 10);
     expect(state.usage).toMatchObject({ model_calls: 3, input_tokens: 3_000_000, output_tokens: 300_000 });
-    const ended = (await opened.database.audit.list(threadId)).find((event) => event.kind === "run_ended");
+    const ended = (await opened().database.audit.list(threadId)).find((event) => event.kind === "run_ended");
     expect(ended).toMatchObject({ code: "budget_exhausted", detail: "cost budget used up (cost)" });
   });
 
   it("counts an unpriced model as free: only the other budgets stop it", async () => {
     fake.enqueue(search(1), search(2), search(3));
     const agent = agentHarness({
-      database: opened.database,
+      database: opened().database,
       tools,
       planner: modelPlanner({}),
       budgets: { ...roomy, cost_usd: 0.01, model_turns: 3 },
@@ -100,7 +93,7 @@ describe.each(backends.filter((backend) => backend.name === "server"))("cost bud
   it("ends the run as planner_error when the endpoint reports negative usage, instead of disabling the token budget", async () => {
     fake.enqueue(search(1, { prompt_tokens: -50_000_000, completion_tokens: 1 }));
     const agent = agentHarness({
-      database: opened.database,
+      database: opened().database,
       tools,
       planner: modelPlanner({ "priced-model": PRICE }),
       budgets: { ...roomy, cost_usd: 0.5 },

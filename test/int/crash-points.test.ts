@@ -12,7 +12,9 @@
  * embedded database (one process at a time on its data directory).
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
+import { finalReply } from "../support/scripted-model.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 import { BOOKING_REQUEST } from "./support/server.js";
@@ -37,24 +39,10 @@ const proposal = (id: string): ScriptedCompletion => ({
   finish_reason: "tool_calls",
   usage: USAGE,
 });
-const finalReply: ScriptedCompletion = {
-  kind: "completion",
-  content: JSON.stringify({ answer: "Booked.", citations: [], abstained: false }),
-  finish_reason: "stop",
-  usage: USAGE,
-};
 
 let sandbox: ServerSandbox | undefined;
 let fake: FakeOpenAI | undefined;
-afterEach(async () => {
-  try {
-    await sandbox?.cleanup();
-  } finally {
-    sandbox = undefined;
-    await fake?.close();
-    fake = undefined;
-  }
-}, 60_000);
+const fixture = useSandbox("each");
 
 const stopped = async (server: ServerProcess) => {
   await server.exited;
@@ -67,9 +55,9 @@ describe.each([
   ["embedded database", { DATABASE_URL: "" }],
 ])("a crash between a run request and its first checkpoint (%s)", (_name, databaseEnv: Record<string, string>) => {
   it("leaves every thread resumable once the lease ran out; the approved write happens once", async () => {
-    const model = await startFakeOpenAI();
+    const model = fixture.add(await startFakeOpenAI());
     fake = model;
-    const box = await createServerSandbox();
+    const box = fixture.add(await createServerSandbox());
     sandbox = box;
     const env = (extra: Record<string, string> = {}) => ({
       ...databaseEnv,
@@ -121,7 +109,7 @@ describe.each([
       // before then may be refused as busy, one sent after it may not. No margin on the client's clock: a request
       // answered late (a loaded machine) is judged by when it was sent, not by when its answer came.
       const recovering = await sandbox.start(env());
-      fake.enqueue(finalReply);
+      fake.enqueue(finalReply("Booked."));
       const leaseOver = killedAt + LEASE_MS;
       let sentAt = Date.now();
       let response = await resume(recovering, thread.thread_id);

@@ -12,7 +12,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import { decodeJwt } from "jose";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { shippedPrincipalsPath } from "../../src/server/web.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
@@ -27,15 +28,7 @@ const REVOCATION_BOUND_MS = 5_000;
 
 let sandbox: ServerSandbox | undefined;
 let fake: FakeOpenAI | undefined;
-afterEach(async () => {
-  try {
-    await sandbox?.cleanup();
-  } finally {
-    sandbox = undefined;
-    await fake?.close();
-    fake = undefined;
-  }
-}, 60_000);
+const fixture = useSandbox("each");
 
 const devToken = (server: ServerProcess) =>
   fetch(`${server.url}/dev/token`, {
@@ -91,7 +84,7 @@ async function refusedEverywhere(servers: ServerProcess[], token: string, code: 
 
 describe("dev sign-in: only where it is safe", () => {
   it("HOST=0.0.0.0 → /dev/token and /dev/principals are 404 and the page is told so; the API still works", async () => {
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     const server = await sandbox.start({ HOST: "0.0.0.0" });
     expect(server.stderr()).not.toContain("WARRANT_DEV_LOGIN");
     const minted = await devToken(server);
@@ -125,7 +118,7 @@ describe("dev sign-in: only where it is safe", () => {
   }, 180_000);
 
   it("WARRANT_DEV_LOGIN=1 → served on 0.0.0.0 with a warning at start; WARRANT_DEV_LOGIN=0 → 404 even on loopback", async () => {
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     const [open, closed] = await Promise.all([
       sandbox.start({ HOST: "0.0.0.0", WARRANT_DEV_LOGIN: "1" }),
       sandbox.start({ WARRANT_DEV_LOGIN: "0" }),
@@ -146,8 +139,8 @@ describe("dev sign-in: only where it is safe", () => {
 
 describe("revocation", () => {
   it("a user removed from the directory is refused at the next request and their approved write never runs", async () => {
-    fake = await startFakeOpenAI();
-    sandbox = await createServerSandbox();
+    fake = fixture.add(await startFakeOpenAI());
+    sandbox = fixture.add(await createServerSandbox());
     const directoryPath = path.join(sandbox.dataDir, "principals.json");
     const shipped = JSON.parse(await fs.readFile(shippedPrincipalsPath(), "utf8")) as {
       principals: { user_id: string; tenant: string }[];
@@ -228,7 +221,7 @@ describe("revocation", () => {
   }, 180_000);
 
   it("--revoke <jti> and --revoke-user are honoured by two instances within 5 s", async () => {
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     const [a, b] = await Promise.all([sandbox.start(), sandbox.start()]);
     const revoked = await sandbox.token("alice");
     const kept = await sandbox.token("alice");

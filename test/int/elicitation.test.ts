@@ -19,7 +19,8 @@ import type { Client } from "@langchain/langgraph-sdk";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "./support/fake-openai.js";
-import { finalReply, proposeBooking, writeElicitingConfig, type ElicitationEventData } from "./support/elicitation.js";
+import { finalReply } from "../support/scripted-model.js";
+import { proposeBooking, writeElicitingConfig, type ElicitationEventData } from "./support/elicitation.js";
 import { createServerSandbox, waitUntil, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
 let sandbox: ServerSandbox | undefined;

@@ -6,7 +6,8 @@
  * calendar's table), and the planted-instruction task on the simulated
  * obedient model through the real model-planner code path.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { configurationsFor } from "../../eval/configurations.js";
 import { runEvaluation } from "../../eval/harness.js";
 import type { RunObservation, RunRecord } from "../../eval/record.js";
@@ -18,11 +19,9 @@ import { settings } from "./support/agent.js";
 import { ADMIN_URL } from "./support/postgres.js";
 
 let storage: EvalStorage;
+const fixture = useSandbox();
 beforeAll(async () => {
-  storage = await openStorage(ADMIN_URL);
-});
-afterAll(async () => {
-  await storage?.close();
+  storage = fixture.add(await openStorage(ADMIN_URL));
 });
 
 const pick = (...ids: string[]) => TASKS.filter((task) => ids.includes(task.id));

@@ -11,6 +11,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { createRulesPlanner } from "../../src/domains/rules-planner.js";
 import { localDateOf, formatDate } from "../../src/domains/study/time.js";
 import { REPO_ROOT } from "../../src/env.js";
@@ -138,11 +139,9 @@ const lastJson = (finished: Finished) =>
 
 describe("follow-ups through the CLI (real process, real Postgres)", () => {
   let database: TestDatabase;
+  const fixture = useSandbox();
   beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database?.drop();
+    database = fixture.add(await createTestDatabase());
   });
 
   it.each([...PHRASINGS, "2026-12-05"])(

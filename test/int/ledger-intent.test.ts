@@ -4,7 +4,8 @@
  * has rows, so execute needs no read for a fresh call and still finds every
  * earlier attempt after a crash.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { beforeAll, describe, expect, test } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import type { RunStart } from "../../src/runtime/audit-chain.js";
 import { openTestDatabase, sampleLedgerRow } from "./support/postgres.js";
 import type { Database } from "../../src/stores/open-database.js";
@@ -12,12 +13,10 @@ import { uniqueThread } from "../support/threads.js";
 
 describe("ledger intent rows", () => {
   let database: Database;
+  const fixture = useSandbox();
   beforeAll(async () => {
-    database = await openTestDatabase();
+    database = fixture.add(await openTestDatabase());
   }, 60_000);
-  afterAll(async () => {
-    await database?.close();
-  });
 
   test("beginFirst writes a fresh call's row and link once, then refuses without writing", async () => {
     const threadId = uniqueThread();

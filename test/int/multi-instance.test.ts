@@ -10,7 +10,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
 import { createServerSandbox, waitUntil, type ServerSandbox } from "./support/server-process.js";
 import { BOOKING_REQUEST, NOTES_QUESTION } from "./support/server.js";
@@ -37,15 +38,7 @@ const STREAM_MODES = ["values", "updates", "messages-tuple", "messages"] as cons
 
 let sandbox: ServerSandbox | undefined;
 let fake: FakeOpenAI | undefined;
-afterEach(async () => {
-  try {
-    await sandbox?.cleanup();
-  } finally {
-    sandbox = undefined;
-    await fake?.close();
-    fake = undefined;
-  }
-}, 60_000);
+const fixture = useSandbox("each");
 
 /** Collects a stream's parts (id, event, data) until it ends, or until `stopAfter` says so. */
 /** A stream's parts as the tests compare them: id, event and data. */
@@ -69,7 +62,7 @@ async function count(databaseUrl: string, sql: string, params: unknown[]): Promi
 
 describe("two instances on one Postgres", () => {
   it("streams a run executing on A through B with the same ids and data, and Last-Event-ID reconnects land on either", async () => {
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     // read_note is slow on A, so the run is still going while B streams it.
     const [a, b] = await Promise.all([sandbox.start({ WARRANT_NOTES_DELAY_MS: "800" }), sandbox.start()]);
     const [onA, onB] = await Promise.all([sandbox.client(a, "alice"), sandbox.client(b, "alice")]);
@@ -140,8 +133,8 @@ describe("two instances on one Postgres", () => {
   }, 120_000);
 
   it("continues a thread whose instance was SIGKILLed mid-write through the other at lease expiry: one event, one write row", async () => {
-    fake = await startFakeOpenAI();
-    sandbox = await createServerSandbox();
+    fake = fixture.add(await startFakeOpenAI());
+    sandbox = fixture.add(await createServerSandbox());
     const modelEnv = { WARRANT_PLANNER: "model", WARRANT_MODEL: "fake-model", OPENAI_BASE_URL: fake.baseUrl };
     const leaseMs = 6_000;
     // A applies the calendar write and then never answers, so the run is mid-write when A dies.

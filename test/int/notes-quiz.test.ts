@@ -18,7 +18,7 @@ import type { State } from "../../src/state.js";
 import { loadCorpus, type Corpus } from "../../tools/notes/corpus.js";
 import { scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
-import { backends, type OpenedBackend } from "./support/postgres.js";
+import { backends, useBackend } from "./support/postgres.js";
 import { courseContextOf } from "../../src/domains/notes/course-context.js";
 
 const QUIZ = "Make a quiz from my cs301 notes";
@@ -46,16 +46,10 @@ const releasedIds = (course: string) =>
 const ledgerShape = (state: State) => state.ledger.map((row) => [row.tool, row.status]);
 
 describe.each(backends)("quiz requests on $name Postgres", (backend) => {
-  let opened: OpenedBackend;
-  beforeAll(async () => {
-    opened = await backend.open();
-  }, 60_000);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+  const opened = useBackend(backend);
 
   it("completes alice's quiz with cs301 citations, choosing the notes from the outline", async () => {
-    const agent = agentHarness({ database: opened.database, tools, planner: createRulesPlanner() });
+    const agent = agentHarness({ database: opened().database, tools, planner: createRulesPlanner() });
     const { threadId, state } = await agent.run("alice", QUIZ);
     expect(state.status).toBe("completed");
     expect(state.termination_reason?.code).toBe("final_answer");
@@ -70,7 +64,7 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
     const chosen = quizNotes(context?.outline ?? { title: "", notes: [] }, QUIZ, "cs301");
     expect(chosen).toHaveLength(3);
     expect(ledgerShape(state)).toEqual(chosen.map(() => ["read_note", "succeeded"]));
-    expect((await opened.database.ledger.list(threadId)).map((row) => row.status)).toEqual([
+    expect((await opened().database.ledger.list(threadId)).map((row) => row.status)).toEqual([
       "succeeded",
       "succeeded",
       "succeeded",
@@ -81,7 +75,7 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
   });
 
   it("reads the notes on the topic the request names", async () => {
-    const agent = agentHarness({ database: opened.database, tools, planner: createRulesPlanner() });
+    const agent = agentHarness({ database: opened().database, tools, planner: createRulesPlanner() });
     const { state } = await agent.run("alice", "Make a quiz on attention from my cs301 notes");
     expect(state.status).toBe("completed");
     expect(state.result?.citations.map((citation) => citation.ref)).toEqual([
@@ -92,7 +86,7 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
   });
 
   it("gives bob, who is not enrolled in cs301, no cs301 content and an abstention", async () => {
-    const agent = agentHarness({ database: opened.database, tools, planner: createRulesPlanner() });
+    const agent = agentHarness({ database: opened().database, tools, planner: createRulesPlanner() });
     const { state } = await agent.run("bob", QUIZ);
     expect(state.status).toBe("abstained");
     expect(state.result).toMatchObject({ abstained: true, citations: [] });
@@ -115,7 +109,7 @@ describe.each(backends)("quiz requests on $name Postgres", (backend) => {
 
   it("hands a model planner the outline as data and the quiz prompt as guidance", async () => {
     const planner = scriptedPlanner([{ type: "final", answer: "no quiz today", citations: [], abstained: true }]);
-    const agent = agentHarness({ database: opened.database, tools, planner });
+    const agent = agentHarness({ database: opened().database, tools, planner });
     await agent.run("alice", "Write a quiz with questions from cs301");
     planner.assertDone();
     const input = planner.inputs[0] as PlannerInput;

@@ -8,7 +8,8 @@
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { lastJsonLine, outputOf } from "../support/child-output.js";
 import { databaseIdentity, removeRuntimeFile, writeRuntimeFile } from "../../src/server/runtime-file.js";
@@ -19,12 +20,10 @@ const PLAN =
 const TIMEOUT_MS = 240_000;
 
 let server: TestServer;
+const fixture = useSandbox();
 beforeAll(async () => {
-  server = await startTestServer();
+  server = fixture.add(await startTestServer());
 }, 120_000);
-afterAll(async () => {
-  await server?.close();
-});
 
 const json = async (response: Response) => (await response.json()) as unknown;
 

@@ -5,9 +5,11 @@
  * new run starts after it, and the calendar holds exactly one event.
  */
 import pg from "pg";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
-import { createServerSandbox, waitUntil, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+import { beforeAll, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
+import { finalReply, startModelServer } from "../support/scripted-model.js";
+import type { FakeOpenAI } from "./support/fake-openai.js";
+import { waitUntil, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 import { BOOKING_REQUEST } from "./support/server.js";
 
 type Values = { status?: string; __interrupt__?: unknown[] };
@@ -20,32 +22,22 @@ const BOOKING_ARGS = {
   timezone: "Europe/Berlin",
   calendar: "study",
 };
-const answer = (text: string): ScriptedCompletion => ({
-  kind: "completion",
-  content: JSON.stringify({ answer: text, citations: [], abstained: false }),
-  finish_reason: "stop",
-  usage: USAGE,
-});
 
 let sandbox: ServerSandbox;
 let fake: FakeOpenAI;
 let server: ServerProcess;
+const fixture = useSandbox();
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  sandbox = await createServerSandbox();
   // The calendar applies the first write and answers it late (at the call's timeout): the write is in flight meanwhile.
-  server = await sandbox.start({
-    WARRANT_PLANNER: "model",
-    WARRANT_MODEL: "fake-model",
-    OPENAI_BASE_URL: fake.baseUrl,
+  ({
+    fake,
+    servers: sandbox,
+    server,
+  } = await startModelServer(fixture, {
     WARRANT_CALENDAR_FAIL: "timeout_after_apply",
     WARRANT_CALENDAR_FAIL_COUNT: "1",
-  });
+  }));
 }, 180_000);
-afterAll(async () => {
-  await sandbox?.cleanup();
-  await fake?.close();
-}, 60_000);
 
 it("an interrupt during a write leaves exactly one effect, and the new run starts after the write's outcome", async () => {
   const alice = await sandbox.client(server, "alice");
@@ -68,7 +60,7 @@ it("an interrupt during a write leaves exactly one effect, and the new run start
     60_000,
   );
   // Answers for whatever plans next: the approved run after its write, the new message.
-  fake.enqueue(answer("Booked."), answer("You're welcome."), answer("You're welcome."));
+  fake.enqueue(finalReply("Booked."), finalReply("You're welcome."), finalReply("You're welcome."));
   const next = await alice.runs.create(thread.thread_id, "agent", {
     ...ask("Thanks, that's all"),
     multitaskStrategy: "interrupt",

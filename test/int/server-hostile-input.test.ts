@@ -267,11 +267,22 @@ describe("hostile ids and text", () => {
     expect(answer.message?.startsWith(field), answer.message).toBe(true);
   });
 
-  it("keeps tabs and newlines in a request", async () => {
-    const values = (await alice.runs.wait(null, "agent", {
-      input: { messages: [{ role: "user", content: "What is\tBM25?\nThanks" }] },
-    })) as { status?: string };
-    expect(values.status).toBeDefined();
+  it("keeps tabs and newlines in a request: stored as sent, and answered like the same words with spaces", async () => {
+    // NOTES_QUESTION with a tab and a newline for two of its spaces: read as the same words, it is answered the same way.
+    const request = "Compare self-attention\twith cross-attention\nusing my notes";
+    const thread = await alice.threads.create();
+    const values = (await alice.runs.wait(thread.thread_id, "agent", {
+      input: { messages: [{ role: "user", content: request }] },
+    })) as { status?: string; termination_reason?: { code: string } | null };
+    expect({ status: values.status, code: values.termination_reason?.code }).toEqual({
+      status: "completed",
+      code: "final_answer",
+    });
+    const snapshot = await alice.threads.getState<{ messages: { type: string; content: string }[] }>(thread.thread_id);
+    const asked = snapshot.values.messages
+      .filter((message) => message.type === "human")
+      .map((message) => message.content);
+    expect(asked).toEqual([request]);
   });
 });
 

@@ -15,7 +15,9 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@langchain/langgraph-sdk";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
+import { finalReply, modelEnv } from "../support/scripted-model.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
@@ -44,12 +46,6 @@ const BOOKING_ARGS = {
 };
 const USAGE = { prompt_tokens: 50, completion_tokens: 20 };
 
-const finalReply = (answer: string): ScriptedCompletion => ({
-  kind: "completion",
-  content: JSON.stringify({ answer, citations: [], abstained: false }),
-  finish_reason: "stop",
-  usage: USAGE,
-});
 const toolCallReply = (id: string, name: string, args: Record<string, unknown>): ScriptedCompletion => ({
   kind: "completion",
   tool_calls: [{ id, name, arguments: JSON.stringify(args) }],
@@ -59,22 +55,7 @@ const toolCallReply = (id: string, name: string, args: Record<string, unknown>):
 
 let sandbox: ServerSandbox | undefined;
 let fake: FakeOpenAI | undefined;
-afterEach(async () => {
-  try {
-    await sandbox?.cleanup();
-  } finally {
-    sandbox = undefined;
-    await fake?.close();
-    fake = undefined;
-  }
-}, 60_000);
-
-/** The environment that selects the model planner on the fake server. */
-const modelEnv = (server: FakeOpenAI) => ({
-  WARRANT_PLANNER: "model",
-  WARRANT_MODEL: "fake-model",
-  OPENAI_BASE_URL: server.baseUrl,
-});
+const fixture = useSandbox("each");
 
 /** Waits for the server to exit after SIGTERM; returns its exit and how long it took. */
 async function terminate(
@@ -156,8 +137,8 @@ async function interruptedBooking(client: Client): Promise<{ threadId: string; p
 
 describe("npm start as a process", () => {
   it("streams node updates in order and the model's tokens (messages-tuple and messages)", async () => {
-    fake = await startFakeOpenAI();
-    sandbox = await createServerSandbox();
+    fake = fixture.add(await startFakeOpenAI());
+    sandbox = fixture.add(await createServerSandbox());
     const server = await sandbox.start(modelEnv(fake));
     const alice = await sandbox.client(server, "alice");
 
@@ -238,8 +219,8 @@ describe("npm start as a process", () => {
   }, 90_000);
 
   it("keeps a pending review across a SIGTERM restart and executes the approved write once", async () => {
-    fake = await startFakeOpenAI();
-    sandbox = await createServerSandbox();
+    fake = fixture.add(await startFakeOpenAI());
+    sandbox = fixture.add(await createServerSandbox());
     const first = await sandbox.start(modelEnv(fake));
     const alice = await sandbox.client(first, "alice");
 
@@ -283,7 +264,7 @@ describe("npm start as a process", () => {
   }, 120_000);
 
   it("serves on the embedded Postgres when DATABASE_URL is unset and keeps threads across a restart", async () => {
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     // An empty DATABASE_URL means unset: the server opens PGlite under WARRANT_DATA_DIR.
     const first = await sandbox.start({ DATABASE_URL: "" });
     const alice = await sandbox.client(first, "alice");
@@ -307,7 +288,7 @@ describe("npm start as a process", () => {
   }, 120_000);
 
   it("drains on SIGTERM: in-flight requests are answered, new ones refused, exit 0", async () => {
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     // read_note is slow on both servers, so runs are in flight when the signal comes; slower on
     // the other one, so its run outlasts the draining server's own run.
     const [draining, other] = await Promise.all([
@@ -355,7 +336,7 @@ describe("npm start as a process", () => {
   }, 90_000);
 
   it("streams the progress of a run executing on another process from its checkpoints", async () => {
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     const [a, b] = await Promise.all([sandbox.start({ WARRANT_NOTES_DELAY_MS: "700" }), sandbox.start()]);
     const aliceOnA = await sandbox.client(a, "alice");
     const thread = await aliceOnA.threads.create();
@@ -371,8 +352,8 @@ describe("npm start as a process", () => {
   }, 120_000);
 
   it("lets exactly one of two concurrent resumes sent to two processes on one Postgres proceed", async () => {
-    fake = await startFakeOpenAI();
-    sandbox = await createServerSandbox();
+    fake = fixture.add(await startFakeOpenAI());
+    sandbox = fixture.add(await createServerSandbox());
     const [a, b] = await Promise.all([sandbox.start(modelEnv(fake)), sandbox.start(modelEnv(fake))]);
     const aliceOnA = await sandbox.client(a, "alice");
 
@@ -406,7 +387,7 @@ describe("npm start as a process", () => {
   }, 120_000);
 
   it("recovers a run orphaned by a SIGKILLed server: marked server_restarted, the thread continues", async () => {
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     // Short on the server that dies, so its lease runs out soon; longer where runs must survive a loaded machine.
     const leaseMs = 2_000;
     const crashing = await sandbox.start({ WARRANT_NOTES_DELAY_MS: "3000", WARRANT_RUN_LEASE_MS: String(leaseMs) });
@@ -441,7 +422,7 @@ describe("npm start as a process", () => {
   }, 120_000);
 
   it("lets a running peer recover a run orphaned by a SIGKILLed server: its join ends, the thread continues", async () => {
-    sandbox = await createServerSandbox();
+    sandbox = fixture.add(await createServerSandbox());
     // The dead server's lease runs out 2 s after its last heartbeat; the peer sweeps every 4 s.
     const [crashing, peer] = await Promise.all([
       sandbox.start({ WARRANT_RUN_LEASE_MS: "2000", WARRANT_NOTES_DELAY_MS: "3000" }),

@@ -9,7 +9,8 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { lastJsonLine, outputOf } from "../support/child-output.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
@@ -42,11 +43,9 @@ async function chat(
 
 describe("examples/third-party.config.json with the rules planner", () => {
   let database: TestDatabase;
+  const fixture = useSandbox();
   beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database?.drop();
+    database = fixture.add(await createTestDatabase());
   });
 
   it('"read welcome.txt" reads the file through the filesystem server and answers with its text', async () => {

@@ -7,7 +7,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { MAX_ARGUMENT_DEPTH } from "../../src/policy/arguments.js";
 import type { Proposal } from "../../src/policy/contracts.js";
@@ -17,7 +18,7 @@ import { isSafeKey, isStorableText } from "../../src/policy/safe-text.js";
 import type { State } from "../../src/state.js";
 import { calls, scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, settings } from "./support/agent.js";
-import { backends, type OpenedBackend } from "./support/postgres.js";
+import { backends, useBackend } from "./support/postgres.js";
 
 const FINAL = { type: "final" as const, answer: "done", citations: [], abstained: false };
 const nested = (levels: number) => `{"query": ${"[".repeat(levels - 1)}"x"${"]".repeat(levels - 1)}}`;
@@ -38,35 +39,27 @@ function proposedCalls(state: State) {
 }
 
 let tools: ToolHost;
+const fixture = useSandbox();
 beforeAll(async () => {
-  tools = await connectTools(await loadConfig(settings.configPath));
-});
-afterAll(async () => {
-  await tools?.close();
+  tools = fixture.add(await connectTools(await loadConfig(settings.configPath)));
 });
 
 const serverBackend = backends.filter((backend) => backend.name === "server");
 
 describe.each(serverBackend)("untrusted model output on $name Postgres", (backend) => {
-  let opened: OpenedBackend;
-  beforeAll(async () => {
-    opened = await backend.open();
-  }, 60_000);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+  const opened = useBackend(backend);
 
   /** One hostile proposal, then a final answer; returns the state read back from Postgres and the thread's audit rows. */
   async function runOne(hostile: Proposal) {
     const planner = scriptedPlanner([calls(hostile), FINAL]);
-    const agent = agentHarness({ database: opened.database, tools, planner });
+    const agent = agentHarness({ database: opened().database, tools, planner });
     const { threadId, state } = await agent.run("alice", "probe");
     planner.assertDone();
     // Read back again, as GET /state does: the checkpoint deserializes.
     const reread = await agent.state(threadId);
     expect(reread.status).toBe("completed");
-    const audit = await opened.database.audit.list(threadId);
-    const ledger = await opened.database.ledger.list(threadId);
+    const audit = await opened().database.audit.list(threadId);
+    const ledger = await opened().database.ledger.list(threadId);
     return { state, audit, ledger, planner };
   }
 
@@ -183,17 +176,17 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
     const answer = scriptedPlanner([
       { type: "final", answer: "forty\u0000two\ud800", citations: [], abstained: false },
     ]);
-    const first = agentHarness({ database: opened.database, tools, planner: answer });
+    const first = agentHarness({ database: opened().database, tools, planner: answer });
     const { threadId, state } = await first.run("alice", "probe");
     expect(state.status).toBe("completed");
     expect(state.result?.answer).toBe("forty\ufffdtwo\ufffd");
     expect((await first.state(threadId)).result?.answer).toBe("forty\ufffdtwo\ufffd");
 
     const reason = scriptedPlanner([{ type: "needs_human", reason: "ask\u0000 a\ud800 person" }]);
-    const second = agentHarness({ database: opened.database, tools, planner: reason });
+    const second = agentHarness({ database: opened().database, tools, planner: reason });
     const run = await second.run("alice", "probe");
     expect(run.state.termination_reason).toMatchObject({ code: "needs_human", detail: "ask\ufffd a\ufffd person" });
-    const ended = (await opened.database.audit.list(run.threadId)).find((event) => event.kind === "run_ended");
+    const ended = (await opened().database.audit.list(run.threadId)).find((event) => event.kind === "run_ended");
     expect(ended?.detail).toBe("ask\ufffd a\ufffd person");
   });
 
@@ -201,8 +194,8 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
     const owner = { tenant: "uni", user_id: "alice" };
     const threadId = randomUUID();
     const runId = randomUUID();
-    await opened.database.threads.create(owner, { thread_id: threadId, metadata: {} });
-    await opened.database.threads.createRun(owner, {
+    await opened().database.threads.create(owner, { thread_id: threadId, metadata: {} });
+    await opened().database.threads.createRun(owner, {
       run_id: runId,
       thread_id: threadId,
       assistant_id: "agent",
@@ -211,18 +204,18 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
       kwargs: {},
     });
     const detail = "outcome_unknown: create_study_event (call_1): server said \u0000\ud800";
-    await opened.database.threads.setRunStatus(
+    await opened().database.threads.setRunStatus(
       runId,
       "error",
       { error: "x", message: "boom\u0000" },
       { status: "needs_human", termination_reason: { code: "needs_human", detail }, pending_review: false },
     );
-    const run = await opened.database.threads.getRun(owner, threadId, runId);
+    const run = await opened().database.threads.getRun(owner, threadId, runId);
     expect(run?.outcome?.termination_reason).toMatchObject({
       detail: "outcome_unknown: create_study_event (call_1): server said \ufffd\ufffd",
     });
     expect(run?.error).toEqual({ error: "x", message: "boom\ufffd" });
-    await opened.database.audit.record([
+    await opened().database.audit.record([
       {
         thread_id: threadId,
         run_id: runId,
@@ -236,7 +229,7 @@ describe.each(serverBackend)("untrusted model output on $name Postgres", (backen
         at: new Date().toISOString(),
       },
     ]);
-    expect((await opened.database.audit.list(threadId))[0]?.detail).toBe(
+    expect((await opened().database.audit.list(threadId))[0]?.detail).toBe(
       "outcome_unknown: create_study_event (call_1): server said \ufffd\ufffd",
     );
   });

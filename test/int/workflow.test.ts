@@ -9,6 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { buildWorkflow } from "../../graphs/workflow.js";
 import { plannerFor } from "../../src/bootstrap.js";
 import { createRulesPlanner } from "../../src/domains/rules-planner.js";
@@ -210,11 +211,9 @@ describe("the fixed workflow's tool_timeout branch", () => {
 
 describe("the fixed workflow with a model configured", () => {
   let fake: FakeOpenAI;
+  const fixture = useSandbox();
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
-  });
-  afterAll(async () => {
-    await fake?.close();
+    fake = fixture.add(await startFakeOpenAI());
   });
   /** The model planner as the settings configure it (`WARRANT_MODEL`, `OPENAI_BASE_URL`), against the fake endpoint. */
   const modelPlanner = () =>

@@ -13,7 +13,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
@@ -26,7 +26,7 @@ import type { State } from "../../src/state.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
 import { storedCalendarEvents } from "./support/calendar.js";
-import { backends, type OpenedBackend } from "./support/postgres.js";
+import { backends, useBackend } from "./support/postgres.js";
 
 const REQUEST = "Put a study block for attention in my calendar on Monday evening";
 const EVENT = {
@@ -120,17 +120,11 @@ function toolCodes(state: State): string[] {
 }
 
 describe.each(backends)("counting a write's sends on $name Postgres", (backend) => {
-  let opened: OpenedBackend;
   let directory: string;
   let dataPath: string;
   const hosts: ToolHost[] = [];
 
-  beforeAll(async () => {
-    opened = await backend.open();
-  }, TEST_TIMEOUT_MS);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+  const opened = useBackend(backend, TEST_TIMEOUT_MS);
   beforeEach(async () => {
     directory = await mkdtemp(path.join(os.tmpdir(), "write-sends-"));
     dataPath = path.join(directory, "calendar.json");
@@ -151,7 +145,7 @@ describe.each(backends)("counting a write's sends on $name Postgres", (backend) 
     async () => {
       const real = await tools();
       const stops = { left: 2 };
-      const database: Database = { ...opened.database, ledger: stoppingAfterIntent(opened.database.ledger, stops) };
+      const database: Database = { ...opened().database, ledger: stoppingAfterIntent(opened().database.ledger, stops) };
       const planner = scriptedPlanner([calls(proposal("create_study_event", EVENT)), DONE]);
       const first = agentHarness({ database, tools: real, planner });
       const { threadId, state: paused } = await first.run("alice", REQUEST);
@@ -161,7 +155,7 @@ describe.each(backends)("counting a write's sends on $name Postgres", (backend) 
 
       // Each later process continues the thread (input null); the second dies at the same point.
       const runtime = createRuntime(settings, { database, tools: real, planner });
-      const graph = buildAgent(runtime.host).compile({ checkpointer: opened.database.saver });
+      const graph = buildAgent(runtime.host).compile({ checkpointer: opened().database.saver });
       const config = {
         configurable: { thread_id: threadId, langgraph_auth_user: await principal("alice"), warrant_run_bound: {} },
         ...runOptions(settings.budgets),
@@ -173,7 +167,7 @@ describe.each(backends)("counting a write's sends on $name Postgres", (backend) 
       planner.assertDone();
 
       const state = (await graph.getState(config)).values as State;
-      const durable = await opened.database.ledger.list(threadId);
+      const durable = await opened().database.ledger.list(threadId);
       expect(await storedCalendarEvents(dataPath)).toHaveLength(1);
       expect(state.status).toBe("completed");
       expect(state.termination_reason?.code).toBe("final_answer");
@@ -200,12 +194,12 @@ describe.each(backends)("counting a write's sends on $name Postgres", (backend) 
       const host = await tools({ WARRANT_CALENDAR_FAIL: "timeout", WARRANT_CALENDAR_FAIL_COUNT: "2" });
       // No planner step after the proposal: the run must stop without asking the planner again.
       const planner = scriptedPlanner([calls(proposal("create_study_event", EVENT))]);
-      const agent = agentHarness({ database: opened.database, tools: host, planner });
+      const agent = agentHarness({ database: opened().database, tools: host, planner });
       const { threadId } = await agent.run("alice", REQUEST);
       const state = await agent.resume("alice", threadId, APPROVE);
       planner.assertDone();
       expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
-      expect(shape(await opened.database.ledger.list(threadId))).toEqual([
+      expect(shape(await opened().database.ledger.list(threadId))).toEqual([
         ["create_study_event", 1, "failed", "tool_timeout", null, 2],
         ["get_write_status", 2, "succeeded", null, 1, null],
         ["create_study_event", 3, "failed", "tool_timeout", null, 4],

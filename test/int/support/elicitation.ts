@@ -44,13 +44,6 @@ export const proposeBooking = (topic: string): ScriptedCompletion => ({
   usage: USAGE,
 });
 
-export const finalReply = (answer: string): ScriptedCompletion => ({
-  kind: "completion",
-  content: JSON.stringify({ answer, citations: [], abstained: false }),
-  finish_reason: "stop",
-  usage: USAGE,
-});
-
 /** The `elicitation` event's payload, as the run's stream carries it. */
 export interface ElicitationEventData {
   type: "elicitation";

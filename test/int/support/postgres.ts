@@ -10,9 +10,10 @@ import path from "node:path";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import pg from "pg";
-import { afterAll, beforeAll } from "vitest";
+import { beforeAll } from "vitest";
 import type { LedgerRow } from "../../../src/state/ledger.js";
 import { openDatabase, type Database } from "../../../src/stores/open-database.js";
+import { useSandbox } from "../../support/sandbox.js";
 
 /** The server the tests may create databases on. */
 export const ADMIN_URL = process.env.DATABASE_URL?.trim() || "postgres://postgres@127.0.0.1:5432/postgres";
@@ -162,14 +163,12 @@ export const backends: Backend[] = [serverBackend, embeddedBackend];
  * Opens `backend` before the suite's tests and cleans it up after them;
  * call it in a `describe` body and read the opened backend in the tests.
  */
-export function useBackend(backend: Backend): () => OpenedBackend {
+export function useBackend(backend: Backend, timeoutMs = 60_000): () => OpenedBackend {
+  const sandbox = useSandbox("all", timeoutMs);
   let opened: OpenedBackend | undefined;
   beforeAll(async () => {
-    opened = await backend.open();
-  }, 60_000);
-  afterAll(async () => {
-    await opened?.cleanup();
-  });
+    opened = sandbox.add(await backend.open());
+  }, timeoutMs);
   return () => {
     if (!opened) throw new Error(`the ${backend.name} backend is not open`);
     return opened;
