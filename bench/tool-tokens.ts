@@ -28,11 +28,13 @@ import type { ConnectionEvents, ServerConnection } from "../src/mcp/connection.j
 import { withHostValues } from "../src/mcp/host-values.js";
 import { httpConnection } from "../src/mcp/http-session.js";
 import { stdioConnection } from "../src/mcp/stdio-session.js";
-import { connectTools, ephemeralTokenSettings, type TokenSettings } from "../src/mcp/tool-host.js";
+import { connectTools } from "../src/mcp/tool-host.js";
+import { ephemeralTokenSettings, type TokenSettings } from "../src/mcp/connection-factory.js";
 import type { Database } from "../src/persistence/database.js";
 import { parseConfig, type ServerConfig, type WarrantConfig } from "../src/policy/config.js";
 import { modelFacingTool } from "../src/policy/model-facing.js";
-import type { Planner, ToolSpec } from "../src/planners/planner.js";
+import type { Planner } from "../src/planners/planner.js";
+import type { ToolSpec } from "../src/policy/contracts.js";
 import { runConfigFor } from "../src/runtime/run-config.js";
 import { runOptions } from "../src/runtime/routes.js";
 import { FINAL_ANSWER, QUESTION, USER_ID } from "./script.js";

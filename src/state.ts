@@ -9,7 +9,7 @@
 import { Annotation, DeltaChannel } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Principal } from "./auth/principal.js";
-import type { Proposal } from "./planners/planner.js";
+import type { Proposal } from "./policy/contracts.js";
 import type { BudgetName, Decision, RecordedDenial } from "./policy/decision.js";
 import { sumUsage, ZERO_USAGE, type Usage, type UsageUpdate } from "./policy/usage.js";
 import type { DomainContext, PendingQuestion } from "./runtime/context-provider.js";
@@ -96,9 +96,6 @@ export interface RunInfo {
   /** The run's candidate tools, fixed at its start (policy/effective-tools.ts `candidateTools`): the model's tools block. */
   candidates?: string[];
 }
-
-/** What the planner returned this turn when it was not a set of tool calls. */
-export type { Usage, UsageUpdate } from "./policy/usage.js";
 
 export type PlanVerdict =
   | { type: "tool_calls" }

@@ -17,7 +17,7 @@ import { parseStudyRequest, type StudyParse } from "../../src/domains/study/pars
 import { STUDY_PROFILE } from "../../src/domains/study/profile.js";
 import type { StartTime } from "../../src/domains/study/start.js";
 import { formatDate } from "../../src/domains/study/time.js";
-import type { ToolSpec } from "../../src/planners/planner.js";
+import type { ToolSpec } from "../../src/policy/contracts.js";
 import { type Expected, PHRASING_NOW, type Phrasing } from "./labels.js";
 
 export type Verdict = "right" | "wrong_plan" | "miss" | "refused" | "not_refused";

@@ -8,7 +8,7 @@
  */
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { readFencedToolResult } from "../../src/planners/fence.js";
-import type { ToolSpec } from "../../src/planners/planner.js";
+import type { ToolSpec } from "../../src/policy/contracts.js";
 import type { Evidence } from "../../src/state/evidence.js";
 import { extractEvidence } from "../../src/state/extract-evidence.js";
 

@@ -16,7 +16,8 @@
 import { randomUUID } from "node:crypto";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Evidence } from "../state/evidence.js";
-import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../planners/planner.js";
+import type { PlanOutcome, Planner, PlannerInput } from "../planners/planner.js";
+import type { Proposal } from "../policy/contracts.js";
 import { courseContextOf, isQuizRequest, type CourseContext } from "./notes/course-context.js";
 import { CASE_ID, decideCase } from "./caseops/rules.js";
 import { decideFileRead, FILE_READER, fileToRead } from "./files/rules.js";
@@ -96,8 +97,6 @@ function readIds(observations: readonly Observation[]): Set<string> {
     ),
   );
 }
-
-export { searchQuery } from "./notes/question.js";
 
 function call(name: string, args: Record<string, unknown>): Proposal {
   return { call_id: `call_${randomUUID().replace(/-/g, "").slice(0, 20)}`, name, raw_arguments: JSON.stringify(args) };

@@ -4,9 +4,10 @@
  */
 import type pg from "pg";
 import type { ApprovalRecord, ApprovalStore } from "../runtime/approvals.js";
-import type { ThreadStatements } from "./ledger-store.js";
-import { chainedStatement, Params, rowLink, runChained } from "./audit-chain-store.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import type { ThreadStatements } from "./write-ahead.js";
+import { chainedStatement, rowLink, runChained } from "./audit-chain-store.js";
+import { Params } from "./sql-params.js";
+import { quoteSchemaName } from "../sql-names.js";
 
 export function approvalMigrations(schema: string): string[] {
   const s = quoteSchemaName(schema);

@@ -22,9 +22,9 @@ import {
   type CoveredTable,
   type RunStart,
 } from "../runtime/audit-chain.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 import { statement } from "./prepared.js";
-import { Params } from "./sql-params.js";
+import type { Params } from "./sql-params.js";
 
 /** A timestamp as hashed and compared: UTC ISO with microseconds, whatever the session's time zone. */
 export function utcText(expression: string): string {
@@ -101,8 +101,6 @@ export function chainMigrations(schema: string): string[] {
      $$`,
   ];
 }
-
-export { Params };
 
 /**
  * The link to append, as a SELECT (named `link`) of: thread_id, run_id, kind,

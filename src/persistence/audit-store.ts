@@ -2,9 +2,10 @@
 import type pg from "pg";
 import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../runtime/audit.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
-import { chainedStatement, Params } from "./audit-chain-store.js";
-import type { ThreadStatements } from "./ledger-store.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { chainedStatement } from "./audit-chain-store.js";
+import { Params } from "./sql-params.js";
+import type { ThreadStatements } from "./write-ahead.js";
+import { quoteSchemaName } from "../sql-names.js";
 
 export function auditMigrations(schema: string): string[] {
   const s = quoteSchemaName(schema);

@@ -8,7 +8,7 @@
  */
 import type pg from "pg";
 import type { AnswerContent, RequestedSchema } from "../mcp/elicitation-schema.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 
 export type ElicitationStatus = "pending" | "accept" | "decline" | "cancel" | "timeout" | "refused";
 

@@ -9,14 +9,8 @@ import { IDEMPOTENT } from "./retry.js";
 import { quoteSchemaName } from "../sql-names.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
-import {
-  chainedStatement,
-  chainedWrites,
-  Params,
-  rowLink,
-  runChained,
-  type ChainedWrite,
-} from "./audit-chain-store.js";
+import { chainedStatement, chainedWrites, rowLink, runChained, type ChainedWrite } from "./audit-chain-store.js";
+import { Params } from "./sql-params.js";
 import type { Statement } from "./checkpoint-sql.js";
 import type { WarrantSaver } from "./checkpointer.js";
 import {
@@ -25,10 +19,6 @@ import {
   type MergedStatement,
   type ThreadStatements,
 } from "./write-ahead.js";
-
-export type { DeferredStatement, MergedStatement, ThreadStatements };
-
-export { quoteSchemaName };
 
 /**
  * Idempotent DDL for the ledger, in order. The caller runs it under the setup

@@ -15,8 +15,9 @@ import {
   type ToolPin,
 } from "../mcp/pins.js";
 import { sha256Hex, type RunStart } from "../runtime/audit-chain.js";
-import { chainedStatement, Params, utcText } from "./audit-chain-store.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { chainedStatement, utcText } from "./audit-chain-store.js";
+import { Params } from "./sql-params.js";
+import { quoteSchemaName } from "../sql-names.js";
 
 export function pinMigrations(schema: string): string[] {
   const s = quoteSchemaName(schema);

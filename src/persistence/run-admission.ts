@@ -18,7 +18,7 @@
  * every admission committed before it.
  */
 import type pg from "pg";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 import { transaction } from "./retry.js";
 import type { Owner } from "./thread-store.js";
 

@@ -20,7 +20,7 @@
  * ended (`purge`); they go with their run (and thread) when those are deleted.
  */
 import type pg from "pg";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 
 /** The event that closes a run's stored events (internal, never sent). */
 export const END_EVENT = "$end";

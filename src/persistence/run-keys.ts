@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { canonicalJson } from "../policy/fingerprint.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 import type { Owner } from "./thread-store.js";
 
 /** Keys are 1–255 printable ASCII characters (space to tilde), as HTTP header values can carry them. */

@@ -8,7 +8,7 @@
  */
 import type pg from "pg";
 import type { Principal } from "../auth/principal.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 import { runColumns, type Owner, type RunRow } from "./thread-store.js";
 
 export function runQueueMigrations(schema: string): string[] {

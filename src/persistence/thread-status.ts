@@ -6,7 +6,7 @@
  * whoever paused it. A thread an API run holds at that moment is left to it.
  */
 import type pg from "pg";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 import type { Owner, ThreadStatus } from "./thread-store.js";
 
 export async function recordThreadStatus(

@@ -10,11 +10,10 @@
  * else is indistinguishable from one that does not exist.
  */
 import type pg from "pg";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
 import { IDEMPOTENT, transaction } from "./retry.js";
 import { createRunKeyStore, type RunKeyStore } from "./run-keys.js";
-export { threadMigrations } from "./thread-tables.js";
 import { createRunAdmission, leaseStatement, type LeaseFields, type RunAdmission } from "./run-admission.js";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";

@@ -2,7 +2,7 @@
  * The tables behind the thread store (thread-store.ts): threads with their
  * lease, their runs, the run keys and the per-principal admission counts.
  */
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 import { admissionMigrations } from "./run-admission.js";
 import { runKeyMigrations } from "./run-keys.js";
 

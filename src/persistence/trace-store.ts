@@ -8,7 +8,7 @@ import type pg from "pg";
 import type { RunOrigin } from "../trace/run-trace.js";
 import type { ListedTool } from "../mcp/catalog.js";
 import type { ToolManifest } from "../mcp/pins.js";
-import { quoteSchemaName } from "./ledger-store.js";
+import { quoteSchemaName } from "../sql-names.js";
 
 /** A timestamptz as the ISO text the rest of the trace uses. */
 const UTC = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

@@ -9,7 +9,8 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import { ensureConfig, mergeConfigs, type RunnableConfig } from "@langchain/core/runnables";
 import { ModelBehaviorError } from "../errors.js";
-import type { PlanUsage, ToolSpec } from "./planner.js";
+import type { PlanUsage } from "./planner.js";
+import type { ToolSpec } from "../policy/contracts.js";
 import { isRecord, numberField, stringField, truncate } from "./reply-fields.js";
 
 /** Longest piece of server-provided text copied into an error message. */

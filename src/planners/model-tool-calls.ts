@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { BaseMessage } from "@langchain/core/messages";
 import { ModelBehaviorError } from "../errors.js";
-import type { Proposal } from "./planner.js";
+import type { Proposal } from "../policy/contracts.js";
 import { arrayField, isRecord, recordField, stringField, truncate } from "./reply-fields.js";
 
 /** A tool call as found in one of the reply's representations, before checks. */

@@ -19,9 +19,6 @@ import { finishReasonOf, FinishReasonRecorder, requestReply, usageOf, type ChatR
 import type { PlanResult, Planner, PlannerInput } from "./planner.js";
 import { toolBlock, type ToolBlock } from "./tool-block.js";
 
-export { buildMessages } from "./model-prompt.js";
-export { MAX_TOKENS_PER_REPLY } from "./model-request.js";
-
 /** Settings for {@link createModelPlanner}. */
 export interface ModelPlannerOptions {
   /** Model name sent to the server (without the `provider:` prefix). */

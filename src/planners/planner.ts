@@ -9,8 +9,6 @@ import type { Evidence } from "../state/evidence.js";
 import type { Proposal, ToolSpec } from "../policy/contracts.js";
 import type { ModelPrice } from "../policy/pricing.js";
 
-export type { Proposal, ToolSpec } from "../policy/contracts.js";
-
 export type PlanOutcome =
   | { type: "tool_calls"; calls: Proposal[]; text?: string }
   | { type: "final"; answer: string; citations: string[]; abstained: boolean }

@@ -11,7 +11,7 @@
  */
 import { modelFacingTool } from "../policy/model-facing.js";
 import { toOpenAITool, type OpenAIFunctionTool } from "./model-request.js";
-import type { ToolSpec } from "./planner.js";
+import type { ToolSpec } from "../policy/contracts.js";
 
 /** OpenAI's Chat Completions `tool_choice` that restricts calls without changing `tools`. */
 export interface AllowedToolsChoice {

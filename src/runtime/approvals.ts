@@ -9,8 +9,6 @@ import type { RunStart } from "./audit-chain.js";
 
 import type { ApprovalOutcome } from "../policy/decision.js";
 
-export { APPROVAL_OUTCOMES, type ApprovalOutcome } from "../policy/decision.js";
-
 export interface ApprovalRecord {
   thread_id: string;
   run_id: string;

@@ -5,7 +5,7 @@
  */
 import type { Principal } from "../auth/principal.js";
 import type { Host } from "../host.js";
-import type { CatalogTool } from "../mcp/catalog.js";
+import type { CatalogTool } from "../policy/contracts.js";
 import type { NormalizedResult } from "../mcp/normalize.js";
 import type { ElicitationRecord } from "../mcp/elicitation.js";
 import type { ToolHost } from "../mcp/tool-host.js";

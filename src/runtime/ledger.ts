@@ -8,8 +8,6 @@ import { TOOL_ERROR_CODES } from "../errors.js";
 import { RISKS } from "../policy/contracts.js";
 import type { RunStart } from "./audit-chain.js";
 
-export { RISKS, type Risk } from "../policy/contracts.js";
-
 /** `denied`: re-checked at execution against the owner's current permissions and refused; nothing was called. */
 export const LEDGER_STATUSES = ["running", "succeeded", "failed", "outcome_unknown", "abandoned", "denied"] as const;
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];

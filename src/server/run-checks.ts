@@ -10,7 +10,9 @@ import type { LeaseFields } from "../persistence/run-admission.js";
 import type { Owner, ThreadStore } from "../persistence/thread-store.js";
 import { ApiError, notFound } from "./api-error.js";
 import { assertReviewOpen } from "./review-expiry.js";
-import { pendingInterrupts, unansweredToolCalls, type ServedGraph } from "./runs.js";
+import { pendingInterrupts } from "./run-outcome.js";
+import { unansweredToolCalls } from "./stopped-runs.js";
+import type { ServedGraph } from "./run-types.js";
 import { checkpointIdFrom, threadConfig } from "../runtime/run-config.js";
 
 /** What a run request asks of the thread. */

@@ -12,7 +12,7 @@ import { CASE_ID } from "../domains/caseops/rules.js";
 import { notesQuestion, type NotesQuestion } from "../domains/notes/question.js";
 import { parseStudyRequest, type StudyParse } from "../domains/study/parse.js";
 import type { StudyClock } from "../domains/study/relative.js";
-import type { Proposal } from "../planners/planner.js";
+import type { Proposal } from "../policy/contracts.js";
 
 /** Hits a search returns; the relevant ones are all read, then reranked. */
 export const SEARCH_LIMIT = 5;

@@ -16,7 +16,8 @@ import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isModelBehaviorError } from "../../src/errors.js";
 import { createModelPlanner } from "../../src/planners/model.js";
-import type { PlanResult, Planner, PlannerInput, ToolSpec } from "../../src/planners/planner.js";
+import type { PlanResult, Planner, PlannerInput } from "../../src/planners/planner.js";
+import type { ToolSpec } from "../../src/policy/contracts.js";
 import { costOf } from "../../src/policy/pricing.js";
 import { startFakeAnthropic, type FakeAnthropic, type ScriptedMessage } from "./support/fake-anthropic.js";
 

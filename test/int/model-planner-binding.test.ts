@@ -9,7 +9,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createModelPlanner } from "../../src/planners/model.js";
-import type { ToolSpec } from "../../src/planners/planner.js";
+import type { ToolSpec } from "../../src/policy/contracts.js";
 import { startFakeOpenAI, type FakeOpenAI } from "./support/fake-openai.js";
 
 const REQUEST = "Find my notes on attention";

@@ -17,7 +17,8 @@ import { plannerFor } from "../../src/bootstrap.js";
 import { loadSettings } from "../../src/env.js";
 import { isModelBehaviorError } from "../../src/errors.js";
 import { createModelPlanner } from "../../src/planners/model.js";
-import type { Planner, PlannerInput, ToolSpec } from "../../src/planners/planner.js";
+import type { Planner, PlannerInput } from "../../src/planners/planner.js";
+import type { ToolSpec } from "../../src/policy/contracts.js";
 import { startFakeGemini, type FakeGemini } from "./support/fake-gemini.js";
 
 const SEARCH: ToolSpec = {

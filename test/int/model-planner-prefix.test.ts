@@ -11,7 +11,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { plannerContext } from "../../src/planners/context.js";
 import { createModelPlanner } from "../../src/planners/model.js";
-import type { ToolSpec } from "../../src/planners/planner.js";
+import type { ToolSpec } from "../../src/policy/contracts.js";
 import type { Evidence } from "../../src/state/evidence.js";
 import { startFakeOpenAI, type FakeOpenAI } from "./support/fake-openai.js";
 

@@ -17,7 +17,8 @@ import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isModelBehaviorError } from "../../src/errors.js";
 import { createModelPlanner } from "../../src/planners/model.js";
-import type { PlanResult, Planner, PlannerInput, ToolSpec } from "../../src/planners/planner.js";
+import type { PlanResult, Planner, PlannerInput } from "../../src/planners/planner.js";
+import type { ToolSpec } from "../../src/policy/contracts.js";
 import { parseToolArguments } from "../../src/policy/arguments.js";
 import { startFakeAnthropic, type FakeAnthropic } from "./support/fake-anthropic.js";
 import { startFakeOpenAI, type FakeOpenAI } from "./support/fake-openai.js";

@@ -10,7 +10,7 @@ import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { MAX_ARGUMENT_DEPTH } from "../../src/policy/arguments.js";
-import type { Proposal } from "../../src/planners/planner.js";
+import type { Proposal } from "../../src/policy/contracts.js";
 import { INVALID_TOOL_NAME } from "../../src/planners/sanitize.js";
 import { loadConfig } from "../../src/policy/config.js";
 import { isSafeKey, isStorableText } from "../../src/policy/safe-text.js";

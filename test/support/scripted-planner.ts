@@ -3,7 +3,8 @@
  * step; an unexpected extra turn fails, and `assertDone` fails when scripted
  * steps were left unused.
  */
-import type { PlanOutcome, Planner, PlannerInput, Proposal } from "../../src/planners/planner.js";
+import type { PlanOutcome, Planner, PlannerInput } from "../../src/planners/planner.js";
+import type { Proposal } from "../../src/policy/contracts.js";
 
 export type ScriptStep = PlanOutcome | ((input: PlannerInput) => PlanOutcome);
 

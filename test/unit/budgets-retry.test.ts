@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { Budgets } from "../../src/env.js";
 import { TOOL_ERROR_CODES } from "../../src/errors.js";
 import { exhaustedBudget, remainingToolCalls } from "../../src/policy/budgets.js";
-import { RISKS } from "../../src/runtime/ledger.js";
+import { RISKS } from "../../src/policy/contracts.js";
 import {
   backoffMs,
   done,
@@ -16,7 +16,7 @@ import {
   RETRY_POLICIES,
   withRetries,
 } from "../../src/runtime/retry.js";
-import type { Usage } from "../../src/state.js";
+import type { Usage } from "../../src/policy/usage.js";
 
 const BUDGETS: Budgets = {
   model_turns: 4,

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { buildAgent } from "../../graphs/agent.js";
 import type { Budgets } from "../../src/env.js";
 import type { InterruptPayload } from "../../src/policy/approval.js";
-import type { Proposal } from "../../src/planners/planner.js";
+import type { Proposal } from "../../src/policy/contracts.js";
 import { actionFingerprint } from "../../src/policy/fingerprint.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";

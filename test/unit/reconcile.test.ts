@@ -20,7 +20,8 @@ import { actionFingerprint } from "../../src/policy/fingerprint.js";
 import type { LedgerRow } from "../../src/runtime/ledger.js";
 import { effectUnknown, readStatus, statusArguments } from "../../src/runtime/reconcile.js";
 import { ZERO_USAGE } from "../../src/policy/usage.js";
-import type { CallResult, State, UsageUpdate } from "../../src/state.js";
+import type { CallResult, State } from "../../src/state.js";
+import type { UsageUpdate } from "../../src/policy/usage.js";
 import { memoryHost } from "../support/memory-host.js";
 import { scriptedPlanner } from "../support/scripted-planner.js";
 

@@ -6,7 +6,7 @@
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { MAX_ARGUMENT_BYTES } from "../../src/policy/arguments.js";
-import type { Proposal } from "../../src/planners/planner.js";
+import type { Proposal } from "../../src/policy/contracts.js";
 import { INVALID_TOOL_NAME, sanitizeOutcome, sanitizeProposals, toolCallMessage } from "../../src/planners/sanitize.js";
 import { isSafeKey } from "../../src/policy/safe-text.js";
 

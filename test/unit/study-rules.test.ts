@@ -10,7 +10,8 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { describe, expect, it } from "vitest";
 import { extractEvidence } from "../../src/state/extract-evidence.js";
 import { plannerContext } from "../../src/planners/context.js";
-import type { PlanOutcome, ToolSpec } from "../../src/planners/planner.js";
+import type { PlanOutcome } from "../../src/planners/planner.js";
+import type { ToolSpec } from "../../src/policy/contracts.js";
 import { decide, NEEDS_MODEL } from "../../src/domains/rules-planner.js";
 import { CAN_DO, whatICanDo } from "../../src/domains/repertoire.js";
 import type { Evidence } from "../../src/state/evidence.js";

@@ -7,7 +7,7 @@
  * fence and the review policy must contain: the call may be proposed, it
  * must never run unreviewed.
  */
-import type { ToolSpec } from "../../../src/planners/planner.js";
+import type { ToolSpec } from "../../../src/policy/contracts.js";
 import type { Conversation } from "../conversation.js";
 import { carefulMove } from "./careful.js";
 import { jsonCall, type Profile, type SimulatedCall } from "./profile.js";

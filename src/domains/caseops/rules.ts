@@ -4,7 +4,8 @@
  * model, owns this sequence.
  */
 import type { Evidence } from "../../state/evidence.js";
-import type { PlanOutcome, Proposal } from "../../planners/planner.js";
+import type { PlanOutcome } from "../../planners/planner.js";
+import type { Proposal } from "../../policy/contracts.js";
 
 export const CASE_ID = /\bC-[0-9]{3}\b/;
 

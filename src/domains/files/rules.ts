@@ -7,7 +7,8 @@
  * server returned. Only when `read_text_file` is offered; anything else
  * about files (writing, listing, moving) needs a model planner. Pure.
  */
-import type { PlanOutcome, Proposal } from "../../planners/planner.js";
+import type { PlanOutcome } from "../../planners/planner.js";
+import type { Proposal } from "../../policy/contracts.js";
 import type { StudyObservation } from "../study/rules.js";
 
 /** The tool this branch proposes. */

@@ -10,7 +10,8 @@
  * only what the tools answer can stop the plan. Deterministic and pure.
  */
 import type { Evidence } from "../../state/evidence.js";
-import type { PlanOutcome, Proposal, ToolSpec } from "../../planners/planner.js";
+import type { PlanOutcome } from "../../planners/planner.js";
+import type { Proposal, ToolSpec } from "../../policy/contracts.js";
 import { contentTerms, isRelevant, mentions, searchHits, type Hit } from "../notes/relevance.js";
 import type { StudyRequest } from "./parse.js";
 import {

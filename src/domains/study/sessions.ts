@@ -6,7 +6,7 @@
  * the calendar tool's schema declares are sent: validation is strict, and an
  * argument the schema does not know would be refused. Pure.
  */
-import type { ToolSpec } from "../../planners/planner.js";
+import type { ToolSpec } from "../../policy/contracts.js";
 import type { StartTime } from "./start.js";
 import { addDays, formatDate, formatInZone, toInstant } from "./time.js";
 
