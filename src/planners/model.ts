@@ -74,6 +74,7 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
   const caching = options.caching ?? DEFAULT_CACHING[provider];
   const common = {
     kind: "model" as const,
+    model: options.model,
     ...(options.price ? { price: options.price } : {}),
     ...(options.contextBudgetTokens !== undefined ? { contextBudgetTokens: options.contextBudgetTokens } : {}),
   };
