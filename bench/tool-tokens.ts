@@ -28,8 +28,9 @@ import type { ConnectionEvents, ServerConnection } from "../src/mcp/connection.j
 import { withHostValues } from "../src/mcp/host-values.js";
 import { httpConnection } from "../src/mcp/http-session.js";
 import { stdioConnection } from "../src/mcp/stdio-session.js";
-import { connectTools, ephemeralTokenSettings, type TokenSettings } from "../src/mcp/tool-host.js";
+import { connectTools } from "../src/mcp/tool-host.js";
 import type { Database } from "../src/stores/open-database.js";
+import { ephemeralTokenSettings, type TokenSettings } from "../src/mcp/connection-factory.js";
 import { parseConfig, type ServerConfig, type WarrantConfig } from "../src/policy/config.js";
 import { modelFacingTool } from "../src/policy/model-facing.js";
 import type { Planner } from "../src/planners/planner.js";

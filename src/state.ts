@@ -97,9 +97,6 @@ export interface RunInfo {
   candidates?: string[];
 }
 
-/** What the planner returned this turn when it was not a set of tool calls. */
-export type { Usage, UsageUpdate } from "./policy/usage.js";
-
 export type PlanVerdict =
   | { type: "tool_calls" }
   | { type: "final"; answer: string; citations: string[]; abstained: boolean }

@@ -6,8 +6,6 @@
  */
 import type { CheckpointSave, PendingSaves, WritesSave } from "./checkpoint-sql.js";
 
-export type { PendingSaves };
-
 const isEmpty = (saves: PendingSaves) => saves.checkpoints.length === 0 && saves.writes.length === 0;
 
 export class CheckpointBuffer {

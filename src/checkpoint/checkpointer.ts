@@ -49,7 +49,8 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import type pg from "pg";
-import { CheckpointBuffer, type PendingSaves } from "./checkpoint-buffer.js";
+import { CheckpointBuffer } from "./checkpoint-buffer.js";
+import type { PendingSaves } from "./checkpoint-sql.js";
 import { CheckpointRows, configIds } from "./checkpoint-rows.js";
 import { deltaHistoryStatement, savesStatement, type DeltaHistoryRow } from "./checkpoint-sql.js";
 import {
@@ -62,8 +63,6 @@ import {
 } from "./checkpoint-tables.js";
 import { statement as queryConfig } from "../db/prepared.js";
 import { WarrantSerializer } from "./serde.js";
-
-export type { PendingSaves };
 
 /** StateGraph's trigger channels: `branch:to:<node>`. */
 const TRIGGER_PREFIX = "branch:to:";

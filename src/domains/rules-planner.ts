@@ -98,8 +98,6 @@ function readIds(observations: readonly Observation[]): Set<string> {
   );
 }
 
-export { searchQuery } from "./notes/question.js";
-
 function call(name: string, args: Record<string, unknown>): Proposal {
   return { call_id: `call_${randomUUID().replace(/-/g, "").slice(0, 20)}`, name, raw_arguments: JSON.stringify(args) };
 }

@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { InvariantError, type ToolErrorCode } from "../errors.js";
-import type { CatalogTool } from "../mcp/catalog.js";
+import type { CatalogTool } from "../policy/contracts.js";
 import { injectArguments } from "../policy/authorization.js";
 import type { ReconcileContract } from "../policy/contracts.js";
 import { actionFingerprint } from "../policy/fingerprint.js";

@@ -4,7 +4,7 @@
  * updates it after. Used by the execute node (src/nodes/execute.ts).
  */
 import type { Principal } from "../auth/principal.js";
-import type { CatalogTool } from "../mcp/catalog.js";
+import type { CatalogTool } from "../policy/contracts.js";
 import type { NormalizedResult } from "../mcp/normalize.js";
 import type { ElicitationRecord } from "../mcp/elicitation.js";
 import type { ToolHost } from "../mcp/tool-host.js";

@@ -5,8 +5,8 @@
  * is then settled again from them, src/execution/run-call.ts).
  */
 import type { ToolErrorCode } from "../errors.js";
-import type { CatalogTool } from "../mcp/catalog.js";
-import type { DecideContext } from "../policy/decide.js";
+import type { CatalogTool } from "../policy/contracts.js";
+import type { DecideContext } from "../policy/checks.js";
 import type { Denial } from "../policy/decision.js";
 import type { CallResult } from "../state.js";
 import type { Allowed, CallContext, HistoryFound, Started } from "./call-journal.js";

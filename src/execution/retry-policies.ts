@@ -5,7 +5,7 @@
  * sends alike.
  */
 import { errorClassOf, type ToolErrorCode } from "../errors.js";
-import type { Risk } from "../policy/contracts.js";
+import { MAX_WRITE_SENDS, type Risk } from "../policy/contracts.js";
 import { jitteredBackoff, type RetryPolicy } from "../retry.js";
 
 /** Why an attempt failed: a tool error code, or a write a status check found not applied. */
@@ -28,9 +28,6 @@ export function backoffMs(attempt: number, random: () => number = Math.random): 
 export function statusCheckRetryable(code: FailureReason): boolean {
   return code === "tool_timeout" || code === "transient_error" || code === "server_unavailable";
 }
-
-/** How many times one write intent may be sent in total: the first attempt and one retry after a "not applied". */
-export const MAX_WRITE_SENDS = 2;
 
 /** The policy for each kind of call (the retry matrix of DESIGN §6). */
 export const RETRY_POLICIES = {

@@ -1,5 +1,5 @@
 /** Running a read: bounded retries of transient failures with backoff (DESIGN §6), each attempt its own ledger row. */
-import type { CatalogTool } from "../mcp/catalog.js";
+import type { CatalogTool } from "../policy/contracts.js";
 import { type AttemptResult, done, failed, withRetries } from "../retry.js";
 import type { Allowed, CallJournal } from "./call-journal.js";
 import { failure, notStarted, type Settled, settled, success } from "./call-outcome.js";

@@ -5,13 +5,14 @@
  * reconciled through its contract's status tool (src/execution/ask-status.ts),
  * and sent again with the same key only when that tool found it not applied.
  */
-import type { CatalogTool } from "../mcp/catalog.js";
+import type { CatalogTool } from "../policy/contracts.js";
 import { type AttemptResult, done, failed, withRetries } from "../retry.js";
 import type { LedgerRow } from "../state/ledger.js";
 import { askStatus } from "./ask-status.js";
 import type { Allowed, CallJournal } from "./call-journal.js";
 import { type ExecuteContext, failure, notStarted, type Settled, settled, success } from "./call-outcome.js";
-import { type FailureReason, MAX_WRITE_SENDS, RETRY_POLICIES } from "./retry-policies.js";
+import { MAX_WRITE_SENDS } from "../policy/contracts.js";
+import { type FailureReason, RETRY_POLICIES } from "./retry-policies.js";
 
 /**
  * Writes: each attempt sends the write (or, recovering, settles the send an

@@ -5,7 +5,7 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Host } from "../host.js";
-import type { DecideContext } from "../policy/decide.js";
+import type { DecideContext } from "../policy/checks.js";
 import type { State } from "../state.js";
 import { runOwner } from "./owner.js";
 import { runBoundFrom, threadIdFrom } from "../run-config.js";

@@ -4,8 +4,6 @@
  */
 import { DEFAULT_HINTS, type CatalogTool, type ToolContract, type ToolHints } from "../policy/contracts.js";
 
-export { toToolSpec, type CatalogTool } from "../policy/contracts.js";
-
 /** A raw tool as listed by an MCP server. */
 export interface ListedTool {
   name: string;

@@ -8,8 +8,12 @@
  *   leaves out, so the server gets them whoever answered;
  * - `validateAnswer`: the answer checked strictly against the form (types,
  *   enums, formats, bounds, required fields, no unknown field, no control
- *   characters, bounded sizes) before it reaches the server.
+ *   characters, bounded sizes) before it reaches the server. The form is
+ *   turned into a JSON Schema with the host's bounds added and checked by
+ *   ajv, the host's one JSON-Schema validator; ajv's errors become the
+ *   field problems below (one per field, the first in the order listed).
  */
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 
 /** One field of a requested form, as the SDK has already shape-checked it. */
 export interface FieldSchema {
@@ -73,10 +77,6 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{1,63}$/;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** A real calendar date (`2026-02-30` is not one). */
 function isDate(text: string): boolean {
   const match = DATE.exec(text);
@@ -84,21 +84,6 @@ function isDate(text: string): boolean {
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
-
-function formatHolds(format: FieldSchema["format"], text: string): boolean {
-  switch (format) {
-    case undefined:
-      return true;
-    case "date":
-      return isDate(text);
-    case "date-time":
-      return DATE_TIME.test(text) && isDate(text.slice(0, 10)) && !Number.isNaN(Date.parse(text));
-    case "email":
-      return EMAIL.test(text);
-    case "uri":
-      return URL.canParse(text) && /^[a-z][a-z0-9+.-]*:/i.test(text);
-  }
 }
 
 /** The allowed values of a single-select field (undefined: free text). */
@@ -135,79 +120,225 @@ export function withDefaults(schema: RequestedSchema, content: AnswerContent): A
   return filled;
 }
 
-function checkString(name: string, field: FieldSchema, value: unknown): FieldProblem | undefined {
-  if (typeof value !== "string") return { field: name, problem: "wrong_type" };
-  if (CONTROL.test(value)) return { field: name, problem: "control_characters" };
-  const choices = choicesOf(field);
-  if (choices) return choices.includes(value) ? undefined : { field: name, problem: "not_allowed" };
-  const length = [...value].length;
-  if (length > Math.min(field.maxLength ?? MAX_STRING_CHARS, MAX_STRING_CHARS))
-    return { field: name, problem: "too_long" };
-  if (field.minLength !== undefined && length < field.minLength) return { field: name, problem: "too_short" };
-  if (!formatHolds(field.format, value)) return { field: name, problem: "bad_format" };
-  return undefined;
+type Problem = FieldProblem["problem"];
+
+// Ajv's keywords as field problems, in the order a field's problems are reported (one per field: the first).
+const PROBLEM_OF: Readonly<Record<string, Problem>> = {
+  type: "wrong_type",
+  pattern: "control_characters",
+  enum: "not_allowed",
+  not: "not_allowed",
+  uniqueItems: "not_allowed",
+  maxLength: "too_long",
+  maxItems: "too_long",
+  minLength: "too_short",
+  minItems: "too_short",
+  format: "bad_format",
+  minimum: "too_small",
+  maximum: "too_large",
+};
+const RANK: readonly Problem[] = [
+  "wrong_type",
+  "control_characters",
+  "not_allowed",
+  "too_long",
+  "too_short",
+  "bad_format",
+  "too_small",
+  "too_large",
+];
+
+// The formats a form may ask for, as this host has always read them (the date a real calendar date).
+const ajv = new Ajv({
+  allErrors: true,
+  strict: false,
+  // `strict: false` would also let NaN and Infinity pass as numbers.
+  strictNumbers: true,
+  ownProperties: true,
+  coerceTypes: false,
+  useDefaults: false,
+});
+ajv.addFormat("date", { type: "string", validate: isDate });
+ajv.addFormat("date-time", {
+  type: "string",
+  validate: (text) => DATE_TIME.test(text) && isDate(text.slice(0, 10)) && !Number.isNaN(Date.parse(text)),
+});
+ajv.addFormat("email", { type: "string", validate: (text) => EMAIL.test(text) });
+ajv.addFormat("uri", { type: "string", validate: (text) => URL.canParse(text) && /^[a-z][a-z0-9+.-]*:/i.test(text) });
+// A format the SDK's shape check let through but this host does not know: no answer has it.
+ajv.addFormat("warrant-unknown", { type: "string", validate: () => false });
+const KNOWN_FORMATS: readonly string[] = ["date", "date-time", "email", "uri"];
+const NO_CONTROL = `^[^${CONTROL.source.slice(1, -1)}]*$`;
+
+/** Values allowed from a list (JSON Schema has no empty `enum`: an empty list allows nothing). */
+function oneOfValues(values: readonly string[]): Record<string, unknown> {
+  return values.length > 0 ? { enum: values } : { not: {} };
 }
 
-function checkNumber(name: string, field: FieldSchema, value: unknown): FieldProblem | undefined {
-  if (typeof value !== "number" || !Number.isFinite(value)) return { field: name, problem: "wrong_type" };
-  if (field.type === "integer" && !Number.isInteger(value)) return { field: name, problem: "wrong_type" };
-  if (field.minimum !== undefined && value < field.minimum) return { field: name, problem: "too_small" };
-  if (field.maximum !== undefined && value > field.maximum) return { field: name, problem: "too_large" };
-  return undefined;
-}
-
-function checkChoices(name: string, field: FieldSchema, value: unknown): FieldProblem | undefined {
-  if (!Array.isArray(value) || value.some((item) => typeof item !== "string"))
-    return { field: name, problem: "wrong_type" };
-  const allowed = itemChoicesOf(field);
-  if (value.some((item) => !allowed.includes(item as string)) || new Set(value).size !== value.length)
-    return { field: name, problem: "not_allowed" };
-  if (value.length > Math.min(field.maxItems ?? MAX_CHOICES, MAX_CHOICES)) return { field: name, problem: "too_long" };
-  if (field.minItems !== undefined && value.length < field.minItems) return { field: name, problem: "too_short" };
-  return undefined;
-}
-
-function checkField(name: string, field: FieldSchema, value: unknown): FieldProblem | undefined {
+/** One field as a JSON Schema, with the host's bounds (text length, choices) added. */
+function fieldSchema(field: FieldSchema): Record<string, unknown> {
   switch (field.type) {
-    case "string":
-      return checkString(name, field, value);
+    case "string": {
+      const choices = choicesOf(field);
+      if (choices) return { type: "string", pattern: NO_CONTROL, ...oneOfValues(choices) };
+      return {
+        type: "string",
+        pattern: NO_CONTROL,
+        maxLength: Math.min(field.maxLength ?? MAX_STRING_CHARS, MAX_STRING_CHARS),
+        ...(field.minLength !== undefined ? { minLength: field.minLength } : {}),
+        ...(field.format !== undefined
+          ? { format: KNOWN_FORMATS.includes(field.format) ? field.format : "warrant-unknown" }
+          : {}),
+      };
+    }
     case "number":
     case "integer":
-      return checkNumber(name, field, value);
+      return {
+        type: field.type,
+        ...(field.minimum !== undefined ? { minimum: field.minimum } : {}),
+        ...(field.maximum !== undefined ? { maximum: field.maximum } : {}),
+      };
     case "boolean":
-      return typeof value === "boolean" ? undefined : { field: name, problem: "wrong_type" };
+      return { type: "boolean" };
     case "array":
-      return checkChoices(name, field, value);
+      return {
+        type: "array",
+        items: { type: "string", ...oneOfValues(itemChoicesOf(field)) },
+        uniqueItems: true,
+        maxItems: Math.min(field.maxItems ?? MAX_CHOICES, MAX_CHOICES),
+        ...(field.minItems !== undefined ? { minItems: field.minItems } : {}),
+      };
   }
+}
+
+/**
+ * A form as ajv checks it. Field names are the server's text (ajv skips a
+ * property named `__proto__`, and none of them should reach generated code),
+ * so the schema names the form's fields `f0`, `f1`, … and every other name
+ * (an unknown field, an undeclared required one) `u0`, `u1`, …; an answer is
+ * renamed the same way before it is checked.
+ */
+interface FormValidator {
+  keys: Map<string, string>;
+  names: Map<string, string>;
+  answer: ValidateFunction;
+  defaults: ValidateFunction;
+}
+
+const compiled = new WeakMap<RequestedSchema, FormValidator>();
+
+/** The key of a name the form's fields do not declare (an undeclared required field). */
+function keyOf(form: Pick<FormValidator, "keys" | "names">, name: string): string {
+  let key = form.keys.get(name);
+  if (key === undefined) {
+    key = `u${form.keys.size}`;
+    form.keys.set(name, key);
+    form.names.set(key, name);
+  }
+  return key;
+}
+
+function compileForm(schema: RequestedSchema): FormValidator {
+  const keys = new Map<string, string>();
+  const names = new Map<string, string>();
+  const properties: Record<string, unknown> = {};
+  for (const [index, [name, field]] of Object.entries(schema.properties).entries()) {
+    keys.set(name, `f${index}`);
+    names.set(`f${index}`, name);
+    properties[`f${index}`] = fieldSchema(field);
+  }
+  // A required field with a default is never missing: its default fills it in.
+  const required = [...new Set(schema.required ?? [])]
+    .filter((name) => !(Object.hasOwn(schema.properties, name) && schema.properties[name]?.default !== undefined))
+    .map((name) => keyOf({ keys, names }, name));
+  const whole = { type: "object", properties, additionalProperties: false, maxProperties: MAX_FIELDS };
+  const answer = { ...whole, required };
+  const validators = { answer: ajv.compile(answer), defaults: ajv.compile(whole) };
+  // Forms come and go with each question: the compiled functions are kept here, not in ajv's cache.
+  ajv.removeSchema(answer);
+  ajv.removeSchema(whole);
+  return { keys, names, ...validators };
+}
+
+function formOf(schema: RequestedSchema): FormValidator {
+  let form = compiled.get(schema);
+  if (!form) {
+    form = compileForm(schema);
+    compiled.set(schema, form);
+  }
+  return form;
+}
+
+/** `values` with the form's keys for names; a name the form does not know gets a key of its own (`x0`, …). */
+function renamed(form: FormValidator, values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [index, [name, value]] of Object.entries(values).entries())
+    out[form.keys.get(name) ?? `x${index}`] = value;
+  return out;
+}
+
+/** The field an error is about: the first step of its path, or the property it names, by the form's name. */
+function fieldOf(form: FormValidator, error: ErrorObject): string {
+  const params = error.params as { additionalProperty?: string; missingProperty?: string };
+  const key =
+    error.keyword === "additionalProperties"
+      ? params.additionalProperty
+      : error.keyword === "required"
+        ? params.missingProperty
+        : error.instancePath.split("/")[1];
+  return form.names.get(key ?? "") ?? "";
+}
+
+/** Each field's first problem, by field name. */
+function problemsByField(form: FormValidator, errors: readonly ErrorObject[]): Map<string, Problem> {
+  const byField = new Map<string, Problem>();
+  for (const error of errors) {
+    const problem = PROBLEM_OF[error.keyword];
+    if (problem === undefined || error.instancePath === "") continue;
+    const field = fieldOf(form, error);
+    const known = byField.get(field);
+    if (known === undefined || RANK.indexOf(problem) < RANK.indexOf(known)) byField.set(field, problem);
+  }
+  return byField;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**
  * Checks an accepted answer against the form, after filling in its defaults.
  * Problems name the field (own properties of the form only: a field named
- * `__proto__` or `constructor` is unknown unless the form declares it).
+ * `__proto__` or `constructor` is unknown unless the form declares it), in
+ * the answer's order, then the missing required fields in the form's order.
  */
 export function validateAnswer(schema: RequestedSchema, answer: unknown): AnswerCheck {
-  if (!isRecord(answer)) return { ok: false, problems: [{ field: "", problem: "wrong_type" }] };
+  const form = formOf(schema);
+  // Not an object at all: ajv's answer for the whole is the only problem.
+  if (!isRecord(answer) && !form.answer(answer)) return { ok: false, problems: [{ field: "", problem: "wrong_type" }] };
+  const given = answer as Record<string, unknown>;
+  if (form.answer(renamed(form, given))) {
+    const content: AnswerContent = {};
+    for (const [name, value] of Object.entries(given)) put(content, name, value as AnswerValue);
+    return { ok: true, content: withDefaults(schema, content) };
+  }
+  const errors = form.answer.errors ?? [];
+  if (errors.some((error) => error.instancePath === "" && error.keyword === "maxProperties"))
+    return { ok: false, problems: [{ field: "", problem: "too_long" }] };
+  const byField = problemsByField(form, errors);
   const problems: FieldProblem[] = [];
-  const given = Object.keys(answer);
-  if (given.length > MAX_FIELDS) return { ok: false, problems: [{ field: "", problem: "too_long" }] };
-  const content: AnswerContent = {};
-  for (const name of given) {
-    if (!Object.hasOwn(schema.properties, name)) {
-      problems.push({ field: name.slice(0, 64), problem: "unknown_field" });
-      continue;
+  for (const name of Object.keys(given)) {
+    if (!Object.hasOwn(schema.properties, name)) problems.push({ field: name.slice(0, 64), problem: "unknown_field" });
+    else {
+      const problem = byField.get(name);
+      if (problem) problems.push({ field: name, problem });
     }
-    const field = schema.properties[name] as FieldSchema;
-    const problem = checkField(name, field, answer[name]);
-    if (problem) problems.push(problem);
-    else put(content, name, answer[name] as AnswerValue);
   }
-  const filled = withDefaults(schema, content);
-  for (const name of schema.required ?? []) {
-    if (!Object.hasOwn(filled, name) && !problems.some((problem) => problem.field === name))
+  const missing = new Set(errors.filter((error) => error.keyword === "required").map((error) => fieldOf(form, error)));
+  for (const name of schema.required ?? [])
+    if (missing.has(name) && !problems.some((problem) => problem.field === name))
       problems.push({ field: name, problem: "missing" });
-  }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, content: filled };
+  return { ok: false, problems };
 }
 
 /** Text as shown to a person: control characters (but tabs and line breaks) removed, at most `max` characters. */
@@ -223,12 +354,13 @@ export function checkRequestedSchema(schema: RequestedSchema): { ok: true } | { 
     return { ok: false, reason: "the form is too large or has NUL characters" };
   const names = Object.keys(schema.properties);
   if (names.length > MAX_FIELDS) return { ok: false, reason: `more than ${MAX_FIELDS} fields` };
+  const form = formOf(schema);
+  const fits = form.defaults(renamed(form, defaultsOf(schema)));
+  const misfits = fits ? new Map<string, Problem>() : problemsByField(form, form.defaults.errors ?? []);
   for (const name of names) {
     if (name.length === 0 || name.length > 64 || CONTROL.test(name))
       return { ok: false, reason: "a field name is empty, too long or has control characters" };
-    const field = schema.properties[name] as FieldSchema;
-    if (field.default !== undefined && checkField(name, field, field.default))
-      return { ok: false, reason: `the default of ${name} does not fit its own field` };
+    if (misfits.has(name)) return { ok: false, reason: `the default of ${name} does not fit its own field` };
   }
   for (const name of schema.required ?? [])
     if (!Object.hasOwn(schema.properties, name)) return { ok: false, reason: `required field ${name} is not defined` };

@@ -6,7 +6,8 @@
  * Knows nothing of transports or health: a listing is handed to `adopt`.
  */
 import type { WarrantConfig } from "../policy/config.js";
-import { buildCatalog, type CatalogTool, type ListedTool } from "./catalog.js";
+import { buildCatalog, type ListedTool } from "./catalog.js";
+import type { CatalogTool } from "../policy/contracts.js";
 import type { ServerInfo } from "./connection.js";
 import { definitionOf, type PinStore } from "./pins.js";
 

@@ -17,7 +17,7 @@ import { createSecretScanner, type SecretScanner } from "../policy/secrets.js";
 import type { RunStart } from "../runtime/audit-chain.js";
 import type { AuditStore } from "../runtime/audit.js";
 import { logLine } from "../secrets/process-scanner.js";
-import type { CatalogTool } from "./catalog.js";
+import type { CatalogTool } from "../policy/contracts.js";
 import {
   connectionFactory,
   ephemeralTokenSettings,
@@ -36,11 +36,6 @@ import { createServerSet, type ServerEntry } from "./servers.js";
 import { elicitableCall, elicitationHandler, type ElicitationBroker, type ElicitationRecord } from "./elicitation.js";
 import { checkCredentials } from "./oauth-provider.js";
 import { AUTHORIZATION_TTL_MS, openState, sealState, type AuthorizationBinding } from "./oauth-state.js";
-
-export { ephemeralTokenSettings, type TokenSettings } from "./connection-factory.js";
-export { classifyCallFailure } from "./failures.js";
-export type { PromptResult } from "./resources.js";
-export type { HealthEvent } from "./health.js";
 
 export interface CallOptions {
   timeoutMs: number;

@@ -1,24 +1,21 @@
 /**
  * observe: turns this turn's decisions and results into tool messages and
- * evidence, checks every stop condition, and either ends the run with a
- * termination reason or hands back to plan. It is the only node that ends a run.
+ * evidence, runs the named stop conditions (policy/stop-conditions.ts), and
+ * either ends the run with the first that holds or hands back to plan. It is the only node that ends a run.
  */
 import { createHash } from "node:crypto";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Host } from "../host.js";
 import { extractEvidence } from "../state/extract-evidence.js";
-import { exhaustedBudget } from "../policy/budgets.js";
+import { firstStop } from "../policy/stop-conditions.js";
 import type { Decision, RecordedDenial } from "../policy/decision.js";
 import { deniedToolMessage, errorToolMessage } from "../policy/refusal.js";
-import { mergeEvidence, type Evidence } from "../state/evidence.js";
+import { mergeEvidence } from "../state/evidence.js";
 import { runStartOf } from "../runtime/audit-chain.js";
-import { MAX_WRITE_SENDS } from "../execution/retry-policies.js";
-import { describeAction } from "../wording/proposal.js";
 import { transition, type RunStatus } from "../state/transitions.js";
 import type {
   CallResult,
-  Citation,
   NodeUpdate,
   Progress,
   ProgressUpdate,
@@ -60,26 +57,6 @@ function resultHash(result: Extract<CallResult, { ok: true }>): string {
   return createHash("sha256").update(result.tool).update("\u0000").update(result.text).digest("hex").slice(0, 32);
 }
 
-function citationsFor(
-  refs: readonly string[],
-  evidence: readonly Evidence[],
-): { citations: Citation[]; unsupported: string[] } {
-  const citations: Citation[] = [];
-  const unsupported: string[] = [];
-  for (const ref of new Set(refs)) {
-    const item = evidence.find((entry) => entry.ref === ref);
-    if (!item) {
-      unsupported.push(ref);
-      continue;
-    }
-    const citation: Citation = { ref, source_id: item.source_id };
-    if (item.page !== undefined) citation.page = item.page;
-    if (item.title !== undefined) citation.title = item.title;
-    citations.push(citation);
-  }
-  return { citations, unsupported };
-}
-
 function answerMessage(result: RunResult): AIMessage {
   const sources = result.citations.map(
     (citation, index) =>
@@ -87,43 +64,6 @@ function answerMessage(result: RunResult): AIMessage {
   );
   const content = sources.length > 0 ? `${result.answer}\n\nSources:\n${sources.join("\n")}` : result.answer;
   return new AIMessage({ content, additional_kwargs: { warrant_result: result } });
-}
-
-/**
- * A write whose effect is still unknown after execute tried to reconcile it
- * (no status tool, status unreachable, no budget left to ask) stops the run
- * for a human, with that reason: neither the planner nor the host may guess
- * whether to send it again. Only this step's results count.
- */
-export function unresolvedWrites(
-  state: Pick<State, "proposals" | "call_results"> & Partial<Pick<State, "decisions">>,
-): string | undefined {
-  const proposed = new Set((state.proposals ?? []).map((proposal) => proposal.call_id));
-  const results = (state.call_results ?? []).filter((result) => proposed.has(result.call_id));
-  const unfinished = results.filter((result) => !result.ok && result.unfinished === true);
-  if (unfinished.length > 0) return unfinishedWrites(unfinished, state.decisions ?? []);
-  const unknown = results.filter((result) => !result.ok && result.code === "outcome_unknown");
-  if (unknown.length === 0) return undefined;
-  const calls = unknown.map((result) => `${result.tool} (${result.call_id})${result.ok ? "" : `: ${result.message}`}`);
-  return `outcome_unknown: ${calls.join("; ")}. Check whether it took effect before asking again.`;
-}
-
-/**
- * Writes whose every send was found not applied (execute's `unfinished`): the
- * approved effect never happened and the host sends it no more. Each is named
- * by its tool and what it would have done, so the person knows what to redo.
- */
-function unfinishedWrites(results: readonly CallResult[], decisions: readonly Decision[]): string {
-  const named = results.map((result) => {
-    const action = decisions.find((decision) => decision.type === "allow" && decision.call_id === result.call_id);
-    const args = action?.type === "allow" ? action.model_args : {};
-    const zone = typeof args["timezone"] === "string" ? args["timezone"] : "UTC";
-    return `${result.tool} (${result.call_id}): “${describeAction(result.tool, args, zone).summary}”`;
-  });
-  return (
-    `unfinished write: ${named.join("; ")}. It was approved and sent ${MAX_WRITE_SENDS} times, and each time the ` +
-    "server reported it not applied, so nothing was done and it will not be sent again. Check the server, then ask again."
-  );
 }
 
 export function makeObserveNode(host: Host) {
@@ -189,63 +129,21 @@ export function makeObserveNode(host: Host) {
       };
     };
 
-    const unresolved = state.verdict?.type === "tool_calls" ? unresolvedWrites(state) : undefined;
-    if (unresolved !== undefined) return end("needs_human", { code: "needs_human", detail: unresolved });
-
-    const verdict = state.verdict;
-    if (verdict?.type === "final") {
-      const { citations, unsupported } = citationsFor(verdict.citations, allEvidence);
-      if (unsupported.length > 0) {
-        return end("failed", {
-          code: "unsupported_citation",
-          detail: `cited refs not in evidence: ${unsupported.join(", ")}`,
-        });
-      }
-      const result: RunResult = { answer: verdict.answer, citations, abstained: verdict.abstained };
-      if (verdict.abstained)
-        return end("abstained", { code: "abstained", detail: "no supporting evidence" }, result, [
-          answerMessage(result),
-        ]);
-      return end(
-        "completed",
-        { code: "final_answer", detail: `answered with ${citations.length} citation(s)` },
-        result,
-        [answerMessage(result)],
-      );
-    }
-    if (verdict?.type === "needs_human") return end("needs_human", { code: "needs_human", detail: verdict.reason });
-    if (verdict?.type === "error")
-      return end("failed", { code: "planner_error", detail: `${verdict.code}: ${verdict.message}` });
-    if (verdict?.type === "stop") return end("failed", { code: verdict.code, detail: verdict.detail });
-
-    const stopDenial = decisions.find(
-      (decision): decision is Extract<Decision, { type: "deny" }> =>
-        decision.type === "deny" && (decision.code === "budget_exhausted" || decision.code === "repeated_action"),
-    );
-    const stopResult = results.find((result) => !result.ok && result.code === "budget_exhausted");
-    if (stopDenial?.code === "repeated_action") {
-      return end("stopped", {
-        code: "repeated_action",
-        detail: `${stopDenial.tool} was proposed again with the same arguments`,
-      });
-    }
-    if (stopDenial || stopResult) {
-      return end("stopped", {
-        code: "budget_exhausted",
-        budget: "tool_calls",
-        detail: `tool-call budget of ${host.budgets.tool_calls} used up`,
-      });
-    }
     const waits = state.review_waits?.run_id === run?.run_id ? Object.values(state.review_waits?.by_call ?? {}) : [];
-    const waited = waits.reduce((sum, ms) => sum + ms, 0);
-    const budget = run ? exhaustedBudget(state.usage, host.budgets, run.started_at, host.now(), waited) : undefined;
-    if (budget) return end("stopped", { code: "budget_exhausted", budget, detail: `${budget} budget used up` });
-    if (progress.steps_without_progress >= host.budgets.no_progress_steps) {
-      return end("stopped", {
-        code: "no_progress",
-        detail: `${progress.steps_without_progress} turns without new results or evidence`,
-      });
-    }
+    const stop = firstStop({
+      state,
+      verdict: state.verdict,
+      decisions,
+      results,
+      evidence: allEvidence,
+      stepsWithoutProgress: progress.steps_without_progress,
+      run,
+      budgets: host.budgets,
+      now: () => host.now(),
+      waitedMs: waits.reduce((sum, ms) => sum + ms, 0),
+    });
+    if (stop)
+      return end(stop.status, stop.reason, stop.result ?? null, stop.result ? [answerMessage(stop.result)] : []);
     // A new run on an old thread clears the previous run's outcome here.
     return {
       ...transition(state.status, "planning"),

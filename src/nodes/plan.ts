@@ -30,10 +30,10 @@ export function makePlanNode(host: Host) {
     try {
       const planner = await host.planner();
       price = planner.price;
-      view = plannerView(
-        state.messages,
-        planner.contextBudgetTokens !== undefined ? { budgetTokens: planner.contextBudgetTokens } : {},
-      );
+      view = plannerView(state.messages, {
+        ...(planner.contextBudgetTokens !== undefined ? { budgetTokens: planner.contextBudgetTokens } : {}),
+        ...(planner.model !== undefined ? { model: planner.model } : {}),
+      });
       result = await planner.plan({
         request: step.request,
         messages: view.messages,

@@ -21,6 +21,7 @@
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { extractEvidence } from "../state/extract-evidence.js";
 import { fenceToolResult } from "./fence.js";
+import { countTokens } from "./token-count.js";
 
 /** Transcript tokens past which a model planner without its own setting compacts: half a 128k window. */
 export const DEFAULT_CONTEXT_BUDGET_TOKENS = 64_000;
@@ -33,6 +34,8 @@ export const COMPACT_EXCERPT_CHARS = 160;
 export interface ContextOptions {
   /** Estimated tokens of the view past which old tool results are compacted. */
   budgetTokens?: number;
+  /** The model the view is for, as its provider names it: its tokenizer counts the tokens where one is known. */
+  model?: string;
 }
 
 /** The view and what compaction did to it (the plan node records it for the trace). */
@@ -62,7 +65,7 @@ export function plannerView(messages: readonly BaseMessage[], options: ContextOp
   let start = 0;
   while (start < messages.length && ToolMessage.isInstance(messages[start])) start += 1;
   const kept = messages.slice(start);
-  const views = kept.map(viewOf);
+  const views = kept.map((message) => viewOf(message, options.model));
   // Replay: add message by message; when the estimate passes the threshold, move the boundary once, far enough
   // to bring the view down to half the budget (or as far as it may go), and wait for another half budget of
   // growth before the next compaction: so compactions are rare and each request between two of them extends
@@ -106,13 +109,14 @@ interface MessageView {
 }
 
 /**
- * A deterministic token estimate (4 characters a token, the usual rule for
- * English and JSON): the boundary must not depend on a tokenizer's version.
+ * Tokens of a message as the model counts them where its tokenizer is known
+ * (`token-count.ts`), else characters ÷ 4; either way deterministic, so the
+ * boundary is the same at every replay. Plus 4 for the message's framing.
  */
-function estimateTokens(message: BaseMessage): number {
+function estimateTokens(message: BaseMessage, model: string | undefined): number {
   const content = typeof message.content === "string" ? message.content : JSON.stringify(message.content);
   const calls = "tool_calls" in message && Array.isArray(message.tool_calls) ? JSON.stringify(message.tool_calls) : "";
-  return Math.ceil((content.length + calls.length) / 4) + 4;
+  return countTokens(content + calls, model) + 4;
 }
 
 /**
@@ -124,26 +128,26 @@ function estimateTokens(message: BaseMessage): number {
  */
 const views = new WeakMap<BaseMessage, { source: readonly unknown[]; view: MessageView }>();
 
-function sourceOf(message: BaseMessage): readonly unknown[] {
+function sourceOf(message: BaseMessage, model: string | undefined): readonly unknown[] {
   return ToolMessage.isInstance(message)
-    ? [message.content, message.name, message.status, message.tool_call_id, message.artifact]
-    : [message.content];
+    ? [model, message.content, message.name, message.status, message.tool_call_id, message.artifact]
+    : [model, message.content];
 }
 
-function viewOf(message: BaseMessage): MessageView {
-  const source = sourceOf(message);
+function viewOf(message: BaseMessage, model: string | undefined): MessageView {
+  const source = sourceOf(message, model);
   const cached = views.get(message);
   if (cached?.source.every((value, index) => value === source[index])) return cached.view;
   let view: MessageView;
   if (ToolMessage.isInstance(message)) {
     const full = fenceOf(message, false);
-    const fullTokens = estimateTokens(full);
+    const fullTokens = estimateTokens(full, model);
     // A result already shorter than an excerpt stays as it is.
     if (Array.from(bodyOf(message)).length <= COMPACT_EXCERPT_CHARS)
       view = { full, compact: full, fullTokens, compactTokens: fullTokens };
-    else view = lazilyCompacted(message, full, fullTokens);
+    else view = lazilyCompacted(message, full, fullTokens, model);
   } else {
-    const tokens = estimateTokens(message);
+    const tokens = estimateTokens(message, model);
     view = { full: message, compact: message, fullTokens: tokens, compactTokens: tokens };
   }
   views.set(message, { source, view });
@@ -157,12 +161,17 @@ function viewOf(message: BaseMessage): MessageView {
  * The compacted form is the same whenever it is made (a pure function of the
  * message's fields, which the cache checks).
  */
-function lazilyCompacted(message: ToolMessage, full: ToolMessage, fullTokens: number): MessageView {
+function lazilyCompacted(
+  message: ToolMessage,
+  full: ToolMessage,
+  fullTokens: number,
+  model: string | undefined,
+): MessageView {
   let compact: { message: ToolMessage; tokens: number } | undefined;
   const compacted = () => {
     if (!compact) {
       const made = fenceOf(message, true);
-      compact = { message: made, tokens: estimateTokens(made) };
+      compact = { message: made, tokens: estimateTokens(made, model) };
     }
     return compact;
   };

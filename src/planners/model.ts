@@ -19,9 +19,6 @@ import { finishReasonOf, FinishReasonRecorder, requestReply, usageOf, type ChatR
 import type { PlanResult, Planner, PlannerInput } from "./planner.js";
 import { toolBlock, type ToolBlock } from "./tool-block.js";
 
-export { buildMessages } from "./model-prompt.js";
-export { MAX_TOKENS_PER_REPLY } from "./model-request.js";
-
 /** Settings for {@link createModelPlanner}. */
 export interface ModelPlannerOptions {
   /** Model name sent to the server (without the `provider:` prefix). */
@@ -77,6 +74,7 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
   const caching = options.caching ?? DEFAULT_CACHING[provider];
   const common = {
     kind: "model" as const,
+    model: options.model,
     ...(options.price ? { price: options.price } : {}),
     ...(options.contextBudgetTokens !== undefined ? { contextBudgetTokens: options.contextBudgetTokens } : {}),
   };

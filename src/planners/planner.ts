@@ -63,6 +63,8 @@ export interface Planner {
   readonly price?: ModelPrice;
   /** Transcript tokens past which the plan node compacts old tool results (`plannerContext`); absent: the default. */
   readonly contextBudgetTokens?: number;
+  /** The model behind this planner as its provider names it; its tokenizer counts the transcript where known. */
+  readonly model?: string;
   /** Throws `ModelBehaviorError` when the reply is not a usable plan. */
   plan(input: PlannerInput): Promise<PlanResult>;
 }

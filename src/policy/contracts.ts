@@ -186,3 +186,6 @@ export interface Proposal {
 export function toToolSpec(tool: CatalogTool): ToolSpec {
   return { name: tool.name, description: tool.description, parameters: tool.model_schema };
 }
+
+/** How many times one write intent may be sent in total: the first attempt and one retry after a "not applied". */
+export const MAX_WRITE_SENDS = 2;

@@ -38,22 +38,6 @@ import type { CatalogTool, Proposal } from "./contracts.js";
 import type { CheckedAction, Decision, Denial, ReviewRule, Stage } from "./decision.js";
 import { actionFingerprint } from "./fingerprint.js";
 
-export {
-  approverRefusal,
-  argumentsValid,
-  authorized,
-  budget,
-  type Counters,
-  type DecideContext,
-  execution,
-  expiry,
-  offered,
-  rejection,
-  repeat,
-  reviewAnswer,
-  runBound,
-} from "./checks.js";
-
 type Review = Extract<Decision, { type: "review" }>;
 
 /** The checks each stage runs, in order. */

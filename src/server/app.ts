@@ -41,7 +41,8 @@ import { registerThreadRoutes } from "./routes/threads.js";
 import { registerPlatformRoutes, type PlatformOptions } from "./platform-routes.js";
 import type { RunQueueStore } from "../stores/run-queue-store.js";
 import { startQueueWorker } from "./run-queue.js";
-import type { RunManager, ServedGraph } from "./runs.js";
+import type { RunManager } from "./runs.js";
+import type { ServedGraph } from "./run-types.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
 
 export interface AppOptions {

@@ -11,8 +11,9 @@ import type { LedgerStore } from "../ports.js";
 import type { RunRow, ThreadRow } from "../stores/thread-rows.js";
 import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
-import { ownerOf, type RunManager, type ServedGraph } from "./runs.js";
+import type { RunManager } from "./runs.js";
 import { threadConfig } from "../run-config.js";
+import { ownerOf, type ServedGraph } from "./run-types.js";
 import type { Webhooks } from "./webhooks/webhooks.js";
 
 export type Env = { Variables: { principal: Principal } };

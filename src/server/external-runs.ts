@@ -19,7 +19,8 @@ import { ApiError, notFound } from "./api-error.js";
 import type { RouteContext } from "./context.js";
 import { parseBody } from "./request-fields.js";
 import { RunCreate, toGraphInput } from "./run-requests.js";
-import { ownerOf, pendingInterrupts } from "./runs.js";
+import { ownerOf } from "./run-types.js";
+import { pendingInterrupts } from "./run-outcome.js";
 import { startRunAs } from "./routes/run-start.js";
 
 /** Where a run stands, as both endpoints report it (A2A task states, in snake case). */

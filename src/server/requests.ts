@@ -17,8 +17,6 @@ import {
   safeKey,
 } from "./request-fields.js";
 
-export { clientMetadata, parseBody } from "./request-fields.js";
-
 const Uuid = z.string().uuid();
 const Limit = z.number().int().min(1).max(1000);
 const Offset = z.number().int().min(0).max(1_000_000);

@@ -11,8 +11,10 @@ import type { ThreadStore } from "../stores/thread-store.js";
 import type { Owner } from "../stores/thread-rows.js";
 import { ApiError, notFound } from "./api-error.js";
 import { assertReviewOpen } from "./review-expiry.js";
-import { pendingInterrupts, unansweredToolCalls, type ServedGraph } from "./runs.js";
 import { checkpointIdFrom, threadConfig } from "../run-config.js";
+import { pendingInterrupts } from "./run-outcome.js";
+import { unansweredToolCalls } from "./stopped-runs.js";
+import type { ServedGraph } from "./run-types.js";
 
 /** What a run request asks of the thread. */
 export type RunAsk =

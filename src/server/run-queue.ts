@@ -13,7 +13,7 @@ import type { RunQueueStore } from "../stores/run-queue-store.js";
 import { isApiError, type ApiErrorCode } from "./api-error.js";
 import type { RouteContext } from "./context.js";
 import { startRunAs } from "./routes/run-start.js";
-import { ownerOf } from "./runs.js";
+import { ownerOf } from "./run-types.js";
 
 /** Refusals that pass: the run stays queued and is tried again. */
 const PASSING: readonly ApiErrorCode[] = [

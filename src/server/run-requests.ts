@@ -17,7 +17,7 @@ import {
   safeKey,
   safeText,
 } from "./request-fields.js";
-import { STREAM_MODES, type ClientStreamMode } from "./runs.js";
+import { STREAM_MODES, type ClientStreamMode } from "./run-types.js";
 
 /** Longest request text a user may send. */
 export const MAX_REQUEST_CHARS = 8_000;

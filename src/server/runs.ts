@@ -33,10 +33,6 @@ import { executeRun, safePointCancel } from "./run-execution.js";
 import { endedBy, inspectThread, type ThreadInspection } from "./run-outcome.js";
 import { runConfigRecord, type RunRequest, type ServedGraph } from "./run-types.js";
 
-export { STREAM_MODES, ownerOf, type ClientStreamMode, type RunRequest, type ServedGraph } from "./run-types.js";
-export { pendingInterrupts } from "./run-outcome.js";
-export { closeStoppedRun, unansweredToolCalls } from "./stopped-runs.js";
-
 export interface ActiveRun {
   run: RunRow;
   log: EventLog;

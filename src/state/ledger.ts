@@ -7,7 +7,6 @@
 import { z } from "zod";
 import { TOOL_ERROR_CODES } from "../errors.js";
 import { RISKS } from "../policy/contracts.js";
-
 /** `denied`: re-checked at execution against the owner's current permissions and refused; nothing was called. */
 export const LEDGER_STATUSES = ["running", "succeeded", "failed", "outcome_unknown", "abandoned", "denied"] as const;
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];

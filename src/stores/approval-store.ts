@@ -4,9 +4,10 @@
  */
 import type pg from "pg";
 import type { ApprovalRecord, ApprovalStore } from "../ports.js";
-import type { ThreadStatements } from "./ledger-store.js";
-import { chainedStatement, Params, rowLink, runChained } from "./audit-chain-store.js";
+import { chainedStatement, rowLink, runChained } from "./audit-chain-store.js";
 import { quoteSchemaName } from "../sql-names.js";
+import type { ThreadStatements } from "../checkpoint/write-ahead.js";
+import { Params } from "../db/sql-params.js";
 
 export function approvalTables(schema: string): string[] {
   const s = quoteSchemaName(schema);

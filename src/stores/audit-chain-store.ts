@@ -23,7 +23,7 @@ import {
   type RunStart,
 } from "../runtime/audit-chain.js";
 import { quoteSchemaName } from "../sql-names.js";
-import { Params } from "../db/sql-params.js";
+import type { Params } from "../db/sql-params.js";
 import { ledgerColumnsOfType } from "./ledger-columns.js";
 import { statement } from "../db/prepared.js";
 
@@ -102,8 +102,6 @@ export function auditChainTables(schema: string): string[] {
      $$`,
   ];
 }
-
-export { Params };
 
 /**
  * The link to append, as a SELECT (named `link`) of: thread_id, run_id, kind,

@@ -2,9 +2,10 @@
 import type pg from "pg";
 import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../runtime/audit.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
-import { chainedStatement, Params } from "./audit-chain-store.js";
-import type { ThreadStatements } from "./ledger-store.js";
+import { chainedStatement } from "./audit-chain-store.js";
 import { quoteSchemaName } from "../sql-names.js";
+import { Params } from "../db/sql-params.js";
+import type { ThreadStatements } from "../checkpoint/write-ahead.js";
 
 export function auditTables(schema: string): string[] {
   const s = quoteSchemaName(schema);

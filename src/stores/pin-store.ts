@@ -15,8 +15,9 @@ import {
   type ToolPin,
 } from "../mcp/pins.js";
 import { sha256Hex, type RunStart } from "../runtime/audit-chain.js";
-import { chainedStatement, Params, utcText } from "./audit-chain-store.js";
+import { chainedStatement, utcText } from "./audit-chain-store.js";
 import { quoteSchemaName } from "../sql-names.js";
+import { Params } from "../db/sql-params.js";
 
 export function pinTables(schema: string): string[] {
   const s = quoteSchemaName(schema);

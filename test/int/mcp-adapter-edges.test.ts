@@ -32,7 +32,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
 import { mintTaskToken } from "../../src/auth/task-token.js";
 import { REPO_ROOT } from "../../src/env.js";
-import type { CatalogTool } from "../../src/mcp/catalog.js";
+import type { CatalogTool } from "../../src/policy/contracts.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig, parseConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { validateArguments } from "../../src/policy/validation.js";

@@ -9,9 +9,10 @@ import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isModelBehaviorError, type ModelErrorCode } from "../../src/errors.js";
 import { parseToolArguments } from "../../src/policy/arguments.js";
-import { createModelPlanner, MAX_TOKENS_PER_REPLY, type ModelPlannerOptions } from "../../src/planners/model.js";
+import { createModelPlanner, type ModelPlannerOptions } from "../../src/planners/model.js";
 import type { PlanResult, Planner, PlannerInput } from "../../src/planners/planner.js";
 import type { ToolSpec } from "../../src/policy/contracts.js";
+import { MAX_TOKENS_PER_REPLY } from "../../src/planners/model-request.js";
 import type { Evidence } from "../../src/state/evidence.js";
 import {
   startFakeOpenAI as startFakeServer,

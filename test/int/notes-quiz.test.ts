@@ -10,7 +10,7 @@ import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
-import { buildMessages } from "../../src/planners/model.js";
+import { buildMessages } from "../../src/planners/model-prompt.js";
 import type { PlannerInput } from "../../src/planners/planner.js";
 import { createRulesPlanner, quizNotes } from "../../src/domains/rules-planner.js";
 import { loadConfig } from "../../src/policy/config.js";

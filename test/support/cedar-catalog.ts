@@ -6,7 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
-import { buildCatalog, type CatalogTool, type ListedTool } from "../../src/mcp/catalog.js";
+import { buildCatalog, type ListedTool } from "../../src/mcp/catalog.js";
+import type { CatalogTool } from "../../src/policy/contracts.js";
 import type { CedarEngine } from "../../src/policy/cedar.js";
 import { parseConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { compileConfiguredCedar } from "../../src/policy/policy-engine.js";

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
-import { buildCatalog, type CatalogTool } from "../../src/mcp/catalog.js";
+import { buildCatalog } from "../../src/mcp/catalog.js";
+import type { CatalogTool } from "../../src/policy/contracts.js";
 import {
   ACCESS_DENIED_MESSAGE,
   hasScopes,

@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import type { Budgets } from "../../src/env.js";
 import { TOOL_ERROR_CODES } from "../../src/errors.js";
 import { exhaustedBudget, remainingToolCalls } from "../../src/policy/budgets.js";
-import { RISKS } from "../../src/policy/contracts.js";
-import { backoffMs, isRetryable, MAX_WRITE_SENDS, RETRY_POLICIES } from "../../src/execution/retry-policies.js";
+import { MAX_WRITE_SENDS, RISKS } from "../../src/policy/contracts.js";
+import { backoffMs, isRetryable, RETRY_POLICIES } from "../../src/execution/retry-policies.js";
 import { done, failed, withRetries } from "../../src/retry.js";
-import type { Usage } from "../../src/state.js";
+import type { Usage } from "../../src/policy/usage.js";
 
 const BUDGETS: Budgets = {
   model_turns: 4,

@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
-import { buildCatalog, type CatalogTool } from "../../src/mcp/catalog.js";
+import { buildCatalog } from "../../src/mcp/catalog.js";
+import type { CatalogTool } from "../../src/policy/contracts.js";
 import { toolBlock } from "../../src/planners/tool-block.js";
 import { toToolSpec, ToolContractSchema } from "../../src/policy/contracts.js";
-import { offered, type DecideContext } from "../../src/policy/decide.js";
+import { offered, type DecideContext } from "../../src/policy/checks.js";
 import { candidateTools, effectiveTools } from "../../src/policy/effective-tools.js";
 import { RISKS } from "../../src/policy/contracts.js";
 

@@ -6,7 +6,8 @@
  */
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import type { CallOptions, PromptResult, ToolHost } from "../../src/mcp/tool-host.js";
+import type { CallOptions, ToolHost } from "../../src/mcp/tool-host.js";
+import type { PromptResult } from "../../src/mcp/resources.js";
 import type { NormalizedResult } from "../../src/mcp/normalize.js";
 import {
   isQuizRequest,
@@ -14,7 +15,7 @@ import {
   namedCourses,
   parseOutline,
 } from "../../src/domains/notes/course-context.js";
-import { buildMessages } from "../../src/planners/model.js";
+import { buildMessages } from "../../src/planners/model-prompt.js";
 import type { PlannerInput } from "../../src/planners/planner.js";
 import { COURSE_CONTEXT, courseNote, type CourseContext } from "../../src/domains/notes/course-context.js";
 

@@ -8,15 +8,8 @@ import type { Principal } from "../../src/auth/principal.js";
 import { buildCatalog } from "../../src/mcp/catalog.js";
 import { ReviewPolicySchema } from "../../src/policy/config.js";
 import { ToolContractSchema } from "../../src/policy/contracts.js";
-import {
-  approverRefusal,
-  decideAnswer,
-  decideExecution,
-  decideOne,
-  STAGES,
-  type Counters,
-  type DecideContext,
-} from "../../src/policy/decide.js";
+import { decideAnswer, decideExecution, decideOne, STAGES } from "../../src/policy/decide.js";
+import { approverRefusal, type Counters, type DecideContext } from "../../src/policy/checks.js";
 import { CHECK_NAMES, type Decision } from "../../src/policy/decision.js";
 import { deniedToolMessage } from "../../src/policy/refusal.js";
 import { appendDenials } from "../../src/state.js";

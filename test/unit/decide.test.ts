@@ -7,26 +7,23 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
-import { buildCatalog, type CatalogTool, type ListedTool } from "../../src/mcp/catalog.js";
-import type { Proposal } from "../../src/policy/contracts.js";
+import { buildCatalog, type ListedTool } from "../../src/mcp/catalog.js";
+import type { CatalogTool, Proposal } from "../../src/policy/contracts.js";
 import { mayDecide, REVIEWER_SCOPE } from "../../src/policy/approval.js";
 import { ACCESS_DENIED_MESSAGE, idempotencyKey } from "../../src/policy/authorization.js";
 import { ReviewPolicySchema, type ReviewPolicy } from "../../src/policy/config.js";
 import { ToolContractSchema, type ToolContract } from "../../src/policy/contracts.js";
+import { CHECKS, decideAll, decideOne, reviewRuleFor } from "../../src/policy/decide.js";
 import {
   argumentsValid,
   authorized,
   budget,
-  CHECKS,
-  decideAll,
-  decideOne,
   offered,
   repeat,
-  reviewRuleFor,
   runBound,
   type Counters,
   type DecideContext,
-} from "../../src/policy/decide.js";
+} from "../../src/policy/checks.js";
 import { CHECK_NAMES, type Decision, type Denial } from "../../src/policy/decision.js";
 import { actionFingerprint } from "../../src/policy/fingerprint.js";
 import { sanitizeProposals } from "../../src/planners/sanitize.js";

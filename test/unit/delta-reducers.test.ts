@@ -8,7 +8,7 @@ import { AIMessage, HumanMessage, RemoveMessage, ToolMessage, type BaseMessage }
 import { REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { saveCtes, savesStatement, withSaves, type PendingSaves } from "../../src/checkpoint/checkpoint-sql.js";
-import { Params } from "../../src/stores/audit-chain-store.js";
+import { Params } from "../../src/db/sql-params.js";
 import { appendTranscript, type TranscriptWrite } from "../../src/state/transcript.js";
 import {
   mergeProgress,

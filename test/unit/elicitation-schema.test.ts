@@ -143,6 +143,65 @@ describe("an answer checked against the form", () => {
     // Tabs and line breaks are text, not control characters.
     expect(validateAnswer(form, { text: "a\tb\nc" }).ok).toBe(true);
   });
+
+  // Cases where ajv (the host's JSON-Schema validator) and the rules the form states could part ways.
+  it("reads numbers, lengths and lists as the form means them, not as a lax validator would", () => {
+    const form: RequestedSchema = {
+      type: "object",
+      properties: {
+        n: { type: "number", minimum: 0, maximum: 100 },
+        short: { type: "string", maxLength: 3 },
+        none: { type: "string", enum: [] },
+        picks: { type: "array", items: {} },
+        "a/b~c": { type: "boolean" },
+      },
+      required: ["n", "n"],
+    };
+    const check = (answer: Record<string, unknown>) => {
+      const checked = validateAnswer(form, answer);
+      return checked.ok ? [] : checked.problems;
+    };
+    // NaN and Infinity are not numbers of a form (JSON has neither; an in-process caller might).
+    expect(check({ n: Number.NaN })).toEqual([{ field: "n", problem: "wrong_type" }]);
+    expect(check({ n: Number.POSITIVE_INFINITY })).toEqual([{ field: "n", problem: "wrong_type" }]);
+    // Length in characters, not UTF-16 units: three emoji fit a maxLength of 3.
+    expect(check({ n: 1, short: "😀😀😀" })).toEqual([]);
+    expect(check({ n: 1, short: "😀😀😀😀" })).toEqual([{ field: "short", problem: "too_long" }]);
+    // An empty list of choices allows nothing (JSON Schema has no empty enum).
+    expect(check({ n: 1, none: "x" })).toEqual([{ field: "none", problem: "not_allowed" }]);
+    expect(check({ n: 1, picks: ["x"] })).toEqual([{ field: "picks", problem: "not_allowed" }]);
+    // Names with JSON Pointer's escape characters are named back exactly; a repeated required name counts once.
+    expect(check({ n: 1, "a/b~c": "yes" })).toEqual([{ field: "a/b~c", problem: "wrong_type" }]);
+    expect(check({})).toEqual([{ field: "n", problem: "missing" }]);
+    // Problems in the answer's order, unknown fields among them, then the missing ones.
+    expect(check({ zz: 1, short: 5, toString: "x" })).toEqual([
+      { field: "zz", problem: "unknown_field" },
+      { field: "short", problem: "wrong_type" },
+      { field: "toString", problem: "unknown_field" },
+      { field: "n", problem: "missing" },
+    ]);
+  });
+
+  it("checks a field named __proto__ like any other, and an unknown format refuses every answer", () => {
+    const form = JSON.parse(
+      '{"type":"object","properties":{"__proto__":{"type":"string","minLength":2},"odd":{"type":"string","format":"color"}}}',
+    ) as RequestedSchema;
+    expect(validateAnswer(form, JSON.parse('{"__proto__":"x"}'))).toEqual({
+      ok: false,
+      problems: [{ field: "__proto__", problem: "too_short" }],
+    });
+    expect(validateAnswer(form, { odd: "red" })).toEqual({
+      ok: false,
+      problems: [{ field: "odd", problem: "bad_format" }],
+    });
+    const defaulted = JSON.parse(
+      '{"type":"object","properties":{"__proto__":{"type":"string","minLength":2,"default":"x"}}}',
+    ) as RequestedSchema;
+    expect(checkRequestedSchema(defaulted)).toEqual({
+      ok: false,
+      reason: "the default of __proto__ does not fit its own field",
+    });
+  });
 });
 
 describe("the requested form itself", () => {

@@ -12,7 +12,7 @@ import { buildCatalog, type ListedTool } from "../../src/mcp/catalog.js";
 import type { NormalizedResult } from "../../src/mcp/normalize.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
 import { makeExecuteNode } from "../../src/nodes/execute.js";
-import { unresolvedWrites } from "../../src/nodes/observe.js";
+import { unresolvedWrites } from "../../src/policy/stop-conditions.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { ToolContractSchema } from "../../src/policy/contracts.js";
 import type { Decision } from "../../src/policy/decision.js";
@@ -20,7 +20,8 @@ import { actionFingerprint } from "../../src/policy/fingerprint.js";
 import type { LedgerRow } from "../../src/state/ledger.js";
 import { effectUnknown, readStatus, statusArguments } from "../../src/execution/reconcile.js";
 import { ZERO_USAGE } from "../../src/policy/usage.js";
-import type { CallResult, State, UsageUpdate } from "../../src/state.js";
+import type { CallResult, State } from "../../src/state.js";
+import type { UsageUpdate } from "../../src/policy/usage.js";
 import { memoryHost } from "../support/memory-host.js";
 import { scriptedPlanner } from "../support/scripted-planner.js";
 

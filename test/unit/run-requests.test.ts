@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runMetadataOf } from "../../src/server/checkpoint-metadata.js";
-import { parseBody, valuesFilter } from "../../src/server/requests.js";
+import { valuesFilter } from "../../src/server/requests.js";
+import { parseBody } from "../../src/server/request-fields.js";
 import {
   refuseUnsupported,
   RunCreate,

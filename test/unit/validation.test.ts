@@ -3,7 +3,8 @@
  * catalog builds that schema from a server's listing plus a contract.
  */
 import { describe, expect, it } from "vitest";
-import { buildCatalog, modelSchemaFor, type CatalogTool, type ListedTool } from "../../src/mcp/catalog.js";
+import { buildCatalog, modelSchemaFor, type ListedTool } from "../../src/mcp/catalog.js";
+import type { CatalogTool } from "../../src/policy/contracts.js";
 import { DEFAULT_HINTS } from "../../src/policy/contracts.js";
 import { ToolContractSchema, type ToolContract } from "../../src/policy/contracts.js";
 import { validateArguments } from "../../src/policy/validation.js";

@@ -5,7 +5,7 @@
  */
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { buildMessages } from "../../src/planners/model.js";
+import { buildMessages } from "../../src/planners/model-prompt.js";
 import { wireCallId, withWireCallIds } from "../../src/planners/wire-call-ids.js";
 
 const call = (id: string, name = "read_note") =>

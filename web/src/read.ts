@@ -63,9 +63,10 @@ export function denialsOf(values: Pick<AgentValues, "denials" | "run">): Denial[
     .map((denial) => ({
       call_id: String(denial.call_id ?? ""),
       tool: String(denial.tool ?? ""),
-      code: String(denial.code ?? ""),
+      // Shown as sent: a code or check name this page does not know yet (a newer server) is still text to show.
+      code: String(denial.code ?? "") as Denial["code"],
       message: String(denial.message ?? ""),
-      check: String(denial.check ?? ""),
+      check: String(denial.check ?? "") as Denial["check"],
       ...(typeof denial.withheld === "string" ? { withheld: denial.withheld } : {}),
     }));
 }

@@ -3,6 +3,7 @@
  * src/policy/approval.ts). Everything arrives over the network, so readers
  * use the guards in `read.ts` rather than trusting these shapes.
  */
+import type { RecordedDenial } from "../../src/policy/decision.js";
 
 export interface LedgerRow {
   call_id: string;
@@ -55,16 +56,12 @@ export interface TerminationReason {
   budget?: string;
 }
 
-export interface Denial {
-  call_id: string;
-  tool: string;
-  code: string;
-  message: string;
-  /** The named check of the policy pipeline that refused it (`offered`, `arguments`, `authorized`, …). */
-  check: string;
-  /** For `offered`: why the tool was not in this step's set (`scope`, `unhealthy`, …). */
-  withheld?: string;
-}
+/**
+ * A denied call as the page shows it: the fields it reads of the server's
+ * recorded denial, whose type is inferred from the zod schema the server
+ * validates with (`RecordedDenialSchema`, src/policy/decision.ts).
+ */
+export type Denial = Pick<RecordedDenial, "call_id" | "tool" | "code" | "message" | "check" | "withheld">;
 
 export interface RunInfo {
   run_id: string;

@@ -2,7 +2,8 @@
 import type { Context, Hono } from "hono";
 import { errorBody, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
-import { AssistantSearch, AssistantVersions, parseBody } from "../requests.js";
+import { AssistantSearch, AssistantVersions } from "../requests.js";
+import { parseBody } from "../request-fields.js";
 import { assistantSchemas } from "../schemas.js";
 
 const SERVER_STARTED = new Date().toISOString();

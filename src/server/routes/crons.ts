@@ -20,7 +20,7 @@ import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { clientMetadata } from "../request-fields.js";
 import { RunInput, requestText } from "../run-requests.js";
-import { ownerOf } from "../runs.js";
+import { ownerOf } from "../run-types.js";
 
 export interface CronRouteOptions {
   crons: CronStore;

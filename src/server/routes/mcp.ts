@@ -29,7 +29,7 @@ import { errorBody, isApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { DEFAULT_WAIT_MS, describeRun, RunViewSchema, startExternalRun, waitBriefly } from "../external-runs.js";
 import { MAX_REQUEST_CHARS } from "../run-requests.js";
-import { ownerOf } from "../runs.js";
+import { ownerOf } from "../run-types.js";
 
 const SERVER_NAME = "warrant";
 const SERVER_VERSION = "0.1.0";

@@ -7,8 +7,9 @@ import type { Context, Hono } from "hono";
 import type { RunRow } from "../../stores/thread-rows.js";
 import { ApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
-import { parseBody, RunListQuery } from "../requests.js";
-import { ownerOf } from "../runs.js";
+import { RunListQuery } from "../requests.js";
+import { parseBody } from "../request-fields.js";
+import { ownerOf } from "../run-types.js";
 
 /** A run as the SDK's `Run`. */
 export function runJson(run: RunRow) {

@@ -11,9 +11,9 @@ import type { RunKeyRow } from "../../stores/run-keys.js";
 import type { ThreadRow } from "../../stores/thread-rows.js";
 import type { Env, RouteContext } from "../context.js";
 import { idempotencyKeyOf, replayedRun, runRequestHash } from "../idempotency.js";
-import { parseBody } from "../requests.js";
+import { parseBody } from "../request-fields.js";
 import { RunCreate } from "../run-requests.js";
-import { ownerOf } from "../runs.js";
+import { ownerOf } from "../run-types.js";
 import type { RunClaim, StartedRun } from "./run-start.js";
 
 /** What an idempotent start resolves to: the run, and whether the request carried a key. */

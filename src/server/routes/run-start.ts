@@ -10,7 +10,7 @@ import type { Principal } from "../../auth/principal.js";
 import type { RunRow, ThreadRow } from "../../stores/thread-rows.js";
 import { ApiError } from "../api-error.js";
 import type { RouteContext } from "../context.js";
-import { clientMetadata, parseBody } from "../requests.js";
+import { clientMetadata, parseBody } from "../request-fields.js";
 import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
 import {
   type ClientRunConfig,
@@ -23,7 +23,7 @@ import {
   toolPlaceholders,
   type RunCreateBody,
 } from "../run-requests.js";
-import { ownerOf } from "../runs.js";
+import { ownerOf } from "../run-types.js";
 import { runConfigRecord } from "../run-types.js";
 import { admitWebhook } from "../webhooks/run-webhook.js";
 

@@ -8,9 +8,7 @@ import type { Env, RouteContext } from "../context.js";
 import { toWire } from "../events.js";
 import {
   checkpointIdParam,
-  clientMetadata,
   HistoryQuery,
-  parseBody,
   ThreadCount,
   ThreadCreate,
   ThreadPatch,
@@ -18,8 +16,10 @@ import {
   StateAtCheckpoint,
   valuesFilter,
 } from "../requests.js";
-import { ownerOf, pendingInterrupts } from "../runs.js";
 import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../run-config.js";
+import { clientMetadata, parseBody } from "../request-fields.js";
+import { ownerOf } from "../run-types.js";
+import { pendingInterrupts } from "../run-outcome.js";
 
 export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): void {
   const { store, principalOf, body, ownedThread, snapshotOf, anyGraph, threadParam } = context;
