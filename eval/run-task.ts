@@ -13,7 +13,7 @@ import type { Principal } from "../src/auth/principal.js";
 import type { Budgets } from "../src/env.js";
 import type { InterruptPayload } from "../src/policy/approval.js";
 import type { ApprovalStore } from "../src/runtime/approvals.js";
-import type { AuditStore } from "../src/runtime/audit.js";
+import type { AuditStore } from "../src/audit/events.js";
 import type { LedgerStore } from "../src/runtime/ledger.js";
 import { runConfigFor } from "../src/runtime/run-config.js";
 import { runOptions } from "../src/runtime/routes.js";

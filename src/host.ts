@@ -11,7 +11,7 @@ import type { ReviewPolicy } from "./policy/config.js";
 import type { PolicyEngine } from "./policy/engine.js";
 import type { ContextProvider } from "./runtime/context-provider.js";
 import type { ApprovalStore } from "./runtime/approvals.js";
-import type { AuditStore } from "./runtime/audit.js";
+import type { AuditStore } from "./audit/events.js";
 import type { LedgerStore } from "./runtime/ledger.js";
 
 export interface Host {

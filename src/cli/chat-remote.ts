@@ -11,7 +11,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { loadApiSecret, mintApiToken } from "../auth/api-token.js";
 import type { Principal } from "../auth/principal.js";
 import type { Settings } from "../env.js";
-import { withoutSecretShapes } from "../runtime/process-scanner.js";
+import { withoutSecretShapes } from "../secrets/process-scanner.js";
 import { interactive, type Options } from "./chat-options.js";
 import { interruptsOf, printRun, warrantRunOf, type Snapshot } from "./chat-output.js";
 import { approvalCard, pendingReviewOf, reviewInteractively, terminalIO, type ReviewIO } from "./review.js";

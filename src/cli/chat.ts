@@ -20,7 +20,7 @@
 import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
 import { loadSettings } from "../env.js";
 import { describeError } from "../errors.js";
-import { logLine } from "../runtime/process-scanner.js";
+import { logLine } from "../secrets/process-scanner.js";
 import { chatLocally } from "./chat-local.js";
 import { parseCommandLine, USAGE } from "./chat-options.js";
 import { interruptedLines } from "./chat-output.js";

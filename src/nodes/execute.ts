@@ -22,8 +22,8 @@ import type { ReconcileContract } from "../policy/contracts.js";
 import { decideExecution, type DecideContext } from "../policy/decide.js";
 import { allowed, type Denial } from "../policy/decision.js";
 import { actionFingerprint } from "../policy/fingerprint.js";
-import { recordDenials } from "../runtime/audit.js";
-import { runStartOf } from "../runtime/audit-chain.js";
+import { recordDenials } from "../audit/events.js";
+import { runStartOf } from "../audit/chain.js";
 import {
   CallJournal,
   type Allowed,

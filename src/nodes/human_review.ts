@@ -12,13 +12,13 @@ import { bindResume, interruptPayload, type InterruptPayload, type ResumeDecisio
 import { remainingToolCalls } from "../policy/budgets.js";
 import { approverRefusal, decideAnswer, type Counters, type DecideContext } from "../policy/decide.js";
 import { denials, pendingReview, type ApprovalOutcome, type Decision } from "../policy/decision.js";
-import { recordDenials } from "../runtime/audit.js";
+import { recordDenials } from "../audit/events.js";
 import { connectionWaits, connectPayload, pendingConnections } from "../runtime/connections.js";
 import type { ApprovalRecord } from "../runtime/approvals.js";
 import { decideContextFor, repeatCountsOf } from "../runtime/decide-context.js";
-import { withoutSecretsInResume } from "../runtime/redaction.js";
+import { withoutSecretsInResume } from "../audit/redactions.js";
 import { principalFrom } from "../runtime/run-config.js";
-import { runStartOf } from "../runtime/audit-chain.js";
+import { runStartOf } from "../audit/chain.js";
 import { transition } from "../state/transitions.js";
 import { repeatCountsUpdate, type NodeUpdate, type ReviewWaits, type State } from "../state.js";
 

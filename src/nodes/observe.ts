@@ -12,7 +12,7 @@ import { exhaustedBudget } from "../policy/budgets.js";
 import type { Decision, RecordedDenial } from "../policy/decision.js";
 import { deniedToolMessage, errorToolMessage } from "../policy/refusal.js";
 import { mergeEvidence, type Evidence } from "../state/evidence.js";
-import { runStartOf } from "../runtime/audit-chain.js";
+import { runStartOf } from "../audit/chain.js";
 import { MAX_WRITE_SENDS } from "../runtime/retry.js";
 import { describeAction } from "../wording/proposal.js";
 import { transition, type RunStatus } from "../state/transitions.js";

@@ -10,7 +10,7 @@ import type { PlanResult, Planner } from "../planners/planner.js";
 import { sanitizePlan } from "../planners/sanitize.js";
 import { toToolSpec } from "../policy/contracts.js";
 import { costOf } from "../policy/pricing.js";
-import { withoutSecrets } from "../runtime/redaction.js";
+import { withoutSecrets } from "../planners/reply-redaction.js";
 import { threadIdFrom } from "../runtime/run-config.js";
 import { beginStep, concludeStep, proposeCalls } from "../runtime/step.js";
 import type { NodeUpdate, State } from "../state.js";

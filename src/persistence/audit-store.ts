@@ -1,6 +1,6 @@
 /** The Postgres side of the audit events (`<schema>.audit_events`). */
 import type pg from "pg";
-import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../runtime/audit.js";
+import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../audit/events.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
 import { chainedStatement, Params } from "./audit-chain-store.js";
 import type { ThreadStatements } from "./ledger-store.js";

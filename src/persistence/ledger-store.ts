@@ -7,7 +7,7 @@ import type pg from "pg";
 import { InvariantError } from "../errors.js";
 import { IDEMPOTENT } from "./retry.js";
 import { quoteSchemaName } from "../sql-names.js";
-import type { RunStart } from "../runtime/audit-chain.js";
+import type { RunStart } from "../audit/chain.js";
 import { LedgerRowSchema, type LedgerOutcome, type LedgerRow, type LedgerStore } from "../runtime/ledger.js";
 import {
   chainedStatement,

@@ -14,7 +14,7 @@ import {
   type ToolManifest,
   type ToolPin,
 } from "../mcp/pins.js";
-import { sha256Hex, type RunStart } from "../runtime/audit-chain.js";
+import { sha256Hex, type RunStart } from "../audit/chain.js";
 import { chainedStatement, Params, utcText } from "./audit-chain-store.js";
 import { quoteSchemaName } from "./ledger-store.js";
 

@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { replaceUnstorable, unsafeKeyReason } from "../policy/safe-text.js";
 import { MAX_ARGUMENT_BYTES, parseToolArguments } from "../policy/arguments.js";
-import { SENSITIVE_KIND, type Redaction, type SecretScanner } from "../policy/secrets.js";
+import { SENSITIVE_KIND, type Redaction, type SecretScanner } from "../secrets/scanner.js";
 import type { PlanOutcome, Proposal } from "./planner.js";
 
 /** Stands in for a tool name that could not be kept. No contract can match it: refusals are checked first. */

@@ -5,7 +5,7 @@
  * record exists before any approved effect starts. Replays of the same
  * decision (a resumed node re-running) do not add rows.
  */
-import type { RunStart } from "./audit-chain.js";
+import type { RunStart } from "../audit/chain.js";
 
 import type { ApprovalOutcome } from "../policy/decision.js";
 

@@ -7,10 +7,10 @@ import type { Principal } from "../auth/principal.js";
 import type { Host } from "../host.js";
 import type { CatalogTool } from "../mcp/catalog.js";
 import type { NormalizedResult } from "../mcp/normalize.js";
-import type { ElicitationRecord } from "../mcp/elicitation.js";
+import type { ElicitationRecord } from "../elicitation/client.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Decision, Denial } from "../policy/decision.js";
-import type { RunStart } from "./audit-chain.js";
+import type { RunStart } from "../audit/chain.js";
 import type { LedgerOutcome, LedgerRow, LedgerStore } from "./ledger.js";
 import { effectUnknown } from "./reconcile.js";
 

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { TOOL_ERROR_CODES } from "../errors.js";
 import { RISKS } from "../policy/contracts.js";
-import type { RunStart } from "./audit-chain.js";
+import type { RunStart } from "../audit/chain.js";
 
 export { RISKS, type Risk } from "../policy/contracts.js";
 

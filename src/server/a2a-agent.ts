@@ -35,7 +35,7 @@ import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { Principal } from "../auth/principal.js";
 import { isDatabaseBusy } from "../persistence/pool.js";
 import { isDatabaseUnavailable } from "../persistence/retry.js";
-import { logLine } from "../runtime/process-scanner.js";
+import { logLine } from "../secrets/process-scanner.js";
 import { isApiError } from "./api-error.js";
 import type { RouteContext } from "./context.js";
 import { DEFAULT_WAIT_MS, describeRun, type RunView, startExternalRun, waitBriefly } from "./external-runs.js";

@@ -6,7 +6,7 @@
  */
 import { loadSettings } from "../env.js";
 import { describeError, isConfigError } from "../errors.js";
-import { logLine } from "../runtime/process-scanner.js";
+import { logLine } from "../secrets/process-scanner.js";
 import { databaseIdentity, removeRuntimeFile, writeRuntimeFile } from "./runtime-file.js";
 import { startServer } from "./server.js";
 

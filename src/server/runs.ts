@@ -15,7 +15,7 @@
 import { randomUUID } from "node:crypto";
 import type { BaseStore } from "@langchain/langgraph";
 import type { Budgets } from "../env.js";
-import type { SecretScanner } from "../policy/secrets.js";
+import type { SecretScanner } from "../secrets/scanner.js";
 import type { RunEventListener } from "../persistence/run-events-listener.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import type { RunQueueStore } from "../persistence/run-queue-store.js";

@@ -26,8 +26,8 @@ import { withRunMetadata } from "./checkpoint-metadata.js";
 import { RunManager, type ServedGraph } from "./runs.js";
 import { webOptions } from "./web.js";
 import { preparePlatform } from "./platform.js";
-import type { SecretScanner } from "../policy/secrets.js";
-import { logLine } from "../runtime/process-scanner.js";
+import type { SecretScanner } from "../secrets/scanner.js";
+import { logLine } from "../secrets/process-scanner.js";
 import { runExports } from "../trace/export-runs.js";
 import { otlpConfigured } from "../trace/otel.js";
 

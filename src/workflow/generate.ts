@@ -16,7 +16,7 @@ import type { PlanResult, Planner } from "../planners/planner.js";
 import { sanitizeOutcome } from "../planners/sanitize.js";
 import { costOf } from "../policy/pricing.js";
 import type { Evidence } from "../state/evidence.js";
-import { withoutSecrets } from "../runtime/redaction.js";
+import { withoutSecrets } from "../planners/reply-redaction.js";
 import { threadIdFrom } from "../runtime/run-config.js";
 import { beginStep, concludeStep, type Step, type StepUpdate } from "../runtime/step.js";
 import type { State } from "../state.js";

@@ -5,7 +5,7 @@
  * earlier attempt after a crash.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { RunStart } from "../../src/runtime/audit-chain.js";
+import type { RunStart } from "../../src/audit/chain.js";
 import { openTestDatabase, sampleLedgerRow } from "./support/postgres.js";
 import type { Database } from "../../src/persistence/database.js";
 import { uniqueThread } from "../support/threads.js";

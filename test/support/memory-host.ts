@@ -13,7 +13,7 @@ import type { ToolHost } from "../../src/mcp/tool-host.js";
 import type { Planner } from "../../src/planners/planner.js";
 import { ToolContractSchema } from "../../src/policy/contracts.js";
 import type { ApprovalRecord, ApprovalStore } from "../../src/runtime/approvals.js";
-import type { AuditEvent, AuditStore } from "../../src/runtime/audit.js";
+import type { AuditEvent, AuditStore } from "../../src/audit/events.js";
 import type { LedgerRow, LedgerStore } from "../../src/runtime/ledger.js";
 
 export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> } {

@@ -20,7 +20,7 @@ import type { Context, Hono } from "hono";
 import { stream } from "hono/streaming";
 import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
-import { logLine } from "../../runtime/process-scanner.js";
+import { logLine } from "../../secrets/process-scanner.js";
 import { a2aAgent } from "../a2a-agent.js";
 import { agentCardFor } from "../a2a-card.js";
 import { notFound } from "../api-error.js";

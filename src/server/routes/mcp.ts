@@ -24,7 +24,7 @@ import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
 import { isDatabaseBusy } from "../../persistence/pool.js";
 import { isDatabaseUnavailable } from "../../persistence/retry.js";
-import { logLine } from "../../runtime/process-scanner.js";
+import { logLine } from "../../secrets/process-scanner.js";
 import { errorBody, isApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { DEFAULT_WAIT_MS, describeRun, RunViewSchema, startExternalRun, waitBriefly } from "../external-runs.js";

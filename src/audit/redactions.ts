@@ -1,31 +1,19 @@
 /**
  * Secrets stay out, at the edges where untrusted values enter a run: the
- * planner's reply (plan) and a reviewer's resume value (human_review); tool
- * results are redacted by the tool host itself (src/mcp/tool-host.ts). Each
- * redaction is an audit event (`secret_redacted`) naming where it happened:
- * the tool, the argument or result path, the kind and the marker, never the
- * value. The scanning itself is src/policy/secrets.ts.
+ * planner's reply (plan, src/planners/reply-redaction.ts), a reviewer's
+ * resume value (human_review, here) and tool results (the tool host, through
+ * result-redaction.ts). Each redaction is an audit event (`secret_redacted`)
+ * naming where it happened: the tool, the argument or result path, the kind
+ * and the marker, never the value. The scanning itself is src/secrets/.
  */
-import type { Host } from "../host.js";
-import { redactOutcome, type PlanRedaction } from "../planners/sanitize.js";
-import type { PlanOutcome } from "../planners/planner.js";
 import type { CatalogTool } from "../policy/contracts.js";
-import { markersIn, redactionDetail, type Redaction, type SecretScanner } from "../policy/secrets.js";
-import { builtinScanner } from "./process-scanner.js";
-import { runStartOf, sha256Hex, type RunStart } from "./audit-chain.js";
-import type { AuditEvent, AuditStore } from "./audit.js";
+import { scannerOf } from "../secrets/process-scanner.js";
+import { markersIn, redactionDetail, type Redaction, type SecretScanner } from "../secrets/scanner.js";
+import { runStartOf, sha256Hex, type RunStart } from "./chain.js";
+import type { AuditEvent, AuditStore } from "./events.js";
 
 /** The audit kind and code of a redaction event. */
 export const SECRET_REDACTED = "secret_redacted" as const;
-
-/**
- * The deployment's scanner (the tool host's, built from the config and the
- * deployment's key), or for a tool host that has none (test doubles) the
- * built-in patterns.
- */
-export function scannerOf(tools: { secrets?: SecretScanner | undefined }): SecretScanner {
-  return tools.secrets ?? builtinScanner();
-}
 
 /** One place where values were redacted, as the audit records it. */
 export interface RedactionSite {
@@ -66,52 +54,16 @@ export async function recordRedactions(
   if (events.length > 0) await audit.record(events, at.run);
 }
 
-function sensitiveOf(catalog: readonly CatalogTool[]): (name: string) => readonly string[] {
+/** What the redaction of a resume value reads of the host (the Host of src/host.ts is one). */
+export interface RedactionHost {
+  audit(): Promise<AuditStore>;
+  now(): number;
+  tools(): Promise<{ catalog(): CatalogTool[]; secrets?: SecretScanner | undefined }>;
+}
+
+/** The contract's sensitive argument names of a tool, by name. */
+export function sensitiveOf(catalog: readonly CatalogTool[]): (name: string) => readonly string[] {
   return (name) => catalog.find((tool) => tool.name === name)?.contract.sensitive ?? [];
-}
-
-/**
- * The planner's reply without secrets (arguments and prose), each redaction
- * recorded before the reply reaches the checkpoint. Call after
- * `sanitizePlan`, so the call ids named are the ones kept.
- */
-export async function withoutSecrets(
-  outcome: PlanOutcome,
-  input: {
-    host: Host;
-    tools: { catalog(): CatalogTool[]; secrets?: SecretScanner | undefined };
-    threadId: string;
-    run: { run_id: string; owner: string; request: string; started_at: string; turn: number };
-  },
-): Promise<PlanOutcome> {
-  const { outcome: redacted, redactions } = redactOutcome(
-    outcome,
-    scannerOf(input.tools),
-    sensitiveOf(input.tools.catalog()),
-  );
-  if (redactions.length === 0) return redacted;
-  await recordRedactions(
-    await input.host.audit(),
-    redactions.map((entry) => siteOf(entry, input.run.turn)),
-    {
-      thread_id: input.threadId,
-      run_id: input.run.run_id,
-      run: runStartOf(input.threadId, input.run),
-      actor: input.run.owner,
-      node: "plan",
-      at: new Date(input.host.now()).toISOString(),
-    },
-  );
-  return redacted;
-}
-
-function siteOf(entry: PlanRedaction, turn: number): RedactionSite {
-  return {
-    where: entry.where,
-    subject: entry.where === "arguments" ? `arguments:${entry.subject}` : `planner_text:${turn}:${entry.subject}`,
-    tool: entry.tool,
-    found: entry.found,
-  };
 }
 
 /**
@@ -124,7 +76,7 @@ function siteOf(entry: PlanRedaction, turn: number): RedactionSite {
 export async function withoutSecretsInResume(
   answer: unknown,
   input: {
-    host: Host;
+    host: RedactionHost;
     threadId: string;
     run: { run_id: string; owner: string; request: string; started_at: string } | null | undefined;
     approver: string;

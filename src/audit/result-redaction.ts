@@ -5,11 +5,10 @@
  * never costs the result (an effect may already have happened).
  */
 import type { Principal } from "../auth/principal.js";
-import type { SecretScanner } from "../policy/secrets.js";
-import type { RunStart } from "../runtime/audit-chain.js";
-import type { AuditStore } from "../runtime/audit.js";
-import { recordRedactions } from "../runtime/redaction.js";
-import { reasonOf } from "./health.js";
+import type { SecretScanner } from "../secrets/scanner.js";
+import type { RunStart } from "./chain.js";
+import type { AuditStore } from "./events.js";
+import { recordRedactions } from "./redactions.js";
 
 /** What a request reads from a server: where its answer goes and which fields are sensitive. */
 export interface Site {
@@ -65,4 +64,10 @@ export function resultRedactor(
     );
     return value;
   };
+}
+
+/** The first line of an error's message, at most 200 characters (as the tool host logs reasons). */
+function reasonOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return (message.split("\n", 1)[0] ?? "").slice(0, 200) || "unknown error";
 }

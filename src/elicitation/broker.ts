@@ -14,11 +14,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ElicitationBroker, ElicitationOutcome, ElicitationQuestion } from "../mcp/elicitation.js";
-import type { AnswerContent } from "../mcp/elicitation-schema.js";
-import type { ElicitationStore } from "../persistence/elicitation-store.js";
-import type { AuditStore } from "./audit.js";
-import { pushToRun } from "./elicitation-streams.js";
+import type { ElicitationBroker, ElicitationOutcome, ElicitationQuestion } from "./client.js";
+import type { AnswerContent, RequestedSchema } from "./schema.js";
+import type { AuditStore } from "../audit/events.js";
+import { pushToRun } from "./streams.js";
 
 /** The audit kind of a settled question. */
 export const ELICITED = "elicited" as const;
@@ -41,8 +40,34 @@ export interface ElicitationEvent {
   expires_at: string;
 }
 
+/**
+ * What the broker needs of the elicitations table: the port that
+ * src/persistence/elicitation-store.ts implements, so this folder does not
+ * import the store (the store imports the form's types from here).
+ */
+export interface ElicitationRecords {
+  open(row: {
+    elicitation_id: string;
+    thread_id: string;
+    run_id: string;
+    call_id: string;
+    server: string;
+    tool: string;
+    owner: string;
+    tenant: string;
+    message: string;
+    requested_schema: RequestedSchema;
+    expires_at: string;
+  }): Promise<void>;
+  get(elicitationId: string): Promise<{ answered_by: string | null } | undefined>;
+  /** Settles a pending row without an answer; false when it was no longer pending. */
+  close(elicitationId: string, status: "timeout" | "cancel"): Promise<boolean>;
+  /** The answer of a settled row, taken once; undefined while pending. */
+  take(elicitationId: string): Promise<{ status: string; content: AnswerContent | null } | undefined>;
+}
+
 export interface ElicitationBrokerOptions {
-  store: ElicitationStore;
+  store: ElicitationRecords;
   timeoutMs: number;
   audit?: AuditStore | undefined;
   /** Pushes on the thread's run stream; false when no run of the thread streams here. Default: the process registry. */
@@ -139,7 +164,7 @@ export function createElicitationBroker(options: ElicitationBrokerOptions): Elic
           {
             thread_id: question.call.threadId,
             run_id: record.run_id,
-            // The audit's kinds are a closed list; this one is added there (src/runtime/audit.ts).
+            // The audit's kinds are a closed list; this one is added there (src/audit/events.ts).
             kind: ELICITED,
             subject: `${record.call_id}:${asked?.id ?? "refused"}`,
             node: "execute",

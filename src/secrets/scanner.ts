@@ -38,7 +38,7 @@ export const BUILTIN_SECRET_PATTERNS: Readonly<Record<string, string>> = {
  * Credentials this process holds whose shape no pattern knows (an opaque
  * OAuth access or refresh token, a client secret, a PKCE verifier): every
  * scanner of the process redacts them by value. The host remembers each
- * one as it obtains it (src/mcp/oauth-provider.ts). Bounded: the oldest is
+ * one as it obtains it (src/oauth/provider.ts). Bounded: the oldest is
  * forgotten first; shorter than {@link MIN_KNOWN_CHARS} is not remembered
  * (it would redact ordinary words).
  */

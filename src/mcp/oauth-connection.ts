@@ -16,9 +16,9 @@
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { createHostClient } from "./elicitation.js";
+import { createHostClient } from "../elicitation/client.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthConfig } from "../policy/oauth-config.js";
+import type { OAuthConfig } from "../oauth/config.js";
 import {
   listAllTools,
   negotiated,
@@ -31,29 +31,8 @@ import {
 } from "./connection.js";
 import { reasonOf } from "./health.js";
 import { isStandaloneStreamRefusal } from "./http-session.js";
-import { OwnerOAuthProvider } from "./oauth-provider.js";
-
-/** The owner the host lists tools and probes as. */
-export const HOST_OWNER = "warrant-host";
-
-/** A user must visit `url` and authorize Warrant before `owner` can use `server`. */
-export class AuthorizationRequired extends Error {
-  constructor(
-    readonly server: string,
-    readonly owner: string,
-    readonly url: string,
-  ) {
-    super(`authorization required for ${server}`);
-    this.name = "AuthorizationRequired";
-  }
-}
-
-export function isAuthorizationRequired(error: unknown): error is AuthorizationRequired {
-  return error instanceof Error && error.name === "AuthorizationRequired" && "url" in error;
-}
-
-/** Completes an authorization as the user's browser would: visits `url`, returns the code it was redirected with. */
-export type Authorize = (request: { server: string; owner: string; url: URL }) => Promise<string>;
+import { AuthorizationRequired, HOST_OWNER, isAuthorizationRequired, type Authorize } from "../oauth/authorization.js";
+import { OwnerOAuthProvider } from "../oauth/provider.js";
 
 export interface OAuthConnectionOptions {
   name: string;

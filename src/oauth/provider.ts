@@ -25,13 +25,13 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { ConfigError } from "../errors.js";
-import { credentialName, type OAuthConfig } from "../policy/oauth-config.js";
-import { rememberSecret } from "../policy/secrets.js";
+import { credentialName, type OAuthConfig } from "./config.js";
+import { rememberSecret } from "../secrets/scanner.js";
 
 /**
  * Every credential the host obtains is remembered by value, so that every
  * scanner of the process redacts it in tool results, error messages, logs,
- * events, audit and checkpoints (src/policy/secrets.ts), whatever its shape.
+ * events, audit and checkpoints (src/secrets/scanner.ts), whatever its shape.
  */
 function remembered<T extends OAuthTokens | undefined>(tokens: T): T {
   rememberSecret("oauth_token", tokens?.access_token);

@@ -1,7 +1,7 @@
 /**
  * `auth` of a Streamable HTTP server in `warrant.config.json`: OAuth 2.1 per
  * the MCP authorization specification, run by the MCP SDK's client auth
- * (src/mcp/oauth-provider.ts). Two grants:
+ * (src/oauth/provider.ts). Two grants:
  *
  * - `authorization_code` (with PKCE): access on a user's behalf; each run's
  *   owner authorizes once, the token is kept per owner and server.

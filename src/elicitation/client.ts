@@ -20,7 +20,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
-import type { RunStart } from "../runtime/audit-chain.js";
+import type { RunStart } from "../audit/chain.js";
 import {
   checkRequestedSchema,
   defaultsOf,
@@ -28,7 +28,7 @@ import {
   validateAnswer,
   type AnswerContent,
   type RequestedSchema,
-} from "./elicitation-schema.js";
+} from "./schema.js";
 
 /** The call a question is asked in. */
 export interface ElicitationCall {

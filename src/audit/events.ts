@@ -2,17 +2,17 @@
  * Audit events (DESIGN §9): what a node decided that a reader of the run
  * must be able to find later without opening checkpoints: each denied
  * call (authorize, human_review, execute), how each run ended (observe) and where a secret was
- * redacted (runtime/redaction.ts: plan, human_review, the tool host). Effects are in the
+ * redacted (secrets/redaction.ts: plan, human_review, the tool host). Effects are in the
  * ledger, review decisions in the approval record. One event per
  * (thread, run, kind, subject): a node that runs again after a crash does
  * not add a second one. Each event is a link of its run's hash chain.
  */
 import type { Denial, RecordedDenial, Stage } from "../policy/decision.js";
-import type { RunStart } from "./audit-chain.js";
+import type { RunStart } from "./chain.js";
 
 /**
  * Kinds a node records. The chain adds `ledger` and `approval` link events
- * (src/runtime/audit-chain.ts), written by the ledger and approval stores.
+ * (src/audit/chain.ts), written by the ledger and approval stores.
  */
 export const AUDIT_KINDS = ["denied", "run_ended", "secret_redacted", "elicited"] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
