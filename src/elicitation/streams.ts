@@ -1,6 +1,6 @@
 /**
  * Where a thread's running run streams, in this process: the run executor
- * (src/server/run-execution.ts) registers its emitter while the run executes,
+ * (src/server/runs/execution.ts) registers its emitter while the run executes,
  * and the elicitation broker pushes the `elicitation` event through it. The
  * call that elicits always runs in the process executing the run, so a
  * process-local registry suffices; the event itself reaches other instances

@@ -10,7 +10,8 @@ import type { RunRow, ThreadRow, ThreadStore } from "../persistence/thread-store
 import type { LedgerStore } from "../runtime/ledger.js";
 import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
-import { ownerOf, type RunManager, type ServedGraph } from "./runs.js";
+import { ownerOf, type ServedGraph } from "./runs/types.js";
+import type { RunManager } from "./runs/manager.js";
 import { threadConfig } from "../runtime/run-config.js";
 import type { Webhooks } from "./webhooks/webhooks.js";
 

@@ -16,7 +16,8 @@ import { PrincipalStore } from "../store/principal-store.js";
 import { createWebhookStore } from "../persistence/webhook-store.js";
 import { startWebhooks, type Webhooks } from "./webhooks/webhooks.js";
 import type { PlatformOptions } from "./platform-routes.js";
-import type { RunManager, ServedGraph } from "./runs.js";
+import type { RunManager } from "./runs/manager.js";
+import type { ServedGraph } from "./runs/types.js";
 import { threadConfig } from "../runtime/run-config.js";
 
 const DEFAULTS = { cronIntervalMs: 5_000, maxCrons: 10, webhookSecret: undefined, webhookPollMs: 1_000 };

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { clientMetadata, isReservedMetadataKey } from "../../src/server/request-fields.js";
-import { clientRunConfig, RunCreate } from "../../src/server/run-requests.js";
+import { clientRunConfig, RunCreate } from "../../src/server/runs/requests.js";
 import { parseBody } from "../../src/server/requests.js";
 import { labelAttributes } from "../../src/trace/otel.js";
 

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { LedgerRow } from "../../src/runtime/ledger.js";
 import { settlingWrite, whileSettlingWrite } from "../../src/runtime/writes-in-flight.js";
-import { safePointCancel, type ExecutionContext } from "../../src/server/run-execution.js";
+import { safePointCancel, type ExecutionContext } from "../../src/server/runs/execution.js";
 import type { RunRow } from "../../src/persistence/thread-store.js";
 
 const THREAD = "7d1c2f0e-6a4b-4c8e-9f10-3b2a1c0d9e8f";

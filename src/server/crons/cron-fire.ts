@@ -17,9 +17,9 @@ import type { Owner, ThreadRow, ThreadStore } from "../../persistence/thread-sto
 import type { LedgerStore } from "../../runtime/ledger.js";
 import { isApiError } from "../api-error.js";
 import { clientMetadata } from "../request-fields.js";
-import { assertRunnable } from "../run-checks.js";
-import { RunInput, requestText, toGraphInput } from "../run-requests.js";
-import type { RunManager } from "../runs.js";
+import { assertRunnable } from "../runs/checks.js";
+import { RunInput, requestText, toGraphInput } from "../runs/requests.js";
+import type { RunManager } from "../runs/manager.js";
 import type { CronRow } from "../../persistence/cron-store.js";
 
 export interface CronFiringContext {

@@ -20,7 +20,7 @@ import type { ItemTable } from "../../persistence/store-item-table.js";
 import { isStoreInputError, PrincipalStore } from "../../store/principal-store.js";
 import { ApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
-import { ownerOf } from "../runs.js";
+import { ownerOf } from "../runs/types.js";
 
 const Json = z.unknown();
 

@@ -18,7 +18,8 @@ import {
   StateAtCheckpoint,
   valuesFilter,
 } from "../requests.js";
-import { ownerOf, pendingInterrupts } from "../runs.js";
+import { ownerOf } from "../runs/types.js";
+import { pendingInterrupts } from "../runs/outcome.js";
 import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../runtime/run-config.js";
 
 export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): void {

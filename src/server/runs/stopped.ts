@@ -3,9 +3,9 @@
  * new request starts on its thread.
  */
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { threadConfig } from "../runtime/run-config.js";
-import { NODES } from "../state.js";
-import type { ServedGraph } from "./run-types.js";
+import { threadConfig } from "../../runtime/run-config.js";
+import { NODES } from "../../state.js";
+import type { ServedGraph } from "./types.js";
 
 /**
  * Closes a run that stopped part-way, as observe would end it: status

@@ -8,7 +8,7 @@ import type { RunRow } from "../../persistence/thread-store.js";
 import { ApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { parseBody, RunListQuery } from "../requests.js";
-import { ownerOf } from "../runs.js";
+import { ownerOf } from "./types.js";
 
 /** A run as the SDK's `Run`. */
 export function runJson(run: RunRow) {

@@ -10,10 +10,10 @@
  * one of the run's events, so a client that reconnects again is not told to
  * skip anything), and stops.
  */
-import { END_EVENT, type RunEventStore, type StoredEvent } from "../persistence/run-events-store.js";
-import type { RunRow } from "../persistence/thread-store.js";
+import { END_EVENT, type RunEventStore, type StoredEvent } from "../../persistence/run-events-store.js";
+import type { RunRow } from "../../persistence/thread-store.js";
 import { patch, type Delta } from "./event-delta.js";
-import { toWireJson } from "./events.js";
+import { toWireJson } from "../events.js";
 
 /** An event as sent: `id` undefined for what is not one of the run's stored events. */
 export interface SentEvent {

@@ -5,10 +5,10 @@
  * request, it is refused (422 `idempotency_key_reused`).
  */
 import type { Context } from "hono";
-import type { Owner, RunRow, ThreadStore } from "../persistence/thread-store.js";
-import { isRunKey, requestHash, type RunKeyRow } from "../persistence/run-keys.js";
-import { ApiError } from "./api-error.js";
-import type { Env } from "./context.js";
+import type { Owner, RunRow, ThreadStore } from "../../persistence/thread-store.js";
+import { isRunKey, requestHash, type RunKeyRow } from "../../persistence/run-keys.js";
+import { ApiError } from "../api-error.js";
+import type { Env } from "../context.js";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 

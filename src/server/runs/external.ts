@@ -1,7 +1,7 @@
 /**
  * Runs for the callers of `/mcp` and `/a2a/{assistant_id}`: another agent or
  * an MCP client asks in one message and reads back where the run went. Both
- * endpoints start runs through `startRunAs` (routes/run-start.ts), the one
+ * endpoints start runs through `startRunAs` (start.ts), the one
  * way in that the LangGraph routes use, so the body checks, the review, the
  * budgets, the run limit and the thread's lease apply unchanged; the
  * principal is the authenticated request's, never anything in the message.
@@ -12,15 +12,16 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { Principal } from "../auth/principal.js";
-import type { Owner, RunRow, ThreadRow } from "../persistence/thread-store.js";
+import type { Principal } from "../../auth/principal.js";
+import type { Owner, RunRow, ThreadRow } from "../../persistence/thread-store.js";
 import { delay } from "./abort.js";
-import { ApiError, notFound } from "./api-error.js";
-import type { RouteContext } from "./context.js";
-import { parseBody } from "./request-fields.js";
-import { RunCreate, toGraphInput } from "./run-requests.js";
-import { ownerOf, pendingInterrupts } from "./runs.js";
-import { startRunAs } from "./routes/run-start.js";
+import { ApiError, notFound } from "../api-error.js";
+import type { RouteContext } from "../context.js";
+import { parseBody } from "../request-fields.js";
+import { RunCreate, toGraphInput } from "./requests.js";
+import { ownerOf } from "./types.js";
+import { pendingInterrupts } from "./outcome.js";
+import { startRunAs } from "./start.js";
 
 /** Where a run stands, as both endpoints report it (A2A task states, in snake case). */
 export type ExternalRunState = "working" | "input_required" | "auth_required" | "completed" | "failed" | "canceled";

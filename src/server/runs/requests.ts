@@ -5,8 +5,8 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { z } from "zod";
-import { ApiError } from "./api-error.js";
-import { unsafeKeyReason } from "../policy/safe-text.js";
+import { ApiError } from "../api-error.js";
+import { unsafeKeyReason } from "../../policy/safe-text.js";
 import {
   CheckpointId,
   clientMetadata,
@@ -16,8 +16,8 @@ import {
   safeJson,
   safeKey,
   safeText,
-} from "./request-fields.js";
-import { STREAM_MODES, type ClientStreamMode } from "./runs.js";
+} from "../request-fields.js";
+import { STREAM_MODES, type ClientStreamMode } from "./types.js";
 
 /** Longest request text a user may send. */
 export const MAX_REQUEST_CHARS = 8_000;
@@ -47,7 +47,7 @@ const UserMessage = z
  * user's message for every tool call it sees without a result. The server
  * never takes a tool result from a client: such a message is accepted only
  * when it names a tool call of this thread that has no result (checked in
- * run-checks.ts) and is then dropped; the server records its own outcome.
+ * checks.ts) and is then dropped; the server records its own outcome.
  */
 const ToolPlaceholder = z
   .object({
@@ -172,7 +172,7 @@ export type RunCreateBody = z.infer<typeof RunCreate>;
  * accepted is what happens: checkpoints are written synchronously at every
  * step, a resume with nothing pending is always refused (strict), and streams
  * can always be resumed (`Last-Event-ID`). `after_seconds` and the multitask
- * strategies are honoured by the run queue (routes/run-start.ts).
+ * strategies are honoured by the run queue (start.ts).
  */
 export function refuseUnsupported(request: RunCreateBody, where: "background" | "stream" | "wait"): void {
   const refuse = (message: string) => {

@@ -9,12 +9,12 @@ import type { ThreadRow } from "../../persistence/thread-store.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { parseBody } from "../requests.js";
-import { RunCreate, toGraphInput, type RunCreateBody } from "../run-requests.js";
-import { ownerOf } from "../runs.js";
-import { locate, registerRunControlRoutes, runJson } from "./run-control.js";
-import { startIdempotent, type KeyedStart } from "./run-replay.js";
-import { startRunAs, type RunDelivery } from "./run-start.js";
-import { finalValues, joinRun, streamRun } from "./run-stream.js";
+import { RunCreate, toGraphInput, type RunCreateBody } from "./requests.js";
+import { ownerOf } from "./types.js";
+import { locate, registerRunControlRoutes, runJson } from "./control-routes.js";
+import { startIdempotent, type KeyedStart } from "./replay.js";
+import { startRunAs, type RunDelivery } from "./start.js";
+import { finalValues, joinRun, streamRun } from "./stream.js";
 
 export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
   registerRunCreateRoutes(app, context);

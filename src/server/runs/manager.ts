@@ -2,9 +2,9 @@
  * The run manager: starts runs for the API server, finds their events, waits
  * for them, cancels them and recovers the runs of processes that died. A run
  * starts the moment it is created, whether or not anybody listens
- * (`run-execution.ts` executes it); its events go into an in-memory log for
+ * (`execution.ts` executes it); its events go into an in-memory log for
  * this process's readers and into Postgres for every other instance
- * (`run-emission.ts`). The thread's run lease (in Postgres, see
+ * (`emission.ts`). The thread's run lease (in Postgres, see
  * `thread-store.ts`) is held for the whole run.
  *
  * A lease that expired (its process died, or lost the database for a whole
@@ -14,27 +14,24 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BaseStore } from "@langchain/langgraph";
-import type { Budgets } from "../env.js";
-import type { SecretScanner } from "../secrets/scanner.js";
-import type { RunEventListener } from "../persistence/run-events-listener.js";
-import type { LedgerStore } from "../runtime/ledger.js";
-import type { RunQueueStore } from "../persistence/run-queue-store.js";
-import type { RunEventStore } from "../persistence/run-events-store.js";
-import type { Owner, RunEndHook, RunRow, ThreadStatus, ThreadStore } from "../persistence/thread-store.js";
+import type { Budgets } from "../../env.js";
+import type { SecretScanner } from "../../secrets/scanner.js";
+import type { RunEventListener } from "../../persistence/run-events-listener.js";
+import type { LedgerStore } from "../../runtime/ledger.js";
+import type { RunQueueStore } from "../../persistence/run-queue-store.js";
+import type { RunEventStore } from "../../persistence/run-events-store.js";
+import type { Owner, RunEndHook, RunRow, ThreadStatus, ThreadStore } from "../../persistence/thread-store.js";
 import { abortPromise, abortReason, delay } from "./abort.js";
-import { ApiError } from "./api-error.js";
-import { EventLog } from "./events.js";
-import { admitRun } from "./run-checks.js";
-import { readStoredEvents, type SentEvent } from "./run-event-reader.js";
-import { RunEventWriter } from "./run-event-writer.js";
-import { RunEmitter } from "./run-emission.js";
-import { executeRun, safePointCancel } from "./run-execution.js";
-import { endedBy, inspectThread, type ThreadInspection } from "./run-outcome.js";
-import { runConfigRecord, type RunRequest, type ServedGraph } from "./run-types.js";
-
-export { STREAM_MODES, ownerOf, type ClientStreamMode, type RunRequest, type ServedGraph } from "./run-types.js";
-export { pendingInterrupts } from "./run-outcome.js";
-export { closeStoppedRun, unansweredToolCalls } from "./stopped-runs.js";
+import { ApiError } from "../api-error.js";
+import { EventLog } from "../events.js";
+import { admitRun } from "./checks.js";
+import { readStoredEvents, type SentEvent } from "./event-reader.js";
+import { RunEventWriter } from "./event-writer.js";
+import { RunEmitter } from "./emission.js";
+import { executeRun, safePointCancel } from "./execution.js";
+import { inspectThread } from "./outcome.js";
+import { recoverOrphans } from "./recovery.js";
+import { runConfigRecord, type RunRequest, type ServedGraph } from "./types.js";
 
 export interface ActiveRun {
   run: RunRow;
@@ -74,7 +71,7 @@ export interface RunManagerOptions {
   secrets?: SecretScanner | undefined;
   /** The store each run's nodes see (`config.store`), scoped to the thread's owner. */
   storeFor?: ((owner: Owner) => BaseStore) | undefined;
-  /** The thread's ledger: a cancel waits for a write in flight (run-execution.ts). */
+  /** The thread's ledger: a cancel waits for a write in flight (execution.ts). */
   ledger?: LedgerStore | undefined;
   /** Pending runs (delayed or queued): a queued run's row is activated instead of inserted when it starts. */
   queue?: RunQueueStore | undefined;
@@ -304,51 +301,12 @@ export class RunManager {
 
   /**
    * Marks runs left behind by a process that died (their lease expired) as
-   * failed and frees their threads, so the threads can be continued. All of
-   * them (the periodic sweep), or those of one thread (a request that needs it).
+   * failed and frees their threads (recovery.ts): all of them (the periodic
+   * sweep), or those of one thread (a request that needs it).
    */
-  async recoverOrphans(threadId?: string): Promise<number> {
-    const orphans = await this.#options.store.orphanedRuns(threadId);
-    let recovered = 0;
-    for (const run of orphans) {
-      if (this.#active.has(run.run_id)) continue;
-      const inspected = await inspectThread(this.#options.graphs, run.assistant_id, run.thread_id).catch(
-        (): ThreadInspection => ({ thread: "error", outcome: undefined }),
-      );
-      // A run whose graph reached its end (or its review) before the process died finished: it reads as it ended.
-      if (endedBy(inspected, run.run_id))
-        await this.#options.store.setRunStatus(
-          run.run_id,
-          "success",
-          undefined,
-          inspected.outcome,
-          this.#options.onRunEnd,
-        );
-      else
-        await this.#options.store.setRunStatus(
-          run.run_id,
-          "error",
-          {
-            error: "server_restarted",
-            message: "the server running this run stopped; send a new message or continue the thread with input null",
-          },
-          undefined,
-          this.#options.onRunEnd,
-        );
-      await this.#options.store.release(run.thread_id, run.run_id, inspected.thread, inspected.values);
-      recovered += 1;
-    }
-    // An expired lease is free whatever it points at: also a run whose row was never written (its
-    // process died between taking the lease and recording the run) or whose end was recorded.
-    for (const lease of await this.#options.store.admission.stranded(threadId)) {
-      if (this.#active.has(lease.active_run)) continue;
-      const inspected = await inspectThread(this.#options.graphs, lease.graph_id ?? "agent", lease.thread_id).catch(
-        () => ({ thread: "error" as ThreadStatus, values: undefined }),
-      );
-      await this.#options.store.release(lease.thread_id, lease.active_run, inspected.thread, inspected.values);
-      recovered += 1;
-    }
-    return recovered;
+  recoverOrphans(threadId?: string): Promise<number> {
+    const { store, graphs, onRunEnd } = this.#options;
+    return recoverOrphans({ store, graphs, onRunEnd, active: (runId) => this.#active.has(runId) }, threadId);
   }
 
   /** Deletes stored events of runs that ended longer than the retention window ago. */

@@ -4,9 +4,9 @@
  * process's readers get it at once) and then to the table behind it (the
  * other instances, reconnects, replay).
  */
-import type { EventLog } from "./events.js";
-import type { RunEventWriter } from "./run-event-writer.js";
-import type { ClientStreamMode } from "./run-types.js";
+import type { EventLog } from "../events.js";
+import type { RunEventWriter } from "./event-writer.js";
+import type { ClientStreamMode } from "./types.js";
 
 /** The library's stream modes. */
 export type LibraryStreamMode =

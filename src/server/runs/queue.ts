@@ -9,11 +9,11 @@
  * or the owner's limit is busy) stays queued; one that never can (its
  * request no longer fits the thread) is recorded `error` with the refusal.
  */
-import type { RunQueueStore } from "../persistence/run-queue-store.js";
-import { isApiError, type ApiErrorCode } from "./api-error.js";
-import type { RouteContext } from "./context.js";
-import { startRunAs } from "./routes/run-start.js";
-import { ownerOf } from "./runs.js";
+import type { RunQueueStore } from "../../persistence/run-queue-store.js";
+import { isApiError, type ApiErrorCode } from "../api-error.js";
+import type { RouteContext } from "../context.js";
+import { startRunAs } from "./start.js";
+import { ownerOf } from "./types.js";
 
 /** Refusals that pass: the run stays queued and is tried again. */
 const PASSING: readonly ApiErrorCode[] = [

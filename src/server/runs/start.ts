@@ -11,7 +11,7 @@ import type { RunRow, ThreadRow } from "../../persistence/thread-store.js";
 import { ApiError } from "../api-error.js";
 import type { RouteContext } from "../context.js";
 import { clientMetadata, parseBody } from "../requests.js";
-import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "../run-checks.js";
+import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "./checks.js";
 import {
   type ClientRunConfig,
   clientRunConfig,
@@ -22,9 +22,9 @@ import {
   toGraphInput,
   toolPlaceholders,
   type RunCreateBody,
-} from "../run-requests.js";
-import { ownerOf } from "../runs.js";
-import { runConfigRecord } from "../run-types.js";
+} from "./requests.js";
+import { ownerOf } from "./types.js";
+import { runConfigRecord } from "./types.js";
 import { admitWebhook } from "../webhooks/run-webhook.js";
 
 /** Where the run's answer goes: nowhere (background), an SSE stream, or the response once it ends. */
@@ -36,7 +36,7 @@ export interface StartRunOptions {
   connection?: AbortSignal | undefined;
   /** Claims the run's id before anything is written (an idempotency key: run-replay.ts). */
   claim?: RunClaim | undefined;
-  /** The id of a pending run that starts now (the run queue, run-queue.ts): it is never queued again. */
+  /** The id of a pending run that starts now (the run queue, queue.ts): it is never queued again. */
   queued?: string | undefined;
 }
 
@@ -184,7 +184,7 @@ async function waits(
 
 /**
  * Records a pending run (status `pending`), started later by any instance
- * (run-queue.ts). With `interrupt`, the thread's run is asked to stop at its
+ * (queue.ts). With `interrupt`, the thread's run is asked to stop at its
  * next safe point first.
  */
 async function enqueue(

@@ -11,7 +11,8 @@ import type { RunRow } from "../../persistence/thread-store.js";
 import { errorBody } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { eventInModes, toWire, toWireJson } from "../events.js";
-import { ownerOf, pendingInterrupts } from "../runs.js";
+import { ownerOf } from "./types.js";
+import { pendingInterrupts } from "./outcome.js";
 
 /** The thread's values as `runs.wait` and `join` return them (the run's error when it failed). */
 export async function finalValues(

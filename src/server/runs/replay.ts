@@ -10,11 +10,11 @@ import type { Context } from "hono";
 import type { RunKeyRow } from "../../persistence/run-keys.js";
 import type { ThreadRow } from "../../persistence/thread-store.js";
 import type { Env, RouteContext } from "../context.js";
-import { idempotencyKeyOf, replayedRun, runRequestHash } from "../idempotency.js";
+import { idempotencyKeyOf, replayedRun, runRequestHash } from "./idempotency.js";
 import { parseBody } from "../requests.js";
-import { RunCreate } from "../run-requests.js";
-import { ownerOf } from "../runs.js";
-import type { RunClaim, StartedRun } from "./run-start.js";
+import { RunCreate } from "./requests.js";
+import { ownerOf } from "./types.js";
+import type { RunClaim, StartedRun } from "./start.js";
 
 /** What an idempotent start resolves to: the run, and whether the request carried a key. */
 export interface KeyedStart {

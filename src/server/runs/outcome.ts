@@ -4,9 +4,9 @@
  * on the run row, and the public values kept on the thread row.
  */
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { RunOutcome, ThreadStatus } from "../persistence/thread-store.js";
-import { threadConfig } from "../runtime/run-config.js";
-import type { ServedGraph } from "./run-types.js";
+import type { RunOutcome, ThreadStatus } from "../../persistence/thread-store.js";
+import { threadConfig } from "../../runtime/run-config.js";
+import type { ServedGraph } from "./types.js";
 
 export interface ThreadInspection {
   thread: ThreadStatus;

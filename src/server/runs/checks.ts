@@ -5,13 +5,15 @@
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { LedgerRow } from "../runtime/ledger.js";
-import type { LeaseFields } from "../persistence/run-admission.js";
-import type { Owner, ThreadStore } from "../persistence/thread-store.js";
-import { ApiError, notFound } from "./api-error.js";
-import { assertReviewOpen } from "./review-expiry.js";
-import { pendingInterrupts, unansweredToolCalls, type ServedGraph } from "./runs.js";
-import { checkpointIdFrom, threadConfig } from "../runtime/run-config.js";
+import type { LedgerRow } from "../../runtime/ledger.js";
+import type { LeaseFields } from "../../persistence/run-admission.js";
+import type { Owner, ThreadStore } from "../../persistence/thread-store.js";
+import { ApiError, notFound } from "../api-error.js";
+import { assertReviewOpen } from "../review-expiry.js";
+import { pendingInterrupts } from "./outcome.js";
+import { unansweredToolCalls } from "./stopped.js";
+import type { ServedGraph } from "./types.js";
+import { checkpointIdFrom, threadConfig } from "../../runtime/run-config.js";
 
 /** What a run request asks of the thread. */
 export type RunAsk =

@@ -11,21 +11,21 @@
  * every event; one that reads the end marker sees the run's final row.
  */
 import { type BaseStore, Command } from "@langchain/langgraph";
-import type { Budgets } from "../env.js";
-import type { Owner, RunEndHook, RunRow, ThreadStore } from "../persistence/thread-store.js";
-import { databaseFailure } from "../persistence/retry.js";
-import { runConfigFor } from "../runtime/run-config.js";
-import type { SecretScanner } from "../secrets/scanner.js";
-import type { LedgerStore } from "../runtime/ledger.js";
-import { withoutSecretShapes } from "../secrets/process-scanner.js";
-import { runOptions } from "../runtime/routes.js";
+import type { Budgets } from "../../env.js";
+import type { Owner, RunEndHook, RunRow, ThreadStore } from "../../persistence/thread-store.js";
+import { databaseFailure } from "../../persistence/retry.js";
+import { runConfigFor } from "../../runtime/run-config.js";
+import type { SecretScanner } from "../../secrets/scanner.js";
+import type { LedgerStore } from "../../runtime/ledger.js";
+import { withoutSecretShapes } from "../../secrets/process-scanner.js";
+import { runOptions } from "../../runtime/routes.js";
 import { abortReason } from "./abort.js";
-import { registerRunStream } from "../elicitation/streams.js";
-import type { RunEmitter, StreamEventV2 } from "./run-emission.js";
-import { inspectThread, type ThreadInspection } from "./run-outcome.js";
-import type { RunRequest, ServedGraph } from "./run-types.js";
-import { closeStoppedRun } from "./stopped-runs.js";
-import { settlingWrite } from "../runtime/writes-in-flight.js";
+import { registerRunStream } from "../../elicitation/streams.js";
+import type { RunEmitter, StreamEventV2 } from "./emission.js";
+import { inspectThread, type ThreadInspection } from "./outcome.js";
+import type { RunRequest, ServedGraph } from "./types.js";
+import { closeStoppedRun } from "./stopped.js";
+import { settlingWrite } from "../../runtime/writes-in-flight.js";
 
 export interface ExecutionContext {
   graphs: Map<string, ServedGraph>;

@@ -4,8 +4,8 @@
  */
 import type { CompiledStateGraph } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { Principal } from "../auth/principal.js";
-import type { Owner, ThreadRow } from "../persistence/thread-store.js";
+import type { Principal } from "../../auth/principal.js";
+import type { Owner, ThreadRow } from "../../persistence/thread-store.js";
 
 /** Stream modes a client may ask for (the SDK's names). */
 export const STREAM_MODES = [

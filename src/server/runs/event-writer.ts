@@ -12,9 +12,9 @@
  * against the previous event of their chain (`event-delta.ts`) when that is
  * smaller: a run's transcript is stored once, not once per step.
  */
-import { END_EVENT, type RunEventStore, type StoredEvent } from "../persistence/run-events-store.js";
+import { END_EVENT, type RunEventStore, type StoredEvent } from "../../persistence/run-events-store.js";
 import { diff } from "./event-delta.js";
-import type { RunEvent } from "./events.js";
+import type { RunEvent } from "../events.js";
 
 /** Most rows per insert. */
 const MAX_BATCH = 500;
