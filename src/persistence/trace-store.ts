@@ -5,7 +5,7 @@
  * it are listed beside it (a resume run's `outcome.warrant_run_id` names it).
  */
 import type pg from "pg";
-import type { RunOrigin } from "../trace/run-trace.js";
+import type { RunOrigin } from "../trace/trace-entries.js";
 import type { ListedTool } from "../mcp/catalog.js";
 import type { ToolManifest } from "../mcp/pins.js";
 import { quoteSchemaName } from "./ledger-store.js";

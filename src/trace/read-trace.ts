@@ -7,7 +7,8 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import type { Database } from "../persistence/database.js";
 import { findRunOrigin } from "../persistence/trace-store.js";
 import { checkpointIdFrom, threadConfig } from "../runtime/run-config.js";
-import { assembleTrace, type NodeStep, type RunTrace } from "./run-trace.js";
+import { assembleTrace } from "./run-trace.js";
+import type { NodeStep, RunTrace } from "./trace-entries.js";
 
 /** What the reader needs of a compiled graph: its checkpoint history. */
 export interface HistorySource {

@@ -1,7 +1,8 @@
 /** Trace assembly on recorded node steps: which steps belong to a run, what each entry quotes, the order. */
 import { describe, expect, it } from "vitest";
 import { renderTrace } from "../../src/trace/render.js";
-import { assembleTrace, stepsOfRun, type NodeStep, type RunOrigin } from "../../src/trace/run-trace.js";
+import { assembleTrace, stepsOfRun } from "../../src/trace/run-trace.js";
+import type { NodeStep, RunOrigin } from "../../src/trace/trace-entries.js";
 import type { LedgerRow } from "../../src/runtime/ledger.js";
 
 const at = (ms: number) => new Date(Date.UTC(2026, 11, 1, 12, 0, 0, ms)).toISOString();
