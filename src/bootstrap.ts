@@ -8,13 +8,13 @@ import { configuredDirectory, verifiedOnly, type PrincipalDirectory } from "./au
 import { contextProviders } from "./domains/index.js";
 import { credentialValues, type Settings } from "./env.js";
 import { createOAuthTokenStore } from "./stores/oauth-token-store.js";
-import { stateKeyFrom } from "./mcp/oauth-state.js";
-import { credentialNames } from "./policy/oauth-config.js";
+import { stateKeyFrom } from "./oauth/state.js";
+import { credentialNames } from "./oauth/config.js";
 import { lazy, type Host } from "./host.js";
 import { connectTools, type ToolHost } from "./mcp/tool-host.js";
 import { openDatabase, type Database } from "./stores/open-database.js";
 import { createElicitationStore } from "./stores/elicitation-store.js";
-import { createElicitationBroker } from "./runtime/elicitation-broker.js";
+import { createElicitationBroker } from "./elicitation/broker.js";
 import { createModelPlanner } from "./planners/model.js";
 import { parseModelName } from "./model-name.js";
 import type { Planner } from "./planners/planner.js";
@@ -26,7 +26,7 @@ import { listingFacts } from "./mcp/listing-facts.js";
 import { ConfigError } from "./errors.js";
 import { policyEngineFor, policyEngineProblems } from "./policy/policy-engine.js";
 import { priceOf, type ModelPrice } from "./policy/pricing.js";
-import { redactionKeyFrom } from "./policy/secrets.js";
+import { redactionKeyFrom } from "./secrets/scanner.js";
 
 export interface Runtime {
   host: Host;
@@ -124,7 +124,7 @@ export function createRuntime(
       pins,
       audit,
       redactionKey,
-      // A server's questions during a call go to the run's owner (src/runtime/elicitation-broker.ts).
+      // A server's questions during a call go to the run's owner (src/elicitation/broker.ts).
       elicitation: createElicitationBroker({
         store: createElicitationStore(pool, schema),
         timeoutMs: configured.elicitation.timeout_ms,

@@ -331,7 +331,7 @@ export function childEnvironment(extra: Record<string, string> = {}): Record<str
 
 /**
  * The values of the environment variables named by the servers' OAuth
- * credentials (`client_secret: "${NAME}"`, src/policy/oauth-config.ts): the
+ * credentials (`client_secret: "${NAME}"`, src/oauth/config.ts): the
  * one way a client secret or key reaches the host.
  */
 export function credentialValues(

@@ -9,10 +9,8 @@ import type { ToolHost } from "./mcp/tool-host.js";
 import type { Planner } from "./planners/planner.js";
 import type { ReviewPolicy } from "./policy/config.js";
 import type { PolicyEngine } from "./policy/engine.js";
-import type { ContextProvider } from "./ports.js";
-import type { ApprovalStore } from "./ports.js";
-import type { AuditStore } from "./runtime/audit.js";
-import type { LedgerStore } from "./ports.js";
+import type { ApprovalStore, ContextProvider, LedgerStore } from "./ports.js";
+import type { AuditStore } from "./audit/events.js";
 
 export interface Host {
   budgets: Budgets;

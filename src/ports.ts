@@ -14,7 +14,7 @@ import type { Principal } from "./auth/principal.js";
 import type { ToolHost } from "./mcp/tool-host.js";
 import type { CatalogTool } from "./policy/contracts.js";
 import type { ApprovalOutcome } from "./policy/decision.js";
-import type { RunStart } from "./runtime/audit-chain.js";
+import type { RunStart } from "./audit/chain.js";
 import type { DomainContext, PendingQuestion } from "./state/domain-context.js";
 import type { LedgerOutcome, LedgerRow } from "./state/ledger.js";
 

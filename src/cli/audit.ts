@@ -8,7 +8,7 @@
  */
 import { loadSettings } from "../env.js";
 import { openDatabase } from "../stores/open-database.js";
-import type { ChainBreak, VerifyReport } from "../runtime/audit-chain.js";
+import type { ChainBreak, VerifyReport } from "../audit/chain.js";
 import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 import { findServer, operatorToken, requestJson } from "./server-client.js";

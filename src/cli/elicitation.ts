@@ -7,7 +7,7 @@
  * field and sent to `POST /threads/{id}/elicitations/{elicitation_id}`. A
  * refused answer prints the fields the server named and is asked again.
  */
-import type { FieldSchema, RequestedSchema } from "../mcp/elicitation-schema.js";
+import type { FieldSchema, RequestedSchema } from "../elicitation/schema.js";
 import type { ReviewIO } from "./review.js";
 
 export interface OpenElicitation {

@@ -8,7 +8,7 @@ import { createRuntime } from "../bootstrap.js";
 import type { Settings } from "../env.js";
 import type { Database } from "../stores/open-database.js";
 import { readRunTrace, type HistorySource } from "../trace/read-trace.js";
-import type { RunTrace } from "../trace/run-trace.js";
+import type { RunTrace } from "../trace/trace-entries.js";
 import { findServer, operatorToken, requestJson } from "./server-client.js";
 
 export type GraphReader = (graphId: string | null) => Promise<HistorySource>;

@@ -12,7 +12,7 @@ import { connectTools } from "../mcp/tool-host.js";
 import { toolStatus, type ToolStatusRow } from "../mcp/tool-report.js";
 import { openDatabase, type Database } from "../stores/open-database.js";
 import type { WarrantConfig } from "../policy/config.js";
-import { redactionKeyFrom } from "../policy/secrets.js";
+import { redactionKeyFrom } from "../secrets/scanner.js";
 import { findServer, operatorToken, requestJson } from "./server-client.js";
 
 export interface ToolsBackend {

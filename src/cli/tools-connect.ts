@@ -18,11 +18,11 @@ import { loadApiSecret } from "../auth/api-token.js";
 import { createOAuthTokenStore } from "../stores/oauth-token-store.js";
 import { credentialValues, type Settings } from "../env.js";
 import { connectionFactory, ephemeralTokenSettings } from "../mcp/connection-factory.js";
-import { HOST_OWNER } from "../mcp/oauth-session.js";
-import { AUTHORIZATION_TTL_MS, openState, sealState, stateKeyFrom } from "../mcp/oauth-state.js";
 import { openDatabase } from "../stores/open-database.js";
+import { HOST_OWNER } from "../oauth/authorization.js";
+import { AUTHORIZATION_TTL_MS, openState, sealState, stateKeyFrom } from "../oauth/state.js";
 import type { WarrantConfig } from "../policy/config.js";
-import { credentialNames } from "../policy/oauth-config.js";
+import { credentialNames } from "../oauth/config.js";
 import { disconnectRefusal } from "./tools-disconnect.js";
 
 /** Where the answer comes from: the terminal, or a test's pipe. */

@@ -16,7 +16,7 @@ import { loadSettings, type Settings } from "../env.js";
 import { exportTraceSpans, otlpConfigured, otlpExporter } from "../trace/otel.js";
 import { traceOf } from "./history-reader.js";
 import { renderTrace } from "../trace/render.js";
-import type { RunTrace } from "../trace/run-trace.js";
+import type { RunTrace } from "../trace/trace-entries.js";
 import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 

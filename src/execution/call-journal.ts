@@ -6,12 +6,12 @@
 import type { Principal } from "../auth/principal.js";
 import type { CatalogTool } from "../policy/contracts.js";
 import type { NormalizedResult } from "../mcp/normalize.js";
-import type { ElicitationRecord } from "../mcp/elicitation.js";
+import type { ElicitationRecord } from "../elicitation/client.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { Decision, Denial } from "../policy/decision.js";
-import type { RunStart } from "../runtime/audit-chain.js";
 import type { LedgerOutcome, LedgerRow } from "../state/ledger.js";
 import type { LedgerStore } from "../ports.js";
+import type { RunStart } from "../audit/chain.js";
 import { effectUnknown } from "./reconcile.js";
 
 export type Allowed = Extract<Decision, { type: "allow" }>;

@@ -2,7 +2,7 @@
  * Builds a configured server's connection: stdio servers through the SDK's
  * stdio client, Streamable HTTP servers with task tokens minted per call from
  * the deployment's signing secret (the servers Warrant launches or controls),
- * and remote servers with an `auth` block through OAuth (oauth-session.ts).
+ * and remote servers with an `auth` block through OAuth (oauth-connection.ts).
  */
 import { randomBytes } from "node:crypto";
 import { mintTaskToken } from "../auth/task-token.js";
@@ -14,8 +14,9 @@ import {
   memoryCredentialStore,
   OwnerOAuthProvider,
   type OAuthCredentialStore,
-} from "./oauth-provider.js";
-import { HOST_OWNER, oauthConnection, type Authorize } from "./oauth-session.js";
+} from "../oauth/provider.js";
+import { HOST_OWNER, type Authorize } from "../oauth/authorization.js";
+import { oauthConnection } from "./oauth-connection.js";
 import { stdioConnection } from "./stdio-session.js";
 
 /** Task-token settings: the signing secret shared with HTTP servers we launch. */

@@ -7,7 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
 import type { ListedTool } from "./catalog.js";
-import type { ElicitationHandler } from "./elicitation.js";
+import type { ElicitationHandler } from "../elicitation/client.js";
 
 /** Who a request is for. */
 export interface Caller {

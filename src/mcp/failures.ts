@@ -6,7 +6,7 @@
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { errorClassOf, isToolErrorCode, type ToolErrorCode } from "../errors.js";
-import { isAuthorizationRequired } from "./oauth-session.js";
+import { isAuthorizationRequired } from "../oauth/authorization.js";
 
 export interface Failure {
   code: ToolErrorCode;

@@ -32,7 +32,7 @@ import {
   type ServerConnection,
 } from "./connection.js";
 import { reasonOf } from "./health.js";
-import { createHostClient, type ElicitationHandler } from "./elicitation.js";
+import { createHostClient, type ElicitationHandler } from "../elicitation/client.js";
 
 const currentToken = new AsyncLocalStorage<string>();
 

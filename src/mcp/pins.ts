@@ -10,7 +10,7 @@
  * Postgres (src/stores/pin-store.ts); this file is the pure part.
  */
 import { canonicalJson } from "../policy/fingerprint.js";
-import { sha256Hex } from "../runtime/audit-chain.js";
+import { sha256Hex } from "../audit/chain.js";
 import type { ListedTool } from "./catalog.js";
 
 /** What is pinned of a tool. */

@@ -14,7 +14,7 @@ import type { ServerConfig } from "../policy/config.js";
 import type { ConnectionEvents, ServerConnection, ServerInfo } from "./connection.js";
 import { reasonOf, supervise, type HealthEvent, type Supervisor } from "./health.js";
 import type { Listings } from "./listings.js";
-import type { ElicitationHandler } from "./elicitation.js";
+import type { ElicitationHandler } from "../elicitation/client.js";
 
 /** One connected server. */
 export interface ServerEntry {

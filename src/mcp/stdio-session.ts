@@ -22,7 +22,7 @@ import {
   type ConnectionEvents,
   type ServerConnection,
 } from "./connection.js";
-import { createHostClient } from "./elicitation.js";
+import { createHostClient } from "../elicitation/client.js";
 
 type StdioServer = Extract<ServerConfig, { transport: "stdio" }>;
 

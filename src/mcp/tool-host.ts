@@ -13,11 +13,11 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Principal } from "../auth/principal.js";
 import type { ToolErrorCode } from "../errors.js";
 import type { WarrantConfig } from "../policy/config.js";
-import { createSecretScanner, type SecretScanner } from "../policy/secrets.js";
-import type { RunStart } from "../runtime/audit-chain.js";
-import type { AuditStore } from "../runtime/audit.js";
 import { logLine } from "../secrets/process-scanner.js";
 import type { CatalogTool } from "../policy/contracts.js";
+import { createSecretScanner, type SecretScanner } from "../secrets/scanner.js";
+import type { RunStart } from "../audit/chain.js";
+import type { AuditStore } from "../audit/events.js";
 import {
   connectionFactory,
   ephemeralTokenSettings,
@@ -31,11 +31,16 @@ import { createListings } from "./listings.js";
 import { normalizeResult, type NormalizedResult } from "./normalize.js";
 import type { PinStore } from "./pins.js";
 import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
-import { resultRedactor, type Site } from "./result-redaction.js";
+import { resultRedactor, type Site } from "../audit/result-redaction.js";
 import { createServerSet, type ServerEntry } from "./servers.js";
-import { elicitableCall, elicitationHandler, type ElicitationBroker, type ElicitationRecord } from "./elicitation.js";
-import { checkCredentials } from "./oauth-provider.js";
-import { AUTHORIZATION_TTL_MS, openState, sealState, type AuthorizationBinding } from "./oauth-state.js";
+import {
+  elicitableCall,
+  elicitationHandler,
+  type ElicitationBroker,
+  type ElicitationRecord,
+} from "../elicitation/client.js";
+import { checkCredentials } from "../oauth/provider.js";
+import { AUTHORIZATION_TTL_MS, openState, sealState, type AuthorizationBinding } from "../oauth/state.js";
 
 export interface CallOptions {
   timeoutMs: number;
@@ -130,7 +135,7 @@ export interface ConnectOptions {
   /** Values for `${NAME}` placeholders in server environments (host-values.ts); unset ones drop their variable. */
   hostValues?: HostValues;
   /**
-   * The per-deployment key of redaction markers (src/policy/secrets.ts);
+   * The per-deployment key of redaction markers (src/secrets/scanner.ts);
    * without one, a random key for this host (markers then differ between
    * processes, still never reveal a value).
    */
@@ -139,7 +144,7 @@ export interface ConnectOptions {
   oauth?: OAuthHostOptions;
   /** Where redactions in results are recorded (`secret_redacted` events of the call's run). */
   audit?: AuditStore;
-  /** Asks a run's owner what a server elicits (src/mcp/elicitation.ts); without one the host declares no elicitation. */
+  /** Asks a run's owner what a server elicits (src/elicitation/client.ts); without one the host declares no elicitation. */
   elicitation?: ElicitationBroker;
 }
 

@@ -8,10 +8,10 @@ import type { Host } from "../host.js";
 import { remainingToolCalls } from "../policy/budgets.js";
 import { decideAll } from "../policy/decide.js";
 import { denials } from "../policy/decision.js";
-import { recordDenials } from "../runtime/audit.js";
-import { runStartOf } from "../runtime/audit-chain.js";
 import { pendingConnections } from "../graph/connections.js";
 import { decideContextFor, repeatCountsOf } from "../graph/decide-context.js";
+import { recordDenials } from "../audit/events.js";
+import { runStartOf } from "../audit/chain.js";
 import { transition } from "../state/transitions.js";
 import { repeatCountsUpdate, type NodeUpdate, type State } from "../state.js";
 

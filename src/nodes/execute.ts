@@ -18,8 +18,8 @@ import type { Host } from "../host.js";
 import { remainingToolCalls } from "../policy/budgets.js";
 import { allowed } from "../policy/decision.js";
 import { threadIdFrom } from "../run-config.js";
-import { recordDenials } from "../runtime/audit.js";
-import { runStartOf } from "../runtime/audit-chain.js";
+import { recordDenials } from "../audit/events.js";
+import { runStartOf } from "../audit/chain.js";
 import { transition } from "../state/transitions.js";
 import type { NodeUpdate, State } from "../state.js";
 

@@ -13,13 +13,13 @@ import { remainingToolCalls } from "../policy/budgets.js";
 import { decideAnswer } from "../policy/decide.js";
 import { approverRefusal, type Counters, type DecideContext } from "../policy/checks.js";
 import { denials, pendingReview, type ApprovalOutcome, type Decision } from "../policy/decision.js";
-import { recordDenials } from "../runtime/audit.js";
 import { connectionWaits, connectPayload, pendingConnections } from "../graph/connections.js";
 import type { ApprovalRecord } from "../ports.js";
 import { decideContextFor, repeatCountsOf } from "../graph/decide-context.js";
-import { withoutSecretsInResume } from "../runtime/redaction.js";
 import { principalFrom } from "../run-config.js";
-import { runStartOf } from "../runtime/audit-chain.js";
+import { recordDenials } from "../audit/events.js";
+import { withoutSecretsInResume } from "../audit/redactions.js";
+import { runStartOf } from "../audit/chain.js";
 import { transition } from "../state/transitions.js";
 import { repeatCountsUpdate, type NodeUpdate, type ReviewWaits, type State } from "../state.js";
 

@@ -12,7 +12,7 @@ import { firstStop } from "../policy/stop-conditions.js";
 import type { Decision, RecordedDenial } from "../policy/decision.js";
 import { deniedToolMessage, errorToolMessage } from "../policy/refusal.js";
 import { mergeEvidence } from "../state/evidence.js";
-import { runStartOf } from "../runtime/audit-chain.js";
+import { runStartOf } from "../audit/chain.js";
 import { transition, type RunStatus } from "../state/transitions.js";
 import type {
   CallResult,

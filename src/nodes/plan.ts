@@ -10,9 +10,9 @@ import type { PlanResult, Planner } from "../planners/planner.js";
 import { sanitizePlan } from "../planners/sanitize.js";
 import { toToolSpec } from "../policy/contracts.js";
 import { costOf } from "../policy/pricing.js";
-import { withoutSecrets } from "../runtime/redaction.js";
 import { threadIdFrom } from "../run-config.js";
 import { beginStep, concludeStep, proposeCalls } from "../graph/step.js";
+import { withoutSecrets } from "../planners/reply-redaction.js";
 import type { NodeUpdate, State } from "../state.js";
 
 export function makePlanNode(host: Host) {

@@ -11,9 +11,9 @@ import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { replaceUnstorable, unsafeKeyReason } from "../policy/safe-text.js";
 import { MAX_ARGUMENT_BYTES, parseToolArguments } from "../policy/arguments.js";
-import { SENSITIVE_KIND, type Redaction, type SecretScanner } from "../policy/secrets.js";
 import type { PlanOutcome } from "./planner.js";
 import type { Proposal } from "../policy/contracts.js";
+import { SENSITIVE_KIND, type Redaction, type SecretScanner } from "../secrets/scanner.js";
 
 /** Stands in for a tool name that could not be kept. No contract can match it: refusals are checked first. */
 export const INVALID_TOOL_NAME = "invalid_tool_name";

@@ -8,9 +8,9 @@ import { ConfigError } from "../errors.js";
 import { NAME, ToolContractSchema, type ToolContract } from "./contracts.js";
 import { ENGINE_NAMES } from "./engine-errors.js";
 import { jsonSyntaxError } from "./json-syntax.js";
-import { OAuthConfigSchema } from "./oauth-config.js";
 import { AuthConfigSchema } from "../auth/oidc-config.js";
-import { compilePatterns } from "./secrets.js";
+import { OAuthConfigSchema } from "../oauth/config.js";
+import { compilePatterns } from "../secrets/scanner.js";
 import { WebhooksConfigSchema } from "./webhook-config.js";
 
 /** Reconnect backoff for a server that failed or crashed: exponential from `base_ms`, capped at `max_ms`, with jitter. */
@@ -61,7 +61,7 @@ const HttpServerSchema = z
       })
       .strict()
       .optional(),
-    /** OAuth 2.1 towards a remote server (src/policy/oauth-config.ts); without it, Warrant's task tokens. */
+    /** OAuth 2.1 towards a remote server (src/oauth/config.ts); without it, Warrant's task tokens. */
     auth: OAuthConfigSchema.optional(),
   })
   .strict()
@@ -189,7 +189,7 @@ export const WarrantConfigSchema = z
       .strict()
       .default({ timeout_ms: 120_000 }),
     /**
-     * Secret shapes to redact besides the built-in ones (src/policy/secrets.ts), by kind:
+     * Secret shapes to redact besides the built-in ones (src/secrets/scanner.ts), by kind:
      * `{"internal_token": "\\bint_[A-Za-z0-9]{24,}"}`.
      */
     secrets: z

@@ -109,7 +109,7 @@ export const ToolContractSchema = z
      * Field names (at any depth) of this tool's arguments and results whose
      * values are secrets whatever they look like: they are replaced by a
      * redaction marker before the model, the checkpoint or any record sees
-     * them (src/policy/secrets.ts).
+     * them (src/secrets/scanner.ts).
      */
     sensitive: z.array(z.string().min(1).max(64)).max(64).optional(),
     /**

@@ -11,7 +11,7 @@
  * built-in patterns apply, under a random key for this process.
  */
 import { randomBytes } from "node:crypto";
-import { createSecretScanner, type SecretScanner } from "../policy/secrets.js";
+import { createSecretScanner, type SecretScanner } from "./scanner.js";
 
 let builtin: SecretScanner | undefined;
 
@@ -34,4 +34,13 @@ export function logLine(text: string, scanner: SecretScanner = builtinScanner())
  */
 export function withoutSecretShapes<T>(value: T, scanner: SecretScanner = builtinScanner()): T {
   return scanner.value(value, "resume").value;
+}
+
+/**
+ * The deployment's scanner (the tool host's, built from the config and the
+ * deployment's key), or for a tool host that has none (test doubles) the
+ * built-in patterns.
+ */
+export function scannerOf(tools: { secrets?: SecretScanner | undefined }): SecretScanner {
+  return tools.secrets ?? builtinScanner();
 }

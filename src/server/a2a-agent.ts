@@ -38,8 +38,8 @@ import { isDatabaseUnavailable } from "../db/retry.js";
 import { logLine } from "../secrets/process-scanner.js";
 import { isApiError } from "./api-error.js";
 import type { RouteContext } from "./context.js";
-import { DEFAULT_WAIT_MS, describeRun, type RunView, startExternalRun, waitBriefly } from "./external-runs.js";
-import { ownerOf } from "./run-types.js";
+import { ownerOf } from "./runs/types.js";
+import { DEFAULT_WAIT_MS, describeRun, type RunView, startExternalRun, waitBriefly } from "./runs/external.js";
 
 /** How long a streamed `message/stream` follows its run before ending with the state reached. */
 const STREAM_WAIT_MS = 10 * 60_000;

@@ -5,7 +5,7 @@
  *
  * Trust boundary, in one place:
  * - The principal comes from the verified token and nothing else; the run's
- *   `configurable` is built server-side (runs.ts). A client's `config`,
+ *   `configurable` is built server-side (runs/manager.ts). A client's `config`,
  *   `context`, identity metadata keys and `x-*` headers never reach a run.
  * - A thread belongs to its creator; anybody else gets 404 on every route.
  * - Clients may only *resume* an interrupt: `command.update`/`goto`, state
@@ -20,11 +20,11 @@ import { tokenVerifier, type TokenVerifier } from "../auth/token-verifier.js";
 import type { ToolHost } from "../mcp/tool-host.js";
 import type { RequestGate } from "../auth/request-gate.js";
 import type { LedgerStore } from "../ports.js";
-import type { SecretScanner } from "../policy/secrets.js";
 import { logLine } from "../secrets/process-scanner.js";
 import type { ThreadStore } from "../stores/thread-store.js";
 import { isDatabaseBusy } from "../db/pool.js";
 import { isDatabaseUnavailable } from "../db/retry.js";
+import type { SecretScanner } from "../secrets/scanner.js";
 import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-error.js";
 import { clientView } from "./client-view.js";
 import { routeContext, type Env } from "./context.js";
@@ -34,20 +34,20 @@ import { registerReviewRoutes } from "./routes/reviews.js";
 import { registerElicitationRoutes } from "./routes/elicitations.js";
 import { registerOAuthCallbackPage, registerOAuthCallbackRoutes } from "./routes/oauth-callback.js";
 import type { ElicitationStore } from "../stores/elicitation-store.js";
-import { registerRunRoutes } from "./routes/runs.js";
+import { registerRunRoutes } from "./runs/routes.js";
 import { registerA2ARoutes, registerAgentCardRoute } from "./routes/a2a.js";
 import { registerMcpRoutes } from "./routes/mcp.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import { registerPlatformRoutes, type PlatformOptions } from "./platform-routes.js";
 import type { RunQueueStore } from "../stores/run-queue-store.js";
-import { startQueueWorker } from "./run-queue.js";
-import type { RunManager } from "./runs.js";
-import type { ServedGraph } from "./run-types.js";
+import type { ServedGraph } from "./runs/types.js";
+import { startQueueWorker } from "./runs/queue.js";
+import type { RunManager } from "./runs/manager.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
 
 export interface AppOptions {
   manager: RunManager;
-  /** How often this instance looks for delayed or queued runs due (run-queue.ts; default 500 ms). */
+  /** How often this instance looks for delayed or queued runs due (runs/queue.ts; default 500 ms). */
   queuePollMs?: number | undefined;
   /** The queue worker's store, on the background connections (`Database.background`); default the manager's. */
   backgroundQueue?: RunQueueStore | undefined;
@@ -230,7 +230,7 @@ export function createApp(options: AppOptions): Hono<Env> {
       log: (line) => console.error(logLine(`warrant-server: ${line}`)),
     });
   registerReviewRoutes(app, context);
-  // Other agents and MCP clients: the same runs, reviews and limits as the routes above (external-runs.ts).
+  // Other agents and MCP clients: the same runs, reviews and limits as the routes above (runs/external.ts).
   registerMcpRoutes(app, context, { waitMs: options.externalWaitMs });
   registerA2ARoutes(app, context, { waitMs: options.externalWaitMs });
   if (options.platform) registerPlatformRoutes(app, context, options.platform);

@@ -11,9 +11,9 @@ import type { LedgerStore } from "../ports.js";
 import type { RunRow, ThreadRow } from "../stores/thread-rows.js";
 import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
-import type { RunManager } from "./runs.js";
 import { threadConfig } from "../run-config.js";
-import { ownerOf, type ServedGraph } from "./run-types.js";
+import { ownerOf, type ServedGraph } from "./runs/types.js";
+import type { RunManager } from "./runs/manager.js";
 import type { Webhooks } from "./webhooks/webhooks.js";
 
 export type Env = { Variables: { principal: Principal } };

@@ -4,7 +4,7 @@
  * after, so a client of this process can stream it live, join it late, or
  * reconnect with `Last-Event-ID` and miss nothing, without a database round
  * trip. The same events go to Postgres for the other instances
- * (`run-event-writer.ts`). The run itself never waits for a reader: a client
+ * (`runs/event-writer.ts`). The run itself never waits for a reader: a client
  * that goes away costs the run nothing.
  */
 import { toClientJson } from "./client-view.js";

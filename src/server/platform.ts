@@ -16,9 +16,9 @@ import { PrincipalStore } from "../stores/principal-item-store.js";
 import { createWebhookStore } from "../stores/webhook-store.js";
 import { startWebhooks, type Webhooks } from "./webhooks/webhooks.js";
 import type { PlatformOptions } from "./platform-routes.js";
-import type { RunManager } from "./runs.js";
 import { threadConfig } from "../run-config.js";
-import type { ServedGraph } from "./run-types.js";
+import type { ServedGraph } from "./runs/types.js";
+import type { RunManager } from "./runs/manager.js";
 
 const DEFAULTS = { cronIntervalMs: 5_000, maxCrons: 10, webhookSecret: undefined, webhookPollMs: 1_000 };
 

@@ -1,6 +1,6 @@
 /**
  * The thread, history and assistant request bodies the API accepts, as zod
- * schemas (run bodies: run-requests.ts). Field names follow
+ * schemas (run bodies: runs/requests.ts). Field names follow
  * `@langchain/langgraph-sdk`; everything is type-checked and size-bounded.
  */
 import { z } from "zod";

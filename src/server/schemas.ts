@@ -13,7 +13,7 @@ import { EvidenceSchema } from "../state/evidence.js";
 import { LedgerRowSchema } from "../state/ledger.js";
 import { RUN_STATUSES } from "../state/transitions.js";
 import { type AgentState, FIELD_OWNERS, type RunInfo } from "../state.js";
-import { RunInput } from "./run-requests.js";
+import { RunInput } from "./runs/requests.js";
 
 type JsonSchema = Record<string, unknown>;
 

@@ -24,12 +24,12 @@ import type { Planner } from "../planners/planner.js";
 import { createApp } from "./app.js";
 import { createElicitationStore } from "../stores/elicitation-store.js";
 import { withRunMetadata } from "./checkpoint-metadata.js";
-import { RunManager } from "./runs.js";
-import type { ServedGraph } from "./run-types.js";
+import type { ServedGraph } from "./runs/types.js";
+import { RunManager } from "./runs/manager.js";
 import { webOptions } from "./web.js";
 import { preparePlatform } from "./platform.js";
-import type { SecretScanner } from "../policy/secrets.js";
 import { logLine } from "../secrets/process-scanner.js";
+import type { SecretScanner } from "../secrets/scanner.js";
 import { runExports } from "../trace/export-runs.js";
 import { otlpConfigured } from "../trace/otel.js";
 

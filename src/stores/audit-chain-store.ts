@@ -1,6 +1,6 @@
 /**
  * The tamper-evident audit chain in Postgres (the pure half, with the hashing
- * rules, is src/runtime/audit-chain.ts).
+ * rules, is src/audit/chain.ts).
  *
  * A chained write is ONE statement: the row write (ledger insert/update,
  * approval insert, or the audit event itself), the upsert of the run's head
@@ -21,7 +21,7 @@ import {
   type CoveredRow,
   type CoveredTable,
   type RunStart,
-} from "../runtime/audit-chain.js";
+} from "../audit/chain.js";
 import { quoteSchemaName } from "../sql-names.js";
 import type { Params } from "../db/sql-params.js";
 import { ledgerColumnsOfType } from "./ledger-columns.js";
@@ -80,7 +80,7 @@ export function auditChainTables(schema: string): string[] {
     `alter table ${s}.audit_events add column if not exists prev_hash text`,
     `alter table ${s}.audit_events add column if not exists hash text`,
     `create index if not exists audit_events_chain on ${s}.audit_events (run_id, seq)`,
-    // The SQL twin of linkHash (src/runtime/audit-chain.ts); verification recomputes in TypeScript.
+    // The SQL twin of linkHash (src/audit/chain.ts); verification recomputes in TypeScript.
     `create or replace function ${s}.audit_link_hash(prev text, thread_id text, run_id text, seq integer, kind text,
        subject text, node text, actor text, code text, tool text, detail text, at timestamptz)
        returns text language sql stable as $$

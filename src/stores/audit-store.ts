@@ -1,6 +1,6 @@
 /** The Postgres side of the audit events (`<schema>.audit_events`). */
 import type pg from "pg";
-import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../runtime/audit.js";
+import { AUDIT_KINDS, type AuditEvent, type AuditStore } from "../audit/events.js";
 import { replaceUnstorable } from "../policy/safe-text.js";
 import { chainedStatement } from "./audit-chain-store.js";
 import { quoteSchemaName } from "../sql-names.js";

@@ -7,8 +7,8 @@
  * the outcome, who answered and when, never what they answered.
  */
 import type pg from "pg";
-import type { AnswerContent, RequestedSchema } from "../mcp/elicitation-schema.js";
 import { quoteSchemaName } from "../sql-names.js";
+import type { AnswerContent, RequestedSchema } from "../elicitation/schema.js";
 
 export type ElicitationStatus = "pending" | "accept" | "decline" | "cancel" | "timeout" | "refused";
 

@@ -6,7 +6,7 @@
  */
 import { Params } from "../db/sql-params.js";
 import { InvariantError } from "../errors.js";
-import type { RunStart } from "../runtime/audit-chain.js";
+import type { RunStart } from "../audit/chain.js";
 import { type LedgerOutcome, type LedgerRow, LedgerRowSchema } from "../state/ledger.js";
 import { type ChainedWrite, chainedStatement, rowLink } from "./audit-chain-store.js";
 import { LEDGER_COLUMN_LIST, LEDGER_COLUMNS } from "./ledger-columns.js";

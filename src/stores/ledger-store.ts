@@ -11,7 +11,7 @@ import { InvariantError } from "../errors.js";
 import type { Statement } from "../checkpoint/checkpoint-sql.js";
 import { IDEMPOTENT } from "../db/retry.js";
 import type { DeferredStatement, MergedStatement, ThreadStatements } from "../checkpoint/write-ahead.js";
-import type { RunStart } from "../runtime/audit-chain.js";
+import type { RunStart } from "../audit/chain.js";
 import type { LedgerStore } from "../ports.js";
 import { type LedgerOutcome, type LedgerRow, LedgerRowSchema } from "../state/ledger.js";
 import { quoteSchemaName } from "../sql-names.js";

@@ -14,7 +14,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import type pg from "pg";
 import { z } from "zod";
-import type { OAuthCredentialStore, OwnerCredentials } from "../mcp/oauth-provider.js";
+import type { OAuthCredentialStore, OwnerCredentials } from "../oauth/provider.js";
 import { quoteSchemaName } from "../sql-names.js";
 
 const KEY_INFO = "warrant/oauth-credentials/v1";

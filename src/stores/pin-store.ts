@@ -14,10 +14,10 @@ import {
   type ToolManifest,
   type ToolPin,
 } from "../mcp/pins.js";
-import { sha256Hex, type RunStart } from "../runtime/audit-chain.js";
 import { chainedStatement, utcText } from "./audit-chain-store.js";
 import { quoteSchemaName } from "../sql-names.js";
 import { Params } from "../db/sql-params.js";
+import { sha256Hex, type RunStart } from "../audit/chain.js";
 
 export function pinTables(schema: string): string[] {
   const s = quoteSchemaName(schema);

@@ -5,7 +5,7 @@
  * Pure: it quotes what the nodes and stores recorded and re-derives nothing.
  */
 import { CHECKS } from "../policy/decide.js";
-import type { ApprovalEntry, DecisionEntry, ExecutionEntry, RunTrace } from "./run-trace.js";
+import type { ApprovalEntry, DecisionEntry, ExecutionEntry, RunTrace } from "./trace-entries.js";
 
 export interface CallExplanation {
   call_id: string;

@@ -24,7 +24,8 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type IdGenerator, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
-import { CONTROL_NODES, type ExecutionEntry, type PlanEntry, type RunTrace } from "./run-trace.js";
+import { CONTROL_NODES } from "./run-trace.js";
+import type { ExecutionEntry, PlanEntry, RunTrace } from "./trace-entries.js";
 
 /** GenAI semantic-convention attribute names (incubating in the conventions package, so spelled here once). */
 const GEN_AI = {

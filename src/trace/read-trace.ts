@@ -7,7 +7,8 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import { findRunOrigin } from "../stores/trace-store.js";
 import { checkpointIdFrom, threadConfig } from "../run-config.js";
 import type { Database } from "../stores/open-database.js";
-import { assembleTrace, type NodeStep, type RunTrace } from "./run-trace.js";
+import { assembleTrace } from "./run-trace.js";
+import type { NodeStep, RunTrace } from "./trace-entries.js";
 
 /** What the reader needs of a compiled graph: its checkpoint history. */
 export interface HistorySource {

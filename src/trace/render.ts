@@ -1,7 +1,7 @@
 /** `npm run trace` as text: one line per entry, times relative to the run's start. */
 import type { Budgets } from "../env.js";
 import { escapeUnsafe } from "../policy/safe-text.js";
-import type { RunTrace, TraceEntry } from "./run-trace.js";
+import type { RunTrace, TraceEntry } from "./trace-entries.js";
 
 const short = (id: string) => (id.length > 14 ? `${id.slice(0, 12)}…` : id);
 const names = (items: readonly string[], max = 6) =>

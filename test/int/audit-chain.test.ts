@@ -18,7 +18,7 @@ import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
-import { runStartOf } from "../../src/runtime/audit-chain.js";
+import { runStartOf } from "../../src/audit/chain.js";
 import { settings } from "./support/agent.js";
 import { backends, createTestDatabase, sampleLedgerRow, type TestDatabase, useBackend } from "./support/postgres.js";
 import { calendarConfig as calendarConfigIn, recordedRun } from "./support/recorded-run.js";

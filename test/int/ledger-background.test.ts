@@ -7,7 +7,7 @@
  * drops the pending saves, so the thread continues from what was committed.
  */
 import { describe, expect, test } from "vitest";
-import type { RunStart } from "../../src/runtime/audit-chain.js";
+import type { RunStart } from "../../src/audit/chain.js";
 import { backends, compileCounterGraph, sampleLedgerRow, useBackend } from "./support/postgres.js";
 import { uniqueThread } from "../support/threads.js";
 

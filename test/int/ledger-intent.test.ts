@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, test } from "vitest";
 import { useSandbox } from "../support/sandbox.js";
-import type { RunStart } from "../../src/runtime/audit-chain.js";
+import type { RunStart } from "../../src/audit/chain.js";
 import { openTestDatabase, sampleLedgerRow } from "./support/postgres.js";
 import type { Database } from "../../src/stores/open-database.js";
 import { uniqueThread } from "../support/threads.js";

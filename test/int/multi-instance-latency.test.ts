@@ -13,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import type { RunEventListener } from "../../src/stores/run-events-listener.js";
 import { EventLog } from "../../src/server/events.js";
-import { readStoredEvents } from "../../src/server/run-event-reader.js";
-import { RunEventWriter } from "../../src/server/run-event-writer.js";
-import { RunEmitter } from "../../src/server/run-emission.js";
+import { readStoredEvents } from "../../src/server/runs/event-reader.js";
+import { RunEventWriter } from "../../src/server/runs/event-writer.js";
+import { RunEmitter } from "../../src/server/runs/emission.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
 const EVENTS = 150;

@@ -16,7 +16,7 @@ import { credentialValues } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import type { Database } from "../../src/stores/open-database.js";
 import { parseConfig } from "../../src/policy/config.js";
-import { credentialNames } from "../../src/policy/oauth-config.js";
+import { credentialNames } from "../../src/oauth/config.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness } from "./support/agent.js";
 import {

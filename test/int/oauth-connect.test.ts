@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadApiSecret } from "../../src/auth/api-token.js";
 import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
 import { REPO_ROOT } from "../../src/env.js";
-import { HOST_OWNER } from "../../src/mcp/oauth-session.js";
+import { HOST_OWNER } from "../../src/oauth/authorization.js";
 import { connectTools } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { parseConfig } from "../../src/policy/config.js";

@@ -17,7 +17,7 @@ import { loadApiSecret } from "../../src/auth/api-token.js";
 import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
 import type { Principal } from "../../src/auth/principal.js";
 import { REPO_ROOT } from "../../src/env.js";
-import { AuthorizationRequired, type Authorize } from "../../src/mcp/oauth-session.js";
+import { AuthorizationRequired, type Authorize } from "../../src/oauth/authorization.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { parseConfig } from "../../src/policy/config.js";

@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTools, type CallOptions, type ToolHost } from "../../src/mcp/tool-host.js";
 import { parseConfig } from "../../src/policy/config.js";
 import type { CatalogTool } from "../../src/policy/contracts.js";
-import { MARKER_PATTERN } from "../../src/policy/secrets.js";
 import * as processScanner from "../../src/secrets/process-scanner.js";
 import { logLine, withoutSecretShapes } from "../../src/secrets/process-scanner.js";
+import { MARKER_PATTERN } from "../../src/secrets/scanner.js";
 import { principal } from "./support/agent.js";
 
 const suffix = randomBytes(8).toString("hex");

@@ -26,7 +26,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
-import { MARKER_PATTERN } from "../../src/policy/secrets.js";
+import { MARKER_PATTERN } from "../../src/secrets/scanner.js";
 import { startFakeOpenAI, type FakeOpenAI, type ScriptedCompletion } from "./support/fake-openai.js";
 import {
   startClientCredentialsServers,

@@ -1,7 +1,7 @@
 /**
  * The store inside a graph (issue 26, item 1): a node's `config.store` is the
  * run owner's view, given to the run the way the run manager gives it
- * (`graph.stream(input, { store })`, run-execution.ts). What a node writes is
+ * (`graph.stream(input, { store })`, src/server/runs/execution.ts). What a node writes is
  * under the owner's prefix in Postgres; another owner's view of the same
  * namespace is empty, and a node cannot reach past its owner's prefix.
  */

@@ -21,7 +21,7 @@ import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { loadConfig } from "../../src/policy/config.js";
 import { traceIdOf } from "../../src/trace/otel.js";
 import { readRunTrace } from "../../src/trace/read-trace.js";
-import type { RunTrace, TraceEntry } from "../../src/trace/run-trace.js";
+import type { RunTrace, TraceEntry } from "../../src/trace/trace-entries.js";
 import { settings } from "./support/agent.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 import { waitFor } from "./support/processes.js";

@@ -12,10 +12,9 @@ import type { NormalizedResult } from "../../src/mcp/normalize.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
 import type { Planner } from "../../src/planners/planner.js";
 import { ToolContractSchema } from "../../src/policy/contracts.js";
-import type { ApprovalRecord, ApprovalStore } from "../../src/ports.js";
-import type { AuditEvent, AuditStore } from "../../src/runtime/audit.js";
+import type { ApprovalRecord, ApprovalStore, LedgerStore } from "../../src/ports.js";
 import type { LedgerRow } from "../../src/state/ledger.js";
-import type { LedgerStore } from "../../src/ports.js";
+import type { AuditEvent, AuditStore } from "../../src/audit/events.js";
 
 export function memoryLedger(): LedgerStore & { rows: Map<string, LedgerRow[]> } {
   const rows = new Map<string, LedgerRow[]>();

@@ -12,7 +12,7 @@ import {
   type ChainEvent,
   type ChainRun,
   type CoveredRow,
-} from "../../src/runtime/audit-chain.js";
+} from "../../src/audit/chain.js";
 
 const start = runStartOf("t1", {
   run_id: "r1",

@@ -13,7 +13,7 @@ import { builtinEngine } from "../../src/policy/engine.js";
 import { compileCedar } from "../../src/policy/cedar.js";
 import { explainRun, renderExplanation } from "../../src/trace/explain.js";
 import { replay, type RecordedStep, type ReplayPolicy } from "../../src/trace/replay.js";
-import type { RunTrace } from "../../src/trace/run-trace.js";
+import type { RunTrace } from "../../src/trace/trace-entries.js";
 import { readFileSync } from "node:fs";
 import { shippedCatalog, shippedCedar, shippedConfig } from "../support/cedar-catalog.js";
 import { ZERO_USAGE } from "../../src/policy/usage.js";

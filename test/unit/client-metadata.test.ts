@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { clientMetadata, isReservedMetadataKey } from "../../src/server/request-fields.js";
-import { clientRunConfig, RunCreate } from "../../src/server/run-requests.js";
 import { parseBody } from "../../src/server/request-fields.js";
+import { clientRunConfig, RunCreate } from "../../src/server/runs/requests.js";
 import { labelAttributes } from "../../src/trace/otel.js";
 
 const THREAD = "00000000-0000-4000-8000-000000000001";

@@ -1,6 +1,6 @@
 /**
  * Which call a server's question belongs to, and the call's timeout while it
- * is open (src/mcp/elicitation.ts): no call or two calls in flight without
+ * is open (src/elicitation/client.ts): no call or two calls in flight without
  * an async context → declined without asking; the one call in flight, or the
  * call whose async context the request arrived in, is asked; a server not
  * configured to elicit is refused; a timeout reaches the server as decline;
@@ -17,7 +17,7 @@ import {
   type ElicitationBroker,
   type ElicitationCall,
   type ElicitationQuestion,
-} from "../../src/mcp/elicitation.js";
+} from "../../src/elicitation/client.js";
 
 const principal = { user_id: "alice", tenant: "uni", scopes: [] } as unknown as Principal;
 const call = (tool: string): ElicitationCall => ({ server: "booking", tool, threadId: "t-1", principal });

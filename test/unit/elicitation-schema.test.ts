@@ -1,5 +1,5 @@
 /**
- * The requested form of an elicitation (src/mcp/elicitation-schema.ts):
+ * The requested form of an elicitation (src/elicitation/schema.ts):
  * defaults (SEP-1034) and the strict check of an answer, including hostile
  * input (wrong types, nesting, control characters, oversized values,
  * prototype keys), plus the check of the form itself and the tools list's
@@ -13,7 +13,7 @@ import {
   validateAnswer,
   withDefaults,
   type RequestedSchema,
-} from "../../src/mcp/elicitation-schema.js";
+} from "../../src/elicitation/schema.js";
 import { renderToolStatus, type ToolStatusRow } from "../../src/mcp/tool-report.js";
 import { parseConfig } from "../../src/policy/config.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { diff, patch } from "../../src/server/event-delta.js";
+import { diff, patch } from "../../src/server/runs/event-delta.js";
 
 /** patch(previous, diff(previous, next)) must give back next's exact JSON text. */
 function roundTrip(previous: unknown, next: unknown): string {

@@ -1,5 +1,5 @@
 /**
- * Where a run started through `/mcp` or A2A stands (src/server/external-runs.ts
+ * Where a run started through `/mcp` or A2A stands (src/server/runs/external.ts
  * `runView`) and the A2A task it becomes (src/server/a2a-agent.ts `toTask`):
  * every state, from the run rows and the thread's checkpoint values.
  */
@@ -7,7 +7,7 @@ import { TaskState } from "@a2a-js/sdk";
 import { describe, expect, it } from "vitest";
 import type { RunRow } from "../../src/stores/thread-rows.js";
 import { toTask } from "../../src/server/a2a-agent.js";
-import { runView } from "../../src/server/external-runs.js";
+import { runView } from "../../src/server/runs/external.js";
 
 const THREAD = "6b1f0a52-2c1d-4c39-9a43-1f6f5f0e8a11";
 const RUN = "0d7c0d52-9b3e-4d6f-8d0e-6e2f0f1b2c33";

@@ -1,12 +1,12 @@
 /**
- * `auth` of a server in warrant.config.json (src/policy/oauth-config.ts):
+ * `auth` of a server in warrant.config.json (src/oauth/config.ts):
  * valid shapes parse; a literal secret, a grant without what it needs, an
  * http CIMD URL, a launched OAuth server and hostile scopes are config errors
  * naming the problem.
  */
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/policy/config.js";
-import { credentialNames } from "../../src/policy/oauth-config.js";
+import { credentialNames } from "../../src/oauth/config.js";
 
 const configWith = (auth: Record<string, unknown>, server: Record<string, unknown> = {}) =>
   JSON.stringify({

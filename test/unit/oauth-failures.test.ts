@@ -1,5 +1,5 @@
 /**
- * `authorization_required` (src/mcp/failures.ts, oauth-session.ts): only the
+ * `authorization_required` (src/mcp/failures.ts, oauth-connection.ts): only the
  * host's own AuthorizationRequired becomes it, with a message naming the
  * server and never the authorization URL (it carries state and a PKCE
  * challenge, which are not for the model); a server naming the code in an
@@ -9,7 +9,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { errorClassOf } from "../../src/errors.js";
 import { classifyCallFailure } from "../../src/mcp/failures.js";
-import { AuthorizationRequired, isAuthorizationRequired } from "../../src/mcp/oauth-session.js";
+import { AuthorizationRequired, isAuthorizationRequired } from "../../src/oauth/authorization.js";
 
 const URL_WITH_STATE = "https://login.example/authorize?state=s3cr3t-state&code_challenge=abc";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { authorizationAsksOf, connectLines } from "../../src/cli/chat-output.js";
-import { openState, sealState, stateKeyFrom } from "../../src/mcp/oauth-state.js";
+import { openState, sealState, stateKeyFrom } from "../../src/oauth/state.js";
 
 const key = stateKeyFrom(new Uint8Array(32).fill(7));
 const binding = { thread_id: "t-1", user_id: "alice", tenant: "uni", server: "tickets", expires_at: 2_000 };

@@ -2,7 +2,7 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { AIMessage } from "@langchain/core/messages";
 import type { LedgerRow } from "../../src/state/ledger.js";
-import { assertRunnable } from "../../src/server/run-checks.js";
+import { assertRunnable } from "../../src/server/runs/checks.js";
 
 function snapshot(next: string[], interrupts: string[][] = []): StateSnapshot {
   return {

@@ -9,9 +9,9 @@ import { describe, expect, it } from "vitest";
 import type { RunEventStore, StoredEvent } from "../../src/stores/run-events-store.js";
 import type { RunRow } from "../../src/stores/thread-rows.js";
 import { EventLog } from "../../src/server/events.js";
-import { readStoredEvents, type SentEvent } from "../../src/server/run-event-reader.js";
-import { RunEventWriter } from "../../src/server/run-event-writer.js";
-import { RunEmitter } from "../../src/server/run-emission.js";
+import { readStoredEvents, type SentEvent } from "../../src/server/runs/event-reader.js";
+import { RunEventWriter } from "../../src/server/runs/event-writer.js";
+import { RunEmitter } from "../../src/server/runs/emission.js";
 import { collect } from "../support/streams.js";
 
 function memoryStore(): RunEventStore & { rows: StoredEvent[] } {

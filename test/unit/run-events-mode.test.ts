@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { EventLog } from "../../src/server/events.js";
-import { RunEmitter } from "../../src/server/run-emission.js";
-import type { RunEventWriter } from "../../src/server/run-event-writer.js";
+import { RunEmitter } from "../../src/server/runs/emission.js";
+import type { RunEventWriter } from "../../src/server/runs/event-writer.js";
 
 const writer = { write: () => undefined, flush: async () => undefined, close: async () => undefined };
 

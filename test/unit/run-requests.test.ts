@@ -8,7 +8,7 @@ import {
   streamModes,
   toGraphInput,
   toolPlaceholders,
-} from "../../src/server/run-requests.js";
+} from "../../src/server/runs/requests.js";
 import { assistantSchemas } from "../../src/server/schemas.js";
 import { AgentState } from "../../src/state.js";
 

@@ -9,10 +9,10 @@ import type { RunKeyRow } from "../../src/stores/run-keys.js";
 import type { RunRow, ThreadRow } from "../../src/stores/thread-rows.js";
 import { ApiError, errorBody, isApiError } from "../../src/server/api-error.js";
 import type { Env, RouteContext } from "../../src/server/context.js";
-import { registerRunControlRoutes, runJson } from "../../src/server/routes/run-control.js";
-import { startIdempotent } from "../../src/server/routes/run-replay.js";
-import type { StartedRun } from "../../src/server/routes/run-start.js";
-import { finalValues, parseLastEventId } from "../../src/server/routes/run-stream.js";
+import { registerRunControlRoutes, runJson } from "../../src/server/runs/control-routes.js";
+import { startIdempotent } from "../../src/server/runs/replay.js";
+import type { StartedRun } from "../../src/server/runs/start.js";
+import { finalValues, parseLastEventId } from "../../src/server/runs/stream.js";
 
 const THREAD = "6f1c3a52-7a43-4c55-9c0e-3c1a1e1b2a01";
 const RUN = "0b8a3f4e-2d61-4e1c-8a3b-5f6c7d8e9f02";

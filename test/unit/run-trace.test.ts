@@ -1,9 +1,10 @@
 /** Trace assembly on recorded node steps: which steps belong to a run, what each entry quotes, the order. */
 import { describe, expect, it } from "vitest";
 import { renderTrace } from "../../src/trace/render.js";
-import { assembleTrace, stepsOfRun, type NodeStep } from "../../src/trace/run-trace.js";
+import { assembleTrace, stepsOfRun } from "../../src/trace/run-trace.js";
 import type { RunOrigin } from "../../src/ports.js";
 import type { LedgerRow } from "../../src/state/ledger.js";
+import type { NodeStep } from "../../src/trace/trace-entries.js";
 
 const at = (ms: number) => new Date(Date.UTC(2026, 11, 1, 12, 0, 0, ms)).toISOString();
 const step = (

@@ -8,8 +8,8 @@
 import { describe, expect, it } from "vitest";
 import type { LedgerRow } from "../../src/state/ledger.js";
 import { settlingWrite, whileSettlingWrite } from "../../src/execution/writes-in-flight.js";
-import { safePointCancel, type ExecutionContext } from "../../src/server/run-execution.js";
 import type { RunRow } from "../../src/stores/thread-rows.js";
+import { safePointCancel, type ExecutionContext } from "../../src/server/runs/execution.js";
 
 const THREAD = "7d1c2f0e-6a4b-4c8e-9f10-3b2a1c0d9e8f";
 const run = { run_id: "run-1", thread_id: THREAD } as RunRow;

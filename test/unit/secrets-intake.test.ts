@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { redactOutcome, redactProposal } from "../../src/planners/sanitize.js";
 import { parseToolArguments } from "../../src/policy/arguments.js";
 import { actionFingerprint } from "../../src/policy/fingerprint.js";
-import { createSecretScanner, MARKER_PATTERN } from "../../src/policy/secrets.js";
+import { createSecretScanner, MARKER_PATTERN } from "../../src/secrets/scanner.js";
 
 const scanner = createSecretScanner({ key: new Uint8Array(32).fill(3) });
 const KEY = "sk-FAKEintake0123456789abcdefABCD";

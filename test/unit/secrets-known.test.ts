@@ -6,9 +6,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { memoryCredentialStore, OwnerOAuthProvider } from "../../src/mcp/oauth-provider.js";
+import { memoryCredentialStore, OwnerOAuthProvider } from "../../src/oauth/provider.js";
 import { parseConfig } from "../../src/policy/config.js";
-import { createSecretScanner, MIN_KNOWN_CHARS, rememberSecret } from "../../src/policy/secrets.js";
+import { createSecretScanner, MIN_KNOWN_CHARS, rememberSecret } from "../../src/secrets/scanner.js";
 
 const opaque = () => randomBytes(18).toString("hex");
 const scanner = () => createSecretScanner({ key: new Uint8Array(randomBytes(32)) });

@@ -7,7 +7,7 @@ import {
   MAX_SCAN_DEPTH,
   redactionDetail,
   redactionKeyFrom,
-} from "../../src/policy/secrets.js";
+} from "../../src/secrets/scanner.js";
 
 const KEY = new Uint8Array(32).fill(7);
 const scanner = createSecretScanner({ key: KEY });

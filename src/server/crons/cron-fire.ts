@@ -18,10 +18,10 @@ import type { LedgerStore } from "../../ports.js";
 import type { Owner, ThreadRow } from "../../stores/thread-rows.js";
 import { isApiError } from "../api-error.js";
 import { clientMetadata } from "../request-fields.js";
-import { assertRunnable } from "../run-checks.js";
-import { RunInput, requestText, toGraphInput } from "../run-requests.js";
-import type { RunManager } from "../runs.js";
 import type { CronRow } from "../../stores/cron-store.js";
+import { assertRunnable } from "../runs/checks.js";
+import { RunInput, requestText, toGraphInput } from "../runs/requests.js";
+import type { RunManager } from "../runs/manager.js";
 
 export interface CronFiringContext {
   manager: RunManager;

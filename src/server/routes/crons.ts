@@ -19,8 +19,8 @@ import { checkSchedule, nextOccurrence } from "../crons/schedule.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { clientMetadata } from "../request-fields.js";
-import { RunInput, requestText } from "../run-requests.js";
-import { ownerOf } from "../run-types.js";
+import { ownerOf } from "../runs/types.js";
+import { RunInput, requestText } from "../runs/requests.js";
 
 export interface CronRouteOptions {
   crons: CronStore;

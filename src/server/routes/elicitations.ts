@@ -13,12 +13,12 @@
  * (422 `invalid_elicitation_answer`, naming fields and problems, never
  * values); a question already answered, timed out or withdrawn is 409
  * `elicitation_closed`. The answer settles the Postgres row, which the
- * instance holding the call reads (src/runtime/elicitation-broker.ts).
+ * instance holding the call reads (src/elicitation/broker.ts).
  */
 import type { Hono } from "hono";
 import { z } from "zod";
-import { validateAnswer } from "../../mcp/elicitation-schema.js";
 import type { ElicitationRow, ElicitationStore } from "../../stores/elicitation-store.js";
+import { validateAnswer } from "../../elicitation/schema.js";
 import { ApiError, errorBody, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 

@@ -5,7 +5,7 @@
  *
  *   tools/list                      → `agent`, `workflow` (one per assistant) and `get_run`
  *   tools/call agent {message, thread_id?}
- *                                   → the run's view (external-runs.ts) as structured content:
+ *                                   → the run's view (runs/external.ts) as structured content:
  *                                     the answer and citations, or `input_required` with the
  *                                     thread id and the review's link (the call never blocks on a review)
  *   tools/call get_run {thread_id, run_id} → the same view, now
@@ -27,9 +27,9 @@ import { isDatabaseUnavailable } from "../../db/retry.js";
 import { logLine } from "../../secrets/process-scanner.js";
 import { errorBody, isApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
-import { DEFAULT_WAIT_MS, describeRun, RunViewSchema, startExternalRun, waitBriefly } from "../external-runs.js";
-import { MAX_REQUEST_CHARS } from "../run-requests.js";
-import { ownerOf } from "../run-types.js";
+import { ownerOf } from "../runs/types.js";
+import { DEFAULT_WAIT_MS, describeRun, RunViewSchema, startExternalRun, waitBriefly } from "../runs/external.js";
+import { MAX_REQUEST_CHARS } from "../runs/requests.js";
 
 const SERVER_NAME = "warrant";
 const SERVER_VERSION = "0.1.0";

@@ -27,7 +27,7 @@ import { ApiError, notFound } from "../api-error.js";
 import { assertReviewOpen, isPast, reviewDeadline } from "../review-expiry.js";
 import { reviewedActions } from "../review-outcome.js";
 import type { Env, RouteContext } from "../context.js";
-import { pendingInterrupts } from "../run-outcome.js";
+import { pendingInterrupts } from "../runs/outcome.js";
 import { assertSafeResume } from "../requests.js";
 
 /** Most reviews listed at once. */

@@ -20,7 +20,7 @@ import type { ItemTable } from "../../stores/store-item-table.js";
 import { isStoreInputError, PrincipalStore } from "../../stores/principal-item-store.js";
 import { ApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
-import { ownerOf } from "../run-types.js";
+import { ownerOf } from "../runs/types.js";
 
 const Json = z.unknown();
 

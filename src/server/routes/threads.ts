@@ -1,50 +1,18 @@
-/** Threads, their state and history. State is written only by the graph: client writes are refused. */
+/** Threads: create, find, read, update and delete them; their state and history are thread-state.ts. */
 import { randomUUID } from "node:crypto";
-import type { Context, Hono } from "hono";
-import type { StateSnapshot } from "@langchain/langgraph";
+import type { Hono } from "hono";
 import type { ThreadRow } from "../../stores/thread-rows.js";
 import { ApiError, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire } from "../events.js";
-import {
-  checkpointIdParam,
-  HistoryQuery,
-  ThreadCount,
-  ThreadCreate,
-  ThreadPatch,
-  ThreadSearch,
-  StateAtCheckpoint,
-  valuesFilter,
-} from "../requests.js";
-import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../run-config.js";
+import { ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch, valuesFilter } from "../requests.js";
 import { clientMetadata, parseBody } from "../request-fields.js";
-import { ownerOf } from "../run-types.js";
-import { pendingInterrupts } from "../run-outcome.js";
+import { ownerOf } from "../runs/types.js";
+import { registerThreadStateRoutes } from "./thread-state.js";
 
 export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): void {
-  const { store, principalOf, body, ownedThread, snapshotOf, anyGraph, threadParam } = context;
-  const threadJson = async (thread: ThreadRow, withValues = true) => {
-    const base = {
-      thread_id: thread.thread_id,
-      created_at: thread.created_at.toISOString(),
-      updated_at: thread.updated_at.toISOString(),
-      metadata: {
-        ...thread.metadata,
-        owner: thread.owner,
-        tenant: thread.tenant,
-        ...(thread.graph_id ? { graph_id: thread.graph_id, assistant_id: thread.graph_id } : {}),
-      },
-      status: thread.status,
-      values: {} as unknown,
-      interrupts: {} as Record<string, unknown[]>,
-    };
-    if (!withValues) return base;
-    const snapshot = await snapshotOf(thread.thread_id);
-    base.values = toWire(snapshot.values ?? {});
-    for (const task of snapshot.tasks)
-      if (task.interrupts.length > 0) base.interrupts[task.id] = toWire(task.interrupts);
-    return base;
-  };
+  const { store, principalOf, body, ownedThread, snapshotOf } = context;
+  const threadJson = (thread: ThreadRow, withValues = true) => threadView(snapshotOf, thread, withValues);
 
   app.post("/threads", async (c) => {
     const request = parseBody(ThreadCreate, (await body(c)) ?? {});
@@ -129,86 +97,11 @@ export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): voi
     throw new ApiError("unsupported", "pruning is not supported; delete threads one by one");
   });
 
-  const stateJson = (snapshot: StateSnapshot) =>
-    toWire({
-      values: snapshot.values ?? {},
-      next: snapshot.next,
-      tasks: snapshot.tasks.map((task) => ({
-        id: task.id,
-        name: task.name,
-        path: task.path,
-        error: task.error ? String((task.error as { message?: unknown }).message ?? task.error) : null,
-        interrupts: task.interrupts,
-        checkpoint: null,
-        state: null,
-        result: task.result ?? null,
-      })),
-      metadata: snapshot.metadata ?? {},
-      created_at: snapshot.createdAt ?? null,
-      checkpoint: checkpointRef(snapshot.config),
-      parent_checkpoint: snapshot.parentConfig ? checkpointRef(snapshot.parentConfig) : null,
-      interrupts: pendingInterrupts(snapshot),
-    });
-  const stateAt = async (c: Context<Env>, checkpointId: string | undefined) => {
-    const thread = await ownedThread(c);
-    const snapshot = await snapshotOf(thread.thread_id, checkpointId);
-    // An unknown id still gets a snapshot (the config it was asked with, no values, no creation time): that is a 404.
-    if (checkpointId && (snapshot.createdAt === undefined || checkpointIdFrom(snapshot.config) !== checkpointId))
-      throw notFound("checkpoint");
-    return c.json(stateJson(snapshot));
-  };
-  app.get("/threads/:thread_id/state", (c) => stateAt(c, undefined));
-  app.get("/threads/:thread_id/state/:checkpoint_id", (c) =>
-    stateAt(c, checkpointIdParam(c.req.param("checkpoint_id"))),
-  );
-  app.post("/threads/:thread_id/state/checkpoint", async (c) => {
-    // The SDK's body, `{"checkpoint": {thread_id, checkpoint_ns, checkpoint_id}}`, or a bare `checkpoint_id`.
-    const request = parseBody(StateAtCheckpoint, await body(c));
-    if (request.checkpoint?.checkpoint_ns)
-      throw new ApiError("unsupported", "checkpoint.checkpoint_ns: the graphs have no subgraphs");
-    if (request.checkpoint?.thread_id && request.checkpoint.thread_id.toLowerCase() !== threadParam(c))
-      throw new ApiError("invalid_request", "checkpoint.thread_id: names another thread");
-    return stateAt(c, (request.checkpoint?.checkpoint_id ?? request.checkpoint_id) || undefined);
-  });
-  const refuseStateWrite = async (c: Context<Env>) => {
-    await ownedThread(c);
-    throw new ApiError(
-      "state_write_refused",
-      "thread state is written only by the graph; resume an interrupt with command.resume",
-    );
-  };
-  app.post("/threads/:thread_id/state", refuseStateWrite);
-  app.patch("/threads/:thread_id/state", refuseStateWrite);
-
-  const history = async (c: Context<Env>, query: ReturnType<typeof HistoryQuery.parse>) => {
-    const thread = await ownedThread(c);
-    const before = typeof query.before === "string" ? query.before : query.before?.checkpoint_id;
-    const states: unknown[] = [];
-    const config = threadConfig(thread.thread_id, query.checkpoint?.checkpoint_id);
-    for await (const snapshot of anyGraph().getStateHistory(config, {
-      limit: query.limit ?? 10,
-      ...(before ? { before: threadConfig(thread.thread_id, before) } : {}),
-      ...(query.metadata ? { filter: query.metadata } : {}),
-    })) {
-      states.push(stateJson(snapshot));
-    }
-    return c.json(states);
-  };
-  app.post("/threads/:thread_id/history", async (c) => history(c, parseBody(HistoryQuery, (await body(c)) ?? {})));
-  app.get("/threads/:thread_id/history", async (c) => {
-    const limit = c.req.query("limit");
-    return history(
-      c,
-      parseBody(HistoryQuery, {
-        ...(limit !== undefined ? { limit: Number(limit) } : {}),
-        ...(c.req.query("before") ? { before: c.req.query("before") } : {}),
-      }),
-    );
-  });
   app.get("/threads/:thread_id/stream", async (c) => {
     await ownedThread(c);
     throw new ApiError("unsupported", "thread-level streaming is not supported; stream or join a run");
   });
+  registerThreadStateRoutes(app, context);
 }
 
 /** Only the named fields of a thread (`select`). */
@@ -216,4 +109,25 @@ function pick<T extends object>(value: T, fields: readonly string[]): Partial<T>
   return Object.fromEntries(Object.entries(value).filter(([key]) => fields.includes(key))) as Partial<T>;
 }
 
-const checkpointRef = checkpointRefOf;
+/** A thread as the LangGraph API shows it, with its current values and open interrupts unless `withValues` is false. */
+async function threadView(snapshotOf: RouteContext["snapshotOf"], thread: ThreadRow, withValues: boolean) {
+  const base = {
+    thread_id: thread.thread_id,
+    created_at: thread.created_at.toISOString(),
+    updated_at: thread.updated_at.toISOString(),
+    metadata: {
+      ...thread.metadata,
+      owner: thread.owner,
+      tenant: thread.tenant,
+      ...(thread.graph_id ? { graph_id: thread.graph_id, assistant_id: thread.graph_id } : {}),
+    },
+    status: thread.status,
+    values: {} as unknown,
+    interrupts: {} as Record<string, unknown[]>,
+  };
+  if (!withValues) return base;
+  const snapshot = await snapshotOf(thread.thread_id);
+  base.values = toWire(snapshot.values ?? {});
+  for (const task of snapshot.tasks) if (task.interrupts.length > 0) base.interrupts[task.id] = toWire(task.interrupts);
+  return base;
+}

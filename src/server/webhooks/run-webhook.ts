@@ -1,7 +1,7 @@
 /**
  * A run request's `webhook`, checked before anything is written: a URL the
  * server may call (webhooks.ts `check`), or a typed 422. The one call the
- * run-creation route makes (`routes/runs.ts`), besides registering the URL
+ * run-creation route makes (`runs/routes.ts`), besides registering the URL
  * under the run's id just before the run starts.
  */
 import { ApiError } from "../api-error.js";

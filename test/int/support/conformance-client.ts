@@ -20,7 +20,7 @@
  */
 import { findPrincipal, loadPrincipalDirectory } from "../../../src/auth/principal.js";
 import { loadSettings } from "../../../src/env.js";
-import type { Authorize } from "../../../src/mcp/oauth-session.js";
+import type { Authorize } from "../../../src/oauth/authorization.js";
 import { connectTools } from "../../../src/mcp/tool-host.js";
 import { parseConfig } from "../../../src/policy/config.js";
 
