@@ -6,6 +6,7 @@
 import type { Context } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
+import type { ReviewRule } from "../policy/decision.js";
 import type { RunRow, ThreadRow, ThreadStore } from "../persistence/thread-store.js";
 import type { LedgerStore } from "../runtime/ledger.js";
 import { notFound } from "./api-error.js";
@@ -35,6 +36,17 @@ export interface RouteContext {
   deleteCheckpoints(threadId: string): Promise<void>;
   /** Interval of SSE heartbeat comments on run streams. */
   heartbeatMs: number;
+  /**
+   * Under a policy language engine: whether its policies let `approver` answer these reviews of `owner`'s run (the
+   * `approve` action), else the refusal naming the policies that decided. Absent (or null): the review policy alone.
+   */
+  approverRefusal?:
+    | ((
+        approver: Principal,
+        owner: Principal,
+        reviews: { tool: string; rule: ReviewRule; approval: { action_id: string } }[],
+      ) => Promise<{ message: string; policies: string[] } | null>)
+    | undefined;
   /** Run webhooks (webhooks/webhooks.ts): checked and registered before a run starts; absent, `webhook` is refused. */
   webhooks?: Pick<Webhooks, "check" | "register"> | undefined;
 }
