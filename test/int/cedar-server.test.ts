@@ -213,7 +213,7 @@ describe("Cedar rules through npm start", () => {
     expect(fake.pending()).toBe(0);
   }, 180_000);
 
-  it("a team-scoped reviewer: refused at POST /reviews and command.resume naming the policy; a policy changed while the review waited denies at execute", async () => {
+  it("a team-scoped reviewer is refused naming the policy; a policy changed while the review waited denies at execute", async () => {
     fake.enqueue(call("create_study_event", event("study")));
     const { threadId, values } = await ask("alice", "Put a revision session on attention in my calendar");
     expect(values.status).toBe("waiting_approval");
