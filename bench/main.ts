@@ -263,7 +263,8 @@ async function main(): Promise<void> {
   try {
     progress(`database: ${scratch.label}`);
     if (only === "policy") {
-      console.log(renderPolicyEngineCost(await measurePolicyEngines(settings)));
+      const cost = await measurePolicyEngines(settings, { database: scratch.database, endpoint });
+      console.log(renderPolicyEngineCost(cost));
       return;
     }
     if (only !== "all") {

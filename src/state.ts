@@ -142,6 +142,8 @@ export interface PendingConnection {
 export interface ReviewFeedback {
   code: "invalid_resume" | "approver_not_permitted";
   message: string;
+  /** For `approver_not_permitted` under a policy language engine: the policies that decided (none: default deny). */
+  policies?: string[];
 }
 
 /** Counters observe keeps to decide no-progress stops, per run. */

@@ -42,8 +42,11 @@ export function makeHumanReviewNode(host: Host) {
     // The approver is who sent this resume, with their permissions as they are now.
     const approver = await host.currentPrincipal(principalFrom(config));
     const context = await decideContextFor(state, config, host);
-    const refused = approverRefusal(approver, context.owner, pending);
-    if (refused) return { review_feedback: { code: refused.code, message: refused.message }, review_waits };
+    const refused = approverRefusal(approver, context.owner, pending, context.engine, context.now);
+    if (refused) {
+      const policies = context.engine?.name === "cedar" ? { policies: refused.policies } : {};
+      return { review_feedback: { code: refused.code, message: refused.message, ...policies }, review_waits };
+    }
     const binding = bindResume(
       await withoutSecretsInResume(answer, {
         host,

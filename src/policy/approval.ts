@@ -33,7 +33,7 @@ export interface InterruptPayload {
   review_configs: { action_name: string; allowed_decisions: ("approve" | "edit" | "reject")[]; rule: ReviewRule }[];
   approvals: { action_id: string; fingerprint: string; version: number; requested_at: string; expires_at: string }[];
   /** Present when the previous resume value was refused; the same request is asked again. */
-  error?: { code: "invalid_resume" | "approver_not_permitted"; message: string };
+  error?: { code: "invalid_resume" | "approver_not_permitted"; message: string; policies?: string[] };
 }
 
 export function interruptPayload(pending: readonly Review[]): InterruptPayload {

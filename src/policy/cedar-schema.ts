@@ -5,6 +5,9 @@
  * tool in the group of its risk, and a context with the stage, the time, the
  * run's counters, the review state and the tool's arguments as its schema
  * declares them (every argument optional: a policy tests `has` first).
+ * And the `approve` action: who may answer a review (principal: the
+ * approver, resource: the run's owner; context: the tool, the review
+ * policy's rule for its risk, whether the approver is the owner, the time).
  * `npm run policy -- schema` prints it; the server checks the file against
  * the catalog at start.
  */
@@ -12,6 +15,8 @@ import type { CatalogTool } from "./contracts.js";
 
 export const NAMESPACE = "Warrant";
 export const RISK_GROUP_PREFIX = "risk:";
+/** The action that decides who may answer a review (not a tool: no contracted tool may take this name). */
+export const APPROVE_ACTION = "approve";
 
 /** A JSON Schema value type as a Cedar type, or null when Cedar cannot hold it (numbers that are not integers). */
 export function cedarTypeOf(schema: unknown, depth = 0): string | null {
@@ -50,9 +55,13 @@ export function grantKindsOf(tools: readonly CatalogTool[]): string[] {
   return [...new Set(kinds)].sort();
 }
 
-/** The schema text for a catalog (tools sorted by name, so the file is stable). */
-export function cedarSchemaFor(tools: readonly CatalogTool[]): string {
-  const grants = grantKindsOf(tools)
+/**
+ * The schema text for a catalog (tools sorted by name, so the file is stable). `grantKinds`: more grant kinds for
+ * `User` than the resource rules name (the principal directory's, e.g. `teams` for a team-scoped reviewer rule).
+ */
+export function cedarSchemaFor(tools: readonly CatalogTool[], grantKinds: readonly string[] = []): string {
+  const grants = [...new Set([...grantKindsOf(tools), ...grantKinds])]
+    .sort()
     .map((kind) => `${kind}: Set<String>`)
     .join(", ");
   const lines = [
@@ -71,6 +80,12 @@ export function cedarSchemaFor(tools: readonly CatalogTool[]): string {
     "  type Time = { epoch_s: Long, hour: Long, minute: Long, weekday: Long };",
     "  type Run = { budget_left: Long, repeats: Long };",
     ...["read", "write_reversible", "write_irreversible"].map((risk) => `  action "${RISK_GROUP_PREFIX}${risk}";`),
+    "  // Who may answer a review: the approver (principal) of an action the run's owner (resource) asked for.",
+    `  action "${APPROVE_ACTION}" appliesTo {`,
+    "    principal: User,",
+    "    resource: User,",
+    "    context: { tool: String, rule: String, is_owner: Bool, time: Time }",
+    "  };",
   ];
   for (const tool of [...tools].sort((a, b) => a.name.localeCompare(b.name))) {
     const args = recordType(tool.model_schema["properties"], 1) ?? "{  }";

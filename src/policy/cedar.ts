@@ -7,15 +7,34 @@
  * Anything Cedar cannot evaluate (a context the schema does not allow, an
  * action the schema lacks, an evaluation error) refuses the call with
  * `engine_error` set: fail closed.
+ *
+ * Who may answer a review is the `approve` action when the schema declares
+ * it (principal: the approver, resource: the run's owner); without it, the
+ * review policy's rule as the built-in engine applies it.
+ *
+ * Cost: the policies are preparsed once per action (only those whose scope
+ * can match it), a request carries only the context its policies read, and
+ * decisions are cached on exactly what they depend on (the action, the
+ * principal's and the resource's attributes, the context values the
+ * policies read) until the files change.
  */
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
-import type { Principal } from "../auth/principal.js";
 import { ACCESS_DENIED_MESSAGE } from "./authorization.js";
-import { NAMESPACE } from "./cedar-schema.js";
+import { type ActionPlan, contextKey, planFor, prunedContext, reachOf } from "./cedar-reach.js";
+import { convertRecord, resourceOf, timeOf, type TypeNode, userEntity } from "./cedar-request.js";
+import { APPROVE_ACTION, NAMESPACE } from "./cedar-schema.js";
 import type { CatalogTool } from "./contracts.js";
-import type { AuthorizationAnswer, PolicyEngine } from "./engine.js";
+import {
+  type ApproveAnswer,
+  type ApproveRequest,
+  type AuthorizationAnswer,
+  builtinApprove,
+  type PolicyEngine,
+} from "./engine.js";
+
+export { timeOf } from "./cedar-request.js";
 
 /** One Cedar diagnostic, with the file (and policy id) it is about. */
 export interface CedarProblem {
@@ -32,6 +51,9 @@ export interface CedarPolicy {
   effect: "permit" | "forbid";
   /** The `@code` annotation of a forbid. */
   code: "tool_not_permitted" | "access_denied";
+  /** The actions (or groups) its scope names (null: any), the context paths its conditions read. */
+  actions: string[] | null;
+  contextPaths: string[][];
 }
 
 export interface CedarSources {
@@ -48,8 +70,6 @@ export interface CedarEngine extends PolicyEngine {
   /** The action groups an action is in (`risk:read`, …). */
   actionGroups(action: string): string[];
 }
-
-type TypeNode = { type: string; element?: TypeNode; attributes?: Record<string, TypeNode>; name?: string };
 
 const CODES = ["tool_not_permitted", "access_denied"] as const;
 let generation = 0;
@@ -84,7 +104,10 @@ export function readCedarSources(
 }
 
 /** What Cedar finds wrong in the sources (syntax, duplicate ids, policies that do not type-check), else the engine. */
-export function compileCedar(sources: CedarSources): { engine?: CedarEngine; problems: CedarProblem[] } {
+export function compileCedar(
+  sources: CedarSources,
+  options: { cacheDecisions?: boolean } = {},
+): { engine?: CedarEngine; problems: CedarProblem[] } {
   const problems: CedarProblem[] = [];
   const schemaJson = cedar.schemaToJsonWithResolvedTypes(sources.schema);
   if (schemaJson.type === "failure") {
@@ -111,7 +134,16 @@ export function compileCedar(sources: CedarSources): { engine?: CedarEngine; pro
       if (policies.has(id)) problems.push({ file, policy: id, message: `duplicate policy id "${id}"` });
       if (!(CODES as readonly string[]).includes(code))
         problems.push({ file, policy: id, message: `@code must be one of ${CODES.join(", ")}` });
-      policies.set(id, { id, file, text: policyText, effect: json.json.effect, code: code as CedarPolicy["code"] });
+      const reach = reachOf(json.json);
+      policies.set(id, {
+        id,
+        file,
+        text: policyText,
+        effect: json.json.effect,
+        code: code as CedarPolicy["code"],
+        actions: reach.actions,
+        contextPaths: reach.contextPaths,
+      });
     });
   }
   if (problems.length > 0) return { problems };
@@ -125,24 +157,37 @@ export function compileCedar(sources: CedarSources): { engine?: CedarEngine; pro
     problems.push({ file: policies.get(policyId)?.file ?? "?", policy: policyId, message: describe(error) });
   }
   if (problems.length > 0) return { problems };
-  generation += 1;
-  const setId = `warrant-policies-${generation}`;
-  const preparsed = cedar.preparsePolicySet(setId, { staticPolicies });
-  if (preparsed.type === "failure")
-    return { problems: preparsed.errors.map((error) => ({ file: "?", message: describe(error) })) };
   const namespace = schemaJson.json[NAMESPACE];
   if (!namespace) return { problems: [{ file: sources.schemaFile, message: `no namespace ${NAMESPACE}` }] };
-  return { engine: cedarEngine({ namespace, policies, setId }), problems: [] };
+  generation += 1;
+  const plans = new Map<string, ActionPlan>();
+  for (const action of Object.keys(namespace.actions)) {
+    const plan = planFor(action, namespace, policies, `warrant-policies-${generation}/${action}`);
+    if (plan.problem) return { problems: [{ file: "?", message: plan.problem }] };
+    plans.set(action, plan);
+  }
+  const cacheLimit = options.cacheDecisions === false ? 0 : CACHE_LIMIT;
+  return { engine: cedarEngine({ namespace, policies, plans, cacheLimit }), problems: [] };
 }
 
 function describe(error: cedar.DetailedError): string {
   return error.help ? `${error.message} (${error.help})` : error.message;
 }
 
+/** Decisions kept per engine (cleared when full: a bound, not an eviction policy). */
+const CACHE_LIMIT = 10_000;
+const SEP = "\u0001";
+
+type Evaluated =
+  | { ok: true; decision: cedar.Decision; reasons: string[] }
+  | { ok: false; engineError: "evaluation_error" | "missing_entity"; detail: string };
+
 function cedarEngine(input: {
   namespace: cedar.NamespaceDefinition<string>;
   policies: Map<string, CedarPolicy>;
-  setId: string;
+  plans: Map<string, ActionPlan>;
+  /** Decisions kept at most (0: none, each check asks Cedar: for measuring the uncached cost). */
+  cacheLimit: number;
 }): CedarEngine {
   const user = input.namespace.entityTypes["User"] as { shape?: TypeNode } | undefined;
   const grantKinds = Object.keys(user?.shape?.attributes?.["grants"]?.attributes ?? {});
@@ -151,7 +196,41 @@ function cedarEngine(input: {
     const context = action.appliesTo?.context as TypeNode | undefined;
     if (context?.attributes?.["args"]?.attributes) argTypes.set(name, context.attributes["args"].attributes);
   }
+  const approvePlan = input.plans.get(APPROVE_ACTION);
   const type = (kind: string) => `${NAMESPACE}::${kind}`;
+  const cache = new Map<string, Evaluated>();
+  /** One Cedar request for `action`, answered from the cache when its inputs are the same. */
+  const evaluate = (
+    action: string,
+    plan: ActionPlan,
+    principal: cedar.EntityJson,
+    resource: cedar.EntityJson,
+    context: Record<string, unknown>,
+    key: string,
+  ): Evaluated => {
+    const cached = cache.get(key);
+    if (cached) return cached;
+    let evaluated: Evaluated;
+    if (plan.setId === undefined) evaluated = { ok: true, decision: "deny", reasons: [] };
+    else {
+      const same = JSON.stringify(principal.uid) === JSON.stringify(resource.uid);
+      const answer = cedar.statefulIsAuthorized({
+        principal: principal.uid,
+        action: { type: type("Action"), id: action },
+        resource: resource.uid,
+        context: prunedContext(context, plan.paths) as cedar.Context,
+        // The request is built to the schema (arguments converted to its types, entities from the principal), and
+        // the policies were type-checked against it when loaded: validating each request again costs ~40% a call.
+        preparsedPolicySetId: plan.setId,
+        validateRequest: false,
+        entities: same ? [principal] : [principal, resource],
+      });
+      evaluated = settle(answer);
+    }
+    if (cache.size >= input.cacheLimit) cache.clear();
+    if (input.cacheLimit > 0) cache.set(key, evaluated);
+    return evaluated;
+  };
   return {
     name: "cedar",
     policies: input.policies,
@@ -162,7 +241,9 @@ function cedarEngine(input: {
         : [],
     authorize(request) {
       const declared = argTypes.get(request.tool.name);
-      if (!declared) return failClosed("missing_entity", `the Cedar schema has no action ${request.tool.name}`);
+      const plan = input.plans.get(request.tool.name);
+      if (!declared || !plan)
+        return failClosed("missing_entity", `the Cedar schema has no action ${request.tool.name}`);
       let args: Record<string, unknown>;
       try {
         args = convertRecord(request.args, declared);
@@ -170,37 +251,79 @@ function cedarEngine(input: {
         return failClosed("evaluation_error", (error as Error).message);
       }
       const resource = resourceOf(request.tool, request.args);
-      const answer = cedar.statefulIsAuthorized({
-        principal: { type: type("User"), id: request.principal.user_id },
-        action: { type: type("Action"), id: request.tool.name },
-        resource: { type: type("Resource"), id: resource.id },
-        context: {
-          stage: request.stage,
-          time: timeOf(request.now, request.principal.time_zone),
-          run: { budget_left: request.run.budgetLeft, repeats: request.run.repeats },
-          reviewed: request.reviewed,
-          args: args as cedar.Context,
-        },
-        // The request is built to the schema (arguments converted to its types, entities from the principal), and
-        // the policies were type-checked against it when loaded: validating each request again costs ~40% a call.
-        preparsedPolicySetId: input.setId,
-        validateRequest: false,
-        entities: [
-          userEntity(request.principal, grantKinds),
-          { uid: { type: type("Resource"), id: resource.id }, attrs: resource.attrs, parents: [] },
-        ],
-      });
-      if (answer.type === "failure") return failClosed("evaluation_error", answer.errors.map(describe).join("; "));
-      const { decision, diagnostics } = answer.response;
-      if (diagnostics.errors.length > 0) {
-        const missing = diagnostics.errors.some((entry) => entry.error.message.includes("does not exist"));
-        const detail = diagnostics.errors.map((entry) => `${entry.policyId}: ${entry.error.message}`).join("; ");
-        return failClosed(missing ? "missing_entity" : "evaluation_error", detail);
-      }
-      if (decision === "allow") return { allow: true, policies: diagnostics.reason };
-      return denial(request.tool, diagnostics.reason, input.policies);
+      const context = {
+        stage: request.stage,
+        ...(plan.needsTime ? { time: timeOf(request.now, request.principal.time_zone) } : {}),
+        run: { budget_left: request.run.budgetLeft, repeats: request.run.repeats },
+        reviewed: request.reviewed,
+        args,
+      };
+      const principal = userEntity(request.principal, grantKinds);
+      const resourceKey = JSON.stringify([resource.id, resource.attrs]);
+      const key = [request.tool.name, principal.key, resourceKey, contextKey(context, plan.paths)].join(SEP);
+      const resourceEntity = { uid: { type: type("Resource"), id: resource.id }, attrs: resource.attrs, parents: [] };
+      const evaluated = evaluate(request.tool.name, plan, principal.entity, resourceEntity, context, key);
+      if (!evaluated.ok) return failClosed(evaluated.engineError, evaluated.detail);
+      if (evaluated.decision === "allow") return { allow: true, policies: evaluated.reasons };
+      return denial(request.tool, evaluated.reasons, input.policies);
+    },
+    approve(request) {
+      if (!approvePlan) return builtinApprove(request);
+      return approveWith(request, approvePlan, (approver, owner, context, key) =>
+        evaluate(APPROVE_ACTION, approvePlan, approver, owner, context, key),
+      );
     },
   };
+
+  function approveWith(
+    request: ApproveRequest,
+    plan: ActionPlan,
+    ask: (
+      approver: cedar.EntityJson,
+      owner: cedar.EntityJson,
+      context: Record<string, unknown>,
+      key: string,
+    ) => Evaluated,
+  ): ApproveAnswer {
+    const approver = userEntity(request.approver, grantKinds);
+    const owner = userEntity(request.owner, grantKinds);
+    const isOwner =
+      request.approver.user_id === request.owner.user_id && request.approver.tenant === request.owner.tenant;
+    // One entity a user id: the same id in two tenants cannot be told apart, so it is refused (fail closed).
+    if (!isOwner && request.approver.user_id === request.owner.user_id)
+      return {
+        allow: false,
+        policies: [],
+        engineError: "missing_entity",
+        detail: "approver and owner share a user id",
+      };
+    const context = {
+      tool: request.tool,
+      rule: request.rule,
+      is_owner: isOwner,
+      ...(plan.needsTime ? { time: timeOf(request.now, request.approver.time_zone) } : {}),
+    };
+    const key = [APPROVE_ACTION, approver.key, owner.key, contextKey(context, plan.paths)].join(SEP);
+    const evaluated = ask(approver.entity, owner.entity, context, key);
+    if (!evaluated.ok)
+      return { allow: false, policies: [], engineError: evaluated.engineError, detail: evaluated.detail.slice(0, 300) };
+    return evaluated.decision === "allow"
+      ? { allow: true, policies: evaluated.reasons }
+      : { allow: false, policies: evaluated.reasons };
+  }
+}
+
+/** A Cedar answer as a decision, or why it is none: any policy that errored makes the whole answer fail closed. */
+function settle(answer: cedar.AuthorizationAnswer): Evaluated {
+  if (answer.type === "failure")
+    return { ok: false, engineError: "evaluation_error", detail: answer.errors.map(describe).join("; ") };
+  const { decision, diagnostics } = answer.response;
+  if (diagnostics.errors.length > 0) {
+    const missing = diagnostics.errors.some((entry) => entry.error.message.includes("does not exist"));
+    const detail = diagnostics.errors.map((entry) => `${entry.policyId}: ${entry.error.message}`).join("; ");
+    return { ok: false, engineError: missing ? "missing_entity" : "evaluation_error", detail };
+  }
+  return { ok: true, decision, reasons: diagnostics.reason };
 }
 
 function failClosed(engineError: "evaluation_error" | "missing_entity", detail: string): AuthorizationAnswer {
@@ -225,118 +348,6 @@ function denial(tool: CatalogTool, reasons: string[], policies: Map<string, Ceda
       policies: reasons,
     };
   return { allow: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE, policies: reasons };
-}
-
-function userEntity(principal: Principal, grantKinds: readonly string[]): cedar.EntityJson {
-  const grants: Record<string, string[]> = {};
-  for (const kind of grantKinds)
-    grants[kind] = Object.hasOwn(principal.grants, kind) ? [...(principal.grants[kind] ?? [])] : [];
-  return {
-    uid: { type: `${NAMESPACE}::User`, id: principal.user_id },
-    attrs: { tenant: principal.tenant, role: principal.role, scopes: [...principal.scopes], grants },
-    parents: [
-      { type: `${NAMESPACE}::Role`, id: principal.role },
-      { type: `${NAMESPACE}::Tenant`, id: principal.tenant },
-    ],
-  };
-}
-
-/** What the tool's resource rule names: the argument's value and the owner key its pattern extracts. */
-function resourceOf(
-  tool: CatalogTool,
-  args: Record<string, unknown>,
-): { id: string; attrs: { named: boolean; matched: boolean; field: string; owner: string } } {
-  const rule = tool.contract.resource;
-  if (!rule || !Object.hasOwn(args, rule.argument))
-    return { id: "", attrs: { named: false, matched: false, field: rule?.principal_field ?? "", owner: "" } };
-  const value = args[rule.argument];
-  const owner = typeof value === "string" ? patternOf(rule.pattern).exec(value)?.[1] : undefined;
-  return {
-    id: typeof value === "string" ? value : JSON.stringify(value),
-    attrs: { named: true, matched: owner !== undefined, field: rule.principal_field, owner: owner ?? "" },
-  };
-}
-
-const patterns = new Map<string, RegExp>();
-function patternOf(source: string): RegExp {
-  let regex = patterns.get(source);
-  if (!regex) {
-    regex = new RegExp(source);
-    patterns.set(source, regex);
-  }
-  return regex;
-}
-
-const formats = new Map<string, Intl.DateTimeFormat>();
-/** Hour, minute and weekday (0 = Sunday) in the zone; UTC without one or for a zone the runtime does not know. */
-export function timeOf(
-  now: number,
-  zone: string | undefined,
-): { epoch_s: number; hour: number; minute: number; weekday: number } {
-  const key = zone ?? "UTC";
-  let format = formats.get(key);
-  if (!format) {
-    try {
-      format = new Intl.DateTimeFormat("en-US", {
-        timeZone: key,
-        hourCycle: "h23",
-        hour: "numeric",
-        minute: "numeric",
-        weekday: "short",
-      });
-    } catch {
-      format = new Intl.DateTimeFormat("en-US", {
-        timeZone: "UTC",
-        hourCycle: "h23",
-        hour: "numeric",
-        minute: "numeric",
-        weekday: "short",
-      });
-    }
-    formats.set(key, format);
-  }
-  const parts = Object.fromEntries(format.formatToParts(now).map((part) => [part.type, part.value]));
-  const weekday = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"].indexOf(parts["weekday"] ?? "");
-  return {
-    epoch_s: Math.floor(now / 1000),
-    hour: Number(parts["hour"]),
-    minute: Number(parts["minute"]),
-    weekday,
-  };
-}
-
-/** An argument value as the schema declares it; throws when it does not fit (fail closed). */
-function convert(value: unknown, type: TypeNode, where: string): unknown {
-  switch (type.type) {
-    case "String":
-      if (typeof value === "string") return value;
-      break;
-    case "Long":
-      if (typeof value === "number" && Number.isSafeInteger(value)) return value;
-      break;
-    case "Bool":
-    case "Boolean":
-      if (typeof value === "boolean") return value;
-      break;
-    case "Set":
-      if (Array.isArray(value) && type.element)
-        return value.map((item, i) => convert(item, type.element as TypeNode, `${where}[${i}]`));
-      break;
-    case "Record":
-      if (typeof value === "object" && value !== null && !Array.isArray(value))
-        return convertRecord(value as Record<string, unknown>, type.attributes ?? {}, where);
-      break;
-  }
-  throw new Error(`argument ${where} is not a ${type.type} as the Cedar schema declares`);
-}
-
-function convertRecord(value: Record<string, unknown>, attributes: Record<string, TypeNode>, where = "args") {
-  const out: Record<string, unknown> = {};
-  for (const [name, type] of Object.entries(attributes)) {
-    if (!Object.hasOwn(value, name) || value[name] === null || value[name] === undefined) continue;
-    out[name] = convert(value[name], type, `${where}.${name}`);
-  }
-  return out;
 }
 
 /**
@@ -365,6 +376,7 @@ export function watchedCedarEngine(base: string, files: { schema: string; polici
   return {
     name: "cedar",
     authorize: (request) => current().authorize(request),
+    approve: (request) => current().approve(request),
   };
 }
 
@@ -382,5 +394,6 @@ function loadEngine(base: string, files: { schema: string; policies: readonly st
       policies: [],
       engineError: "policies_invalid",
     }),
+    approve: () => ({ allow: false, policies: [], engineError: "policies_invalid", detail: detail.slice(0, 300) }),
   };
 }

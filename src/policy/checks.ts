@@ -7,7 +7,6 @@
  */
 import type { Principal } from "../auth/principal.js";
 import type { ResumeDecision } from "./approval.js";
-import { mayDecide } from "./approval.js";
 import { ACCESS_DENIED_MESSAGE, runBoundMatches } from "./authorization.js";
 import type { ReviewPolicy } from "./config.js";
 import type { CatalogTool, Proposal } from "./contracts.js";
@@ -212,21 +211,42 @@ export const execution: Check = {
 };
 
 /**
- * Who answered may decide these reviews (the review policy per risk). A
+ * Who answered may decide these reviews: the policy engine's `approve` (the
+ * review policy per risk; with Cedar, the `approve` action's policies). A
  * refused approver denies no call: the same request is asked again with the
- * refusal (human_review's `review_feedback`), tagged with this check's name.
+ * refusal (human_review's `review_feedback`), tagged with this check's name
+ * and naming the policies that decided.
  */
 export function approverRefusal(
   approver: Principal,
   owner: Principal,
-  pending: readonly Review[],
-): { check: Extract<CheckName, "approver">; code: "approver_not_permitted"; message: string } | null {
-  const refused = pending.filter((review) => !mayDecide(approver, owner, review.rule));
+  pending: readonly (Pick<Review, "tool" | "rule"> & { approval: Pick<Review["approval"], "action_id"> })[],
+  engine: PolicyEngine = builtinEngine,
+  now: number = Date.now(),
+): {
+  check: Extract<CheckName, "approver">;
+  code: "approver_not_permitted";
+  message: string;
+  policies: string[];
+} | null {
+  const refused = pending
+    .map((review) => ({
+      review,
+      answer: engine.approve({ approver, owner, tool: review.tool, rule: review.rule, now }),
+    }))
+    .filter((entry) => !entry.answer.allow);
   if (refused.length === 0) return null;
   const names = refused
-    .map((review) => `${review.tool} (${review.approval.action_id}: ${review.rule.replaceAll("_", " ")})`)
+    .map(({ review }) => `${review.tool} (${review.approval.action_id}: ${review.rule.replaceAll("_", " ")})`)
     .join(", ");
-  return { check: "approver", code: "approver_not_permitted", message: `you may not decide ${names}` };
+  const policies = [...new Set(refused.flatMap(({ answer }) => answer.policies ?? []))];
+  const failed = refused.map(({ answer }) => (answer.allow ? undefined : answer.engineError)).find(Boolean);
+  const why = failed
+    ? `; the policy engine could not decide (${failed})`
+    : policies.length > 0
+      ? `; policy ${policies.join(", ")}`
+      : "";
+  return { check: "approver", code: "approver_not_permitted", message: `you may not decide ${names}${why}`, policies };
 }
 
 export function requireTool(candidate: Candidate): CatalogTool {

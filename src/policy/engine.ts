@@ -7,9 +7,10 @@
  * warrant.config.json chooses; the default is the built-in one.
  */
 import type { Principal } from "../auth/principal.js";
+import { mayDecide } from "./approval.js";
 import { ACCESS_DENIED_MESSAGE, hasScopes, resourceAllowed } from "./authorization.js";
 import type { CatalogTool } from "./contracts.js";
-import type { Stage } from "./decision.js";
+import type { ReviewRule, Stage } from "./decision.js";
 import type { EngineError, EngineName } from "./engine-errors.js";
 
 /** One authorization request: everything here comes from the host, never from the model's claims. */
@@ -40,9 +41,33 @@ export type AuthorizationAnswer =
       engineError?: EngineError;
     };
 
+/**
+ * Who may answer a review: the approver (from the authenticated request, never its body) deciding an action
+ * the run's owner asked for, under the review policy's rule for its risk.
+ */
+export interface ApproveRequest {
+  approver: Principal;
+  /** The run's owner, as the directory has them now. */
+  owner: Principal;
+  tool: string;
+  rule: ReviewRule;
+  now: number;
+}
+
+export type ApproveAnswer =
+  | { allow: true; policies?: string[] }
+  | { allow: false; policies: string[]; engineError?: EngineError; detail?: string };
+
 export interface PolicyEngine {
   readonly name: EngineName;
   authorize(request: AuthorizationRequest): AuthorizationAnswer;
+  /** Whether the approver may decide the review (the built-in engine: the review policy's rule, `mayDecide`). */
+  approve(request: ApproveRequest): ApproveAnswer;
+}
+
+/** The review policy's rule as it always was: the owner or a reviewer of the tenant; four eyes for irreversible writes. */
+export function builtinApprove({ approver, owner, rule }: ApproveRequest): ApproveAnswer {
+  return mayDecide(approver, owner, rule) ? { allow: true } : { allow: false, policies: [] };
 }
 
 /** The contracts' scopes, then their resource rule (the order `authorized` always had). */
@@ -60,4 +85,5 @@ export const builtinEngine: PolicyEngine = {
       return { allow: false, code: "access_denied", message: ACCESS_DENIED_MESSAGE };
     return { allow: true };
   },
+  approve: builtinApprove,
 };

@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import { compileCedar, type CedarEngine, readCedarSources, watchedCedarEngine } from "./cedar.js";
-import { RISK_GROUP_PREFIX } from "./cedar-schema.js";
+import { APPROVE_ACTION, RISK_GROUP_PREFIX } from "./cedar-schema.js";
 import type { PolicyEngineConfig } from "./config.js";
 import type { CatalogTool } from "./contracts.js";
 import { builtinEngine, type PolicyEngine } from "./engine.js";
@@ -28,9 +28,10 @@ export function policyEngineFor(policy: PolicyEngineConfig, configFile: string):
 export function compileConfiguredCedar(
   files: NonNullable<PolicyEngineConfig["cedar"]>,
   configFile: string,
+  options: { cacheDecisions?: boolean } = {},
 ): { engine?: CedarEngine; problems: PolicyProblem[] } {
   const { sources, problems } = readCedarSources(path.dirname(path.resolve(configFile)), files);
-  const compiled = sources ? compileCedar(sources) : { problems };
+  const compiled = sources ? compileCedar(sources, options) : { problems };
   return {
     ...(compiled.engine ? { engine: compiled.engine } : {}),
     problems: compiled.problems.map((problem) => ({
@@ -50,7 +51,12 @@ export function policyEngineProblems(
   const { engine, problems } = compileConfiguredCedar(policy.cedar, configFile);
   if (!engine || !catalog) return problems;
   for (const tool of catalog) {
-    if (!engine.actions.has(tool.name)) {
+    if (tool.name === APPROVE_ACTION) {
+      problems.push({
+        path: "policy.cedar",
+        message: `the tool name ${APPROVE_ACTION} is the Cedar action that decides reviews: rename the tool`,
+      });
+    } else if (!engine.actions.has(tool.name)) {
       problems.push({
         path: "policy.cedar",
         message: `the Cedar schema has no action for the contracted tool ${tool.name}`,

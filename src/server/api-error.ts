@@ -27,6 +27,7 @@ export type ApiErrorCode =
   | "review_pending"
   | "no_pending_interrupt"
   | "review_expired"
+  | "approver_not_permitted"
   | "nothing_to_run"
   | "command_not_allowed"
   | "state_write_refused"
@@ -72,6 +73,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   review_pending: 409,
   no_pending_interrupt: 409,
   review_expired: 409,
+  approver_not_permitted: 403,
   nothing_to_run: 409,
   command_not_allowed: 400,
   state_write_refused: 403,

@@ -27,7 +27,7 @@ import { isDatabaseUnavailable } from "../db/retry.js";
 import type { SecretScanner } from "../secrets/scanner.js";
 import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-error.js";
 import { clientView } from "./client-view.js";
-import { routeContext, type Env } from "./context.js";
+import { routeContext, type Env, type RouteContext } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerOperatorRoutes, type OperatorOptions } from "./routes/operator.js";
 import { registerReviewRoutes } from "./routes/reviews.js";
@@ -74,6 +74,8 @@ export interface AppOptions {
   secrets?: SecretScanner | undefined;
   /** The CLI's operator routes (`/operator/*`, their own tokens); absent in tests that serve the API alone. */
   operator?: Omit<OperatorOptions, "secret">;
+  /** Who may answer a review under a policy language engine (context.ts `approverRefusal`); absent: the review policy. */
+  approverRefusal?: RouteContext["approverRefusal"];
   /** The store, crons and webhooks (platform-routes.ts); absent in tests that serve the runs API alone. */
   platform?: PlatformOptions;
   /** Servers' questions to runs' owners (routes/elicitations.ts); absent: no such routes. */
@@ -220,6 +222,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.use("*", clientView);
   const context = routeContext(manager, store, options.ledger, graphs, options.heartbeatMs ?? 10_000);
   if (options.platform?.webhooks) context.webhooks = options.platform.webhooks;
+  if (options.approverRefusal) context.approverRefusal = options.approverRefusal;
   registerAssistantRoutes(app, context);
   registerThreadRoutes(app, context);
   registerRunRoutes(app, context);

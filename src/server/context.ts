@@ -8,6 +8,7 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
 import type { ThreadStore } from "../stores/thread-store.js";
 import type { LedgerStore } from "../ports.js";
+import type { ReviewRule } from "../policy/decision.js";
 import type { RunRow, ThreadRow } from "../stores/thread-rows.js";
 import { notFound } from "./api-error.js";
 import { parseJson } from "./requests.js";
@@ -37,6 +38,17 @@ export interface RouteContext {
   deleteCheckpoints(threadId: string): Promise<void>;
   /** Interval of SSE heartbeat comments on run streams. */
   heartbeatMs: number;
+  /**
+   * Under a policy language engine: whether its policies let `approver` answer these reviews of `owner`'s run (the
+   * `approve` action), else the refusal naming the policies that decided. Absent (or null): the review policy alone.
+   */
+  approverRefusal?:
+    | ((
+        approver: Principal,
+        owner: Principal,
+        reviews: { tool: string; rule: ReviewRule; approval: { action_id: string } }[],
+      ) => Promise<{ message: string; policies: string[] } | null>)
+    | undefined;
   /** Run webhooks (webhooks/webhooks.ts): checked and registered before a run starts; absent, `webhook` is refused. */
   webhooks?: Pick<Webhooks, "check" | "register"> | undefined;
 }

@@ -132,7 +132,12 @@ const FIELD_SCHEMAS: Record<keyof typeof AgentState.spec, JsonSchema> = {
       call_ids: strings,
     }),
   }),
-  review_feedback: nullable(object({ code: { enum: ["invalid_resume", "approver_not_permitted"] }, message: string })),
+  review_feedback: nullable(
+    object({ code: { enum: ["invalid_resume", "approver_not_permitted"] }, message: string, policies: strings }, [
+      "code",
+      "message",
+    ]),
+  ),
   review_waits: internal("time spent waiting for reviewers, per call"),
   progress: internal("no-progress counters of the run"),
   pending: nullable(

@@ -16,6 +16,8 @@ import { requestGate } from "../auth/request-gate.js";
 import { RevocationList } from "../auth/revocations.js";
 import { createRevocationStore } from "../stores/revocation-store.js";
 import { createRuntime, refuseConfigErrors } from "../bootstrap.js";
+import type { Principal } from "../auth/principal.js";
+import { approverRefusal } from "../policy/checks.js";
 import { loadConfig } from "../policy/config.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
@@ -192,6 +194,19 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       version: options.version ?? "0.1.0",
       secrets,
       platform: platform.routes,
+      // Under Cedar the `approve` policies decide who may answer a review, before a resume run starts (the graph
+      // asks them again in human_review); the built-in review policy is already the route's own check.
+      approverRefusal: async (approver, owner, reviews) => {
+        const engine = await runtime.host.policyEngine?.();
+        if (!engine || engine.name === "builtin") return null;
+        let current: Principal;
+        try {
+          current = await runtime.host.currentPrincipal(owner);
+        } catch {
+          return null; // an owner no longer in the directory: the resume run fails with principal_revoked
+        }
+        return approverRefusal(approver, current, reviews, engine, runtime.host.now());
+      },
       ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
     });
     const requests = new InFlight();

@@ -59,4 +59,31 @@ describe("npm start with Cedar policies", () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 240_000);
+
+  it("refuses to start when the schema does not match the catalog (a contracted tool without an action)", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "cedar-start-"));
+    try {
+      const shipped = JSON.parse(await readFile(path.join(REPO_ROOT, "warrant.config.json"), "utf8"));
+      const schema = await readFile(path.join(REPO_ROOT, "policies/warrant.cedarschema"), "utf8");
+      const withoutReadNote = schema.replace(/ {2}action "read_note"[^;]*;\n/, "");
+      expect(withoutReadNote).not.toBe(schema);
+      await writeFile(path.join(dir, "warrant.cedarschema"), withoutReadNote);
+      await writeFile(path.join(dir, "rules.cedar"), `@id("all") permit (principal, action, resource);`);
+      const configPath = path.join(dir, "warrant.config.json");
+      await writeFile(
+        configPath,
+        JSON.stringify({
+          ...shipped,
+          policy: { engine: "cedar", cedar: { schema: "warrant.cedarschema", policies: ["rules.cedar"] } },
+        }),
+      );
+      const result = await start({ WARRANT_CONFIG: configPath, WARRANT_DATA_DIR: path.join(dir, "data") });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^warrant: config_invalid: /m);
+      expect(result.stderr).toContain("the Cedar schema has no action for the contracted tool read_note");
+      expect(result.stderr).not.toMatch(/^\s+at /m);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });

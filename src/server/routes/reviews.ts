@@ -9,6 +9,10 @@
  *                                 → the resume run, waited for, where it left the thread, and
  *                                   per action what came of it (`actions`, from the ledger)
  *
+ * Under a policy language engine (Cedar), its `approve` policies decide too:
+ * the inbox leaves out what they refuse the caller, and the POST answers
+ * `approver_not_permitted` (403) naming the policies that refused.
+ *
  * A review past its `expires_at` is listed with `expired: true` and cannot be
  * decided: the POST answers `review_expired` (409) before anything runs, since
  * every answer to it would be refused as `approval_expired` by the graph.
@@ -87,6 +91,18 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
     };
   };
 
+  /** What the policies (the `approve` action, under Cedar) say about the caller answering this review; null: go on. */
+  const policyRefusal = async (caller: Principal, values: unknown, review: InterruptPayload) => {
+    const recorded = (values as { run?: { principal?: Principal } | null }).run?.principal;
+    if (!context.approverRefusal || !recorded) return null;
+    const reviews = review.review_configs.map((config, index) => ({
+      tool: config.action_name,
+      rule: config.rule ?? "owner_or_reviewer",
+      approval: { action_id: review.approvals[index]?.action_id ?? "" },
+    }));
+    return context.approverRefusal(caller, recorded, reviews);
+  };
+
   const decidable = async (c: Context<Env>): Promise<{ thread: ThreadRow; entry: InboxEntry }> => {
     const caller = principalOf(c);
     const thread = await store.getInTenant(caller.tenant, threadParam(c));
@@ -105,7 +121,13 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
     const reviews: InboxEntry[] = [];
     for (const thread of threads) {
       const entry = await reviewOf(caller, thread);
-      if (entry) reviews.push(entry);
+      if (!entry) continue;
+      // The inbox lists what the caller may decide: under Cedar, what the `approve` policies let them.
+      if (context.approverRefusal) {
+        const values = (await snapshotOf(thread.thread_id)).values;
+        if (await policyRefusal(caller, values, entry.review)) continue;
+      }
+      reviews.push(entry);
     }
     return c.json({ reviews });
   });
@@ -123,6 +145,8 @@ export function registerReviewRoutes(app: Hono<Env>, context: RouteContext): voi
     const { thread, entry } = await decidable(c);
     assertReviewOpen(entry.review, entry.owner);
     const before = (await snapshotOf(thread.thread_id)).values;
+    const refusal = await policyRefusal(principalOf(c), before, entry.review);
+    if (refusal) throw new ApiError("approver_not_permitted", refusal.message);
     const assistantId = thread.graph_id ?? "agent";
     const active = await manager.start({
       principal: principalOf(c),
