@@ -34,6 +34,7 @@ export async function startInstance(
     env: {
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",
       HOME: process.env["HOME"] ?? "/tmp",
+      WARRANT_WORKERS: "1",
       ...env,
       HOST: "127.0.0.1",
       PORT: "0",
