@@ -15,6 +15,8 @@ export interface ScratchDatabase {
   counter: QueryCounter;
   /** "Postgres server (pool of 10)" or "embedded Postgres (one connection)". */
   label: string;
+  /** The scratch database's URL (server mode), for servers the bench starts as processes. */
+  url?: string;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ export async function openScratchDatabase(databaseUrl: string | undefined): Prom
       return {
         database,
         counter,
+        url: scratch.url,
         label: "Postgres server, scratch database, pool of 10",
         close: async () => {
           try {

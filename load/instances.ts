@@ -15,6 +15,8 @@ const TROUBLE = /unexpected error on|Unhandled|unhandledRejection|uncaughtExcept
 
 export interface Instance {
   url: string;
+  /** Its pid, also its process group's id (the workers and MCP servers are in that group). */
+  pid: number;
   /** Lines of its stderr that show a 500 or an unhandled rejection. */
   trouble(): string[];
   /** Its exit, if it exited (it should not before `stop`). */
@@ -80,6 +82,7 @@ export async function startInstance(
   });
   return {
     url,
+    pid,
     trouble: () => [...trouble],
     exit: () => exit,
     stderrTail: () => stderr.slice(-4_000),

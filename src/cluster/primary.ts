@@ -6,8 +6,9 @@
  * worker that dies (with backoff; the runs it had are taken over through
  * their leases, as a killed instance's are), and on SIGTERM or SIGINT drains
  * every worker, then exits 0. It serves no request itself. Workers start one
- * after another at first (each spawns its MCP servers), so the port is
- * announced once all of them listen.
+ * after another at first (each spawns its MCP servers), and the port is
+ * announced once all of them listen; a first worker that cannot start ends
+ * the primary with its reason, a later one is retried like a death.
  */
 import cluster, { type Worker } from "node:cluster";
 import { createInterface } from "node:readline";
@@ -101,7 +102,9 @@ export async function runPrimary(settings: Settings, hooks: PrimaryHooks): Promi
       if (slot.worker === worker) slot.worker = undefined;
       if (stopping) return;
       const how = signal ?? `code ${code}`;
-      if (!started) {
+      // The first worker's failure is the configuration's or the database's: every worker would fail the same way.
+      // A later one's (an MCP server slow to start on a loaded machine) is retried like any death.
+      if (!started && listeningCount === 0) {
         failStart(new WorkerStartFailure(`worker ${slot.number} exited (${how}) before it listened`, failureLine));
         return;
       }
