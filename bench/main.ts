@@ -260,7 +260,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = os.loadavg();
   const settings = loadSettings(process.env);
-  const scratch = await openScratchDatabase(settings.databaseUrl);
+  const scratch = await openScratchDatabase(settings.databaseUrl, settings.pool.waitMs);
   const endpoint = await startScriptedEndpoint();
   let variants: Variant[] = [];
   try {
