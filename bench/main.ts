@@ -35,6 +35,8 @@
  * `npm run bench -- --only per-step` measures the per-step figures alone
  * (same rounds, same interleaving), `--only prompt-cache` the two
  * prompt-cache scenarios, `--only throughput` the throughput rounds,
+ * followed by the served throughput (bench/workers.ts: Warrant under `npm start` with
+ * one worker and with the default, runs/s and CPU ms a tool step beside createReactAgent),
  * `--only policy` the `authorized` check's cost per call with the built-in
  * and the Cedar engine (bench/policy-engines.ts); each prints its figures and
  * writes nothing.
@@ -58,6 +60,7 @@ import { measureToolTokens } from "./tool-tokens.js";
 import { VARIANTS, buildVariants, type Variant } from "./variants.js";
 import { writeInputTokensChart } from "./chart.js";
 import { measurePolicyEngines, renderPolicyEngineCost } from "./policy-engines.js";
+import { measureWorkers, renderWorkers } from "./workers.js";
 
 function positiveInteger(name: string, fallback: number): number {
   const text = process.env[name];
@@ -257,7 +260,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = os.loadavg();
   const settings = loadSettings(process.env);
-  const scratch = await openScratchDatabase(settings.databaseUrl);
+  const scratch = await openScratchDatabase(settings.databaseUrl, settings.pool.waitMs);
   const endpoint = await startScriptedEndpoint();
   let variants: Variant[] = [];
   try {
@@ -270,8 +273,19 @@ async function main(): Promise<void> {
     if (only !== "all") {
       variants = await buildVariants(settings, scratch.database, endpoint);
       if (only === "per-step") await perStepOnly(variants, scratch.counter);
-      else if (only === "throughput") throughputOnly(await measureThroughput(variants, 1));
-      else {
+      else if (only === "throughput") {
+        throughputOnly(await measureThroughput(variants, 1));
+        // Then as `npm start` serves it, with one worker and with the default, beside createReactAgent in one process.
+        const reference = variants.find((variant) => variant.name === "create_react_agent");
+        if (reference) {
+          const served = { ...settings, databaseUrl: scratch.url };
+          const loadBefore = os.loadavg();
+          const results = await measureWorkers(served, endpoint, reference, THROUGHPUT_ROUNDS, progress);
+          for (const line of renderWorkers(results)) console.log(line);
+          const load = (values: number[]) => values.map((value) => value.toFixed(1)).join(" ");
+          console.log(`load average ${load(loadBefore)} → ${load(os.loadavg())} on ${os.cpus().length} CPUs`);
+        }
+      } else {
         const cache = await measurePromptCache(settings, scratch.database, endpoint, variants);
         console.log(promptCacheTable({ prompt_cache: cache, targets: promptCacheTargets(cache) }));
         const wire = await measureAnthropicWire(settings, scratch.database, endpoint, progress, "prompt-cache");

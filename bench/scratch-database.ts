@@ -15,20 +15,25 @@ export interface ScratchDatabase {
   counter: QueryCounter;
   /** "Postgres server (pool of 10)" or "embedded Postgres (one connection)". */
   label: string;
+  /** The scratch database's URL (server mode), for servers the bench starts as processes. */
+  url?: string;
   close(): Promise<void>;
 }
 
-export async function openScratchDatabase(databaseUrl: string | undefined): Promise<ScratchDatabase> {
+/** `waitMs`: how long a query may queue for a connection (WARRANT_PG_POOL_WAIT_MS; a loaded machine needs longer). */
+export async function openScratchDatabase(databaseUrl: string | undefined, waitMs?: number): Promise<ScratchDatabase> {
+  const pool = waitMs === undefined ? {} : { pool: { waitMs } };
   const counter = new QueryCounter();
   const observePool = (pool: Parameters<typeof countPool>[0]) => countPool(pool, counter);
   if (databaseUrl !== undefined) {
     // createTestDatabase creates on DATABASE_URL's server, which is the one given here.
     const scratch = await createTestDatabase();
     try {
-      const database = await openDatabase({ databaseUrl: scratch.url, dataDir: os.tmpdir(), observePool });
+      const database = await openDatabase({ databaseUrl: scratch.url, dataDir: os.tmpdir(), observePool, ...pool });
       return {
         database,
         counter,
+        url: scratch.url,
         label: "Postgres server, scratch database, pool of 10",
         close: async () => {
           try {
@@ -44,7 +49,7 @@ export async function openScratchDatabase(databaseUrl: string | undefined): Prom
     }
   }
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-bench-"));
-  const database = await openDatabase({ dataDir, observePool });
+  const database = await openDatabase({ dataDir, observePool, ...pool });
   return {
     database,
     counter,

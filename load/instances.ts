@@ -15,6 +15,8 @@ const TROUBLE = /unexpected error on|Unhandled|unhandledRejection|uncaughtExcept
 
 export interface Instance {
   url: string;
+  /** Its pid, also its process group's id (the workers and MCP servers are in that group). */
+  pid: number;
   /** Lines of its stderr that show a 500 or an unhandled rejection. */
   trouble(): string[];
   /** Its exit, if it exited (it should not before `stop`). */
@@ -34,6 +36,7 @@ export async function startInstance(
     env: {
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",
       HOME: process.env["HOME"] ?? "/tmp",
+      WARRANT_WORKERS: "1",
       ...env,
       HOST: "127.0.0.1",
       PORT: "0",
@@ -79,6 +82,7 @@ export async function startInstance(
   });
   return {
     url,
+    pid,
     trouble: () => [...trouble],
     exit: () => exit,
     stderrTail: () => stderr.slice(-4_000),

@@ -2,6 +2,7 @@
  * The only module that reads `process.env`. It returns a fully defaulted,
  * validated settings object; everything else receives settings as arguments.
  */
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -95,6 +96,12 @@ const EnvSchema = z.object({
     .transform(Number)
     .optional()
     .transform((n) => n ?? 2),
+  WARRANT_WORKERS: z
+    .string()
+    .regex(/^[0-9]{1,3}$/, "must be a whole number of worker processes from 1 to 64")
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 64, "must be a whole number of worker processes from 1 to 64")
+    .optional(),
   WARRANT_PG_POOL_WAIT_MS: positiveInt(5_000),
   WARRANT_PG_QUERY_TIMEOUT_MS: positiveInt(30_000),
   WARRANT_TEST_CRASH_AT: z
@@ -139,8 +146,20 @@ export interface Budgets {
   no_progress_steps: number;
 }
 
+/**
+ * The default `WARRANT_WORKERS` is the machine's available parallelism, at most this many: every worker starts its own
+ * MCP servers and takes its share of the pool, so a 64-core host does not start 64 sets of them (src/cluster/README.md).
+ */
+export const DEFAULT_WORKERS_CAP = 8;
+
 export interface Settings {
   databaseUrl: string | undefined;
+  /**
+   * `WARRANT_WORKERS`: processes `npm start` serves the port with (node:cluster), each with its share of the pool;
+   * default the available parallelism, at most {@link DEFAULT_WORKERS_CAP} and at most `WARRANT_PG_POOL_MAX`.
+   * 1 is one process, as before workers existed. Unset in settings built by hand: 1.
+   */
+  workers?: number;
   /** The process's one Postgres pool (server mode; the embedded database always has one connection). */
   pool: {
     /** `WARRANT_PG_POOL_MAX`: connections this process opens at most. */
@@ -259,9 +278,17 @@ export function loadSettings(source: Record<string, string | undefined> = proces
         "WARRANT_MODEL names an openai-compatible: model but OPENAI_BASE_URL is not set",
       );
   }
+  // Every worker needs at least one connection of its own, and the workers' pools together stay within the maximum.
+  if (env.WARRANT_WORKERS !== undefined && env.WARRANT_WORKERS > env.WARRANT_PG_POOL_MAX)
+    throw new ConfigError(
+      "config_invalid",
+      `WARRANT_WORKERS (${env.WARRANT_WORKERS}) must not exceed WARRANT_PG_POOL_MAX (${env.WARRANT_PG_POOL_MAX}): ` +
+        "each worker needs a connection of its own",
+    );
   const fromRoot = (value: string | undefined, fallback: string) => path.resolve(REPO_ROOT, value ?? fallback);
   return {
     databaseUrl: env.DATABASE_URL,
+    workers: env.WARRANT_WORKERS ?? Math.min(os.availableParallelism(), DEFAULT_WORKERS_CAP, env.WARRANT_PG_POOL_MAX),
     pool: {
       max: env.WARRANT_PG_POOL_MAX,
       backgroundMax: env.WARRANT_PG_BACKGROUND_POOL_MAX,

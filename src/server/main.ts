@@ -3,27 +3,55 @@
  * Prints `warrant listening on <url>` once it accepts requests. SIGTERM or
  * SIGINT drains and exits 0; a configuration or infrastructure error at
  * start-up prints one `warrant: <code>: <message>` line and exits 1.
+ *
+ * With `WARRANT_WORKERS` > 1 (the default on a machine with several cores)
+ * this process is the primary of that many workers sharing the port
+ * (src/cluster/README.md); each worker runs the server below with its share
+ * of the connection pool.
  */
-import { loadSettings } from "../env.js";
+import cluster from "node:cluster";
+import { loadSettings, type Settings } from "../env.js";
 import { describeError, isConfigError } from "../errors.js";
 import { logLine } from "../secrets/process-scanner.js";
+import { askForDatabase, reportListening, reportStartFailure } from "../cluster/messages.js";
+import { poolShare } from "../cluster/pool-share.js";
+import { runPrimary, WorkerStartFailure } from "../cluster/primary.js";
+import { openDatabase, type Database } from "../stores/open-database.js";
 import { databaseIdentity, removeRuntimeFile, writeRuntimeFile } from "./runtime-file.js";
 import { startServer } from "./server.js";
 
-async function main(): Promise<void> {
-  const settings = loadSettings();
-  const server = await startServer({ settings });
-  // The CLI of this checkout finds the server here and becomes its client (runtime-file.ts); one file per database.
-  const database = databaseIdentity(settings);
+const served = (settings: Settings) =>
+  settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`;
+
+/** The CLI of this checkout finds the server here and becomes its client (runtime-file.ts); one file per database. */
+async function announce(settings: Settings, url: string): Promise<void> {
   await writeRuntimeFile(settings.dataDir, {
-    url: server.url,
+    url,
     pid: process.pid,
-    database,
+    database: databaseIdentity(settings),
     started_at: new Date().toISOString(),
   });
-  console.log(`warrant listening on ${server.url}`);
-  const served = settings.databaseUrl ? "Postgres server" : `embedded Postgres in ${settings.dataDir}`;
-  console.error(`warrant-server: ${served}; mint a token with: npm run -s token -- --user alice`);
+  console.log(`warrant listening on ${url}`);
+  console.error(`warrant-server: ${served(settings)}; mint a token with: npm run -s token -- --user alice`);
+}
+
+/** One process serving (WARRANT_WORKERS=1), or one worker of several (which leaves the runtime file to its primary). */
+async function serve(settings: Settings): Promise<void> {
+  const worker = cluster.isWorker;
+  let database: Database | undefined;
+  let options = { settings };
+  if (worker) {
+    options = { settings: { ...settings, pool: poolShare(settings.pool, settings.workers ?? 1) } };
+    // The embedded database is the primary's: this worker reaches it through the relay, one connection at a time.
+    const relay = await askForDatabase();
+    if (relay !== undefined) {
+      const pool = { ...settings.pool, max: 1, backgroundMax: 0 };
+      database = await openDatabase({ databaseUrl: relay, dataDir: settings.dataDir, pool });
+    }
+  }
+  const server = await startServer({ ...options, ...(database ? { overrides: { database } } : {}) });
+  if (worker) reportListening(server.url);
+  else await announce(settings, server.url);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -31,7 +59,8 @@ async function main(): Promise<void> {
     console.error(`warrant-server: ${signal}: draining`);
     server
       .close()
-      .then(() => removeRuntimeFile(settings.dataDir, database))
+      .then(() => database?.close())
+      .then(() => (worker ? undefined : removeRuntimeFile(settings.dataDir, databaseIdentity(settings))))
       .then(
         () => {
           console.error("warrant-server: stopped");
@@ -47,9 +76,27 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => stop("SIGINT"));
 }
 
+async function main(): Promise<void> {
+  const settings = loadSettings();
+  if (cluster.isWorker || (settings.workers ?? 1) <= 1) return serve(settings);
+  await runPrimary(settings, {
+    listening: (url) => announce(settings, url),
+    stopped: async () => {
+      await removeRuntimeFile(settings.dataDir, databaseIdentity(settings));
+      console.error("warrant-server: stopped");
+    },
+    log: (line) => console.error(`warrant-primary: ${line}`),
+  });
+}
+
 main().catch((error: unknown) => {
-  console.error(
-    logLine(`warrant: ${isConfigError(error) ? describeError(error) : `startup_failed: ${describeError(error)}`}`),
-  );
-  process.exit(1);
+  // A worker's own reason is the line a single process would have printed; the primary repeats it as its own.
+  const line =
+    error instanceof WorkerStartFailure && error.line !== undefined
+      ? error.line
+      : logLine(`warrant: ${isConfigError(error) ? describeError(error) : `startup_failed: ${describeError(error)}`}`);
+  console.error(line);
+  // A worker's message must reach the primary before it exits.
+  if (cluster.isWorker) void reportStartFailure(line).finally(() => process.exit(1));
+  else process.exit(1);
 });

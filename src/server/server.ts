@@ -22,6 +22,7 @@ import { loadConfig } from "../policy/config.js";
 import { runBoundFor } from "../policy/run-bound.js";
 import type { Settings } from "../env.js";
 import type { ToolHost } from "../mcp/tool-host.js";
+import type { Database } from "../stores/open-database.js";
 import type { Planner } from "../planners/planner.js";
 import { createApp } from "./app.js";
 import { createElicitationStore } from "../stores/elicitation-store.js";
@@ -45,8 +46,8 @@ export interface StartedServer {
 
 export interface StartServerOptions {
   settings: Settings;
-  /** Replace parts of the runtime (tests): the agent's planner, the tools. */
-  overrides?: { planner?: Planner; tools?: ToolHost };
+  /** Replace parts of the runtime: the agent's planner, the tools (tests), the database (a worker on the primary's). */
+  overrides?: { planner?: Planner; tools?: ToolHost; database?: Database };
   /** Lease on a thread while a run executes; default `settings.server.runLeaseMs`. */
   leaseMs?: number;
   drainMs?: number;

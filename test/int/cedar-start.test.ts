@@ -18,7 +18,7 @@ function start(env: Record<string, string>): Promise<{ code: number | null; stde
       ["--import", "tsx", "src/server/main.ts"],
       {
         cwd: REPO_ROOT,
-        env: { ...process.env, HOST: "127.0.0.1", PORT: "0", DATABASE_URL: "", ...env },
+        env: { ...process.env, HOST: "127.0.0.1", PORT: "0", DATABASE_URL: "", WARRANT_WORKERS: "1", ...env },
         timeout: 90_000,
       },
       (error, _stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr }),

@@ -466,7 +466,7 @@ describe("npm start refuses to start on bad configuration", () => {
           ["--import", "tsx", "src/server/main.ts"],
           {
             cwd: REPO_ROOT,
-            env: { ...process.env, WARRANT_DATA_DIR: dataDir, HOST: "127.0.0.1", ...env },
+            env: { ...process.env, WARRANT_DATA_DIR: dataDir, HOST: "127.0.0.1", WARRANT_WORKERS: "1", ...env },
             timeout: 60_000,
           },
           (error, _stdout, stderr) =>

@@ -2,6 +2,7 @@
  * Error classes and guards (src/errors.ts) and environment settings
  * (src/env.ts), given a record instead of process.env.
  */
+import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { REPO_ROOT, childEnvironment, loadSettings } from "../../src/env.js";
@@ -130,6 +131,8 @@ describe("loadSettings", () => {
   it("defaults everything from an empty record", () => {
     expect(loadSettings({})).toEqual({
       databaseUrl: undefined,
+      // One worker per core, at most 8 and at most the pool's 10 connections.
+      workers: Math.min(os.availableParallelism(), 8, 10),
       pool: { max: 10, backgroundMax: 2, waitMs: 5_000, queryTimeoutMs: 30_000 },
       platform: {
         cronIntervalMs: 5_000,

@@ -111,8 +111,8 @@ const START_PROGRESS_TICKS = 10;
 const START_POLL_MS = 1_000;
 
 /**
- * Starts `node --import tsx src/server/main.ts` with exactly `env` (plus PATH
- * and HOME) and resolves once it prints `warrant listening on <url>`.
+ * Starts `node --import tsx src/server/main.ts` with exactly `env` (plus PATH,
+ * HOME and `WARRANT_WORKERS=1` unless `env` sets it) and resolves once it prints `warrant listening on <url>`.
  *
  * A start is judged by its progress, not by the wall clock: on a loaded
  * machine the server and its four MCP children (each transpiling and loading
@@ -126,7 +126,13 @@ const START_POLL_MS = 1_000;
 export async function spawnServer(env: Record<string, string>, limitMs = 170_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: process.env["HOME"] ?? os.tmpdir(), ...env },
+    // One process unless the test asks for workers: what most tests signal, kill and count is that process.
+    env: {
+      PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+      HOME: process.env["HOME"] ?? os.tmpdir(),
+      WARRANT_WORKERS: "1",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

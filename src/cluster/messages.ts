@@ -1,0 +1,60 @@
+/**
+ * What the primary and its workers say to each other over node:cluster's
+ * IPC channel, and the worker's side of it.
+ */
+import cluster from "node:cluster";
+
+/** Worker → primary. */
+export type WorkerMessage =
+  | { type: "warrant:database?" }
+  | { type: "warrant:listening"; url: string }
+  /** The worker could not start: the one `warrant: <code>: <message>` line a single process would print. */
+  | { type: "warrant:failed"; line: string };
+
+/** Primary → worker. `url` is the embedded database's relay, absent with a Postgres server. */
+export type PrimaryMessage = { type: "warrant:database"; url?: string };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+export function isWorkerMessage(value: unknown): value is WorkerMessage {
+  return isRecord(value) && typeof value["type"] === "string" && value["type"].startsWith("warrant:");
+}
+
+function isPrimaryMessage(value: unknown): value is PrimaryMessage {
+  return isRecord(value) && value["type"] === "warrant:database";
+}
+
+/** Whether this process is a worker of `npm start`'s primary. */
+export const isWorker = (): boolean => cluster.isWorker;
+
+function send(message: WorkerMessage): void {
+  process.send?.(message);
+}
+
+/** Asks the primary where the database is: the embedded relay's URL, or undefined (use the settings' own). */
+export function askForDatabase(): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      if (!isPrimaryMessage(message) || message.type !== "warrant:database") return;
+      process.off("message", onMessage);
+      resolve(message.url);
+    };
+    process.on("message", onMessage);
+    send({ type: "warrant:database?" });
+  });
+}
+
+/** Tells the primary why this worker could not start (before it exits 1). */
+export function reportStartFailure(line: string): Promise<void> {
+  const message: WorkerMessage = { type: "warrant:failed", line };
+  return new Promise((resolve) => {
+    if (!process.send?.(message, () => resolve())) resolve();
+  });
+}
+
+/** Tells the primary this worker accepts requests. */
+export function reportListening(url: string): void {
+  send({ type: "warrant:listening", url });
+}
