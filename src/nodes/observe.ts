@@ -8,7 +8,7 @@ import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Host } from "../host.js";
 import { extractEvidence } from "../state/extract-evidence.js";
-import { firstStop } from "../policy/stop-conditions.js";
+import { firstStop } from "../graph/stop-conditions.js";
 import type { Decision, RecordedDenial } from "../policy/decision.js";
 import { deniedToolMessage, errorToolMessage } from "../policy/refusal.js";
 import { mergeEvidence } from "../state/evidence.js";

@@ -12,7 +12,7 @@ import { buildCatalog, type ListedTool } from "../../src/mcp/catalog.js";
 import type { NormalizedResult } from "../../src/mcp/normalize.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
 import { makeExecuteNode } from "../../src/nodes/execute.js";
-import { unresolvedWrites } from "../../src/policy/stop-conditions.js";
+import { unresolvedWrites } from "../../src/graph/stop-conditions.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { ToolContractSchema } from "../../src/policy/contracts.js";
 import type { Decision } from "../../src/policy/decision.js";

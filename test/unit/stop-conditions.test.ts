@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Budgets } from "../../src/env.js";
-import { firstStop, STOP_CONDITIONS, STOP_NAMES, type StopFacts } from "../../src/policy/stop-conditions.js";
+import { firstStop, STOP_CONDITIONS, STOP_NAMES, type StopFacts } from "../../src/graph/stop-conditions.js";
 import { ZERO_USAGE } from "../../src/policy/usage.js";
 
 const budgets: Budgets = {

@@ -62,8 +62,7 @@ function filesOverLimit(): string[] {
     .map(({ file, lines }) => `${file}: ${lines} lines`);
 }
 
-// enabled by the lead after the restructuring merge
-describe.skip("src/ rooms", () => {
+describe("src/ rooms", () => {
   it("has no import cycle among files, type imports included", () => {
     expect(describeCycles(SRC)).toEqual([]);
   });
@@ -77,8 +76,7 @@ describe.skip("src/ rooms", () => {
   });
 });
 
-// enabled by the lead after the restructuring merge
-describe.skip("src/ file sizes", () => {
+describe("src/ file sizes", () => {
   it(`has no file over ${MAX_LINES} lines`, () => {
     expect(filesOverLimit()).toEqual([]);
   });

@@ -6,14 +6,14 @@
  * back to plan. "Why did the run stop" is answered like "why was it denied"
  * (`checks.ts`): by the name of the condition that held.
  */
-import { MAX_WRITE_SENDS } from "./contracts.js";
+import { MAX_WRITE_SENDS } from "../policy/contracts.js";
 import type { CallResult, Citation, PlanVerdict, RunInfo, RunResult, State, TerminationReason } from "../state.js";
 import type { Evidence } from "../state/evidence.js";
 import type { RunStatus } from "../state/transitions.js";
 import { describeAction } from "../wording/proposal.js";
 import type { Budgets } from "../env.js";
-import { exhaustedBudget } from "./budgets.js";
-import type { Decision } from "./decision.js";
+import { exhaustedBudget } from "../policy/budgets.js";
+import type { Decision } from "../policy/decision.js";
 
 /** What the conditions read about the step just observed. Everything here comes from the state and the host. */
 export interface StopFacts {
