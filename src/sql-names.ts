@@ -1,6 +1,6 @@
 /**
  * SQL identifiers the code builds from configuration (the database schema
- * name). A leaf below every store, so auth/ and persistence/ can both use it
+ * name). A leaf below every store, so auth/ and stores/ can both use it
  * without importing each other.
  */
 import { ConfigError } from "./errors.js";

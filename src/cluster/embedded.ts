@@ -1,7 +1,7 @@
 /**
  * The embedded database when several workers serve: the primary owns PGlite
  * (started once, its data directory locked with the primary's pid the way
- * src/persistence/database.ts locks it for one process, so `npm run dev`
+ * src/db/database.ts locks it for one process, so `npm run dev`
  * and a second `npm start` still see it taken), serves it on a loopback
  * socket and puts the wire relay (wire-relay.ts) in front; the workers
  * connect to the relay as to a Postgres server, one connection each. Setup

@@ -3,7 +3,7 @@
  * the primary in front of PGlite's socket server, so every worker talks to
  * the one PGlite over the Postgres wire protocol as if it were a server.
  *
- * PGlite is ONE session behind every socket (src/persistence/database.ts):
+ * PGlite is ONE session behind every socket (src/db/database.ts):
  * an extended-protocol sequence from one connection can interleave with
  * another's, and prepared statements are shared. The relay makes that safe
  * for several connections:

@@ -42,7 +42,7 @@ export interface ElicitationEvent {
 
 /**
  * What the broker needs of the elicitations table: the port that
- * src/persistence/elicitation-store.ts implements, so this folder does not
+ * src/stores/elicitation-store.ts implements, so this folder does not
  * import the store (the store imports the form's types from here).
  */
 export interface ElicitationRecords {

@@ -1,6 +1,6 @@
 /**
  * observe: turns this turn's decisions and results into tool messages and
- * evidence, runs the named stop conditions (policy/stop-conditions.ts), and
+ * evidence, runs the named stop conditions (graph/stop-conditions.ts), and
  * either ends the run with the first that holds or hands back to plan. It is the only node that ends a run.
  */
 import { createHash } from "node:crypto";

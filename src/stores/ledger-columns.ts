@@ -3,7 +3,7 @@
  * one column list (what every insert writes and every read selects, with
  * the type each value is sent as), and a stored row read back as a
  * `LedgerRow`. The audit chain's snapshot of a ledger row
- * (`COVERED_COLUMNS.ledger` in src/runtime/audit-chain.ts, in its hashed
+ * (`COVERED_COLUMNS.ledger` in src/audit/chain.ts, in its hashed
  * order) is a subset of these columns, and audit-chain-store.ts casts them
  * to text by the types listed here.
  */

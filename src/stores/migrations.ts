@@ -7,7 +7,7 @@
  * Migration 1 is the schema as it stood before versions: each store's
  * `create ... if not exists` list, in the order they ran at every start, so
  * a database created then takes it as a no-op. The checkpointer's tables
- * (schema `public`, src/persistence/checkpoint-tables.ts) are in it too,
+ * (schema `public`, src/checkpoint/checkpoint-tables.ts) are in it too,
  * with their own step counter (`checkpoint_migrations`) filled in, so a stock
  * `PostgresSaver` still finds nothing to migrate. Those tables are shared by
  * every Warrant schema in the database, so a later step on them must stay
