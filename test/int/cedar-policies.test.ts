@@ -83,6 +83,8 @@ beforeEach(async () => {
   directory = await mkdtemp(path.join(os.tmpdir(), "cedar-policies-"));
   const shipped = JSON.parse(await readFile(settings.configPath, "utf8")) as Record<string, unknown>;
   await copyFile(path.resolve("policies/warrant.cedarschema"), path.join(directory, "warrant.cedarschema"));
+  // Who may approve is a Cedar rule too (the schema has the `approve` action): the shipped review policy.
+  await copyFile(path.resolve("policies/review.cedar"), path.join(directory, "review.cedar"));
   policyFile = path.join(directory, "rules.cedar");
   await writeFile(policyFile, RULES);
   configPath = path.join(directory, "warrant.config.json");
@@ -90,7 +92,7 @@ beforeEach(async () => {
     configPath,
     JSON.stringify({
       ...shipped,
-      policy: { engine: "cedar", cedar: { schema: "warrant.cedarschema", policies: ["rules.cedar"] } },
+      policy: { engine: "cedar", cedar: { schema: "warrant.cedarschema", policies: ["rules.cedar", "review.cedar"] } },
     }),
   );
   const principals = JSON.parse(await readFile(settings.principalsPath, "utf8")) as { principals: Principal[] };
