@@ -11,7 +11,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import type { Principal } from "../src/auth/principal.js";
 import type { Budgets } from "../src/env.js";
-import type { InterruptPayload } from "../src/policy/approval.js";
+import type { InterruptPayload } from "../src/policy/resume.js";
 import type { ApprovalStore, LedgerStore } from "../src/ports.js";
 import { runConfigFor } from "../src/run-config.js";
 import { runOptions } from "../src/graph/routes.js";

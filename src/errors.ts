@@ -122,6 +122,93 @@ export class InvariantError extends WarrantError {
   }
 }
 
+/** A user must visit `url` and authorize Warrant before `owner` can use `server`. */
+export class AuthorizationRequired extends Error {
+  constructor(
+    readonly server: string,
+    readonly owner: string,
+    readonly url: string,
+  ) {
+    super(`authorization required for ${server}`);
+    this.name = "AuthorizationRequired";
+  }
+}
+
+export function isAuthorizationRequired(error: unknown): error is AuthorizationRequired {
+  return error instanceof Error && error.name === "AuthorizationRequired" && "url" in error;
+}
+
+/** A namespace, key, value or search a principal's store refused: where and why. */
+export class StoreInputError extends Error {
+  readonly code = "invalid_request" as const;
+  constructor(readonly problem: StoreInputProblem) {
+    super(`${problem.path}: ${problem.reason}`);
+    this.name = new.target.name;
+  }
+}
+
+export function isStoreInputError(error: unknown): error is StoreInputError {
+  return error instanceof Error && error.name === "StoreInputError";
+}
+
+/** Why a namespace, key or value is refused: the path inside the body and the reason. */
+export interface StoreInputProblem {
+  path: string;
+  reason: string;
+}
+
+export type CliErrorCode =
+  | "usage"
+  | "thread_not_found"
+  | "idempotency_key_reused"
+  /** `--resume` on a thread with no pending review (the API's 409 code). */
+  | "no_pending_interrupt"
+  /** Something the running server's API cannot do for the CLI. */
+  | "unsupported"
+  /** The identity provider could not be reached or gave no usable token. */
+  | "auth_unavailable";
+
+/** A refusal the CLI prints as one `warrant: <code>: <message>` line. */
+export class CliError extends WarrantError {
+  declare readonly code: CliErrorCode;
+  constructor(code: CliErrorCode, message: string) {
+    super(code, message);
+  }
+}
+
+/** The database could not be reached (or kept failing transiently) for the whole retry budget. */
+export class DatabaseUnavailableError extends WarrantError {
+  declare readonly code: "database_unavailable";
+  constructor(options?: { cause?: unknown }) {
+    super("database_unavailable", "the database is unavailable right now; retry shortly", options);
+  }
+}
+
+export const isDatabaseUnavailable = (error: unknown): error is DatabaseUnavailableError =>
+  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "database_unavailable";
+
+/** Every connection of the pool stayed busy for the whole wait: retry shortly. */
+export class DatabaseBusyError extends WarrantError {
+  declare readonly code: "database_busy";
+  constructor(waitMs: number, max: number) {
+    super("database_busy", `all ${max} database connections stayed busy for ${waitMs} ms; retry shortly`);
+  }
+}
+
+export const isDatabaseBusy = (error: unknown): error is DatabaseBusyError =>
+  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "database_busy";
+
+/** A worker's first start failed; `line` is what it said (`warrant: <code>: <message>`), when it said it. */
+export class WorkerStartFailure extends Error {
+  constructor(
+    message: string,
+    readonly line: string | undefined,
+  ) {
+    super(message);
+    this.name = "WorkerStartFailure";
+  }
+}
+
 function hasName(error: unknown, name: string): error is WarrantError {
   return typeof error === "object" && error !== null && (error as { name?: unknown }).name === name;
 }

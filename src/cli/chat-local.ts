@@ -23,7 +23,8 @@ import type { ServedGraph } from "../server/runs/types.js";
 import { interactive, type Options } from "./chat-options.js";
 import { interruptsOf, printRun, warrantRunOf, type Snapshot } from "./chat-output.js";
 import { approvalCard, pendingReviewOf, reviewInteractively, terminalIO } from "./review.js";
-import { CliError, openSession, ownerOf } from "./session.js";
+import { openSession, ownerOf } from "./session.js";
+import { CliError } from "../errors.js";
 
 /** Where the run is, for the Ctrl-C handler. */
 export interface Progress {

@@ -1,7 +1,7 @@
 /** The chat command line: flags, the request, and the usage errors (exit 2). */
 import { parseArgs } from "node:util";
 import { isRunKey } from "../stores/run-keys.js";
-import { CliError } from "./session.js";
+import { CliError } from "../errors.js";
 
 export const USAGE = `usage: npm run chat -- (--user <user_id> | --token <token>) [--thread <id>] [--case C-102] [--resume <json>] [--idempotency-key <key>] [--json] ["request"]`;
 

@@ -18,7 +18,7 @@ import { approvalCard, pendingReviewOf, reviewInteractively, terminalIO, type Re
 import { askElicitation, elicitationCard, type OpenElicitation } from "./elicitation.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { requestJson, ServerRefusal } from "./server-client.js";
-import { CliError } from "./session.js";
+import { CliError } from "../errors.js";
 
 /** Where the run is, for the Ctrl-C handler: the thread, and how to stop the run that is going. */
 export interface RemoteProgress {

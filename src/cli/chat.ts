@@ -19,14 +19,13 @@
  */
 import { findPrincipal, loadPrincipalDirectory } from "../auth/principal.js";
 import { loadSettings } from "../env.js";
-import { describeError } from "../errors.js";
+import { describeError, CliError } from "../errors.js";
 import { logLine } from "../secrets/process-scanner.js";
 import { chatLocally } from "./chat-local.js";
 import { parseCommandLine, USAGE } from "./chat-options.js";
 import { interruptedLines } from "./chat-output.js";
 import { chatRemotely, principalOfToken } from "./chat-remote.js";
 import { findServer } from "./server-client.js";
-import { CliError } from "./session.js";
 
 /** What Ctrl-C needs to know: whose thread, and how to stop a run going on the server. */
 const progress: { user?: string; threadId?: string; cancel?: (() => Promise<void>) | undefined } = {};

@@ -10,7 +10,7 @@
  */
 import * as client from "openid-client";
 import type { OidcConfig, OidcIssuerConfig } from "../auth/oidc-config.js";
-import { CliError } from "./session.js";
+import { CliError } from "../errors.js";
 
 /** The issuer to sign in with: the one named, or the first that has a public client. */
 export function deviceIssuer(oidc: OidcConfig | undefined, named: string | undefined): OidcIssuerConfig {

@@ -6,7 +6,7 @@
  */
 import { createInterface } from "node:readline";
 import { z } from "zod";
-import type { ResumeDecision } from "../policy/approval.js";
+import type { ResumeDecision } from "../policy/resume.js";
 import { describeAction, formatMoment } from "../wording/proposal.js";
 
 /** The terminal's time zone (the same the page would use in this machine's browser). */

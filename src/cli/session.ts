@@ -7,29 +7,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
-import { WarrantError } from "../errors.js";
+import { CliError } from "../errors.js";
 import { requestHash, type RunKeyRow } from "../stores/run-keys.js";
 import type { ThreadStore } from "../stores/thread-store.js";
 import type { Owner } from "../stores/thread-rows.js";
-
-export type CliErrorCode =
-  | "usage"
-  | "thread_not_found"
-  | "idempotency_key_reused"
-  /** `--resume` on a thread with no pending review (the API's 409 code). */
-  | "no_pending_interrupt"
-  /** Something the running server's API cannot do for the CLI. */
-  | "unsupported"
-  /** The identity provider could not be reached or gave no usable token. */
-  | "auth_unavailable";
-
-/** A refusal the CLI prints as one `warrant: <code>: <message>` line. */
-export class CliError extends WarrantError {
-  declare readonly code: CliErrorCode;
-  constructor(code: CliErrorCode, message: string) {
-    super(code, message);
-  }
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -27,9 +27,9 @@ import { createRevocationStore, type RevocationStore } from "../stores/revocatio
 import { loadSettings } from "../env.js";
 import { loadConfig } from "../policy/config.js";
 import { deviceIssuer, deviceSignIn } from "./device-sign-in.js";
-import { CliError } from "./session.js";
 import { openDatabase } from "../stores/open-database.js";
 import { exitOnConfigError } from "./config-errors.js";
+import { CliError } from "../errors.js";
 
 const USAGE = `usage: npm run token -- --user <id> [--ttl <seconds>]
        npm run token -- --device [--issuer <url>]

@@ -17,6 +17,7 @@ import type { Settings } from "../env.js";
 import { startSharedEmbedded, type SharedEmbedded } from "./embedded.js";
 import { isWorkerMessage, type PrimaryMessage } from "./messages.js";
 import { restartDelayMs } from "./pool-share.js";
+import { WorkerStartFailure } from "../errors.js";
 
 export interface PrimaryHooks {
   /** Every worker listens on `url` (the first start only). */
@@ -24,17 +25,6 @@ export interface PrimaryHooks {
   /** Every worker has exited after a drain; the database is closed. */
   stopped(): Promise<void>;
   log(line: string): void;
-}
-
-/** A worker's first start failed; `line` is what it said (`warrant: <code>: <message>`), when it said it. */
-export class WorkerStartFailure extends Error {
-  constructor(
-    message: string,
-    readonly line: string | undefined,
-  ) {
-    super(message);
-    this.name = "WorkerStartFailure";
-  }
 }
 
 /** A worker that stays up this long counts as healthy: its next death restarts it after the shortest delay. */

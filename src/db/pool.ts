@@ -21,7 +21,7 @@
  * connection: `database_unavailable` once the retry policy gives up.
  */
 import pg from "pg";
-import { WarrantError } from "../errors.js";
+import { DatabaseBusyError } from "../errors.js";
 import { DEFAULT_RETRY_BUDGET, retryQueries, type RetryBudget } from "../db/retry.js";
 
 export interface PoolBounds {
@@ -58,17 +58,6 @@ export const DEFAULT_POOL_BOUNDS: PoolBounds = {
   queryTimeoutMs: DEFAULT_QUERY_TIMEOUT_MS,
   backgroundMax: 2,
 };
-
-/** Every connection of the pool stayed busy for the whole wait: retry shortly. */
-export class DatabaseBusyError extends WarrantError {
-  declare readonly code: "database_busy";
-  constructor(waitMs: number, max: number) {
-    super("database_busy", `all ${max} database connections stayed busy for ${waitMs} ms; retry shortly`);
-  }
-}
-
-export const isDatabaseBusy = (error: unknown): error is DatabaseBusyError =>
-  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "database_busy";
 
 /** pg-pool's message for a caller that timed out in the queue (not a failed handshake). */
 const QUEUE_TIMEOUT_MESSAGE = "timeout exceeded when trying to connect";

@@ -27,7 +27,7 @@
  * only its `cause`.
  */
 import type pg from "pg";
-import { WarrantError } from "../errors.js";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "../errors.js";
 import { done, failed, jitteredBackoff, withRetries, type RetryPolicy } from "../retry.js";
 
 /** Leading comment that marks a write as safe to repeat after a lost connection. */
@@ -43,17 +43,6 @@ export interface RetryBudget {
 }
 
 export const DEFAULT_RETRY_BUDGET: RetryBudget = { budgetMs: 5_000, baseDelayMs: 50, maxDelayMs: 1_000 };
-
-/** The database could not be reached (or kept failing transiently) for the whole retry budget. */
-export class DatabaseUnavailableError extends WarrantError {
-  declare readonly code: "database_unavailable";
-  constructor(options?: { cause?: unknown }) {
-    super("database_unavailable", "the database is unavailable right now; retry shortly", options);
-  }
-}
-
-export const isDatabaseUnavailable = (error: unknown): error is DatabaseUnavailableError =>
-  typeof error === "object" && error !== null && (error as { code?: unknown }).code === "database_unavailable";
 
 /** SQLSTATEs after which the server rolled back: nothing of the statement committed. */
 const ROLLED_BACK = new Set(["40001", "40P01", "57P01", "57P02", "57P03"]);

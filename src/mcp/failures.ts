@@ -5,8 +5,7 @@
  */
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { errorClassOf, isToolErrorCode, type ToolErrorCode } from "../errors.js";
-import { isAuthorizationRequired } from "../oauth/authorization.js";
+import { errorClassOf, isToolErrorCode, type ToolErrorCode, isAuthorizationRequired } from "../errors.js";
 
 export interface Failure {
   code: ToolErrorCode;

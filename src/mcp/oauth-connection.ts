@@ -31,8 +31,9 @@ import {
 } from "./connection.js";
 import { reasonOf } from "./health.js";
 import { isStandaloneStreamRefusal } from "./http-session.js";
-import { AuthorizationRequired, HOST_OWNER, isAuthorizationRequired, type Authorize } from "../oauth/authorization.js";
+import { HOST_OWNER, type Authorize } from "../oauth/authorization.js";
 import { OwnerOAuthProvider } from "../oauth/provider.js";
+import { AuthorizationRequired, isAuthorizationRequired } from "../errors.js";
 
 export interface OAuthConnectionOptions {
   name: string;

@@ -8,7 +8,8 @@
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Principal } from "../auth/principal.js";
 import type { Host } from "../host.js";
-import { bindResume, interruptPayload, type InterruptPayload, type ResumeDecision } from "../policy/approval.js";
+import { bindResume, interruptPayload } from "../policy/approval.js";
+import type { InterruptPayload, ResumeDecision } from "../policy/resume.js";
 import { remainingToolCalls } from "../policy/budgets.js";
 import { decideAnswer } from "../policy/decide.js";
 import { approverRefusal, type Counters, type DecideContext } from "../policy/checks.js";

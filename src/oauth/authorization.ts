@@ -7,21 +7,5 @@
 /** The owner the host lists tools and probes as. */
 export const HOST_OWNER = "warrant-host";
 
-/** A user must visit `url` and authorize Warrant before `owner` can use `server`. */
-export class AuthorizationRequired extends Error {
-  constructor(
-    readonly server: string,
-    readonly owner: string,
-    readonly url: string,
-  ) {
-    super(`authorization required for ${server}`);
-    this.name = "AuthorizationRequired";
-  }
-}
-
-export function isAuthorizationRequired(error: unknown): error is AuthorizationRequired {
-  return error instanceof Error && error.name === "AuthorizationRequired" && "url" in error;
-}
-
 /** Completes an authorization as the user's browser would: visits `url`, returns the code it was redirected with. */
 export type Authorize = (request: { server: string; owner: string; url: URL }) => Promise<string>;

@@ -3,39 +3,13 @@
  * agent-chat-ui compatible plus our binding; the resume value is validated
  * strictly and bound to actions by `action_id` or, without ids, by position.
  */
-import { z } from "zod";
 import type { Principal } from "../auth/principal.js";
 import type { Decision, ReviewRule } from "./decision.js";
+import { ResumeSchema, type InterruptPayload, type ResumeDecision } from "./resume.js";
 
 type Review = Extract<Decision, { type: "review" }>;
 
 const MAX_RESUME_BYTES = 64 * 1024;
-const actionId = z.string().min(1).max(100).optional();
-
-export const ResumeDecisionSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("approve"), action_id: actionId }).strict(),
-  z
-    .object({
-      type: z.literal("edit"),
-      action_id: actionId,
-      edited_action: z.object({ name: z.string().min(1).max(64), args: z.record(z.string(), z.unknown()) }).strict(),
-    })
-    .strict(),
-  z.object({ type: z.literal("reject"), action_id: actionId, message: z.string().max(2000).optional() }).strict(),
-]);
-export type ResumeDecision = z.infer<typeof ResumeDecisionSchema>;
-
-export const ResumeSchema = z.object({ decisions: z.array(ResumeDecisionSchema).min(1).max(64) }).strict();
-
-export interface InterruptPayload {
-  action_requests: { name: string; args: Record<string, unknown>; description: string }[];
-  /** `rule`: who may decide (`owner_or_reviewer`, or `reviewer_not_owner` for four eyes). */
-  review_configs: { action_name: string; allowed_decisions: ("approve" | "edit" | "reject")[]; rule: ReviewRule }[];
-  approvals: { action_id: string; fingerprint: string; version: number; requested_at: string; expires_at: string }[];
-  /** Present when the previous resume value was refused; the same request is asked again. */
-  error?: { code: "invalid_resume" | "approver_not_permitted"; message: string; policies?: string[] };
-}
-
 export function interruptPayload(pending: readonly Review[]): InterruptPayload {
   return {
     action_requests: pending.map((review) => ({

@@ -6,7 +6,7 @@
  * answer, an execution); no code outside src/policy/ builds a denial.
  */
 import type { Principal } from "../auth/principal.js";
-import type { ResumeDecision } from "./approval.js";
+import type { ResumeDecision } from "./resume.js";
 import { ACCESS_DENIED_MESSAGE, runBoundMatches } from "./authorization.js";
 import type { ReviewPolicy } from "./config.js";
 import type { CatalogTool, Proposal } from "./contracts.js";

@@ -14,7 +14,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
-import type { ResumeDecision } from "./approval.js";
+import type { ResumeDecision } from "./resume.js";
 import { injectArguments } from "./authorization.js";
 import {
   argumentsValid,

@@ -33,13 +33,12 @@ import {
 } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { Principal } from "../auth/principal.js";
-import { isDatabaseBusy } from "../db/pool.js";
-import { isDatabaseUnavailable } from "../db/retry.js";
 import { logLine } from "../secrets/process-scanner.js";
 import { isApiError } from "./api-error.js";
 import type { RouteContext } from "./context.js";
 import { ownerOf } from "./runs/types.js";
 import { DEFAULT_WAIT_MS, describeRun, type RunView, startExternalRun, waitBriefly } from "./runs/external.js";
+import { isDatabaseBusy, isDatabaseUnavailable } from "../errors.js";
 
 /** How long a streamed `message/stream` follows its run before ending with the state reached. */
 const STREAM_WAIT_MS = 10 * 60_000;

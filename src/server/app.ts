@@ -22,8 +22,6 @@ import type { RequestGate } from "../auth/request-gate.js";
 import type { LedgerStore } from "../ports.js";
 import { logLine } from "../secrets/process-scanner.js";
 import type { ThreadStore } from "../stores/thread-store.js";
-import { isDatabaseBusy } from "../db/pool.js";
-import { isDatabaseUnavailable } from "../db/retry.js";
 import type { SecretScanner } from "../secrets/scanner.js";
 import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-error.js";
 import { clientView } from "./client-view.js";
@@ -44,6 +42,7 @@ import type { ServedGraph } from "./runs/types.js";
 import { startQueueWorker } from "./runs/queue.js";
 import type { RunManager } from "./runs/manager.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
+import { isDatabaseBusy, isDatabaseUnavailable } from "../errors.js";
 
 export interface AppOptions {
   manager: RunManager;

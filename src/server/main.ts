@@ -11,11 +11,11 @@
  */
 import cluster from "node:cluster";
 import { loadSettings, type Settings } from "../env.js";
-import { describeError, isConfigError } from "../errors.js";
+import { describeError, isConfigError, WorkerStartFailure } from "../errors.js";
 import { logLine } from "../secrets/process-scanner.js";
 import { askForDatabase, reportListening, reportStartFailure } from "../cluster/messages.js";
 import { poolShare } from "../cluster/pool-share.js";
-import { runPrimary, WorkerStartFailure } from "../cluster/primary.js";
+import { runPrimary } from "../cluster/primary.js";
 import { openDatabase, type Database } from "../stores/open-database.js";
 import { databaseIdentity, removeRuntimeFile, writeRuntimeFile } from "./runtime-file.js";
 import { startServer } from "./server.js";

@@ -4,7 +4,7 @@
  * after the resume run, matched to the review's actions through the call ids
  * the review was raised for. Pure: the route passes the two snapshots' values.
  */
-import type { ResumeDecision } from "../policy/approval.js";
+import type { ResumeDecision } from "../policy/resume.js";
 import type { ActionOutcome } from "../wording/proposal.js";
 
 /** One action's result as the reviewer sees it. */

@@ -21,20 +21,8 @@ import {
 } from "@langchain/langgraph";
 import type { Owner } from "./thread-rows.js";
 import type { ItemTable, StoredItem } from "./store-item-table.js";
-import { checkFilter, checkKey, checkNamespace, checkValue, type StoreInputProblem } from "./store-item-input.js";
-
-/** A namespace, key, value or search a principal's store refused: where and why. */
-export class StoreInputError extends Error {
-  readonly code = "invalid_request" as const;
-  constructor(readonly problem: StoreInputProblem) {
-    super(`${problem.path}: ${problem.reason}`);
-    this.name = new.target.name;
-  }
-}
-
-export function isStoreInputError(error: unknown): error is StoreInputError {
-  return error instanceof Error && error.name === "StoreInputError";
-}
+import { checkFilter, checkKey, checkNamespace, checkValue } from "./store-item-input.js";
+import { StoreInputError, type StoreInputProblem } from "../errors.js";
 
 /** The labels the server puts in front of every namespace of `owner`. */
 export function storePrefix(owner: Owner): string[] {

@@ -5,6 +5,7 @@
  * refused here, by path, before anything reaches SQL.
  */
 import { findUnsafeJson, unsafeTextReason } from "../policy/safe-text.js";
+import type { StoreInputProblem } from "../errors.js";
 
 /** Labels a client may name below its own prefix. */
 export const MAX_CLIENT_DEPTH = 8;
@@ -14,12 +15,6 @@ export const MAX_KEY_CHARS = 256;
 export const MAX_VALUE_CHARS = 64 * 1024;
 export const MAX_VALUE_DEPTH = 32;
 export const MAX_FILTER_KEYS = 16;
-
-/** Why a namespace, key or value is refused: the path inside the body and the reason. */
-export interface StoreInputProblem {
-  path: string;
-  reason: string;
-}
 
 type Checked<T> = { ok: true; value: T } | { ok: false; problem: StoreInputProblem };
 

@@ -17,12 +17,13 @@ import { loadApiSecret } from "../../src/auth/api-token.js";
 import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
 import type { Principal } from "../../src/auth/principal.js";
 import { REPO_ROOT } from "../../src/env.js";
-import { AuthorizationRequired, type Authorize } from "../../src/oauth/authorization.js";
+import type { Authorize } from "../../src/oauth/authorization.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT, type OAuthServers } from "./support/oauth-servers.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { AuthorizationRequired } from "../../src/errors.js";
 
 const run = promisify(execFile);
 let servers: OAuthServers;

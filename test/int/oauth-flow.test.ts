@@ -21,7 +21,7 @@ import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
 import { loadSettings } from "../../src/env.js";
 import { authorizationIdOf } from "../../src/oauth/provider.js";
-import { AuthorizationRequired, HOST_OWNER, type Authorize } from "../../src/oauth/authorization.js";
+import { HOST_OWNER, type Authorize } from "../../src/oauth/authorization.js";
 import { stateKeyFrom } from "../../src/oauth/state.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
@@ -30,6 +30,7 @@ import { parseConfig } from "../../src/policy/config.js";
 import { startServer, type StartedServer } from "../../src/server/server.js";
 import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT, type OAuthServers } from "./support/oauth-servers.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { AuthorizationRequired } from "../../src/errors.js";
 
 let oauth: OAuthServers;
 let db: TestDatabase;

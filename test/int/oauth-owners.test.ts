@@ -11,10 +11,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
 import { memoryCredentialStore } from "../../src/oauth/provider.js";
-import { AuthorizationRequired, type Authorize } from "../../src/oauth/authorization.js";
+import type { Authorize } from "../../src/oauth/authorization.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT, type OAuthServers } from "./support/oauth-servers.js";
+import { AuthorizationRequired } from "../../src/errors.js";
 
 let servers: OAuthServers;
 let host: ToolHost;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import type { Database } from "../../src/stores/open-database.js";
-import type { InterruptPayload } from "../../src/policy/approval.js";
+import type { InterruptPayload } from "../../src/policy/resume.js";
 import { parseConfig } from "../../src/policy/config.js";
 import type { PlannerInput } from "../../src/planners/planner.js";
 import type { State } from "../../src/state.js";

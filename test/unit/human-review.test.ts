@@ -9,7 +9,7 @@ import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { buildAgent } from "../../graphs/agent.js";
 import type { Budgets } from "../../src/env.js";
-import type { InterruptPayload } from "../../src/policy/approval.js";
+import type { InterruptPayload } from "../../src/policy/resume.js";
 import type { Proposal } from "../../src/policy/contracts.js";
 import { actionFingerprint } from "../../src/policy/fingerprint.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";

@@ -7,9 +7,8 @@
  */
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { errorClassOf } from "../../src/errors.js";
+import { errorClassOf, AuthorizationRequired, isAuthorizationRequired } from "../../src/errors.js";
 import { classifyCallFailure } from "../../src/mcp/failures.js";
-import { AuthorizationRequired, isAuthorizationRequired } from "../../src/oauth/authorization.js";
 
 const URL_WITH_STATE = "https://login.example/authorize?state=s3cr3t-state&code_challenge=abc";
 

@@ -1,8 +1,9 @@
 /**
  * The parts of Warrant's state and interrupt the page reads (src/state.ts,
- * src/policy/approval.ts). Everything arrives over the network, so readers
+ * src/policy/approval.ts), imported from the server's types where they are exported. Everything arrives over the network, so readers
  * use the guards in `read.ts` rather than trusting these shapes.
  */
+import type { InterruptPayload, ResumeDecision as ServerResumeDecision } from "../../src/policy/resume.js";
 import type { RecordedDenial } from "../../src/policy/decision.js";
 
 export interface LedgerRow {
@@ -84,14 +85,11 @@ export interface AgentValues {
   [key: string]: unknown;
 }
 
-/** The approval request (agent-chat-ui's HITL format plus Warrant's binding). */
-export interface ApprovalInterrupt {
-  action_requests: { name: string; args: Record<string, unknown>; description?: string }[];
-  review_configs: { action_name: string; allowed_decisions: string[] }[];
-  approvals: { action_id: string; fingerprint: string; version: number; expires_at: string }[];
-  /** Present when the previous answer was refused; the same request is asked again. */
-  error?: { code: string; message: string };
-}
+/**
+ * The approval request (agent-chat-ui's HITL format plus Warrant's binding):
+ * the server's own interrupt type (src/policy/approval.ts).
+ */
+export type ApprovalInterrupt = InterruptPayload;
 
 /** A server the run needs the owner's permission for (the `authorization_required` interrupt, one per server). */
 export interface AuthorizationRequest {
@@ -102,10 +100,8 @@ export interface AuthorizationRequest {
   action_ids: string[];
 }
 
-export type ResumeDecision =
-  | { type: "approve"; action_id: string }
-  | { type: "edit"; action_id: string; edited_action: { name: string; args: Record<string, unknown> } }
-  | { type: "reject"; action_id: string; message?: string };
+/** One decision of a resume value, inferred from the schema the server validates it with (`ResumeDecisionSchema`). */
+export type ResumeDecision = ServerResumeDecision;
 
 export interface ToolInfo {
   name: string;

@@ -22,14 +22,13 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
-import { isDatabaseBusy } from "../../db/pool.js";
-import { isDatabaseUnavailable } from "../../db/retry.js";
 import { logLine } from "../../secrets/process-scanner.js";
 import { errorBody, isApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { ownerOf } from "../runs/types.js";
 import { DEFAULT_WAIT_MS, describeRun, RunViewSchema, startExternalRun, waitBriefly } from "../runs/external.js";
 import { MAX_REQUEST_CHARS } from "../runs/requests.js";
+import { isDatabaseBusy, isDatabaseUnavailable } from "../../errors.js";
 
 const SERVER_NAME = "warrant";
 const SERVER_VERSION = "0.1.0";

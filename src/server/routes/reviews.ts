@@ -26,7 +26,8 @@
 import type { Context, Hono } from "hono";
 import type { Principal } from "../../auth/principal.js";
 import type { ThreadRow } from "../../stores/thread-rows.js";
-import { mayDecide, REVIEWER_SCOPE, ResumeSchema, type InterruptPayload } from "../../policy/approval.js";
+import { mayDecide, REVIEWER_SCOPE } from "../../policy/approval.js";
+import { ResumeSchema, type InterruptPayload } from "../../policy/resume.js";
 import { ApiError, notFound } from "../api-error.js";
 import { assertReviewOpen, isPast, reviewDeadline } from "../review-expiry.js";
 import { reviewedActions } from "../review-outcome.js";

@@ -5,14 +5,13 @@
  */
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import { isDatabaseBusy } from "../../db/pool.js";
-import { isDatabaseUnavailable } from "../../db/retry.js";
 import type { RunRow } from "../../stores/thread-rows.js";
 import { errorBody } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { eventInModes, toWire, toWireJson } from "../events.js";
 import { ownerOf } from "./types.js";
 import { pendingInterrupts } from "./outcome.js";
+import { isDatabaseBusy, isDatabaseUnavailable } from "../../errors.js";
 
 /** The thread's values as `runs.wait` and `join` return them (the run's error when it failed). */
 export async function finalValues(
