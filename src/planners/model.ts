@@ -18,6 +18,7 @@ import { toOutcome } from "./model-reply.js";
 import { finishReasonOf, FinishReasonRecorder, requestReply, usageOf, type ChatRunnable } from "./model-request.js";
 import type { PlanResult, Planner, PlannerInput } from "./planner.js";
 import { toolBlock, type ToolBlock } from "./tool-block.js";
+import { preloadTokenizer } from "./token-count.js";
 
 /** Settings for {@link createModelPlanner}. */
 export interface ModelPlannerOptions {
@@ -98,6 +99,7 @@ export function createModelPlanner(options: ModelPlannerOptions): Planner {
     });
     return { ...common, plan };
   }
+  preloadTokenizer(options.model);
   const chat = new ChatOpenAI({
     model: options.model,
     apiKey,

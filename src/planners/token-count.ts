@@ -63,3 +63,13 @@ export function countTokens(text: string, model?: string): number {
   counted.set(key, tokens);
   return tokens;
 }
+
+/**
+ * Loads the model's ranks on the next turn of the event loop, so the first count a request makes does not pay
+ * for it (about a second and a half): a planner built at start calls this. Does nothing for an unknown tokenizer.
+ */
+export function preloadTokenizer(model: string | undefined): void {
+  const encoding = encodingFor(model);
+  if (encoding === undefined || encoders.has(encoding)) return;
+  setImmediate(() => encoderFor(encoding)).unref();
+}
