@@ -34,11 +34,10 @@ import {
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { Principal } from "../auth/principal.js";
 import { logLine } from "../secrets/process-scanner.js";
-import { isApiError } from "./api-error.js";
 import type { RouteContext } from "./context.js";
 import { ownerOf } from "./runs/types.js";
 import { DEFAULT_WAIT_MS, describeRun, type RunView, startExternalRun, waitBriefly } from "./runs/external.js";
-import { isDatabaseBusy, isDatabaseUnavailable } from "../errors.js";
+import { isDatabaseBusy, isDatabaseUnavailable, isApiError } from "../errors.js";
 
 /** How long a streamed `message/stream` follows its run before ending with the state reached. */
 const STREAM_WAIT_MS = 10 * 60_000;

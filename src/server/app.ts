@@ -23,7 +23,7 @@ import type { LedgerStore } from "../ports.js";
 import { logLine } from "../secrets/process-scanner.js";
 import type { ThreadStore } from "../stores/thread-store.js";
 import type { SecretScanner } from "../secrets/scanner.js";
-import { ApiError, errorBody, isApiError, RETRY_AFTER_SECONDS } from "./api-error.js";
+import { errorBody, RETRY_AFTER_SECONDS } from "./api-error.js";
 import { clientView } from "./client-view.js";
 import { routeContext, type Env, type RouteContext } from "./context.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
@@ -42,7 +42,7 @@ import type { ServedGraph } from "./runs/types.js";
 import { startQueueWorker } from "./runs/queue.js";
 import type { RunManager } from "./runs/manager.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
-import { isDatabaseBusy, isDatabaseUnavailable } from "../errors.js";
+import { isDatabaseBusy, isDatabaseUnavailable, isApiError, ApiError } from "../errors.js";
 
 export interface AppOptions {
   manager: RunManager;

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { MAX_ARGUMENT_DEPTH } from "../policy/arguments.js";
 import { findUnsafeJson, unsafeKeyReason, unsafeTextReason } from "../policy/safe-text.js";
-import { ApiError } from "./api-error.js";
+import { ApiError } from "../errors.js";
 
 /** Largest metadata object (as JSON). */
 export const MAX_METADATA_BYTES = 16 * 1024;

@@ -5,7 +5,6 @@
  */
 import { z } from "zod";
 import { findUnsafeJson } from "../policy/safe-text.js";
-import { ApiError } from "./api-error.js";
 import {
   CheckpointId,
   MAX_METADATA_BYTES,
@@ -16,6 +15,7 @@ import {
   safeJson,
   safeKey,
 } from "./request-fields.js";
+import { ApiError } from "../errors.js";
 
 const Uuid = z.string().uuid();
 const Limit = z.number().int().min(1).max(1000);

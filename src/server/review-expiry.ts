@@ -6,7 +6,7 @@
  * since every answer to it would be refused as `approval_expired` by the graph.
  */
 import { expiredWords } from "../wording/proposal.js";
-import { ApiError } from "./api-error.js";
+import { ApiError } from "../errors.js";
 
 /** The earliest deadline of a review's actions (an interrupt value), or null when none parses. */
 export function reviewDeadline(review: unknown): string | null {

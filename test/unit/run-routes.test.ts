@@ -7,12 +7,13 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { RunKeyRow } from "../../src/stores/run-keys.js";
 import type { RunRow, ThreadRow } from "../../src/stores/thread-rows.js";
-import { ApiError, errorBody, isApiError } from "../../src/server/api-error.js";
+import { errorBody } from "../../src/server/api-error.js";
 import type { Env, RouteContext } from "../../src/server/context.js";
 import { registerRunControlRoutes, runJson } from "../../src/server/runs/control-routes.js";
 import { startIdempotent } from "../../src/server/runs/replay.js";
 import type { StartedRun } from "../../src/server/runs/start.js";
 import { finalValues, parseLastEventId } from "../../src/server/runs/stream.js";
+import { isApiError, ApiError } from "../../src/errors.js";
 
 const THREAD = "6f1c3a52-7a43-4c55-9c0e-3c1a1e1b2a01";
 const RUN = "0b8a3f4e-2d61-4e1c-8a3b-5f6c7d8e9f02";

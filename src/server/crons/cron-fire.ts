@@ -16,12 +16,12 @@ import type { PrincipalDirectory } from "../../auth/principal-directory.js";
 import type { ThreadStore } from "../../stores/thread-store.js";
 import type { LedgerStore } from "../../ports.js";
 import type { Owner, ThreadRow } from "../../stores/thread-rows.js";
-import { isApiError } from "../api-error.js";
 import { clientMetadata } from "../request-fields.js";
 import type { CronRow } from "../../stores/cron-store.js";
 import { assertRunnable } from "../runs/checks.js";
 import { RunInput, requestText, toGraphInput } from "../runs/requests.js";
 import type { RunManager } from "../runs/manager.js";
+import { isApiError } from "../../errors.js";
 
 export interface CronFiringContext {
   manager: RunManager;

@@ -16,11 +16,12 @@ import { z } from "zod";
 import { findUnsafeJson } from "../../policy/safe-text.js";
 import type { CronRow, CronStore, NewCron } from "../../stores/cron-store.js";
 import { checkSchedule, nextOccurrence } from "../crons/schedule.js";
-import { ApiError, notFound } from "../api-error.js";
+import { notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { clientMetadata } from "../request-fields.js";
 import { ownerOf } from "../runs/types.js";
 import { RunInput, requestText } from "../runs/requests.js";
+import { ApiError } from "../../errors.js";
 
 export interface CronRouteOptions {
   crons: CronStore;

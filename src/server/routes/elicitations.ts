@@ -19,8 +19,9 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import type { ElicitationRow, ElicitationStore } from "../../stores/elicitation-store.js";
 import { validateAnswer } from "../../elicitation/schema.js";
-import { ApiError, errorBody, notFound } from "../api-error.js";
+import { errorBody, notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
+import { ApiError } from "../../errors.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

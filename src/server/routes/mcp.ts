@@ -23,12 +23,12 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
 import { logLine } from "../../secrets/process-scanner.js";
-import { errorBody, isApiError } from "../api-error.js";
+import { errorBody } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { ownerOf } from "../runs/types.js";
 import { DEFAULT_WAIT_MS, describeRun, RunViewSchema, startExternalRun, waitBriefly } from "../runs/external.js";
 import { MAX_REQUEST_CHARS } from "../runs/requests.js";
-import { isDatabaseBusy, isDatabaseUnavailable } from "../../errors.js";
+import { isDatabaseBusy, isDatabaseUnavailable, isApiError } from "../../errors.js";
 
 const SERVER_NAME = "warrant";
 const SERVER_VERSION = "0.1.0";

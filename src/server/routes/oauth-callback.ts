@@ -27,10 +27,10 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import { ownerOf } from "../runs/types.js";
 import type { ToolHost } from "../../mcp/tool-host.js";
-import { ApiError, isApiError } from "../api-error.js";
 import type { Owner, ThreadRow } from "../../stores/thread-rows.js";
 import type { Env, RouteContext } from "../context.js";
 import { startRunAs } from "../runs/start.js";
+import { isApiError, ApiError } from "../../errors.js";
 
 const MAX_PARAM_CHARS = 2_048;
 const Param = z

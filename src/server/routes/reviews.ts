@@ -28,12 +28,13 @@ import type { Principal } from "../../auth/principal.js";
 import type { ThreadRow } from "../../stores/thread-rows.js";
 import { mayDecide, REVIEWER_SCOPE } from "../../policy/approval.js";
 import { ResumeSchema, type InterruptPayload } from "../../policy/resume.js";
-import { ApiError, notFound } from "../api-error.js";
+import { notFound } from "../api-error.js";
 import { assertReviewOpen, isPast, reviewDeadline } from "../review-expiry.js";
 import { reviewedActions } from "../review-outcome.js";
 import type { Env, RouteContext } from "../context.js";
 import { pendingInterrupts } from "../runs/outcome.js";
 import { assertSafeResume } from "../requests.js";
+import { ApiError } from "../../errors.js";
 
 /** Most reviews listed at once. */
 const INBOX_LIMIT = 100;

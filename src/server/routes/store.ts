@@ -18,10 +18,9 @@ import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
 import type { ItemTable } from "../../stores/store-item-table.js";
 import { PrincipalStore } from "../../stores/principal-item-store.js";
-import { ApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { ownerOf } from "../runs/types.js";
-import { isStoreInputError } from "../../errors.js";
+import { isStoreInputError, ApiError } from "../../errors.js";
 
 const Json = z.unknown();
 

@@ -1,13 +1,14 @@
 /** A thread's state and history, read from its checkpoints. State is written only by the graph: client writes are refused. */
 import type { Context, Hono } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
-import { ApiError, notFound } from "../api-error.js";
+import { notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire } from "../events.js";
 import { parseBody } from "../request-fields.js";
 import { checkpointIdParam, HistoryQuery, StateAtCheckpoint } from "../requests.js";
 import { pendingInterrupts } from "../runs/outcome.js";
 import { checkpointIdFrom, checkpointRefOf, threadConfig } from "../../run-config.js";
+import { ApiError } from "../../errors.js";
 
 /** A checkpoint as the LangGraph API shows it. */
 const stateJson = (snapshot: StateSnapshot) =>

@@ -2,13 +2,14 @@
 import { randomUUID } from "node:crypto";
 import type { Hono } from "hono";
 import type { ThreadRow } from "../../stores/thread-rows.js";
-import { ApiError, notFound } from "../api-error.js";
+import { notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { toWire } from "../events.js";
 import { ThreadCount, ThreadCreate, ThreadPatch, ThreadSearch, valuesFilter } from "../requests.js";
 import { clientMetadata, parseBody } from "../request-fields.js";
 import { ownerOf } from "../runs/types.js";
 import { registerThreadStateRoutes } from "./thread-state.js";
+import { ApiError } from "../../errors.js";
 
 export function registerThreadRoutes(app: Hono<Env>, context: RouteContext): void {
   const { store, principalOf, body, ownedThread, snapshotOf } = context;

@@ -9,12 +9,13 @@ import type { LedgerRow } from "../../state/ledger.js";
 import type { LeaseFields } from "../../stores/run-admission.js";
 import type { ThreadStore } from "../../stores/thread-store.js";
 import type { Owner } from "../../stores/thread-rows.js";
-import { ApiError, notFound } from "../api-error.js";
+import { notFound } from "../api-error.js";
 import { assertReviewOpen } from "../review-expiry.js";
 import { checkpointIdFrom, threadConfig } from "../../run-config.js";
 import { pendingInterrupts } from "./outcome.js";
 import { unansweredToolCalls } from "./stopped.js";
 import type { ServedGraph } from "./types.js";
+import { ApiError } from "../../errors.js";
 
 /** What a run request asks of the thread. */
 export type RunAsk =

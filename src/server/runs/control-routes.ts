@@ -5,11 +5,11 @@
  */
 import type { Context, Hono } from "hono";
 import type { RunRow } from "../../stores/thread-rows.js";
-import { ApiError } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { RunListQuery } from "../requests.js";
 import { parseBody } from "../request-fields.js";
 import { ownerOf } from "./types.js";
+import { ApiError } from "../../errors.js";
 
 /** A run as the SDK's `Run`. */
 export function runJson(run: RunRow) {

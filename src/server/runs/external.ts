@@ -15,13 +15,14 @@ import { z } from "zod";
 import type { Principal } from "../../auth/principal.js";
 import type { Owner, RunRow, ThreadRow } from "../../stores/thread-rows.js";
 import { delay } from "./abort.js";
-import { ApiError, notFound } from "../api-error.js";
+import { notFound } from "../api-error.js";
 import type { RouteContext } from "../context.js";
 import { parseBody } from "../request-fields.js";
 import { ownerOf } from "./types.js";
 import { pendingInterrupts } from "./outcome.js";
 import { RunCreate, toGraphInput } from "./requests.js";
 import { startRunAs } from "./start.js";
+import { ApiError } from "../../errors.js";
 
 /** Where a run stands, as both endpoints report it (A2A task states, in snake case). */
 export type ExternalRunState = "working" | "input_required" | "auth_required" | "completed" | "failed" | "canceled";

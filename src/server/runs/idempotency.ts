@@ -8,8 +8,8 @@ import type { Context } from "hono";
 import type { ThreadStore } from "../../stores/thread-store.js";
 import type { Owner, RunRow } from "../../stores/thread-rows.js";
 import { isRunKey, requestHash, type RunKeyRow } from "../../stores/run-keys.js";
-import { ApiError } from "../api-error.js";
 import type { Env } from "../context.js";
+import { ApiError } from "../../errors.js";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 

@@ -23,7 +23,6 @@ import type { ThreadStore } from "../../stores/thread-store.js";
 import type { Owner, RunEndHook, RunRow, ThreadStatus } from "../../stores/thread-rows.js";
 import type { SecretScanner } from "../../secrets/scanner.js";
 import { abortPromise, abortReason, delay } from "./abort.js";
-import { ApiError } from "../api-error.js";
 import { EventLog } from "../events.js";
 import { admitRun } from "./checks.js";
 import { readStoredEvents, type SentEvent } from "./event-reader.js";
@@ -33,6 +32,7 @@ import { executeRun, safePointCancel } from "./execution.js";
 import { inspectThread } from "./outcome.js";
 import { recoverOrphans } from "./recovery.js";
 import { runConfigRecord, type RunRequest, type ServedGraph } from "./types.js";
+import { ApiError } from "../../errors.js";
 export interface ActiveRun {
   run: RunRow;
   log: EventLog;

@@ -10,10 +10,10 @@
  * request no longer fits the thread) is recorded `error` with the refusal.
  */
 import type { RunQueueStore } from "../../stores/run-queue-store.js";
-import { isApiError, type ApiErrorCode } from "../api-error.js";
 import type { RouteContext } from "../context.js";
 import { ownerOf } from "./types.js";
 import { startRunAs } from "./start.js";
+import { isApiError, type ApiErrorCode } from "../../errors.js";
 
 /** Refusals that pass: the run stays queued and is tried again. */
 const PASSING: readonly ApiErrorCode[] = [

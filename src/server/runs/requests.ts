@@ -5,7 +5,6 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { z } from "zod";
-import { ApiError } from "../api-error.js";
 import { unsafeKeyReason } from "../../policy/safe-text.js";
 import {
   CheckpointId,
@@ -18,6 +17,7 @@ import {
   safeText,
 } from "../request-fields.js";
 import { STREAM_MODES, type ClientStreamMode } from "./types.js";
+import { ApiError } from "../../errors.js";
 
 /** Longest request text a user may send. */
 export const MAX_REQUEST_CHARS = 8_000;

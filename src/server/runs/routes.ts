@@ -6,7 +6,7 @@
  */
 import type { Context, Hono } from "hono";
 import type { ThreadRow } from "../../stores/thread-rows.js";
-import { ApiError, notFound } from "../api-error.js";
+import { notFound } from "../api-error.js";
 import type { Env, RouteContext } from "../context.js";
 import { parseBody } from "../request-fields.js";
 import { RunCreate, toGraphInput, type RunCreateBody } from "./requests.js";
@@ -15,6 +15,7 @@ import { locate, registerRunControlRoutes, runJson } from "./control-routes.js";
 import { startIdempotent, type KeyedStart } from "./replay.js";
 import { startRunAs, type RunDelivery } from "./start.js";
 import { finalValues, joinRun, streamRun } from "./stream.js";
+import { ApiError } from "../../errors.js";
 
 export function registerRunRoutes(app: Hono<Env>, context: RouteContext): void {
   registerRunCreateRoutes(app, context);

@@ -8,7 +8,6 @@ import { randomUUID } from "node:crypto";
 import { END } from "@langchain/langgraph";
 import type { Principal } from "../../auth/principal.js";
 import type { RunRow, ThreadRow } from "../../stores/thread-rows.js";
-import { ApiError } from "../api-error.js";
 import type { RouteContext } from "../context.js";
 import { clientMetadata, parseBody } from "../request-fields.js";
 import { assertRunnable, forkTarget, type RunAsk, type RunPlan } from "./checks.js";
@@ -26,6 +25,7 @@ import {
 import { ownerOf } from "./types.js";
 import { runConfigRecord } from "./types.js";
 import { admitWebhook } from "../webhooks/run-webhook.js";
+import { ApiError } from "../../errors.js";
 
 /** Where the run's answer goes: nowhere (background), an SSE stream, or the response once it ends. */
 export type RunDelivery = "background" | "stream" | "wait";

@@ -4,8 +4,8 @@
  * run-creation route makes (`runs/routes.ts`), besides registering the URL
  * under the run's id just before the run starts.
  */
-import { ApiError } from "../api-error.js";
 import type { RouteContext } from "../context.js";
+import { ApiError } from "../../errors.js";
 
 export async function admitWebhook(
   context: Pick<RouteContext, "webhooks">,

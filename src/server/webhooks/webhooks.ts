@@ -12,12 +12,12 @@
  */
 import type { ThreadStore } from "../../stores/thread-store.js";
 import type { Owner, RunEndHook, RunRow } from "../../stores/thread-rows.js";
-import { ApiError } from "../api-error.js";
 import { forClient } from "../client-view.js";
 import { checkDestination, parseWebhookUrl, type Resolver } from "./destination.js";
 import { postWebhook } from "./sender.js";
 import type { WebhooksConfig } from "../../policy/webhook-config.js";
 import { newDeliveryId, type Registration, type WebhookEvent, type WebhookStore } from "../../stores/webhook-store.js";
+import { ApiError } from "../../errors.js";
 
 export interface WebhooksOptions {
   store: WebhookStore;
