@@ -15,6 +15,8 @@
  *   Each authorization in progress has its own PKCE verifier, stored under
  *   its `state` ({@link authorizationIdOf}), so an owner may have several
  *   links out at once (two paused threads) and any of them completes.
+ *   It asks for a refresh token (`offline_access`) where the authorization
+ *   server lists that scope, and only there ({@link withOfflineAccess}, SEP-2207).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
