@@ -12,6 +12,7 @@
  * Client identity, in the order the SDK tries it: a pre-registered
  * `client_id` (and secret), a Client ID Metadata Document
  * (`client_metadata_url`, https), else Dynamic Client Registration.
+ * Cross-app access (ID-JAG) is refused by design ({@link CROSS_APP_ACCESS_REFUSED}).
  * A secret or key is never written in the file: `client_secret` and
  * `private_key` name an environment variable as `${NAME}`.
  */
@@ -36,10 +37,30 @@ const scope = z
     message: "a scope is printable ASCII without spaces, quotes or backslashes",
   });
 
+/**
+ * Cross-app access (SEP-990, Enterprise-Managed Authorization: an enterprise IdP's ID token exchanged for an ID-JAG,
+ * RFC 8693, then for an access token by the jwt-bearer grant, RFC 7523) is refused by design: Warrant holds no
+ * IdP ID token for a run's owner (its principals sign in to Warrant, not to the enterprise IdP on Warrant's behalf),
+ * and an assertion grant would let the deployment act as any user without that user's own authorization.
+ */
+export const CROSS_APP_ACCESS_REFUSED =
+  "cross-app access (ID-JAG token exchange, jwt-bearer grant) is not supported: Warrant holds no identity-provider " +
+  "token for a run's owner; use authorization_code (the owner authorizes) or client_credentials (the deployment)";
+const CROSS_APP_GRANTS = new Set([
+  "cross_app_access",
+  "jwt_bearer",
+  "token_exchange",
+  "urn:ietf:params:oauth:grant-type:jwt-bearer",
+  "urn:ietf:params:oauth:grant-type:token-exchange",
+]);
+const isCrossAppAccess = (grant: unknown): boolean => typeof grant === "string" && CROSS_APP_GRANTS.has(grant);
+
 export const OAuthConfigSchema = z
   .object({
     type: z.literal("oauth"),
-    grant: z.enum(["authorization_code", "client_credentials"]),
+    grant: z.enum(["authorization_code", "client_credentials"], {
+      error: (issue) => (isCrossAppAccess(issue.input) ? CROSS_APP_ACCESS_REFUSED : undefined),
+    }),
     /** A pre-registered client id (or, with `client_metadata_url` unset, a URL-based one). */
     client_id: z.string().min(1).max(2_048).optional(),
     client_secret: credential("client_secret").optional(),

@@ -15,6 +15,8 @@
  *   Each authorization in progress has its own PKCE verifier, stored under
  *   its `state` ({@link authorizationIdOf}), so an owner may have several
  *   links out at once (two paused threads) and any of them completes.
+ *   It asks for a refresh token (`offline_access`) where the authorization
+ *   server lists that scope, and only there ({@link withOfflineAccess}, SEP-2207).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
@@ -43,6 +45,25 @@ function remembered<T extends OAuthTokens | undefined>(tokens: T): T {
 function rememberedClient<T extends OAuthClientInformationMixed | undefined>(client: T): T {
   rememberSecret("client_secret", client?.client_secret);
   return client;
+}
+
+/** The OIDC scope asking for a refresh token (SEP-2207). */
+export const OFFLINE_ACCESS = "offline_access";
+
+/**
+ * The authorization URL with `offline_access` added to its scope when the authorization server lists it in its
+ * metadata's `scopes_supported` (SEP-2207: a client that wants a refresh token asks for it there, and only there),
+ * with `prompt=consent` as OpenID Connect requires for it. Otherwise the URL is unchanged.
+ */
+export function withOfflineAccess(url: URL, discovery: OAuthDiscoveryState | undefined): URL {
+  const supported = discovery?.authorizationServerMetadata?.scopes_supported;
+  if (!Array.isArray(supported) || !supported.includes(OFFLINE_ACCESS)) return url;
+  const scopes = (url.searchParams.get("scope") ?? "").split(" ").filter(Boolean);
+  if (scopes.includes(OFFLINE_ACCESS)) return url;
+  const result = new URL(url);
+  result.searchParams.set("scope", [...scopes, OFFLINE_ACCESS].join(" "));
+  if (!result.searchParams.getAll("prompt").includes("consent")) result.searchParams.append("prompt", "consent");
+  return result;
 }
 
 /** What is kept for one owner of one server. */
@@ -287,7 +308,7 @@ export class OwnerOAuthProvider implements OAuthClientProvider {
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
-    this.authorizationUrl = authorizationUrl;
+    this.authorizationUrl = withOfflineAccess(authorizationUrl, this.discovery);
   }
 
   /** The authorization URL the SDK asked the user to be sent to, once. */

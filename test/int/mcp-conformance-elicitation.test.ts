@@ -7,17 +7,12 @@
  * answer goes back. Without the handler the server's request fails and all
  * five checks are FAILURE.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../../src/env.js";
+import { runScenario, verdicts } from "./support/conformance-suite.js";
 
-const run = promisify(execFile);
-const CLI = path.join(REPO_ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
-const CLIENT = `${process.execPath} --import tsx test/int/support/conformance-client.ts`;
 const SCENARIO = "elicitation-sep1034-client-defaults";
 
 let output: string;
@@ -32,34 +27,16 @@ afterAll(async () => {
 
 describe("MCP conformance: elicitation defaults (SEP-1034) through the host", () => {
   it("passes every check of the scenario", async () => {
-    const exitCode = await run(
-      process.execPath,
-      [CLI, "client", "--command", CLIENT, "--scenario", SCENARIO, "--timeout", "60000", "-o", output],
-      { cwd: REPO_ROOT, timeout: 90_000 },
-    ).then(
-      () => 0,
-      (error: { code?: unknown }) => (typeof error.code === "number" ? error.code : -1),
-    );
-    const [result] = await readdir(output);
-    if (!result) throw new Error("the suite saved no results");
-    const checks = JSON.parse(await readFile(path.join(output, result, "checks.json"), "utf8")) as {
-      id: string;
-      status: string;
-    }[];
-    const verdicts = Object.fromEntries(
-      checks.filter((check) => check.status !== "INFO").map((check) => [check.id, check.status]),
-    );
-    expect(verdicts).toEqual({
+    const { exitCode, checks, printed } = await runScenario(SCENARIO, output);
+    expect(verdicts(checks)).toEqual({
       "client-elicitation-sep1034-string-default": "SUCCESS",
       "client-elicitation-sep1034-integer-default": "SUCCESS",
       "client-elicitation-sep1034-number-default": "SUCCESS",
       "client-elicitation-sep1034-enum-default": "SUCCESS",
       "client-elicitation-sep1034-boolean-default": "SUCCESS",
     });
-    const stdout = (await readFile(path.join(output, result, "stdout.txt"), "utf8")).trim();
-    const printed = JSON.parse(stdout.split("\n").at(-1) ?? "{}") as { result?: { ok?: boolean; text?: string } };
-    expect(printed.result?.ok).toBe(true);
-    expect(printed.result?.text).toContain('"name":"John Doe"');
+    expect(printed).toMatchObject({ result: { ok: true } });
+    expect((printed.result as { text?: string }).text).toContain('"name":"John Doe"');
     expect(exitCode).toBe(0);
   }, 120_000);
 });

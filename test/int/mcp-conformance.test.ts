@@ -8,27 +8,15 @@
  * before the GET-stream fix, `tools_call`'s server ran the tool and the host
  * recorded `server_unavailable`.
  *
- * The scenario list is the suite's own (`conformance list`): a scenario a
- * later suite version adds fails here until the client handles it.
+ * The scenario list is the suite's own (`conformance list`, run with the Node 22 the suite needs:
+ * test/int/support/conformance-suite.ts): a scenario a later suite version adds fails here until the client
+ * handles it or REFUSED_BY_DESIGN names it with its reason (the README lists the same).
  */
-import { execFile, execFileSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../../src/env.js";
-
-const run = promisify(execFile);
-const CLI = path.join(REPO_ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
-// The suite splits the command on spaces and appends the server's URL.
-const CLIENT = `${process.execPath} --import tsx test/int/support/conformance-client.ts`;
-
-interface Check {
-  id: string;
-  status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO" | string;
-  errorMessage?: string;
-}
+import { clientScenarios, runScenario, verdicts } from "./support/conformance-suite.js";
 
 let output: string;
 
@@ -40,39 +28,7 @@ afterAll(async () => {
   await rm(output, { recursive: true, force: true });
 });
 
-/** Runs one scenario; returns the suite's exit code, its checks and what the client printed. */
-async function scenario(
-  name: string,
-): Promise<{ exitCode: number; checks: Check[]; printed: Record<string, unknown> }> {
-  const directory = path.join(output, name);
-  const exitCode = await run(
-    process.execPath,
-    [CLI, "client", "--command", CLIENT, "--scenario", name, "--timeout", "60000", "-o", directory],
-    {
-      cwd: REPO_ROOT,
-      timeout: 90_000,
-    },
-  ).then(
-    () => 0,
-    (error: { code?: unknown }) => (typeof error.code === "number" ? error.code : -1),
-  );
-  // A scenario named `auth/x` is saved under `auth/x-<time>`.
-  const parent = path.join(directory, path.dirname(name));
-  const prefix = `${path.basename(name)}-`;
-  const result = (await readdir(parent)).find((entry) => entry.startsWith(prefix));
-  if (!result) throw new Error(`the suite saved no results for ${name}`);
-  const checks = JSON.parse(await readFile(path.join(parent, result, "checks.json"), "utf8")) as Check[];
-  const stdout = (await readFile(path.join(parent, result, "stdout.txt"), "utf8")).trim();
-  const printed = stdout ? (JSON.parse(stdout.split("\n").at(-1) ?? "{}") as Record<string, unknown>) : {};
-  return { exitCode, checks, printed };
-}
-
-/** The suite's client scenarios, as `conformance list` prints them. */
-function clientScenarios(): string[] {
-  const listing = execFileSync(process.execPath, [CLI, "list"], { cwd: REPO_ROOT, encoding: "utf8" });
-  const section = listing.split(/Client scenarios[^\n]*\n/)[1] ?? "";
-  return [...section.matchAll(/^\s+- (\S+)$/gm)].map((match) => match[1] ?? "");
-}
+const scenario = (name: string) => runScenario(name, path.join(output, name));
 
 /**
  * Run with its exact verdicts by mcp-conformance-elicitation.test.ts (the
@@ -81,10 +37,32 @@ function clientScenarios(): string[] {
 const RUN_ELSEWHERE = new Set(["elicitation-sep1034-client-defaults"]);
 /** Scenarios the describe block above already runs with their exact verdicts. */
 const RUN_ABOVE = new Set(["initialize", "tools_call", "sse-retry"]);
-
-function verdicts(checks: Check[]): Record<string, string> {
-  return Object.fromEntries(checks.filter((check) => check.status !== "INFO").map((check) => [check.id, check.status]));
-}
+/**
+ * Scenarios the host refuses by design, with the reason (the README's list is this one). Each still runs: the
+ * client must end with the typed refusal, and the suite must see nothing of the flow.
+ */
+const REFUSED_BY_DESIGN: Record<string, { reason: string; code: string; failedChecks: string[] }> = {
+  "auth/cross-app-access-complete-flow": {
+    reason:
+      "cross-app access (SEP-990: an enterprise IdP's ID token exchanged for an ID-JAG, then the jwt-bearer grant) " +
+      "needs an identity-provider token for the run's owner, which Warrant does not hold; the config is refused",
+    code: "config_invalid",
+    failedChecks: ["complete-flow-token-exchange", "complete-flow-jwt-bearer"],
+  },
+};
+/** Scenarios where the host must refuse (the server is not to be trusted or never grants enough). */
+const REFUSED = new Set(["auth/scope-retry-limit", "auth/resource-mismatch"]);
+/**
+ * Checks a scenario must file as SUCCESS by id (the loop below also accepts INFO, which some of these would be
+ * when the client chose not to do what they look for: offline_access, the metadata document's client id).
+ */
+const MUST_SUCCEED: Record<string, string[]> = {
+  "auth/basic-cimd": ["cimd-client-id-used"],
+  "auth/pre-registration": ["pre-registration-auth"],
+  "auth/resource-mismatch": ["resource-mismatch-rejected"],
+  "auth/offline-access-scope": ["sep-2207-offline-access-requested"],
+  "auth/offline-access-not-supported": ["sep-2207-offline-access-not-requested"],
+};
 
 describe("MCP conformance, client scenarios, against ToolHost", () => {
   it("initialize: the handshake conforms", async () => {
@@ -119,21 +97,35 @@ describe("MCP conformance, client scenarios, against ToolHost", () => {
 describe("MCP conformance, every client scenario of the suite, through ToolHost", () => {
   const scenarios = clientScenarios();
 
-  it("the suite lists its 21 client scenarios, 17 of them auth/*", () => {
-    expect(scenarios).toHaveLength(21);
-    expect(scenarios.filter((name) => name.startsWith("auth/"))).toHaveLength(17);
+  it("the suite (0.1.16) lists its 26 client scenarios, 22 of them auth/*", () => {
+    expect(scenarios).toHaveLength(26);
+    expect(scenarios.filter((name) => name.startsWith("auth/"))).toHaveLength(22);
+    for (const name of Object.keys(REFUSED_BY_DESIGN)) expect(scenarios).toContain(name);
   });
 
-  for (const name of scenarios.filter((entry) => !RUN_ELSEWHERE.has(entry) && !RUN_ABOVE.has(entry))) {
+  const handledElsewhere = (name: string) => RUN_ELSEWHERE.has(name) || RUN_ABOVE.has(name);
+  for (const name of scenarios.filter(
+    (entry) => !handledElsewhere(entry) && !Object.hasOwn(REFUSED_BY_DESIGN, entry),
+  )) {
     it(`${name}: every check SUCCESS, no warning, the client's call ended as the scenario expects`, async () => {
       const { exitCode, checks, printed } = await scenario(name);
       const notPassed = checks.filter((check) => check.status !== "SUCCESS" && check.status !== "INFO");
       expect(notPassed).toEqual([]);
       expect(checks.some((check) => check.status === "SUCCESS")).toBe(true);
+      for (const id of MUST_SUCCEED[name] ?? []) expect(verdicts(checks)[id], id).toBe("SUCCESS");
       expect(printed).toMatchObject({ scenario: name });
-      if (name === "auth/scope-retry-limit") expect(printed).toHaveProperty("refused");
-      else if (name !== "initialize") expect(printed).toMatchObject({ result: { ok: true } });
+      if (REFUSED.has(name)) expect(printed).toHaveProperty("refused");
+      else expect(printed).toMatchObject({ result: { ok: true } });
       expect(exitCode).toBe(0);
+    }, 120_000);
+  }
+
+  for (const [name, refusal] of Object.entries(REFUSED_BY_DESIGN)) {
+    it(`${name}: refused by design with ${refusal.code}, before the host contacts any server`, async () => {
+      const { checks, printed } = await scenario(name);
+      expect(printed).toEqual({ scenario: name, refused: "config", code: refusal.code });
+      // The suite saw no step of the flow: each of its checks is the one it files for a step never taken.
+      expect(verdicts(checks)).toEqual(Object.fromEntries(refusal.failedChecks.map((id) => [id, "FAILURE"])));
     }, 120_000);
   }
 });

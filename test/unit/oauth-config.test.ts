@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/policy/config.js";
-import { credentialNames } from "../../src/oauth/config.js";
+import { CROSS_APP_ACCESS_REFUSED, credentialNames } from "../../src/oauth/config.js";
 
 const configWith = (auth: Record<string, unknown>, server: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -59,5 +59,34 @@ describe("OAuth server config", () => {
     expect(errorOf(configWith({ ...code, scopes: ["read write"] }))).toMatch(/scope/);
     expect(errorOf(configWith({ ...code, scopes: ["a\u0000"] }))).toMatch(/scope/);
     expect(errorOf(configWith({ ...code, max_authorization_attempts: 10 }))).toBeTruthy();
+  });
+
+  it("parses authorization_code with a pre-registered client id and secret (no registration)", () => {
+    const config = parseConfig(configWith({ ...code, client_id: "pre-registered-client", client_secret: "${SECRET}" }));
+    expect(config.servers["tickets"]).toMatchObject({ auth: { client_id: "pre-registered-client" } });
+    expect(credentialNames(config.servers)).toEqual(["SECRET"]);
+  });
+
+  it("refuses cross-app access (ID-JAG token exchange, jwt-bearer) by design, whatever the grant is called", () => {
+    for (const grant of [
+      "cross_app_access",
+      "jwt_bearer",
+      "token_exchange",
+      "urn:ietf:params:oauth:grant-type:jwt-bearer",
+      "urn:ietf:params:oauth:grant-type:token-exchange",
+    ]) {
+      const message = errorOf(configWith({ ...credentials, grant }));
+      expect(message).toContain("servers.tickets.auth.grant");
+      expect(message).toContain(CROSS_APP_ACCESS_REFUSED);
+    }
+  });
+
+  it("refuses an unknown, wrong-typed or oversized grant as config_invalid, not as cross-app access", () => {
+    for (const grant of ["password", 7, null, ["authorization_code"], { jwt: true }, "x".repeat(100_000)]) {
+      const message = errorOf(configWith({ ...credentials, grant }));
+      expect(message).toContain("servers.tickets.auth.grant");
+      expect(message).not.toContain(CROSS_APP_ACCESS_REFUSED);
+      expect(message.length).toBeLessThan(400);
+    }
   });
 });

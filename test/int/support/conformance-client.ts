@@ -20,6 +20,7 @@
  */
 import { findPrincipal, loadPrincipalDirectory } from "../../../src/auth/principal.js";
 import { loadSettings } from "../../../src/env.js";
+import { WarrantError } from "../../../src/errors.js";
 import type { Authorize } from "../../../src/oauth/authorization.js";
 import { connectTools } from "../../../src/mcp/tool-host.js";
 import { parseConfig } from "../../../src/policy/config.js";
@@ -27,10 +28,21 @@ import { parseConfig } from "../../../src/policy/config.js";
 /** What a scenario's server expects: the tool to call (and its arguments) and how to authorize. */
 interface Scenario {
   call?: { tool: string; args: Record<string, unknown> };
-  /** `authorization_code`: the SDK's discovery, registration and PKCE, the browser step played here. */
-  auth?: "authorization_code" | "client_credentials_basic" | "client_credentials_jwt";
+  /**
+   * `authorization_code`: the SDK's discovery, registration and PKCE, the browser step played here;
+   * `authorization_code_preregistered`: the same with the client id and secret the suite gives (no registration);
+   * `cross_app_access`: what such a config would ask for, refused by design at config load (src/oauth/config.ts).
+   */
+  auth?:
+    | "authorization_code"
+    | "authorization_code_preregistered"
+    | "client_credentials_basic"
+    | "client_credentials_jwt"
+    | "cross_app_access";
   /** The server never grants enough: the host must give up after its authorization attempts (a typed refusal). */
   refused?: true;
+  /** The host refuses the server's configuration by design: the client prints the error's code. */
+  refusedByDesign?: true;
   /** Answered by the host's elicitation handler (src/mcp elicitation, issue 25 item 3). */
   elicitation?: true;
 }
@@ -64,6 +76,12 @@ const SCENARIOS: Record<string, Scenario> = {
   "auth/token-endpoint-auth-none": authorizationCode,
   "auth/client-credentials-jwt": { auth: "client_credentials_jwt", call: AUTH_CALL },
   "auth/client-credentials-basic": { auth: "client_credentials_basic", call: AUTH_CALL },
+  "auth/pre-registration": { auth: "authorization_code_preregistered", call: AUTH_CALL },
+  // The protected resource metadata names another resource: the host refuses before any authorization request.
+  "auth/resource-mismatch": { ...authorizationCode, refused: true },
+  "auth/offline-access-scope": authorizationCode,
+  "auth/offline-access-not-supported": authorizationCode,
+  "auth/cross-app-access-complete-flow": { auth: "cross_app_access", call: AUTH_CALL, refusedByDesign: true },
 };
 
 /** The client id the suite's CIMD scenario expects (an https URL: a Client ID Metadata Document). */
@@ -97,6 +115,27 @@ function authFor(kind: Scenario["auth"]): { auth?: Record<string, unknown>; cred
           redirect_uri: REDIRECT_URI,
         },
         credentials: {},
+      };
+    case "authorization_code_preregistered":
+      return {
+        auth: {
+          type: "oauth",
+          grant: "authorization_code",
+          client_id: text("client_id"),
+          client_secret: "${CONFORMANCE_CLIENT_SECRET}",
+          redirect_uri: REDIRECT_URI,
+        },
+        credentials: { CONFORMANCE_CLIENT_SECRET: text("client_secret") },
+      };
+    case "cross_app_access":
+      return {
+        auth: {
+          type: "oauth",
+          grant: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+          client_id: text("client_id"),
+          client_secret: "${CONFORMANCE_CLIENT_SECRET}",
+        },
+        credentials: { CONFORMANCE_CLIENT_SECRET: text("client_secret") },
       };
     case "client_credentials_basic":
       return {
@@ -135,7 +174,7 @@ const authorize: Authorize = async ({ url: authorizationUrl }) => {
 
 const { auth, credentials } = authFor(scenario.auth);
 const call = scenario.call;
-const config = parseConfig(
+const config = parseConfigOrRefuse(
   JSON.stringify({
     servers: {
       conformance: {
@@ -151,6 +190,18 @@ const config = parseConfig(
   "conformance config",
 );
 const settings = loadSettings({});
+
+/** The config, or (a scenario refused by design) one line naming the typed error's code, and exit 0. */
+function parseConfigOrRefuse(text: string, source: string): ReturnType<typeof parseConfig> {
+  try {
+    return parseConfig(text, source);
+  } catch (error) {
+    if (!scenario.refusedByDesign) throw error;
+    const code = error instanceof WarrantError ? error.code : "unknown";
+    process.stdout.write(`${JSON.stringify({ scenario: name, refused: "config", code })}\n`);
+    process.exit(0);
+  }
+}
 const principal = findPrincipal(await loadPrincipalDirectory(settings.principalsPath), "dana");
 /** One line for the test: the scenario, the listed tools and the call's result (or the refusal). */
 const print = (line: Record<string, unknown>): void =>
