@@ -50,7 +50,7 @@ const databaseUrl = z
     if (parsed.hostname === "") context.addIssue({ code: "custom", message: "has no host" });
   });
 
-const EnvSchema = z.object({
+export const EnvSchema = z.object({
   DATABASE_URL: databaseUrl,
   WARRANT_DATA_DIR: z.string().min(1).optional(),
   WARRANT_CONFIG: z.string().min(1).optional(),

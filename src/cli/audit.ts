@@ -12,9 +12,7 @@ import type { ChainBreak, VerifyReport } from "../audit/chain.js";
 import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 import { findServer, operatorToken, requestJson } from "./server-client.js";
-
-const USAGE = `usage: npm run audit -- verify [RUN_ID] [--json]
-  Recomputes the audit chains of all runs (or of RUN_ID) and names the first broken link.`;
+import { AUDIT_USAGE as USAGE } from "./usage.js";
 
 function describe(broken: ChainBreak): string {
   const key = Object.entries(broken.key)

@@ -39,20 +39,7 @@ import { renderReplay, replay } from "../trace/replay.js";
 import { commandLine, RUN_ID, usageError, type CommandLine } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
 import { traceOf, withHistory } from "./history-reader.js";
-
-const USAGE = `usage: npm run policy -- check [--config FILE]
-       npm run policy -- schema [--config FILE]
-       npm run policy -- matrix [--config FILE] [--principals FILE] [--json]
-       npm run policy -- explain RUN_ID [CALL_ID] [--json]
-       npm run policy -- replay (RUN_ID… | --last N) [--config FILE] [--policies FILE[,FILE…]] [--engine builtin|cedar]
-                            [--principals FILE] [--json]
-  check    validate a config as the server does, every problem with its path (exit 1 on an error)
-  schema   the Cedar schema (entity types, one action per contracted tool) for policy.cedar.schema
-  matrix   per principal and stage: the tools offered, withheld and why, and who must review
-  explain  a recorded run's proposals: the checks each passed, the one that refused it, review, execution
-  replay   re-decide recorded proposals under another config, other Cedar policies (--policies, with the config's
-           schema) or the other engine (--engine), and list the decisions that change
-  Nothing is changed and no tool is called.`;
+import { POLICY_USAGE as USAGE } from "./usage.js";
 
 const CALL_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const MAX_LAST = 1_000;

@@ -30,17 +30,7 @@ import { deviceIssuer, deviceSignIn } from "./device-sign-in.js";
 import { openDatabase } from "../stores/open-database.js";
 import { exitOnConfigError } from "./config-errors.js";
 import { CliError } from "../errors.js";
-
-const USAGE = `usage: npm run token -- --user <id> [--ttl <seconds>]
-       npm run token -- --device [--issuer <url>]
-       npm run token -- --revoke <jti>
-       npm run token -- --revoke-user <id>
-  --user         mints a bearer token for a principal of the directory (WARRANT_PRINCIPALS)
-  --ttl          lifetime in seconds, 1..${MAX_API_TOKEN_TTL_SECONDS} (default ${DEFAULT_API_TOKEN_TTL_SECONDS})
-  --device       signs in with the identity provider of auth.oidc (device authorization grant)
-  --issuer       which issuer of auth.oidc (default: the first with a client_id)
-  --revoke       revokes one token by its id (printed when it was minted)
-  --revoke-user  revokes every token of the user issued until now`;
+import { TOKEN_USAGE as USAGE } from "./usage.js";
 
 type Values = {
   user?: string | undefined;

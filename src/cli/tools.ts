@@ -26,17 +26,7 @@ import { exitOnConfigError } from "./config-errors.js";
 import { toolsBackend } from "./tools-backend.js";
 import { connectHost } from "./tools-connect.js";
 import { disconnect, validUserId } from "./tools-disconnect.js";
-
-const USAGE = `usage: npm run tools -- list [--json]
-       npm run tools -- diff NAME
-       npm run tools -- approve NAME [--by WHO]
-       npm run tools -- disconnect SERVER --user ID
-       npm run tools -- connect SERVER
-  list     every tool: server, risk, whether it is served now, pin state and hash
-  diff     what changed in the definition the server serves now for tool NAME since it was pinned
-  approve  pin the served definition of NAME (WHO defaults to the OS user)
-  disconnect  remove the OAuth tokens user ID holds for SERVER (the next call asks them to authorize again)
-  connect  authorize the deployment to list SERVER's tools (an authorization_code server; runs still ask each owner)`;
+import { TOOLS_USAGE as USAGE } from "./usage.js";
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 

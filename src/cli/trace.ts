@@ -19,10 +19,7 @@ import { renderTrace } from "../trace/render.js";
 import type { RunTrace } from "../trace/trace-entries.js";
 import { commandLine, RUN_ID, usageError } from "./command-line.js";
 import { exitOnConfigError } from "./config-errors.js";
-
-const USAGE = `usage: npm run trace -- RUN_ID [--json] [--otlp]
-  Prints one run's timeline from the database. --json: the trace as JSON.
-  --otlp: also export it as OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT.`;
+import { TRACE_USAGE as USAGE } from "./usage.js";
 
 interface Options {
   runId: string;

@@ -171,23 +171,28 @@ export type PolicyEngineConfig = z.infer<typeof PolicyEngineConfigSchema>;
 
 export const WarrantConfigSchema = z
   .object({
-    servers: z.record(z.string().regex(NAME), ServerConfigSchema),
-    tools: z.record(z.string().regex(NAME), ToolContractSchema),
-    /** Who may decide a review, per risk (DESIGN §8). */
-    review_policy: ReviewPolicySchema,
-    /** Which engine decides the `authorized` check. */
-    policy: PolicyEngineConfigSchema,
+    servers: z
+      .record(z.string().regex(NAME), ServerConfigSchema)
+      .describe("The MCP servers, by name: a stdio command or an HTTP URL."),
+    tools: z
+      .record(z.string().regex(NAME), ToolContractSchema)
+      .describe("Tool contracts, by tool name: a tool no contract names is never offered."),
+    review_policy: ReviewPolicySchema.describe("Who may decide a review, per risk (DESIGN §8)."),
+    policy: PolicyEngineConfigSchema.describe("Which engine decides the `authorized` check: builtin or cedar."),
     selection: z
       .object({ max_tools: z.number().int().min(1).max(128).default(8) })
       .strict()
-      .default({ max_tools: 8 }),
-    /** Prices of the models a model planner may use (USD per million tokens); unlisted models cost 0. */
-    models: z.record(z.string().min(1).max(128), ModelPriceSchema).default({}),
-    /** How long a server's question (elicitation) waits for the run's owner before it is declined. */
+      .default({ max_tools: 8 })
+      .describe("How many tools a step offers at most, the most relevant first."),
+    models: z
+      .record(z.string().min(1).max(128), ModelPriceSchema)
+      .default({})
+      .describe("Prices of the models a model planner may use (USD per million tokens); unlisted models cost 0."),
     elicitation: z
       .object({ timeout_ms: z.number().int().min(1_000).max(3_600_000).default(120_000) })
       .strict()
-      .default({ timeout_ms: 120_000 }),
+      .default({ timeout_ms: 120_000 })
+      .describe("How long a server's question (elicitation) waits for the run's owner before it is declined."),
     /**
      * Secret shapes to redact besides the built-in ones (src/secrets/scanner.ts), by kind:
      * `{"internal_token": "\\bint_[A-Za-z0-9]{24,}"}`.
@@ -195,11 +200,12 @@ export const WarrantConfigSchema = z
     secrets: z
       .object({ patterns: z.record(z.string(), z.string().min(1).max(500)).default({}) })
       .strict()
-      .default({ patterns: {} }),
-    /** Where run webhooks may be sent and how they are retried (src/policy/webhook-config.ts). */
-    webhooks: WebhooksConfigSchema,
-    /** Sign-in from the organization's OpenID Connect provider (src/auth/oidc-config.ts); absent: dev tokens only. */
-    auth: AuthConfigSchema,
+      .default({ patterns: {} })
+      .describe("Secret shapes to redact besides the built-in ones, by kind (regular expressions)."),
+    webhooks: WebhooksConfigSchema.describe("Where run webhooks may be sent and how they are retried."),
+    auth: AuthConfigSchema.describe(
+      "Sign-in from the organization's OpenID Connect provider; absent: dev tokens only.",
+    ),
   })
   .strict()
   .superRefine((config, context) => {
