@@ -98,6 +98,9 @@ const STATUS: Record<ApiErrorCode, number> = {
   internal_error: 500,
 };
 
+/** Every code the API answers with (the OpenAPI document's error body lists them). */
+export const API_ERROR_CODES = Object.keys(STATUS) as ApiErrorCode[];
+
 /**
  * Seconds a client should wait before retrying, sent as `Retry-After`: a
  * principal's run slot frees when one of its runs ends, a pool connection

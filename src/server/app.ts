@@ -44,6 +44,7 @@ import type { ServedGraph } from "./runs/types.js";
 import { startQueueWorker } from "./runs/queue.js";
 import type { RunManager } from "./runs/manager.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
+import { registerOpenApiRoutes } from "./openapi/docs-page.js";
 
 export interface AppOptions {
   manager: RunManager;
@@ -187,6 +188,9 @@ export function createApp(options: AppOptions): Hono<Env> {
       },
     }),
   );
+
+  // The API's OpenAPI document and its reference page (openapi/): public, like /info.
+  registerOpenApiRoutes(app, options.version);
 
   const verifier = options.verifier ?? tokenVerifier({ secret: options.secret });
   if (options.operator)

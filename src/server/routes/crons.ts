@@ -62,7 +62,7 @@ const REFUSED = {
 } as const;
 const refusedKeys = Object.fromEntries(Object.keys(REFUSED).map((key) => [key, z.unknown().optional()]));
 
-const CronCreate = z
+export const CronCreate = z
   .object({
     assistant_id: SafeId,
     schedule: z.unknown(),
@@ -78,7 +78,7 @@ const CronCreate = z
   })
   .strict();
 
-const CronUpdate = z
+export const CronUpdate = z
   .object({
     schedule: z.unknown().optional(),
     timezone: z.unknown().optional(),
@@ -92,7 +92,7 @@ const CronUpdate = z
   })
   .strict();
 
-const CronSearchBody = z
+export const CronSearchBody = z
   .object({
     assistant_id: SafeId.nullable().optional(),
     thread_id: z.string().uuid().nullable().optional(),
@@ -109,7 +109,7 @@ const CronSearchBody = z
   })
   .strict();
 
-const CronCountBody = CronSearchBody.pick({ assistant_id: true, thread_id: true, metadata: true });
+export const CronCountBody = CronSearchBody.pick({ assistant_id: true, thread_id: true, metadata: true });
 
 function parsed<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   const result = schema.safeParse(raw ?? {});
