@@ -63,7 +63,8 @@ export function exchangeChecker(document: Json): (exchange: Exchange) => string[
     if (!content) return exchange.response === null ? errors : [...errors, `${where}: the document says no body`];
     if (content["*/*"]) return errors;
     const media = content[exchange.type ?? ""] ?? (exchange.type === "" ? undefined : undefined);
-    if (!media) return [...errors, `${where}: ${exchange.type || "no content type"} not in ${Object.keys(content).join(", ")}`];
+    if (!media)
+      return [...errors, `${where}: ${exchange.type || "no content type"} not in ${Object.keys(content).join(", ")}`];
     if (exchange.type === "application/json" && media.schema)
       errors.push(...check(media.schema, exchange.response, `${where} response`));
     return errors;

@@ -42,13 +42,15 @@ describe("the OpenAPI document", () => {
   });
 
   it("lists every route the server registers, and no other", () => {
-    const documented = Object.entries(paths).flatMap(([p, item]) => Object.keys(item).map((method) => `${method} ${p}`));
+    const documented = Object.entries(paths).flatMap(([p, item]) =>
+      Object.keys(item).map((method) => `${method} ${p}`),
+    );
     expect([...new Set(registeredRoutes())].sort()).toEqual([...documented].sort());
   });
 
   it("answers every error with the typed error body, naming every code", () => {
-    const error = (document["components"] as { schemas: { Error: { properties: { error: { enum: string[] } } } } }).schemas
-      .Error;
+    const error = (document["components"] as { schemas: { Error: { properties: { error: { enum: string[] } } } } })
+      .schemas.Error;
     for (const code of API_ERROR_CODES) expect(error.properties.error.enum).toContain(code);
     for (const [p, item] of Object.entries(paths))
       for (const [method, operation] of Object.entries(item)) {
