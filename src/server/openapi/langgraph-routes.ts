@@ -320,7 +320,7 @@ const store: RouteSpec[] = [
     summary: "Search items",
     auth: "bearer",
     body: SearchItems,
-    ok: { 200: json("the items", z.object({ items: z.array(StoreItemSchema) })) },
+    ok: { 200: json("the items", z.looseObject({ items: z.array(StoreItemSchema) })) },
   },
   {
     method: "post",
@@ -329,7 +329,7 @@ const store: RouteSpec[] = [
     summary: "List namespaces",
     auth: "bearer",
     body: ListNamespaces,
-    ok: { 200: json("the namespaces", z.object({ namespaces: z.array(z.array(z.string())) })) },
+    ok: { 200: json("the namespaces", z.looseObject({ namespaces: z.array(z.array(z.string())) })) },
   },
 ];
 

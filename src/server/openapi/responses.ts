@@ -10,7 +10,7 @@ import { API_ERROR_CODES } from "../api-error.js";
 /** Codes answered outside `ApiError`: the operator routes' lost race and the dev sign-in's unknown user. */
 const OTHER_ERROR_CODES = ["conflict", "principal_unknown"] as const;
 
-export const ErrorBody = z.object({
+export const ErrorBody = z.looseObject({
   error: z.enum([...API_ERROR_CODES, ...OTHER_ERROR_CODES]).describe("the typed error code"),
   message: z.string().describe("what went wrong, for a person; never echoes the request"),
 });
@@ -33,7 +33,7 @@ export const ThreadSchema = z
 /** A search's rows: `select` may name any subset of the fields. */
 export const ThreadRows = z.array(ThreadSchema.partial());
 
-export const RunSchema = z.object({
+export const RunSchema = z.looseObject({
   run_id: z.string(),
   thread_id: z.string().nullable(),
   assistant_id: z.string(),
@@ -76,7 +76,7 @@ export const CronSchema = z
   })
   .partial();
 
-export const StoreItemSchema = z.object({
+export const StoreItemSchema = z.looseObject({
   namespace: z.array(z.string()),
   key: z.string(),
   value: JsonObject,
@@ -85,18 +85,18 @@ export const StoreItemSchema = z.object({
   score: z.number().nullable().optional(),
 });
 
-export const ReviewSchema = z.object({ thread_id: z.string(), owner: z.string(), review: z.unknown() }).partial();
+export const ReviewSchema = z.looseObject({ thread_id: z.string(), owner: z.string(), review: z.unknown() }).partial();
 
 export const ElicitationSchema = z
   .object({ elicitation_id: z.string(), server: z.string(), message: z.string(), expires_at: Timestamp })
   .partial();
 
-export const Health = z.object({
+export const Health = z.looseObject({
   ok: z.boolean(),
   accepting_runs: z.boolean().optional(),
   error: z.string().optional(),
 });
-export const Info = z.object({ version: z.string(), name: z.string(), flags: z.record(z.string(), z.boolean()) });
+export const Info = z.looseObject({ version: z.string(), name: z.string(), flags: z.record(z.string(), z.boolean()) });
 export const Count = z.number().int().min(0);
 /** A value this document does not describe further (JSON of the route's own shape). */
 export const AnyJson = z.unknown();

@@ -13,7 +13,7 @@ import { DevTokenRequest } from "../web.js";
 import { empty, html, json, type RouteSpec } from "./registry.js";
 import { ElicitationSchema, Health, Info, ReviewSchema } from "./responses.js";
 
-const JsonRpc = z.object({ jsonrpc: z.literal("2.0") }).loose();
+const JsonRpc = z.looseObject({ jsonrpc: z.literal("2.0") });
 
 const discovery: RouteSpec[] = [
   {
@@ -104,7 +104,7 @@ const reviews: RouteSpec[] = [
     tag: "reviews",
     summary: "The reviews the caller may decide",
     auth: "bearer",
-    ok: { 200: json("the inbox", z.object({ reviews: z.array(ReviewSchema) })) },
+    ok: { 200: json("the inbox", z.looseObject({ reviews: z.array(ReviewSchema) })) },
   },
   {
     method: "get",
@@ -130,7 +130,7 @@ const reviews: RouteSpec[] = [
     tag: "elicitations",
     summary: "A thread's open questions from tool servers",
     auth: "bearer",
-    ok: { 200: json("the questions", z.object({ elicitations: z.array(ElicitationSchema) })) },
+    ok: { 200: json("the questions", z.looseObject({ elicitations: z.array(ElicitationSchema) })) },
   },
   {
     method: "post",
@@ -140,7 +140,10 @@ const reviews: RouteSpec[] = [
     auth: "bearer",
     body: AnswerSchema,
     ok: {
-      200: json("answered", z.object({ elicitation_id: z.string(), status: AnswerSchema.options[0].shape.action })),
+      200: json(
+        "answered",
+        z.looseObject({ elicitation_id: z.string(), status: AnswerSchema.options[0].shape.action }),
+      ),
     },
     errors: [403, 409],
   },
@@ -173,7 +176,7 @@ const oauth: RouteSpec[] = [
     ok: {
       200: json(
         "connected",
-        z.object({ server: z.string(), thread_id: z.string(), run_id: z.string().nullable() }).loose(),
+        z.looseObject({ server: z.string(), thread_id: z.string(), run_id: z.string().nullable() }),
       ),
     },
     errors: [403],
@@ -195,7 +198,7 @@ const operator: RouteSpec[] = [
     tag: "operator",
     summary: "Verify the audit chain",
     auth: "operator",
-    query: z.object({ run_id: z.string().optional() }),
+    query: z.looseObject({ run_id: z.string().optional() }),
     ok: { 200: json("the verification") },
   },
   {
@@ -204,7 +207,7 @@ const operator: RouteSpec[] = [
     tag: "operator",
     summary: "Tools and their pins",
     auth: "operator",
-    ok: { 200: json("the tools", z.object({ tools: z.unknown() })) },
+    ok: { 200: json("the tools", z.looseObject({ tools: z.unknown() })) },
   },
   {
     method: "get",
@@ -212,7 +215,7 @@ const operator: RouteSpec[] = [
     tag: "operator",
     summary: "A tool's pin",
     auth: "operator",
-    ok: { 200: json("the pin", z.object({ pin: z.unknown() }).loose()) },
+    ok: { 200: json("the pin", z.looseObject({ pin: z.unknown() })) },
   },
   {
     method: "post",
@@ -221,7 +224,7 @@ const operator: RouteSpec[] = [
     summary: "Approve a tool's changed definition",
     auth: "operator",
     body: ApproveBody,
-    ok: { 200: json("the pin", z.object({ pin: z.unknown() })) },
+    ok: { 200: json("the pin", z.looseObject({ pin: z.unknown() })) },
     errors: [409],
   },
   {
@@ -268,7 +271,7 @@ const page: RouteSpec[] = [
     summary: "Dev sign-in: a token for a principal (dev mode only)",
     auth: "none",
     body: DevTokenRequest,
-    ok: { 200: json("the token", z.object({ token: z.string(), expires_in: z.number() })) },
+    ok: { 200: json("the token", z.looseObject({ token: z.string(), expires_in: z.number() })) },
   },
   {
     method: "get",
@@ -277,7 +280,10 @@ const page: RouteSpec[] = [
     summary: "The signed-in user's principal, budgets and tools",
     auth: "bearer",
     ok: {
-      200: json("the session", z.object({ principal: z.unknown(), budgets: z.unknown(), tools: z.array(z.unknown()) })),
+      200: json(
+        "the session",
+        z.looseObject({ principal: z.unknown(), budgets: z.unknown(), tools: z.array(z.unknown()) }),
+      ),
     },
   },
 ];
