@@ -304,6 +304,9 @@ export const API_ERROR_STATUS: Record<ApiErrorCode, number> = {
   internal_error: 500,
 };
 
+/** Every code the API answers with (the OpenAPI document's error body lists them). */
+export const API_ERROR_CODES = Object.keys(API_ERROR_STATUS) as ApiErrorCode[];
+
 /** A refusal of the HTTP API: a typed code and its status. */
 export class ApiError extends WarrantError {
   declare readonly code: ApiErrorCode;

@@ -43,6 +43,7 @@ import { startQueueWorker } from "./runs/queue.js";
 import type { RunManager } from "./runs/manager.js";
 import { registerPageRoutes, registerSessionRoutes, type WebOptions } from "./web.js";
 import { isDatabaseBusy, isDatabaseUnavailable, isApiError, ApiError } from "../errors.js";
+import { registerOpenApiRoutes } from "./openapi/docs-page.js";
 
 export interface AppOptions {
   manager: RunManager;
@@ -186,6 +187,9 @@ export function createApp(options: AppOptions): Hono<Env> {
       },
     }),
   );
+
+  // The API's OpenAPI document and its reference page (openapi/): public, like /info.
+  registerOpenApiRoutes(app, options.version);
 
   const verifier = options.verifier ?? tokenVerifier({ secret: options.secret });
   if (options.operator)

@@ -120,7 +120,7 @@ export async function webOptions(
   };
 }
 
-const DevTokenRequest = z.object({ user: z.string().min(1).max(64) }).strict();
+export const DevTokenRequest = z.object({ user: z.string().min(1).max(64) }).strict();
 
 const failure = (c: Context<Env>, status: 400 | 404 | 422 | 503, code: string, message: string) =>
   c.json({ error: code, message }, status);

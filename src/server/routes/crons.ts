@@ -63,7 +63,7 @@ const REFUSED = {
 } as const;
 const refusedKeys = Object.fromEntries(Object.keys(REFUSED).map((key) => [key, z.unknown().optional()]));
 
-const CronCreate = z
+export const CronCreate = z
   .object({
     assistant_id: SafeId,
     schedule: z.unknown(),
@@ -79,7 +79,7 @@ const CronCreate = z
   })
   .strict();
 
-const CronUpdate = z
+export const CronUpdate = z
   .object({
     schedule: z.unknown().optional(),
     timezone: z.unknown().optional(),
@@ -93,7 +93,7 @@ const CronUpdate = z
   })
   .strict();
 
-const CronSearchBody = z
+export const CronSearchBody = z
   .object({
     assistant_id: SafeId.nullable().optional(),
     thread_id: z.string().uuid().nullable().optional(),
@@ -110,7 +110,7 @@ const CronSearchBody = z
   })
   .strict();
 
-const CronCountBody = CronSearchBody.pick({ assistant_id: true, thread_id: true, metadata: true });
+export const CronCountBody = CronSearchBody.pick({ assistant_id: true, thread_id: true, metadata: true });
 
 function parsed<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   const result = schema.safeParse(raw ?? {});

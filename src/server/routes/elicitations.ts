@@ -25,7 +25,7 @@ import { ApiError } from "../../errors.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const AnswerSchema = z.discriminatedUnion("action", [
+export const AnswerSchema = z.discriminatedUnion("action", [
   z.object({ action: z.literal("accept"), content: z.unknown() }).strict(),
   z.object({ action: z.literal("decline") }).strict(),
   z.object({ action: z.literal("cancel") }).strict(),

@@ -38,7 +38,7 @@ const Param = z
   .min(1)
   .max(MAX_PARAM_CHARS)
   .regex(/^[\x21-\x7e]+$/, "printable ASCII only");
-const CallbackSchema = z.object({ code: Param, state: Param }).strict();
+export const CallbackSchema = z.object({ code: Param, state: Param }).strict();
 /** At most this many other paused threads of the owner are looked at and resumed by one callback. */
 const MAX_RESUMED = 50;
 const PendingConnectSchema = z.object({ connect: z.array(z.object({ server: z.string() })).nullish() });

@@ -39,7 +39,7 @@ export interface OperatorOptions {
 
 const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const ApproveBody = z.object({
+export const ApproveBody = z.object({
   by: z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/),
   served_hash: z
     .string()
@@ -47,7 +47,7 @@ const ApproveBody = z.object({
     .optional(),
 });
 
-const ReplayBody = z.union([
+export const ReplayBody = z.union([
   z.object({ run_ids: z.array(z.string().regex(RUN_ID)).min(1).max(100) }).strict(),
   z.object({ last: z.number().int().min(1).max(1_000) }).strict(),
 ]);

@@ -24,11 +24,11 @@ import { isStoreInputError, ApiError } from "../../errors.js";
 
 const Json = z.unknown();
 
-const PutItem = z
+export const PutItem = z
   .object({ namespace: Json, key: Json, value: Json, index: Json.optional(), ttl: Json.optional() })
   .strict();
-const DeleteItem = z.object({ namespace: Json, key: Json }).strict();
-const SearchItems = z
+export const DeleteItem = z.object({ namespace: Json, key: Json }).strict();
+export const SearchItems = z
   .object({
     namespace_prefix: Json.optional(),
     filter: Json.optional(),
@@ -38,13 +38,22 @@ const SearchItems = z
     refresh_ttl: z.boolean().nullable().optional(),
   })
   .strict();
-const ListNamespaces = z
+export const ListNamespaces = z
   .object({
     prefix: Json.optional(),
     suffix: Json.optional(),
     max_depth: Json.optional(),
     limit: Json.optional(),
     offset: Json.optional(),
+  })
+  .strict();
+
+/** `GET /store/items`: the query, every value a string (`namespace` dotted). */
+export const StoreItemQuery = z
+  .object({
+    namespace: z.string().max(4096).optional(),
+    key: z.string().max(1024),
+    refresh_ttl: z.string().max(16).optional(),
   })
   .strict();
 
@@ -93,12 +102,9 @@ export function registerStoreRoutes(app: Hono<Env>, context: RouteContext, table
   });
 
   app.get("/store/items", async (c) => {
-    const extra = Object.keys(c.req.queries()).filter((name) => !["namespace", "key", "refresh_ttl"].includes(name));
-    if (extra.length > 0) throw new ApiError("invalid_request", `${extra[0]}: not a parameter of this route`);
-    const namespaceText = c.req.query("namespace") ?? "";
-    const namespace = namespaceText === "" ? [] : namespaceText.split(".");
-    const key = c.req.query("key");
-    if (key === undefined) throw new ApiError("invalid_request", "key: is required");
+    const query = parsed(StoreItemQuery, c.req.query());
+    const namespace = (query.namespace ?? "") === "" ? [] : (query.namespace ?? "").split(".");
+    const key = query.key;
     const [item] = await guarded(() => storeOf(context.principalOf(c)).batch([{ namespace, key }]));
     // As LangGraph's server answers (the SDK's `getItem` gives `Item | null`): a missing item, or another
     // user's (never visible: the namespace is under the caller's prefix), is 200 `null`.

@@ -13,6 +13,7 @@
  * directory, and nothing else.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { noteApiServer } from "../../support/record-traffic.js";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import fs from "node:fs/promises";
@@ -195,6 +196,7 @@ export async function spawnServer(env: Record<string, string>, limitMs = 170_000
   };
   try {
     server.url = await Promise.race([url, stalled()]);
+    noteApiServer(server.url);
   } catch (error) {
     listening = true;
     await killGroup(child, pid);

@@ -17,6 +17,7 @@ import { decide } from "../../../src/domains/rules-planner.js";
 import { startServer, type StartedServer } from "../../../src/server/server.js";
 import { databaseCalendarEvents, storedCalendarEvents } from "./calendar.js";
 import { fetchAs } from "./http.js";
+import { noteApiServer } from "../../support/record-traffic.js";
 import { createTestDatabase, type TestDatabase } from "./postgres.js";
 
 export interface TestServer {
@@ -134,6 +135,7 @@ export async function startTestServer(
     if (!shared) await database.drop();
     throw error;
   }
+  noteApiServer(server.url);
   const directory = await loadPrincipalDirectory(settings.principalsPath);
   const principal = async (user: string) => findPrincipal(directory, user);
   const token = async (user: string) => mintApiToken(secret, await principal(user));

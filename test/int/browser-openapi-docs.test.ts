@@ -1,0 +1,90 @@
+/**
+ * `/docs` renders in Chromium with no network: every request that leaves the
+ * loopback host fails the test. `/openapi.json` is served without a token,
+ * is the document the page shows, and carries the page's strict CSP only on /docs.
+ */
+import type { AddressInfo } from "node:net";
+import { serve, type ServerType } from "@hono/node-server";
+import { Hono } from "hono";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Env } from "../../src/server/context.js";
+import { registerOpenApiRoutes } from "../../src/server/openapi/docs-page.js";
+import { BROWSER_TESTS_RUN, launchBrowser, type TestBrowser } from "./support/browser.js";
+
+// The two routes as app.ts registers them, behind a stand-in for its token check (the rest of the API needs one).
+let listener: ServerType;
+const server = { url: "" };
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  const app = new Hono<Env>();
+  registerOpenApiRoutes(app, "test");
+  app.use("*", async (c) => c.json({ error: "token_missing", message: "a token is required" }, 401));
+  await new Promise<void>((resolve) => {
+    listener = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve());
+  });
+  server.url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  if (BROWSER_TESTS_RUN) browser = await launchBrowser();
+}, 180_000);
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => listener?.close(resolve));
+}, 60_000);
+
+const local = (url: string) => ["127.0.0.1", "localhost", "[::1]"].includes(new URL(url).hostname);
+
+/** Blocks (and remembers) every request that is not to the loopback host. */
+async function offline(page: Page): Promise<string[]> {
+  const outside: string[] = [];
+  await page.route("**/*", async (route) => {
+    const url = route.request().url();
+    if (url.startsWith("data:") || local(url)) return route.continue();
+    outside.push(url);
+    return route.abort("internetdisconnected");
+  });
+  return outside;
+}
+
+describe("/openapi.json and /docs", () => {
+  it("serves the document without a token; the API still needs one", async () => {
+    const answer = await fetch(`${server.url}/openapi.json`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-type")).toMatch(/^application\/json/);
+    const document = (await answer.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(document.openapi).toBe("3.1.0");
+    expect(Object.keys(document.paths)).toContain("/reviews/{thread_id}");
+    expect((await fetch(`${server.url}/threads/search`, { method: "POST" })).status).toBe(401);
+    const page = await fetch(`${server.url}/docs`);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+  });
+
+  it.skipIf(!BROWSER_TESTS_RUN)("renders every operation in Chromium with the network blocked", async () => {
+    const page = await browser.page();
+    const outside = await offline(page);
+    const failed: string[] = [];
+    page.on("requestfailed", (request) => failed.push(request.url()));
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text());
+    });
+    const response = await page.goto(`${server.url}/docs`, { waitUntil: "load" });
+    expect(response?.status()).toBe(200);
+    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const operations = Object.values(document.paths).reduce((sum, item) => sum + Object.keys(item).length, 0);
+    expect(await page.locator("section.op").count()).toBe(operations);
+    await expect.poll(() => page.locator("h1").textContent()).toContain("Warrant API");
+    expect(await page.locator('section.op code.path:text-is("/reviews/{thread_id}")').count()).toBe(2);
+    // A schema opens in place (no script needed).
+    await page.locator("section.op details summary").first().click();
+    expect(await page.locator("section.op details[open] pre").first().isVisible()).toBe(true);
+    await page.goto(`${server.url}/openapi.json`);
+    expect(outside).toEqual([]);
+    expect(failed).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
