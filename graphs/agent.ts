@@ -2,6 +2,7 @@
  * The controlled agent: wiring only. Node logic lives in src/nodes.
  *   START → plan → authorize → (execute | human_review | observe) → observe → (plan | END)
  * plan, authorize, human_review and observe choose their next node themselves (routes.ts `routed`).
+ * Each node is a `nodeRunnable` (src/graph/node-runnable.ts), not a plain function.
  */
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { defaultHost } from "../src/bootstrap.js";
@@ -12,6 +13,7 @@ import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
 import { makeObserveNode } from "../src/nodes/observe.js";
 import { makePlanNode } from "../src/nodes/plan.js";
+import { nodeRunnable } from "../src/graph/node-runnable.js";
 import { afterDecisions, afterObserve, afterPlan, routed, runOptions } from "../src/graph/routes.js";
 import { AgentState, NODES, type NodeName } from "../src/state.js";
 
@@ -21,20 +23,22 @@ export type NodeWrapper = <F extends (...args: never[]) => Promise<unknown>>(nam
 /** Builds the agent's graph around a host (tests pass their own). */
 export function buildAgent(host: Host, wrap: NodeWrapper = (_name, node) => node) {
   // Each node routes itself (a Command); `ends` declares where it may go, for Studio and validation.
+  // nodeRunnable: no disabled LangSmith run tree per node call when nothing traces (src/graph/node-runnable.ts).
+  const plan = routed(wrap(NODES.plan, makePlanNode(host)), afterPlan);
+  const authorize = routed(wrap(NODES.authorize, makeAuthorizeNode(host)), afterDecisions);
+  const humanReview = routed(wrap(NODES.human_review, makeHumanReviewNode(host)), afterDecisions);
+  const execute = wrap(NODES.execute, makeExecuteNode(host));
+  const observe = routed(wrap(NODES.observe, makeObserveNode(host)), afterObserve);
   return new StateGraph(AgentState)
-    .addNode(NODES.plan, routed(wrap(NODES.plan, makePlanNode(host)), afterPlan), {
-      ends: [NODES.authorize, NODES.observe],
-    })
-    .addNode(NODES.authorize, routed(wrap(NODES.authorize, makeAuthorizeNode(host)), afterDecisions), {
+    .addNode(NODES.plan, nodeRunnable(NODES.plan, plan), { ends: [NODES.authorize, NODES.observe] })
+    .addNode(NODES.authorize, nodeRunnable(NODES.authorize, authorize), {
       ends: [NODES.execute, NODES.human_review, NODES.observe],
     })
-    .addNode(NODES.human_review, routed(wrap(NODES.human_review, makeHumanReviewNode(host)), afterDecisions), {
+    .addNode(NODES.human_review, nodeRunnable(NODES.human_review, humanReview), {
       ends: [NODES.execute, NODES.observe, NODES.human_review],
     })
-    .addNode(NODES.execute, wrap(NODES.execute, makeExecuteNode(host)))
-    .addNode(NODES.observe, routed(wrap(NODES.observe, makeObserveNode(host)), afterObserve), {
-      ends: [NODES.plan, END],
-    })
+    .addNode(NODES.execute, nodeRunnable(NODES.execute, execute))
+    .addNode(NODES.observe, nodeRunnable(NODES.observe, observe), { ends: [NODES.plan, END] })
     .addEdge(START, NODES.plan)
     .addEdge(NODES.execute, NODES.observe);
 }
