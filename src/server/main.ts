@@ -15,6 +15,7 @@ import { describeError, isConfigError } from "../errors.js";
 import { logLine } from "../secrets/process-scanner.js";
 import { askForDatabase, reportListening, reportStartFailure } from "../cluster/messages.js";
 import { poolShare } from "../cluster/pool-share.js";
+import { answerMetricsRequests } from "../cluster/metrics.js";
 import { runPrimary, WorkerStartFailure } from "../cluster/primary.js";
 import { openDatabase, type Database } from "../stores/open-database.js";
 import { databaseIdentity, removeRuntimeFile, writeRuntimeFile } from "./runtime-file.js";
@@ -41,6 +42,7 @@ async function serve(settings: Settings): Promise<void> {
   let database: Database | undefined;
   let options = { settings };
   if (worker) {
+    answerMetricsRequests();
     options = { settings: { ...settings, pool: poolShare(settings.pool, settings.workers ?? 1) } };
     // The embedded database is the primary's: this worker reaches it through the relay, one connection at a time.
     const relay = await askForDatabase();
