@@ -37,7 +37,33 @@ export interface WorkerSetting {
   runsPerSecond: number[];
   cpuMsPerStep: number[];
   machineCpuUse: number[];
+  /** CPU ms a tool step of every `postgres` process on the machine (other users of the server included). */
+  postgresCpuMsPerStep: number[];
+  /** CPU ms a tool step of this process, the load generator (for createReactAgent: the agent itself, as above). */
+  generatorCpuMsPerStep: number[];
 }
+
+/** CPU ms of every process named `postgres` (the server and its backends). */
+async function postgresCpuMs(): Promise<number> {
+  let ticks = 0;
+  for (const entry of await fs.readdir("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = await fs.readFile(`/proc/${entry}/stat`, "utf8");
+      if (!stat.includes("(postgres)")) continue;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited while we looked
+    }
+  }
+  return ticks * 10;
+}
+
+const ownCpuMs = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
 
 /** Busy and total jiffies of the whole machine. */
 async function machineTicks(): Promise<{ busy: number; total: number }> {
@@ -70,12 +96,16 @@ async function serverCpuMs(group: number): Promise<number> {
 
 /** One measured round: `run` for each of CONCURRENT threads at once; runs/s, CPU ms a step, machine CPU use. */
 async function round(run: () => Promise<void>, cpuMs: () => Promise<number>) {
-  const [machineBefore, cpuBefore] = [await machineTicks(), await cpuMs()];
+  const [machineBefore, cpuBefore, pgBefore] = [await machineTicks(), await cpuMs(), await postgresCpuMs()];
+  const ownBefore = ownCpuMs();
   const started = performance.now();
   await Promise.all(Array.from({ length: CONCURRENT }, run));
   const seconds = (performance.now() - started) / 1000;
-  const [machineAfter, cpuAfter] = [await machineTicks(), await cpuMs()];
+  const ownAfter = ownCpuMs();
+  const [machineAfter, cpuAfter, pgAfter] = [await machineTicks(), await cpuMs(), await postgresCpuMs()];
   return {
+    postgresCpuMsPerStep: (pgAfter - pgBefore) / (CONCURRENT * STEPS),
+    generatorCpuMsPerStep: (ownAfter - ownBefore) / (CONCURRENT * STEPS),
     runsPerSecond: CONCURRENT / seconds,
     cpuMsPerStep: (cpuAfter - cpuBefore) / (CONCURRENT * STEPS),
     machineCpuUse: (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total),
@@ -139,6 +169,8 @@ async function measureServed(
       runsPerSecond: [],
       cpuMsPerStep: [],
       machineCpuUse: [],
+      postgresCpuMsPerStep: [],
+      generatorCpuMsPerStep: [],
     };
     await round(run, () => serverCpuMs(group));
     for (let index = 0; index < rounds; index += 1) {
@@ -146,6 +178,8 @@ async function measureServed(
       result.runsPerSecond.push(measured.runsPerSecond);
       result.cpuMsPerStep.push(measured.cpuMsPerStep);
       result.machineCpuUse.push(measured.machineCpuUse);
+      result.postgresCpuMsPerStep.push(measured.postgresCpuMsPerStep);
+      result.generatorCpuMsPerStep.push(measured.generatorCpuMsPerStep);
       progress(`${result.label}: round ${index + 1}/${rounds}: ${measured.runsPerSecond.toFixed(2)} runs/s`);
     }
     return result;
@@ -168,6 +202,8 @@ async function measureInProcess(variant: Variant, rounds: number): Promise<Worke
     runsPerSecond: [],
     cpuMsPerStep: [],
     machineCpuUse: [],
+    postgresCpuMsPerStep: [],
+    generatorCpuMsPerStep: [],
   };
   await round(run, cpuMs);
   for (let index = 0; index < rounds; index += 1) {
@@ -175,6 +211,8 @@ async function measureInProcess(variant: Variant, rounds: number): Promise<Worke
     result.runsPerSecond.push(measured.runsPerSecond);
     result.cpuMsPerStep.push(measured.cpuMsPerStep);
     result.machineCpuUse.push(measured.machineCpuUse);
+    result.postgresCpuMsPerStep.push(measured.postgresCpuMsPerStep);
+    result.generatorCpuMsPerStep.push(measured.generatorCpuMsPerStep);
   }
   return result;
 }
@@ -205,6 +243,11 @@ export function renderWorkers(results: WorkerSetting[]): string[] {
     const runs = summarize(result.runsPerSecond).median;
     const cpu = summarize(result.cpuMsPerStep).median;
     const machine = summarize(result.machineCpuUse).median;
-    return `${result.label}: ${runs.toFixed(2)} runs/s (${(runs / reference).toFixed(2)}×), ${cpu.toFixed(2)} CPU ms a tool step, machine CPU ${(machine * 100).toFixed(0)}%`;
+    const postgres = summarize(result.postgresCpuMsPerStep).median;
+    const generator = summarize(result.generatorCpuMsPerStep).median;
+    return (
+      `${result.label}: ${runs.toFixed(2)} runs/s (${(runs / reference).toFixed(2)}×), ${cpu.toFixed(2)} CPU ms a tool step, ` +
+      `postgres ${postgres.toFixed(2)}, bench process ${generator.toFixed(2)} CPU ms a step, machine CPU ${(machine * 100).toFixed(0)}%`
+    );
   });
 }

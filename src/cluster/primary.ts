@@ -18,6 +18,7 @@ import { startSharedEmbedded, type SharedEmbedded } from "./embedded.js";
 import { isWorkerMessage, type PrimaryMessage } from "./messages.js";
 import { restartDelayMs } from "./pool-share.js";
 import { WorkerStartFailure } from "../errors.js";
+import { gatherFor } from "./metrics.js";
 
 export interface PrimaryHooks {
   /** Every worker listens on `url` (the first start only). */
@@ -32,6 +33,7 @@ const HEALTHY_MS = 60_000;
 
 interface Slot {
   number: number;
+  restarts: number;
   worker?: Worker;
   startedAt: number;
   failures: number;
@@ -51,7 +53,12 @@ export async function runPrimary(settings: Settings, hooks: PrimaryHooks): Promi
       : undefined;
   // Piped, so each line gets its worker's number; the MCP servers inherit the worker's stderr, so theirs do too.
   cluster.setupPrimary({ silent: true });
-  const slots: Slot[] = Array.from({ length: count }, (_, index) => ({ number: index + 1, startedAt: 0, failures: 0 }));
+  const slots: Slot[] = Array.from({ length: count }, (_, index) => ({
+    number: index + 1,
+    restarts: 0,
+    startedAt: 0,
+    failures: 0,
+  }));
   let stopping = false;
   let started = false;
   let failStart: (error: Error) => void = () => undefined;
@@ -65,9 +72,11 @@ export async function runPrimary(settings: Settings, hooks: PrimaryHooks): Promi
 
   const fork = (slot: Slot) => {
     slot.timer = undefined;
-    const worker = cluster.fork();
+    // The worker's number, for its logs and its `/metrics` label (cluster's own ids grow with every restart).
+    const worker = cluster.fork({ WARRANT_WORKER_NUMBER: String(slot.number) });
     slot.worker = worker;
     slot.startedAt = Date.now();
+    hooks.log(`worker ${slot.number} (pid ${worker.process.pid}) started`);
     const prefix = `[worker ${slot.number}] `;
     prefixLines(worker.process.stdout, prefix, (line) => process.stdout.write(line));
     prefixLines(worker.process.stderr, prefix, (line) => process.stderr.write(line));
@@ -76,6 +85,12 @@ export async function runPrimary(settings: Settings, hooks: PrimaryHooks): Promi
       if (message.type === "warrant:database?") {
         const answer: PrimaryMessage = { type: "warrant:database", ...(embedded ? { url: embedded.url } : {}) };
         worker.send(answer);
+      } else if (message.type === "warrant:metrics?") {
+        const restarts = Object.fromEntries(
+          slots.map((each) => [`warrant_worker_restarts_total{worker="${each.number}"}`, each.restarts]),
+        );
+        const total = slots.reduce((sum, each) => sum + each.restarts, 0);
+        gatherFor(worker, message.id, liveSlots(), { ...restarts, warrant_worker_restarts_total: total });
       } else if (message.type === "warrant:failed") {
         failureLine ??= message.line;
       } else if (message.type === "warrant:listening") {
@@ -101,11 +116,15 @@ export async function runPrimary(settings: Settings, hooks: PrimaryHooks): Promi
       slot.failures = Date.now() - slot.startedAt >= HEALTHY_MS ? 1 : slot.failures + 1;
       const delay = restartDelayMs(slot.failures);
       hooks.log(`worker ${slot.number} (pid ${worker.process.pid}) exited (${how}); restarting in ${delay} ms`);
+      slot.restarts += 1;
       slot.timer = setTimeout(() => fork(slot), delay);
     });
   };
 
   const live = () => slots.flatMap((slot) => (slot.worker ? [slot.worker] : []));
+  function liveSlots() {
+    return slots.flatMap((slot) => (slot.worker ? [{ number: slot.number, worker: slot.worker }] : []));
+  }
   const stopWorkers = async (signal: NodeJS.Signals) => {
     stopping = true;
     for (const slot of slots) if (slot.timer) clearTimeout(slot.timer);

@@ -14,6 +14,8 @@
  *   checkpoint that could replay an approval or a write.
  */
 import { Hono } from "hono";
+import { routePath } from "hono/route";
+import { countRequest } from "../metrics.js";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { tokenVerifier, type TokenVerifier } from "../auth/token-verifier.js";
@@ -92,6 +94,14 @@ const DISCARD_CAP_BYTES = 16 * 1024 * 1024;
 export function createApp(options: AppOptions): Hono<Env> {
   const { manager, store, graphs } = options;
   const app = new Hono<Env>();
+  // Counted by the matched route's template (the last handler's), so a path's ids never become series.
+  app.use("*", async (c, next) => {
+    try {
+      await next();
+    } finally {
+      countRequest(c.req.method, routePath(c, -1), c.res.status);
+    }
+  });
 
   app.onError((error, c) => {
     const answered = isDatabaseBusy(error)

@@ -16,6 +16,7 @@ import { logLine } from "../secrets/process-scanner.js";
 import { askForDatabase, reportListening, reportStartFailure } from "../cluster/messages.js";
 import { poolShare } from "../cluster/pool-share.js";
 import { runPrimary } from "../cluster/primary.js";
+import { answerMetricsRequests } from "../cluster/metrics.js";
 import { openDatabase, type Database } from "../stores/open-database.js";
 import { databaseIdentity, removeRuntimeFile, writeRuntimeFile } from "./runtime-file.js";
 import { startServer } from "./server.js";
@@ -41,6 +42,7 @@ async function serve(settings: Settings): Promise<void> {
   let database: Database | undefined;
   let options = { settings };
   if (worker) {
+    answerMetricsRequests();
     options = { settings: { ...settings, pool: poolShare(settings.pool, settings.workers ?? 1) } };
     // The embedded database is the primary's: this worker reaches it through the relay, one connection at a time.
     const relay = await askForDatabase();

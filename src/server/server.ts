@@ -6,6 +6,7 @@
  * closes HTTP connections, MCP child processes, the pool and the embedded
  * database.
  */
+import { countRunEnded, registerGauge, watchEventLoop } from "../metrics.js";
 import { createRunQueueStore } from "../stores/run-queue-store.js";
 import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
@@ -65,6 +66,17 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
   const runtime = createRuntime(settings, options.overrides ?? {});
   try {
     const database = await runtime.database();
+    watchEventLoop();
+    for (const [name, pool] of [
+      ["requests", database.pool],
+      ["background", database.background],
+    ] as const) {
+      // Background work shares the requests' pool when it has none of its own: counted once.
+      if (name === "background" && pool === database.pool) continue;
+      registerGauge(`warrant_pg_pool_connections{pool="${name}",state="total"}`, () => pool.totalCount);
+      registerGauge(`warrant_pg_pool_connections{pool="${name}",state="idle"}`, () => pool.idleCount);
+      registerGauge(`warrant_pg_pool_connections{pool="${name}",state="waiting"}`, () => pool.waitingCount);
+    }
     // Tools start with the server, so a broken MCP configuration fails here, not in the first run.
     const tools = await runtime.host.tools();
     secrets = tools.secrets;
@@ -111,6 +123,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
     const manager = new RunManager({
       notifications,
       onRunEnded: (run, warrantRunId) => {
+        countRunEnded(run.status);
         exports?.enqueue(warrantRunId ?? run.run_id);
         platform.webhooks.runEnded(run);
       },

@@ -5,6 +5,7 @@
  * table and its column list are ledger-columns.ts, the statements
  * ledger-statements.ts; this module sends them.
  */
+import { countToolCall } from "../metrics.js";
 import type pg from "pg";
 import { Params } from "../db/sql-params.js";
 import { InvariantError } from "../errors.js";
@@ -146,10 +147,13 @@ export function createLedgerStore(
   return {
     async begin(threadId: string, row: LedgerRow, run?: RunStart): Promise<void> {
       await insertRow(threadId, row, run, false);
+      if (row.status !== "running") countToolCall(row.status);
     },
 
     async beginFirst(threadId: string, row: LedgerRow, run?: RunStart): Promise<boolean> {
-      return (await insertRow(threadId, row, run, true)) === 1;
+      const inserted = (await insertRow(threadId, row, run, true)) === 1;
+      if (inserted && row.status !== "running") countToolCall(row.status);
+      return inserted;
     },
 
     async finish(
@@ -165,6 +169,7 @@ export function createLedgerStore(
           ? await runChained(pool, update.text, update.params, namedStatements)
           : (await pool.query(update.text, update.params.values)).rowCount,
       );
+      countToolCall(outcome.status);
     },
 
     async finishSoon(
@@ -188,6 +193,7 @@ export function createLedgerStore(
         check: (result) => alone?.check(result.rowCount),
         payload,
       });
+      countToolCall(valid.status);
     },
 
     async markSent(threadId: string, callId: string, attempt: number): Promise<void> {

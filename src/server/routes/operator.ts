@@ -24,6 +24,7 @@ import type { WarrantConfig } from "../../policy/config.js";
 import { readReplayRecords } from "../../trace/read-replay.js";
 import { readRunTrace, type HistorySource } from "../../trace/read-trace.js";
 import type { Env } from "../context.js";
+import { registerMetricsRoute } from "./metrics.js";
 
 export interface OperatorOptions {
   secret: Uint8Array;
@@ -73,6 +74,7 @@ export function registerOperatorRoutes(app: Hono<Env>, options: OperatorOptions)
       return refuse(c, 401, "token_invalid", "operator routes need an operator token (minted by the CLI)");
     await next();
   });
+  registerMetricsRoute(app, { isOperator: (header) => isOperator(options, header), database: options.database });
 
   app.get("/operator/runs/:run_id/trace", async (c) => {
     const runId = c.req.param("run_id");

@@ -12,6 +12,7 @@
  * for its run: the dead run is marked `server_restarted` then and there, not
  * at the next sweep.
  */
+import { countRunStarted } from "../../metrics.js";
 import { randomUUID } from "node:crypto";
 import type { BaseStore } from "@langchain/langgraph";
 import type { Budgets } from "../../env.js";
@@ -229,6 +230,7 @@ export class RunManager {
       throw error;
     }
     this.#options.atPoint?.("after_run_row");
+    countRunStarted();
     const log = new EventLog();
     const emitter = new RunEmitter(
       log,

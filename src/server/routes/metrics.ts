@@ -1,0 +1,42 @@
+/**
+ * GET /metrics: Prometheus text (version 0.0.4) of every worker's series,
+ * summed, and each worker's with a `worker="N"` label (src/metrics.ts,
+ * src/cluster/metrics.ts), plus the database-wide ones read here (reviews
+ * pending). It takes an operator token, as `/operator/*` does (a user's API
+ * token is refused): 401 `token_invalid` otherwise, whatever the header holds.
+ */
+import type { Hono } from "hono";
+import { collectMetrics } from "../../cluster/metrics.js";
+import { renderMetrics, type MetricsSnapshot } from "../../metrics.js";
+import type { Database } from "../../stores/open-database.js";
+import type { Env } from "../context.js";
+
+export interface MetricsOptions {
+  /** Whether the Authorization header carries an operator's token (routes/operator.ts). */
+  isOperator(header: string | undefined): Promise<boolean>;
+  database: Pick<Database, "pool" | "schema">;
+}
+
+/** Threads interrupted with a review pending, the whole database; left out when the database cannot answer. */
+async function databaseSeries(database: MetricsOptions["database"]): Promise<MetricsSnapshot> {
+  try {
+    const result = await database.pool.query<{ count: string }>(
+      `select count(*)::text as count from ${database.schema}.threads where status = 'interrupted'`,
+    );
+    return { warrant_reviews_pending: Number(result.rows[0]?.count ?? 0) };
+  } catch {
+    return {};
+  }
+}
+
+export function registerMetricsRoute(app: Hono<Env>, options: MetricsOptions): void {
+  app.get("/metrics", async (c) => {
+    if (!(await options.isOperator(c.req.header("authorization")))) {
+      c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
+      return c.json({ error: "token_invalid", message: "/metrics needs an operator token (minted by the CLI)" }, 401);
+    }
+    const [collected, shared] = await Promise.all([collectMetrics(), databaseSeries(options.database)]);
+    const body = renderMetrics(collected.workers, { ...collected.primary, ...shared });
+    return c.body(body, 200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
+  });
+}
