@@ -109,6 +109,14 @@ async function listAllTools(client: Client, capabilities: ServerCapabilities): P
   throw new Error(`tools/list did not end after ${MAX_TOOL_PAGES} pages`);
 }
 
+/**
+ * The SDK's stdio transport under another name: the SDK probes a subclass in
+ * place, where it would spawn a disposable sibling process for the probe of
+ * its base class. One process per open, as on 2025-11-25; a server that
+ * does not speak 2026-07-28 is stopped and the v1 client starts its own.
+ */
+class InPlaceStdioTransport extends StdioClientTransport {}
+
 async function retire(client: Client): Promise<void> {
   client.onclose = undefined;
   client.onerror = undefined;
@@ -133,7 +141,7 @@ export function modernStdioConnection(server: StdioServer, events: ConnectionEve
       const previous = current;
       current = undefined;
       if (previous) await retire(previous);
-      const transport = new StdioClientTransport({
+      const transport = new InPlaceStdioTransport({
         command: server.command === "node" ? process.execPath : server.command,
         args: server.args,
         env: childEnvironment(server.env),

@@ -2,9 +2,11 @@
  * Which MCP revision a stdio server is spoken to in, behind the one
  * `ServerConnection` interface (so the rest of src/mcp/ does not know): a
  * server pinned to a revision (`"protocol"` in its config) gets that one; an
- * unpinned one is asked `server/discover` at each open and spoken to in
+ * unpinned one is asked `server/discover` at its first open and spoken to in
  * 2026-07-28 when it answers with it, else in 2025-11-25 through the v1 client.
- * Every open decides again (a server may have been upgraded or replaced).
+ * The verdict holds for the reopens after a crash (no second process per
+ * reconnect); a server that stops answering 2026-07-28 is spoken to in
+ * 2025-11-25 from its next open, and a restart of the host asks again.
  */
 import type { ServerConfig } from "../policy/config.js";
 import type { ConnectionEvents, ServerConnection } from "./connection.js";
@@ -26,6 +28,7 @@ export function negotiatedStdioConnection(server: StdioServer, events: Connectio
   let active: ServerConnection | undefined;
   let revision: Revision | undefined;
   let closed = false;
+  let verdict: Revision | undefined;
   const current = (): ServerConnection => {
     if (!active) throw new Error("not connected");
     return active;
@@ -52,12 +55,18 @@ export function negotiatedStdioConnection(server: StdioServer, events: Connectio
       active = undefined;
       revision = undefined;
       if (previous) await previous.shutdown();
-      try {
-        return await openAs(modernStdioConnection(server, events), "2026-07-28");
-      } catch (error) {
-        if (!isNotModern(error)) throw error;
+      if (verdict !== "2025-11-25") {
+        try {
+          const opened = await openAs(modernStdioConnection(server, events), "2026-07-28");
+          verdict = "2026-07-28";
+          return opened;
+        } catch (error) {
+          if (!isNotModern(error)) throw error;
+        }
       }
-      return openAs(stdioConnection(server, events), "2025-11-25");
+      const opened = await openAs(stdioConnection(server, events), "2025-11-25");
+      verdict = "2025-11-25";
+      return opened;
     },
     session: (caller) => current().session(caller),
     relist: () => current().relist(),
