@@ -75,7 +75,7 @@ export interface ElicitationBroker {
 }
 
 /** Answers one `elicitation/create` of `client`'s server. */
-export type ElicitationHandler = (client: Client, params: unknown, signal: AbortSignal) => Promise<ElicitResult>;
+export type ElicitationHandler = (client: object, params: unknown, signal: AbortSignal) => Promise<ElicitResult>;
 
 interface InFlightCall {
   call: ElicitationCall;
@@ -85,7 +85,7 @@ interface InFlightCall {
 }
 
 const callContext = new AsyncLocalStorage<InFlightCall>();
-const inFlight = new WeakMap<Client, Set<InFlightCall>>();
+const inFlight = new WeakMap<object, Set<InFlightCall>>();
 
 /** The host's MCP client, declaring form elicitation when `elicit` answers it. */
 export function createHostClient(elicit?: ElicitationHandler): Client {
@@ -97,7 +97,7 @@ export function createHostClient(elicit?: ElicitationHandler): Client {
 }
 
 /** The call an elicitation of `client` belongs to, or undefined when that is not certain. */
-function callOf(client: Client): InFlightCall | undefined {
+function callOf(client: object): InFlightCall | undefined {
   const calls = inFlight.get(client);
   const current = callContext.getStore();
   if (current && calls?.has(current)) return current;
@@ -119,7 +119,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  * flight on `client`, its timeout paused while a question is open.
  */
 export async function elicitableCall<T>(
-  client: Client,
+  client: object,
   call: ElicitationCall,
   options: { timeout: number; signal?: AbortSignal },
   work: (options: { timeout: number; signal: AbortSignal }) => Promise<T>,

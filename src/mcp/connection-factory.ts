@@ -17,7 +17,7 @@ import {
 } from "../oauth/provider.js";
 import { HOST_OWNER, type Authorize } from "../oauth/authorization.js";
 import { oauthConnection } from "./oauth-connection.js";
-import { stdioConnection } from "./stdio-session.js";
+import { negotiatedStdioConnection } from "./negotiation.js";
 
 /** Task-token settings: the signing secret shared with HTTP servers we launch. */
 export interface TokenSettings {
@@ -55,7 +55,7 @@ export function connectionFactory(tokens: TokenSettings, oauth: OAuthHostOptions
   const store = oauth.store ?? memoryCredentialStore();
   const values = oauth.credentials ?? {};
   return (name, server, events) => {
-    if (server.transport === "stdio") return stdioConnection(server, events);
+    if (server.transport === "stdio") return negotiatedStdioConnection(server, events);
     const auth = server.auth;
     if (auth)
       return oauthConnection({

@@ -28,12 +28,45 @@ export interface ServerInfo {
   version: string;
 }
 
+/** Options of one request: its timeout and the signal that aborts it. */
+export interface RequestOptions {
+  timeout: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * The requests the host sends on a caller's behalf, whatever the protocol
+ * revision: the v1 client (2025-11-25) and the v2 client (2026-07-28) each
+ * answer them (v1-requests.ts, modern-session.ts). Results are the raw
+ * answers, normalized and redacted by the tool host.
+ */
+export interface McpRequests {
+  /** The SDK client underneath: an elicitation's handler finds the call it belongs to by it. */
+  readonly client: object;
+  callTool(params: { name: string; arguments: Record<string, unknown> }, options: RequestOptions): Promise<unknown>;
+  readResource(params: { uri: string; _meta?: Record<string, string> }, options: RequestOptions): Promise<unknown>;
+  getPrompt(
+    params: { name: string; arguments: Record<string, string>; _meta?: Record<string, string> },
+    options: RequestOptions,
+  ): Promise<unknown>;
+}
+
+/** The 2025-11-25 requests of a v1 client. */
+export function v1Requests(client: Client): McpRequests {
+  return {
+    client,
+    callTool: (params, options) => client.callTool(params, undefined, options),
+    readResource: (params, options) => client.readResource(params, options),
+    getPrompt: (params, options) => client.getPrompt(params, options),
+  };
+}
+
 /** A caller's way into a server. */
 export interface CallerSession {
   /** Identity for the request's `_meta` (stdio servers, which have no token to read it from). */
   meta: Record<string, string> | undefined;
   /** Runs one request on the caller's client (for HTTP: with the caller's task token). */
-  run<T>(work: (client: Client) => Promise<T>): Promise<T>;
+  run<T>(work: (requests: McpRequests) => Promise<T>): Promise<T>;
 }
 
 export interface ServerConnection {

@@ -30,6 +30,7 @@ import {
   watchToolList,
   type ConnectionEvents,
   type ServerConnection,
+  v1Requests,
 } from "./connection.js";
 import { reasonOf } from "./health.js";
 import { createHostClient, type ElicitationHandler } from "../elicitation/client.js";
@@ -329,13 +330,13 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
         async run(work) {
           const first = await tenantSession(tenant, token);
           try {
-            return await withTaskToken(token, () => work(first.client));
+            return await withTaskToken(token, () => work(v1Requests(first.client)));
           } catch (error) {
             // The server refused the session before processing the request: carry it once on a fresh session.
             if (!isSessionGone(error, first)) throw error;
             forget(tenant, first);
             const fresh = await tenantSession(tenant, token);
-            return withTaskToken(token, () => work(fresh.client));
+            return withTaskToken(token, () => work(v1Requests(fresh.client)));
           }
         },
       };

@@ -28,6 +28,7 @@ import {
   watchToolList,
   type ConnectionEvents,
   type ServerConnection,
+  v1Requests,
 } from "./connection.js";
 import { reasonOf } from "./health.js";
 import { isStandaloneStreamRefusal } from "./http-session.js";
@@ -253,7 +254,7 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
     },
     async session(caller) {
       const owner = caller.principal.user_id;
-      return { meta: undefined, run: (work) => runForgetting(owner, work) };
+      return { meta: undefined, run: (work) => runForgetting(owner, (client) => work(v1Requests(client))) };
     },
     relist: () => run(catalogOwner, (client) => listAllTools(client, negotiated(client))),
     async probe() {

@@ -21,6 +21,7 @@ import {
   watchToolList,
   type ConnectionEvents,
   type ServerConnection,
+  v1Requests,
 } from "./connection.js";
 import { createHostClient } from "../elicitation/client.js";
 
@@ -91,7 +92,7 @@ export function stdioConnection(server: StdioServer, events: ConnectionEvents): 
         meta: { "warrant/user_id": caller.principal.user_id, "warrant/tenant": caller.principal.tenant },
         run: (work) => {
           if (!client) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, "not connected"));
-          return work(client);
+          return work(v1Requests(client));
         },
       };
     },

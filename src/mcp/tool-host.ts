@@ -9,7 +9,6 @@
  * it is reconnected in the background with backoff, its tools listed again.
  */
 import { randomBytes } from "node:crypto";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Principal } from "../auth/principal.js";
 import type { ToolErrorCode } from "../errors.js";
 import type { WarrantConfig } from "../policy/config.js";
@@ -24,6 +23,7 @@ import {
   type OAuthHostOptions,
   type TokenSettings,
 } from "./connection-factory.js";
+import type { McpRequests } from "./connection.js";
 import { classifyCallFailure, classifyRequestFailure, type Failure } from "./failures.js";
 import { logHealth, type HealthEvent } from "./health.js";
 import { withHostValues, type HostValues } from "./host-values.js";
@@ -201,7 +201,7 @@ export async function connectTools(
     entry: ServerEntry,
     callOptions: CallOptions,
     work: (
-      client: Client,
+      requests: McpRequests,
       meta: Record<string, string> | undefined,
       requestOptions: { timeout: number; signal?: AbortSignal },
     ) => Promise<unknown>,
@@ -271,13 +271,13 @@ export async function connectTools(
         { where: "result", server: tool.server, tool: tool.name, sensitive: tool.contract.sensitive ?? [] },
         entry,
         callOptions,
-        (client, _meta, requestOptions) => {
+        (requests, _meta, requestOptions) => {
           const callTool = (sent: typeof requestOptions) =>
-            client.callTool({ name: tool.remote_name, arguments: args }, undefined, sent);
+            requests.callTool({ name: tool.remote_name, arguments: args }, sent);
           if (!options.elicitation) return callTool(requestOptions);
           const { threadId, principal, record, elicited } = callOptions;
           const call = { server: tool.server, tool: tool.name, threadId, principal, record, elicited };
-          return elicitableCall(client, call, requestOptions, callTool);
+          return elicitableCall(requests.client, call, requestOptions, callTool);
         },
         (raw) => normalizeResult(raw, tool.contract.output),
         classifyCallFailure,
@@ -324,8 +324,8 @@ export async function connectTools(
         { where: "resource", server, tool: null, sensitive: [] },
         found.entry,
         callOptions,
-        (client, meta, requestOptions) =>
-          client.readResource({ uri, ...(meta ? { _meta: meta } : {}) }, requestOptions),
+        (requests, meta, requestOptions) =>
+          requests.readResource({ uri, ...(meta ? { _meta: meta } : {}) }, requestOptions),
         normalizeResource,
         classifyRequestFailure,
       );
@@ -341,8 +341,8 @@ export async function connectTools(
         { where: "prompt", server, tool: null, sensitive: [] },
         found.entry,
         callOptions,
-        (client, meta, requestOptions) =>
-          client.getPrompt({ name, arguments: { ...args }, ...(meta ? { _meta: meta } : {}) }, requestOptions),
+        (requests, meta, requestOptions) =>
+          requests.getPrompt({ name, arguments: { ...args }, ...(meta ? { _meta: meta } : {}) }, requestOptions),
         normalizePrompt,
         classifyRequestFailure,
       );

@@ -30,6 +30,11 @@ const serverCommon = {
   reconnect: ReconnectSchema,
   /** The server may ask the run's owner for input during a call (`elicitation/create`); otherwise such requests are declined. */
   elicitation: z.boolean().optional(),
+  /**
+   * The MCP revision to speak: `2026-07-28` (the v2 SDK, stdio servers only for now) or `2025-11-25`; without it the
+   * host asks `server/discover` and falls back to 2025-11-25 when the server does not speak 2026-07-28.
+   */
+  protocol: z.enum(["2026-07-28", "2025-11-25"]).optional(),
 };
 
 const StdioServerSchema = z
@@ -70,6 +75,10 @@ const HttpServerSchema = z
   })
   .refine((server) => server.auth === undefined || (server.url !== undefined && server.launch === undefined), {
     message: "an OAuth-protected server is a remote one: give its url, not a launch command",
+  })
+  .refine((server) => server.protocol !== "2026-07-28", {
+    message: "the 2026-07-28 revision is spoken to stdio servers only; an http server speaks 2025-11-25",
+    path: ["protocol"],
   });
 
 export const ServerConfigSchema = z.discriminatedUnion("transport", [StdioServerSchema, HttpServerSchema]);

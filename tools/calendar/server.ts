@@ -9,11 +9,11 @@
  * stdout carries only the MCP protocol; every log line goes to stderr.
  */
 import { exitOnShutdown, runEntry } from "../shared/stdio-entry.js";
+import { serveBothRevisions } from "../shared/revisions.js";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import {
@@ -31,6 +31,7 @@ import { fileStore, type CalendarStoreBackend, type CreateOutcome, type ListOutc
 
 const SERVER_NAME = "warrant-calendar";
 const SERVER_VERSION = "0.1.0";
+const SERVER_INFO = { name: SERVER_NAME, version: SERVER_VERSION };
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = path.resolve(HERE, "..", "..");
@@ -320,13 +321,11 @@ function registerGetWriteStatus(server: McpServer, state: ServerState): void {
   );
 }
 
-function createServer(state: ServerState): McpServer {
-  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION });
+function registerTools(server: McpServer, state: ServerState): void {
   registerListEvents(server, state);
   registerCreateStudyEvent(server, state);
   registerGetWriteStatus(server, state);
   registerExportEventsIcs(server, state);
-  return server;
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -368,8 +367,13 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
-  const server = createServer({ store, failMode, failuresLeft, statusFails });
-  await server.connect(new StdioServerTransport());
+  const state: ServerState = { store, failMode, failuresLeft, statusFails };
+  const server = serveBothRevisions(
+    SERVER_INFO,
+    (server) => registerTools(server, state),
+    undefined,
+    (error) => log(`mcp: ${describeError(error)}`),
+  );
   exitOnShutdown(
     async () => {
       await server.close();

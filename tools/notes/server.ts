@@ -10,13 +10,13 @@
  * Run: `npx tsx tools/notes/server.ts [--help] [--data PATH] [--principals PATH]`.
  * stdout carries only the MCP protocol; every log line goes to stderr.
  */
-import { closeOnShutdown, runEntry } from "../shared/stdio-entry.js";
+import { exitOnShutdown, runEntry } from "../shared/stdio-entry.js";
+import { serveBothRevisions } from "../shared/revisions.js";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
   ErrorCode,
   McpError,
@@ -271,13 +271,11 @@ function registerQuizPrompt(server: McpServer, state: ServerState): void {
   );
 }
 
-function createServer(state: ServerState): McpServer {
-  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION });
+function registerTools(server: McpServer, state: ServerState): void {
   registerSearchNotes(server, state);
   registerReadNote(server, state);
   registerOutline(server, state);
   registerQuizPrompt(server, state);
-  return server;
 }
 
 async function loadState(options: Options): Promise<ServerState> {
@@ -320,9 +318,10 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
-  const server = createServer(state);
-  await server.connect(new StdioServerTransport());
-  closeOnShutdown(server);
+  const server = serveBothRevisions({ name: SERVER_NAME, version: SERVER_VERSION }, (server) =>
+    registerTools(server, state),
+  );
+  exitOnShutdown(() => server.close(), { stdin: true });
   log(`ready: ${state.index.notes.length} notes, ${state.directory.principals.length} principals`);
   return 0;
 }

@@ -5,10 +5,10 @@
  * Run: `npx tsx tools/schedule/server.ts [--help]`.
  * stdout carries only the MCP protocol; every log line goes to stderr.
  */
-import { closeOnShutdown, runEntry } from "../shared/stdio-entry.js";
+import { exitOnShutdown, runEntry } from "../shared/stdio-entry.js";
+import { serveBothRevisions } from "../shared/revisions.js";
 import { parseArgs } from "node:util";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
   CalculateScheduleInputSchema,
@@ -61,8 +61,7 @@ function errorResult(error: ScheduleError): CallToolResult {
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
-function createServer(): McpServer {
-  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION });
+function registerTools(server: McpServer): void {
   server.registerTool(
     "calculate_schedule",
     {
@@ -80,7 +79,6 @@ function createServer(): McpServer {
       return outcome.ok ? jsonResult(outcome.schedule) : errorResult(outcome.error);
     },
   );
-  return server;
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -95,9 +93,8 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const server = createServer();
-  await server.connect(new StdioServerTransport());
-  closeOnShutdown(server);
+  const server = serveBothRevisions({ name: SERVER_NAME, version: SERVER_VERSION }, registerTools);
+  exitOnShutdown(() => server.close(), { stdin: true });
   log("ready");
   return 0;
 }

@@ -1,0 +1,198 @@
+/**
+ * Both MCP revisions in one host, with real server processes: the shipped
+ * calendar server answers 2025-11-25 (v1 SDK) and 2026-07-28 (v2 SDK) in one
+ * process; the host negotiates per server (or follows the config's pin).
+ * Assertions are on the negotiated revision, the events in the calendar's
+ * store file, the ledger rows and error codes.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { negotiatedStdioConnection } from "../../src/mcp/negotiation.js";
+import { isNotModern, modernStdioConnection } from "../../src/mcp/modern-session.js";
+import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
+import { loadConfig, parseConfig, type ServerConfig, type WarrantConfig } from "../../src/policy/config.js";
+import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
+import { agentHarness, principal, settings } from "./support/agent.js";
+import { storedCalendarEvents } from "./support/calendar.js";
+import { backends, useBackend } from "./support/postgres.js";
+
+const REQUEST = "Put a study block for attention in my calendar on Monday evening";
+const EVENT = {
+  title: "Revise attention",
+  start: "2025-03-03T18:00:00+01:00",
+  end: "2025-03-03T19:30:00+01:00",
+  timezone: "Europe/Berlin",
+  calendar: "study",
+};
+const DONE: ScriptStep = { type: "final", answer: "Done.", citations: [], abstained: false };
+const APPROVE = { decisions: [{ type: "approve" }] };
+const TEST_TIMEOUT_MS = 120_000;
+const REVISIONS = ["2026-07-28", "2025-11-25"] as const;
+const NO_EVENTS = { down: () => undefined, suspect: () => undefined, toolsChanged: () => undefined };
+
+let shipped: WarrantConfig;
+beforeAll(async () => {
+  shipped = await loadConfig(settings.configPath);
+});
+
+/** The shipped calendar server on `dataPath`; `bare` drops the shipped environment (host placeholders only connectTools fills). */
+function calendarServer(dataPath: string, env: Record<string, string>, protocol?: string, bare = false): ServerConfig {
+  const server = shipped.servers["calendar"];
+  if (server?.transport !== "stdio") throw new Error("the shipped config has no stdio calendar server");
+  return {
+    ...server,
+    env: { ...(bare ? {} : server.env), WARRANT_CALENDAR_DATA: dataPath, ...env },
+    ...(protocol ? { protocol: protocol as "2026-07-28" } : {}),
+  };
+}
+
+function calendarConfig(server: ServerConfig): WarrantConfig {
+  const tools = Object.fromEntries(
+    Object.entries(shipped.tools).filter(([, contract]) => contract.server === "calendar"),
+  );
+  return { ...shipped, servers: { calendar: server }, tools };
+}
+
+describe("the protocol setting in the config", () => {
+  const base = { transport: "stdio", command: "node" };
+  const parse = (server: Record<string, unknown>) => () =>
+    parseConfig(JSON.stringify({ servers: { s: { ...base, ...server } }, tools: {} }), "test config");
+
+  it("accepts both revisions and no setting", () => {
+    for (const protocol of [...REVISIONS, undefined]) expect(parse({ protocol })).not.toThrow();
+  });
+
+  it.each([["2024-11-05"], ["latest"], [""], [20260728], [null], [["2026-07-28"]], ["x".repeat(10_000)]])(
+    "refuses case %# with a typed config error",
+    (protocol) => {
+      expect(parse({ protocol })).toThrow(expect.objectContaining({ name: "ConfigError" }));
+    },
+  );
+
+  it("refuses 2026-07-28 on an http server (stdio only for now)", () => {
+    const http = { transport: "http", url: "http://127.0.0.1:1/mcp", audience: "a", protocol: "2026-07-28" };
+    expect(() => parseConfig(JSON.stringify({ servers: { s: http }, tools: {} }), "test config")).toThrow(
+      expect.objectContaining({ name: "ConfigError" }),
+    );
+  });
+});
+
+describe("negotiating a stdio server's revision", () => {
+  let directory: string;
+  beforeEach(async () => {
+    directory = await mkdtemp(path.join(os.tmpdir(), "mcp-revisions-"));
+  });
+  afterEach(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it.each([
+    ["both revisions", "", "2026-07-28"],
+    ["2025-11-25 only (a v1-only server)", "2025-11-25", "2025-11-25"],
+  ])(
+    "speaks the newest revision a server serving %s answers",
+    async (_label, revisions, expected) => {
+      const server = calendarServer(
+        path.join(directory, "c.json"),
+        { WARRANT_MCP_REVISIONS: revisions },
+        undefined,
+        true,
+      );
+      if (server.transport !== "stdio") throw new Error("stdio expected");
+      const connection = negotiatedStdioConnection(server, NO_EVENTS);
+      try {
+        const opened = await connection.open();
+        expect(connection.revision()).toBe(expected);
+        expect(opened.info).toEqual({ name: "warrant-calendar", version: "0.1.0" });
+        expect(opened.tools.map((tool) => tool.name).sort()).toEqual([
+          "create_study_event",
+          "export_events_ics",
+          "get_write_status",
+          "list_events",
+        ]);
+        await connection.probe();
+      } finally {
+        await connection.shutdown();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "fails a server pinned to 2026-07-28 that does not speak it, as not modern (no silent fallback)",
+    async () => {
+      const server = calendarServer(
+        path.join(directory, "c.json"),
+        { WARRANT_MCP_REVISIONS: "2025-11-25" },
+        undefined,
+        true,
+      );
+      if (server.transport !== "stdio") throw new Error("stdio expected");
+      const connection = modernStdioConnection(server, NO_EVENTS);
+      try {
+        const failure = await connection.open().then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(isNotModern(failure)).toBe(true);
+      } finally {
+        await connection.shutdown();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe.each(REVISIONS)("a read and an approved write through the graph on %s", (revision) => {
+  const backend = backends[0];
+  if (!backend) throw new Error("no Postgres backend");
+  const opened = useBackend(backend, TEST_TIMEOUT_MS);
+  let directory: string;
+  let dataPath: string;
+  const hosts: ToolHost[] = [];
+  beforeEach(async () => {
+    directory = await mkdtemp(path.join(os.tmpdir(), "mcp-revisions-"));
+    dataPath = path.join(directory, "calendar.json");
+  });
+  afterEach(async () => {
+    await Promise.all(hosts.splice(0).map((host) => host.close()));
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it(
+    "creates exactly one event and records one succeeded write",
+    async () => {
+      const host = await connectTools(calendarConfig(calendarServer(dataPath, {}, revision)));
+      hosts.push(host);
+      const planner = scriptedPlanner([
+        calls(proposal("create_study_event", EVENT)),
+        calls(proposal("list_events", { calendar: "study" })),
+        DONE,
+      ]);
+      const agent = agentHarness({ database: opened().database, tools: host, planner });
+      const { threadId, state: paused } = await agent.run("alice", REQUEST);
+      expect(paused.status).toBe("waiting_approval");
+      expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
+      const state = await agent.resume("alice", threadId, APPROVE);
+      planner.assertDone();
+      expect(state.status).toBe("completed");
+      const events = await storedCalendarEvents(dataPath);
+      expect(events).toHaveLength(1);
+      const durable = await opened().database.ledger.list(threadId);
+      const writes = durable.filter((row) => row.tool === "create_study_event");
+      expect(writes.map((row) => [row.attempt, row.status, row.error_code])).toEqual([[1, "succeeded", null]]);
+      expect(events[0]?.["idempotency_key"]).toBe(writes[0]?.idempotency_key);
+      // The read went through on the same revision and saw the event the write created.
+      const read = await host.call(
+        host.catalog().find((tool) => tool.name === "list_events") ?? expect.fail("no list_events"),
+        { calendar: "study", user_id: events[0]?.["user_id"] },
+        { timeoutMs: 20_000, principal: await principal("alice"), threadId },
+      );
+      expect(read).toMatchObject({ ok: true });
+      expect(JSON.stringify(read)).toContain(String(events[0]?.["event_id"]));
+    },
+    TEST_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,125 @@
+/**
+ * One stdio server process answering both MCP revisions with the same tool
+ * definitions: a client that opens with `initialize` (2025-11-25) is served by
+ * the v1 SDK's McpServer, exactly as before; any other opening message (the
+ * 2026-07-28 `server/discover` probe, or a request carrying the revision in
+ * its `_meta`) is served by the v2 SDK (`@modelcontextprotocol/server`).
+ *
+ * `WARRANT_MCP_REVISIONS` (comma-separated, default both) narrows what the
+ * process speaks: `2025-11-25` alone makes a v1-only server (it answers a
+ * `server/discover` as the v1 SDK does, with an error), `2026-07-28` alone
+ * refuses `initialize`.
+ */
+import { PassThrough, type Readable } from "node:stream";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { McpServer as McpServerV2 } from "@modelcontextprotocol/server";
+import { serveStdio, StdioServerTransport as StdioServerTransportV2 } from "@modelcontextprotocol/server/stdio";
+
+export const REVISIONS_ENV = "WARRANT_MCP_REVISIONS";
+export const LEGACY_REVISION = "2025-11-25";
+export const MODERN_REVISION = "2026-07-28";
+export type Revision = typeof LEGACY_REVISION | typeof MODERN_REVISION;
+
+/** The revisions `value` (the environment variable) allows; unset or empty means both. */
+export function parseRevisions(value: string | undefined): ReadonlySet<Revision> {
+  if (value === undefined || value.trim() === "") return new Set([LEGACY_REVISION, MODERN_REVISION]);
+  const revisions = new Set<Revision>();
+  for (const part of value.split(",")) {
+    const revision = part.trim();
+    if (revision !== LEGACY_REVISION && revision !== MODERN_REVISION)
+      throw new Error(
+        `unknown ${REVISIONS_ENV} entry ${JSON.stringify(revision)} (expected ${LEGACY_REVISION} or ${MODERN_REVISION})`,
+      );
+    revisions.add(revision);
+  }
+  return revisions;
+}
+
+/** Which SDK serves a connection whose first line is `line`. */
+export function servingSdk(line: string, revisions: ReadonlySet<Revision>): "v1" | "v2" {
+  if (!revisions.has(MODERN_REVISION)) return "v1";
+  if (!revisions.has(LEGACY_REVISION)) return "v2";
+  let method: unknown;
+  try {
+    method = (JSON.parse(line) as { method?: unknown } | null)?.method;
+  } catch {
+    return "v1";
+  }
+  return method === "initialize" ? "v1" : "v2";
+}
+
+/** Waits for the first line on `input`; the returned stream replays it and carries on with the rest of `input`. */
+async function firstLine(input: Readable): Promise<{ line: string; stream: Readable }> {
+  const chunks: Buffer[] = [];
+  const line = await new Promise<string>((resolve) => {
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      const text = Buffer.concat(chunks).toString("utf8");
+      const end = text.indexOf("\n");
+      if (end < 0) return;
+      done(text.slice(0, end));
+    };
+    const onEnd = (): void => done(Buffer.concat(chunks).toString("utf8"));
+    const done = (text: string): void => {
+      input.off("data", onData);
+      input.off("end", onEnd);
+      input.pause();
+      resolve(text);
+    };
+    input.on("data", onData);
+    input.once("end", onEnd);
+  });
+  const stream = new PassThrough();
+  stream.write(Buffer.concat(chunks));
+  input.pipe(stream);
+  input.resume();
+  return { line, stream };
+}
+
+/** The registration surface both SDKs' McpServer share: `registerTool(name, {…zod schemas}, handler)`. */
+export type ToolRegistrar = (server: McpServer) => void;
+
+export interface ServedBoth {
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `register`'s tools over stdio on whichever revision the client opens
+ * with (decided when its first line arrives). The v2 McpServer's `registerTool` takes the same arguments (name,
+ * config with zod schemas, handler); the handlers in tools/ read only their
+ * arguments, never the SDK-specific second parameter.
+ */
+export function serveBothRevisions(
+  info: { name: string; version: string },
+  register: ToolRegistrar,
+  revisions: ReadonlySet<Revision> = parseRevisions(process.env[REVISIONS_ENV]),
+  onError: (error: unknown) => void = () => undefined,
+): ServedBoth {
+  const serving = (async (): Promise<() => Promise<void>> => {
+    const { line, stream } = await firstLine(process.stdin);
+    if (servingSdk(line, revisions) === "v1") {
+      const server = new McpServer(info);
+      register(server);
+      await server.connect(new StdioServerTransport(stream, process.stdout));
+      return () => server.close();
+    }
+    const handle = serveStdio(
+      () => {
+        const server = new McpServerV2(info, { supportedProtocolVersions: [MODERN_REVISION] });
+        register(server as unknown as McpServer);
+        return server;
+      },
+      { transport: new StdioServerTransportV2(stream, process.stdout), legacy: "reject", onerror: onError },
+    );
+    return () => handle.close();
+  })();
+  serving.catch(onError);
+  return {
+    close: () =>
+      serving.then(
+        (close) => close(),
+        () => undefined,
+      ),
+  };
+}
