@@ -7,6 +7,7 @@ import { END, START, StateGraph } from "@langchain/langgraph";
 import { defaultHost } from "../src/bootstrap.js";
 import { loadSettings } from "../src/env.js";
 import type { Host } from "../src/host.js";
+import { holdingSaves } from "../src/graph/save-holding.js";
 import { makeAuthorizeNode } from "../src/nodes/authorize.js";
 import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
@@ -20,19 +21,21 @@ export type NodeWrapper = <F extends (...args: never[]) => Promise<unknown>>(nam
 
 /** Builds the agent's graph around a host (tests pass their own). */
 export function buildAgent(host: Host, wrap: NodeWrapper = (_name, node) => node) {
+  // Every node opens holding for its thread's saves as it starts; observe declares the run's end (save-holding.ts).
+  const node: NodeWrapper = (name, fn) => holdingSaves(host, wrap(name, fn));
   // Each node routes itself (a Command); `ends` declares where it may go, for Studio and validation.
   return new StateGraph(AgentState)
-    .addNode(NODES.plan, routed(wrap(NODES.plan, makePlanNode(host)), afterPlan), {
+    .addNode(NODES.plan, routed(node(NODES.plan, makePlanNode(host)), afterPlan), {
       ends: [NODES.authorize, NODES.observe],
     })
-    .addNode(NODES.authorize, routed(wrap(NODES.authorize, makeAuthorizeNode(host)), afterDecisions), {
+    .addNode(NODES.authorize, routed(node(NODES.authorize, makeAuthorizeNode(host)), afterDecisions), {
       ends: [NODES.execute, NODES.human_review, NODES.observe],
     })
-    .addNode(NODES.human_review, routed(wrap(NODES.human_review, makeHumanReviewNode(host)), afterDecisions), {
+    .addNode(NODES.human_review, routed(node(NODES.human_review, makeHumanReviewNode(host)), afterDecisions), {
       ends: [NODES.execute, NODES.observe, NODES.human_review],
     })
-    .addNode(NODES.execute, wrap(NODES.execute, makeExecuteNode(host)))
-    .addNode(NODES.observe, routed(wrap(NODES.observe, makeObserveNode(host)), afterObserve), {
+    .addNode(NODES.execute, node(NODES.execute, makeExecuteNode(host)))
+    .addNode(NODES.observe, routed(node(NODES.observe, makeObserveNode(host)), afterObserve), {
       ends: [NODES.plan, END],
     })
     .addEdge(START, NODES.plan)
