@@ -8,6 +8,7 @@ import { END, START, StateGraph } from "@langchain/langgraph";
 import { defaultHost } from "../src/bootstrap.js";
 import { loadSettings } from "../src/env.js";
 import type { Host } from "../src/host.js";
+import { holdingSaves } from "../src/graph/save-holding.js";
 import { makeAuthorizeNode } from "../src/nodes/authorize.js";
 import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
@@ -22,13 +23,15 @@ export type NodeWrapper = <F extends (...args: never[]) => Promise<unknown>>(nam
 
 /** Builds the agent's graph around a host (tests pass their own). */
 export function buildAgent(host: Host, wrap: NodeWrapper = (_name, node) => node) {
+  // Every node opens holding for its thread's saves as it starts; observe declares the run's end (save-holding.ts).
+  const node: NodeWrapper = (name, fn) => holdingSaves(host, wrap(name, fn));
   // Each node routes itself (a Command); `ends` declares where it may go, for Studio and validation.
   // nodeRunnable: no disabled LangSmith run tree per node call when nothing traces (src/graph/node-runnable.ts).
-  const plan = routed(wrap(NODES.plan, makePlanNode(host)), afterPlan);
-  const authorize = routed(wrap(NODES.authorize, makeAuthorizeNode(host)), afterDecisions);
-  const humanReview = routed(wrap(NODES.human_review, makeHumanReviewNode(host)), afterDecisions);
-  const execute = wrap(NODES.execute, makeExecuteNode(host));
-  const observe = routed(wrap(NODES.observe, makeObserveNode(host)), afterObserve);
+  const plan = routed(node(NODES.plan, makePlanNode(host)), afterPlan);
+  const authorize = routed(node(NODES.authorize, makeAuthorizeNode(host)), afterDecisions);
+  const humanReview = routed(node(NODES.human_review, makeHumanReviewNode(host)), afterDecisions);
+  const execute = node(NODES.execute, makeExecuteNode(host));
+  const observe = routed(node(NODES.observe, makeObserveNode(host)), afterObserve);
   return new StateGraph(AgentState)
     .addNode(NODES.plan, nodeRunnable(NODES.plan, plan), { ends: [NODES.authorize, NODES.observe] })
     .addNode(NODES.authorize, nodeRunnable(NODES.authorize, authorize), {

@@ -15,6 +15,7 @@ import { END, START, StateGraph } from "@langchain/langgraph";
 import { defaultHost } from "../src/bootstrap.js";
 import { loadSettings } from "../src/env.js";
 import type { Host } from "../src/host.js";
+import { holdingSaves } from "../src/graph/save-holding.js";
 import { makeAuthorizeNode } from "../src/nodes/authorize.js";
 import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
@@ -38,17 +39,19 @@ const afterSteps = [NODES.authorize, STEPS.validate, NODES.observe];
  * whose fields it writes (`plan`), so ownership checks apply unchanged.
  */
 export function buildWorkflow(host: Host, wrap: NodeWrapper = (_name, node) => node) {
+  // Every node opens holding for its thread's saves as it starts; observe declares the run's end (save-holding.ts).
+  const node: NodeWrapper = (name, fn) => holdingSaves(host, wrap(name, fn));
   return new StateGraph(AgentState)
-    .addNode(STEPS.retrieve, wrap(NODES.plan, makeRetrieveNode(host)))
-    .addNode(STEPS.read, wrap(NODES.plan, makeReadNode(host)))
-    .addNode(STEPS.generate, wrap(NODES.plan, makeGenerateNode(host)))
-    .addNode(STEPS.study, wrap(NODES.plan, makeStudyNode(host)))
-    .addNode(STEPS.case, wrap(NODES.plan, makeCaseNode(host)))
-    .addNode(STEPS.validate, wrap(NODES.plan, makeValidateNode()))
-    .addNode(NODES.authorize, wrap(NODES.authorize, makeAuthorizeNode(host)))
-    .addNode(NODES.human_review, wrap(NODES.human_review, makeHumanReviewNode(host)))
-    .addNode(NODES.execute, wrap(NODES.execute, makeExecuteNode(host)))
-    .addNode(NODES.observe, wrap(NODES.observe, makeObserveNode(host)))
+    .addNode(STEPS.retrieve, node(NODES.plan, makeRetrieveNode(host)))
+    .addNode(STEPS.read, node(NODES.plan, makeReadNode(host)))
+    .addNode(STEPS.generate, node(NODES.plan, makeGenerateNode(host)))
+    .addNode(STEPS.study, node(NODES.plan, makeStudyNode(host)))
+    .addNode(STEPS.case, node(NODES.plan, makeCaseNode(host)))
+    .addNode(STEPS.validate, node(NODES.plan, makeValidateNode()))
+    .addNode(NODES.authorize, node(NODES.authorize, makeAuthorizeNode(host)))
+    .addNode(NODES.human_review, node(NODES.human_review, makeHumanReviewNode(host)))
+    .addNode(NODES.execute, node(NODES.execute, makeExecuteNode(host)))
+    .addNode(NODES.observe, node(NODES.observe, makeObserveNode(host)))
     .addConditionalEdges(START, makeFirstStep(host.contextProviders), [STEPS.retrieve, STEPS.study, STEPS.case])
     .addConditionalEdges(STEPS.retrieve, afterStep, afterSteps)
     .addConditionalEdges(STEPS.read, afterStep, afterSteps)

@@ -170,6 +170,10 @@ export function createRuntime(
       opened.database = true;
       return (await database()).audit;
     },
+    saveHolding: async () => {
+      opened.database = true;
+      return (await database()).saver;
+    },
     reviewPolicy: async () => (await config()).review_policy,
     policyEngine,
     currentPrincipal: (principal) => principals.current(principal),

@@ -11,6 +11,7 @@ import type { ReviewPolicy } from "./policy/config.js";
 import type { PolicyEngine } from "./policy/engine.js";
 import type { ApprovalStore, ContextProvider, LedgerStore } from "./ports.js";
 import type { AuditStore } from "./audit/events.js";
+import type { SaveHolding } from "./checkpoint/checkpointer.js";
 
 export interface Host {
   budgets: Budgets;
@@ -19,6 +20,11 @@ export interface Host {
   ledger(): Promise<LedgerStore>;
   approvals(): Promise<ApprovalStore>;
   audit(): Promise<AuditStore>;
+  /**
+   * The checkpointer the graphs run on, to declare which saves may be held
+   * (src/graph/save-holding.ts). Absent: nothing is declared, every save is written at once.
+   */
+  saveHolding?(): Promise<SaveHolding>;
   /** Who decides reviews, per risk (from the config). */
   reviewPolicy(): Promise<ReviewPolicy>;
   /** The engine behind the `authorized` check (config `policy.engine`); the built-in one when absent. */

@@ -13,17 +13,32 @@
  * of data-modifying CTEs (checkpoint-sql.ts).
  *
  * Fewer round trips: a save only has to be durable before something outside
- * the process depends on it. So a checkpoint the run continues from (a node
- * is triggered) and ordinary task writes are HELD in memory, per thread,
- * until one of these writes them, in order:
- * - whoever takes them under the thread's lock (`exclusive`, `takeHeld`):
- *   the runtime's write-ahead step (write-ahead.ts) commits them with an
+ * the process depends on it. Which saves may wait is DECLARED by the graph
+ * that runs on the thread, never guessed from its channels (`SaveHolding`):
+ * - a thread nobody declared holds nothing: every `put` and `putWrites` is
+ *   written before it returns, as the stock PostgresSaver does (so foreign
+ *   graphs and LangChain's conformance suite are correct by construction);
+ * - `openHolding(thread)`: a run of the thread is under way (Warrant's graphs
+ *   call it as each node starts, src/graph/save-holding.ts). From then on
+ *   its checkpoints and ordinary task writes are HELD in memory;
+ * - `closeHoldingAtNextCheckpoint(thread)`: the run ends with its next
+ *   checkpoint (observe, the node that routes to END, calls it). That
+ *   checkpoint, with everything held before it, is written before `put`
+ *   returns, so the run's final state is durable before the run reports
+ *   done (another worker may read the thread next), and holding ends.
+ * Whatever is held is written, in order, by:
+ * - whoever takes it under the thread's lock (`exclusive`, `takeHeld`):
+ *   the runtime's write-ahead step (write-ahead.ts) commits it with an
  *   effect's intent row before the effect starts;
- * - a checkpoint nothing continues from (the run's end), a run's input
- *   checkpoint, and writes to special channels (interrupt, resume, error):
- *   at once, before `put`/`putWrites` returns;
+ * - a run's input checkpoint (metadata source `input`) and writes to special
+ *   channels (interrupt, resume, error: these also end holding, the run
+ *   stops or restarts), at once, before `put`/`putWrites` returns;
  * - any read of the thread (`getTuple`, `list`, `getDeltaChannelHistory`),
- *   `flush`, `flushAll`, and `close` (the database's close).
+ *   `flush`, `flushAll`, the idle sweep, and `close` (the database's
+ *   close, which also ends holding for every thread).
+ * A run stopped otherwise (aborted, killed) leaves its thread declared until
+ * its next run ends or the thread is deleted: its saves are still held and
+ * written as above, never lost to a live process.
  * Every write of held saves goes through the writer attached with `attach`
  * (the write-ahead unit, which also holds other statements for the thread
  * and sends them first, and sweeps idle threads); without one they are
@@ -38,7 +53,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
-  compareChannelVersions,
   type ChannelVersions,
   type Checkpoint,
   type CheckpointListOptions,
@@ -63,27 +77,6 @@ import {
 } from "./checkpoint-tables.js";
 import { statement as queryConfig } from "../db/prepared.js";
 import { WarrantSerializer } from "./serde.js";
-
-/** StateGraph's trigger channels: `branch:to:<node>`. */
-const TRIGGER_PREFIX = "branch:to:";
-
-/**
- * Whether some node is triggered by this checkpoint (a trigger channel that
- * holds a value, newer than what that node has seen), i.e. the run goes on
- * from it. A trigger its node consumed is empty (and gets a newer version
- * all the same, so the value is what tells). Anything else (no StateGraph
- * triggers at all, say) counts as an end and is written at once.
- */
-export function runContinuesFrom(
-  checkpoint: Pick<Checkpoint, "channel_versions" | "versions_seen" | "channel_values">,
-): boolean {
-  return Object.entries(checkpoint.channel_versions).some(([channel, version]) => {
-    if (!channel.startsWith(TRIGGER_PREFIX) || !Object.hasOwn(checkpoint.channel_values, channel)) return false;
-    const node = channel.slice(TRIGGER_PREFIX.length);
-    const seen = Object.hasOwn(checkpoint.versions_seen, node) ? checkpoint.versions_seen[node]?.[channel] : undefined;
-    return seen === undefined || compareChannelVersions(version, seen) > 0;
-  });
-}
 
 export interface WarrantSaverOptions {
   /** Prepare the per-step statements (see prepared.ts). */
@@ -117,12 +110,25 @@ export interface HeldSavesWriter {
 }
 
 /**
+ * How a graph declares which of a thread's saves may be held (the header
+ * says what each call does). Undeclared threads hold nothing.
+ */
+export interface SaveHolding {
+  /** A run of the thread is under way: hold its checkpoints and task writes until the write-ahead step (or a read) writes them. */
+  openHolding(threadId: string): void;
+  /** The run ends with the thread's next checkpoint: write it and all held before `put` returns, then hold nothing. */
+  closeHoldingAtNextCheckpoint(threadId: string): void;
+  /** Whether the thread's saves are held now (opened, its end not yet written). */
+  isHolding(threadId: string): boolean;
+}
+
+/**
  * The saver's held saves as its writer (the write-ahead unit) reaches them:
  * the typed contract between the two, so nothing tests for a method by name.
  * `takeHeld`, `restoreHeld`, `dropHeld` and `writeHeld` run under the
  * thread's lock (`exclusive`).
  */
-export interface HeldSaves {
+export interface HeldSaves extends SaveHolding {
   /** The pool every statement of the checkpointer runs on. */
   readonly pool: pg.Pool;
   readonly options: WarrantSaverOptions;
@@ -151,6 +157,8 @@ export class WarrantSaver extends BaseCheckpointSaver implements HeldSaves {
   private readonly rows: CheckpointRows;
   private readonly named: boolean;
   private writer: HeldSavesWriter | undefined;
+  /** Threads whose saves are held (`openHolding`): `closing` once their run's end is declared. */
+  private readonly holding = new Map<string, "open" | "closing">();
 
   constructor(
     /** The pool every statement of the checkpointer runs on. */
@@ -174,6 +182,21 @@ export class WarrantSaver extends BaseCheckpointSaver implements HeldSaves {
     return this.writer;
   }
 
+  /** A run of the thread is under way: from now on its checkpoints and task writes are held. */
+  openHolding(threadId: string): void {
+    this.holding.set(threadId, "open");
+  }
+
+  /** The run ends with the thread's next checkpoint: it is written at once, with all held, and holding ends. */
+  closeHoldingAtNextCheckpoint(threadId: string): void {
+    if (this.holding.has(threadId)) this.holding.set(threadId, "closing");
+  }
+
+  /** Whether the thread's saves are held now. */
+  isHolding(threadId: string): boolean {
+    return this.holding.has(threadId);
+  }
+
   async put(
     config: RunnableConfig,
     checkpoint: Checkpoint,
@@ -184,7 +207,10 @@ export class WarrantSaver extends BaseCheckpointSaver implements HeldSaves {
     this.writer?.admit(save.thread_id);
     this.buffer.add(save.thread_id, { checkpoint: save });
     this.writer?.held(save.thread_id);
-    if (metadata.source === "input" || !runContinuesFrom(checkpoint)) await this.flush(save.thread_id);
+    const holding = this.holding.get(save.thread_id);
+    if (holding === "closing") this.holding.delete(save.thread_id);
+    // Undeclared threads, a run's input and its declared end are written before `put` returns.
+    if (holding !== "open" || metadata.source === "input") await this.flush(save.thread_id);
     return {
       configurable: { thread_id: save.thread_id, checkpoint_ns: save.checkpoint_ns, checkpoint_id: checkpoint.id },
     };
@@ -198,7 +224,8 @@ export class WarrantSaver extends BaseCheckpointSaver implements HeldSaves {
     this.buffer.add(threadId, { writes: save });
     this.writer?.held(threadId);
     // Interrupts, resumes and errors end or restart a run: a client (or another server) reads them next.
-    if (save.upsert) await this.flush(threadId);
+    if (save.upsert) this.holding.delete(threadId);
+    if (!this.holding.has(threadId)) await this.flush(threadId);
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -246,6 +273,7 @@ export class WarrantSaver extends BaseCheckpointSaver implements HeldSaves {
 
   async deleteThread(threadId: string): Promise<void> {
     await this.exclusive(threadId, async () => {
+      this.holding.delete(threadId);
       this.buffer.discard(threadId);
       await this.writer?.deleting(threadId);
       await this.pool.query(DELETE_THREAD, [threadId]);
@@ -308,6 +336,7 @@ export class WarrantSaver extends BaseCheckpointSaver implements HeldSaves {
   /** Writes what every thread holds and stops the writer's background work: the database's close, before its pool ends. */
   async close(): Promise<void> {
     this.writer?.close();
+    this.holding.clear();
     await this.flushAll();
   }
 

@@ -8,6 +8,7 @@ import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Host } from "../host.js";
 import { extractEvidence } from "../state/extract-evidence.js";
+import { endRunAtNextCheckpoint } from "../graph/save-holding.js";
 import { firstStop } from "../graph/stop-conditions.js";
 import type { Decision, RecordedDenial } from "../policy/decision.js";
 import { deniedToolMessage, errorToolMessage } from "../policy/refusal.js";
@@ -119,6 +120,8 @@ export function makeObserveNode(host: Host) {
         ],
         runStartOf(threadIdFrom(config), run),
       );
+      // The run ends with the checkpoint after this node: it is durable before the run reports done.
+      await endRunAtNextCheckpoint(host, config);
       return {
         ...transition(state.status, status),
         messages: [...messages, ...extra],

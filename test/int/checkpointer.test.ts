@@ -8,6 +8,7 @@ import os from "node:os";
 import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, type BaseCheckpointSaver, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import pg from "pg";
 import { describe, expect, test } from "vitest";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { backends, createTestDatabase, sampleLedgerRow, type OpenedBackend, useBackend } from "./support/postgres.js";
@@ -212,14 +213,21 @@ describe("checkpointer: a process killed between a buffered save and its flush",
       });
       const build = (database: Database, afterEffect: () => Promise<void>) =>
         new StateGraph(State)
-          .addNode("before", () => ({ log: ["before"] }))
+          .addNode("before", () => {
+            // As Warrant's graphs declare (src/graph/save-holding.ts): each node opens holding, the last declares the end.
+            database.saver.openHolding(threadId);
+            return { log: ["before"] };
+          })
           .addNode("effect", async () => {
+            database.saver.openHolding(threadId);
             // The intent row commits the thread's buffered saves with it; the "effect" would start after.
             const fresh = await database.ledger.beginFirst(threadId, sampleLedgerRow("call-1", 1));
             return { log: [fresh ? "effect" : "effect found its row"] };
           })
           .addNode("after", async () => {
+            database.saver.openHolding(threadId);
             await afterEffect();
+            database.saver.closeHoldingAtNextCheckpoint(threadId);
             return { log: ["after"] };
           })
           .addEdge(START, "before")
@@ -246,6 +254,9 @@ describe("checkpointer: a process killed between a buffered save and its flush",
       ]);
 
       await restarted.invoke(null, config);
+      // The declared end was written before invoke returned: nothing is left held.
+      expect(second.saver.holds(threadId)).toBe(false);
+      expect(second.saver.isHolding(threadId)).toBe(false);
       expect((await new PostgresSaver(second.pool).getTuple(config))?.checkpoint.channel_values).toMatchObject({
         log: ["start", "before", "effect found its row", "after"],
       });
@@ -258,4 +269,72 @@ describe("checkpointer: a process killed between a buffered save and its flush",
       await scratch.drop();
     }
   });
+});
+
+describe("checkpointer: declared holding", () => {
+  test(
+    "a run's final checkpoint is committed, seen from another pool, when the run ends; undeclared runs hold nothing",
+    SLOW,
+    async () => {
+      const scratch = await createTestDatabase();
+      const database = await openDatabase({ databaseUrl: scratch.url, dataDir: os.tmpdir() });
+      const other = new pg.Pool({ connectionString: scratch.url, max: 1 });
+      try {
+        const State = Annotation.Root({
+          log: Annotation<string[]>({ reducer: (current, update) => [...current, ...update], default: () => [] }),
+        });
+        const build = (declare: boolean) =>
+          new StateGraph(State)
+            .addNode("first", () => {
+              if (declare) database.saver.openHolding(threadOf.current);
+              return { log: ["first"] };
+            })
+            .addNode("last", () => {
+              if (declare) database.saver.closeHoldingAtNextCheckpoint(threadOf.current);
+              return { log: ["last"] };
+            })
+            .addEdge(START, "first")
+            .addEdge("first", "last")
+            .addEdge("last", END)
+            .compile({ checkpointer: database.saver });
+        const threadOf = { current: "" };
+        const committedSteps = async (threadId: string) =>
+          (
+            await other.query<{ step: number }>(
+              "select (metadata->>'step')::int as step from checkpoints where thread_id = $1 order by 1",
+              [threadId],
+            )
+          ).rows.map((row) => row.step);
+
+        threadOf.current = uniqueThread("declared");
+        const declared = threadOf.current;
+        await build(true).invoke({ log: [] }, { configurable: { thread_id: declared }, durability: "sync" });
+        // Read on another connection, never through the saver (a read would flush).
+        expect(await committedSteps(declared)).toEqual([-1, 0, 1, 2]);
+        expect(database.saver.holds(declared)).toBe(false);
+
+        threadOf.current = uniqueThread("plain");
+        const plain = threadOf.current;
+        let seenMidRun: number[] = [];
+        const graph = new StateGraph(State)
+          .addNode("first", () => ({ log: ["first"] }))
+          .addNode("last", async () => {
+            seenMidRun = await committedSteps(plain);
+            return { log: ["last"] };
+          })
+          .addEdge(START, "first")
+          .addEdge("first", "last")
+          .addEdge("last", END)
+          .compile({ checkpointer: database.saver });
+        await graph.invoke({ log: [] }, { configurable: { thread_id: plain }, durability: "sync" });
+        // Undeclared: the checkpoint `last` runs from was already committed while it ran.
+        expect(seenMidRun).toEqual([-1, 0, 1]);
+        expect(await committedSteps(plain)).toEqual([-1, 0, 1, 2]);
+      } finally {
+        await other.end();
+        await database.close();
+        await scratch.drop();
+      }
+    },
+  );
 });
