@@ -6,12 +6,11 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useSandbox } from "../support/sandbox.js";
-import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
+import type { ToolHost } from "../../src/mcp/tool-host.js";
 import { createRulesPlanner } from "../../src/domains/rules-planner.js";
-import { loadConfig } from "../../src/policy/config.js";
 import type { State } from "../../src/state.js";
 import { calls, endlessPlanner, proposal, scriptedPlanner } from "../support/scripted-planner.js";
-import { agentHarness, settings } from "./support/agent.js";
+import { agentHarness, connectShippedTools } from "./support/agent.js";
 import { backends, useBackend } from "./support/postgres.js";
 
 const QUESTION = "Compare self-attention with cross-attention using my notes";
@@ -25,7 +24,7 @@ function errorCodes(state: State): string[] {
 let tools: ToolHost;
 const fixture = useSandbox();
 beforeAll(async () => {
-  tools = fixture.add(await connectTools(await loadConfig(settings.configPath)));
+  tools = await connectShippedTools(fixture);
 });
 
 describe.each(backends)("agent graph on $name Postgres", (backend) => {

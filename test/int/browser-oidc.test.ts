@@ -119,7 +119,10 @@ describe.runIf(BROWSER_TESTS_RUN)("the page signs in with an OpenID provider", (
     await page.evaluate((token) => sessionStorage.setItem("warrant.token", token), expired);
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     await page.reload();
-    await page.getByRole("button", { name: /^Sign in again with 127\.0\.0\.1/ }).waitFor({ timeout: 30_000 });
+    const signInAgain = page.getByRole("button", { name: /^Sign in again with 127\.0\.0\.1/ });
+    await signInAgain.waitFor({ timeout: 30_000 });
+    expect(await signInAgain.count()).toBe(1);
+    expect(await signInAgain.isEnabled()).toBe(true);
     await page.close();
   }, 60_000);
 });

@@ -17,6 +17,7 @@ import { mintTaskToken } from "../../src/auth/task-token.js";
 import { startCaseopsServer, type CaseopsServerHandle } from "../../tools/caseops/server.js";
 import { type Finished, outputOf } from "../support/child-output.js";
 import { textOf } from "../support/mcp.js";
+import { useSandbox } from "../support/sandbox.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const SERVER_ARGS = ["--import", "tsx", path.join("tools", "caseops", "server.ts")];
@@ -463,18 +464,18 @@ describe("caseops server (in-process)", () => {
   let handle: CaseopsServerHandle;
 
   beforeAll(async () => {
-    handle = await startCaseopsServer({
-      port: 0,
-      host: "127.0.0.1",
-      secret: SECRET,
-      audience: "caseops",
-      log: () => undefined,
-    });
+    handle = fixture.add(
+      await startCaseopsServer({
+        port: 0,
+        host: "127.0.0.1",
+        secret: SECRET,
+        audience: "caseops",
+        log: () => undefined,
+      }),
+    );
   });
 
-  afterAll(async () => {
-    await handle?.close();
-  });
+  const fixture = useSandbox();
 
   it("serves 1,000 calls with a fresh token each over one session", async () => {
     expect(handle.url).toMatch(/^http:\/\/127\.0\.0\.1:[0-9]+\/mcp$/);

@@ -7,12 +7,11 @@
  * human_review and execute, so the change lands exactly there).
  */
 import { randomUUID } from "node:crypto";
-import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { copyFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useSandbox } from "../support/sandbox.js";
 import { buildAgent } from "../../graphs/agent.js";
 import type { Principal } from "../../src/auth/principal.js";
@@ -73,14 +72,14 @@ let configPath: string;
 let principalsPath: string;
 let policyFile: string;
 let alice: Principal;
-const hosts: ToolHost[] = [];
 
 const fixture = useSandbox();
+const each = useSandbox("each");
 beforeAll(async () => {
   database = fixture.add(await openTestDatabase());
 }, TIMEOUT);
 beforeEach(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), "cedar-policies-"));
+  directory = await each.tempDir("cedar-policies-");
   const shipped = JSON.parse(await readFile(settings.configPath, "utf8")) as Record<string, unknown>;
   await copyFile(path.resolve("policies/warrant.cedarschema"), path.join(directory, "warrant.cedarschema"));
   // Who may approve is a Cedar rule too (the schema has the `approve` action): the shipped review policy.
@@ -104,10 +103,6 @@ beforeEach(async () => {
   principalsPath = path.join(directory, "principals.json");
   await writeFile(principalsPath, JSON.stringify(principals));
 });
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((host) => host.close()));
-  await rm(directory, { recursive: true, force: true });
-});
 
 async function tools(): Promise<ToolHost> {
   const config = await loadConfig(configPath);
@@ -125,8 +120,7 @@ async function tools(): Promise<ToolHost> {
     Object.entries(config.tools).filter(([, contract]) => Object.hasOwn(servers, contract.server)),
   );
   const host = await connectTools({ ...config, servers, tools: contracts });
-  hosts.push(host);
-  return host;
+  return each.add(host);
 }
 
 async function eventsOf(host: ToolHost): Promise<unknown[]> {

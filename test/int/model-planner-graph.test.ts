@@ -13,10 +13,7 @@
  *    the trace's offer records the compaction, every ref stays named in the
  *    request, and a citation of a compacted result is accepted.
  */
-import { HumanMessage } from "@langchain/core/messages";
-import { MemorySaver } from "@langchain/langgraph";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { buildAgent } from "../../graphs/agent.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
 import { buildCatalog, type ListedTool } from "../../src/mcp/catalog.js";
 import type { NormalizedResult } from "../../src/mcp/normalize.js";
@@ -25,11 +22,11 @@ import { readFencedToolResult } from "../../src/planners/fence.js";
 import { createModelPlanner } from "../../src/planners/model.js";
 import { wireCallId } from "../../src/planners/wire-call-ids.js";
 import { ToolContractSchema } from "../../src/policy/contracts.js";
-import { runConfigFor } from "../../src/run-config.js";
-import { runOptions } from "../../src/graph/routes.js";
-import type { State } from "../../src/state.js";
+import { graphHarness } from "../support/harness.js";
 import { memoryHost } from "../support/memory-host.js";
-import { startFakeOpenAI, type FakeOpenAI } from "./support/fake-openai.js";
+import { useSandbox } from "../support/sandbox.js";
+import { startScriptedModel } from "../support/scripted-model.js";
+import type { FakeOpenAI } from "./support/fake-openai.js";
 
 const alice: Principal = {
   user_id: "alice",
@@ -77,8 +74,6 @@ function tools(backupHealthy: () => boolean) {
   return host;
 }
 
-let threads = 0;
-
 function harness(
   server: FakeOpenAI,
   options: { allowedTools: boolean; budgetTokens?: number; backup?: () => boolean },
@@ -96,17 +91,14 @@ function harness(
     tools: host,
     budgets: { model_turns: 100, tool_calls: 100, max_repeats: 100, no_progress_steps: 100 },
   });
-  const graph = buildAgent(memory).compile({ checkpointer: new MemorySaver() });
-  threads += 1;
-  const threadId = `prefix-graph-${threads}`;
-  const config = { ...runConfigFor({ threadId, principal: alice }), ...runOptions(memory.budgets) };
+  const h = graphHarness(memory, { principal: alice });
   return {
     host,
     memory,
-    threadId,
+    threadId: h.threadId,
     start: async () => {
-      await graph.invoke({ messages: [new HumanMessage(REQUEST)] }, config);
-      return (await graph.getState(config)).values as State;
+      await h.start(REQUEST);
+      return h.values();
     },
   };
 }
@@ -123,12 +115,10 @@ const final = (citations: string[]) => ({
 });
 
 describe("the model planner's requests through the graph (issue 23)", () => {
+  const sandbox = useSandbox("each");
   let server: FakeOpenAI;
   beforeEach(async () => {
-    server = await startFakeOpenAI();
-  });
-  afterEach(async () => {
-    await server.close();
+    server = await startScriptedModel(sandbox);
   });
 
   for (const allowedTools of [true, false]) {

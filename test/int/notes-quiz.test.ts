@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { buildMessages } from "../../src/planners/model-prompt.js";
@@ -20,6 +20,7 @@ import { scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
 import { backends, useBackend } from "./support/postgres.js";
 import { courseContextOf } from "../../src/domains/notes/course-context.js";
+import { useSandbox } from "../support/sandbox.js";
 
 const QUIZ = "Make a quiz from my cs301 notes";
 
@@ -30,16 +31,16 @@ beforeAll(async () => {
   const notes = config.servers["notes"];
   if (!notes) throw new Error("the shipped config has no notes server");
   // The notes server alone: quiz requests need nothing else.
-  tools = await connectTools({
-    ...config,
-    servers: { notes },
-    tools: Object.fromEntries(Object.entries(config.tools).filter(([, contract]) => contract.server === "notes")),
-  });
+  tools = fixture.add(
+    await connectTools({
+      ...config,
+      servers: { notes },
+      tools: Object.fromEntries(Object.entries(config.tools).filter(([, contract]) => contract.server === "notes")),
+    }),
+  );
   corpus = await loadCorpus(path.join(REPO_ROOT, "tools", "notes", "data", "notes.json"));
 }, 60_000);
-afterAll(async () => {
-  await tools?.close();
-});
+const fixture = useSandbox();
 
 const releasedIds = (course: string) =>
   corpus.notes.filter((note) => note.course === course && note.released).map((note) => note.note_id);

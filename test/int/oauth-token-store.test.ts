@@ -6,26 +6,21 @@
  * deployment's key does not open; remove() is a revocation.
  */
 import { randomBytes } from "node:crypto";
-import os from "node:os";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
-import { openDatabase, type Database } from "../../src/stores/open-database.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import type { Database } from "../../src/stores/open-database.js";
+import { openTestDatabase } from "./support/postgres.js";
+import { useSandbox } from "../support/sandbox.js";
 
-let test: TestDatabase;
 let database: Database;
+const fixture = useSandbox();
 const secret = new Uint8Array(randomBytes(32));
 const ACCESS = `at-${randomBytes(12).toString("hex")}`;
 const REFRESH = `rt-${randomBytes(12).toString("hex")}`;
 
 beforeAll(async () => {
-  test = await createTestDatabase();
-  database = await openDatabase({ databaseUrl: test.url, dataDir: os.tmpdir() });
+  database = fixture.add(await openTestDatabase());
 }, 60_000);
-afterAll(async () => {
-  await database?.close();
-  await test?.drop();
-});
 
 async function dump(): Promise<string> {
   const s = `"${database.schema}"`;

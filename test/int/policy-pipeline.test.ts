@@ -7,12 +7,11 @@
  * Events are counted with the calendar's own `list_events`.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildAgent } from "../../graphs/agent.js";
 import { principalDirectory } from "../../src/auth/principal-directory.js";
 import type { Principal } from "../../src/auth/principal.js";
@@ -24,6 +23,8 @@ import type { Decision } from "../../src/policy/decision.js";
 import { runConfigFor } from "../../src/run-config.js";
 import { runOptions } from "../../src/graph/routes.js";
 import type { State } from "../../src/state.js";
+import { graphHarness } from "../support/harness.js";
+import { useSandbox } from "../support/sandbox.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 import { settings } from "./support/agent.js";
 import { openTestDatabase } from "./support/postgres.js";
@@ -43,24 +44,18 @@ let shipped: WarrantConfig;
 let database: Database;
 let directory: string;
 let principalsPath: string;
-const hosts: ToolHost[] = [];
+const files = useSandbox();
+const each = useSandbox("each");
 
 beforeAll(async () => {
   shipped = await loadConfig(settings.configPath);
-  database = await openTestDatabase();
+  database = files.add(await openTestDatabase());
 }, TIMEOUT);
-afterAll(async () => {
-  await database?.close();
-});
 beforeEach(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), "policy-pipeline-"));
+  directory = await each.tempDir("policy-pipeline-");
   principalsPath = path.join(directory, "principals.json");
   // A copy of the dev directory the test may change while a review waits.
   await writeFile(principalsPath, await readFile(settings.principalsPath, "utf8"));
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((host) => host.close()));
-  await rm(directory, { recursive: true, force: true });
 });
 
 /** The shipped calendar server and its contracts only, its store in this test's folder. */
@@ -74,8 +69,7 @@ async function calendar(switches: Record<string, string> = {}): Promise<ToolHost
   );
   const env = { ...server.env, WARRANT_CALENDAR_DATA: path.join(directory, "calendar.json"), ...switches };
   const host = await connectTools({ ...shipped, servers: { calendar: { ...server, env } }, tools });
-  hosts.push(host);
-  return host;
+  return each.add(host);
 }
 
 async function principals(): Promise<Map<string, Principal>> {
@@ -105,36 +99,32 @@ async function eventsOf(tools: ToolHost, userId: string): Promise<Array<Record<s
   return (result.structured as { events: Array<Record<string, unknown>> }).events;
 }
 
+async function principalOf(userId: string): Promise<Principal> {
+  const principal = (await principals()).get(userId);
+  if (!principal) throw new Error(`no principal ${userId}`);
+  return principal;
+}
+
 function harness(tools: ToolHost, steps: ScriptStep[], budgets: Partial<typeof settings.budgets> = {}) {
   const planner = scriptedPlanner(steps);
   const runtime = createRuntime(
     { ...settings, principalsPath, budgets: { ...settings.budgets, ...budgets } },
     { database, tools, planner, principals: principalDirectory(principalsPath) },
   );
-  const graph = buildAgent(runtime.host).compile({ checkpointer: database.saver });
-  const threadId = randomUUID();
-  const configFor = async (userId: string) => {
-    const principal = (await principals()).get(userId);
-    if (!principal) throw new Error(`no principal ${userId}`);
-    return {
-      ...runConfigFor({ threadId, runId: randomUUID(), principal }),
-      ...runOptions({ ...settings.budgets, ...budgets }),
-    };
-  };
-  const state = async () => (await graph.getState({ configurable: { thread_id: threadId } })).values as State;
+  const h = graphHarness(runtime.host, {
+    principal: { user_id: "nobody", tenant: "none", role: "none", scopes: [], grants: {} },
+    checkpointer: database.saver,
+    threadId: randomUUID(),
+    runIds: true,
+  });
   return {
     planner,
-    threadId,
-    start: async (userId = "alice") =>
-      graph.invoke({ messages: [new HumanMessage("put it in my calendar")] }, await configFor(userId)),
-    resume: async (userId: string, value: unknown) =>
-      graph.invoke(new Command({ resume: value }), await configFor(userId)),
-    state,
-    pending: async () =>
-      (await graph.getState({ configurable: { thread_id: threadId } })).tasks.flatMap((task) =>
-        task.interrupts.map((entry) => entry.value),
-      ),
-    ledger: () => database.ledger.list(threadId),
+    threadId: h.threadId,
+    start: async (userId = "alice") => h.start("put it in my calendar", await principalOf(userId)),
+    resume: async (userId: string, value: unknown) => h.resume(value, await principalOf(userId)),
+    state: h.values,
+    pending: async () => (await h.interrupts()) as unknown[],
+    ledger: () => database.ledger.list(h.threadId),
   };
 }
 

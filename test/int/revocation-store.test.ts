@@ -4,23 +4,18 @@
  * first), a user's "not before" survives another user's revocation, and only
  * rows older than the longest token lifetime are dropped.
  */
-import os from "node:os";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createRevocationStore } from "../../src/stores/revocation-store.js";
-import { openDatabase, type Database } from "../../src/stores/open-database.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import type { Database } from "../../src/stores/open-database.js";
+import { openTestDatabase } from "./support/postgres.js";
+import { useSandbox } from "../support/sandbox.js";
 
-let test: TestDatabase;
 let database: Database;
+const fixture = useSandbox();
 
 beforeAll(async () => {
-  test = await createTestDatabase();
-  database = await openDatabase({ databaseUrl: test.url, dataDir: os.tmpdir() });
+  database = fixture.add(await openTestDatabase());
 }, 60_000);
-afterAll(async () => {
-  await database?.close();
-  await test?.drop();
-});
 
 describe("revocation store", () => {
   it("two tokens revoked one after the other are both refused", async () => {

@@ -7,12 +7,11 @@
  * exactly there. Real Postgres, the real calendar MCP server.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useSandbox } from "../support/sandbox.js";
 import { buildAgent } from "../../graphs/agent.js";
 import { principalDirectory } from "../../src/auth/principal-directory.js";
@@ -40,21 +39,17 @@ let database: Database;
 let directory: string;
 let principalsPath: string;
 let shipped: { principals: Principal[] };
-const hosts: ToolHost[] = [];
 
 const fixture = useSandbox();
+const each = useSandbox("each");
 beforeAll(async () => {
   database = fixture.add(await openTestDatabase());
 }, TIMEOUT);
 beforeEach(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), "revoked-owner-"));
+  directory = await each.tempDir("revoked-owner-");
   principalsPath = path.join(directory, "principals.json");
   shipped = JSON.parse(await readFile(settings.principalsPath, "utf8")) as { principals: Principal[] };
   await writeFile(principalsPath, JSON.stringify(shipped));
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((host) => host.close()));
-  await rm(directory, { recursive: true, force: true });
 });
 
 async function calendar(): Promise<ToolHost> {
@@ -66,8 +61,7 @@ async function calendar(): Promise<ToolHost> {
   );
   const env = { ...server.env, WARRANT_CALENDAR_DATA: path.join(directory, "calendar.json") };
   const host = await connectTools({ ...config, servers: { calendar: { ...server, env } }, tools });
-  hosts.push(host);
-  return host;
+  return each.add(host);
 }
 
 async function eventsOf(tools: ToolHost, who: Principal): Promise<unknown[]> {

@@ -4,17 +4,16 @@
  * Every calendar test gets its own temporary store file.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { storedCalendarEvents } from "./support/calendar.js";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { calendarDataPath, storedCalendarEvents } from "./support/calendar.js";
 import { type Finished, outputOf } from "../support/child-output.js";
 import { textOf } from "../support/mcp.js";
+import { useSandbox } from "../support/sandbox.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -152,9 +151,8 @@ describe("schedule server over stdio", () => {
 });
 
 describe("calendar server over stdio", () => {
-  let directory: string;
   let dataPath: string;
-  const clients: Client[] = [];
+  const each = useSandbox("each");
 
   const event = {
     user_id: "alice",
@@ -169,20 +167,14 @@ describe("calendar server over stdio", () => {
 
   async function open(environment: Record<string, string> = {}): Promise<Client> {
     const client = await connect("calendar", ["--data", dataPath], environment);
-    clients.push(client);
+    each.add(client);
     return client;
   }
 
   const storedEvents = () => storedCalendarEvents(dataPath);
 
   beforeEach(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), "calendar-int-"));
-    dataPath = path.join(directory, "calendar.json");
-  });
-
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.close()));
-    await rm(directory, { recursive: true, force: true });
+    dataPath = await calendarDataPath(each, "calendar-int-");
   });
 
   it(
@@ -287,7 +279,7 @@ describe("calendar server over stdio", () => {
     "uses WARRANT_CALENDAR_DATA when --data is absent",
     async () => {
       const client = await connect("calendar", [], { WARRANT_CALENDAR_DATA: dataPath });
-      clients.push(client);
+      each.add(client);
       await call(client, "create_study_event", event);
       expect(await storedEvents()).toHaveLength(1);
     },

@@ -3,10 +3,8 @@
  * recorded by authorize and every run's ending by observe, once each, with
  * the run's principal and the typed code.
  */
-import { HumanMessage } from "@langchain/core/messages";
-import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { buildAgent } from "../../graphs/agent.js";
+import { graphHarness } from "../support/harness.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 
@@ -24,11 +22,8 @@ function harness(steps: Parameters<typeof scriptedPlanner>[0], budgets = {}) {
     tools: memoryTools(() => ({ ok: true, text: "{}", structured: {} })),
     budgets,
   });
-  const graph = buildAgent(host).compile({ checkpointer: new MemorySaver() });
-  const config = {
-    configurable: { thread_id: `audit-${Math.random().toString(36).slice(2)}`, langgraph_auth_user: alice },
-  };
-  return { host, graph, config, run: (text: string) => graph.invoke({ messages: [new HumanMessage(text)] }, config) };
+  const h = graphHarness(host, { principal: alice });
+  return { ...h, run: (text: string) => h.start(text) };
 }
 
 describe("audit events", () => {

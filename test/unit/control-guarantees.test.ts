@@ -12,10 +12,7 @@
  *     reached (or that has no reconcile contract) ends `outcome_unknown`,
  *     never `abandoned`; a read found running is abandoned and re-run.
  */
-import { HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { buildAgent } from "../../graphs/agent.js";
 import type { Principal } from "../../src/auth/principal.js";
 import type { Budgets } from "../../src/env.js";
 import { buildCatalog, type ListedTool } from "../../src/mcp/catalog.js";
@@ -32,6 +29,7 @@ import { ZERO_USAGE } from "../../src/policy/usage.js";
 import type { LedgerRow } from "../../src/state/ledger.js";
 import { runConfigFor } from "../../src/run-config.js";
 import type { CallResult, State } from "../../src/state.js";
+import { graphHarness } from "../support/harness.js";
 import { memoryHost } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 
@@ -112,8 +110,6 @@ const READ_NOTE: FakeTool = {
   listed: object({ user_id: { type: "string" }, note_id: { type: "string" } }, ["note_id"]),
 };
 
-let threads = 0;
-
 /** The real graph on a memory host with these tools; one fresh thread per call unless one is given. */
 function harness(
   tools: ToolHost,
@@ -122,31 +118,13 @@ function harness(
 ) {
   const planner = scriptedPlanner(steps);
   const host = memoryHost({ planner, tools, ...(options.budgets ? { budgets: options.budgets } : {}) });
-  const graph = buildAgent(host).compile({ checkpointer: new MemorySaver() });
-  threads += 1;
-  const threadId = options.threadId ?? `guarantee-${threads}`;
-  const config = runConfigFor({ threadId, principal: alice });
+  const h = graphHarness(host, { principal: alice, ...(options.threadId ? { threadId: options.threadId } : {}) });
   return {
+    ...h,
     planner,
-    host,
-    graph,
-    threadId,
-    config,
-    start: (request: string) => graph.invoke({ messages: [new HumanMessage(request)] }, config),
-    approve: () => graph.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config),
-    values: async () => (await graph.getState(config)).values as State,
-    ledgerRows: () => host.ledgerStore.rows.get(threadId) ?? [],
-    /** The error code of the tool message answering `callId`, or "ok". */
-    toolCode: async (callId: string): Promise<string> => {
-      const messages = ((await graph.getState(config)).values as State).messages;
-      const found = messages.filter(
-        (message): message is ToolMessage => ToolMessage.isInstance(message) && message.tool_call_id === callId,
-      );
-      expect(found, `one tool message for ${callId}`).toHaveLength(1);
-      const message = found[0] as ToolMessage;
-      if (message.status !== "error") return "ok";
-      return (JSON.parse(String(message.content)) as { error: { code: string } }).error.code;
-    },
+    start: (request: string) => h.start(request),
+    approve: () => h.approve(),
+    ledgerRows: () => host.ledgerStore.rows.get(h.threadId) ?? [],
   };
 }
 

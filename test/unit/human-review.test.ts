@@ -4,14 +4,12 @@
  * re-checked as new proposals, the approver read from the authenticated
  * resume, expiry on the host clock. In memory only (MemorySaver, memoryHost).
  */
-import { HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { buildAgent } from "../../graphs/agent.js";
 import type { Budgets } from "../../src/env.js";
 import type { InterruptPayload } from "../../src/policy/resume.js";
 import type { Proposal } from "../../src/policy/contracts.js";
 import { actionFingerprint } from "../../src/policy/fingerprint.js";
+import { graphHarness } from "../support/harness.js";
 import { memoryHost, memoryTools } from "../support/memory-host.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 
@@ -30,49 +28,23 @@ const rita = {
   scopes: ["notes:read", "approvals:decide"],
   grants: {},
 };
-type Principal = import("../../src/auth/principal.js").Principal;
 
 const FINAL: ScriptStep = { type: "final", answer: "done", citations: [], abstained: false };
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-let threads = 0;
 
 /** The real graph on the in-memory host, one fresh thread. */
 function harness(steps: ScriptStep[], options: { now?: () => number; budgets?: Partial<Budgets> } = {}) {
   const planner = scriptedPlanner(steps);
   const tools = memoryTools(() => ({ ok: true, text: '{"created":true}', structured: { created: true } }));
   const host = memoryHost({ planner, tools, ...options });
-  const graph = buildAgent(host).compile({ checkpointer: new MemorySaver() });
-  threads += 1;
-  const threadId = `hr-${threads}`;
-  const configFor = (user: Principal) => ({ configurable: { thread_id: threadId, langgraph_auth_user: user } });
-  const config = configFor(alice);
-
+  const h = graphHarness(host, { principal: alice });
   return {
+    ...h,
     planner,
     tools,
-    host,
-    graph,
-    config,
-    start: () => graph.invoke({ messages: [new HumanMessage("schedule a study session")] }, config),
-    resume: (value: unknown, user: Principal = alice) => graph.invoke(new Command({ resume: value }), configFor(user)),
-    interrupts: async (): Promise<InterruptPayload[]> =>
-      (await graph.getState(config)).tasks.flatMap((task) =>
-        task.interrupts.map((entry) => entry.value as InterruptPayload),
-      ),
-    values: async () => (await graph.getState(config)).values as Record<string, unknown>,
-    ledgerRows: () => host.ledgerStore.rows.get(threadId) ?? [],
-    /** The error code of the tool message answering `callId`, or "ok" for a successful result. */
-    toolCode: async (callId: string): Promise<string> => {
-      const messages = ((await graph.getState(config)).values as { messages: unknown[] }).messages;
-      const found = messages.filter(
-        (message): message is ToolMessage => ToolMessage.isInstance(message) && message.tool_call_id === callId,
-      );
-      expect(found, `one tool message for ${callId}`).toHaveLength(1);
-      const message = found[0] as ToolMessage;
-      if (message.status !== "error") return "ok";
-      return (JSON.parse(String(message.content)) as { error: { code: string } }).error.code;
-    },
+    start: () => h.start("schedule a study session"),
+    values: async () => (await h.values()) as unknown as Record<string, unknown>,
+    ledgerRows: () => host.ledgerStore.rows.get(h.threadId) ?? [],
   };
 }
 

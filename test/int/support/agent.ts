@@ -10,14 +10,21 @@ import { findPrincipal, loadPrincipalDirectory, type Principal } from "../../../
 import { createRuntime } from "../../../src/bootstrap.js";
 import { loadSettings, type Budgets } from "../../../src/env.js";
 import type { Host } from "../../../src/host.js";
-import type { ToolHost } from "../../../src/mcp/tool-host.js";
+import { connectTools, type ToolHost } from "../../../src/mcp/tool-host.js";
+import { loadConfig } from "../../../src/policy/config.js";
 import type { Database } from "../../../src/stores/open-database.js";
 import type { Planner } from "../../../src/planners/planner.js";
 import { runConfigFor } from "../../../src/run-config.js";
 import { runOptions } from "../../../src/graph/routes.js";
 import type { State } from "../../../src/state.js";
+import type { Sandbox } from "../../support/sandbox.js";
 
 export const settings = loadSettings({});
+
+/** Every MCP server of the shipped warrant.config.json, connected; closed at `sandbox`'s teardown. */
+export async function connectShippedTools(sandbox: Sandbox): Promise<ToolHost> {
+  return sandbox.add(await connectTools(await loadConfig(settings.configPath)));
+}
 
 export async function principal(userId: string): Promise<Principal> {
   return findPrincipal(await loadPrincipalDirectory(settings.principalsPath), userId);

@@ -1,6 +1,8 @@
 /** Reading the calendar server's events in tests: its store file, or its table in Postgres. */
 import { readFile } from "node:fs/promises";
+import path from "node:path";
 import pg from "pg";
+import type { Sandbox } from "../../support/sandbox.js";
 
 /** Events in a calendar store file; an absent file holds none. */
 export async function storedCalendarEvents(dataPath: string): Promise<Array<Record<string, unknown>>> {
@@ -28,4 +30,9 @@ export async function databaseCalendarEvents(
   } finally {
     await client.end();
   }
+}
+
+/** The path of a calendar data file in a fresh directory of `sandbox` (removed at its teardown); the file is not made. */
+export async function calendarDataPath(sandbox: Sandbox, prefix: string): Promise<string> {
+  return path.join(await sandbox.tempDir(prefix), "calendar.json");
 }
