@@ -18,7 +18,7 @@ import { buildAgent } from "../../graphs/agent.js";
 import type { Principal } from "../../src/auth/principal.js";
 import { runOptions } from "../../src/graph/routes.js";
 import type { Host } from "../../src/host.js";
-import type { InterruptPayload } from "../../src/policy/approval.js";
+import type { InterruptPayload } from "../../src/policy/resume.js";
 import { runConfigFor } from "../../src/run-config.js";
 import type { State } from "../../src/state.js";
 

@@ -9,7 +9,14 @@ import type { z } from "zod";
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 /** `bearer`: a user's API token (or X-Api-Key); `operator`: an operator token; `none`: public. */
 export type Auth = "bearer" | "operator" | "none";
-export type MediaType = "application/json" | "text/event-stream" | "text/html" | "text/javascript" | "none" | "any";
+export type MediaType =
+  | "application/json"
+  | "text/event-stream"
+  | "text/html"
+  | "text/javascript"
+  | "text/plain"
+  | "none"
+  | "any";
 
 export interface Answer {
   description: string;

@@ -186,6 +186,14 @@ const oauth: RouteSpec[] = [
 const operator: RouteSpec[] = [
   {
     method: "get",
+    path: "/metrics",
+    tag: "operator",
+    summary: "Prometheus metrics, summed over the workers and per worker (text format 0.0.4)",
+    auth: "operator",
+    ok: { 200: { description: "the metrics, in Prometheus text format 0.0.4", type: "text/plain" } },
+  },
+  {
+    method: "get",
     path: "/operator/runs/{run_id}/trace",
     tag: "operator",
     summary: "A run's trace",
