@@ -2,35 +2,24 @@
  * `/docs` renders in Chromium with no network: every request that leaves the
  * loopback host fails the test. `/openapi.json` is served without a token,
  * is the document the page shows, and carries the page's strict CSP only on /docs.
+ * Against the real server process.
  */
-import type { AddressInfo } from "node:net";
-import { serve, type ServerType } from "@hono/node-server";
-import { Hono } from "hono";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Env } from "../../src/server/context.js";
-import { registerOpenApiRoutes } from "../../src/server/openapi/docs-page.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { BROWSER_TESTS_RUN, launchBrowser, type TestBrowser } from "./support/browser.js";
+import { createServerSandbox, type ServerProcess } from "./support/server-process.js";
 
-// The two routes as app.ts registers them, behind a stand-in for its token check (the rest of the API needs one).
-let listener: ServerType;
-const server = { url: "" };
+// The real server process (app.ts registers the two routes before its token check; the rest of the API needs one).
+const fixture = useSandbox();
+let server: ServerProcess;
 let browser: TestBrowser;
 
 beforeAll(async () => {
-  const app = new Hono<Env>();
-  registerOpenApiRoutes(app, "test");
-  app.use("*", async (c) => c.json({ error: "token_missing", message: "a token is required" }, 401));
-  await new Promise<void>((resolve) => {
-    listener = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve());
-  });
-  server.url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-  if (BROWSER_TESTS_RUN) browser = await launchBrowser();
+  const sandbox = fixture.add(await createServerSandbox());
+  server = await sandbox.start();
+  if (BROWSER_TESTS_RUN) browser = fixture.add(await launchBrowser());
 }, 180_000);
-afterAll(async () => {
-  await browser?.close();
-  await new Promise((resolve) => listener?.close(resolve));
-}, 60_000);
 
 const local = (url: string) => ["127.0.0.1", "localhost", "[::1]"].includes(new URL(url).hostname);
 
