@@ -89,10 +89,10 @@ describe("negotiating a stdio server's revision", () => {
   });
 
   it.each([
-    ["both revisions", "", "2026-07-28"],
+    ["both revisions", "", "2025-11-25"],
     ["2025-11-25 only (a v1-only server)", "2025-11-25", "2025-11-25"],
   ])(
-    "speaks the newest revision a server serving %s answers",
+    "speaks 2025-11-25 to an unpinned server serving %s (2026-07-28 is opt-in until the paths match)",
     async (_label, revisions, expected) => {
       const server = calendarServer(
         path.join(directory, "c.json"),

@@ -17,6 +17,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ResourceTemplate as ResourceTemplateV2 } from "@modelcontextprotocol/server";
 import {
   ErrorCode,
   McpError,
@@ -228,11 +229,16 @@ function outlineFor(state: ServerState, meta: unknown, course: unknown): Outline
   return outline;
 }
 
-function registerOutline(server: McpServer, state: ServerState): void {
+function registerOutline(server: McpServer, state: ServerState, sdk: "v1" | "v2"): void {
+  // Each SDK recognizes only its own template class (`instanceof`); the v2 one has the same shape.
+  const template =
+    sdk === "v2"
+      ? (new ResourceTemplateV2(OUTLINE_URI_TEMPLATE, { list: undefined }) as unknown as ResourceTemplate)
+      : new ResourceTemplate(OUTLINE_URI_TEMPLATE, { list: undefined });
   server.registerResource(
     "course_outline",
     // No listing: which courses exist depends on who asks, and a list request need not say.
-    new ResourceTemplate(OUTLINE_URI_TEMPLATE, { list: undefined }),
+    template,
     {
       title: "Course outline",
       description:
@@ -271,10 +277,10 @@ function registerQuizPrompt(server: McpServer, state: ServerState): void {
   );
 }
 
-function registerTools(server: McpServer, state: ServerState): void {
+function registerTools(server: McpServer, state: ServerState, sdk: "v1" | "v2"): void {
   registerSearchNotes(server, state);
   registerReadNote(server, state);
-  registerOutline(server, state);
+  registerOutline(server, state, sdk);
   registerQuizPrompt(server, state);
 }
 
@@ -318,8 +324,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
-  const server = serveBothRevisions({ name: SERVER_NAME, version: SERVER_VERSION }, (server) =>
-    registerTools(server, state),
+  const server = serveBothRevisions({ name: SERVER_NAME, version: SERVER_VERSION }, (server, sdk) =>
+    registerTools(server, state, sdk),
   );
   exitOnShutdown(() => server.close(), { stdin: true });
   log(`ready: ${state.index.notes.length} notes, ${state.directory.principals.length} principals`);

@@ -78,7 +78,11 @@ async function firstLine(input: Readable): Promise<{ line: string; stream: Reada
 }
 
 /** The registration surface both SDKs' McpServer share: `registerTool(name, {…zod schemas}, handler)`. */
-export type ToolRegistrar = (server: McpServer) => void;
+/**
+ * Registers the tools (and resources, prompts) on a server of either SDK. `sdk` says which: classes a
+ * registration passes (a `ResourceTemplate`) must come from that SDK, which checks them with `instanceof`.
+ */
+export type ToolRegistrar = (server: McpServer, sdk: "v1" | "v2") => void;
 
 export interface ServedBoth {
   close(): Promise<void>;
@@ -100,14 +104,14 @@ export function serveBothRevisions(
     const { line, stream } = await firstLine(process.stdin);
     if (servingSdk(line, revisions) === "v1") {
       const server = new McpServer(info);
-      register(server);
+      register(server, "v1");
       await server.connect(new StdioServerTransport(stream, process.stdout));
       return () => server.close();
     }
     const handle = serveStdio(
       () => {
         const server = new McpServerV2(info, { supportedProtocolVersions: [MODERN_REVISION] });
-        register(server as unknown as McpServer);
+        register(server as unknown as McpServer, "v2");
         return server;
       },
       { transport: new StdioServerTransportV2(stream, process.stdout), legacy: "reject", onerror: onError },

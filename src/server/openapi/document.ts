@@ -22,7 +22,20 @@ export function jsonSchema(schema: z.ZodType, io: "input" | "output"): Json {
     unrepresentable: "any",
     target: "draft-2020-12",
   });
-  return rest;
+  // zod closes every object it outputs (`additionalProperties: false`); the server's answers may carry more
+  // fields than a response schema names (LangGraph adds some between versions), so answers are described open.
+  return io === "output" ? (opened(rest) as Json) : rest;
+}
+
+/** `schema` with every `additionalProperties: false` removed, recursively. */
+function opened(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(opened);
+  if (typeof schema !== "object" || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key, value]) => !(key === "additionalProperties" && value === false))
+      .map(([key, value]) => [key, opened(value)]),
+  );
 }
 
 const ERROR_REF = { $ref: "#/components/schemas/Error" };

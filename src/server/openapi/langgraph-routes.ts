@@ -342,7 +342,7 @@ const crons: RouteSpec[] = [
     auth: "bearer",
     body: CronCreate,
     ok: { 200: json("the cron", CronSchema) },
-    errors: [429],
+    errors: [404, 429],
   },
   {
     method: "post",
