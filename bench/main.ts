@@ -275,16 +275,13 @@ async function main(): Promise<void> {
       if (only === "per-step") await perStepOnly(variants, scratch.counter);
       else if (only === "throughput") {
         throughputOnly(await measureThroughput(variants, 1));
-        // Then as `npm start` serves it, with one worker and with the default, beside createReactAgent in one process.
-        const reference = variants.find((variant) => variant.name === "create_react_agent");
-        if (reference) {
-          const served = { ...settings, databaseUrl: scratch.url };
-          const loadBefore = os.loadavg();
-          const results = await measureWorkers(served, endpoint, reference, THROUGHPUT_ROUNDS, progress);
-          for (const line of renderWorkers(results)) console.log(line);
-          const load = (values: number[]) => values.map((value) => value.toFixed(1)).join(" ");
-          console.log(`load average ${load(loadBefore)} → ${load(os.loadavg())} on ${os.cpus().length} CPUs`);
-        }
+        // Then served: createReactAgent by LangGraph's embeddable server in one process, Warrant by `npm start`.
+        const served = { ...settings, databaseUrl: scratch.url };
+        const loadBefore = os.loadavg();
+        const results = await measureWorkers(served, endpoint, THROUGHPUT_ROUNDS, progress);
+        for (const line of renderWorkers(results)) console.log(line);
+        const load = (values: number[]) => values.map((value) => value.toFixed(1)).join(" ");
+        console.log(`load average ${load(loadBefore)} → ${load(os.loadavg())} on ${os.cpus().length} CPUs`);
       } else {
         const cache = await measurePromptCache(settings, scratch.database, endpoint, variants);
         console.log(promptCacheTable({ prompt_cache: cache, targets: promptCacheTargets(cache) }));

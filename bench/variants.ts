@@ -83,7 +83,12 @@ export const WIRES: readonly Wire[] = ["openai", "anthropic"];
  * `ChatOpenAI` (non-streaming: streaming fetches tiktoken ranks and hangs
  * offline) or `ChatAnthropic`, against the scripted endpoint.
  */
-export function peerModel(endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropicBaseUrl">, wire: Wire = "openai") {
+export function peerModel(
+  endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropicBaseUrl">,
+  wire: Wire = "openai",
+  /** For a server that streams the graph with callbacks (which makes a chat model stream): the endpoint answers whole replies. */
+  disableStreaming = false,
+) {
   if (wire === "anthropic")
     return new ChatAnthropic({
       model: BENCH_MODEL,
@@ -91,6 +96,7 @@ export function peerModel(endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropi
       anthropicApiUrl: endpoint.anthropicBaseUrl,
       temperature: 0,
       maxRetries: 0,
+      disableStreaming,
     });
   return new ChatOpenAI({
     model: BENCH_MODEL,
@@ -98,6 +104,7 @@ export function peerModel(endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropi
     configuration: { baseURL: endpoint.baseUrl },
     temperature: 0,
     maxRetries: 0,
+    disableStreaming,
   });
 }
 
@@ -166,7 +173,7 @@ export async function warrantVariant(
 }
 
 /** The peers' MCP client: the same notes server program over stdio. */
-async function notesAdapter(settings: Settings): Promise<MultiServerMCPClient> {
+export async function notesAdapter(settings: Settings): Promise<MultiServerMCPClient> {
   const notes = (await loadConfig(settings.configPath)).servers["notes"];
   if (notes?.transport !== "stdio") throw new Error("the shipped notes server is not stdio");
   return new MultiServerMCPClient({

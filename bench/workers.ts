@@ -1,17 +1,21 @@
 /**
- * `npm run bench -- --only workers`: throughput of Warrant as `npm start`
- * serves it, with `WARRANT_WORKERS=1` and with the default (the available
- * parallelism, at most 8), beside createReactAgent served in one process
- * (invoked in this process, as the throughput rounds of bench/main.ts do).
- * Each round: 50 concurrent 5-step notes threads (the scripted model,
- * bench/script.ts) through the SDK's `runs.wait`.
+ * `npm run bench -- --only throughput`, its served part: throughput of
+ * Warrant as `npm start` serves it, with `WARRANT_WORKERS=1` and with the
+ * default (the available parallelism, at most 8), beside createReactAgent
+ * served in one process by LangGraph's own embeddable API server
+ * (bench/reference-server.ts). Each round: 50 concurrent 5-step notes
+ * threads (the scripted model, bench/script.ts), each a `threads.create` and
+ * a `runs.stream` in `values` mode through the SDK, drained to its end: the
+ * same requests, the same model endpoint, the same MCP server program and
+ * the same database for every setting.
  *
  * Reported per setting: runs/s (median of rounds), CPU ms per tool step
  * (process CPU time of the server's own processes, primary and workers
- * without their MCP children, ÷ steps; for createReactAgent, this process's
- * CPU ÷ steps), and the machine's CPU use during the rounds (/proc/stat), so
- * a ceiling is visible. Server mode needs DATABASE_URL (a scratch database
- * is created on it and dropped); embedded otherwise.
+ * without their MCP children, ÷ steps), the Postgres server's and this
+ * process's (the load generator's) CPU a step, and the machine's CPU use
+ * during the rounds (/proc/stat), so a ceiling is visible. Server mode needs
+ * DATABASE_URL (a scratch database is created on it and dropped); embedded
+ * otherwise (the reference then needs a server: it is skipped).
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
@@ -22,11 +26,10 @@ import { mintApiToken } from "../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js";
 import { DEFAULT_WORKERS_CAP, type Settings } from "../src/env.js";
 import { loadConfig } from "../src/policy/config.js";
-import { startInstance } from "../load/instances.js";
-import { benchRequest, USER_ID } from "./script.js";
+import { startInstance, type Instance } from "../load/instances.js";
+import { benchRequest, FINAL_ANSWER, USER_ID } from "./script.js";
 import type { ScriptedEndpoint } from "./scripted-endpoint.js";
 import { summarize } from "./stats.js";
-import type { Variant } from "./variants.js";
 
 const CONCURRENT = 50;
 const STEPS = 5;
@@ -74,18 +77,18 @@ async function machineTicks(): Promise<{ busy: number; total: number }> {
   return { busy: total - idle, total };
 }
 
-/** CPU ms of the server's Node processes in process group `group`: the primary and workers, not MCP children. */
-async function serverCpuMs(group: number): Promise<number> {
+/** CPU ms of the server's Node processes (those running `entry`) in process group `group`: the primary and workers, not MCP children. */
+async function serverCpuMs(group: number, entry: string): Promise<number> {
   const tick = 1000 / 100; // USER_HZ is 100 on Linux
   let ticks = 0;
-  for (const entry of await fs.readdir("/proc")) {
-    if (!/^[0-9]+$/.test(entry)) continue;
+  for (const pid of await fs.readdir("/proc")) {
+    if (!/^[0-9]+$/.test(pid)) continue;
     try {
-      const stat = await fs.readFile(`/proc/${entry}/stat`, "utf8");
+      const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(fields[2]) !== group) continue;
-      const command = await fs.readFile(`/proc/${entry}/cmdline`, "utf8");
-      if (!command.includes("src/server/main.ts")) continue;
+      const command = await fs.readFile(`/proc/${pid}/cmdline`, "utf8");
+      if (!command.includes(entry)) continue;
       ticks += Number(fields[11]) + Number(fields[12]);
     } catch {
       // exited while we looked
@@ -136,35 +139,41 @@ async function serverEnv(settings: Settings, endpoint: ScriptedEndpoint, dataDir
   };
 }
 
-/** Measures Warrant served with `workers` workers, `rounds` rounds after one unmeasured. */
+const WARRANT_ENTRY = "src/server/main.ts";
+const REFERENCE_ENTRY = "bench/reference-server.ts";
+
+/** Measures a served setting, `rounds` rounds after one unmeasured: `threads.create` + `runs.stream` for each thread. */
 async function measureServed(
-  settings: Settings,
-  endpoint: ScriptedEndpoint,
-  workers: number,
+  label: string,
+  start: () => Promise<{
+    instance: Instance;
+    token?: string;
+    entry: string;
+    workers: number;
+    cleanup(): Promise<void>;
+  }>,
   rounds: number,
   progress: (line: string) => void,
 ): Promise<WorkerSetting> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-bench-workers-"));
-  const secretHex = randomBytes(32).toString("hex");
-  const env = { ...(await serverEnv(settings, endpoint, dataDir, secretHex)), WARRANT_WORKERS: String(workers) };
-  const instance = await startInstance(process.cwd(), env, 600_000);
+  const { instance, token, entry, workers, cleanup } = await start();
   try {
-    const directory = await loadPrincipalDirectory(settings.principalsPath);
-    const token = await mintApiToken(Uint8Array.from(Buffer.from(secretHex, "hex")), findPrincipal(directory, USER_ID));
     const client = new Client({
       apiUrl: instance.url,
-      defaultHeaders: { Authorization: `Bearer ${token}` },
+      ...(token === undefined ? {} : { defaultHeaders: { Authorization: `Bearer ${token}` } }),
       callerOptions: { maxRetries: 0 },
     });
-    const group = instance.pid;
     const run = async () => {
       const thread = await client.threads.create({ threadId: randomUUID() });
       const input = { messages: [{ role: "user" as const, content: benchRequest(STEPS) }] };
-      const values = (await client.runs.wait(thread.thread_id, "agent", { input })) as { status?: string };
-      if (values.status !== "completed") throw new Error(`a served thread ended ${values.status}`);
+      let last: unknown;
+      for await (const part of client.runs.stream(thread.thread_id, "agent", { input, streamMode: "values" })) {
+        if (part.event === "error") throw new Error(`${label}: a served run failed: ${JSON.stringify(part.data)}`);
+        if (part.event === "values") last = part.data;
+      }
+      checkFinal(label, last);
     };
     const result: WorkerSetting = {
-      label: `warrant, ${workers} worker(s)`,
+      label,
       workers,
       runsPerSecond: [],
       cpuMsPerStep: [],
@@ -172,49 +181,57 @@ async function measureServed(
       postgresCpuMsPerStep: [],
       generatorCpuMsPerStep: [],
     };
-    await round(run, () => serverCpuMs(group));
+    const cpuMs = () => serverCpuMs(instance.pid, entry);
+    await round(run, cpuMs);
     for (let index = 0; index < rounds; index += 1) {
-      const measured = await round(run, () => serverCpuMs(group));
+      const measured = await round(run, cpuMs);
       result.runsPerSecond.push(measured.runsPerSecond);
       result.cpuMsPerStep.push(measured.cpuMsPerStep);
       result.machineCpuUse.push(measured.machineCpuUse);
       result.postgresCpuMsPerStep.push(measured.postgresCpuMsPerStep);
       result.generatorCpuMsPerStep.push(measured.generatorCpuMsPerStep);
-      progress(`${result.label}: round ${index + 1}/${rounds}: ${measured.runsPerSecond.toFixed(2)} runs/s`);
+      progress(`${label}: round ${index + 1}/${rounds}: ${measured.runsPerSecond.toFixed(2)} runs/s`);
     }
     return result;
   } finally {
     await instance.stop();
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await cleanup();
   }
 }
 
-/** createReactAgent in this process: the same rounds, this process's CPU. */
-async function measureInProcess(variant: Variant, rounds: number): Promise<WorkerSetting> {
-  const cpuMs = async () => {
-    const usage = process.cpuUsage();
-    return (usage.user + usage.system) / 1000;
+/** Throws unless a served thread's last `values` event is its finished state: the script's answer. */
+function checkFinal(label: string, values: unknown): void {
+  const state = (values ?? {}) as { status?: string; messages?: { content?: unknown }[] };
+  // Warrant's state says `completed`; createReactAgent's ends with the model's final message.
+  const done =
+    state.status !== undefined ? state.status === "completed" : state.messages?.at(-1)?.content === FINAL_ANSWER;
+  if (!done)
+    throw new Error(
+      `${label}: a served thread ended ${state.status ?? JSON.stringify(state.messages?.at(-1)).slice(0, 200)}`,
+    );
+}
+
+/** Warrant as `npm start` serves it, with `workers` workers. */
+function warrantServer(settings: Settings, endpoint: ScriptedEndpoint, workers: number) {
+  return async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-bench-workers-"));
+    const secretHex = randomBytes(32).toString("hex");
+    const env = { ...(await serverEnv(settings, endpoint, dataDir, secretHex)), WARRANT_WORKERS: String(workers) };
+    const instance = await startInstance(process.cwd(), env, 600_000);
+    const directory = await loadPrincipalDirectory(settings.principalsPath);
+    const token = await mintApiToken(Uint8Array.from(Buffer.from(secretHex, "hex")), findPrincipal(directory, USER_ID));
+    const cleanup = () => fs.rm(dataDir, { recursive: true, force: true });
+    return { instance, token, entry: WARRANT_ENTRY, workers, cleanup };
   };
-  const run = () => variant.run(STEPS, randomUUID());
-  const result: WorkerSetting = {
-    label: `${variant.name}, one process`,
-    workers: 1,
-    runsPerSecond: [],
-    cpuMsPerStep: [],
-    machineCpuUse: [],
-    postgresCpuMsPerStep: [],
-    generatorCpuMsPerStep: [],
+}
+
+/** createReactAgent served by LangGraph's embeddable API server in one process (bench/reference-server.ts). */
+function referenceServer(databaseUrl: string, endpoint: ScriptedEndpoint) {
+  return async () => {
+    const env = { DATABASE_URL: databaseUrl, BENCH_ENDPOINT: endpoint.baseUrl, LANGSMITH_TRACING: "false" };
+    const instance = await startInstance(process.cwd(), env, 600_000, REFERENCE_ENTRY);
+    return { instance, entry: REFERENCE_ENTRY, workers: 1, cleanup: async () => undefined };
   };
-  await round(run, cpuMs);
-  for (let index = 0; index < rounds; index += 1) {
-    const measured = await round(run, cpuMs);
-    result.runsPerSecond.push(measured.runsPerSecond);
-    result.cpuMsPerStep.push(measured.cpuMsPerStep);
-    result.machineCpuUse.push(measured.machineCpuUse);
-    result.postgresCpuMsPerStep.push(measured.postgresCpuMsPerStep);
-    result.generatorCpuMsPerStep.push(measured.generatorCpuMsPerStep);
-  }
-  return result;
 }
 
 /** The default worker count `npm start` would use on this machine. */
@@ -225,15 +242,20 @@ export function defaultWorkers(settings: Settings): number {
 export async function measureWorkers(
   settings: Settings,
   endpoint: ScriptedEndpoint,
-  reference: Variant,
   rounds: number,
   progress: (line: string) => void,
 ): Promise<WorkerSetting[]> {
-  const results = [await measureInProcess(reference, rounds)];
-  progress(`${results[0]!.label}: ${summarize(results[0]!.runsPerSecond).median.toFixed(2)} runs/s`);
-  results.push(await measureServed(settings, endpoint, 1, rounds, progress));
+  const results: WorkerSetting[] = [];
+  if (settings.databaseUrl !== undefined) {
+    const reference = "createReactAgent, served in one process";
+    results.push(await measureServed(reference, referenceServer(settings.databaseUrl, endpoint), rounds, progress));
+  } else progress("the served reference needs a Postgres server (DATABASE_URL): skipped");
+  results.push(await measureServed("warrant, 1 worker", warrantServer(settings, endpoint, 1), rounds, progress));
   const workers = defaultWorkers(settings);
-  if (workers > 1) results.push(await measureServed(settings, endpoint, workers, rounds, progress));
+  if (workers > 1)
+    results.push(
+      await measureServed(`warrant, ${workers} workers`, warrantServer(settings, endpoint, workers), rounds, progress),
+    );
   return results;
 }
 

@@ -1,13 +1,15 @@
 /**
  * Server instances for the load: each is `npm start`'s entry
- * (`node --import tsx src/server/main.ts`) in its own process group, so
- * stopping it also stops its MCP children. Loopback only (HOST 127.0.0.1).
+ * (`node --import tsx src/server/main.ts`; the bench also starts its reference
+ * server this way) in its own process group, so stopping it also stops its
+ * MCP children. Loopback only (HOST 127.0.0.1).
  */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 
-const LISTENING = /^warrant listening on (http:\/\/\S+)$/;
+/** The line a server prints once it listens: Warrant's, or the bench's reference server (bench/reference-server.ts). */
+const LISTENING = /^(?:warrant|reference) listening on (http:\/\/\S+)$/;
 /** Server output kept for the report (the tail). */
 const MAX_LOG_CHARS = 100_000;
 /** Lines a server writes when a request failed with a 500 or a promise was left unhandled. */
@@ -30,8 +32,9 @@ export async function startInstance(
   repoRoot: string,
   env: Record<string, string>,
   timeoutMs = 120_000,
+  entry = "src/server/main.ts",
 ): Promise<Instance> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: repoRoot,
     env: {
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",

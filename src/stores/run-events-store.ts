@@ -36,7 +36,10 @@ export interface StoredEvent {
 }
 
 export interface RunEventStore {
-  /** Appends events in order (one statement); rows already there (a retried batch) are kept as they are. */
+  /**
+   * Appends events in order; rows already there (a retried batch) are kept as they are. Appends of several
+   * runs that arrive while a statement is in flight go together in the next one (group commit).
+   */
   append(runId: string, events: readonly StoredEvent[]): Promise<void>;
   /**
    * The run's events after `afterSeq` (at most `limit`, in order), preceded by
@@ -73,29 +76,91 @@ export function runEventsChannel(schema: string): string {
   return `run_events_${schema}`.slice(0, 63);
 }
 
+/** An append waiting for the statement in flight to finish. */
+interface PendingAppend {
+  runId: string;
+  events: readonly StoredEvent[];
+  settle(error?: unknown): void;
+}
+
+/** Most rows one statement carries when appends of several runs go together. */
+const MAX_GROUP_ROWS = 2_000;
+
+/**
+ * Group commit: while one insert is in flight, the appends that arrive (from
+ * any run of this process) wait and then go together in the next statement,
+ * one transaction and one notification per run instead of one each. Each
+ * run's appends keep their order: a run's writer has one append in flight at
+ * a time. A group that fails is retried run by run, so one run's bad rows
+ * (its run row deleted meanwhile, say) fail only that run's append.
+ */
+function groupAppends(insert: (group: readonly PendingAppend[]) => Promise<void>) {
+  const waiting: PendingAppend[] = [];
+  let flowing = false;
+  const take = (): PendingAppend[] => {
+    let rows = 0;
+    let count = 0;
+    for (const append of waiting) {
+      if (count > 0 && rows + append.events.length > MAX_GROUP_ROWS) break;
+      rows += append.events.length;
+      count += 1;
+    }
+    return waiting.splice(0, count);
+  };
+  const flow = async () => {
+    flowing = true;
+    while (waiting.length > 0) {
+      const group = take();
+      try {
+        await insert(group);
+        for (const append of group) append.settle();
+      } catch (error) {
+        if (group.length === 1) for (const append of group) append.settle(error);
+        else
+          for (const append of group)
+            await insert([append]).then(
+              () => append.settle(),
+              (alone: unknown) => append.settle(alone),
+            );
+      }
+    }
+    flowing = false;
+  };
+  return (runId: string, events: readonly StoredEvent[]) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ runId, events, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!flowing) void flow();
+    });
+}
+
 export function createRunEventStore(pool: pg.Pool, schema: string): RunEventStore {
   const s = quoteSchemaName(schema);
   const channel = runEventsChannel(schema);
+  // One statement: the rows of every append in the group, and a notification per run delivered when they are committed.
+  const append = groupAppends(async (group) => {
+    const rows = group.flatMap(({ runId, events }) => events.map((row) => ({ runId, row })));
+    await pool.query(
+      `with inserted as (
+         insert into ${s}.run_events (run_id, seq, event, chain, delta, data)
+         select * from unnest($1::uuid[], $2::integer[], $3::text[], $4::text[], $5::boolean[], $6::text[])
+         on conflict (run_id, seq) do nothing)
+       select pg_notify($7, run_id) from unnest($8::text[]) as notified (run_id)`,
+      [
+        rows.map(({ runId }) => runId),
+        rows.map(({ row }) => row.seq),
+        rows.map(({ row }) => row.event),
+        rows.map(({ row }) => row.chain),
+        rows.map(({ row }) => row.delta),
+        rows.map(({ row }) => row.data),
+        channel,
+        [...new Set(group.map(({ runId }) => runId))],
+      ],
+    );
+  });
   return {
     async append(runId, events) {
       if (events.length === 0) return;
-      // One statement: the rows, and a notification delivered when they are committed.
-      await pool.query(
-        `with inserted as (
-           insert into ${s}.run_events (run_id, seq, event, chain, delta, data)
-           select $1, * from unnest($2::integer[], $3::text[], $4::text[], $5::boolean[], $6::text[])
-           on conflict (run_id, seq) do nothing)
-         select pg_notify($7, $1::text)`,
-        [
-          runId,
-          events.map((row) => row.seq),
-          events.map((row) => row.event),
-          events.map((row) => row.chain),
-          events.map((row) => row.delta),
-          events.map((row) => row.data),
-          channel,
-        ],
-      );
+      await append(runId, events);
     },
     async read(runId, afterSeq, options) {
       const bases = options.withBases
