@@ -5,11 +5,9 @@
  * planner and an approval resume. Assertions are on the events in the
  * calendar's store file, the ledger rows (state and durable) and codes.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
@@ -20,23 +18,8 @@ import type { State } from "../../src/state.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
 import { backends, useBackend } from "./support/postgres.js";
-import { storedCalendarEvents } from "./support/calendar.js";
+import { APPROVE, calendarDataPath, DONE, EVENT, REQUEST, storedCalendarEvents } from "./support/calendar.js";
 
-const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-const EVENT = {
-  title: "Revise attention",
-  start: "2025-03-03T18:00:00+01:00",
-  end: "2025-03-03T19:30:00+01:00",
-  timezone: "Europe/Berlin",
-  calendar: "study",
-};
-const DONE: ScriptStep = {
-  type: "final",
-  answer: "The study block is in your calendar.",
-  citations: [],
-  abstained: false,
-};
-const APPROVE = { decisions: [{ type: "approve" }] };
 /** The write's timeout in these tests: short, so the timeout cases stay quick. */
 const WRITE_TIMEOUT_MS = 1_500;
 const TEST_TIMEOUT_MS = 60_000;
@@ -91,24 +74,16 @@ function toolCodes(state: State): string[] {
 }
 
 describe.each(backends)("reconciling calendar writes on $name Postgres", (backend) => {
-  let directory: string;
   let dataPath: string;
-  const hosts: ToolHost[] = [];
 
   const opened = useBackend(backend, TEST_TIMEOUT_MS);
+  const each = useSandbox("each");
   beforeEach(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), "calendar-reconcile-"));
-    dataPath = path.join(directory, "calendar.json");
-  });
-  afterEach(async () => {
-    await Promise.all(hosts.splice(0).map((host) => host.close()));
-    await rm(directory, { recursive: true, force: true });
+    dataPath = await calendarDataPath(each, "calendar-reconcile-");
   });
 
   async function tools(switches: Record<string, string> = {}): Promise<ToolHost> {
-    const host = await connectTools(calendarConfig(dataPath, switches));
-    hosts.push(host);
-    return host;
+    return each.add(await connectTools(calendarConfig(dataPath, switches)));
   }
 
   const storedEvents = () => storedCalendarEvents(dataPath);

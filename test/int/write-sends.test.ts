@@ -9,11 +9,9 @@
  * `completed`. The real calendar MCP server, real Postgres (server and
  * embedded), the agent graph with a scripted planner.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
@@ -23,26 +21,11 @@ import type { LedgerStore } from "../../src/ports.js";
 import { runOptions } from "../../src/graph/routes.js";
 import type { Database } from "../../src/stores/open-database.js";
 import type { State } from "../../src/state.js";
-import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
+import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
-import { storedCalendarEvents } from "./support/calendar.js";
+import { APPROVE, calendarDataPath, DONE, EVENT, REQUEST, storedCalendarEvents } from "./support/calendar.js";
 import { backends, useBackend } from "./support/postgres.js";
 
-const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-const EVENT = {
-  title: "Revise attention",
-  start: "2025-03-03T18:00:00+01:00",
-  end: "2025-03-03T19:30:00+01:00",
-  timezone: "Europe/Berlin",
-  calendar: "study",
-};
-const DONE: ScriptStep = {
-  type: "final",
-  answer: "The study block is in your calendar.",
-  citations: [],
-  abstained: false,
-};
-const APPROVE = { decisions: [{ type: "approve" }] };
 const WRITE_TIMEOUT_MS = 1_500;
 const TEST_TIMEOUT_MS = 90_000;
 const DIED = "host process died";
@@ -120,24 +103,16 @@ function toolCodes(state: State): string[] {
 }
 
 describe.each(backends)("counting a write's sends on $name Postgres", (backend) => {
-  let directory: string;
   let dataPath: string;
-  const hosts: ToolHost[] = [];
 
   const opened = useBackend(backend, TEST_TIMEOUT_MS);
+  const each = useSandbox("each");
   beforeEach(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), "write-sends-"));
-    dataPath = path.join(directory, "calendar.json");
-  });
-  afterEach(async () => {
-    await Promise.all(hosts.splice(0).map((host) => host.close()));
-    await rm(directory, { recursive: true, force: true });
+    dataPath = await calendarDataPath(each, "write-sends-");
   });
 
   async function tools(switches: Record<string, string> = {}): Promise<ToolHost> {
-    const host = await connectTools(calendarConfig(dataPath, switches));
-    hosts.push(host);
-    return host;
+    return each.add(await connectTools(calendarConfig(dataPath, switches)));
   }
 
   it(

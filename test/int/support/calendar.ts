@@ -3,6 +3,26 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import type { Sandbox } from "../../support/sandbox.js";
+import type { ScriptStep } from "../../support/scripted-planner.js";
+
+/** What alice asks in the calendar write tests: one study block, which the planner proposes as EVENT. */
+export const REQUEST = "Put a study block for attention in my calendar on Monday evening";
+export const EVENT = {
+  title: "Revise attention",
+  start: "2025-03-03T18:00:00+01:00",
+  end: "2025-03-03T19:30:00+01:00",
+  timezone: "Europe/Berlin",
+  calendar: "study",
+};
+/** The planner's final answer once the write's result is observed. */
+export const DONE: ScriptStep = {
+  type: "final",
+  answer: "The study block is in your calendar.",
+  citations: [],
+  abstained: false,
+};
+/** alice's resume that approves the pending write. */
+export const APPROVE = { decisions: [{ type: "approve" }] };
 
 /** Events in a calendar store file; an absent file holds none. */
 export async function storedCalendarEvents(dataPath: string): Promise<Array<Record<string, unknown>>> {
