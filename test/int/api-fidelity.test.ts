@@ -6,19 +6,20 @@
  * test asserts the refusal (`unsupported`, by name), never silence.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import type { Client } from "@langchain/langgraph-sdk";
 import { NOTES_QUESTION, startTestServer, type TestServer } from "./support/server.js";
 
 let server: TestServer;
 let alice: Client;
 
+const fixture = useSandbox();
 beforeAll(async () => {
   // read_note is slowed so that a run is still going when it is cancelled.
-  server = await startTestServer({ env: { WARRANT_NOTES_DELAY_MS: "300" } });
+  server = fixture.add(await startTestServer({ env: { WARRANT_NOTES_DELAY_MS: "300" } }));
   alice = await server.client("alice");
 }, 120_000);
-afterAll(async () => server?.close(), 60_000);
 
 const ask = (content: string) => ({ input: { messages: [{ role: "user", content }] } });
 type Values = {

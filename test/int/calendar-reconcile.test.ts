@@ -5,38 +5,29 @@
  * planner and an approval resume. Assertions are on the events in the
  * calendar's store file, the ledger rows (state and durable) and codes.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { ToolMessage } from "@langchain/core/messages";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
-import type { LedgerRow } from "../../src/state/ledger.js";
 import { runOptions } from "../../src/graph/routes.js";
 import type { State } from "../../src/state.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
 import { backends, useBackend } from "./support/postgres.js";
-import { storedCalendarEvents } from "./support/calendar.js";
+import {
+  APPROVE,
+  calendarConfig,
+  calendarDataPath,
+  DONE,
+  EVENT,
+  ledgerShape,
+  REQUEST,
+  storedCalendarEvents,
+  toolCodes,
+} from "./support/calendar.js";
 
-const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-const EVENT = {
-  title: "Revise attention",
-  start: "2025-03-03T18:00:00+01:00",
-  end: "2025-03-03T19:30:00+01:00",
-  timezone: "Europe/Berlin",
-  calendar: "study",
-};
-const DONE: ScriptStep = {
-  type: "final",
-  answer: "The study block is in your calendar.",
-  citations: [],
-  abstained: false,
-};
-const APPROVE = { decisions: [{ type: "approve" }] };
 /** The write's timeout in these tests: short, so the timeout cases stay quick. */
 const WRITE_TIMEOUT_MS = 1_500;
 const TEST_TIMEOUT_MS = 60_000;
@@ -46,69 +37,17 @@ beforeAll(async () => {
   shipped = await loadConfig(settings.configPath);
 });
 
-/** The shipped calendar server and its contracts only, on `dataPath`, with the given test switches. */
-function calendarConfig(dataPath: string, switches: Record<string, string>): WarrantConfig {
-  const server = shipped.servers["calendar"];
-  if (server?.transport !== "stdio") throw new Error("the shipped config has no stdio calendar server");
-  const tools = Object.fromEntries(
-    Object.entries(shipped.tools)
-      .filter(([, contract]) => contract.server === "calendar")
-      .map(([name, contract]) => [
-        name,
-        name === "create_study_event" ? { ...contract, timeout_ms: WRITE_TIMEOUT_MS } : contract,
-      ]),
-  );
-  return {
-    ...shipped,
-    servers: { calendar: { ...server, env: { ...server.env, WARRANT_CALENDAR_DATA: dataPath, ...switches } } },
-    tools,
-  };
-}
-
-/** Row shape compared in assertions: [tool, attempt, status, error_code, reconciles, reconciled_by]. */
-function shape(rows: readonly LedgerRow[]) {
-  return [...rows]
-    .sort((left, right) => left.attempt - right.attempt)
-    .map((row) => [
-      row.tool,
-      row.attempt,
-      row.status,
-      row.error_code,
-      row.reconciles ?? null,
-      row.reconciled_by ?? null,
-    ]);
-}
-
-/** The error code of each tool message, or "ok". */
-function toolCodes(state: State): string[] {
-  return state.messages
-    .filter((message): message is ToolMessage => ToolMessage.isInstance(message))
-    .map((message) =>
-      message.status === "error"
-        ? (JSON.parse(String(message.content)) as { error: { code: string } }).error.code
-        : "ok",
-    );
-}
-
 describe.each(backends)("reconciling calendar writes on $name Postgres", (backend) => {
-  let directory: string;
   let dataPath: string;
-  const hosts: ToolHost[] = [];
 
   const opened = useBackend(backend, TEST_TIMEOUT_MS);
+  const each = useSandbox("each");
   beforeEach(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), "calendar-reconcile-"));
-    dataPath = path.join(directory, "calendar.json");
-  });
-  afterEach(async () => {
-    await Promise.all(hosts.splice(0).map((host) => host.close()));
-    await rm(directory, { recursive: true, force: true });
+    dataPath = await calendarDataPath(each, "calendar-reconcile-");
   });
 
   async function tools(switches: Record<string, string> = {}): Promise<ToolHost> {
-    const host = await connectTools(calendarConfig(dataPath, switches));
-    hosts.push(host);
-    return host;
+    return each.add(await connectTools(calendarConfig(shipped, dataPath, switches, WRITE_TIMEOUT_MS)));
   }
 
   const storedEvents = () => storedCalendarEvents(dataPath);
@@ -135,8 +74,8 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
         ["create_study_event", 1, "succeeded", null, null, 2],
         ["get_write_status", 2, "succeeded", null, 1, null],
       ];
-      expect(shape(state.ledger)).toEqual(expected);
-      expect(shape(durable)).toEqual(expected);
+      expect(ledgerShape(state.ledger)).toEqual(expected);
+      expect(ledgerShape(durable)).toEqual(expected);
       // The status check asked about the write's own key.
       expect(new Set(durable.map((row) => row.call_id)).size).toBe(1);
       expect(toolCodes(state)).toEqual(["ok"]);
@@ -160,8 +99,8 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
         ["get_write_status", 2, "succeeded", null, 1, null],
         ["create_study_event", 3, "succeeded", null, null, null],
       ];
-      expect(shape(state.ledger)).toEqual(expected);
-      expect(shape(durable)).toEqual(expected);
+      expect(ledgerShape(state.ledger)).toEqual(expected);
+      expect(ledgerShape(durable)).toEqual(expected);
       const keys = durable.filter((row) => row.tool === "create_study_event").map((row) => row.idempotency_key);
       expect(keys[0]).toBeTruthy();
       expect(keys).toEqual([keys[0], keys[0]]);
@@ -186,8 +125,8 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
         ["get_write_status", 2, "failed", "transient_error", 1, null],
         ["get_write_status", 3, "failed", "transient_error", 1, null],
       ];
-      expect(shape(state.ledger)).toEqual(expected);
-      expect(shape(durable)).toEqual(expected);
+      expect(ledgerShape(state.ledger)).toEqual(expected);
+      expect(ledgerShape(durable)).toEqual(expected);
       expect(toolCodes(state)).toEqual(["outcome_unknown"]);
       expect(state.status).toBe("needs_human");
       expect(state.termination_reason?.code).toBe("needs_human");
@@ -236,7 +175,7 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
         const { state, durable } = await crashThenContinue(true);
         expect(state.status).toBe("completed");
         expect(await storedEvents()).toHaveLength(1);
-        expect(shape(durable)).toEqual([
+        expect(ledgerShape(durable)).toEqual([
           ["create_study_event", 1, "succeeded", null, null, 2],
           ["get_write_status", 2, "succeeded", null, 1, null],
         ]);
@@ -250,7 +189,7 @@ describe.each(backends)("reconciling calendar writes on $name Postgres", (backen
         const { state, durable } = await crashThenContinue(false);
         expect(state.status).toBe("completed");
         expect(await storedEvents()).toHaveLength(1);
-        expect(shape(durable)).toEqual([
+        expect(ledgerShape(durable)).toEqual([
           ["create_study_event", 1, "failed", "tool_failed", null, 2],
           ["get_write_status", 2, "succeeded", null, 1, null],
           ["create_study_event", 3, "succeeded", null, null, null],

@@ -15,7 +15,8 @@
  * - "Mark as resolved": `submit({}, { command: { goto: "__end__" } })`.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { Client } from "@langchain/langgraph-sdk";
 import { mintApiToken } from "../../src/auth/api-token.js";
 import { BOOKING_REQUEST, NOTES_QUESTION, startTestServer, type TestServer } from "./support/server.js";
@@ -26,12 +27,12 @@ let aliceToken: string;
 /** The SDK client exactly as agent-chat-ui's `createClient` builds it. */
 let chatUi: Client;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  server = await startTestServer({ settings: { WARRANT_CORS_ORIGINS: ORIGIN } });
+  server = fixture.add(await startTestServer({ settings: { WARRANT_CORS_ORIGINS: ORIGIN } }));
   aliceToken = await server.token("alice");
   chatUi = new Client({ apiUrl: server.url, apiKey: aliceToken });
 }, 120_000);
-afterAll(async () => server?.close(), 60_000);
 
 /** A request as the browser sends it: the token in X-Api-Key, never Authorization. */
 function send(

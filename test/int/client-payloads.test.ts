@@ -11,7 +11,8 @@
  * and `debug` checkpoint events have the LangGraph API's shape.
  */
 import type { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { BOOKING_REQUEST, startTestServer, type TestServer } from "./support/server.js";
 
 const MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tasks", "checkpoints", "debug"] as const;
@@ -19,11 +20,11 @@ const MODES = ["values", "updates", "messages", "messages-tuple", "custom", "tas
 let server: TestServer;
 let alice: Client;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  server = await startTestServer();
+  server = fixture.add(await startTestServer());
   alice = await server.client("alice");
 }, 120_000);
-afterAll(async () => server?.close(), 60_000);
 
 /** Everything a client received, by where it came from. */
 const received: { where: string; json: string }[] = [];

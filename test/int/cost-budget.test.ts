@@ -6,7 +6,7 @@
  * the limit, and not before; a reply with impossible usage ends the run as
  * `planner_error` instead of switching the budgets off.
  */
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useSandbox } from "../support/sandbox.js";
 import { plannerFor } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
@@ -43,11 +43,9 @@ beforeAll(async () => {
 describe.each(backends.filter((backend) => backend.name === "server"))("cost budget on $name Postgres", (backend) => {
   let fake: FakeOpenAI;
   const opened = useBackend(backend);
+  const each = useSandbox("each");
   beforeEach(async () => {
-    fake = await startFakeOpenAI();
-  });
-  afterEach(async () => {
-    await fake.close();
+    fake = each.add(await startFakeOpenAI());
   });
 
   const modelPlanner = (prices: Record<string, typeof PRICE>) =>

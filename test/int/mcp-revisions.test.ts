@@ -15,19 +15,10 @@ import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig, parseConfig, type ServerConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
-import { storedCalendarEvents } from "./support/calendar.js";
+import { APPROVE, EVENT, REQUEST, storedCalendarEvents } from "./support/calendar.js";
 import { backends, useBackend } from "./support/postgres.js";
 
-const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-const EVENT = {
-  title: "Revise attention",
-  start: "2025-03-03T18:00:00+01:00",
-  end: "2025-03-03T19:30:00+01:00",
-  timezone: "Europe/Berlin",
-  calendar: "study",
-};
 const DONE: ScriptStep = { type: "final", answer: "Done.", citations: [], abstained: false };
-const APPROVE = { decisions: [{ type: "approve" }] };
 const TEST_TIMEOUT_MS = 120_000;
 const REVISIONS = ["2026-07-28", "2025-11-25"] as const;
 const NO_EVENTS = { down: () => undefined, suspect: () => undefined, toolsChanged: () => undefined };

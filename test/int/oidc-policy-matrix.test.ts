@@ -5,19 +5,20 @@
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { groupsMapping, rolesMapping, writeOidcConfig } from "./support/oidc-config.js";
 
 let config: Awaited<ReturnType<typeof writeOidcConfig>>;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  config = await writeOidcConfig({
-    issuers: [groupsMapping("https://staff.example.com"), rolesMapping("https://campus.example.org")],
-  });
-});
-afterAll(async () => {
-  await config?.remove();
+  config = fixture.add(
+    await writeOidcConfig({
+      issuers: [groupsMapping("https://staff.example.com"), rolesMapping("https://campus.example.org")],
+    }),
+  );
 });
 
 describe("the policy matrix of mapped groups", () => {

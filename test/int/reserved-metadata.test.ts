@@ -11,7 +11,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { NOTES_QUESTION, startTestServer, type TestServer } from "./support/server.js";
 
 const RESERVED = [
@@ -28,12 +29,10 @@ const RESERVED = [
 ];
 
 let server: TestServer;
+const fixture = useSandbox();
 beforeAll(async () => {
-  server = await startTestServer({ settings: { WARRANT_QUEUE_POLL_MS: "100" } });
+  server = fixture.add(await startTestServer({ settings: { WARRANT_QUEUE_POLL_MS: "100" } }));
 }, 120_000);
-afterAll(async () => {
-  await server?.close();
-}, 60_000);
 
 type Json = Record<string, unknown>;
 const call = async (pathname: string, method = "GET", body?: unknown) => {

@@ -6,17 +6,18 @@
  * child shares the server's database, so events are counted in its table.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { Client } from "@langchain/langgraph-sdk";
 import { databaseCalendarEvents } from "./support/calendar.js";
 import { BOOKING_REQUEST, NOTES_QUESTION, startTestServer, type TestServer } from "./support/server.js";
 
 let server: TestServer;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  server = await startTestServer();
+  server = fixture.add(await startTestServer());
 }, 120_000);
-afterAll(async () => server?.close(), 60_000);
 
 const ask = (content: string) => ({ assistant_id: "agent", input: { messages: [{ role: "user", content }] } });
 const APPROVE = { decisions: [{ type: "approve" }] };

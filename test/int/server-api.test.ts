@@ -7,7 +7,8 @@
  */
 import { SignJWT } from "jose";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import type { Client } from "@langchain/langgraph-sdk";
 import { mintApiToken } from "../../src/auth/api-token.js";
 import { BOOKING_REQUEST, NOTES_QUESTION, startTestServer, type TestServer } from "./support/server.js";
@@ -16,16 +17,18 @@ let server: TestServer;
 let alice: Client;
 let bob: Client;
 
+const fixture = useSandbox();
 beforeAll(async () => {
   // read_note is slowed a little so that runs stay in flight long enough to race against.
-  server = await startTestServer({
-    env: { WARRANT_NOTES_DELAY_MS: "300" },
-    settings: { WARRANT_CORS_ORIGINS: "http://localhost:3000" },
-  });
+  server = fixture.add(
+    await startTestServer({
+      env: { WARRANT_NOTES_DELAY_MS: "300" },
+      settings: { WARRANT_CORS_ORIGINS: "http://localhost:3000" },
+    }),
+  );
   alice = await server.client("alice");
   bob = await server.client("bob");
 }, 120_000);
-afterAll(async () => server?.close(), 60_000);
 
 const ask = (content: string) => ({ input: { messages: [{ role: "user", content }] } });
 type Values = {

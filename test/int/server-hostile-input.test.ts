@@ -6,7 +6,8 @@
  * server stays up and other threads are untouched. And a hostile model
  * reply (scripted planner) leaves the thread readable through the API.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import type { Client } from "@langchain/langgraph-sdk";
 import type { Planner } from "../../src/planners/planner.js";
 import { isSafeKey } from "../../src/policy/safe-text.js";
@@ -48,15 +49,15 @@ let server: TestServer;
 let alice: Client;
 let witness: string;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  server = await startTestServer({ planner: probingPlanner() });
+  server = fixture.add(await startTestServer({ planner: probingPlanner() }));
   alice = await server.client("alice");
   // A thread of alice's that no hostile request may change.
   const thread = await alice.threads.create({ metadata: { topic: "witness" } });
   witness = thread.thread_id;
   await alice.runs.wait(witness, "agent", { input: { messages: [{ role: "user", content: NOTES_QUESTION }] } });
 }, 120_000);
-afterAll(async () => server?.close(), 60_000);
 
 async function send(
   method: string,

@@ -9,11 +9,8 @@
  * `completed`. The real calendar MCP server, real Postgres (server and
  * embedded), the agent graph with a scripted planner.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { ToolMessage } from "@langchain/core/messages";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
@@ -23,26 +20,21 @@ import type { LedgerStore } from "../../src/ports.js";
 import { runOptions } from "../../src/graph/routes.js";
 import type { Database } from "../../src/stores/open-database.js";
 import type { State } from "../../src/state.js";
-import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
+import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
-import { storedCalendarEvents } from "./support/calendar.js";
+import {
+  APPROVE,
+  calendarConfig,
+  calendarDataPath,
+  DONE,
+  EVENT,
+  ledgerShape,
+  REQUEST,
+  storedCalendarEvents,
+  toolCodes,
+} from "./support/calendar.js";
 import { backends, useBackend } from "./support/postgres.js";
 
-const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-const EVENT = {
-  title: "Revise attention",
-  start: "2025-03-03T18:00:00+01:00",
-  end: "2025-03-03T19:30:00+01:00",
-  timezone: "Europe/Berlin",
-  calendar: "study",
-};
-const DONE: ScriptStep = {
-  type: "final",
-  answer: "The study block is in your calendar.",
-  citations: [],
-  abstained: false,
-};
-const APPROVE = { decisions: [{ type: "approve" }] };
 const WRITE_TIMEOUT_MS = 1_500;
 const TEST_TIMEOUT_MS = 90_000;
 const DIED = "host process died";
@@ -51,24 +43,6 @@ let shipped: WarrantConfig;
 beforeAll(async () => {
   shipped = await loadConfig(settings.configPath);
 });
-
-function calendarConfig(dataPath: string, switches: Record<string, string>): WarrantConfig {
-  const server = shipped.servers["calendar"];
-  if (server?.transport !== "stdio") throw new Error("the shipped config has no stdio calendar server");
-  const tools = Object.fromEntries(
-    Object.entries(shipped.tools)
-      .filter(([, contract]) => contract.server === "calendar")
-      .map(([name, contract]) => [
-        name,
-        name === "create_study_event" ? { ...contract, timeout_ms: WRITE_TIMEOUT_MS } : contract,
-      ]),
-  );
-  return {
-    ...shipped,
-    servers: { calendar: { ...server, env: { ...server.env, WARRANT_CALENDAR_DATA: dataPath, ...switches } } },
-    tools,
-  };
-}
 
 /**
  * The ledger of a process that dies right after a write's intent row is
@@ -95,49 +69,17 @@ function stoppingAfterIntent(real: LedgerStore, stops: { left: number }): Ledger
   });
 }
 
-/** Row shape compared in assertions: [tool, attempt, status, error_code, reconciles, reconciled_by]. */
-function shape(rows: readonly LedgerRow[]) {
-  return [...rows]
-    .sort((left, right) => left.attempt - right.attempt)
-    .map((row) => [
-      row.tool,
-      row.attempt,
-      row.status,
-      row.error_code,
-      row.reconciles ?? null,
-      row.reconciled_by ?? null,
-    ]);
-}
-
-function toolCodes(state: State): string[] {
-  return state.messages
-    .filter((message): message is ToolMessage => ToolMessage.isInstance(message))
-    .map((message) =>
-      message.status === "error"
-        ? (JSON.parse(String(message.content)) as { error: { code: string } }).error.code
-        : "ok",
-    );
-}
-
 describe.each(backends)("counting a write's sends on $name Postgres", (backend) => {
-  let directory: string;
   let dataPath: string;
-  const hosts: ToolHost[] = [];
 
   const opened = useBackend(backend, TEST_TIMEOUT_MS);
+  const each = useSandbox("each");
   beforeEach(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), "write-sends-"));
-    dataPath = path.join(directory, "calendar.json");
-  });
-  afterEach(async () => {
-    await Promise.all(hosts.splice(0).map((host) => host.close()));
-    await rm(directory, { recursive: true, force: true });
+    dataPath = await calendarDataPath(each, "write-sends-");
   });
 
   async function tools(switches: Record<string, string> = {}): Promise<ToolHost> {
-    const host = await connectTools(calendarConfig(dataPath, switches));
-    hosts.push(host);
-    return host;
+    return each.add(await connectTools(calendarConfig(shipped, dataPath, switches, WRITE_TIMEOUT_MS)));
   }
 
   it(
@@ -172,7 +114,7 @@ describe.each(backends)("counting a write's sends on $name Postgres", (backend) 
       expect(state.status).toBe("completed");
       expect(state.termination_reason?.code).toBe("final_answer");
       // The two intents that never left are abandoned, not failed; no status check was needed.
-      expect(shape(durable)).toEqual([
+      expect(ledgerShape(durable)).toEqual([
         ["create_study_event", 1, "abandoned", null, null, null],
         ["create_study_event", 2, "abandoned", null, null, null],
         ["create_study_event", 3, "succeeded", null, null, null],
@@ -199,7 +141,7 @@ describe.each(backends)("counting a write's sends on $name Postgres", (backend) 
       const state = await agent.resume("alice", threadId, APPROVE);
       planner.assertDone();
       expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
-      expect(shape(await opened().database.ledger.list(threadId))).toEqual([
+      expect(ledgerShape(await opened().database.ledger.list(threadId))).toEqual([
         ["create_study_event", 1, "failed", "tool_timeout", null, 2],
         ["get_write_status", 2, "succeeded", null, 1, null],
         ["create_study_event", 3, "failed", "tool_timeout", null, 4],

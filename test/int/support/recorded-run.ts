@@ -9,23 +9,11 @@ import { expect } from "vitest";
 import type { ToolHost } from "../../../src/mcp/tool-host.js";
 import type { Database } from "../../../src/stores/open-database.js";
 import type { WarrantConfig } from "../../../src/policy/config.js";
-import { calls, proposal, scriptedPlanner, type ScriptStep } from "../../support/scripted-planner.js";
+import { calls, proposal, scriptedPlanner } from "../../support/scripted-planner.js";
 import { agentHarness } from "./agent.js";
+import { DONE, EVENT, REQUEST } from "./calendar.js";
 
-export const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-export const EVENT = {
-  title: "Revise attention",
-  start: "2025-03-03T18:00:00+01:00",
-  end: "2025-03-03T19:30:00+01:00",
-  timezone: "Europe/Berlin",
-  calendar: "study",
-};
-const DONE: ScriptStep = {
-  type: "final",
-  answer: "The study block is in your calendar.",
-  citations: [],
-  abstained: false,
-};
+export { EVENT, REQUEST };
 
 /** The shipped calendar server and its contracts, on a fresh store file in `directory`. */
 export function calendarConfig(shipped: WarrantConfig, directory: string): WarrantConfig {
