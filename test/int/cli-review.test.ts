@@ -27,10 +27,10 @@ const QUESTION = "Compare self-attention with cross-attention using my notes";
 // Each CLI process starts tsx and the MCP servers: tens of seconds on a loaded machine.
 const TIMEOUT_MS = 300_000;
 
+const fixture = useSandbox();
 let database: TestDatabase;
 let fake: FakeOpenAI;
 let configDirectory: string;
-const fixture = useSandbox();
 beforeAll(async () => {
   database = fixture.add(await createTestDatabase());
   fake = fixture.add(await startFakeOpenAI());

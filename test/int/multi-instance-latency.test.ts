@@ -17,19 +17,18 @@ import { EventLog } from "../../src/server/events.js";
 import { readStoredEvents } from "../../src/server/runs/event-reader.js";
 import { RunEventWriter } from "../../src/server/runs/event-writer.js";
 import { RunEmitter } from "../../src/server/runs/emission.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { createTestDatabase } from "./support/postgres.js";
 
 const EVENTS = 150;
 const GAP_MS = 20;
 const owner = { tenant: "uni", user_id: "alice" };
 
-let testDatabase: TestDatabase;
 let writing: Database;
 let reading: Database;
 let listener: RunEventListener;
 const fixture = useSandbox();
 beforeAll(async () => {
-  testDatabase = fixture.add(await createTestDatabase());
+  const testDatabase = fixture.add(await createTestDatabase());
   writing = fixture.add(await openDatabase({ databaseUrl: testDatabase.url, dataDir: "/nonexistent" }));
   reading = fixture.add(await openDatabase({ databaseUrl: testDatabase.url, dataDir: "/nonexistent" }));
   listener = fixture.add(await reading.listenForRunEvents(() => undefined));

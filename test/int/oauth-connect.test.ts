@@ -17,19 +17,18 @@ import { HOST_OWNER } from "../../src/oauth/authorization.js";
 import { connectTools } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { parseConfig } from "../../src/policy/config.js";
-import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT, type OAuthServers } from "./support/oauth-servers.js";
+import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT } from "./support/oauth-servers.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
-let servers: OAuthServers;
+const fixture = useSandbox();
 let test: TestDatabase;
 let database: Database;
 let dir: string;
 let configPath: string;
 let text: string;
 
-const fixture = useSandbox();
 beforeAll(async () => {
-  servers = fixture.add(await startOAuthServers());
+  const servers = fixture.add(await startOAuthServers());
   test = fixture.add(await createTestDatabase());
   dir = await fixture.tempDir("warrant-connect-");
   database = fixture.add(await openDatabase({ databaseUrl: test.url, dataDir: dir }));
