@@ -10,11 +10,11 @@
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { finalReply } from "../support/scripted-model.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { type Finished, outputOf, warrantLines } from "../support/child-output.js";
@@ -27,14 +27,15 @@ const QUESTION = "Compare self-attention with cross-attention using my notes";
 // Each CLI process starts tsx and the MCP servers: tens of seconds on a loaded machine.
 const TIMEOUT_MS = 300_000;
 
+const fixture = useSandbox();
 let database: TestDatabase;
 let fake: FakeOpenAI;
 let configDirectory: string;
 beforeAll(async () => {
-  database = await createTestDatabase();
-  fake = await startFakeOpenAI();
+  database = fixture.add(await createTestDatabase());
+  fake = fixture.add(await startFakeOpenAI());
   // The shipped config without caseops (an HTTP server these tests never use): fewer processes to start per CLI run.
-  configDirectory = await mkdtemp(path.join(os.tmpdir(), "cli-review-"));
+  configDirectory = await fixture.tempDir("cli-review-");
   const shipped = JSON.parse(await readFile(path.join(REPO_ROOT, "warrant.config.json"), "utf8")) as {
     servers: Record<string, unknown>;
     tools: Record<string, { server: string }>;
@@ -44,11 +45,6 @@ beforeAll(async () => {
     Object.entries(shipped.tools).filter(([, contract]) => contract.server !== "caseops"),
   );
   await writeFile(path.join(configDirectory, "warrant.config.json"), JSON.stringify(shipped));
-});
-afterAll(async () => {
-  await fake?.close();
-  await database?.drop();
-  await rm(configDirectory, { recursive: true, force: true });
 });
 
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

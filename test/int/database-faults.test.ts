@@ -7,7 +7,8 @@
  * write whose connection died under it is not sent twice.
  */
 import pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { IDEMPOTENT } from "../../src/db/retry.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { startFaultProxy, type FaultProxy } from "./support/fault-proxy.js";
@@ -19,22 +20,21 @@ let proxy: FaultProxy;
 let db: Database;
 let admin: pg.Client;
 
+const fixture = useSandbox("each");
 beforeEach(async () => {
-  database = await createTestDatabase();
+  database = fixture.add(await createTestDatabase());
   const url = new URL(database.url);
   proxy = await startFaultProxy({ host: url.hostname, port: Number(url.port || 5432) });
-  db = await openDatabase({ databaseUrl: proxy.urlFor(database.url), dataDir: os.tmpdir(), pool: { max: 4 } });
+  // Not fixture.add: the proxy's drop(direction) is a fault to inject, not its teardown.
+  fixture.defer(() => proxy.close());
+  db = fixture.add(
+    await openDatabase({ databaseUrl: proxy.urlFor(database.url), dataDir: os.tmpdir(), pool: { max: 4 } }),
+  );
   admin = new pg.Client({ connectionString: database.url });
+  fixture.defer(() => admin.end());
   await admin.connect();
   await admin.query("create table faults (n int)");
   await admin.query("create sequence attempts");
-}, 60_000);
-
-afterEach(async () => {
-  await admin?.end();
-  await db?.close();
-  await proxy?.close();
-  await database?.drop();
 }, 60_000);
 
 const count = async () => Number((await admin.query("select count(*)::int as n from faults")).rows[0].n);

@@ -9,34 +9,29 @@
  * 1 s fallback poll, woke the reader.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import type { RunEventListener } from "../../src/stores/run-events-listener.js";
 import { EventLog } from "../../src/server/events.js";
 import { readStoredEvents } from "../../src/server/runs/event-reader.js";
 import { RunEventWriter } from "../../src/server/runs/event-writer.js";
 import { RunEmitter } from "../../src/server/runs/emission.js";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
+import { createTestDatabase } from "./support/postgres.js";
 
 const EVENTS = 150;
 const GAP_MS = 20;
 const owner = { tenant: "uni", user_id: "alice" };
 
-let testDatabase: TestDatabase;
 let writing: Database;
 let reading: Database;
 let listener: RunEventListener;
+const fixture = useSandbox();
 beforeAll(async () => {
-  testDatabase = await createTestDatabase();
-  writing = await openDatabase({ databaseUrl: testDatabase.url, dataDir: "/nonexistent" });
-  reading = await openDatabase({ databaseUrl: testDatabase.url, dataDir: "/nonexistent" });
-  listener = await reading.listenForRunEvents(() => undefined);
-}, 60_000);
-afterAll(async () => {
-  await listener?.close();
-  await reading?.close();
-  await writing?.close();
-  await testDatabase?.drop();
+  const testDatabase = fixture.add(await createTestDatabase());
+  writing = fixture.add(await openDatabase({ databaseUrl: testDatabase.url, dataDir: "/nonexistent" }));
+  reading = fixture.add(await openDatabase({ databaseUrl: testDatabase.url, dataDir: "/nonexistent" }));
+  listener = fixture.add(await reading.listenForRunEvents(() => undefined));
 }, 60_000);
 
 const quantile = (values: number[], q: number) =>

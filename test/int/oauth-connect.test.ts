@@ -6,10 +6,10 @@
  * consenting browser, and pastes the address it was sent back to.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { loadApiSecret } from "../../src/auth/api-token.js";
 import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
 import { REPO_ROOT } from "../../src/env.js";
@@ -17,10 +17,10 @@ import { HOST_OWNER } from "../../src/oauth/authorization.js";
 import { connectTools } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { parseConfig } from "../../src/policy/config.js";
-import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT, type OAuthServers } from "./support/oauth-servers.js";
+import { startOAuthServers, ticketsServer, WHOAMI_CONTRACT } from "./support/oauth-servers.js";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.js";
 
-let servers: OAuthServers;
+const fixture = useSandbox();
 let test: TestDatabase;
 let database: Database;
 let dir: string;
@@ -28,10 +28,10 @@ let configPath: string;
 let text: string;
 
 beforeAll(async () => {
-  servers = await startOAuthServers();
-  test = await createTestDatabase();
-  dir = await mkdtemp(path.join(os.tmpdir(), "warrant-connect-"));
-  database = await openDatabase({ databaseUrl: test.url, dataDir: dir });
+  const servers = fixture.add(await startOAuthServers());
+  test = fixture.add(await createTestDatabase());
+  dir = await fixture.tempDir("warrant-connect-");
+  database = fixture.add(await openDatabase({ databaseUrl: test.url, dataDir: dir }));
   text = JSON.stringify({
     servers: {
       tickets: ticketsServer(servers.mcpUrl),
@@ -41,13 +41,6 @@ beforeAll(async () => {
   configPath = path.join(dir, "warrant.config.json");
   await writeFile(configPath, text);
 }, 60_000);
-
-afterAll(async () => {
-  await servers?.close();
-  await database?.close();
-  await test?.drop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
 
 /** Runs `tools connect` and answers its prompt with what `answer` makes of the URL it printed. */
 function connect(args: string[], answer: (url: string) => Promise<string>) {

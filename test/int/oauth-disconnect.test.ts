@@ -8,11 +8,11 @@
  * without per-user OAuth, nothing stored, and usage errors (exit 2).
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { loadApiSecret } from "../../src/auth/api-token.js";
 import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
 import type { Principal } from "../../src/auth/principal.js";
@@ -48,11 +48,12 @@ const authorize: Authorize = async ({ server, owner, url }) => {
 
 const principal = (user_id: string): Principal => ({ user_id, tenant: "t1", scopes: [], courses: [] }) as never;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  servers = await startOAuthServers();
-  test = await createTestDatabase();
-  dir = await mkdtemp(path.join(os.tmpdir(), "warrant-disconnect-"));
-  database = await openDatabase({ databaseUrl: test.url, dataDir: dir });
+  servers = fixture.add(await startOAuthServers());
+  test = fixture.add(await createTestDatabase());
+  dir = await fixture.tempDir("warrant-disconnect-");
+  database = fixture.add(await openDatabase({ databaseUrl: test.url, dataDir: dir }));
   const text = JSON.stringify({
     servers: {
       tickets: ticketsServer(servers.mcpUrl),
@@ -67,16 +68,8 @@ beforeAll(async () => {
   store = createOAuthTokenStore(database.pool, database.schema, secret);
   const only = parseConfig(text);
   only.servers = { tickets: only.servers["tickets"] as never };
-  host = await connectTools(only, undefined, { oauth: { store, authorize, catalogOwner: "ops" } });
+  host = fixture.add(await connectTools(only, undefined, { oauth: { store, authorize, catalogOwner: "ops" } }));
 }, 60_000);
-
-afterAll(async () => {
-  await host?.close();
-  await servers?.close();
-  await database?.close();
-  await test?.drop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
 
 async function callAs(user: string) {
   const tool = host.catalog().find((candidate) => candidate.name === "whoami");

@@ -10,12 +10,10 @@
  * any table of the database, the server's log or the state.
  */
 import { randomBytes } from "node:crypto";
-import fs from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { mintApiToken } from "../../src/auth/api-token.js";
 import { createOAuthTokenStore } from "../../src/stores/oauth-token-store.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
@@ -136,11 +134,12 @@ async function settled(client: Client, threadId: string) {
   throw new Error("the resumed run did not finish");
 }
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  oauth = await startOAuthServers();
-  db = await createTestDatabase();
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "warrant-oauth-flow-"));
-  database = await openDatabase({ databaseUrl: db.url, dataDir });
+  oauth = fixture.add(await startOAuthServers());
+  db = fixture.add(await createTestDatabase());
+  dataDir = await fixture.tempDir("warrant-oauth-flow-");
+  database = fixture.add(await openDatabase({ databaseUrl: db.url, dataDir }));
   const config = parseConfig(
     JSON.stringify({
       servers: {
@@ -158,13 +157,15 @@ beforeAll(async () => {
       },
     }),
   );
-  host = await connectTools(config, undefined, {
-    oauth: {
-      store: createOAuthTokenStore(database.pool, database.schema, secret),
-      stateKey: stateKeyFrom(secret),
-      authorize: hostConsents,
-    },
-  });
+  host = fixture.add(
+    await connectTools(config, undefined, {
+      oauth: {
+        store: createOAuthTokenStore(database.pool, database.schema, secret),
+        stateKey: stateKeyFrom(secret),
+        authorize: hostConsents,
+      },
+    }),
+  );
   const settings = loadSettings({
     DATABASE_URL: db.url,
     WARRANT_DATA_DIR: dataDir,
@@ -174,21 +175,15 @@ beforeAll(async () => {
     PORT: "0",
     HOST: "127.0.0.1",
   });
-  server = await startServer({
-    settings,
-    overrides: { planner, tools: host },
-    log: (line) => void logLines.push(line),
-    heartbeatMs: 100,
-  });
+  server = fixture.add(
+    await startServer({
+      settings,
+      overrides: { planner, tools: host },
+      log: (line) => void logLines.push(line),
+      heartbeatMs: 100,
+    }),
+  );
 }, 120_000);
-
-afterAll(async () => {
-  await server?.close();
-  await host?.close();
-  await database?.close();
-  await oauth?.close();
-  await db?.drop();
-}, 60_000);
 
 describe("per-user OAuth: authorization_required, the callback, the resume", () => {
   let aliceAsk: AuthorizationAsk | undefined;

@@ -11,7 +11,8 @@ import { createPublicKey } from "node:crypto";
 import { Client } from "@langchain/langgraph-sdk";
 import { base64url, decodeJwt, decodeProtectedHeader, importJWK, SignJWT, type JWK } from "jose";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { REPO_ROOT, loadSettings } from "../../src/env.js";
 import { databaseIdentity, writeRuntimeFile } from "../../src/server/runtime-file.js";
 import { groupsMapping, ROLES_CLAIM, rolesMapping, writeOidcConfig } from "./support/oidc-config.js";
@@ -26,40 +27,41 @@ let goneToken: string;
 let server: TestServer;
 let config: Awaited<ReturnType<typeof writeOidcConfig>>;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  staff = await startTestProvider({
-    audience: "warrant-api",
-    accounts: {
-      alice: { groups: ["study-students", "unknown-group"], name: "Alice" },
-      rita: { groups: ["study-reviewers", "study-staff"], name: "Rita" },
-      olga: { groups: ["warrant-operators"] },
-      nobody: { groups: ["unknown-group"] },
-      "Mixed|Subject": { groups: ["study-staff"] },
-    },
-  });
-  campus = await startTestProvider({
-    audience: "warrant-api",
-    groupsClaim: ROLES_CLAIM,
-    accounts: {
-      carol: { groups: ["reviewer"], tenant: "college" },
-      dave: { groups: ["learner"], tenant: "college" },
-      "bad-tenant": { groups: ["learner"], tenant: "Not A Tenant" },
-    },
-  });
+  staff = fixture.add(
+    await startTestProvider({
+      audience: "warrant-api",
+      accounts: {
+        alice: { groups: ["study-students", "unknown-group"], name: "Alice" },
+        rita: { groups: ["study-reviewers", "study-staff"], name: "Rita" },
+        olga: { groups: ["warrant-operators"] },
+        nobody: { groups: ["unknown-group"] },
+        "Mixed|Subject": { groups: ["study-staff"] },
+      },
+    }),
+  );
+  campus = fixture.add(
+    await startTestProvider({
+      audience: "warrant-api",
+      groupsClaim: ROLES_CLAIM,
+      accounts: {
+        carol: { groups: ["reviewer"], tenant: "college" },
+        dave: { groups: ["learner"], tenant: "college" },
+        "bad-tenant": { groups: ["learner"], tenant: "Not A Tenant" },
+      },
+    }),
+  );
   gone = await startTestProvider({ audience: "warrant-api", accounts: { alice: { groups: ["study-students"] } } });
   goneToken = await gone.accessToken("alice");
   await gone.close();
-  config = await writeOidcConfig({
-    issuers: [groupsMapping(staff.issuer), rolesMapping(campus.issuer), groupsMapping(gone.issuer)],
-  });
-  server = await startTestServer({ settings: { WARRANT_CONFIG: config.path } });
+  config = fixture.add(
+    await writeOidcConfig({
+      issuers: [groupsMapping(staff.issuer), rolesMapping(campus.issuer), groupsMapping(gone.issuer)],
+    }),
+  );
+  server = fixture.add(await startTestServer({ settings: { WARRANT_CONFIG: config.path } }));
 }, 120_000);
-afterAll(async () => {
-  await server?.close();
-  await staff?.close();
-  await campus?.close();
-  await config?.remove();
-});
 
 const get = (pathname: string, token: string | undefined) =>
   fetch(`${server.url}${pathname}`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });

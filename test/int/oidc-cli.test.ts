@@ -7,7 +7,8 @@
  * rita the reviewer. A provider without the grant is a clear refusal.
  */
 import { spawn } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { tokenVerifier } from "../../src/auth/token-verifier.js";
 import { REPO_ROOT } from "../../src/env.js";
 import { loadConfig } from "../../src/policy/config.js";
@@ -46,23 +47,19 @@ function runToken(args: string[], configPath: string) {
 }
 
 describe.runIf(BROWSER_TESTS_RUN)("the CLI's device sign-in", () => {
+  const fixture = useSandbox();
   beforeAll(async () => {
-    provider = await startTestProvider({
-      audience: "warrant-api",
-      accounts: { rita: { groups: ["study-reviewers"], name: "Rita" } },
-    });
-    noDevice = await startTestProvider({ audience: "warrant-api", accounts: {}, deviceFlow: false });
-    config = await writeOidcConfig({ issuers: [groupsMapping(provider.issuer)] });
-    noDeviceConfig = await writeOidcConfig({ issuers: [groupsMapping(noDevice.issuer)] });
-    browser = await launchBrowser();
+    provider = fixture.add(
+      await startTestProvider({
+        audience: "warrant-api",
+        accounts: { rita: { groups: ["study-reviewers"], name: "Rita" } },
+      }),
+    );
+    noDevice = fixture.add(await startTestProvider({ audience: "warrant-api", accounts: {}, deviceFlow: false }));
+    config = fixture.add(await writeOidcConfig({ issuers: [groupsMapping(provider.issuer)] }));
+    noDeviceConfig = fixture.add(await writeOidcConfig({ issuers: [groupsMapping(noDevice.issuer)] }));
+    browser = fixture.add(await launchBrowser());
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await provider?.close();
-    await noDevice?.close();
-    await config?.remove();
-    await noDeviceConfig?.remove();
-  });
 
   it("prints where to confirm, and after login and consent the provider's token for rita the reviewer", async () => {
     const run = runToken(["--device"], config.path);

@@ -5,22 +5,21 @@
  * names the reviewer. Other students and other tenants see nothing (404).
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { BOOKING_REQUEST, startTestServer, type TestServer } from "./support/server.js";
 
 let server: TestServer;
 let threadId: string;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  server = await startTestServer();
+  server = fixture.add(await startTestServer());
   const alice = await server.client("alice");
   const thread = await alice.threads.create();
   threadId = thread.thread_id;
   await alice.runs.wait(threadId, "agent", { input: { messages: [{ role: "user", content: BOOKING_REQUEST }] } });
 }, 120_000);
-afterAll(async () => {
-  await server?.close();
-});
 
 const json = async (response: Response) => ({
   status: response.status,

@@ -6,7 +6,8 @@
  * on the other instance.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 import { NOTES_QUESTION } from "./support/server.js";
 
@@ -16,14 +17,12 @@ const ask = (content: string) => ({ input: { messages: [{ role: "user" as const,
 let sandbox: ServerSandbox;
 let a: ServerProcess;
 let b: ServerProcess;
+const fixture = useSandbox();
 beforeAll(async () => {
-  sandbox = await createServerSandbox();
+  sandbox = fixture.add(await createServerSandbox());
   // read_note is slow on A, so a run there is still going while B queues the next.
   [a, b] = await Promise.all([sandbox.start({ WARRANT_NOTES_DELAY_MS: "600" }), sandbox.start()]);
 }, 180_000);
-afterAll(async () => {
-  await sandbox?.cleanup();
-}, 60_000);
 
 const post = async (server: ServerProcess, path: string, body: unknown) => {
   const response = await sandbox.fetch(server, path, { method: "POST", body: JSON.stringify(body), user: "alice" });

@@ -6,7 +6,8 @@
  * hostile bodies get typed 4xx answers, never a 500.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import type { Client } from "@langchain/langgraph-sdk";
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
@@ -16,16 +17,14 @@ let alice: Client;
 let bob: Client;
 let rita: Client;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  sandbox = await createServerSandbox();
+  sandbox = fixture.add(await createServerSandbox());
   server = await sandbox.start();
   alice = await sandbox.client(server, "alice");
   bob = await sandbox.client(server, "bob");
   rita = await sandbox.client(server, "rita");
 }, 120_000);
-afterAll(async () => {
-  await sandbox?.cleanup();
-}, 60_000);
 
 async function raw(method: string, path: string, body: unknown, user = "alice") {
   const response = await sandbox.fetch(server, path, {

@@ -8,19 +8,19 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { mintApiToken } from "../../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../../src/auth/principal.js";
 import { REPO_ROOT } from "../../src/env.js";
-import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+import { createServerSandbox } from "./support/server-process.js";
 
-let sandbox: ServerSandbox;
-let server: ServerProcess;
 let bob: Client;
 let bob2: Client;
 
+const fixture = useSandbox();
 beforeAll(async () => {
-  sandbox = await createServerSandbox();
+  const sandbox = fixture.add(await createServerSandbox());
   // The dev directory plus bob2: the same role and scopes as bob, an id that starts with his.
   const devPath = path.join(REPO_ROOT, "src/domains/dev-principals.json");
   const dev = JSON.parse(await fs.readFile(devPath, "utf8")) as { principals: { user_id: string }[] };
@@ -29,7 +29,7 @@ beforeAll(async () => {
   const principalsPath = path.join(sandbox.dataDir, "principals-bob2.json");
   const withBob2 = { ...dev, principals: [...dev.principals, { ...bobEntry, user_id: "bob2", display_name: "Bob 2" }] };
   await fs.writeFile(principalsPath, JSON.stringify(withBob2));
-  server = await sandbox.start({ WARRANT_PRINCIPALS: principalsPath });
+  const server = await sandbox.start({ WARRANT_PRINCIPALS: principalsPath });
   const directory = await loadPrincipalDirectory(principalsPath);
   const secret = Uint8Array.from(Buffer.from(sandbox.env().WARRANT_AUTH_SECRET ?? "", "hex"));
   const clientOf = async (user: string) =>
@@ -41,9 +41,6 @@ beforeAll(async () => {
   bob = await clientOf("bob");
   bob2 = await clientOf("bob2");
 }, 120_000);
-afterAll(async () => {
-  await sandbox?.cleanup();
-}, 60_000);
 
 describe("the store, users bob and bob2", () => {
   it("neither sees the other's items or namespaces by any route", async () => {
