@@ -43,17 +43,55 @@ const isObject = (value: unknown): value is JsonObject =>
 export function toClientJson(value: unknown): string {
   return JSON.stringify(value, function replacer(this: JsonObject, key: string, current: unknown) {
     const raw = this[key];
-    if (raw !== null && typeof raw === "object" && typeof (raw as { toDict?: unknown }).toDict === "function") {
-      const { type, data } = (raw as { toDict(): { type: string; data: JsonObject } }).toDict();
-      return { ...data, type };
-    }
+    if (isMessage(raw)) return withMessageDicts(messageDict(raw));
     if (raw instanceof Error) return { error: raw.name, message: raw.message };
     if (NEVER.has(key)) return undefined;
+    if (current === null || typeof current !== "object") return current;
     if (key === "configurable" && isObject(current)) return visibleConfigurable(current);
     if (key === "principal" && isPrincipalShaped(current)) return identityOf(current);
     if (isRawCheckpoint(current)) return checkpointView(current);
-    return current;
+    return withMessageDicts(current);
   });
+}
+
+/** A LangChain message (anything with `toDict`). */
+type MessageLike = { toDict(): { type: string; data: JsonObject } };
+
+const isMessage = (value: unknown): value is MessageLike =>
+  value !== null && typeof value === "object" && typeof (value as { toDict?: unknown }).toDict === "function";
+
+/**
+ * A message's plain dict (`{ ...data, type }`), made once per message object: a message's `toJSON` (and so
+ * `toDict`) is built from its constructor arguments, and a run's `values` events repeat the same messages
+ * at every step.
+ */
+const messageDicts = new WeakMap<MessageLike, JsonObject>();
+
+function messageDict(message: MessageLike): JsonObject {
+  let dict = messageDicts.get(message);
+  if (dict === undefined) {
+    const { type, data } = message.toDict();
+    dict = { ...data, type };
+    messageDicts.set(message, dict);
+  }
+  return dict;
+}
+
+/**
+ * `value` with the messages among its own items or properties replaced by their dicts (a copy when there is
+ * one), so that JSON.stringify, which calls an object's `toJSON` before the replacer sees it, never converts a
+ * message itself.
+ */
+function withMessageDicts(value: object): object {
+  if (Array.isArray(value))
+    return value.some(isMessage) ? value.map((item) => (isMessage(item) ? messageDict(item) : item)) : value;
+  let copy: JsonObject | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    if (!isMessage(item)) continue;
+    copy ??= { ...value };
+    copy[key] = messageDict(item);
+  }
+  return copy ?? value;
 }
 
 /** `toClientJson`, parsed back: plain data as a client receives it. */

@@ -196,4 +196,31 @@ describe("client view of any value", () => {
       e: { error: "TypeError", message: "bad" },
     });
   });
+
+  it("converts each message once however often a state repeating it is sent, with the same JSON as converting it anew", () => {
+    const human = new HumanMessage({ content: "plan my week", id: "h1" });
+    const ai = new AIMessage({
+      content: "",
+      id: "a1",
+      tool_calls: [{ id: "c1", name: "search_notes", args: { q: "x" } }],
+    });
+    const fresh = JSON.stringify({
+      messages: [human, ai].map((message) => ({ ...message.toDict().data, type: message.getType() })),
+      last: { ...ai.toDict().data, type: "ai" },
+    });
+    let conversions = 0;
+    for (const message of [human, ai]) {
+      const toJSON = message.toJSON.bind(message);
+      message.toJSON = () => {
+        conversions += 1;
+        return toJSON();
+      };
+    }
+    const values = () => ({ messages: [human, ai], last: ai });
+    const sent = [toClientJson(values()), toClientJson(values()), toClientJson({ nested: [values()] })];
+    expect(conversions).toBe(2);
+    expect(sent[0]).toBe(fresh);
+    expect(sent[1]).toBe(fresh);
+    expect(sent[2]).toBe(JSON.stringify({ nested: [JSON.parse(fresh)] }));
+  });
 });
