@@ -279,7 +279,7 @@ async function main(): Promise<void> {
         const served = { ...settings, databaseUrl: scratch.url };
         const loadBefore = os.loadavg();
         const results = await measureWorkers(served, endpoint, THROUGHPUT_ROUNDS, progress);
-        for (const line of renderWorkers(results)) console.log(line);
+        console.log(renderWorkers(results));
         const load = (values: number[]) => values.map((value) => value.toFixed(1)).join(" ");
         console.log(`load average ${load(loadBefore)} → ${load(os.loadavg())} on ${os.cpus().length} CPUs`);
       } else {
@@ -305,6 +305,12 @@ async function main(): Promise<void> {
     const longerThreads = await measureLongerThreads(variants, scratch.counter);
     const bytes = await measureCheckpointBytes(variants, scratch.database.pool);
     const runsPerSecond = await measureThroughput(variants);
+    const served = await measureWorkers(
+      { ...settings, databaseUrl: scratch.url },
+      endpoint,
+      THROUGHPUT_ROUNDS,
+      progress,
+    );
     const anthropicWire = await measureAnthropicWire(settings, scratch.database, endpoint, progress);
     const measured: Measurements = {
       perStepMs: perStep.perStepMs,
@@ -319,6 +325,7 @@ async function main(): Promise<void> {
       toolResultChars: mcp.resultChars,
       promptCache,
       anthropicWire,
+      served,
     };
     const results = buildResults(measured, {
       command: "npm run bench",

@@ -8,7 +8,9 @@ import { decimals, times, verdict } from "./format.js";
 import type { PromptCache } from "./prompt-cache-scenarios.js";
 import { anthropicWireTable, promptCacheTable } from "./report-prompt-cache.js";
 import { median, pairedRatios, ratio, summarize, type Summary } from "./stats.js";
+import { servedSummary, servedTable, servedTargets } from "./report-served.js";
 import { VARIANTS, type VariantName } from "./variants.js";
+import type { WorkerSetting } from "./workers.js";
 
 export type PerVariant<T> = Record<VariantName, T>;
 
@@ -28,6 +30,8 @@ export interface Measurements {
   promptCache: PromptCache;
   /** Warrant and createReactAgent on the Anthropic Messages wire. */
   anthropicWire: AnthropicWire;
+  /** Served throughput (bench/workers.ts): createReactAgent served in one process, Warrant with 1 and the default workers. */
+  served: WorkerSetting[];
 }
 
 export interface RunInfo {
@@ -70,6 +74,7 @@ export function buildResults(measured: Measurements, info: RunInfo) {
     create_react_agent: measured.toolTokens.all_bound,
     create_agent: measured.toolTokens.all_bound,
   };
+  const served = servedSummary(measured.served);
   const versusReference = <T extends number>(values: PerVariant<T>) =>
     each(values, (value) => ratio(value, values[REFERENCE]));
 
@@ -108,6 +113,7 @@ export function buildResults(measured: Measurements, info: RunInfo) {
     ),
     ...promptCacheTargets(measured.promptCache),
     ...anthropicWireTargets(measured.anthropicWire),
+    ...servedTargets(served),
   ];
 
   return {
@@ -151,6 +157,8 @@ export function buildResults(measured: Measurements, info: RunInfo) {
     model_http: true,
     prompt_cache: measured.promptCache,
     anthropic_wire: { ...measured.anthropicWire, spread: anthropicWireSpread(measured.anthropicWire) },
+    /** As `npm start` serves Warrant (1 and the default workers), beside createReactAgent served in one process. */
+    served,
     targets,
   };
 }
@@ -280,6 +288,8 @@ export function renderTable(results: Results): string {
     promptCacheTable(results),
     "",
     anthropicWireTable(results),
+    "",
+    servedTable(results.served, results.targets),
     "",
     `Floors: one raw MCP call (search_notes over stdio) ${spreadOf(floors.mcp_call_ms, 2)} ms; one bare commit (autocommit INSERT) ${spreadOf(floors.bare_commit_ms, 2)} ms.`,
     `Warrant offered ${results.tool_definition_detail.warrant_tools.join(", ")}; the peers bind all ${results.tool_definition_detail.all_bound_tool_count} listed tools. Tool results ≈${results.tool_result_chars} characters.`,

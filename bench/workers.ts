@@ -29,7 +29,7 @@ import { loadConfig } from "../src/policy/config.js";
 import { startInstance, type Instance } from "../load/instances.js";
 import { benchRequest, FINAL_ANSWER, USER_ID } from "./script.js";
 import type { ScriptedEndpoint } from "./scripted-endpoint.js";
-import { summarize } from "./stats.js";
+import { servedSummary, servedTable, servedTargets } from "./report-served.js";
 
 const CONCURRENT = 50;
 const STEPS = 5;
@@ -37,6 +37,8 @@ const STEPS = 5;
 export interface WorkerSetting {
   label: string;
   workers: number;
+  /** createReactAgent served in one process: what the others are compared with. */
+  reference?: boolean;
   runsPerSecond: number[];
   cpuMsPerStep: number[];
   machineCpuUse: number[];
@@ -156,6 +158,7 @@ async function measureServed(
   progress: (line: string) => void,
 ): Promise<WorkerSetting> {
   const { instance, token, entry, workers, cleanup } = await start();
+  const reference = entry === REFERENCE_ENTRY;
   try {
     const client = new Client({
       apiUrl: instance.url,
@@ -175,6 +178,7 @@ async function measureServed(
     const result: WorkerSetting = {
       label,
       workers,
+      reference,
       runsPerSecond: [],
       cpuMsPerStep: [],
       machineCpuUse: [],
@@ -259,17 +263,7 @@ export async function measureWorkers(
   return results;
 }
 
-export function renderWorkers(results: WorkerSetting[]): string[] {
-  const reference = summarize(results[0]?.runsPerSecond ?? [0]).median;
-  return results.map((result) => {
-    const runs = summarize(result.runsPerSecond).median;
-    const cpu = summarize(result.cpuMsPerStep).median;
-    const machine = summarize(result.machineCpuUse).median;
-    const postgres = summarize(result.postgresCpuMsPerStep).median;
-    const generator = summarize(result.generatorCpuMsPerStep).median;
-    return (
-      `${result.label}: ${runs.toFixed(2)} runs/s (${(runs / reference).toFixed(2)}×), ${cpu.toFixed(2)} CPU ms a tool step, ` +
-      `postgres ${postgres.toFixed(2)}, bench process ${generator.toFixed(2)} CPU ms a step, machine CPU ${(machine * 100).toFixed(0)}%`
-    );
-  });
+export function renderWorkers(results: WorkerSetting[]): string {
+  const summary = servedSummary(results);
+  return servedTable(summary, servedTargets(summary));
 }
