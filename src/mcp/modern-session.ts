@@ -130,7 +130,7 @@ export function modernStdioConnection(server: StdioServer, events: ConnectionEve
       const opened = await slot.open(client, async () => {
         await client.connect(new InPlaceStdioTransport(stdioParameters(server)), { timeout: OPEN_TIMEOUT_MS });
         const capabilities = capabilitiesOf(client);
-        // Listening before listing: a change between the two is heard, not lost.
+        // Listening before listing: a change is either in the listing or on the stream (as unsolicited ones on 2025-11-25).
         if (capabilities.tools?.listChanged) subscription.ended = (await listenForToolChanges(client)).ended;
         const tools = await listAllTools(client, capabilities);
         const info = { name: client.getServerVersion()?.name ?? "", version: client.getServerVersion()?.version ?? "" };
