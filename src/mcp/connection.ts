@@ -15,11 +15,16 @@ export interface Caller {
   threadId: string;
 }
 
+/** The MCP revisions the host speaks: 2026-07-28 through the v2 SDK client, 2025-11-25 through the v1 one. */
+export type Revision = "2026-07-28" | "2025-11-25";
+
 /** What a successful open learned: the negotiated capabilities, the server's name and version, and the tools listed. */
 export interface OpenedServer {
   capabilities: ServerCapabilities;
   info: ServerInfo;
   tools: ListedTool[];
+  /** The revision the connection speaks (absent: 2025-11-25, as every server not through negotiation.ts). */
+  revision?: Revision;
 }
 
 /** The server's `serverInfo` from initialize (part of every pinned tool definition). */
@@ -111,13 +116,23 @@ export const PROBE_TIMEOUT_MS = 5_000;
 /** tools/list pages followed at most (a defence against a server that never stops paginating). */
 const MAX_TOOL_PAGES = 50;
 
-/** Lists every tool (following pagination) when the server advertises tools; none otherwise. */
-export async function listAllTools(client: Client, capabilities: ServerCapabilities): Promise<ListedTool[]> {
-  if (!capabilities.tools) return [];
+/** One tool as either SDK's `tools/list` answers it. */
+interface ServedTool {
+  name: string;
+  description?: string | undefined;
+  inputSchema: object;
+  outputSchema?: object | undefined;
+  annotations?: object | undefined;
+}
+
+/** Every tool over `tools/list` pages (`page` fetches one), in the host's shape; a server that never ends is an error. */
+export async function collectTools(
+  page: (cursor: string | undefined) => Promise<{ tools: ServedTool[]; nextCursor?: string | undefined }>,
+): Promise<ListedTool[]> {
   const tools: ListedTool[] = [];
   let cursor: string | undefined;
-  for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
-    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: OPEN_TIMEOUT_MS });
+  for (let count = 0; count < MAX_TOOL_PAGES; count += 1) {
+    const result = await page(cursor);
     for (const tool of result.tools) {
       tools.push({
         name: tool.name,
@@ -131,6 +146,14 @@ export async function listAllTools(client: Client, capabilities: ServerCapabilit
     if (cursor === undefined) return tools;
   }
   throw new Error(`tools/list did not end after ${MAX_TOOL_PAGES} pages`);
+}
+
+/** Lists every tool (following pagination) when the server advertises tools; none otherwise. */
+export async function listAllTools(client: Client, capabilities: ServerCapabilities): Promise<ListedTool[]> {
+  if (!capabilities.tools) return [];
+  return collectTools((cursor) =>
+    client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: OPEN_TIMEOUT_MS }),
+  );
 }
 
 /** The server's name and version as it announced them ("" when it left them out). */

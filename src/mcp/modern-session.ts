@@ -11,16 +11,21 @@
  * re-sent with the `inputResponses` under a new request id: to the host it
  * is one `tools/call`, so its ledger row and idempotency key stay the same.
  *
+ * Tool list changes arrive on a `subscriptions/listen` stream the host opens
+ * before it lists the tools (the revision sends no unsolicited
+ * notifications): they re-list as on 2025-11-25. A stream the server ends
+ * while its process lives takes the server down, so the reconnect listens
+ * again (fail closed: a host deaf to changes would miss a changed definition).
+ *
  * v2 failures are re-thrown as the v1 errors failures.ts classifies, so the
  * tool host's typed codes do not depend on the revision.
  */
-import { Client, ProtocolError, SdkError, SdkErrorCode, type ListToolsResult } from "@modelcontextprotocol/client";
+import { Client, ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ErrorCode, McpError, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import { childEnvironment, REPO_ROOT } from "../env.js";
-import type { ServerConfig } from "../policy/config.js";
 import type { ListedTool } from "./catalog.js";
 import {
+  collectTools,
   OPEN_TIMEOUT_MS,
   PROBE_TIMEOUT_MS,
   type ConnectionEvents,
@@ -29,12 +34,9 @@ import {
   type ServerConnection,
 } from "./connection.js";
 import type { ElicitationHandler } from "../elicitation/client.js";
+import { clientSlot, overSlot, stdioParameters, type StdioServer } from "./stdio-process.js";
 
 export const MODERN_REVISION = "2026-07-28";
-type StdioServer = Extract<ServerConfig, { transport: "stdio" }>;
-
-/** tools/list pages followed at most (as for 2025-11-25 servers). */
-const MAX_TOOL_PAGES = 50;
 
 /** True when `error` says the server does not speak the 2026-07-28 revision (it did not answer `server/discover` with it). */
 export function isNotModern(error: unknown): boolean {
@@ -87,26 +89,9 @@ function requestsOf(client: Client): McpRequests {
 /** Every tool (following pagination), never from the client's response cache: a pin must see what the server serves now. */
 async function listAllTools(client: Client, capabilities: ServerCapabilities): Promise<ListedTool[]> {
   if (!capabilities.tools) return [];
-  const tools: ListedTool[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
-    const result: ListToolsResult = await client.listTools(cursor === undefined ? {} : { cursor }, {
-      timeout: OPEN_TIMEOUT_MS,
-      cacheMode: "bypass",
-    });
-    for (const tool of result.tools) {
-      tools.push({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: tool.inputSchema as Record<string, unknown>,
-        ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
-        annotations: tool.annotations as ListedTool["annotations"],
-      });
-    }
-    cursor = result.nextCursor;
-    if (cursor === undefined) return tools;
-  }
-  throw new Error(`tools/list did not end after ${MAX_TOOL_PAGES} pages`);
+  return collectTools((cursor) =>
+    client.listTools(cursor === undefined ? {} : { cursor }, { timeout: OPEN_TIMEOUT_MS, cacheMode: "bypass" }),
+  );
 }
 
 /**
@@ -117,17 +102,15 @@ async function listAllTools(client: Client, capabilities: ServerCapabilities): P
  */
 class InPlaceStdioTransport extends StdioClientTransport {}
 
-async function retire(client: Client): Promise<void> {
-  client.onclose = undefined;
-  client.onerror = undefined;
-  await client.close().catch(() => undefined);
+/** Opens the stream `notifications/tools/list_changed` arrives on; resolves when the stream has ended. */
+async function listenForToolChanges(client: Client): Promise<{ ended: Promise<"local" | "graceful" | "remote"> }> {
+  const subscription = await client.listen({ toolsListChanged: true }, { timeout: OPEN_TIMEOUT_MS });
+  return { ended: subscription.closed };
 }
 
 /** A stdio server spoken to on 2026-07-28; `open` rejects with {@link isNotModern} when the server does not speak it. */
 export function modernStdioConnection(server: StdioServer, events: ConnectionEvents): ServerConnection {
-  let current: Client | undefined;
-  let opening: Client | undefined;
-  let closed = false;
+  const slot = clientSlot<Client>(events);
 
   const capabilitiesOf = (client: Client): ServerCapabilities => {
     const capabilities = client.getServerCapabilities();
@@ -137,67 +120,35 @@ export function modernStdioConnection(server: StdioServer, events: ConnectionEve
 
   return {
     async open() {
-      if (closed) throw new Error("the connection is shut down");
-      const previous = current;
-      current = undefined;
-      if (previous) await retire(previous);
-      const transport = new InPlaceStdioTransport({
-        command: server.command === "node" ? process.execPath : server.command,
-        args: server.args,
-        env: childEnvironment(server.env),
-        cwd: server.cwd ?? REPO_ROOT,
-        stderr: "inherit",
-      });
       const client = createModernClient(events.elicit);
-      let exited = false;
-      client.onclose = () => {
-        exited = true;
-        if (current === client) {
-          current = undefined;
-          events.down("the server process exited");
-        }
-      };
-      opening = client;
-      try {
-        await client.connect(transport, { timeout: OPEN_TIMEOUT_MS });
+      // Only the current client's notifications count: one still opening lists its tools itself.
+      client.setNotificationHandler("notifications/tools/list_changed", () => {
+        if (slot.current() === client) events.toolsChanged();
+      });
+      // Set inside the open: an object, so the check after it sees what the open stored.
+      const subscription: { ended?: Promise<string> } = {};
+      const opened = await slot.open(client, async () => {
+        await client.connect(new InPlaceStdioTransport(stdioParameters(server)), { timeout: OPEN_TIMEOUT_MS });
         const capabilities = capabilitiesOf(client);
+        // Listening before listing: a change is either in the listing or on the stream (as unsolicited ones on 2025-11-25).
+        if (capabilities.tools?.listChanged) subscription.ended = (await listenForToolChanges(client)).ended;
         const tools = await listAllTools(client, capabilities);
-        if (exited) throw new Error("the server process exited during start-up");
-        if (closed) throw new Error("the connection is shut down");
-        current = client;
-        const info = client.getServerVersion();
-        return { capabilities, info: { name: info?.name ?? "", version: info?.version ?? "" }, tools };
-      } catch (error) {
-        await retire(client);
-        throw error;
-      } finally {
-        if (opening === client) opening = undefined;
-      }
+        const info = { name: client.getServerVersion()?.name ?? "", version: client.getServerVersion()?.version ?? "" };
+        return { capabilities, info, tools, revision: "2026-07-28" };
+      });
+      void subscription.ended?.then((how) => {
+        if (how === "local") return;
+        // After the exit's own report (the slot's onclose), which names the real reason.
+        setTimeout(() => {
+          if (slot.current() === client) events.down("the server ended the tools/list_changed subscription");
+        }, 0).unref();
+      });
+      return opened;
     },
-    async session(caller) {
-      const client = current;
-      return {
-        meta: { "warrant/user_id": caller.principal.user_id, "warrant/tenant": caller.principal.tenant },
-        run: (work) => {
-          if (!client) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, "not connected"));
-          return work(requestsOf(client));
-        },
-      };
-    },
-    async relist() {
-      if (!current) throw new Error("not connected");
-      return listAllTools(current, capabilitiesOf(current));
-    },
-    async probe() {
-      if (!current) throw new Error("not connected");
-      await current.discover({ timeout: PROBE_TIMEOUT_MS });
-    },
-    async shutdown() {
-      closed = true;
-      const clients = [current, opening].filter((client): client is Client => client !== undefined);
-      current = undefined;
-      opening = undefined;
-      await Promise.all(clients.map(retire));
-    },
+    ...overSlot(slot, {
+      requests: requestsOf,
+      list: (client) => listAllTools(client, capabilitiesOf(client)),
+      probe: (client) => client.discover({ timeout: PROBE_TIMEOUT_MS }),
+    }),
   };
 }

@@ -1,32 +1,85 @@
 /**
  * Which MCP revision a stdio server is spoken to in, behind the one
  * `ServerConnection` interface (so the rest of src/mcp/ does not know): a
- * server pinned to a revision (`"protocol"` in its config) gets that one; an
- * unpinned one is spoken to in 2025-11-25 through the v1 client. The host's
- * 2026-07-28 path (the v2 client) lacks parity yet: resources and prompts
- * read through it fail, and `tools/list_changed` mid-session is not heard. So
- * `"protocol": "2026-07-28"` opts a server in, and a server that speaks only
- * 2026-07-28 must be pinned; negotiating by `server/discover` comes back when
- * the two paths match.
+ * server pinned to a revision (`"protocol"` in its config) gets that one and
+ * no other; an unpinned one is asked `server/discover` through the v2 client
+ * at its first open and spoken to in 2026-07-28 when it answers with it, else
+ * in 2025-11-25 through the v1 client (a v1-only server answers the discover
+ * with an error). The verdict holds for the reopens after a crash (no second
+ * process per reconnect); a server that stops answering 2026-07-28 is spoken
+ * to in 2025-11-25 from its next open, and a restart of the host asks again.
+ * The host's guarantees hold on both (resources and prompts with the caller
+ * in `_meta`, `tools/list_changed` re-listing against the pins).
  */
-import type { ServerConfig } from "../policy/config.js";
-import type { ConnectionEvents, ServerConnection } from "./connection.js";
-import { modernStdioConnection } from "./modern-session.js";
+import type { ConnectionEvents, OpenedServer, Revision, ServerConnection } from "./connection.js";
+import { isNotModern, modernStdioConnection } from "./modern-session.js";
 import { stdioConnection } from "./stdio-session.js";
+import type { StdioServer } from "./stdio-process.js";
 
-type StdioServer = Extract<ServerConfig, { transport: "stdio" }>;
-
-/** The revision a connection speaks. */
-export type Revision = "2026-07-28" | "2025-11-25";
+export type { Revision } from "./connection.js";
 
 export interface NegotiatedConnection extends ServerConnection {
+  /** The revision the connection speaks now (undefined before its first open and while it is not open). */
   revision(): Revision | undefined;
 }
 
 export function negotiatedStdioConnection(server: StdioServer, events: ConnectionEvents): NegotiatedConnection {
+  if (server.protocol === "2025-11-25") return withRevision(stdioConnection(server, events), "2025-11-25");
   if (server.protocol === "2026-07-28") return withRevision(modernStdioConnection(server, events), "2026-07-28");
-  // Pinned to 2025-11-25, or unpinned (see above).
-  return withRevision(stdioConnection(server, events), "2025-11-25");
+  let active: ServerConnection | undefined;
+  let revision: Revision | undefined;
+  let closed = false;
+  let verdict: Revision | undefined;
+  const current = (): ServerConnection => {
+    if (!active) throw new Error("not connected");
+    return active;
+  };
+  /** Opens `connection` as the active one; a failed open leaves nothing running. */
+  const openAs = async (connection: ServerConnection, spoken: Revision): Promise<OpenedServer> => {
+    active = connection;
+    revision = spoken;
+    try {
+      return await connection.open();
+    } catch (error) {
+      active = undefined;
+      revision = undefined;
+      await connection.shutdown();
+      throw error;
+    }
+  };
+  return {
+    revision: () => revision,
+    async open() {
+      if (closed) throw new Error("the connection is shut down");
+      // Each open builds fresh connections: the previous one's process must not linger beside the new one.
+      const previous = active;
+      active = undefined;
+      revision = undefined;
+      if (previous) await previous.shutdown();
+      if (verdict !== "2025-11-25") {
+        try {
+          const opened = await openAs(modernStdioConnection(server, events), "2026-07-28");
+          verdict = "2026-07-28";
+          return opened;
+        } catch (error) {
+          if (!isNotModern(error)) throw error;
+        }
+      }
+      if (closed) throw new Error("the connection is shut down");
+      const opened = await openAs(stdioConnection(server, events), "2025-11-25");
+      verdict = "2025-11-25";
+      return opened;
+    },
+    session: (caller) => current().session(caller),
+    relist: () => current().relist(),
+    probe: () => current().probe(),
+    async shutdown() {
+      closed = true;
+      const previous = active;
+      active = undefined;
+      await previous?.shutdown();
+    },
+  };
 }
 
 function withRevision(connection: ServerConnection, revision: Revision): NegotiatedConnection {

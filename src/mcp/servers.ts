@@ -11,7 +11,7 @@
 import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError } from "../errors.js";
 import type { ServerConfig } from "../policy/config.js";
-import type { ConnectionEvents, ServerConnection, ServerInfo } from "./connection.js";
+import type { ConnectionEvents, Revision, ServerConnection, ServerInfo } from "./connection.js";
 import { reasonOf, supervise, type HealthEvent, type Supervisor } from "./health.js";
 import type { Listings } from "./listings.js";
 import type { ElicitationHandler } from "../elicitation/client.js";
@@ -26,6 +26,8 @@ export interface ServerSet {
   get(server: string): ServerEntry | undefined;
   /** What the server advertised when it last connected (undefined before its first connect). */
   capabilities(server: string): ServerCapabilities | undefined;
+  /** The MCP revision the server was spoken to in when it last connected (undefined before its first connect). */
+  revision(server: string): Revision | undefined;
   /** Lists a connected server's tools again now and adopts them; throws when it is unknown or down. */
   relist(server: string): Promise<void>;
   /** Connects every server; rejects (after closing all) when a required one fails. */
@@ -49,6 +51,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
   const entries = new Map<string, ServerEntry>();
   const capabilities = new Map<string, ServerCapabilities>();
   const infos = new Map<string, ServerInfo>();
+  const revisions = new Map<string, Revision>();
 
   const infoOf = (server: string): ServerInfo => infos.get(server) ?? { name: "", version: "" };
 
@@ -74,6 +77,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
         const opened = await connection.open();
         capabilities.set(name, opened.capabilities);
         infos.set(name, opened.info);
+        revisions.set(name, opened.revision ?? "2025-11-25");
         await options.listings.adopt(name, opened.info, opened.tools);
       },
       probe: () => connection.probe(),
@@ -100,6 +104,7 @@ export function createServerSet(options: ServerSetOptions): ServerSet {
   return {
     get: (server) => entries.get(server),
     capabilities: (server) => capabilities.get(server),
+    revision: (server) => revisions.get(server),
     async relist(server) {
       const entry = entries.get(server);
       if (!entry?.supervisor.healthy) throw new Error(`the ${server} server is not connected`);

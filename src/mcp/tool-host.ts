@@ -23,7 +23,7 @@ import {
   type OAuthHostOptions,
   type TokenSettings,
 } from "./connection-factory.js";
-import type { McpRequests } from "./connection.js";
+import type { McpRequests, Revision } from "./connection.js";
 import { classifyCallFailure, classifyRequestFailure, type Failure } from "./failures.js";
 import { logHealth, type HealthEvent } from "./health.js";
 import { withHostValues, type HostValues } from "./host-values.js";
@@ -62,6 +62,8 @@ export interface ToolHost {
   readonly maxTools: number;
   /** Whether a server is currently usable. */
   isHealthy(server: string): boolean;
+  /** The MCP revision a server was spoken to in at its last connect (negotiated or pinned; undefined before it). */
+  revision?(server: string): Revision | undefined;
   /** Whether any connected server lists a tool by this name (contracted or not). */
   isListed(name: string): boolean;
   call(tool: CatalogTool, args: Record<string, unknown>, options: CallOptions): Promise<NormalizedResult>;
@@ -255,6 +257,7 @@ export async function connectTools(
     catalog: listings.catalog,
     maxTools: config.selection.max_tools,
     isHealthy: (server) => servers.get(server)?.supervisor.healthy === true,
+    revision: (server) => servers.revision(server),
     isListed: listings.isListed,
     async call(tool, args, callOptions) {
       const entry = servers.get(tool.server);

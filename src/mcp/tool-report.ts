@@ -1,10 +1,11 @@
 /**
  * What `npm run tools -- list` shows, computed the same way by the CLI on its
  * own host and by the server's operator route on the running one: every
- * contracted tool, its server and risk, whether that server lists it now, and
- * its pin state. Hashes carry the `sha256:` prefix a config `pin` takes.
+ * contracted tool, its server and risk, whether that server lists it now, the
+ * MCP revision the server is spoken to in, and its pin state. Hashes carry the `sha256:` prefix a config `pin` takes.
  */
 import type { WarrantConfig } from "../policy/config.js";
+import type { Revision } from "./connection.js";
 import { configuredHash, type PinStore } from "./pins.js";
 import type { ToolHost } from "./tool-host.js";
 
@@ -24,6 +25,8 @@ export interface ToolStatusRow {
   risk: string;
   /** The server is connected and lists the tool. */
   listed: boolean;
+  /** The MCP revision the server was spoken to in at its last connect (null: it never connected). */
+  revision: Revision | null;
   pin: PinState;
   pinned_hash: string | null;
   served_hash: string | null;
@@ -53,6 +56,7 @@ export async function toolStatus(config: WarrantConfig, pins: PinStore, host: To
       server: contract.server,
       risk: contract.risk,
       listed: catalog.has(tool) && host.isHealthy(contract.server),
+      revision: host.revision?.(contract.server) ?? null,
       pin: state,
       pinned_hash: withPrefix(configured ?? pin?.hash),
       served_hash: withPrefix(pin?.served_hash),
@@ -64,7 +68,7 @@ export async function toolStatus(config: WarrantConfig, pins: PinStore, host: To
 
 /** The list as a table, one tool a line. */
 export function renderToolStatus(rows: readonly ToolStatusRow[]): string {
-  const table = [["tool", "server", "risk", "served", "pin", "hash"]];
+  const table = [["tool", "server", "risk", "served", "revision", "pin", "hash"]];
   for (const row of rows)
     table.push([
       row.tool,
@@ -72,6 +76,7 @@ export function renderToolStatus(rows: readonly ToolStatusRow[]): string {
       row.elicits ? `${row.server} (elicits)` : row.server,
       row.risk,
       row.listed ? "yes" : "no",
+      row.revision ?? "-",
       row.pin,
       row.pin === "changed" ? `${row.pinned_hash} → served ${row.served_hash}` : (row.pinned_hash ?? "-"),
     ]);

@@ -1,9 +1,12 @@
 /**
  * Both MCP revisions in one host, with real server processes: the shipped
- * calendar server answers 2025-11-25 (v1 SDK) and 2026-07-28 (v2 SDK) in one
- * process; the host negotiates per server (or follows the config's pin).
- * Assertions are on the negotiated revision, the events in the calendar's
- * store file, the ledger rows and error codes.
+ * calendar and notes servers answer 2025-11-25 (v1 SDK) and 2026-07-28 (v2
+ * SDK) in one process; the host negotiates per server (or follows the
+ * config's pin). Every guarantee below runs on both revisions: an approved
+ * write and a read through the graph, resources and prompts with the caller
+ * in `_meta`, and a definition changed mid-session (`tools/list_changed`)
+ * withheld against its pin. Assertions are on the negotiated revision, the
+ * events in the calendar's store file, ledger rows, pins and error codes.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -11,7 +14,8 @@ import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { negotiatedStdioConnection } from "../../src/mcp/negotiation.js";
 import { isNotModern, modernStdioConnection } from "../../src/mcp/modern-session.js";
-import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
+import { connectTools, type CallOptions, type ToolHost } from "../../src/mcp/tool-host.js";
+import { toolStatus } from "../../src/mcp/tool-report.js";
 import { loadConfig, parseConfig, type ServerConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
@@ -80,15 +84,18 @@ describe("negotiating a stdio server's revision", () => {
   });
 
   it.each([
-    ["both revisions", "", "2025-11-25"],
-    ["2025-11-25 only (a v1-only server)", "2025-11-25", "2025-11-25"],
+    ["both revisions, unpinned", "", undefined, "2026-07-28"],
+    ["2026-07-28 only, unpinned", "2026-07-28", undefined, "2026-07-28"],
+    ["2025-11-25 only (a v1-only server), unpinned", "2025-11-25", undefined, "2025-11-25"],
+    ["both revisions, pinned to 2025-11-25", "", "2025-11-25", "2025-11-25"],
+    ["both revisions, pinned to 2026-07-28", "", "2026-07-28", "2026-07-28"],
   ])(
-    "speaks 2025-11-25 to an unpinned server serving %s (2026-07-28 is opt-in until the paths match)",
-    async (_label, revisions, expected) => {
+    "speaks the revision negotiated or pinned to a server serving %s",
+    async (_label, revisions, protocol, expected) => {
       const server = calendarServer(
         path.join(directory, "c.json"),
         { WARRANT_MCP_REVISIONS: revisions },
-        undefined,
+        protocol,
         true,
       );
       if (server.transport !== "stdio") throw new Error("stdio expected");
@@ -157,6 +164,7 @@ describe.each(REVISIONS)("a read and an approved write through the graph on %s",
     async () => {
       const host = await connectTools(calendarConfig(calendarServer(dataPath, {}, revision)));
       hosts.push(host);
+      expect(host.revision?.("calendar")).toBe(revision);
       const planner = scriptedPlanner([
         calls(proposal("create_study_event", EVENT)),
         calls(proposal("list_events", { calendar: "study" })),
@@ -183,6 +191,95 @@ describe.each(REVISIONS)("a read and an approved write through the graph on %s",
       );
       expect(read).toMatchObject({ ok: true });
       expect(JSON.stringify(read)).toContain(String(events[0]?.["event_id"]));
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe.each(REVISIONS)("resources, prompts and tools/list_changed on %s", (revision) => {
+  const backend = backends[0];
+  if (!backend) throw new Error("no Postgres backend");
+  const opened = useBackend(backend, TEST_TIMEOUT_MS);
+  const hosts: ToolHost[] = [];
+  afterEach(async () => {
+    await Promise.all(hosts.splice(0).map((host) => host.close()));
+  });
+  const as = async (user: string): Promise<CallOptions> => ({
+    timeoutMs: 20_000,
+    principal: await principal(user),
+    threadId: `revisions-${revision}`,
+  });
+
+  it(
+    "reads the notes outline and prompt as the caller named in _meta, and refuses a course they may not see",
+    async () => {
+      const notes = shipped.servers["notes"];
+      if (notes?.transport !== "stdio") throw new Error("the shipped config has no stdio notes server");
+      const tools = Object.fromEntries(Object.entries(shipped.tools).filter(([, c]) => c.server === "notes"));
+      const host = await connectTools({ ...shipped, servers: { notes: { ...notes, protocol: revision } }, tools });
+      hosts.push(host);
+      expect(host.revision?.("notes")).toBe(revision);
+      const outline = await host.readResource("notes", "notes://courses/cs301/outline", await as("alice"));
+      expect(outline).toMatchObject({ ok: true, structured: { course: "cs301" } });
+      const listed = outline.ok ? (outline.structured as { notes?: unknown[] }).notes : undefined;
+      expect(listed?.length).toBeGreaterThan(0);
+      const quiz = await host.getPrompt("notes", "quiz_from_notes", { course_id: "cs301" }, await as("alice"));
+      expect(quiz).toMatchObject({ ok: true, messages: [expect.objectContaining({ role: "user" })] });
+      expect(JSON.stringify(quiz)).toContain("Write 5 quiz question(s)");
+      // bob is not enrolled in cs301: the same typed refusal as an unknown course, on either revision.
+      const forbidden = await host.readResource("notes", "notes://courses/cs301/outline", await as("bob"));
+      const missing = await host.readResource("notes", "notes://courses/zz999/outline", await as("bob"));
+      expect(forbidden).toMatchObject({ ok: false, code: "access_denied" });
+      expect(missing).toEqual(forbidden);
+      const refusedPrompt = await host.getPrompt("notes", "quiz_from_notes", { course_id: "cs301" }, await as("bob"));
+      expect(refusedPrompt).toMatchObject({ ok: false, code: "access_denied" });
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "withholds a tool whose definition changes mid-session, and says which revision the server speaks",
+    async () => {
+      const database = opened().database;
+      // Pins are per tool name: each revision's host pins the fixture's definitions afresh.
+      await database.pool.query("delete from warrant.tool_pins");
+      const config = parseConfig(
+        JSON.stringify({
+          servers: {
+            glossary: {
+              transport: "stdio",
+              command: "node",
+              args: ["--import", "tsx", "test/int/support/shifting-server.ts"],
+              protocol: revision,
+            },
+          },
+          tools: { lookup: { server: "glossary", risk: "read" }, shift: { server: "glossary", risk: "read" } },
+        }),
+        "test config",
+      );
+      const host = await connectTools(config, undefined, { pins: database.pins });
+      hosts.push(host);
+      const find = (name: string) => host.catalog().find((tool) => tool.name === name) ?? expect.fail(`no ${name}`);
+      const lookup = find("lookup");
+      expect(await host.call(lookup, { word: "x" }, await as("alice"))).toMatchObject({ ok: true });
+      expect(await host.call(find("shift"), {}, await as("alice"))).toMatchObject({ ok: true });
+      const deadline = Date.now() + 10_000;
+      while (!find("lookup").definition_changed && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(find("lookup").definition_changed).toMatchObject({
+        pinned_hash: (await database.pins.get("lookup"))?.hash,
+      });
+      // Even with the catalog entry fetched before the change, the call is refused at the host.
+      expect(await host.call(lookup, { word: "x" }, await as("alice"))).toMatchObject({
+        ok: false,
+        code: "tool_not_permitted",
+      });
+      expect(host.isHealthy("glossary")).toBe(true);
+      const status = await toolStatus(config, database.pins, host);
+      expect(status.map((row) => [row.tool, row.revision, row.pin])).toEqual([
+        ["lookup", revision, "changed"],
+        ["shift", revision, "pinned"],
+      ]);
     },
     TEST_TIMEOUT_MS,
   );

@@ -234,6 +234,8 @@ describe("pinned tool definitions", () => {
         server: "glossary",
         risk: "read",
         listed: true,
+        // Unpinned, the fixture (which speaks both) is negotiated to the newer revision.
+        revision: "2026-07-28",
         pin: "changed",
         pinned_hash: `sha256:${honest}`,
         served_hash: `sha256:${served}`,

@@ -229,14 +229,15 @@ describe("npm run tools marks servers that elicit", () => {
       server: "booking",
       risk: "read",
       listed: true,
+      revision: "2026-07-28",
       pin: "pinned",
       pinned_hash: "sha256:ab",
       served_hash: null,
       elicits: true,
     };
-    const table = renderToolStatus([row, { ...row, tool: "other", server: "plain", elicits: false }]);
-    expect(table.split("\n")[1]).toMatch(/^book_review_slot\s+booking \(elicits\)\s+read/);
-    expect(table.split("\n")[2]).toMatch(/^other\s+plain\s+read/);
+    const table = renderToolStatus([row, { ...row, tool: "other", server: "plain", elicits: false, revision: null }]);
+    expect(table.split("\n")[1]).toMatch(/^book_review_slot\s+booking \(elicits\)\s+read\s+yes\s+2026-07-28\s+pinned/);
+    expect(table.split("\n")[2]).toMatch(/^other\s+plain\s+read\s+yes\s+-\s+pinned/);
   });
 });
 

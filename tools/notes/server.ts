@@ -11,7 +11,7 @@
  * stdout carries only the MCP protocol; every log line goes to stderr.
  */
 import { exitOnShutdown, runEntry } from "../shared/stdio-entry.js";
-import { serveBothRevisions } from "../shared/revisions.js";
+import { requestMeta, serveBothRevisions } from "../shared/revisions.js";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -246,7 +246,7 @@ function registerOutline(server: McpServer, state: ServerState, sdk: "v1" | "v2"
       mimeType: "application/json",
     },
     (uri, variables, extra): ReadResourceResult => {
-      const outline = outlineFor(state, extra._meta, variables["course"]);
+      const outline = outlineFor(state, requestMeta(extra), variables["course"]);
       return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(outline) }] };
     },
   );
@@ -265,7 +265,7 @@ function registerQuizPrompt(server: McpServer, state: ServerState): void {
       },
     },
     (args, extra): GetPromptResult => {
-      const outline = outlineFor(state, extra._meta, args.course_id);
+      const outline = outlineFor(state, requestMeta(extra), args.course_id);
       const questions = questionCount(args.questions);
       if (questions === undefined)
         throw new McpError(ErrorCode.InvalidParams, `questions must be a whole number from 1 to ${MAX_QUIZ_QUESTIONS}`);

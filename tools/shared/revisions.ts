@@ -77,7 +77,19 @@ async function firstLine(input: Readable): Promise<{ line: string; stream: Reada
   return { line, stream };
 }
 
-/** The registration surface both SDKs' McpServer share: `registerTool(name, {…zod schemas}, handler)`. */
+/**
+ * The request's `_meta` as a handler of either SDK receives it: the v1 SDK passes it as `extra._meta`, the v2 SDK
+ * as `ctx.mcpReq._meta` (with the reserved `io.modelcontextprotocol/*` envelope keys lifted out). Handlers that
+ * read the caller from `_meta` (stdio has no token to carry it) must read it through this, or a 2026-07-28 request
+ * looks anonymous.
+ */
+export function requestMeta(extra: unknown): unknown {
+  if (typeof extra !== "object" || extra === null) return undefined;
+  const request = (extra as { mcpReq?: unknown }).mcpReq;
+  if (typeof request === "object" && request !== null) return (request as { _meta?: unknown })._meta;
+  return (extra as { _meta?: unknown })._meta;
+}
+
 /**
  * Registers the tools (and resources, prompts) on a server of either SDK. `sdk` says which: classes a
  * registration passes (a `ResourceTemplate`) must come from that SDK, which checks them with `instanceof`.
