@@ -42,13 +42,26 @@ export function configuredHash(pin: string | undefined): string | undefined {
   return pin?.startsWith("sha256:") ? pin.slice("sha256:".length) : undefined;
 }
 
+const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
+const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema";
+
+/**
+ * A schema as it is pinned: the two MCP SDKs describe one zod schema with a different dialect marker (v1,
+ * on 2025-11-25, says draft-07; v2, on 2026-07-28, says 2020-12), so a 2020-12 `$schema` is pinned as
+ * draft-07's. One definition then has one hash whichever revision the server speaks, and pins recorded
+ * before a server moved to 2026-07-28 still match. Nothing else of the schema is touched.
+ */
+function pinnedSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  return schema["$schema"] === DRAFT_2020_12 ? { ...schema, $schema: DRAFT_07 } : schema;
+}
+
 export function manifestOf(serverInfo: { name: string; version: string }, listed: ListedTool): ToolManifest {
   return {
     server: { name: serverInfo.name, version: serverInfo.version },
     name: listed.name,
     description: listed.description ?? null,
-    input_schema: listed.inputSchema,
-    output_schema: listed.outputSchema ?? null,
+    input_schema: pinnedSchema(listed.inputSchema),
+    output_schema: listed.outputSchema ? pinnedSchema(listed.outputSchema) : null,
   };
 }
 

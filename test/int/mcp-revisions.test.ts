@@ -12,6 +12,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
 import { negotiatedStdioConnection } from "../../src/mcp/negotiation.js";
 import { isNotModern, modernStdioConnection } from "../../src/mcp/modern-session.js";
 import { connectTools, type CallOptions, type ToolHost } from "../../src/mcp/tool-host.js";
@@ -280,6 +281,56 @@ describe.each(REVISIONS)("resources, prompts and tools/list_changed on %s", (rev
         ["lookup", revision, "changed"],
         ["shift", revision, "pinned"],
       ]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe("pins across revisions", () => {
+  const backend = backends[0];
+  if (!backend) throw new Error("no Postgres backend");
+  const opened = useBackend(backend, TEST_TIMEOUT_MS);
+  const fixture = useSandbox("each");
+  const glossary = (protocol: string) =>
+    parseConfig(
+      JSON.stringify({
+        servers: {
+          glossary: {
+            transport: "stdio",
+            command: "node",
+            args: ["--import", "tsx", "test/int/support/shifting-server.ts"],
+            protocol,
+          },
+        },
+        tools: { lookup: { server: "glossary", risk: "read" }, shift: { server: "glossary", risk: "read" } },
+      }),
+      "test config",
+    );
+
+  it(
+    "a definition pinned on 2025-11-25 still matches when its server speaks 2026-07-28 (the SDKs' dialect markers differ)",
+    async () => {
+      const { database } = opened();
+      await database.pool.query("delete from warrant.tool_pins");
+      const before = fixture.add(await connectTools(glossary("2025-11-25"), undefined, { pins: database.pins }));
+      const pinned = (await toolStatus(glossary("2025-11-25"), database.pins, before)).map((row) => [
+        row.tool,
+        row.pin,
+      ]);
+      expect(pinned).toEqual([
+        ["lookup", "pinned"],
+        ["shift", "pinned"],
+      ]);
+      const hashes = [(await database.pins.get("lookup"))?.hash, (await database.pins.get("shift"))?.hash];
+      await before.close();
+      const after = fixture.add(await connectTools(glossary("2026-07-28"), undefined, { pins: database.pins }));
+      const status = await toolStatus(glossary("2026-07-28"), database.pins, after);
+      expect(status.map((row) => [row.tool, row.revision, row.pin])).toEqual([
+        ["lookup", "2026-07-28", "pinned"],
+        ["shift", "2026-07-28", "pinned"],
+      ]);
+      expect([(await database.pins.get("lookup"))?.hash, (await database.pins.get("shift"))?.hash]).toEqual(hashes);
+      expect(after.catalog().map((tool) => tool.definition_changed ?? null)).toEqual([null, null]);
     },
     TEST_TIMEOUT_MS,
   );
