@@ -42,6 +42,12 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
   WARRANT_NO_PROGRESS_STEPS: { description: "Budget: steps without new evidence before the run stops." },
   WARRANT_MAX_TOKENS: { description: "Budget: input plus output tokens per run." },
   WARRANT_MAX_COST_USD: { description: "Budget: model cost per run in US dollars." },
+  WARRANT_METRICS_TOKEN: {
+    description:
+      "A long-lived secret (32 to 512 printable characters) a scraper sends as `Authorization: Bearer` to " +
+      "`GET /metrics`; it opens nothing else. Unset: /metrics takes operator tokens only.",
+    kind: "deployment",
+  },
   WARRANT_AUTH_SECRET: {
     description:
       "Key tokens are signed with and other keys are derived from (hex or base64url, at least 32 bytes); " +

@@ -71,6 +71,10 @@ export const EnvSchema = z.object({
   WARRANT_MAX_TOKENS: positiveInt(200_000),
   WARRANT_MAX_COST_USD: positiveUsd(1),
   WARRANT_AUTH_SECRET: z.string().min(1).optional(),
+  WARRANT_METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{32,512}$/, "must be 32 to 512 printable characters without spaces (a long random secret)")
+    .optional(),
   /** The CLI's bearer token from the identity provider (`npm run token -- --device`); printable ASCII, no spaces. */
   WARRANT_TOKEN: z
     .string()
@@ -205,6 +209,8 @@ export interface Settings {
     authSecret: string | undefined;
     /** `WARRANT_TOKEN`: the token the CLI sends to a running server instead of minting one (an IdP's token). */
     token: string | undefined;
+    /** `WARRANT_METRICS_TOKEN`: a long-lived secret a scraper sends to `GET /metrics` (and nothing else); unset: none. */
+    metricsToken?: string | undefined;
     port: number;
     host: string;
     /** Requests with a larger body are refused with 413. */
@@ -322,6 +328,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
     server: {
       authSecret: env.WARRANT_AUTH_SECRET,
       token: env.WARRANT_TOKEN,
+      metricsToken: env.WARRANT_METRICS_TOKEN,
       port: env.PORT ?? 2024,
       host: env.HOST ?? "127.0.0.1",
       maxBodyBytes: env.WARRANT_MAX_BODY_BYTES,
@@ -350,7 +357,7 @@ export function childEnvironment(extra: Record<string, string> = {}): Record<str
   const result: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
-    if (/^(OPENAI_|WARRANT_AUTH_SECRET|WARRANT_WEBHOOK_SECRET|DATABASE_URL)/.test(key)) continue;
+    if (/^(OPENAI_|WARRANT_AUTH_SECRET|WARRANT_WEBHOOK_SECRET|WARRANT_METRICS_TOKEN|DATABASE_URL)/.test(key)) continue;
     result[key] = value;
   }
   return { ...result, ...extra };

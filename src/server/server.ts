@@ -201,6 +201,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
         graphFor,
         tools: runtime.host.tools,
         config: () => loadConfig(settings.configPath),
+        metricsToken: settings.server.metricsToken,
       },
       ping: async () => {
         await database.pool.query("select 1");

@@ -21,10 +21,12 @@ const START_LIMIT_MS = 400_000;
 let sandbox: ServerSandbox;
 let server: ServerProcess;
 let operator: string;
+/** The scraper's long-lived secret (`WARRANT_METRICS_TOKEN`). */
+const SCRAPER = `scrape-${"k".repeat(40)}`;
 
 beforeAll(async () => {
   sandbox = await createServerSandbox();
-  const env = sandbox.env({ WARRANT_WORKERS: "2" });
+  const env = sandbox.env({ WARRANT_WORKERS: "2", WARRANT_METRICS_TOKEN: SCRAPER });
   // The calendar server alone: two workers' sets of all four MCP servers miss their start timeout on a loaded machine.
   const shipped = await loadConfig(path.join(REPO_ROOT, "warrant.config.json"));
   const tools = Object.fromEntries(Object.entries(shipped.tools).filter(([, tool]) => tool.server === "calendar"));
@@ -110,11 +112,34 @@ describe("GET /metrics with two workers", () => {
       `Bearer ${"x".repeat(5_000)}.${"y".repeat(5_000)}.z`,
       `Bearer ${operator}x`,
       "Bearer \u00ff\u00fe.\u00fd.\u00fc",
+      `Bearer ${SCRAPER}x`,
+      `Bearer ${SCRAPER.slice(0, -1)}`,
+      `Bearer ${SCRAPER} ${SCRAPER}`,
+      SCRAPER,
     ];
     for (const header of headers) {
       const response = await scrape(header);
       expect(response.status, String(header).slice(0, 40)).toBe(401);
       expect(((await response.json()) as { error: string }).error).toBe("token_invalid");
+    }
+  });
+
+  it("takes the scraper's long-lived token (WARRANT_METRICS_TOKEN) for /metrics and for nothing else", async () => {
+    const scraped = await scrape(`Bearer ${SCRAPER}`);
+    expect(scraped.status).toBe(200);
+    expect(parse(await scraped.text()).get("warrant_workers_reporting")).toBe(2);
+    const elsewhere = [
+      ["GET", "/operator/tools"],
+      ["POST", "/threads/search"],
+      ["GET", "/ui/session"],
+    ] as const;
+    for (const [method, pathname] of elsewhere) {
+      const response = await fetch(`${server.url}${pathname}`, {
+        method,
+        headers: { Authorization: `Bearer ${SCRAPER}`, "Content-Type": "application/json" },
+        ...(method === "POST" ? { body: "{}" } : {}),
+      });
+      expect(response.status, pathname).toBe(401);
     }
   });
 });

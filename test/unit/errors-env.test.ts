@@ -176,6 +176,21 @@ describe("loadSettings", () => {
     expect(loadSettings({ WARRANT_WEBHOOK_SECRET: "s".repeat(32) }).platform?.webhookSecret).toBe("s".repeat(32));
   });
 
+  it("takes a metrics scraper token of 32 to 512 printable characters, and refuses anything else by name", () => {
+    expect(loadSettings({}).server.metricsToken).toBeUndefined();
+    expect(loadSettings({ WARRANT_METRICS_TOKEN: "m".repeat(32) }).server.metricsToken).toBe("m".repeat(32));
+    for (const bad of [
+      "short",
+      "m".repeat(513),
+      `${"m".repeat(31)} m`,
+      `${"m".repeat(32)}\n`,
+      `${"m".repeat(32)}\u00e9`,
+    ])
+      expect(() => loadSettings({ WARRANT_METRICS_TOKEN: bad })).toThrow(
+        expect.objectContaining({ code: "config_invalid", message: expect.stringContaining("WARRANT_METRICS_TOKEN") }),
+      );
+  });
+
   it("reads the pool bounds and rejects a pool of zero connections", () => {
     expect(
       loadSettings({ WARRANT_PG_POOL_MAX: "3", WARRANT_PG_POOL_WAIT_MS: "250", WARRANT_PG_QUERY_TIMEOUT_MS: "1500" })

@@ -3,8 +3,11 @@
  * summed, and each worker's with a `worker="N"` label (src/metrics.ts,
  * src/cluster/metrics.ts), plus the database-wide ones read here (reviews
  * pending). It takes an operator token, as `/operator/*` does (a user's API
- * token is refused): 401 `token_invalid` otherwise, whatever the header holds.
+ * token is refused), or the scraper's long-lived secret when one is set
+ * (`WARRANT_METRICS_TOKEN`, compared in constant time; it opens this route
+ * alone): 401 `token_invalid` otherwise, whatever the header holds.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Hono } from "hono";
 import { collectMetrics } from "../../cluster/metrics.js";
 import { renderMetrics, type MetricsSnapshot } from "../../metrics.js";
@@ -14,6 +17,8 @@ import type { Env } from "../context.js";
 export interface MetricsOptions {
   /** Whether the Authorization header carries an operator's token (routes/operator.ts). */
   isOperator(header: string | undefined): Promise<boolean>;
+  /** `WARRANT_METRICS_TOKEN`: also admitted as `Authorization: Bearer <it>`. */
+  scraperToken?: string;
   database: Pick<Database, "pool" | "schema">;
 }
 
@@ -29,11 +34,28 @@ async function databaseSeries(database: MetricsOptions["database"]): Promise<Met
   }
 }
 
+const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
+
+/** Whether the header is `Bearer <the scraper's secret>`: digests compared in constant time, so no length or prefix leaks. */
+function isScraper(expected: Buffer | undefined, header: string | undefined): boolean {
+  if (expected === undefined || header === undefined || header.length > 1_024) return false;
+  const match = /^Bearer (\S+)$/i.exec(header.trim());
+  return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), expected);
+}
+
 export function registerMetricsRoute(app: Hono<Env>, options: MetricsOptions): void {
+  const scraper = options.scraperToken === undefined ? undefined : digest(options.scraperToken);
   app.get("/metrics", async (c) => {
-    if (!(await options.isOperator(c.req.header("authorization")))) {
+    const header = c.req.header("authorization");
+    if (!isScraper(scraper, header) && !(await options.isOperator(header))) {
       c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
-      return c.json({ error: "token_invalid", message: "/metrics needs an operator token (minted by the CLI)" }, 401);
+      return c.json(
+        {
+          error: "token_invalid",
+          message: "/metrics needs an operator token (minted by the CLI) or the scraper token (WARRANT_METRICS_TOKEN)",
+        },
+        401,
+      );
     }
     const [collected, shared] = await Promise.all([collectMetrics(), databaseSeries(options.database)]);
     const body = renderMetrics(collected.workers, { ...collected.primary, ...shared });

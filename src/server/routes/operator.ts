@@ -36,6 +36,8 @@ export interface OperatorOptions {
   graphFor(graphId: string | null): Promise<HistorySource>;
   tools(): Promise<ToolHost>;
   config(): Promise<WarrantConfig>;
+  /** `WARRANT_METRICS_TOKEN`: a scraper's long-lived secret, accepted by `GET /metrics` alone. */
+  metricsToken?: string | undefined;
 }
 
 const RUN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -74,7 +76,11 @@ export function registerOperatorRoutes(app: Hono<Env>, options: OperatorOptions)
       return refuse(c, 401, "token_invalid", "operator routes need an operator token (minted by the CLI)");
     await next();
   });
-  registerMetricsRoute(app, { isOperator: (header) => isOperator(options, header), database: options.database });
+  registerMetricsRoute(app, {
+    isOperator: (header) => isOperator(options, header),
+    ...(options.metricsToken ? { scraperToken: options.metricsToken } : {}),
+    database: options.database,
+  });
 
   app.get("/operator/runs/:run_id/trace", async (c) => {
     const runId = c.req.param("run_id");
