@@ -138,6 +138,21 @@ export function isAuthorizationRequired(error: unknown): error is AuthorizationR
   return error instanceof Error && error.name === "AuthorizationRequired" && "url" in error;
 }
 
+/**
+ * An authorization response that may not come from the server the resource names (RFC 9207 `iss`): its code is
+ * never exchanged. Reported to the owner as `authorization_failed`.
+ */
+export class IssuerMismatch extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "IssuerMismatch";
+  }
+}
+
+export function isIssuerMismatch(error: unknown): error is IssuerMismatch {
+  return error instanceof Error && error.name === "IssuerMismatch";
+}
+
 /** A namespace, key, value or search a principal's store refused: where and why. */
 export class StoreInputError extends Error {
   readonly code = "invalid_request" as const;

@@ -58,7 +58,11 @@ export function codeFromCallback(pasted: string, key: Uint8Array, server: string
     return { ok: false as const, message: "invalid_state: that address belongs to another authorization" };
   const code = url.searchParams.get("code");
   if (!code || code.length > 2_048) return { ok: false as const, message: "invalid_callback: the address has no code" };
-  return { ok: true as const, code };
+  // RFC 9207: the authorization server's name, checked against the server the resource names before the code is used.
+  const iss = url.searchParams.get("iss") ?? undefined;
+  if (iss !== undefined && (iss.length === 0 || iss.length > 2_048))
+    return { ok: false as const, message: "invalid_callback: the address's iss is empty or too long" };
+  return { ok: true as const, code, ...(iss === undefined ? {} : { iss }) };
 }
 
 export async function connectHost(
@@ -102,7 +106,7 @@ export async function connectHost(
     const pasted = await prompt.ask("then paste the address the browser was sent back to: ");
     const answer = codeFromCallback(pasted, key, server, Date.now());
     if (!answer.ok) return fail(answer.message);
-    await connection.completeAuthorization?.(HOST_OWNER, answer.code, state);
+    await connection.completeAuthorization?.(HOST_OWNER, answer.code, state, answer.iss);
     process.stdout.write(`${server}: connected for listing (npm start lists its tools now)\n`);
     return 0;
   } catch (error) {

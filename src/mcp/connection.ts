@@ -92,9 +92,10 @@ export interface ServerConnection {
   authorizationFor?(owner: string, state: string): Promise<string | undefined>;
   /**
    * Exchanges the code the owner's browser brought back with the verifier of
-   * the authorization `state` names, and stores the owner's tokens.
+   * the authorization `state` names, and stores the owner's tokens; first
+   * checks the response's `iss` (RFC 9207, `IssuerMismatch`).
    */
-  completeAuthorization?(owner: string, code: string, state: string): Promise<void>;
+  completeAuthorization?(owner: string, code: string, state: string, iss?: string): Promise<void>;
 }
 
 /** Callbacks a connection uses to report trouble to its supervisor. */

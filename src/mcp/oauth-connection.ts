@@ -13,7 +13,7 @@
  * rounds per request; without it the request fails with
  * {@link AuthorizationRequired}, carrying the URL for the owner.
  */
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { discoverOAuthServerInfo, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createHostClient } from "../elicitation/client.js";
@@ -33,6 +33,7 @@ import {
 import { reasonOf } from "./health.js";
 import { isStandaloneStreamRefusal } from "./http-session.js";
 import { HOST_OWNER, type Authorize } from "../oauth/authorization.js";
+import { checkIssuer } from "../oauth/issuer.js";
 import { OwnerOAuthProvider } from "../oauth/provider.js";
 import { AuthorizationRequired, isAuthorizationRequired } from "../errors.js";
 
@@ -221,9 +222,15 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
     }
   };
 
-  const completeAuthorization = async (owner: string, code: string, state: string): Promise<void> => {
+  const completeAuthorization = async (owner: string, code: string, state: string, iss?: string): Promise<void> => {
+    // RFC 9207: the response must come from the authorization server this resource names, checked before the code
+    // goes anywhere; the discovery made for the check is the one the exchange uses.
+    const server = await discoverOAuthServerInfo(new URL(endpoint), { fetchFn: endpointFetch(endpoint) });
+    checkIssuer(server.authorizationServerMetadata, iss);
+    const provider = providerFor(owner, state);
+    await provider.saveDiscoveryState?.(server);
     const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
-      authProvider: providerFor(owner, state),
+      authProvider: provider,
       fetch: endpointFetch(endpoint),
     });
     await transport.finishAuth(code);

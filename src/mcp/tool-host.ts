@@ -10,7 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
-import type { ToolErrorCode } from "../errors.js";
+import { isIssuerMismatch, type ToolErrorCode } from "../errors.js";
 import type { WarrantConfig } from "../policy/config.js";
 import { logLine } from "../secrets/process-scanner.js";
 import type { CatalogTool } from "../policy/contracts.js";
@@ -98,7 +98,13 @@ export interface ToolHost {
    */
   beginAuthorization?(server: string, request: AuthorizationRequest): Promise<PendingAuthorization | undefined>;
   /** The callback: checks the state, that `caller` is its owner, and exchanges the code for the owner's tokens. */
-  completeAuthorization?(state: unknown, code: string, caller: AuthorizationCaller): Promise<CompletedAuthorization>;
+  /** `iss`: the response's issuer parameter (RFC 9207), when the redirect carried one. */
+  completeAuthorization?(
+    state: unknown,
+    code: string,
+    caller: AuthorizationCaller,
+    iss?: string,
+  ): Promise<CompletedAuthorization>;
   close(): Promise<void>;
 }
 
@@ -296,7 +302,7 @@ export async function connectTools(
         ? undefined
         : { server, authorization_url: url, expires_at: new Date(expiresAt).toISOString() };
     },
-    async completeAuthorization(state, code, caller) {
+    async completeAuthorization(state, code, caller, iss) {
       const opened = openState(stateKey, state, Date.now());
       if (!opened.ok) return opened;
       const { binding } = opened;
@@ -306,14 +312,16 @@ export async function connectTools(
       if (!connection?.completeAuthorization)
         return { ok: false, code: "invalid_state", message: "the server no longer asks for authorization" };
       try {
-        await connection.completeAuthorization(binding.user_id, code, String(state));
+        await connection.completeAuthorization(binding.user_id, code, String(state), iss);
       } catch (error) {
         const reason = secrets.text(error instanceof Error ? error.message : String(error), "error").value;
         log(`warrant: authorization for ${binding.server} failed: ${reason}\n`);
         return {
           ok: false,
           code: "authorization_failed",
-          message: "the authorization server refused the code; ask again",
+          message: isIssuerMismatch(error)
+            ? `${error.message}: the code was not used; ask again`
+            : "the authorization server refused the code; ask again",
         };
       }
       return { ok: true, binding };

@@ -240,9 +240,24 @@ describe("per-user OAuth: authorization_required, the callback, the resume", () 
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("/oauth/callback.js");
 
+    // RFC 9207: a response naming another authorization server (a mix-up) is refused before its code is used.
+    for (const iss of [
+      "https://attacker.example/",
+      `${oauth.issuer}x`,
+      oauth.issuer.replace("127.0.0.1", "localhost"),
+    ]) {
+      const mixedUp = await callback(alice, { code: browser.code, state: browser.state, iss });
+      expect(mixedUp.status).toBe(400);
+      expect(await mixedUp.json()).toMatchObject({
+        error: "authorization_failed",
+        message: expect.stringContaining("(iss)"),
+      });
+    }
+    expect(await tokensOf("alice")).toBeUndefined();
+
     // alice takes longer than the run's whole deadline to consent: that wait is not the run's.
     await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS + 500));
-    const done = await callback(alice, { code: browser.code, state: browser.state });
+    const done = await callback(alice, { code: browser.code, state: browser.state, iss: oauth.issuer });
     expect(done.status).toBe(200);
     expect(await done.json()).toMatchObject({ server: "tickets", thread_id: aliceThread });
     const after = await settled(client, aliceThread);

@@ -4,7 +4,7 @@
  *   GET  /oauth/callback?code&state   (no token) the page the authorization server
  *                                     sends the owner's browser back to; it
  *                                     posts the code with the signed-in page's token
- *   POST /oauth/callback              body: {"code": "...", "state": "..."}
+ *   POST /oauth/callback              body: {"code": "...", "state": "...", "iss"?: "..."}
  *                                     → { server, thread_id, run_id | null,
  *                                         resumed: [{ thread_id, run_id }] }
  *
@@ -15,7 +15,8 @@
  * `authorization_forbidden`, and the state stays good for the owner); a
  * state Warrant did not issue is 400 `invalid_state`, an old one 400
  * `expired_state`, a code the authorization server refuses 400
- * `authorization_failed`. The tokens are stored sealed for the owner; then
+ * `authorization_failed` (so is a response whose `iss` names another
+ * authorization server, RFC 9207: its code is not used). The tokens are stored sealed for the owner; then
  * every run of the owner paused on that server (the thread the state names
  * first, then each other interrupted thread of the owner whose pause asks
  * for it) is resumed as the owner, through the same path as a client's
@@ -38,7 +39,8 @@ const Param = z
   .min(1)
   .max(MAX_PARAM_CHARS)
   .regex(/^[\x21-\x7e]+$/, "printable ASCII only");
-export const CallbackSchema = z.object({ code: Param, state: Param }).strict();
+/** `iss`: the authorization server's name on the redirect (RFC 9207), passed on when the redirect had one. */
+export const CallbackSchema = z.object({ code: Param, state: Param, iss: Param.optional() }).strict();
 /** At most this many other paused threads of the owner are looked at and resumed by one callback. */
 const MAX_RESUMED = 50;
 const PendingConnectSchema = z.object({ connect: z.array(z.object({ server: z.string() })).nullish() });
@@ -52,7 +54,7 @@ else if (!token) show("Sign in to the chat page in this tab first, then use the 
 else fetch("/oauth/callback", {
   method: "POST",
   headers: { "content-type": "application/json", authorization: "Bearer " + token },
-  body: JSON.stringify({ code: params.get("code") ?? "", state: params.get("state") ?? "" }),
+  body: JSON.stringify({ code: params.get("code") ?? "", state: params.get("state") ?? "", ...(params.get("iss") ? { iss: params.get("iss") } : {}) }),
 }).then(async (response) => {
   const body = await response.json().catch(() => ({}));
   if (!response.ok) return show("Not connected: " + (body.message ?? response.status));
@@ -88,11 +90,11 @@ export function registerOAuthCallbackRoutes(app: Hono<Env>, context: RouteContex
     if (!parsed.success)
       throw new ApiError(
         "invalid_request",
-        'the body must be {"code": "...", "state": "..."} (printable, at most 2048 characters)',
+        'the body must be {"code": "...", "state": "..."} and the redirect\'s "iss" when it had one (printable, at most 2048 characters)',
       );
     const host = await tools();
     if (!host.completeAuthorization) throw new ApiError("invalid_state", "this deployment asks for no authorizations");
-    const done = await host.completeAuthorization(parsed.data.state, parsed.data.code, principal);
+    const done = await host.completeAuthorization(parsed.data.state, parsed.data.code, principal, parsed.data.iss);
     if (!done.ok) throw new ApiError(done.code, done.message);
     const { server, thread_id } = done.binding;
     const owner = ownerOf(principal);

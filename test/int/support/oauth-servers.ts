@@ -33,6 +33,8 @@ const express = createRequire(import.meta.url)("express") as (() => App) & { jso
 
 export interface OAuthServers {
   mcpUrl: string;
+  /** The authorization server's `issuer` (its metadata's): what an RFC 9207 `iss` must say. */
+  issuer: string;
   /** Bearer tokens of `whoami` calls, in order. */
   seen: string[];
   /** Access tokens the resource server refuses from now on (revoked at the server). */
@@ -101,6 +103,7 @@ export async function startOAuthServers(): Promise<OAuthServers> {
 
   return {
     mcpUrl: mcpUrl.href,
+    issuer: metadata.issuer,
     seen,
     revoked,
     filed,
