@@ -207,7 +207,7 @@ export class CallJournal {
       signal: this.context.signal,
       principal: this.context.principal,
       threadId: this.context.threadId,
-      record: { call_id: this.action.call_id, run_id: this.context.runId, run: this.context.run },
+      record: { call_id: this.action.call_id, run_id: this.context.runId, attempt: row.attempt, run: this.context.run },
       elicited,
     });
     const finished = this.context.now();

@@ -13,6 +13,8 @@ import type { ElicitationHandler } from "../elicitation/client.js";
 export interface Caller {
   principal: Principal;
   threadId: string;
+  /** The tool call attempt this session serves, when it is one: its `traceparent` goes in the request's `_meta`. */
+  trace?: { runId: string; callId: string; attempt: number } | undefined;
 }
 
 /** The MCP revisions the host speaks: 2026-07-28 through the v2 SDK client, 2025-11-25 through the v1 one. */
@@ -48,7 +50,10 @@ export interface RequestOptions {
 export interface McpRequests {
   /** The SDK client underneath: an elicitation's handler finds the call it belongs to by it. */
   readonly client: object;
-  callTool(params: { name: string; arguments: Record<string, unknown> }, options: RequestOptions): Promise<unknown>;
+  callTool(
+    params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, string> },
+    options: RequestOptions,
+  ): Promise<unknown>;
   readResource(params: { uri: string; _meta?: Record<string, string> }, options: RequestOptions): Promise<unknown>;
   getPrompt(
     params: { name: string; arguments: Record<string, string>; _meta?: Record<string, string> },

@@ -4,6 +4,7 @@
  * 2026-07-28): how the child process is started, which client is current,
  * and that the child's exit reports the server down at once.
  */
+import { traceparentOf } from "../trace/ids.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
 import type { ServerConfig } from "../policy/config.js";
@@ -116,7 +117,13 @@ export function overSlot<C extends ClosableClient>(
     async session(caller) {
       const client = slot.current();
       return {
-        meta: { "warrant/user_id": caller.principal.user_id, "warrant/tenant": caller.principal.tenant },
+        meta: {
+          "warrant/user_id": caller.principal.user_id,
+          "warrant/tenant": caller.principal.tenant,
+          ...(caller.trace
+            ? { traceparent: traceparentOf(caller.trace.runId, caller.trace.callId, caller.trace.attempt) }
+            : {}),
+        },
         run: (work) => {
           if (!client) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, "not connected"));
           return work(ways.requests(client));

@@ -49,7 +49,7 @@ export interface CallOptions {
   principal: Principal;
   threadId: string;
   /** The call as the audit names it: a redaction in its result is recorded under this run and call. */
-  record?: { call_id: string; run_id: string; run?: RunStart | undefined };
+  record?: { call_id: string; run_id: string; attempt?: number | undefined; run?: RunStart | undefined };
   /** Collects the call's elicitations (id and outcome) as they end, for its ledger row. */
   elicited?: ElicitationRecord[];
 }
@@ -228,9 +228,13 @@ export async function connectTools(
     };
     let raw: unknown;
     try {
+      const record = site.where === "result" ? callOptions.record : undefined;
       const session = await entry.connection.session({
         principal: callOptions.principal,
         threadId: callOptions.threadId,
+        ...(record?.attempt === undefined
+          ? {}
+          : { trace: { runId: record.run_id, callId: record.call_id, attempt: record.attempt } }),
       });
       raw = await session.run((client) => work(client, session.meta, requestOptions));
     } catch (error) {
@@ -280,9 +284,11 @@ export async function connectTools(
         { where: "result", server: tool.server, tool: tool.name, sensitive: tool.contract.sensitive ?? [] },
         entry,
         callOptions,
-        (requests, _meta, requestOptions) => {
-          const callTool = (sent: typeof requestOptions) =>
-            requests.callTool({ name: tool.remote_name, arguments: args }, sent);
+        (requests, meta, requestOptions) => {
+          // A tool call's `_meta` carries its trace context only (the caller's identity reaches tools another way).
+          const traceparent = meta?.["traceparent"];
+          const params = { name: tool.remote_name, arguments: args, ...(traceparent ? { _meta: { traceparent } } : {}) };
+          const callTool = (sent: typeof requestOptions) => requests.callTool(params, sent);
           if (!options.elicitation) return callTool(requestOptions);
           const { threadId, principal, record, elicited } = callOptions;
           const call = { server: tool.server, tool: tool.name, threadId, principal, record, elicited };

@@ -10,7 +10,7 @@
  * arguments. The trace id is derived from the run id, so a run's spans can be
  * found from any of the ids Warrant shows.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
   context,
   SpanKind,
@@ -24,6 +24,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type IdGenerator, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import { callSpanIdOf, traceIdOf } from "./ids.js";
 import { CONTROL_NODES } from "./run-trace.js";
 import type { ExecutionEntry, PlanEntry, RunTrace } from "./trace-entries.js";
 
@@ -41,18 +42,18 @@ const GEN_AI = {
   conversationId: "gen_ai.conversation.id",
 } as const;
 
-/** The OTLP trace id for a run: the first 128 bits of SHA-256 of its run id. */
-export function traceIdOf(runId: string): string {
-  return createHash("sha256").update(`warrant-run|${runId}`).digest("hex").slice(0, 32);
-}
-
+/** The run's trace id for every span; span ids random, except a tool call attempt's (`ids.ts`), set just before it starts. */
 class RunIds implements IdGenerator {
+  /** The id the next span takes (a tool call attempt's), then random again. */
+  next: string | undefined;
   constructor(private readonly traceId: string) {}
   generateTraceId(): string {
     return this.traceId;
   }
   generateSpanId(): string {
-    return randomBytes(8).toString("hex");
+    const id = this.next ?? randomBytes(8).toString("hex");
+    this.next = undefined;
+    return id;
   }
 }
 
@@ -112,12 +113,15 @@ function modelSpan(tracer: Tracer, parent: Span, plan: PlanEntry, interval: Inte
 
 function toolSpan(
   tracer: Tracer,
+  ids: RunIds,
   parent: Span,
   entry: ExecutionEntry,
   args: string | undefined,
   conversation: string,
 ): void {
   const start = time(entry.at, 0);
+  // The id the host's traceparent named for this attempt: the MCP server's own spans nest under this one.
+  ids.next = callSpanIdOf(entry.call_id, entry.attempt);
   const span = child(
     tracer,
     parent,
@@ -166,9 +170,10 @@ export function labelAttributes(labels: RunTrace["labels"]): Attributes {
 
 /** Writes the run's spans through `exporter` and flushes them. */
 export async function exportTraceSpans(trace: RunTrace, exporter: SpanExporter): Promise<void> {
+  const ids = new RunIds(traceIdOf(trace.run_id));
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: "warrant" }),
-    idGenerator: new RunIds(traceIdOf(trace.run_id)),
+    idGenerator: ids,
     spanProcessors: [new BatchSpanProcessor({ exporter })],
   });
   try {
@@ -215,14 +220,14 @@ export async function exportTraceSpans(trace: RunTrace, exporter: SpanExporter):
         for (const entry of executions) {
           if (placed.has(entry) || !within(interval, time(entry.at, Number.NaN))) continue;
           placed.add(entry);
-          toolSpan(tracer, span, entry, argumentsOf.get(entry.call_id), trace.thread_id);
+          toolSpan(tracer, ids, span, entry, argumentsOf.get(entry.call_id), trace.thread_id);
         }
       }
       span.end(interval.end);
     }
     // Attempts outside any recorded execute step (a reconciliation from the API, a crash's leftovers) hang off the run.
     for (const entry of executions)
-      if (!placed.has(entry)) toolSpan(tracer, root, entry, argumentsOf.get(entry.call_id), trace.thread_id);
+      if (!placed.has(entry)) toolSpan(tracer, ids, root, entry, argumentsOf.get(entry.call_id), trace.thread_id);
     if (trace.termination && trace.termination.code !== "final_answer")
       root.setAttribute("warrant.termination_detail", trace.termination.detail);
     root.end(end);

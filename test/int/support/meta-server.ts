@@ -1,7 +1,8 @@
 /**
  * A tiny stdio MCP server for the ToolHost's resource and prompt API: no
- * tools, only resources and one prompt that echo the identity the host sent
- * in the request's `_meta`, plus a resource that refuses with a typed code.
+ * tools but `echo_meta` (what a call's `_meta` carried), resources and one
+ * prompt that echo the identity the host sent in the request's `_meta`, plus
+ * a resource that refuses with a typed code.
  * Run by the tests as `node --import tsx test/int/support/meta-server.ts`.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -47,6 +48,16 @@ server.registerPrompt(
     ],
   }),
 );
+
+// A tool that says what the call's `_meta` carried: its trace context, and whether any identity came with it.
+server.registerTool("echo_meta", { description: "Echoes the call's _meta." }, async (extra) => ({
+  content: [
+    {
+      type: "text",
+      text: JSON.stringify({ traceparent: extra._meta?.["traceparent"] ?? null, ...identity(extra._meta) }),
+    },
+  ],
+}));
 
 await server.connect(new StdioServerTransport());
 closeOnShutdown(server);
