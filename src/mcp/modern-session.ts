@@ -29,6 +29,7 @@ import {
   type ServerConnection,
 } from "./connection.js";
 import type { ElicitationHandler } from "../elicitation/client.js";
+import { interceptTaskAnswers, taskRequests } from "./tasks.js";
 
 export const MODERN_REVISION = "2026-07-28";
 type StdioServer = Extract<ServerConfig, { transport: "stdio" }>;
@@ -81,6 +82,7 @@ function requestsOf(client: Client): McpRequests {
     readResource: (params, options) =>
       translated(options, () => client.readResource(params, { ...options, cacheMode: "bypass" })),
     getPrompt: (params, options) => translated(options, () => client.getPrompt(params, options)),
+    tasks: taskRequests(client, (error, options) => asV1Error(error, options.signal)),
   };
 }
 
@@ -160,6 +162,7 @@ export function modernStdioConnection(server: StdioServer, events: ConnectionEve
       opening = client;
       try {
         await client.connect(transport, { timeout: OPEN_TIMEOUT_MS });
+        interceptTaskAnswers(transport);
         const capabilities = capabilitiesOf(client);
         const tools = await listAllTools(client, capabilities);
         if (exited) throw new Error("the server process exited during start-up");

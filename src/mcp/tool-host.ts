@@ -33,6 +33,7 @@ import type { PinStore } from "./pins.js";
 import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
 import { resultRedactor, type Site } from "../audit/result-redaction.js";
 import { createServerSet, type ServerEntry } from "./servers.js";
+import { callAsTask, TaskEnded, type TaskHooks } from "./tasks.js";
 import {
   elicitableCall,
   elicitationHandler,
@@ -52,6 +53,8 @@ export interface CallOptions {
   record?: { call_id: string; run_id: string; run?: RunStart | undefined };
   /** Collects the call's elicitations (id and outcome) as they end, for its ledger row. */
   elicited?: ElicitationRecord[];
+  /** For a tool whose contract allows tasks: where the task id goes, or the task to resume (tasks.ts). */
+  task?: TaskHooks;
 }
 
 /** The tools side of the host: catalog, health, calls, resources and prompts. */
@@ -272,8 +275,13 @@ export async function connectTools(
         entry,
         callOptions,
         (requests, _meta, requestOptions) => {
+          const params = { name: tool.remote_name, arguments: args };
+          const hooks = tool.contract.task ? callOptions.task : undefined;
+          if (hooks?.resume !== undefined && !requests.tasks)
+            throw new TaskEnded("outcome_unknown", "the task cannot be polled: the server no longer speaks 2026-07-28");
+          const tasks = hooks ? requests.tasks : undefined;
           const callTool = (sent: typeof requestOptions) =>
-            requests.callTool({ name: tool.remote_name, arguments: args }, sent);
+            tasks && hooks ? callAsTask(tasks, params, sent, hooks) : requests.callTool(params, sent);
           if (!options.elicitation) return callTool(requestOptions);
           const { threadId, principal, record, elicited } = callOptions;
           const call = { server: tool.server, tool: tool.name, threadId, principal, record, elicited };
