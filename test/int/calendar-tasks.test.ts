@@ -6,7 +6,6 @@
  * completed) and a new host with a new calendar process settle the write with exactly one event; a cancel while
  * polling cancels the task at the server; a task the server forgot is reconciled as an unknown outcome.
  */
-import { readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildAgent } from "../../graphs/agent.js";
@@ -16,29 +15,22 @@ import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import type { LedgerRow } from "../../src/state/ledger.js";
 import type { State } from "../../src/state.js";
-import { calls, proposal, scriptedPlanner, type ScriptStep } from "../support/scripted-planner.js";
+import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { useSandbox } from "../support/sandbox.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
 import { storedCalendarEvents } from "./support/calendar.js";
+import {
+  APPROVE,
+  DONE,
+  EVENT,
+  type Moment,
+  REQUEST,
+  serverTasks,
+  taskConfig,
+  WORK_MS,
+} from "./support/calendar-tasks.js";
 import { backends, useBackend } from "./support/postgres.js";
 
-const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-const EVENT = {
-  title: "Revise attention",
-  start: "2025-03-03T18:00:00+01:00",
-  end: "2025-03-03T19:30:00+01:00",
-  timezone: "Europe/Berlin",
-  calendar: "study",
-};
-const DONE: ScriptStep = {
-  type: "final",
-  answer: "The study block is in your calendar.",
-  citations: [],
-  abstained: false,
-};
-const APPROVE = { decisions: [{ type: "approve" }] };
-/** How long the calendar's task takes before it writes. */
-const WORK_MS = 1_500;
 const TEST_TIMEOUT_MS = 90_000;
 const [serverBackend] = backends;
 
@@ -46,34 +38,6 @@ let shipped: WarrantConfig;
 beforeAll(async () => {
   shipped = await loadConfig(settings.configPath);
 });
-
-/** The shipped calendar server on 2026-07-28 with its tasks on, create_study_event opted in. */
-function taskConfig(dataPath: string): WarrantConfig {
-  const server = shipped.servers["calendar"];
-  if (server?.transport !== "stdio") throw new Error("the shipped config has no stdio calendar server");
-  const tools = Object.fromEntries(
-    Object.entries(shipped.tools)
-      .filter(([, contract]) => contract.server === "calendar")
-      .map(([name, contract]) => [
-        name,
-        name === "create_study_event" ? { ...contract, task: true, timeout_ms: 30_000 } : contract,
-      ]),
-  );
-  // The file store (no database): the tasks file sits beside it.
-  const { WARRANT_CALENDAR_DATABASE_URL: _database, ...shippedEnv } = server.env;
-  const env = { ...shippedEnv, WARRANT_CALENDAR_DATA: dataPath, WARRANT_CALENDAR_TASK_MS: String(WORK_MS) };
-  return { ...shipped, servers: { calendar: { ...server, protocol: "2026-07-28", env } }, tools };
-}
-
-type Task = { status: string };
-async function serverTasks(dataPath: string): Promise<Task[]> {
-  try {
-    return Object.values(JSON.parse(await readFile(`${dataPath}.tasks.json`, "utf8")) as Record<string, Task>);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-}
 
 const shape = (rows: readonly LedgerRow[]) =>
   [...rows]
@@ -92,7 +56,7 @@ describe.runIf(serverBackend)("a write run as an MCP task", () => {
     await Promise.all(hosts.splice(0).map((host) => host.close()));
   });
   const tools = async (): Promise<ToolHost> => {
-    const host = await connectTools(taskConfig(dataPath));
+    const host = await connectTools(taskConfig(shipped, dataPath));
     hosts.push(host);
     return host;
   };
@@ -120,7 +84,7 @@ describe.runIf(serverBackend)("a write run as an MCP task", () => {
    * The first host dies at `moment`; its calendar process goes with it. A second host (and calendar process)
    * continues the thread: the write is settled from the ledger row and the server's task.
    */
-  async function dieThenContinue(moment: "before_task_id" | "while_polling" | "after_completion") {
+  async function dieThenContinue(moment: Moment) {
     const first = await tools();
     const dying: ToolHost = Object.assign(Object.create(first) as ToolHost, {
       async call(...args: Parameters<ToolHost["call"]>) {
