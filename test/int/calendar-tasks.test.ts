@@ -11,6 +11,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
 import { runOptions } from "../../src/graph/routes.js";
+import { readRunTrace } from "../../src/trace/read-trace.js";
+import { renderTrace } from "../../src/trace/render.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import type { LedgerRow } from "../../src/state/ledger.js";
@@ -76,6 +78,19 @@ describe.runIf(serverBackend)("a write run as an MCP task", () => {
       expect(shape(state.ledger)).toEqual(shape(durable));
       expect(await serverTasks(dataPath)).toEqual([expect.objectContaining({ status: "completed" })]);
       expect(await storedCalendarEvents(dataPath)).toHaveLength(1);
+      // The trace's execution entry names the task, and so does its rendering.
+      const runId = String(durable[0]?.run_id);
+      const graph = buildAgent(createRuntime(settings, { database: opened().database, tools: host }).host).compile({
+        checkpointer: opened().database.saver,
+      });
+      const trace = await readRunTrace(opened().database, async () => graph, runId);
+      const execution = trace?.timeline.find((entry) => entry.kind === "execution");
+      expect(execution).toMatchObject({
+        tool: "create_study_event",
+        status: "succeeded",
+        task_id: durable[0]?.task_id,
+      });
+      expect(trace && renderTrace(trace)).toContain(`task ${durable[0]?.task_id}`);
     },
     TEST_TIMEOUT_MS,
   );
