@@ -7,6 +7,7 @@
  * polling cancels the task at the server; a task the server forgot is reconciled as an unknown outcome.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { Command } from "@langchain/langgraph";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildAgent } from "../../graphs/agent.js";
 import { createRuntime } from "../../src/bootstrap.js";
@@ -200,6 +201,41 @@ describe.runIf(serverBackend)("a write run as an MCP task", () => {
       );
       expect(outcome).toMatchObject({ ok: false, code: "task_cancelled" });
       expect(recorded).toHaveLength(1);
+      await sleep(WORK_MS + 500);
+      expect(await serverTasks(dataPath)).toEqual([expect.objectContaining({ status: "cancelled" })]);
+      expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a run cancelled while its write is a task: tasks/cancel at the server, the row failed with task_cancelled",
+    async () => {
+      const host = await tools();
+      const planner = scriptedPlanner([calls(proposal("create_study_event", EVENT))]);
+      const agent = agentHarness({ database: opened().database, tools: host, planner });
+      const { threadId } = await agent.run("alice", REQUEST);
+      const runtime = createRuntime(settings, { database: opened().database, tools: host, planner });
+      const graph = buildAgent(runtime.host).compile({ checkpointer: opened().database.saver });
+      const controller = new AbortController();
+      const config = {
+        configurable: { thread_id: threadId, langgraph_auth_user: await principal("alice"), warrant_run_bound: {} },
+        ...runOptions(settings.budgets),
+        signal: controller.signal,
+      };
+      const running = graph.invoke(new Command({ resume: APPROVE }), config).then(
+        () => "ended",
+        () => "cancelled",
+      );
+      const rows = () => opened().database.ledger.list(threadId);
+      // Cancel the run once the task id is on the write's row (the task is working at the server).
+      while (!(await rows()).some((row) => row.task_id !== undefined)) await sleep(50);
+      controller.abort(new Error("run cancelled"));
+      expect(await running).toBe("cancelled");
+      // The node settles the attempt it had started: the row ends with what the server says the task became.
+      const deadline = Date.now() + 10_000;
+      while ((await rows())[0]?.status === "running" && Date.now() < deadline) await sleep(100);
+      expect(shape(await rows())).toEqual([["create_study_event", 1, "failed", "task_cancelled", true]]);
       await sleep(WORK_MS + 500);
       expect(await serverTasks(dataPath)).toEqual([expect.objectContaining({ status: "cancelled" })]);
       expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
