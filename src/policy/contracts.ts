@@ -111,7 +111,7 @@ export const ToolContractSchema = z
      * on the call's ledger row before anything else, and polls the task (bounded by `timeout_ms`); after a crash
      * polling resumes from the recorded id (src/mcp/tasks.ts).
      */
-    task: z.boolean().default(false),
+    task: z.boolean().optional(),
     /**
      * Field names (at any depth) of this tool's arguments and results whose
      * values are secrets whatever they look like: they are replaced by a
