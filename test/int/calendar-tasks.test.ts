@@ -58,8 +58,8 @@ describe.runIf(serverBackend)("a write run as an MCP task", () => {
   afterEach(async () => {
     await Promise.all(hosts.splice(0).map((host) => host.close()));
   });
-  const tools = async (): Promise<ToolHost> => {
-    const host = await connectTools(taskConfig(shipped, dataPath));
+  const tools = async (switches: Record<string, string> = {}): Promise<ToolHost> => {
+    const host = await connectTools(taskConfig(shipped, dataPath, switches));
     hosts.push(host);
     return host;
   };
@@ -92,6 +92,25 @@ describe.runIf(serverBackend)("a write run as an MCP task", () => {
         task_id: durable[0]?.task_id,
       });
       expect(trace && renderTrace(trace)).toContain(`task ${durable[0]?.task_id}`);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "the server process dies while the task is polled: once it is back, the task is polled again, one event",
+    async () => {
+      const host = await tools({ WARRANT_CALENDAR_TASK_EXIT: "1" });
+      const planner = scriptedPlanner([calls(proposal("create_study_event", EVENT)), DONE]);
+      const agent = agentHarness({ database: opened().database, tools: host, planner });
+      const { threadId } = await agent.run("alice", REQUEST);
+      const state = await agent.resume("alice", threadId, APPROVE);
+      planner.assertDone();
+      expect(state.status).toBe("completed");
+      // No status check, no second send: the same attempt, settled by its task.
+      const durable = await opened().database.ledger.list(threadId);
+      expect(shape(durable)).toEqual([["create_study_event", 1, "succeeded", null, true]]);
+      expect(await serverTasks(dataPath)).toEqual([expect.objectContaining({ status: "completed" })]);
+      expect(await storedCalendarEvents(dataPath)).toHaveLength(1);
     },
     TEST_TIMEOUT_MS,
   );
@@ -158,19 +177,23 @@ describe.runIf(serverBackend)("a write run as an MCP task", () => {
   );
 
   it(
-    "a host that died before the task id was recorded: reconciled by key, resent once with it, one event",
+    "a host that died before the task id was recorded: reconciled by key (resent with it if not applied), one event",
     async () => {
       const { state, durable } = await dieThenContinue("before_task_id");
       expect(state.status).toBe("completed");
-      // The first task was still working when the status tool was asked: not applied, so sent again (same key).
+      // Reconciled by key. The new calendar process finishes the first task when it starts: if that came before the
+      // status check, the write was applied; else it was sent again with the same key (a second task).
+      const applied = durable[0]?.status === "succeeded";
       expect(shape(durable)).toEqual([
-        ["create_study_event", 1, "failed", "tool_failed", false],
+        ["create_study_event", 1, applied ? "succeeded" : "failed", applied ? null : "tool_failed", false],
         ["get_write_status", 2, "succeeded", null, false],
-        ["create_study_event", 3, "succeeded", null, true],
+        ...(applied ? [] : [["create_study_event", 3, "succeeded", null, true]]),
       ]);
-      expect(durable[2]?.idempotency_key).toBe(durable[0]?.idempotency_key);
+      expect(durable[0]?.reconciled_by).toBe(2);
+      expect(new Set(durable.map((row) => row.idempotency_key ?? durable[0]?.idempotency_key)).size).toBe(1);
       expect(await storedCalendarEvents(dataPath)).toHaveLength(1);
-      expect((await serverTasks(dataPath)).map((task) => task.status)).toEqual(["completed", "completed"]);
+      const tasks = (await serverTasks(dataPath)).map((task) => task.status);
+      expect(tasks).toEqual(applied ? ["completed"] : ["completed", "completed"]);
     },
     TEST_TIMEOUT_MS,
   );

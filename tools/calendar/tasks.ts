@@ -43,6 +43,8 @@ export interface TaskSettings {
   pollMs: number;
   /** The tasks file. */
   path: string;
+  /** Test switch: the process exits right after answering a task (the server dies while the host polls). */
+  exitAfterTask?: boolean;
 }
 
 export interface CalendarTasks {
@@ -84,7 +86,8 @@ type ToolResult = (outcome: CreateOutcome) => Record<string, unknown>;
 
 /**
  * Tasks for create_study_event when `WARRANT_CALENDAR_TASK_MS` is set (tests: a slow write); none otherwise. The
- * tasks file is `<store file>.tasks.json`; `WARRANT_CALENDAR_TASK_POLL_MS` (default 200) the interval suggested.
+ * tasks file is `<store file>.tasks.json`; `WARRANT_CALENDAR_TASK_POLL_MS` (default 200) the interval suggested;
+ * `WARRANT_CALENDAR_TASK_EXIT=1` makes the process exit right after answering a task (tests).
  */
 export function tasksFromEnvironment(
   environment: NodeJS.ProcessEnv,
@@ -98,7 +101,12 @@ export function tasksFromEnvironment(
   const pollMs = environment["WARRANT_CALENDAR_TASK_POLL_MS"] ?? "200";
   if (!/^[0-9]{1,7}$/.test(workMs) || !/^[1-9][0-9]{0,5}$/.test(pollMs))
     throw new Error("invalid WARRANT_CALENDAR_TASK_MS or WARRANT_CALENDAR_TASK_POLL_MS (expected whole milliseconds)");
-  const settings = { workMs: Number(workMs), pollMs: Number(pollMs), path: `${dataPath}.tasks.json` };
+  const settings = {
+    workMs: Number(workMs),
+    pollMs: Number(pollMs),
+    path: `${dataPath}.tasks.json`,
+    exitAfterTask: environment["WARRANT_CALENDAR_TASK_EXIT"] === "1",
+  };
   return calendarTasks(settings, store, toolResult, log);
 }
 
@@ -202,6 +210,10 @@ export function calendarTasks(
         });
         schedule(record);
         log(`task ${record.taskId}: working on ${TASK_TOOL} for ${parsed.data.user_id}`);
+        if (settings.exitAfterTask) {
+          log(`task ${record.taskId}: exiting after the task answer (WARRANT_CALENDAR_TASK_EXIT=1)`);
+          setTimeout(() => process.exit(1), 200);
+        }
         return { jsonrpc: "2.0", id: message.id, result: { resultType: "task", ...wireTask(record, settings.pollMs) } };
       }
       const taskId = taskIdOf(message);

@@ -22,7 +22,11 @@ export const APPROVE = { decisions: [{ type: "approve" }] };
 export const WORK_MS = 1_500;
 
 /** The shipped calendar server on 2026-07-28 with its tasks on (file store at `dataPath`), create_study_event opted in. */
-export function taskConfig(shipped: WarrantConfig, dataPath: string): WarrantConfig {
+export function taskConfig(
+  shipped: WarrantConfig,
+  dataPath: string,
+  switches: Record<string, string> = {},
+): WarrantConfig {
   const server = shipped.servers["calendar"];
   if (server?.transport !== "stdio") throw new Error("the shipped config has no stdio calendar server");
   const tools = Object.fromEntries(
@@ -35,7 +39,12 @@ export function taskConfig(shipped: WarrantConfig, dataPath: string): WarrantCon
   );
   // The file store (no database): the tasks file sits beside it.
   const { WARRANT_CALENDAR_DATABASE_URL: _database, ...shippedEnv } = server.env;
-  const env = { ...shippedEnv, WARRANT_CALENDAR_DATA: dataPath, WARRANT_CALENDAR_TASK_MS: String(WORK_MS) };
+  const env = {
+    ...shippedEnv,
+    WARRANT_CALENDAR_DATA: dataPath,
+    WARRANT_CALENDAR_TASK_MS: String(WORK_MS),
+    ...switches,
+  };
   return { ...shipped, servers: { calendar: { ...server, protocol: "2026-07-28", env } }, tools };
 }
 
