@@ -22,6 +22,9 @@ export const TOOL_ERROR_MEANINGS: Record<ToolErrorCode, string> = {
   not_found: "The tool ran and found nothing for these arguments.",
   capacity_exceeded: "The tool ran and the request cannot fit (e.g. a schedule beyond the daily limit).",
   tool_failed: "The tool ran and reported an error of its own.",
+  task_cancelled:
+    "A write its server ran as an MCP task was cancelled there (the run was cancelled) and the server says the task " +
+    "ended cancelled, so it was not applied. A task that completed anyway is recorded as succeeded.",
   tool_timeout: "No answer within the contract's timeout. Retried for read tools only, bounded, with backoff.",
   transient_error: "A failure expected to pass. Retried for read tools only, bounded, with backoff.",
   protocol_error: "The server broke the MCP protocol (a malformed reply); the session is reinitialized.",

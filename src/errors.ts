@@ -20,6 +20,8 @@ export const TOOL_ERROR_CODES = [
   "not_found",
   "capacity_exceeded",
   "tool_failed",
+  /** A write run as an MCP task was cancelled at its server (a run cancel), and the server says it ended cancelled. */
+  "task_cancelled",
   // transient
   "tool_timeout",
   "transient_error",
@@ -55,6 +57,7 @@ const CLASS_OF: Record<ToolErrorCode, ErrorClass> = {
   not_found: "business",
   capacity_exceeded: "business",
   tool_failed: "business",
+  task_cancelled: "business",
   tool_timeout: "transient",
   transient_error: "transient",
   protocol_error: "protocol",

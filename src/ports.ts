@@ -47,6 +47,8 @@ export interface LedgerStore {
    * writes as possibly sent (recovery then asks the status tool).
    */
   markSent?(threadId: string, callId: string, attempt: number): Promise<void>;
+  /** Records the task id a write's server answered with (`task_id`), durably, before the task is polled. */
+  markTask?(threadId: string, callId: string, attempt: number, taskId: string): Promise<void>;
   /** Every row of a thread, oldest first. */
   list(threadId: string): Promise<LedgerRow[]>;
   /** The newest attempt for a call, if any. */

@@ -200,19 +200,48 @@ export class CallJournal {
       row = { ...row, sent: true };
       this.rows.set(row.attempt, row);
     }
+    return this.call(tool, args, row);
+  }
+
+  /**
+   * Settles a write its server runs as a task, found `running` with its task id after a crash: the task is
+   * polled (nothing is sent) and the row finished with what it became (`outcome_unknown` when the server no
+   * longer knows the task: reconciled then as any unknown outcome).
+   */
+  async resumeTask(tool: CatalogTool, row: LedgerRow): Promise<{ row: LedgerRow; outcome: NormalizedResult }> {
+    this.rows.set(row.attempt, row);
+    return this.call(tool, this.action.args, row, row.task_id);
+  }
+
+  /** Makes the external call of an attempt whose row is written, and finishes the row. */
+  private async call(
+    tool: CatalogTool,
+    args: Record<string, unknown>,
+    begun: LedgerRow,
+    resume?: string,
+  ): Promise<{ kind: "ran"; row: LedgerRow; outcome: NormalizedResult }> {
+    let row = begun;
     const started = Date.parse(row.started_at);
     const elicited: ElicitationRecord[] = [];
+    const { ledger, threadId } = this.context;
+    // The task id is durable on the row before the task is polled (the same rule as the intent row).
+    const recordTask = async (taskId: string): Promise<void> => {
+      await ledger.markTask?.(threadId, row.call_id, row.attempt, taskId);
+      row = { ...row, task_id: taskId };
+      this.rows.set(row.attempt, row);
+    };
     const outcome = await this.context.tools.call(tool, args, {
       timeoutMs: tool.contract.timeout_ms,
       signal: this.context.signal,
       principal: this.context.principal,
-      threadId: this.context.threadId,
+      threadId,
       record: { call_id: this.action.call_id, run_id: this.context.runId, attempt: row.attempt, run: this.context.run },
       elicited,
+      ...(tool.contract.task && row.risk !== "read" ? { task: { resume, started: recordTask } } : {}),
     });
     const finished = this.context.now();
     // A write whose answer never arrived may still have been applied: that is not a failure we know of.
-    const unknown = !outcome.ok && fields.risk !== "read" && effectUnknown(outcome.code);
+    const unknown = !outcome.ok && row.risk !== "read" && effectUnknown(outcome.code);
     const done = await this.finish(
       elicited.length > 0 ? { ...row, elicitation: elicited.slice(0, 64) } : row,
       {

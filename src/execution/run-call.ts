@@ -14,7 +14,7 @@ import type { Denial } from "../policy/decision.js";
 import type { CallResult } from "../state.js";
 import type { LedgerRow } from "../state/ledger.js";
 import { type Allowed, CallJournal } from "./call-journal.js";
-import { type ExecuteContext, failure, idempotencyKeyOf, type Settled, settled } from "./call-outcome.js";
+import { type ExecuteContext, failure, idempotencyKeyOf, type Settled, settled, success } from "./call-outcome.js";
 import { runRead } from "./run-read.js";
 import { runWrite } from "./run-write.js";
 
@@ -48,8 +48,18 @@ async function settleCall(
 ): Promise<Settled> {
   // A row still `running` belongs to an execution that died mid-call: we never saw its outcome.
   const recovered: LedgerRow[] = [];
+  const taskTool = context.decide.catalog.find(action.tool);
   for (const row of history) {
     if (row.status !== "running") continue;
+    // A write its server runs as a task, whose id was recorded: ask the task, do not reconcile blind.
+    if (row.task_id !== undefined && taskTool?.contract.task) {
+      const resumed = await journal.resumeTask(taskTool, row);
+      if (resumed.outcome.ok) return settled(success(action, resumed.outcome.text, resumed.outcome.structured));
+      if (resumed.row.status === "failed")
+        return settled(failure(action, resumed.outcome.code, resumed.outcome.message));
+      recovered.push(resumed.row);
+      continue;
+    }
     // A write whose request never left (its row still says `sent: false`) has no unknown effect: it was not a send.
     const unknown = row.risk !== "read" && row.sent !== false;
     recovered.push(

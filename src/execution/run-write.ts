@@ -5,6 +5,8 @@
  * reconciled through its contract's status tool (src/execution/ask-status.ts),
  * and sent again with the same key only when that tool found it not applied.
  */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { NormalizedResult } from "../mcp/normalize.js";
 import type { CatalogTool } from "../policy/contracts.js";
 import { type AttemptResult, done, failed, withRetries } from "../retry.js";
 import type { LedgerRow } from "../state/ledger.js";
@@ -62,9 +64,19 @@ async function reconcile(
   context: ExecuteContext,
   journal: CallJournal,
   key: string | null,
-  unknownRow: LedgerRow,
+  lost: LedgerRow,
   lastSend: boolean,
 ): Promise<AttemptResult<Settled, FailureReason>> {
+  let unknownRow = lost;
+  // A task whose server went away while it was polled: once the server is back, ask the task (not the status tool).
+  if (unknownRow.task_id !== undefined && tool.contract.task && unknownRow.error_code === "server_unavailable") {
+    const resumed = await resumeLostTask(tool, context, journal, unknownRow);
+    if (resumed?.outcome.ok) return done(settled(success(action, resumed.outcome.text, resumed.outcome.structured)));
+    if (resumed && !resumed.outcome.ok && resumed.row.status === "failed")
+      return done(settled(failure(action, resumed.outcome.code, resumed.outcome.message)));
+    // Still unknown (the task forgotten, the server gone again): the status tool settles it.
+    if (resumed) unknownRow = resumed.row;
+  }
   const rule = tool.contract.reconcile;
   const statusTool = rule ? context.decide.catalog.find(rule.tool) : undefined;
   if (!rule || !statusTool || key === null) {
@@ -91,4 +103,20 @@ async function reconcile(
   const message = `the write was not applied (checked with ${statusTool.name}) and has already been retried once`;
   const ended = failure(action, code, message);
   return failed("not_applied", settled(lastSend ? { ...ended, unfinished: true } : ended));
+}
+
+/** How long a task's server may take to come back before its task is given up to the status tool. */
+const TASK_SERVER_WAIT_MS = 15_000;
+
+/** Polls a task again once its server is healthy (it was restarted); undefined when it does not come back in time. */
+async function resumeLostTask(
+  tool: CatalogTool,
+  context: ExecuteContext,
+  journal: CallJournal,
+  row: LedgerRow,
+): Promise<{ row: LedgerRow; outcome: NormalizedResult } | undefined> {
+  const deadline = Date.now() + Math.min(TASK_SERVER_WAIT_MS, tool.contract.timeout_ms);
+  while (!context.tools.isHealthy(tool.server) && Date.now() < deadline)
+    await sleep(100, undefined, context.signal ? { signal: context.signal } : undefined);
+  return context.tools.isHealthy(tool.server) ? journal.resumeTask(tool, row) : undefined;
 }

@@ -8,6 +8,7 @@ import { ToolListChangedNotificationSchema, type ServerCapabilities } from "@mod
 import type { Principal } from "../auth/principal.js";
 import type { ListedTool } from "./catalog.js";
 import type { ElicitationHandler } from "../elicitation/client.js";
+import type { TaskRequests } from "./tasks.js";
 
 /** Who a request is for. */
 export interface Caller {
@@ -59,6 +60,8 @@ export interface McpRequests {
     params: { name: string; arguments: Record<string, string>; _meta?: Record<string, string> },
     options: RequestOptions,
   ): Promise<unknown>;
+  /** Tool calls as tasks (the tasks extension): only on 2026-07-28 (tasks.ts). */
+  readonly tasks?: TaskRequests;
 }
 
 /** The 2025-11-25 requests of a v1 client. */

@@ -5,6 +5,7 @@
  */
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { TaskEnded } from "./tasks.js";
 import { errorClassOf, isToolErrorCode, type ToolErrorCode, isAuthorizationRequired } from "../errors.js";
 
 export interface Failure {
@@ -32,6 +33,7 @@ const RESOURCE_NOT_FOUND = -32002;
 
 /** Maps a thrown `tools/call` failure onto our error classes. */
 export function classifyCallFailure(error: unknown): Failure {
+  if (error instanceof TaskEnded) return { code: error.code, message: error.message };
   if (isAuthorizationRequired(error))
     return { code: "authorization_required", message: `authorize Warrant at ${error.server} first` };
   if (error instanceof McpError) {

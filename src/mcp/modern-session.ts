@@ -35,6 +35,7 @@ import {
 } from "./connection.js";
 import type { ElicitationHandler } from "../elicitation/client.js";
 import { clientSlot, overSlot, stdioParameters, type StdioServer } from "./stdio-process.js";
+import { interceptTaskAnswers, taskRequests } from "./tasks.js";
 
 export const MODERN_REVISION = "2026-07-28";
 
@@ -83,6 +84,7 @@ function requestsOf(client: Client): McpRequests {
     readResource: (params, options) =>
       translated(options, () => client.readResource(params, { ...options, cacheMode: "bypass" })),
     getPrompt: (params, options) => translated(options, () => client.getPrompt(params, options)),
+    tasks: taskRequests(client, (error, options) => asV1Error(error, options.signal)),
   };
 }
 
@@ -128,7 +130,9 @@ export function modernStdioConnection(server: StdioServer, events: ConnectionEve
       // Set inside the open: an object, so the check after it sees what the open stored.
       const subscription: { ended?: Promise<string> } = {};
       const opened = await slot.open(client, async () => {
-        await client.connect(new InPlaceStdioTransport(stdioParameters(server)), { timeout: OPEN_TIMEOUT_MS });
+        const transport = new InPlaceStdioTransport(stdioParameters(server));
+        await client.connect(transport, { timeout: OPEN_TIMEOUT_MS });
+        interceptTaskAnswers(transport);
         const capabilities = capabilitiesOf(client);
         // Listening before listing: a change is either in the listing or on the stream (as unsolicited ones on 2025-11-25).
         if (capabilities.tools?.listChanged) subscription.ended = (await listenForToolChanges(client)).ended;

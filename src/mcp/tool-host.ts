@@ -33,6 +33,7 @@ import type { PinStore } from "./pins.js";
 import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
 import { resultRedactor, type Site } from "../audit/result-redaction.js";
 import { createServerSet, type ServerEntry } from "./servers.js";
+import { callAsTask, TaskEnded, type TaskHooks } from "./tasks.js";
 import {
   elicitableCall,
   elicitationHandler,
@@ -52,6 +53,8 @@ export interface CallOptions {
   record?: { call_id: string; run_id: string; attempt?: number | undefined; run?: RunStart | undefined };
   /** Collects the call's elicitations (id and outcome) as they end, for its ledger row. */
   elicited?: ElicitationRecord[];
+  /** For a tool whose contract allows tasks: where the task id goes, or the task to resume (tasks.ts). */
+  task?: TaskHooks;
 }
 
 /** The tools side of the host: catalog, health, calls, resources and prompts. */
@@ -288,7 +291,12 @@ export async function connectTools(
           // A tool call's `_meta` carries its trace context only (the caller's identity reaches tools another way).
           const traceparent = meta?.["traceparent"];
           const params = { name: tool.remote_name, arguments: args, ...(traceparent ? { _meta: { traceparent } } : {}) };
-          const callTool = (sent: typeof requestOptions) => requests.callTool(params, sent);
+          const hooks = tool.contract.task ? callOptions.task : undefined;
+          if (hooks?.resume !== undefined && !requests.tasks)
+            throw new TaskEnded("outcome_unknown", "the task cannot be polled: the server no longer speaks 2026-07-28");
+          const tasks = hooks ? requests.tasks : undefined;
+          const callTool = (sent: typeof requestOptions) =>
+            tasks && hooks ? callAsTask(tasks, params, sent, hooks) : requests.callTool(params, sent);
           if (!options.elicitation) return callTool(requestOptions);
           const { threadId, principal, record, elicited } = callOptions;
           const call = { server: tool.server, tool: tool.name, threadId, principal, record, elicited };

@@ -234,6 +234,8 @@ export const WarrantConfigSchema = z
         });
       }
       if (contract.reconcile) checkReconcile(config.tools, tool, contract, context);
+      if (contract.task && contract.risk === "read")
+        context.addIssue({ code: "custom", path: ["tools", tool, "task"], message: "is only for write tools" });
       if (contract.resource) {
         try {
           new RegExp(contract.resource.pattern);

@@ -106,6 +106,13 @@ export const ToolContractSchema = z
      */
     reconcile: ReconcileSchema.optional(),
     /**
+     * For a write: the server may answer it as a task (the MCP tasks extension, `io.modelcontextprotocol/tasks`,
+     * on the 2026-07-28 revision). The host then declares the extension on this tool's calls, records the task id
+     * on the call's ledger row before anything else, and polls the task (bounded by `timeout_ms`); after a crash
+     * polling resumes from the recorded id (src/mcp/tasks.ts).
+     */
+    task: z.boolean().optional(),
+    /**
      * Field names (at any depth) of this tool's arguments and results whose
      * values are secrets whatever they look like: they are replaced by a
      * redaction marker before the model, the checkpoint or any record sees

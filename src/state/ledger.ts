@@ -47,6 +47,11 @@ export const LedgerRowSchema = z.object({
    * on rows written before the column existed: treated as possibly sent).
    */
   sent: z.boolean().optional(),
+  /**
+   * On a write its server answered as an MCP task: the task id, written durably the moment it arrived (before
+   * any polling). A `running` row with a task id after a crash is resumed by polling that task, not reconciled.
+   */
+  task_id: z.string().min(1).max(256).optional(),
   /** The run (one id across the API, state, ledger, approvals and audit). */
   run_id: z.string().min(1).max(128).optional(),
   /** The run's owner: every effect acts on the owner's behalf. */

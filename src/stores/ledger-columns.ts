@@ -49,6 +49,11 @@ export function ledgerTables(schema: string): string[] {
   ];
 }
 
+/** Migration 2: the task id of a write its server runs as an MCP task (src/mcp/tasks.ts). */
+export function ledgerTaskColumn(schema: string): string[] {
+  return [`alter table ${quoteSchemaName(schema)}.ledger add column if not exists task_id text`];
+}
+
 /** A ledger column beside `thread_id` (the key every statement names), and the SQL type its value is sent as. */
 export interface LedgerColumn {
   name: keyof LedgerRow;
@@ -75,6 +80,7 @@ export const LEDGER_COLUMNS: readonly LedgerColumn[] = [
   { name: "owner", type: "text" },
   { name: "approved_by", type: "text" },
   { name: "sent", type: "boolean" },
+  { name: "task_id", type: "text" },
 ];
 
 /** `LEDGER_COLUMNS` as a select (and insert) list. */
@@ -97,6 +103,7 @@ export function toLedgerRow(stored: StoredRow): LedgerRow {
     owner,
     approved_by: approvedBy,
     sent,
+    task_id: taskId,
     ...rest
   } = stored;
   return LedgerRowSchema.parse({
@@ -105,6 +112,7 @@ export function toLedgerRow(stored: StoredRow): LedgerRow {
     ...(typeof owner === "string" ? { owner } : {}),
     ...(typeof approvedBy === "string" ? { approved_by: approvedBy } : {}),
     ...(typeof sent === "boolean" ? { sent } : {}),
+    ...(typeof taskId === "string" ? { task_id: taskId } : {}),
     started_at: toIsoString(stored.started_at),
     finished_at: stored.finished_at === null ? null : toIsoString(stored.finished_at),
     ...(reconciles === null || reconciles === undefined ? {} : { reconciles }),

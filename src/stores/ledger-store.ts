@@ -206,6 +206,16 @@ export function createLedgerStore(
         throw new InvariantError("illegal_transition", `ledger has no attempt ${attempt} of call ${callId}`);
     },
 
+    async markTask(threadId: string, callId: string, attempt: number, taskId: string): Promise<void> {
+      requireThreadId(threadId);
+      const result = await pool.query(
+        `${IDEMPOTENT}update ${table} set task_id = $4 where thread_id = $1 and call_id = $2 and attempt = $3`,
+        [threadId, callId, attempt, taskId],
+      );
+      if (result.rowCount !== 1)
+        throw new InvariantError("illegal_transition", `ledger has no attempt ${attempt} of call ${callId}`);
+    },
+
     async list(threadId: string): Promise<LedgerRow[]> {
       await threadStatements?.settle(threadId);
       const result = await pool.query<StoredRow>(

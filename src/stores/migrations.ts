@@ -20,7 +20,7 @@ import { auditChainTables } from "./audit-chain-store.js";
 import { auditTables } from "./audit-store.js";
 import { cronTables } from "./cron-store.js";
 import { elicitationTables } from "./elicitation-store.js";
-import { ledgerTables } from "./ledger-columns.js";
+import { ledgerTables, ledgerTaskColumn } from "./ledger-columns.js";
 import { oauthCredentialTables } from "./oauth-token-store.js";
 import { pinTables } from "./pin-store.js";
 import { revocationTables } from "./revocation-store.js";
@@ -66,4 +66,5 @@ export const MIGRATIONS: readonly Migration[] = [
       ...oauthCredentialTables(schema),
     ],
   },
+  { version: 2, name: "ledger task ids", statements: ledgerTaskColumn },
 ];

@@ -140,6 +140,7 @@ function toolSpan(
       "warrant.risk": entry.risk,
       ...(entry.error_code ? { "error.type": entry.error_code } : {}),
       ...(entry.approved_by ? { "warrant.approved_by": entry.approved_by } : {}),
+      ...(entry.task_id ? { "warrant.task_id": entry.task_id } : {}),
     },
   );
   if (entry.status !== "succeeded")

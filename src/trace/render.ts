@@ -59,7 +59,8 @@ function describe(entry: TraceEntry): string {
       const error = entry.error_code ? ` ${entry.error_code} (${entry.error_class})` : "";
       const approved = entry.approved_by ? `, approved by ${entry.approved_by}` : "";
       const elapsed = entry.elapsed_ms === null ? "" : ` in ${entry.elapsed_ms} ms`;
-      const where = `(${entry.server}, ${entry.risk}${approved})`;
+      const task = entry.task_id ? `, task ${entry.task_id}` : "";
+      const where = `(${entry.server}, ${entry.risk}${approved}${task})`;
       return `execution   ${entry.tool} attempt ${entry.attempt}: ${entry.status}${error}${elapsed} ${where}`;
     }
     case "observe": {

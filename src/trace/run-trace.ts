@@ -182,6 +182,7 @@ function executionEntry(row: LedgerRow): ExecutionEntry {
     elapsed_ms: row.elapsed_ms,
     approved_by: row.approved_by ?? null,
     reconciles: row.reconciles ?? null,
+    ...(row.task_id ? { task_id: row.task_id } : {}),
   };
 }
 

@@ -94,6 +94,8 @@ export interface ExecutionEntry {
   approved_by: string | null;
   /** For a status check that settled an unknown write: the write attempt it asked about. */
   reconciles: number | null;
+  /** For a write its server ran as an MCP task: the task id (src/mcp/tasks.ts). */
+  task_id?: string;
 }
 
 export interface ObserveEntry {

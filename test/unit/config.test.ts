@@ -99,6 +99,16 @@ describe("parseConfig: valid configs", () => {
     });
   });
 
+  it("takes a write's task opt-in and refuses it on a read tool", () => {
+    const write = parseConfig(
+      configText(({ contract }) => Object.assign(contract, { risk: "write_reversible", task: true })),
+    );
+    expect(write.tools["read_note"]?.task).toBe(true);
+    expect(invalid(configText(({ contract }) => Object.assign(contract, { task: true })))).toContain(
+      "tools.read_note.task is only for write tools",
+    );
+  });
+
   it("accepts an http server", () => {
     const config = parseConfig(
       configText(

@@ -88,6 +88,7 @@ describe("errorClassOf and isToolErrorCode", () => {
       not_found: "business",
       capacity_exceeded: "business",
       tool_failed: "business",
+      task_cancelled: "business",
       tool_timeout: "transient",
       transient_error: "transient",
       protocol_error: "protocol",

@@ -28,6 +28,7 @@ import {
 import { eventsToIcs } from "./ics.js";
 import { openPostgresStore } from "./postgres-store.js";
 import { fileStore, type CalendarStoreBackend, type CreateOutcome, type ListOutcome } from "./store.js";
+import { TASKS_EXTENSION, tasksFromEnvironment } from "./tasks.js";
 
 const SERVER_NAME = "warrant-calendar";
 const SERVER_VERSION = "0.1.0";
@@ -73,6 +74,8 @@ Environment (for tests):
                                    calls of this process only (default: every call), so a
                                    retry can succeed (e.g. after a timeout that applied nothing).
   ${STATUS_FAIL_ENV}=error         get_write_status answers transient_error (reconciliation tests).
+  WARRANT_CALENDAR_TASK_MS=N       On 2026-07-28, create_study_event is a task that writes N ms
+                                   later (see tools/calendar/tasks.ts; poll: ..._TASK_POLL_MS).
 `;
 
 interface Options {
@@ -368,14 +371,21 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   const state: ServerState = { store, failMode, failuresLeft, statusFails };
+  // A bad task setting is fatal (runEntry logs it): tests only.
+  const result = (plan: CreateOutcome) =>
+    plan.kind === "rejected" ? errorResult(plan.error) : jsonResult(plan.result);
+  const tasks = tasksFromEnvironment(process.env, options.dataPath, store, result, log);
+  await tasks?.resume();
   const server = serveBothRevisions(
     SERVER_INFO,
     (server) => registerTools(server, state),
     undefined,
     (error) => log(`mcp: ${describeError(error)}`),
+    tasks ? { ...tasks, extensions: { [TASKS_EXTENSION]: {} } } : undefined,
   );
   exitOnShutdown(
     async () => {
+      tasks?.close();
       await server.close();
       await store.close();
     },

@@ -101,6 +101,44 @@ export interface ServedBoth {
 }
 
 /**
+ * Requests a server answers itself on 2026-07-28, beside the SDK (what the SDK has no runtime for, such as the tasks
+ * extension): `claims` decides at once, so the other messages keep their order; `answer` is the JSON-RPC response.
+ */
+export interface ModernFilter {
+  claims(message: { jsonrpc: "2.0"; id?: string | number; method?: string; params?: Record<string, unknown> }): boolean;
+  answer(message: { jsonrpc: "2.0"; id?: string | number; method?: string }): Promise<Record<string, unknown>>;
+  /** Extensions the server advertises for it in its `server/discover` capabilities. */
+  extensions?: Record<string, Record<string, never>>;
+}
+
+/** `input` with the lines `filter` claims taken out and answered on stdout; the rest go on to the SDK. */
+function filtered(input: Readable, filter: ModernFilter, onError: (error: unknown) => void): Readable {
+  const output = new PassThrough();
+  let buffered = "";
+  input.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    let end = buffered.indexOf("\n");
+    while (end >= 0) {
+      const line = buffered.slice(0, end);
+      buffered = buffered.slice(end + 1);
+      end = buffered.indexOf("\n");
+      let message: unknown;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        message = undefined;
+      }
+      const request = message as Parameters<ModernFilter["claims"]>[0] | undefined;
+      if (request && typeof request === "object" && filter.claims(request)) {
+        filter.answer(request).then((answer) => process.stdout.write(`${JSON.stringify(answer)}\n`), onError);
+      } else output.write(`${line}\n`);
+    }
+  });
+  input.on("end", () => output.end(buffered));
+  return output;
+}
+
+/**
  * Serves `register`'s tools over stdio on whichever revision the client opens
  * with (decided when its first line arrives). The v2 McpServer's `registerTool` takes the same arguments (name,
  * config with zod schemas, handler); the handlers in tools/ read only their
@@ -111,6 +149,7 @@ export function serveBothRevisions(
   register: ToolRegistrar,
   revisions: ReadonlySet<Revision> = parseRevisions(process.env[REVISIONS_ENV]),
   onError: (error: unknown) => void = () => undefined,
+  modern?: ModernFilter,
 ): ServedBoth {
   const serving = (async (): Promise<() => Promise<void>> => {
     const { line, stream } = await firstLine(process.stdin);
@@ -122,11 +161,18 @@ export function serveBothRevisions(
     }
     const handle = serveStdio(
       () => {
-        const server = new McpServerV2(info, { supportedProtocolVersions: [MODERN_REVISION] });
+        const server = new McpServerV2(info, {
+          supportedProtocolVersions: [MODERN_REVISION],
+          ...(modern?.extensions ? { capabilities: { extensions: modern.extensions } } : {}),
+        });
         register(server as unknown as McpServer, "v2");
         return server;
       },
-      { transport: new StdioServerTransportV2(stream, process.stdout), legacy: "reject", onerror: onError },
+      {
+        transport: new StdioServerTransportV2(modern ? filtered(stream, modern, onError) : stream, process.stdout),
+        legacy: "reject",
+        onerror: onError,
+      },
     );
     return () => handle.close();
   })();

@@ -17,6 +17,8 @@ export interface LedgerRow {
   started_at: string;
   finished_at: string | null;
   elapsed_ms: number | null;
+  /** For a write its server runs as an MCP task: the task id, recorded when the task began. */
+  task_id?: string;
 }
 
 export interface Evidence {

@@ -26,6 +26,12 @@ export function LedgerTable({ rows }: { rows: LedgerRow[] }) {
               {STATUS_WORDS[row.status] ?? "unknown"}
             </span>
             {row.attempt > 1 && <span className="muted"> · try {row.attempt}</span>}
+            {row.task_id && (
+              <span className="muted" data-task-id={row.task_id}>
+                {" "}
+                · a task at the server
+              </span>
+            )}
             {row.elapsed_ms !== null && <span className="muted"> · {formatDuration(row.elapsed_ms)}</span>}
             {row.error_code && (
               <details className="details">

@@ -1,0 +1,194 @@
+/**
+ * Tool calls answered as tasks (the MCP tasks extension, `io.modelcontextprotocol/tasks`, on 2026-07-28), for tools
+ * whose contract opts in (`"task": true`). The v2 SDK client has no runtime for the extension (it refuses a
+ * `resultType: "task"` answer), so the host speaks it here: the call declares the extension in its per-request
+ * capabilities; a task answer is turned, at the transport, into an error carrying the task, which `callTool`
+ * hands back as a task handle; `tasks/get` and `tasks/cancel` are sent with their own result schema.
+ *
+ * `callAsTask` is what the tool host runs for such a call: the task id is handed to `TaskHooks.started` (the
+ * ledger row records it durably) before anything else happens, then the task is polled at the server's
+ * `pollIntervalMs`, within the contract's timeout, until it ends. A call whose row already holds a task id
+ * (recovery after a crash) skips the call and polls that task. A task the server does not know (any more) is
+ * `outcome_unknown` (the write protocol reconciles it as any unknown outcome); a run cancel sends `tasks/cancel`
+ * and records what the server says the task became.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Client } from "@modelcontextprotocol/client";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { ToolErrorCode } from "../errors.js";
+import type { RequestOptions } from "./connection.js";
+
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+const CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
+/** The code of the error a task answer is turned into on its way to the SDK client (JSON-RPC's implementation range). */
+const TASK_ANSWER = -32_009;
+/** Bounds of the poll interval the host honours, whatever the server suggests. */
+const MIN_POLL_MS = 50;
+const MAX_POLL_MS = 30_000;
+/** How long `tasks/cancel` and the look after it may take when a run is cancelled. */
+const CANCEL_TIMEOUT_MS = 5_000;
+
+const TaskSchema = z.looseObject({
+  taskId: z.string().min(1).max(256),
+  status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
+  pollIntervalMs: z.number().int().nonnegative().optional(),
+  result: z.record(z.string(), z.unknown()).optional(),
+  error: z.looseObject({ code: z.number().int(), message: z.string() }).optional(),
+});
+export type TaskState = z.infer<typeof TaskSchema>;
+
+/** What a call that may become a task answered: its result, or a task. */
+export type TaskAnswer = { kind: "result"; raw: unknown } | { kind: "task"; task: TaskState };
+
+/** The task requests of one 2026-07-28 client (modern-session.ts); failures arrive as v1 errors (failures.ts). */
+export interface TaskRequests {
+  callTool(params: { name: string; arguments: Record<string, unknown> }, options: RequestOptions): Promise<TaskAnswer>;
+  get(taskId: string, options: RequestOptions): Promise<TaskState>;
+  cancel(taskId: string, options: RequestOptions): Promise<void>;
+}
+
+/** What the caller of a task call is told, and may know already. */
+export interface TaskHooks {
+  /** A task id the call's ledger row holds (a call recovered after a crash): poll it, send nothing. */
+  resume?: string | undefined;
+  /** Called with the task id the moment it arrives; polling starts only once it resolves (the id is durable). */
+  started(taskId: string): Promise<void>;
+}
+
+/** How a task call ended without a tool result, with the code the ledger records. */
+export class TaskEnded extends Error {
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "TaskEnded";
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+interface MessageTransport {
+  onmessage?: ((message: never, ...rest: never[]) => void) | undefined;
+}
+
+/**
+ * Turns each task answer arriving on `transport` into an error response carrying the task (the SDK client
+ * refuses `resultType: "task"` and keeps no payload). Call after the client connected (it set `onmessage`).
+ */
+export function interceptTaskAnswers(transport: MessageTransport): void {
+  const deliver = transport.onmessage as ((message: unknown, ...rest: unknown[]) => void) | undefined;
+  if (!deliver) return;
+  const wrapped = (message: unknown, ...rest: unknown[]): void => {
+    const result = isRecord(message) ? message["result"] : undefined;
+    if (isRecord(message) && isRecord(result) && result["resultType"] === "task") {
+      const { resultType: _resultType, ...task } = result;
+      const error = { code: TASK_ANSWER, message: "task", data: { task } };
+      deliver({ jsonrpc: "2.0", id: message["id"], error }, ...rest);
+      return;
+    }
+    deliver(message, ...rest);
+  };
+  transport.onmessage = wrapped as MessageTransport["onmessage"];
+}
+
+/** The task requests of `client`; `translate` turns a v2 failure into the v1 error failures.ts classifies. */
+export function taskRequests(
+  client: Client,
+  translate: (error: unknown, options: RequestOptions) => unknown,
+): TaskRequests {
+  // The client's own capabilities, with the extension added: per-request capabilities replace the client's.
+  const base = (client as unknown as { _capabilities?: Record<string, unknown> })._capabilities ?? {};
+  const extensions = isRecord(base["extensions"]) ? base["extensions"] : {};
+  const capabilities = { ...base, extensions: { ...extensions, [TASKS_EXTENSION]: {} } };
+  const translated = async <T>(options: RequestOptions, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      throw translate(error, options);
+    }
+  };
+  return {
+    async callTool(params, options) {
+      try {
+        const raw = await client.callTool({ ...params, _meta: { [CAPABILITIES_KEY]: capabilities } }, options);
+        return { kind: "result", raw };
+      } catch (error) {
+        const data = isRecord(error) && error["code"] === TASK_ANSWER ? error["data"] : undefined;
+        if (!isRecord(data)) throw translate(error, options);
+        const task = TaskSchema.safeParse(data["task"]);
+        if (!task.success) throw new McpError(ErrorCode.InvalidRequest, "the server answered a malformed task");
+        return { kind: "task", task: task.data };
+      }
+    },
+    get: (taskId, options) =>
+      translated(options, () => client.request({ method: "tasks/get", params: { taskId } }, TaskSchema, options)),
+    cancel: (taskId, options) =>
+      translated(options, async () => {
+        await client.request({ method: "tasks/cancel", params: { taskId } }, z.looseObject({}), options);
+      }),
+  };
+}
+
+const pollDelay = (task: TaskState, fallback: number): number =>
+  Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, task.pollIntervalMs ?? fallback));
+
+/** A task the server does not know: JSON-RPC invalid params on `tasks/get`, as the extension says. */
+function forgotten(error: unknown): boolean {
+  return error instanceof McpError && error.code === ErrorCode.InvalidParams;
+}
+
+/**
+ * Runs a tool call that its server may answer as a task, to the tool's raw result: the call (or, with
+ * `hooks.resume`, the task already started), the task id handed to `hooks.started`, then polling within
+ * `options.timeout`. Throws as a call does (failures.ts), or {@link TaskEnded}.
+ */
+export async function callAsTask(
+  requests: TaskRequests,
+  params: { name: string; arguments: Record<string, unknown> },
+  options: RequestOptions,
+  hooks: TaskHooks,
+): Promise<unknown> {
+  const deadline = Date.now() + options.timeout;
+  let task: TaskState | undefined;
+  let taskId = hooks.resume;
+  if (taskId === undefined) {
+    const answer = await requests.callTool(params, options);
+    if (answer.kind === "result") return answer.raw;
+    task = answer.task;
+    taskId = task.taskId;
+    await hooks.started(taskId);
+  }
+  let delay = task ? pollDelay(task, 0) : 0;
+  for (;;) {
+    if (task?.status === "completed") return task.result ?? { content: [] };
+    if (task?.status === "failed")
+      throw new McpError(task.error?.code ?? ErrorCode.InternalError, task.error?.message ?? "the task failed");
+    if (task?.status === "cancelled") throw new TaskEnded("task_cancelled", "the task was cancelled at the server");
+    const left = deadline - Date.now();
+    if (left <= 0) throw new McpError(ErrorCode.RequestTimeout, "the task did not end in time");
+    try {
+      await sleep(Math.min(delay, left), undefined, options.signal ? { signal: options.signal } : undefined);
+      task = await requests.get(taskId, { timeout: left, ...(options.signal ? { signal: options.signal } : {}) });
+    } catch (error) {
+      if (options.signal?.aborted) return cancelled(requests, taskId, options.signal);
+      if (forgotten(error)) throw new TaskEnded("outcome_unknown", "the server no longer knows the task");
+      throw error;
+    }
+    delay = pollDelay(task, delay);
+  }
+}
+
+/** A run cancel: asks the server to cancel the task and records what the task became (cooperative cancellation). */
+async function cancelled(requests: TaskRequests, taskId: string, signal: AbortSignal): Promise<unknown> {
+  const options = { timeout: CANCEL_TIMEOUT_MS };
+  await requests.cancel(taskId, options).catch(() => undefined);
+  const after = await requests.get(taskId, options).catch(() => undefined);
+  // Finished before the cancel took effect: its effect happened, and the ledger says so.
+  if (after?.status === "completed") return after.result ?? { content: [] };
+  if (after?.status === "cancelled") throw new TaskEnded("task_cancelled", "the task was cancelled at the server");
+  throw signal.reason;
+}
