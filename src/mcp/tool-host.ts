@@ -290,7 +290,11 @@ export async function connectTools(
         (requests, meta, requestOptions) => {
           // A tool call's `_meta` carries its trace context only (the caller's identity reaches tools another way).
           const traceparent = meta?.["traceparent"];
-          const params = { name: tool.remote_name, arguments: args, ...(traceparent ? { _meta: { traceparent } } : {}) };
+          const params = {
+            name: tool.remote_name,
+            arguments: args,
+            ...(traceparent ? { _meta: { traceparent } } : {}),
+          };
           const hooks = tool.contract.task ? callOptions.task : undefined;
           if (hooks?.resume !== undefined && !requests.tasks)
             throw new TaskEnded("outcome_unknown", "the task cannot be polled: the server no longer speaks 2026-07-28");
