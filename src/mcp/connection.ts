@@ -8,7 +8,6 @@ import { ToolListChangedNotificationSchema, type ServerCapabilities } from "@mod
 import type { Principal } from "../auth/principal.js";
 import type { ListedTool } from "./catalog.js";
 import type { ElicitationHandler } from "../elicitation/client.js";
-import type { TaskRequests } from "./tasks.js";
 
 /** Who a request is for. */
 export interface Caller {
@@ -181,4 +180,23 @@ export function negotiated(client: Client): ServerCapabilities {
   const capabilities = client.getServerCapabilities();
   if (!capabilities) throw new Error("the server did not complete initialization");
   return capabilities;
+}
+
+/** A task's state as `tasks/get` reports it (the tasks extension of 2026-07-28; tasks.ts speaks it). */
+export interface TaskState {
+  taskId: string;
+  status: "working" | "input_required" | "completed" | "failed" | "cancelled";
+  pollIntervalMs?: number | undefined;
+  result?: Record<string, unknown> | undefined;
+  error?: { code: number; message: string } | undefined;
+}
+
+/** What a call that may become a task answered: its result, or a task. */
+export type TaskAnswer = { kind: "result"; raw: unknown } | { kind: "task"; task: TaskState };
+
+/** The task requests of one 2026-07-28 client (modern-session.ts); failures arrive as v1 errors (failures.ts). */
+export interface TaskRequests {
+  callTool(params: { name: string; arguments: Record<string, unknown> }, options: RequestOptions): Promise<TaskAnswer>;
+  get(taskId: string, options: RequestOptions): Promise<TaskState>;
+  cancel(taskId: string, options: RequestOptions): Promise<void>;
 }

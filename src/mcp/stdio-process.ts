@@ -4,7 +4,7 @@
  * 2026-07-28): how the child process is started, which client is current,
  * and that the child's exit reports the server down at once.
  */
-import { traceparentOf } from "../trace/ids.js";
+import { traceparentOf } from "../trace-ids.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { childEnvironment, REPO_ROOT } from "../env.js";
 import type { ServerConfig } from "../policy/config.js";

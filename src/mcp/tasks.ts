@@ -17,7 +17,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ToolErrorCode } from "../errors.js";
-import type { RequestOptions } from "./connection.js";
+import type { RequestOptions, TaskRequests, TaskState } from "./connection.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 const CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
@@ -36,17 +36,6 @@ const TaskSchema = z.looseObject({
   result: z.record(z.string(), z.unknown()).optional(),
   error: z.looseObject({ code: z.number().int(), message: z.string() }).optional(),
 });
-export type TaskState = z.infer<typeof TaskSchema>;
-
-/** What a call that may become a task answered: its result, or a task. */
-export type TaskAnswer = { kind: "result"; raw: unknown } | { kind: "task"; task: TaskState };
-
-/** The task requests of one 2026-07-28 client (modern-session.ts); failures arrive as v1 errors (failures.ts). */
-export interface TaskRequests {
-  callTool(params: { name: string; arguments: Record<string, unknown> }, options: RequestOptions): Promise<TaskAnswer>;
-  get(taskId: string, options: RequestOptions): Promise<TaskState>;
-  cancel(taskId: string, options: RequestOptions): Promise<void>;
-}
 
 /** What the caller of a task call is told, and may know already. */
 export interface TaskHooks {

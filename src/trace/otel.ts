@@ -24,7 +24,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider, type IdGenerator, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
-import { callSpanIdOf, traceIdOf } from "./ids.js";
+import { callSpanIdOf, traceIdOf } from "../trace-ids.js";
 import { CONTROL_NODES } from "./run-trace.js";
 import type { ExecutionEntry, PlanEntry, RunTrace } from "./trace-entries.js";
 
@@ -42,7 +42,7 @@ const GEN_AI = {
   conversationId: "gen_ai.conversation.id",
 } as const;
 
-/** The run's trace id for every span; span ids random, except a tool call attempt's (`ids.ts`), set just before it starts. */
+/** The run's trace id for every span; span ids random, except a tool call attempt's (`src/trace-ids.ts`), set just before it starts. */
 class RunIds implements IdGenerator {
   /** The id the next span takes (a tool call attempt's), then random again. */
   next: string | undefined;

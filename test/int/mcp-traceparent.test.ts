@@ -2,13 +2,13 @@
  * W3C trace context to MCP servers: a tool call attempt carries
  * `traceparent` in its request's `_meta` (a real stdio server echoes it),
  * naming the run's trace and the attempt's span, the ids the OTLP export
- * gives the run and that attempt's `execute_tool` span (src/trace/ids.ts), so
+ * gives the run and that attempt's `execute_tool` span (src/trace-ids.ts), so
  * the server's spans nest under it. A call outside a run carries none.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTools, type CallOptions, type ToolHost } from "../../src/mcp/tool-host.js";
 import { parseConfig } from "../../src/policy/config.js";
-import { callSpanIdOf, traceIdOf, traceparentOf } from "../../src/trace/ids.js";
+import { callSpanIdOf, traceIdOf, traceparentOf } from "../../src/trace-ids.js";
 import { principal } from "./support/agent.js";
 
 let tools: ToolHost;

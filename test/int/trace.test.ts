@@ -19,7 +19,7 @@ import { REPO_ROOT } from "../../src/env.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { openDatabase, type Database } from "../../src/stores/open-database.js";
 import { loadConfig } from "../../src/policy/config.js";
-import { callSpanIdOf, traceIdOf } from "../../src/trace/ids.js";
+import { callSpanIdOf, traceIdOf } from "../../src/trace-ids.js";
 import { readRunTrace } from "../../src/trace/read-trace.js";
 import type { RunTrace, TraceEntry } from "../../src/trace/trace-entries.js";
 import { settings } from "./support/agent.js";
@@ -256,7 +256,7 @@ describe("one run's timeline", () => {
           "list_events",
         ]);
         for (const tool of tools) expect(nodes.find((node) => node.spanId === tool.parentSpanId)?.name).toBe("execute");
-        // Each attempt's span has the id its traceparent named to the MCP server (src/trace/ids.ts).
+        // Each attempt's span has the id its traceparent named to the MCP server (src/trace-ids.ts).
         for (const tool of tools)
           expect(tool.spanId).toBe(
             callSpanIdOf(String(attribute(tool, "gen_ai.tool.call.id")), Number(attribute(tool, "warrant.attempt"))),

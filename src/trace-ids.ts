@@ -4,7 +4,7 @@
  * the OTLP trace id of a run, the span id of one attempt of a tool call, and
  * the W3C `traceparent` the host sends an MCP server with that attempt (in
  * the request's `_meta`), so the server's own spans nest under the tool
- * call's span when the run is exported (`otel.ts`).
+ * call's span when the run is exported (`trace/otel.ts`).
  */
 import { createHash } from "node:crypto";
 
