@@ -77,6 +77,18 @@ export function servedTargets(summary: ServedSummary[]): Target[] {
   ];
 }
 
+const COLUMNS = [
+  "served, 50 concurrent 5-step threads",
+  "runs/s",
+  "× reference",
+  "server CPU ms/step",
+  "× reference",
+  "Postgres CPU ms/step",
+  "load generator CPU ms/step",
+  "machine CPU",
+  "targets",
+];
+
 /** The served rows as a markdown table. */
 export function servedTable(summary: ServedSummary[], targets: Target[]): string {
   const goal = new Map(targets.map((entry) => [entry.figure, entry]));
@@ -91,7 +103,7 @@ export function servedTable(summary: ServedSummary[], targets: Target[]): string
       .join("; ");
   };
   return [
-    "| served, 50 concurrent 5-step threads | runs/s | × reference | server CPU ms/step | × reference | Postgres CPU ms/step | load generator CPU ms/step | machine CPU | targets |",
+    `| ${COLUMNS.join(" | ")} |`,
     "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ...summary.map(
       (setting) =>

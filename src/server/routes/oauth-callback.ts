@@ -49,12 +49,18 @@ const PAGE_SCRIPT = `
 const params = new URLSearchParams(location.search);
 const show = (text) => { document.getElementById("status").textContent = text; };
 const token = sessionStorage.getItem("warrant.token");
+// The authorization server's name (RFC 9207) goes along when the redirect had one.
+function callbackBody() {
+  const body = { code: params.get("code") ?? "", state: params.get("state") ?? "" };
+  if (params.get("iss")) body.iss = params.get("iss");
+  return body;
+}
 if (params.get("error")) show("The authorization was not given (" + params.get("error").slice(0, 80) + "). Ask again from the chat.");
 else if (!token) show("Sign in to the chat page in this tab first, then use the Connect link again.");
 else fetch("/oauth/callback", {
   method: "POST",
   headers: { "content-type": "application/json", authorization: "Bearer " + token },
-  body: JSON.stringify({ code: params.get("code") ?? "", state: params.get("state") ?? "", ...(params.get("iss") ? { iss: params.get("iss") } : {}) }),
+  body: JSON.stringify(callbackBody()),
 }).then(async (response) => {
   const body = await response.json().catch(() => ({}));
   if (!response.ok) return show("Not connected: " + (body.message ?? response.status));
