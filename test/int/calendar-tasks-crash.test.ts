@@ -23,8 +23,8 @@ import { openDatabase } from "../../src/stores/open-database.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { useSandbox } from "../support/sandbox.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
-import { storedCalendarEvents } from "./support/calendar.js";
-import { DONE, EVENT, MOMENTS, REQUEST, serverTasks, taskConfig, WORK_MS } from "./support/calendar-tasks.js";
+import { DONE, EVENT, REQUEST, storedCalendarEvents } from "./support/calendar.js";
+import { MOMENTS, serverTasks, taskConfig, WORK_MS } from "./support/calendar-tasks.js";
 import { createTestDatabase } from "./support/postgres.js";
 
 const CHILD = fileURLToPath(new URL("./support/task-crash-child.ts", import.meta.url));

@@ -21,17 +21,8 @@ import type { State } from "../../src/state.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
 import { useSandbox } from "../support/sandbox.js";
 import { agentHarness, principal, settings } from "./support/agent.js";
-import { storedCalendarEvents } from "./support/calendar.js";
-import {
-  APPROVE,
-  DONE,
-  EVENT,
-  type Moment,
-  REQUEST,
-  serverTasks,
-  taskConfig,
-  WORK_MS,
-} from "./support/calendar-tasks.js";
+import { APPROVE, DONE, EVENT, REQUEST, storedCalendarEvents } from "./support/calendar.js";
+import { type Moment, serverTasks, taskConfig, WORK_MS } from "./support/calendar-tasks.js";
 import { backends, useBackend } from "./support/postgres.js";
 
 const TEST_TIMEOUT_MS = 90_000;

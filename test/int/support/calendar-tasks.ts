@@ -1,23 +1,7 @@
 /** The calendar with its tasks on (2026-07-28, `WARRANT_CALENDAR_TASK_MS`), shared by the task tests and their child. */
 import { readFile } from "node:fs/promises";
 import type { WarrantConfig } from "../../../src/policy/config.js";
-import type { ScriptStep } from "../../support/scripted-planner.js";
 
-export const REQUEST = "Put a study block for attention in my calendar on Monday evening";
-export const EVENT = {
-  title: "Revise attention",
-  start: "2025-03-03T18:00:00+01:00",
-  end: "2025-03-03T19:30:00+01:00",
-  timezone: "Europe/Berlin",
-  calendar: "study",
-};
-export const DONE: ScriptStep = {
-  type: "final",
-  answer: "The study block is in your calendar.",
-  citations: [],
-  abstained: false,
-};
-export const APPROVE = { decisions: [{ type: "approve" }] };
 /** How long the calendar's task takes before it writes. */
 export const WORK_MS = 1_500;
 

@@ -12,7 +12,8 @@ import { connectTools, type ToolHost } from "../../../src/mcp/tool-host.js";
 import { loadConfig } from "../../../src/policy/config.js";
 import { scriptedPlanner } from "../../support/scripted-planner.js";
 import { agentHarness, settings } from "./agent.js";
-import { APPROVE, DONE, MOMENTS, type Moment, taskConfig } from "./calendar-tasks.js";
+import { APPROVE, DONE } from "./calendar.js";
+import { MOMENTS, type Moment, taskConfig } from "./calendar-tasks.js";
 
 const [databaseUrl, dataPath, threadId, moment] = process.argv.slice(2);
 if (!databaseUrl || !dataPath || !threadId || !MOMENTS.includes(moment as Moment)) {
