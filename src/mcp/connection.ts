@@ -196,7 +196,10 @@ export type TaskAnswer = { kind: "result"; raw: unknown } | { kind: "task"; task
 
 /** The task requests of one 2026-07-28 client (modern-session.ts); failures arrive as v1 errors (failures.ts). */
 export interface TaskRequests {
-  callTool(params: { name: string; arguments: Record<string, unknown> }, options: RequestOptions): Promise<TaskAnswer>;
+  callTool(
+    params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, string> },
+    options: RequestOptions,
+  ): Promise<TaskAnswer>;
   get(taskId: string, options: RequestOptions): Promise<TaskState>;
   cancel(taskId: string, options: RequestOptions): Promise<void>;
 }

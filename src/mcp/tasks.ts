@@ -103,7 +103,8 @@ export function taskRequests(
   return {
     async callTool(params, options) {
       try {
-        const raw = await client.callTool({ ...params, _meta: { [CAPABILITIES_KEY]: capabilities } }, options);
+        const meta = { ...params._meta, [CAPABILITIES_KEY]: capabilities };
+        const raw = await client.callTool({ ...params, _meta: meta }, options);
         return { kind: "result", raw };
       } catch (error) {
         const data = isRecord(error) && error["code"] === TASK_ANSWER ? error["data"] : undefined;
