@@ -14,7 +14,7 @@ import { makeExecuteNode } from "../src/nodes/execute.js";
 import { makeHumanReviewNode } from "../src/nodes/human_review.js";
 import { makeObserveNode } from "../src/nodes/observe.js";
 import { makePlanNode } from "../src/nodes/plan.js";
-import { nodeRunnable } from "../src/graph/node-runnable.js";
+import { nodeRunnable, useLeanRunContext } from "../src/graph/node-runnable.js";
 import { afterDecisions, afterObserve, afterPlan, routed, runOptions } from "../src/graph/routes.js";
 import { AgentState, NODES, type NodeName } from "../src/state.js";
 
@@ -26,7 +26,9 @@ export function buildAgent(host: Host, wrap: NodeWrapper = (_name, node) => node
   // Every node opens holding for its thread's saves as it starts; observe declares the run's end (save-holding.ts).
   const node: NodeWrapper = (name, fn) => holdingSaves(host, wrap(name, fn));
   // Each node routes itself (a Command); `ends` declares where it may go, for Studio and validation.
-  // nodeRunnable: no disabled LangSmith run tree per node call when nothing traces (src/graph/node-runnable.ts).
+  // nodeRunnable and useLeanRunContext: no disabled LangSmith run tree per node call, channel write or edge when
+  // nothing traces (src/graph/node-runnable.ts).
+  useLeanRunContext();
   const plan = routed(node(NODES.plan, makePlanNode(host)), afterPlan);
   const authorize = routed(node(NODES.authorize, makeAuthorizeNode(host)), afterDecisions);
   const humanReview = routed(node(NODES.human_review, makeHumanReviewNode(host)), afterDecisions);

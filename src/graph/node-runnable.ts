@@ -52,15 +52,41 @@ class NodeRunnable<I, O> extends Runnable<I, O> {
 
   override async invoke(input: I, options?: Partial<RunnableConfig>): Promise<O> {
     const config = (options ?? {}) as RunnableConfig;
-    const provider = AsyncLocalStorageProviderSingleton;
     if (tracingFromEnvironment() || tracesCallbacks(config.callbacks))
-      return await provider.runWithConfig(config, () => this.func(input, config));
-    const storage = provider.getInstance();
-    const previous = storage.getStore() as Record<symbol, unknown> | undefined;
-    const store: Record<PropertyKey, unknown> = { extra: { [CHILD_CONFIG]: config } };
-    if (previous?.[CONTEXT_VARIABLES] !== undefined) store[CONTEXT_VARIABLES] = previous[CONTEXT_VARIABLES];
-    return await storage.run(store, () => this.func(input, config));
+      return await AsyncLocalStorageProviderSingleton.runWithConfig(config, () => this.func(input, config));
+    return await withConfigInContext(config, () => this.func(input, config));
   }
+}
+
+/** Runs `callback` with `config` where core's `getRunnableConfig` finds it, keeping the context variables. */
+function withConfigInContext<T>(config: RunnableConfig | undefined, callback: () => T): T {
+  const storage = AsyncLocalStorageProviderSingleton.getInstance();
+  const previous = storage.getStore() as Record<symbol, unknown> | undefined;
+  const store: Record<PropertyKey, unknown> = { extra: { [CHILD_CONFIG]: config } };
+  if (previous?.[CONTEXT_VARIABLES] !== undefined) store[CONTEXT_VARIABLES] = previous[CONTEXT_VARIABLES];
+  return storage.run(store, callback);
+}
+
+type RunWithConfig = typeof AsyncLocalStorageProviderSingleton.runWithConfig;
+let leanRunWithConfig: RunWithConfig | undefined;
+
+/**
+ * Makes core's `runWithConfig` carry the config without a run tree when nothing traces, for the calls LangGraph
+ * makes around every node besides the node itself: each channel write (`ChannelWrite`) and each conditional edge
+ * (`Branch`) is a `RunnableCallable`, which goes through `runWithConfig` even with `trace: false`, and so builds a
+ * disabled `RunTree` and a callback manager it only reads for a tracer. LangGraph offers no option to skip that.
+ * With tracing on (the environment or a tracer among the callbacks), or when the caller asks for no root run tree,
+ * core's own `runWithConfig` runs unchanged. Idempotent.
+ */
+export function useLeanRunContext(): void {
+  const provider = AsyncLocalStorageProviderSingleton;
+  if (leanRunWithConfig !== undefined && provider.runWithConfig === leanRunWithConfig) return;
+  const traced: RunWithConfig = provider.runWithConfig.bind(provider);
+  leanRunWithConfig = (config, callback, avoidCreatingRootRunTree) =>
+    avoidCreatingRootRunTree || tracingFromEnvironment() || tracesCallbacks(config?.callbacks)
+      ? traced(config, callback, avoidCreatingRootRunTree)
+      : withConfigInContext(config, callback);
+  provider.runWithConfig = leanRunWithConfig;
 }
 
 /** `func` as a graph node named `name` (pass the result to `addNode`). */

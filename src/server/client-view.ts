@@ -54,6 +54,35 @@ export function toClientJson(value: unknown): string {
   });
 }
 
+/**
+ * The JSON of one top-level field of an object as `toClientJson(object)` writes it (undefined when it is
+ * left out), for the serializers that reuse a field's JSON while the field is the same object.
+ */
+export function toClientFieldJson(key: string, value: unknown): string | undefined {
+  const json = toClientJson({ [key]: value });
+  const prefix = `{${JSON.stringify(key)}:`;
+  return json.startsWith(prefix) ? json.slice(prefix.length, -1) : undefined;
+}
+
+/** The JSON of one item of an array as `toClientJson` writes it inside the array. */
+export function toClientItemJson(item: unknown): string {
+  return toClientJson([item]).slice(1, -1);
+}
+
+/** Whether `toClientJson` drops a key's value wherever it is. */
+export const isHiddenKey = (key: string): boolean => NEVER.has(key);
+
+/**
+ * Whether `toClientJson(value)` is the object's fields, each serialized on its own (`toClientFieldJson`): a
+ * plain object that is neither a message, an error, a `toJSON` object nor a raw checkpoint payload.
+ */
+export function isPlainFields(value: unknown): value is JsonObject {
+  if (!isObject(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  return typeof value.toJSON !== "function" && !isMessage(value) && !isRawCheckpoint(value);
+}
+
 /** A LangChain message (anything with `toDict`). */
 type MessageLike = { toDict(): { type: string; data: JsonObject } };
 

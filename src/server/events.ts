@@ -36,10 +36,10 @@ export class EventLog {
     return (afterId ?? -1) + 1 >= oldest;
   }
 
-  /** Appends an event; undefined once the log is closed. */
-  push(event: string, data: unknown): RunEvent | undefined {
+  /** Appends an event (`json`: its data's wire JSON when the caller has it already); undefined once closed. */
+  push(event: string, data: unknown, json?: string): RunEvent | undefined {
     if (this.#done) return undefined;
-    const pushed = { id: this.#next++, event, json: toWireJson(data) ?? "null" };
+    const pushed = { id: this.#next++, event, json: json ?? toWireJson(data) ?? "null" };
     this.#events.push(pushed);
     if (this.#events.length > MAX_EVENTS) this.#events.shift();
     this.#notify();

@@ -8,8 +8,14 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { ensureConfig } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { Annotation, Command, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
-import { afterEach, describe, expect, test, vi } from "vitest";
-import { nodeRunnable, tracesCallbacks, tracingFromEnvironment } from "../../src/graph/node-runnable.js";
+import { RunTree } from "langsmith";
+import { afterAll, afterEach, describe, expect, test, vi } from "vitest";
+import {
+  nodeRunnable,
+  tracesCallbacks,
+  tracingFromEnvironment,
+  useLeanRunContext,
+} from "../../src/graph/node-runnable.js";
 
 const Counter = Annotation.Root({
   count: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
@@ -163,5 +169,58 @@ describe("tracing detection", () => {
       { handlers: [null] },
     ])
       expect(tracesCallbacks(value)).toBe(false);
+  });
+});
+
+describe("useLeanRunContext", () => {
+  const provider = AsyncLocalStorageProviderSingleton;
+  const stock = provider.runWithConfig;
+  afterAll(() => {
+    provider.runWithConfig = stock;
+  });
+
+  /** A graph whose conditional edge reports what context it runs in, and whose node interrupts once. */
+  function edgeGraph(seen: unknown[]) {
+    const ask = nodeRunnable("ask", async () => ({ answer: String(interrupt({ question: "go?" })) }));
+    return new StateGraph(Counter)
+      .addNode("ask", ask)
+      .addEdge(START, "ask")
+      .addConditionalEdges("ask", () => {
+        seen.push(provider.getInstance().getStore());
+        return END;
+      })
+      .compile({ checkpointer: new MemorySaver() });
+  }
+
+  test("edges and channel writes run without a run tree when nothing traces; interrupt and resume still work", async () => {
+    vi.stubEnv("LANGSMITH_TRACING", "false");
+    useLeanRunContext();
+    useLeanRunContext();
+    const seen: unknown[] = [];
+    const graph = edgeGraph(seen);
+    const config = { configurable: { thread_id: "lean-1" } };
+    await graph.invoke({}, config);
+    const resumed = await graph.invoke(new Command({ resume: "yes" }), config);
+    expect(resumed.answer).toBe("yes");
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).not.toBeInstanceOf(RunTree);
+    expect(provider.getRunnableConfig()).toBeUndefined();
+  });
+
+  test("with tracing on, or when the caller asks for no root run tree, core's own runWithConfig runs", async () => {
+    useLeanRunContext();
+    const stores: unknown[] = [];
+    const look = () => stores.push(provider.getInstance().getStore());
+    vi.stubEnv("LANGSMITH_TRACING", "true");
+    provider.runWithConfig({ callbacks: [] }, look);
+    vi.stubEnv("LANGSMITH_TRACING", "false");
+    provider.runWithConfig({}, look, true);
+    provider.runWithConfig({ configurable: { thread_id: "x" } }, look);
+    expect(stores[0]).toBeInstanceOf(RunTree);
+    expect(stores[1]).toBeUndefined();
+    expect(stores[2]).not.toBeInstanceOf(RunTree);
+    expect((stores[2] as { extra: Record<symbol, unknown> }).extra[Symbol.for("lc:child_config")]).toEqual({
+      configurable: { thread_id: "x" },
+    });
   });
 });

@@ -7,6 +7,7 @@
 import type { EventLog } from "../events.js";
 import type { RunEventWriter } from "./event-writer.js";
 import type { ClientStreamMode } from "./types.js";
+import { ValuesEncoder } from "./values-encoder.js";
 
 /** The library's stream modes. */
 export type LibraryStreamMode =
@@ -24,6 +25,8 @@ export class RunEmitter {
   readonly #writer: RunEventWriter;
   readonly #modes: ClientStreamMode[];
   readonly #messages = new MessageAccumulator();
+  /** The `values` snapshots' JSON and deltas, reusing what did not change since the last one. */
+  readonly #values = new ValuesEncoder();
   /** The run's own (client) metadata keys: shown on its events, as LangGraph's server shows them. */
   readonly #clientKeys: ReadonlySet<string>;
 
@@ -74,6 +77,12 @@ export class RunEmitter {
 
   /** Emits one event. */
   push(event: string, data: unknown): void {
+    if (event === "values") {
+      const { json, delta } = this.#values.encode(data);
+      const pushed = this.#log.push(event, data, json);
+      if (pushed) this.#writer.write(pushed, delta);
+      return;
+    }
     const pushed = this.#log.push(event, data);
     if (pushed) this.#writer.write(pushed);
   }

@@ -64,11 +64,14 @@ export class RunEventWriter {
     this.#log = log;
   }
 
-  /** Queues an event of the run's log (in the log's order) for the table. */
-  write(event: RunEvent): void {
+  /**
+   * Queues an event of the run's log (in the log's order) for the table. `delta`: the event's delta against the
+   * previous event of its chain, when the caller made it (`values-encoder.ts`; null: the event starts its chain).
+   */
+  write(event: RunEvent, delta?: string | null): void {
     if (this.#broken) return;
     this.#next = event.id + 1;
-    this.#queue.push(this.#encode(event));
+    this.#queue.push(delta === undefined ? this.#encode(event) : this.#given(event, delta));
     this.#kick();
   }
 
@@ -95,6 +98,15 @@ export class RunEventWriter {
     if (previous === undefined) return { ...row, chain };
     const delta = JSON.stringify(diff(previous, parsed));
     return delta.length < event.json.length ? { ...row, chain, delta: true, data: delta } : { ...row, chain };
+  }
+
+  /** A `values` event whose delta came with it: nothing to parse or compare here. */
+  #given(event: RunEvent, delta: string | null): StoredEvent {
+    const chain = event.event;
+    // Whatever this writer remembered of the chain is older than the caller's previous event.
+    this.#chains.delete(chain);
+    const row: StoredEvent = { seq: event.id, event: event.event, chain, delta: false, data: event.json };
+    return delta !== null && delta.length < event.json.length ? { ...row, delta: true, data: delta } : row;
   }
 
   #kick(): void {
