@@ -102,21 +102,9 @@ export async function verifyApiToken(
     return fail("token_malformed", "the token header is unreadable");
   }
   if (header.alg !== ALGORITHM) return fail("token_invalid", "the token is not signed with HS256");
-  let payloadBytes: Uint8Array;
-  try {
-    ({ payload: payloadBytes } = await compactVerify(token, secret, { algorithms: [ALGORITHM] }));
-  } catch {
-    return fail("token_invalid", "the token signature does not verify");
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(payloadBytes));
-  } catch {
-    return fail("token_malformed", "the token payload is not JSON");
-  }
-  const parsed = PayloadSchema.safeParse(json);
-  if (!parsed.success) return fail("token_malformed", "the token claims are not Warrant API claims");
-  const payload = parsed.data;
+  const signed = await signedClaims(secret, token);
+  if (!signed.ok) return signed;
+  const { payload } = signed;
   if (payload.exp <= payload.iat || payload.exp - payload.iat > MAX_API_TOKEN_TTL_SECONDS)
     return fail("token_malformed", "the token lifetime is out of policy");
   const seconds = Math.floor(now / 1000);
@@ -135,6 +123,46 @@ export async function verifyApiToken(
     // What revocation is checked by (src/auth/revocations.ts): the token's id and when it was issued.
     token: { jti: payload.jti, issued_at: payload.iat },
   };
+}
+
+type Payload = z.infer<typeof PayloadSchema>;
+
+/** Most tokens whose signature and claims' shape are remembered per secret. */
+const MAX_VERIFIED_TOKENS = 4096;
+/**
+ * Tokens already verified against a secret, with their claims: a client sends the same token with every request,
+ * and an HMAC check through WebCrypto costs more than the rest of an API call's authentication. Only the signature
+ * and the claims' shape are remembered (they depend on nothing but the secret and the token's text); the lifetime
+ * checks, and revocation after them, run on every request.
+ */
+const verifiedTokens = new WeakMap<Uint8Array, Map<string, Payload>>();
+
+/** The token's claims once its signature verifies and they have the shape of Warrant's. */
+async function signedClaims(
+  secret: Uint8Array,
+  token: string,
+): Promise<{ ok: true; payload: Payload } | ApiTokenRefusal> {
+  const known = verifiedTokens.get(secret)?.get(token);
+  if (known !== undefined) return { ok: true, payload: known };
+  let payloadBytes: Uint8Array;
+  try {
+    ({ payload: payloadBytes } = await compactVerify(token, secret, { algorithms: [ALGORITHM] }));
+  } catch {
+    return fail("token_invalid", "the token signature does not verify");
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(payloadBytes));
+  } catch {
+    return fail("token_malformed", "the token payload is not JSON");
+  }
+  const parsed = PayloadSchema.safeParse(json);
+  if (!parsed.success) return fail("token_malformed", "the token claims are not Warrant API claims");
+  let verified = verifiedTokens.get(secret);
+  if (verified === undefined) verifiedTokens.set(secret, (verified = new Map()));
+  if (verified.size >= MAX_VERIFIED_TOKENS) verified.delete(verified.keys().next().value as string);
+  verified.set(token, parsed.data);
+  return { ok: true, payload: parsed.data };
 }
 
 /** Reads `Authorization: Bearer <token>` (case-insensitive scheme, one space). */
@@ -251,7 +279,9 @@ export async function loadApiSecret(options: { configured: string | undefined; d
   return new Uint8Array(secret);
 }
 
-function fail(code: ApiTokenFailure, message: string): ApiTokenVerification {
+type ApiTokenRefusal = Extract<ApiTokenVerification, { ok: false }>;
+
+function fail(code: ApiTokenFailure, message: string): ApiTokenRefusal {
   return { ok: false, code, message };
 }
 

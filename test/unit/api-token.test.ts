@@ -88,6 +88,21 @@ describe("API tokens", () => {
     }
   });
 
+  it("a token verified once is checked again for its lifetime, and only against the secret that signed it", async () => {
+    const issued = Date.now();
+    const token = await mintApiToken(secret, alice, { ttlSeconds: 60, now: issued });
+    expect((await verifyApiToken(secret, token, issued)).ok).toBe(true);
+    expect((await verifyApiToken(secret, token, issued + 1_000)).ok).toBe(true);
+    const late = await verifyApiToken(secret, token, issued + 3_600_000);
+    expect(late.ok ? "ok" : late.code).toBe("token_expired");
+    const early = await verifyApiToken(secret, token, issued - 3_600_000);
+    expect(early.ok ? "ok" : early.code).toBe("token_malformed");
+    const other = await verifyApiToken(new Uint8Array(secret), token, issued);
+    expect(other.ok).toBe(true);
+    const foreign = await verifyApiToken(new Uint8Array(32).fill(7), token, issued);
+    expect(foreign.ok ? "ok" : foreign.code).toBe("token_invalid");
+  });
+
   it("reads only 'Bearer <token>' from the Authorization header", async () => {
     const token = await mintApiToken(secret, alice);
     expect((await authenticate(secret, `Bearer ${token}`)).ok).toBe(true);
