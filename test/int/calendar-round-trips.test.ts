@@ -121,7 +121,13 @@ describe.runIf(serverBackend).each(REVISIONS)("a calendar write on %s", (revisio
       const key = String(durable[0]?.idempotency_key);
       expect(events[0]?.["idempotency_key"]).toBe(key);
       // 2026-07-28: the input_required answer, then the same call re-sent with the answer; 2025-11-25: one call.
-      const expectedCalls = revision === "2026-07-28" ? [[key, false], [key, true]] : [[key, false]];
+      const expectedCalls =
+        revision === "2026-07-28"
+          ? [
+              [key, false],
+              [key, true],
+            ]
+          : [[key, false]];
       expect(await serverCalls()).toEqual(expectedCalls);
     },
     TEST_TIMEOUT_MS,
@@ -138,7 +144,14 @@ describe.runIf(serverBackend).each(REVISIONS)("a calendar write on %s", (revisio
       expect(state.ledger[0]?.elicitation).toEqual([{ id: null, outcome: "decline" }]);
       expect(toolCodes(state)).toEqual(["tool_failed"]);
       const key = String(durable[0]?.idempotency_key);
-      expect(await serverCalls()).toEqual(revision === "2026-07-28" ? [[key, false], [key, true]] : [[key, false]]);
+      expect(await serverCalls()).toEqual(
+        revision === "2026-07-28"
+          ? [
+              [key, false],
+              [key, true],
+            ]
+          : [[key, false]],
+      );
     },
     TEST_TIMEOUT_MS,
   );

@@ -65,7 +65,9 @@ export function logCall(settings: ConfirmSettings, idempotencyKey: string, extra
 function decided(action: string, content: unknown): Confirmation {
   const confirmed =
     action === "accept" && typeof content === "object" && content !== null && Reflect.get(content, "confirm") === true;
-  return confirmed ? { kind: "confirmed" } : { kind: "refused", action: action === "accept" ? "not confirmed" : action };
+  return confirmed
+    ? { kind: "confirmed" }
+    : { kind: "refused", action: action === "accept" ? "not confirmed" : action };
 }
 
 /** Asks (or reads the answer to) the confirmation of an event titled `title`; `sdk` says which revision asks. */
