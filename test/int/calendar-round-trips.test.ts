@@ -6,7 +6,8 @@
  *   `input_required` and the SDK client re-sends the call with the answer; on 2025-11-25 it elicits. Either way
  *   one ledger row, attempt 1, and the server saw the host's idempotency key on every request it received (two
  *   requests on 2026-07-28, one on 2025-11-25); a decline writes nothing and the row fails `tool_failed`.
- * - The server process dies after applying the write, before answering: the host does not send the write again
+ * - The server process dies after applying the write (plain, or the re-sent call of a confirmed one), before
+ *   answering: the host does not send the write again
  *   (the server saw one request); the row is `outcome_unknown` until the status tool reconciles it.
  * - The server process dies before applying: the status tool finds nothing, and the write is sent once more with
  *   the same key (as after a timeout that applied nothing on 2025-11-25).
@@ -171,6 +172,32 @@ describe.runIf(serverBackend).each(REVISIONS)("a calendar write on %s", (revisio
       expect(toolCodes(state)).toEqual(["ok"]);
       // Neither the host nor its SDK client sent the write again after the stream broke.
       expect(await serverCalls()).toEqual([[String(durable[0]?.idempotency_key), false]]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "the server dies after applying the confirmed write: the answered call is reconciled, not sent a third time",
+    async () => {
+      const broker = owner({ action: "accept", content: { confirm: true } });
+      const switches = { WARRANT_CALENDAR_CONFIRM: "1", WARRANT_CALENDAR_FAIL: "lose_response" };
+      const { state, durable } = await approvedWrite(await tools(switches, broker));
+      expect(state.status).toBe("completed");
+      expect(broker.asked).toHaveLength(1);
+      expect(await storedCalendarEvents(dataPath)).toHaveLength(1);
+      expect(ledgerShape(durable)).toEqual([
+        ["create_study_event", 1, "succeeded", null, null, 2],
+        ["get_write_status", 2, "succeeded", null, 1, null],
+      ]);
+      const key = String(durable[0]?.idempotency_key);
+      expect(await serverCalls()).toEqual(
+        revision === "2026-07-28"
+          ? [
+              [key, false],
+              [key, true],
+            ]
+          : [[key, false]],
+      );
     },
     TEST_TIMEOUT_MS,
   );
