@@ -7,8 +7,8 @@
  *   one ledger row, attempt 1, and the server saw the host's idempotency key on every request it received (two
  *   requests on 2026-07-28, one on 2025-11-25); a decline writes nothing and the row fails `tool_failed`.
  * - The server process dies after applying the write (plain, or the re-sent call of a confirmed one), before
- *   answering: the host does not send the write again
- *   (the server saw one request); the row is `outcome_unknown` until the status tool reconciles it.
+ *   answering: neither the host nor its SDK client sends the write again (the server's call log); the row is
+ *   `outcome_unknown` until the status tool reconciles it.
  * - The server process dies before applying: the status tool finds nothing, and the write is sent once more with
  *   the same key (as after a timeout that applied nothing on 2025-11-25).
  */
