@@ -68,7 +68,7 @@ describe.runIf(serverBackend).each(REVISIONS)("a calendar write on %s", (revisio
   });
 
   /** The calendar alone, pinned to `revision`, allowed to ask the owner, with `switches` and the call log. */
-  async function tools(switches: Record<string, string>, broker?: ElicitationBroker): Promise<ToolHost> {
+  async function tools(switches: Record<string, string>, broker?: ElicitationBroker, mayAsk = true): Promise<ToolHost> {
     const config = calendarConfig(shipped, dataPath, { ...switches, WARRANT_CALENDAR_CALL_LOG: callLog }, 0);
     const server = config.servers["calendar"];
     if (server?.transport !== "stdio") throw new Error("no stdio calendar");
@@ -76,7 +76,7 @@ describe.runIf(serverBackend).each(REVISIONS)("a calendar write on %s", (revisio
     if (!create) throw new Error("no create_study_event contract");
     const pinned: WarrantConfig = {
       ...config,
-      servers: { calendar: { ...server, protocol: revision, elicitation: true } },
+      servers: { calendar: { ...server, protocol: revision, elicitation: mayAsk } },
       tools: { ...config.tools, create_study_event: { ...create, timeout_ms: WRITE_TIMEOUT_MS } },
     };
     const host = each.add(await connectTools(pinned, undefined, broker ? { elicitation: broker } : {}));
@@ -153,6 +153,19 @@ describe.runIf(serverBackend).each(REVISIONS)("a calendar write on %s", (revisio
             ]
           : [[key, false]],
       );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a server not allowed to ask users: the host declines without asking the owner, nothing is written",
+    async () => {
+      const broker = owner({ action: "accept", content: { confirm: true } });
+      const { state, durable } = await approvedWrite(await tools({ WARRANT_CALENDAR_CONFIRM: "1" }, broker, false));
+      expect(broker.asked).toHaveLength(0);
+      expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
+      expect(ledgerShape(durable)).toEqual([["create_study_event", 1, "failed", "tool_failed", null, null]]);
+      expect(state.ledger[0]?.elicitation).toEqual([{ id: null, outcome: "refused" }]);
     },
     TEST_TIMEOUT_MS,
   );
