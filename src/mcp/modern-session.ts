@@ -11,6 +11,12 @@
  * re-sent with the `inputResponses` under a new request id: to the host it
  * is one `tools/call`, so its ledger row and idempotency key stay the same.
  *
+ * A broken stream is never re-issued by the SDK: when the server process dies or closes its end, the client
+ * rejects every request in flight (`ConnectionClosed`, classified `server_unavailable`) and keeps no request to
+ * send again; the input_required driver re-sends only after an answer arrived. A write cut off that way is
+ * `outcome_unknown` and settled by the write protocol's status check (src/execution/run-write.ts), never resent
+ * blindly (test/int/calendar-round-trips.test.ts counts the requests the server received).
+ *
  * Tool list changes arrive on a `subscriptions/listen` stream the host opens
  * before it lists the tools (the revision sends no unsolicited
  * notifications): they re-list as on 2025-11-25. A stream the server ends

@@ -50,7 +50,7 @@ export const TIME_ZONE_PATTERN = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9][A-Za-
 export const MAX_EVENT_DURATION_MS = 24 * 60 * 60 * 1000;
 
 /** The business error codes this server emits (a subset of what the host understands). */
-export type CalendarErrorCode = "invalid_arguments" | "transient_error" | "outcome_unknown";
+export type CalendarErrorCode = "invalid_arguments" | "transient_error" | "outcome_unknown" | "tool_failed";
 
 /** A business error as sent to the host: the text content of an `isError` result. */
 export interface CalendarError {

@@ -29,6 +29,16 @@ import { eventsToIcs } from "./ics.js";
 import { openPostgresStore } from "./postgres-store.js";
 import { fileStore, type CalendarStoreBackend, type CreateOutcome, type ListOutcome } from "./store.js";
 import { TASKS_EXTENSION, tasksFromEnvironment } from "./tasks.js";
+import { CALL_LOG_ENV, CONFIRM_ENV, confirmCreate, confirmSettings, logCall, type ConfirmSettings } from "./confirm.js";
+import {
+  FAIL_COUNT_ENV,
+  FAIL_ENV,
+  FAIL_ONCE_ENV,
+  parseSwitches,
+  STATUS_FAIL_ENV,
+  takeFailure,
+  type FailSwitches,
+} from "./switches.js";
 
 const SERVER_NAME = "warrant-calendar";
 const SERVER_VERSION = "0.1.0";
@@ -43,13 +53,6 @@ const DATA_DIR_ENV = "WARRANT_CALENDAR_DATA_DIR";
 const DATA_FILE = "calendar.json";
 const DATABASE_ENV = "WARRANT_CALENDAR_DATABASE_URL";
 const SCHEMA_ENV = "WARRANT_CALENDAR_SCHEMA";
-const FAIL_ENV = "WARRANT_CALENDAR_FAIL";
-const FAIL_COUNT_ENV = "WARRANT_CALENDAR_FAIL_COUNT";
-const STATUS_FAIL_ENV = "WARRANT_CALENDAR_STATUS_FAIL";
-
-/** Test switches for `create_study_event`, read once at start-up. */
-const FAIL_MODES = ["timeout", "lose_response", "timeout_after_apply"] as const;
-type FailMode = (typeof FAIL_MODES)[number];
 
 const USAGE = `Usage: tsx tools/calendar/server.ts [--help] [--data PATH] [--database-url URL]
 
@@ -70,10 +73,15 @@ Environment (for tests):
   ${FAIL_ENV}=timeout              create_study_event never answers and writes nothing.
   ${FAIL_ENV}=lose_response        create_study_event writes, then the process exits with code 1.
   ${FAIL_ENV}=timeout_after_apply  create_study_event writes, then never answers.
+  ${FAIL_ENV}=exit_before_apply    create_study_event exits with code 1 before writing.
   ${FAIL_COUNT_ENV}=N              The fail switch applies to the first N create_study_event
                                    calls of this process only (default: every call), so a
                                    retry can succeed (e.g. after a timeout that applied nothing).
+  ${FAIL_ONCE_ENV}=PATH            The fail switch applies once across processes (PATH marks it used).
   ${STATUS_FAIL_ENV}=error         get_write_status answers transient_error (reconciliation tests).
+  ${CONFIRM_ENV}=1         create_study_event asks the user to confirm before it writes (elicitation
+                                   on 2025-11-25, input_required on 2026-07-28; see confirm.ts).
+  ${CALL_LOG_ENV}=PATH     One JSON line per create_study_event request received.
   WARRANT_CALENDAR_TASK_MS=N       On 2026-07-28, create_study_event is a task that writes N ms
                                    later (see tools/calendar/tasks.ts; poll: ..._TASK_POLL_MS).
 `;
@@ -87,11 +95,8 @@ interface Options {
 
 interface ServerState {
   readonly store: CalendarStoreBackend;
-  readonly failMode: FailMode | undefined;
-  /** How many more create_study_event calls the fail switch applies to (Infinity: all). */
-  failuresLeft: number;
-  /** get_write_status always fails (it cannot tell whether a write was applied). */
-  readonly statusFails: boolean;
+  readonly switches: FailSwitches;
+  readonly confirm: ConfirmSettings;
 }
 
 function log(message: string): void {
@@ -133,37 +138,6 @@ async function openStore(options: Options): Promise<CalendarStoreBackend> {
   return options.databaseUrl === undefined
     ? fileStore(options.dataPath)
     : openPostgresStore(options.databaseUrl, options.schema);
-}
-
-/** The fail switch; unset or empty means none. */
-function parseFailMode(value: string | undefined): FailMode | undefined {
-  if (value === undefined || value === "") return undefined;
-  const mode = FAIL_MODES.find((candidate) => candidate === value);
-  if (mode === undefined)
-    throw new Error(`unknown ${FAIL_ENV}=${JSON.stringify(value)} (expected one of ${FAIL_MODES.join(", ")})`);
-  return mode;
-}
-
-/** `WARRANT_CALENDAR_FAIL_COUNT` as a positive integer; unset or empty means every call. */
-function parseFailCount(value: string | undefined): number {
-  if (value === undefined || value === "") return Number.POSITIVE_INFINITY;
-  if (!/^[1-9][0-9]{0,5}$/.test(value))
-    throw new Error(`invalid ${FAIL_COUNT_ENV}=${JSON.stringify(value)} (expected a positive integer)`);
-  return Number(value);
-}
-
-/** `WARRANT_CALENDAR_STATUS_FAIL`: unset or empty means none, `error` makes get_write_status fail. */
-function parseStatusFail(value: string | undefined): boolean {
-  if (value === undefined || value === "") return false;
-  if (value === "error") return true;
-  throw new Error(`unknown ${STATUS_FAIL_ENV}=${JSON.stringify(value)} (expected error)`);
-}
-
-/** The fail mode for this create_study_event call, consuming one of the remaining failures. */
-function takeFailure(state: ServerState): FailMode | undefined {
-  if (state.failMode === undefined || state.failuresLeft <= 0) return undefined;
-  state.failuresLeft -= 1;
-  return state.failMode;
 }
 
 /** A successful tool result carrying the payload both as structured content and as JSON text. */
@@ -250,7 +224,7 @@ function registerExportEventsIcs(server: McpServer, state: ServerState): void {
   );
 }
 
-function registerCreateStudyEvent(server: McpServer, state: ServerState): void {
+function registerCreateStudyEvent(server: McpServer, state: ServerState, sdk: "v1" | "v2"): void {
   server.registerTool(
     "create_study_event",
     {
@@ -264,8 +238,18 @@ function registerCreateStudyEvent(server: McpServer, state: ServerState): void {
       outputSchema: CreateStudyEventOutputSchema,
       annotations: IDEMPOTENT_WRITE,
     },
-    async (args) => {
-      const failMode = takeFailure(state);
+    async (args, extra) => {
+      logCall(state.confirm, args.idempotency_key, extra);
+      const confirmation = await confirmCreate(state.confirm, sdk, extra, args.title);
+      // The v2 SDK sends the input_required answer as it is (the cast: the v1 handler type knows no such result).
+      if (confirmation.kind === "ask") return confirmation.result as unknown as CallToolResult;
+      if (confirmation.kind === "refused")
+        return errorResult({ code: "tool_failed", message: `the event was not confirmed (${confirmation.action})` });
+      const failMode = takeFailure(state.switches);
+      if (failMode === "exit_before_apply") {
+        log("create_study_event: exiting before writing (WARRANT_CALENDAR_FAIL=exit_before_apply)");
+        process.exit(1);
+      }
       if (failMode === "timeout") {
         log("create_study_event: not answering and not writing (WARRANT_CALENDAR_FAIL=timeout)");
         return never();
@@ -310,7 +294,7 @@ function registerGetWriteStatus(server: McpServer, state: ServerState): void {
       annotations: READ_ONLY,
     },
     async (args) => {
-      if (state.statusFails) {
+      if (state.switches.statusFails) {
         log(`get_write_status: failing (${STATUS_FAIL_ENV}=error)`);
         return errorResult({ code: "transient_error", message: "write status unavailable" });
       }
@@ -324,9 +308,9 @@ function registerGetWriteStatus(server: McpServer, state: ServerState): void {
   );
 }
 
-function registerTools(server: McpServer, state: ServerState): void {
+function registerTools(server: McpServer, state: ServerState, sdk: "v1" | "v2"): void {
   registerListEvents(server, state);
-  registerCreateStudyEvent(server, state);
+  registerCreateStudyEvent(server, state, sdk);
   registerGetWriteStatus(server, state);
   registerExportEventsIcs(server, state);
 }
@@ -344,13 +328,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
 
-  let failMode: FailMode | undefined;
-  let failuresLeft: number;
-  let statusFails: boolean;
+  let switches: FailSwitches;
+  let confirm: ConfirmSettings;
   try {
-    failMode = parseFailMode(process.env[FAIL_ENV]);
-    failuresLeft = parseFailCount(process.env[FAIL_COUNT_ENV]);
-    statusFails = parseStatusFail(process.env[STATUS_FAIL_ENV]);
+    switches = parseSwitches(process.env);
+    confirm = confirmSettings(process.env);
   } catch (error) {
     log(describeError(error));
     return 1;
@@ -370,7 +352,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
-  const state: ServerState = { store, failMode, failuresLeft, statusFails };
+  const state: ServerState = { store, switches, confirm };
+  const { failMode, failuresLeft } = switches;
   // A bad task setting is fatal (runEntry logs it): tests only.
   const result = (plan: CreateOutcome) =>
     plan.kind === "rejected" ? errorResult(plan.error) : jsonResult(plan.result);
@@ -378,7 +361,7 @@ async function main(argv: readonly string[]): Promise<number> {
   await tasks?.resume();
   const server = serveBothRevisions(
     SERVER_INFO,
-    (server) => registerTools(server, state),
+    (server, sdk) => registerTools(server, state, sdk),
     undefined,
     (error) => log(`mcp: ${describeError(error)}`),
     tasks ? { ...tasks, extensions: { [TASKS_EXTENSION]: {} } } : undefined,
@@ -392,7 +375,7 @@ async function main(argv: readonly string[]): Promise<number> {
     { stdin: true },
   );
   log(
-    `ready: ${store.label} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}${Number.isFinite(failuresLeft) ? ` for ${failuresLeft} call(s)` : ""}`}`,
+    `ready: ${store.label} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}${Number.isFinite(failuresLeft) ? ` for ${failuresLeft} call(s)` : ""}`}${confirm.confirm ? ", confirming creates" : ""}`,
   );
   return 0;
 }
