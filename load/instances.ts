@@ -1,12 +1,16 @@
 /**
- * Server instances for the load: each is `npm start`'s entry
- * (`node --import tsx src/server/main.ts`; the bench also starts its reference
- * server this way) in its own process group, so stopping it also stops its
+ * Server instances for the load: each is `npm start`'s entry with its flags
+ * (`node --max-semi-space-size=32 --import tsx src/server/main.ts`; the bench
+ * also starts its reference server this way, with Node's defaults) in its own process group, so stopping it also stops its
  * MCP children. Loopback only (HOST 127.0.0.1).
  */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
+import { SERVER_NODE_FLAGS } from "../src/cluster/node-flags.js";
+
+/** What `npm start` runs. */
+const SERVER_ENTRY = "src/server/main.ts";
 
 /** The line a server prints once it listens: Warrant's, or the bench's reference server (bench/reference-server.ts). */
 const LISTENING = /^(?:warrant|reference) listening on (http:\/\/\S+)$/;
@@ -32,9 +36,11 @@ export async function startInstance(
   repoRoot: string,
   env: Record<string, string>,
   timeoutMs = 120_000,
-  entry = "src/server/main.ts",
+  entry = SERVER_ENTRY,
 ): Promise<Instance> {
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+  // Warrant starts with the flags `npm start` gives it; the reference with Node's defaults, as its users run it.
+  const flags = entry === SERVER_ENTRY ? SERVER_NODE_FLAGS : [];
+  const child = spawn(process.execPath, [...flags, "--import", "tsx", entry], {
     cwd: repoRoot,
     env: {
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",

@@ -19,6 +19,7 @@ import { isWorkerMessage, type PrimaryMessage } from "./messages.js";
 import { restartDelayMs } from "./pool-share.js";
 import { WorkerStartFailure } from "../errors.js";
 import { gatherFor } from "./metrics.js";
+import { withServerFlags } from "./node-flags.js";
 
 export interface PrimaryHooks {
   /** Every worker listens on `url` (the first start only). */
@@ -52,7 +53,7 @@ export async function runPrimary(settings: Settings, hooks: PrimaryHooks): Promi
       ? await startSharedEmbedded(settings.dataDir, count, settings.pool.waitMs)
       : undefined;
   // Piped, so each line gets its worker's number; the MCP servers inherit the worker's stderr, so theirs do too.
-  cluster.setupPrimary({ silent: true });
+  cluster.setupPrimary({ silent: true, execArgv: withServerFlags(process.execArgv) });
   const slots: Slot[] = Array.from({ length: count }, (_, index) => ({
     number: index + 1,
     restarts: 0,
