@@ -158,8 +158,8 @@ async function signedClaims(
   }
   const parsed = PayloadSchema.safeParse(json);
   if (!parsed.success) return fail("token_malformed", "the token claims are not Warrant API claims");
-  let verified = verifiedTokens.get(secret);
-  if (verified === undefined) verifiedTokens.set(secret, (verified = new Map()));
+  const verified = verifiedTokens.get(secret) ?? new Map<string, Payload>();
+  verifiedTokens.set(secret, verified);
   if (verified.size >= MAX_VERIFIED_TOKENS) verified.delete(verified.keys().next().value as string);
   verified.set(token, parsed.data);
   return { ok: true, payload: parsed.data };
