@@ -84,7 +84,7 @@ export interface HttpEndpoint {
   url(): string;
   /** Starts the server when the config launches it and it is not running; a no-op for a remote server. */
   ensure(): Promise<void>;
-  /** Stops a launched server (the next `ensure` starts it again). */
+  /** Stops a launched server without reporting its exit (the caller knows; the next `ensure` starts it again). */
   stop(): Promise<void>;
   /** Stops a launched server for good: its exit is no longer reported. */
   close(): Promise<void>;
@@ -117,7 +117,9 @@ export function httpEndpoint(
       });
     },
     async stop() {
-      if (launched) await stopChild(launched.process);
+      const stopping = launched;
+      launched = undefined;
+      if (stopping) await stopChild(stopping.process);
     },
     async close() {
       closing = true;

@@ -108,7 +108,9 @@ export async function listModernTools(client: Client, capabilities: ServerCapabi
 class InPlaceStdioTransport extends StdioClientTransport {}
 
 /** Opens the stream `notifications/tools/list_changed` arrives on; resolves when the stream has ended. */
-export async function listenForToolChanges(client: Client): Promise<{ ended: Promise<"local" | "graceful" | "remote"> }> {
+export async function listenForToolChanges(
+  client: Client,
+): Promise<{ ended: Promise<"local" | "graceful" | "remote"> }> {
   const subscription = await client.listen({ toolsListChanged: true }, { timeout: OPEN_TIMEOUT_MS });
   return { ended: subscription.closed };
 }

@@ -1,0 +1,109 @@
+/**
+ * Both MCP revisions over Streamable HTTP, with a real server process the
+ * host launches (test/int/support/http-revisions-server.ts, behind task
+ * tokens): the host negotiates 2026-07-28 where the server answers
+ * `server/discover`, else 2025-11-25, or follows the config's pin. On each
+ * revision a read and a write carry the caller's own task token (the server
+ * reads tenant, subject and task from it), the write's effect is one entry,
+ * and the attempt's `traceparent` arrives in the call's `_meta`. An HTTP
+ * refusal is the same typed code on both revisions.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { useSandbox } from "../support/sandbox.js";
+import { connectTools, type CallOptions, type ToolHost } from "../../src/mcp/tool-host.js";
+import { parseConfig, type WarrantConfig } from "../../src/policy/config.js";
+import { traceparentOf } from "../../src/trace-ids.js";
+import { principal } from "./support/agent.js";
+
+const TEST_TIMEOUT_MS = 120_000;
+const RUN_ID = "5f0c2a4e-1d7b-4c55-9a0e-6b3e2f1d9c01";
+
+/** The test server launched by the host, serving `revisions` (empty: both), pinned to `protocol` when given. */
+function revisionsConfig(entries: string, revisions: string, protocol?: string): WarrantConfig {
+  return parseConfig(
+    JSON.stringify({
+      servers: {
+        revisions: {
+          transport: "http",
+          audience: "revisions",
+          launch: {
+            command: "node",
+            args: ["--import", "tsx", "test/int/support/http-revisions-server.ts"],
+            env: { WARRANT_MCP_REVISIONS: revisions, WARRANT_HTTP_ENTRIES: entries },
+          },
+          ...(protocol ? { protocol } : {}),
+        },
+      },
+      tools: {
+        whoami: { server: "revisions", risk: "read" },
+        add_entry: { server: "revisions", risk: "write_reversible" },
+      },
+    }),
+    "http revisions test config",
+  );
+}
+
+async function entriesIn(file: string): Promise<Record<string, unknown>[]> {
+  const text = await readFile(file, "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+async function callTool(tools: ToolHost, name: string, args: Record<string, unknown>, options: CallOptions) {
+  const tool = tools.catalog().find((entry) => entry.name === name) ?? expect.fail(`${name} not listed`);
+  return tools.call(tool, args, options);
+}
+
+describe.each([
+  ["both revisions, unpinned", "", undefined, "2026-07-28", "modern"],
+  ["2025-11-25 only (a v1 SDK server), unpinned", "2025-11-25", undefined, "2025-11-25", "v1"],
+  ["both revisions, pinned to 2025-11-25", "", "2025-11-25", "2025-11-25", "legacy"],
+  ["both revisions, pinned to 2026-07-28", "", "2026-07-28", "2026-07-28", "modern"],
+  ["2026-07-28 only, unpinned", "2026-07-28", undefined, "2026-07-28", "modern"],
+])("an HTTP server serving %s", (_label, revisions, protocol, expected, era) => {
+  const fixture = useSandbox("all", TEST_TIMEOUT_MS);
+
+  it(
+    "speaks the expected revision; a read and a write carry the caller's task token and the call's traceparent",
+    async () => {
+      const entries = path.join(await fixture.tempDir("http-revisions-"), "entries.jsonl");
+      const tools = fixture.add(await connectTools(revisionsConfig(entries, revisions, protocol), undefined, {}));
+      expect(tools.revision?.("revisions")).toBe(expected);
+      expect(tools.isHealthy("revisions")).toBe(true);
+
+      const alice: CallOptions = {
+        timeoutMs: 20_000,
+        principal: await principal("alice"),
+        threadId: "http-revisions-thread",
+      };
+      const read = await callTool(
+        tools,
+        "whoami",
+        {},
+        { ...alice, record: { call_id: "c1", run_id: RUN_ID, attempt: 1 } },
+      );
+      if (!read.ok) throw new Error(`whoami failed: ${read.code}`);
+      expect(JSON.parse(read.text ?? "{}")).toEqual({
+        tenant: alice.principal.tenant,
+        subject: alice.principal.user_id,
+        task: "http-revisions-thread",
+        traceparent: traceparentOf(RUN_ID, "c1", 1),
+        era,
+      });
+      // A call outside a run's attempt carries no trace context.
+      const untraced = await callTool(tools, "whoami", {}, alice);
+      expect(untraced.ok && JSON.parse(untraced.text ?? "{}").traceparent).toBeNull();
+
+      const write = await callTool(tools, "add_entry", { text: "one" }, alice);
+      expect(write.ok).toBe(true);
+      expect(await entriesIn(entries)).toEqual([
+        { text: "one", era, tenant: alice.principal.tenant, subject: alice.principal.user_id, task: alice.threadId },
+      ]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
