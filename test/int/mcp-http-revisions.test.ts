@@ -9,6 +9,7 @@
  * refusal is the same typed code on both revisions.
  */
 import { readFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { useSandbox } from "../support/sandbox.js";
@@ -22,6 +23,7 @@ const RUN_ID = "5f0c2a4e-1d7b-4c55-9a0e-6b3e2f1d9c01";
 
 /** The test server launched by the host, serving `revisions` (empty: both), pinned to `protocol` when given. */
 function revisionsConfig(entries: string, revisions: string, protocol?: string): WarrantConfig {
+  const tool = (risk: string) => ({ server: "revisions", risk });
   return parseConfig(
     JSON.stringify({
       servers: {
@@ -31,15 +33,16 @@ function revisionsConfig(entries: string, revisions: string, protocol?: string):
           launch: {
             command: "node",
             args: ["--import", "tsx", "test/int/support/http-revisions-server.ts"],
-            env: { WARRANT_MCP_REVISIONS: revisions, WARRANT_HTTP_ENTRIES: entries },
+            env: {
+              WARRANT_MCP_REVISIONS: revisions,
+              WARRANT_HTTP_ENTRIES: entries,
+              WARRANT_HTTP_REFUSE_SUBJECT: "dana",
+            },
           },
           ...(protocol ? { protocol } : {}),
         },
       },
-      tools: {
-        whoami: { server: "revisions", risk: "read" },
-        add_entry: { server: "revisions", risk: "write_reversible" },
-      },
+      tools: { whoami: tool("read"), pid: tool("read"), refuse: tool("read"), add_entry: tool("write_reversible") },
     }),
     "http revisions test config",
   );
@@ -106,4 +109,56 @@ describe.each([
     },
     TEST_TIMEOUT_MS,
   );
+
+  it(
+    "fails the same typed codes on either revision: a refused token, a server's verdict, a killed server; then reconnects",
+    async () => {
+      const entries = path.join(await fixture.tempDir("http-revisions-"), "entries.jsonl");
+      const tools = fixture.add(await connectTools(revisionsConfig(entries, revisions, protocol), undefined, {}));
+      const alice: CallOptions = { timeoutMs: 20_000, principal: await principal("alice"), threadId: "t-failures" };
+      const dana: CallOptions = { ...alice, principal: await principal("dana") };
+      const refused = await callTool(tools, "whoami", {}, dana);
+      expect(refused.ok ? "ok" : refused.code).toBe("protocol_error");
+      const verdict = await callTool(tools, "refuse", {}, alice);
+      // A handler's thrown error is a tool error result on both SDKs, not a JSON-RPC error.
+      expect(verdict.ok ? "ok" : verdict.code).toBe("tool_failed");
+
+      const pid = await callTool(tools, "pid", {}, alice);
+      if (!pid.ok) throw new Error(`pid failed: ${pid.code}`);
+      process.kill((JSON.parse(pid.text ?? "{}") as { pid: number }).pid, "SIGKILL");
+      await waitFor(() => !tools.isHealthy("revisions"));
+      const down = await callTool(tools, "whoami", {}, alice);
+      expect(down.ok ? "ok" : down.code).toBe("server_unavailable");
+      // The supervisor relaunches it and speaks the same revision again.
+      await waitFor(() => tools.isHealthy("revisions"));
+      expect(tools.revision?.("revisions")).toBe(expected);
+      const again = await callTool(tools, "whoami", {}, alice);
+      expect(again.ok && JSON.parse(again.text ?? "{}").era).toBe(era);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
+
+describe("a server pinned to 2026-07-28 that speaks only 2025-11-25", () => {
+  const fixture = useSandbox("all", TEST_TIMEOUT_MS);
+  it(
+    "does not start (no silent fallback to 2025-11-25)",
+    async () => {
+      const entries = path.join(await fixture.tempDir("http-revisions-"), "entries.jsonl");
+      const failure = await connectTools(revisionsConfig(entries, "2025-11-25", "2026-07-28"), undefined, {}).then(
+        (tools) => fixture.add(tools),
+        (error: unknown) => error,
+      );
+      expect(failure).toMatchObject({ name: "ConfigError", code: "mcp_start_failed" });
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await sleep(50);
+  }
+}

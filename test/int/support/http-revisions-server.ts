@@ -10,7 +10,10 @@
  * `revisions` (401 otherwise). Tools: `whoami` (read: the claims of the
  * request's token, the `traceparent` in the call's `_meta` and the SDK era
  * that served it) and `add_entry` (write: appends one JSON line with the
- * caller to `WARRANT_HTTP_ENTRIES`). Prints `revisions listening on <url>`.
+ * caller to `WARRANT_HTTP_ENTRIES`), `pid` (its process id, for a test that kills
+ * it) and `refuse` (a tool error naming `access_denied`). A token whose subject
+ * is `WARRANT_HTTP_REFUSE_SUBJECT` is refused with 403. Prints
+ * `revisions listening on <url>`.
  * Run as `node --import tsx test/int/support/http-revisions-server.ts`.
  */
 import { appendFileSync } from "node:fs";
@@ -20,6 +23,7 @@ import { McpServer as McpServerV1 } from "@modelcontextprotocol/sdk/server/mcp.j
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { loadTaskTokenSecret, verifyTaskToken } from "../../../src/auth/task-token.js";
 import { exitOnShutdown } from "../../../tools/shared/stdio-entry.js";
@@ -30,6 +34,7 @@ const INFO = { name: "warrant-http-revisions", version: "0.1.0" };
 const secret = loadTaskTokenSecret(process.env["WARRANT_TASK_TOKEN_SECRET"]);
 const entriesPath = process.env["WARRANT_HTTP_ENTRIES"] ?? "";
 const revisions = parseRevisions(process.env[REVISIONS_ENV]);
+const refusedSubject = process.env["WARRANT_HTTP_REFUSE_SUBJECT"];
 
 type Era = "modern" | "legacy" | "v1";
 
@@ -61,6 +66,10 @@ function register(server: McpServerV1, era: Era): void {
       return text({ added: entry });
     },
   );
+  server.registerTool("pid", { description: "This server's process id." }, async () => text({ pid: process.pid }));
+  server.registerTool("refuse", { description: "Always refuses." }, async () => {
+    throw new McpError(-32003, "refused", { code: "access_denied" });
+  });
 }
 
 const modern = createMcpHandler(
@@ -118,6 +127,10 @@ const http = createServer((request, response) => {
     const body = await bodyOf(request);
     const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
     const verified = await verifyTaskToken(secret, token, { audience: REVISIONS_AUDIENCE });
+    if (verified.ok && verified.claims.subject === refusedSubject) {
+      response.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ error: "forbidden" }));
+      return;
+    }
     if (!verified.ok) {
       response.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: verified.code }));
       return;
