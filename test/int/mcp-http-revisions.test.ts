@@ -13,13 +13,17 @@ import { setTimeout as sleep } from "node:timers/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { useSandbox } from "../support/sandbox.js";
+import type { PinStore } from "../../src/mcp/pins.js";
 import { connectTools, type CallOptions, type ToolHost } from "../../src/mcp/tool-host.js";
+import { renderToolStatus, toolStatus } from "../../src/mcp/tool-report.js";
 import { parseConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { traceparentOf } from "../../src/trace-ids.js";
 import { principal } from "./support/agent.js";
 
 const TEST_TIMEOUT_MS = 120_000;
 const RUN_ID = "5f0c2a4e-1d7b-4c55-9a0e-6b3e2f1d9c01";
+/** No tool pinned yet: the report's revision column is what this test reads. */
+const NO_PINS: PinStore = { check: async () => [], get: async () => undefined, approve: async () => undefined };
 
 /** The test server launched by the host, serving `revisions` (empty: both), pinned to `protocol` when given. */
 function revisionsConfig(entries: string, revisions: string, protocol?: string): WarrantConfig {
@@ -74,9 +78,16 @@ describe.each([
     "speaks the expected revision; a read and a write carry the caller's task token and the call's traceparent",
     async () => {
       const entries = path.join(await fixture.tempDir("http-revisions-"), "entries.jsonl");
-      const tools = fixture.add(await connectTools(revisionsConfig(entries, revisions, protocol), undefined, {}));
+      const config = revisionsConfig(entries, revisions, protocol);
+      const tools = fixture.add(await connectTools(config, undefined, {}));
       expect(tools.revision?.("revisions")).toBe(expected);
       expect(tools.isHealthy("revisions")).toBe(true);
+      // What `npm run tools -- list` and /operator/tools show.
+      const rows = await toolStatus(config, NO_PINS, tools);
+      expect(rows.map((row) => [row.tool, row.listed, row.revision])).toEqual(
+        ["add_entry", "pid", "refuse", "whoami"].map((tool) => [tool, true, expected]),
+      );
+      expect(renderToolStatus(rows)).toContain(expected);
 
       const alice: CallOptions = {
         timeoutMs: 20_000,
