@@ -29,7 +29,7 @@ import {
   v1Requests,
 } from "./connection.js";
 import { reasonOf } from "./health.js";
-import { httpEndpoint, type HttpServer } from "./http-launch.js";
+import { httpEndpoint, type HttpEndpoint, type HttpServer } from "./http-launch.js";
 import { createHostClient, type ElicitationHandler } from "../elicitation/client.js";
 
 const currentToken = new AsyncLocalStorage<string>();
@@ -146,6 +146,11 @@ export interface HttpConnectionOptions {
   server: HttpServer;
   /** Mints a task token for this server's audience. */
   mint: (request: TokenRequest) => Promise<string>;
+  /**
+   * The server's endpoint when another owns it (negotiation.ts shares one between both revisions' connections, so
+   * a launched server is started once): then shutdown leaves it running for its owner to close.
+   */
+  endpoint?: HttpEndpoint;
   /** Extra environment for a launched server (its token secret). */
   launchEnvironment: Record<string, string>;
   events: ConnectionEvents;
@@ -156,7 +161,7 @@ const HOST = "warrant-host";
 
 export function httpConnection(options: HttpConnectionOptions): ServerConnection {
   const { server, mint, events } = options;
-  const endpoint = httpEndpoint(server, options.launchEnvironment, events);
+  const endpoint = options.endpoint ?? httpEndpoint(server, options.launchEnvironment, events);
   let closing = false;
   /** One session per tenant: the promise while it opens, the session once open. */
   const sessions = new Map<string, { opening: Promise<HttpSession>; open?: HttpSession }>();
@@ -280,7 +285,7 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
           await endSession(session, token);
         }),
       );
-      await endpoint.close();
+      if (!options.endpoint) await endpoint.close();
     },
   };
 

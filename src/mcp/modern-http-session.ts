@@ -21,7 +21,13 @@ import { OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, type OpenedServer, type ServerConnec
 import { reasonOf } from "./health.js";
 import { httpEndpoint } from "./http-launch.js";
 import { sessionFetch, traceMeta, withTaskToken, type HttpConnectionOptions } from "./http-session.js";
-import { createModernClient, listenForToolChanges, listModernTools, requestsOf } from "./modern-session.js";
+import {
+  createModernClient,
+  isNotModern,
+  listenForToolChanges,
+  listModernTools,
+  requestsOf,
+} from "./modern-session.js";
 import { retire } from "./stdio-process.js";
 import { interceptTaskAnswers } from "./tasks.js";
 
@@ -37,7 +43,7 @@ function capabilitiesOf(client: Client): ServerCapabilities {
 /** A Streamable HTTP server spoken to on 2026-07-28; `open` rejects with `isNotModern` when it does not speak it. */
 export function modernHttpConnection(options: HttpConnectionOptions): ServerConnection {
   const { server, mint, events } = options;
-  const endpoint = httpEndpoint(server, options.launchEnvironment, events);
+  const endpoint = options.endpoint ?? httpEndpoint(server, options.launchEnvironment, events);
   let current: Client | undefined;
   let closing = false;
 
@@ -85,8 +91,9 @@ export function modernHttpConnection(options: HttpConnectionOptions): ServerConn
         if (closing) throw new Error("the connection is shut down");
       } catch (error) {
         await retire(client);
-        // A server we launched that cannot be opened is restarted on the next attempt.
-        await endpoint.stop();
+        // A server we launched that cannot be opened is restarted on the next attempt; one that does not speak
+        // 2026-07-28 is left running for the 2025-11-25 connection sharing its endpoint.
+        if (!(options.endpoint && isNotModern(error))) await endpoint.stop();
         throw error;
       }
       client.onerror = (error) => {
@@ -125,7 +132,7 @@ export function modernHttpConnection(options: HttpConnectionOptions): ServerConn
     async shutdown() {
       closing = true;
       await retireCurrent();
-      await endpoint.close();
+      if (!options.endpoint) await endpoint.close();
     },
   };
 }

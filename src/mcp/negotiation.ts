@@ -12,6 +12,7 @@
  * in `_meta`, `tools/list_changed` re-listing against the pins).
  */
 import type { ConnectionEvents, OpenedServer, Revision, ServerConnection } from "./connection.js";
+import { httpEndpoint } from "./http-launch.js";
 import { httpConnection, type HttpConnectionOptions } from "./http-session.js";
 import { modernHttpConnection } from "./modern-http-session.js";
 import { isNotModern, modernStdioConnection } from "./modern-session.js";
@@ -35,11 +36,21 @@ export function negotiatedStdioConnection(server: StdioServer, events: Connectio
 
 /** A Streamable HTTP server with task tokens, on the revision negotiated or pinned (`protocol` in its config). */
 export function negotiatedHttpConnection(options: HttpConnectionOptions): NegotiatedConnection {
-  return negotiatedConnection(
+  // One endpoint for both revisions' connections: a launched server is started once, whichever speaks to it.
+  const endpoint = httpEndpoint(options.server, options.launchEnvironment, options.events);
+  const shared = { ...options, endpoint };
+  const connection = negotiatedConnection(
     options.server.protocol,
-    () => modernHttpConnection(options),
-    () => httpConnection(options),
+    () => modernHttpConnection(shared),
+    () => httpConnection(shared),
   );
+  return {
+    ...connection,
+    async shutdown() {
+      await connection.shutdown();
+      await endpoint.close();
+    },
+  };
 }
 
 /**

@@ -41,6 +41,7 @@ function revisionsConfig(entries: string, revisions: string, protocol?: string):
               WARRANT_MCP_REVISIONS: revisions,
               WARRANT_HTTP_ENTRIES: entries,
               WARRANT_HTTP_REFUSE_SUBJECT: "dana",
+              WARRANT_HTTP_STARTS: `${entries}.starts`,
             },
           },
           ...(protocol ? { protocol } : {}),
@@ -88,6 +89,8 @@ describe.each([
         ["add_entry", "pid", "refuse", "whoami"].map((tool) => [tool, true, expected]),
       );
       expect(renderToolStatus(rows)).toContain(expected);
+      // Negotiation probes the launched server it then speaks to: one process, however the revision was decided.
+      expect(await entriesIn(`${entries}.starts`)).toHaveLength(1);
 
       const alice: CallOptions = {
         timeoutMs: 20_000,

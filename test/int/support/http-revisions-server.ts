@@ -13,7 +13,7 @@
  * caller to `WARRANT_HTTP_ENTRIES`), `pid` (its process id, for a test that kills
  * it) and `refuse` (a tool error naming `access_denied`). A token whose subject
  * is `WARRANT_HTTP_REFUSE_SUBJECT` is refused with 403. Prints
- * `revisions listening on <url>`.
+ * `revisions listening on <url>`, after appending its pid to `WARRANT_HTTP_STARTS`.
  * Run as `node --import tsx test/int/support/http-revisions-server.ts`.
  */
 import { appendFileSync } from "node:fs";
@@ -148,6 +148,7 @@ const http = createServer((request, response) => {
 
 http.listen(0, "127.0.0.1", () => {
   const { port } = http.address() as AddressInfo;
+  if (process.env["WARRANT_HTTP_STARTS"]) appendFileSync(process.env["WARRANT_HTTP_STARTS"], `${process.pid}\n`);
   process.stdout.write(`revisions listening on http://127.0.0.1:${port}/mcp\n`);
 });
 exitOnShutdown(
