@@ -115,6 +115,16 @@ describe.each([
       const untraced = await callTool(tools, "whoami", {}, alice);
       expect(untraced.ok && JSON.parse(untraced.text ?? "{}").traceparent).toBeNull();
 
+      // Concurrent calls of two users (one client on 2026-07-28) each travel under their own token.
+      const gil: CallOptions = { ...alice, principal: await principal("gil"), threadId: "gil-thread" };
+      const both = await Promise.all([alice, gil, alice, gil].map((options) => callTool(tools, "whoami", {}, options)));
+      expect(both.map((result) => result.ok && JSON.parse(result.text ?? "{}").subject)).toEqual([
+        alice.principal.user_id,
+        gil.principal.user_id,
+        alice.principal.user_id,
+        gil.principal.user_id,
+      ]);
+
       const write = await callTool(tools, "add_entry", { text: "one" }, alice);
       expect(write.ok).toBe(true);
       expect(await entriesIn(entries)).toEqual([
