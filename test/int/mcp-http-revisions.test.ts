@@ -18,7 +18,10 @@ import { connectTools, type CallOptions, type ToolHost } from "../../src/mcp/too
 import { renderToolStatus, toolStatus } from "../../src/mcp/tool-report.js";
 import { parseConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { traceparentOf } from "../../src/trace-ids.js";
-import { principal } from "./support/agent.js";
+import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
+import { agentHarness, principal } from "./support/agent.js";
+import { APPROVE } from "./support/calendar.js";
+import { backends, useBackend } from "./support/postgres.js";
 
 const TEST_TIMEOUT_MS = 120_000;
 const RUN_ID = "5f0c2a4e-1d7b-4c55-9a0e-6b3e2f1d9c01";
@@ -47,7 +50,18 @@ function revisionsConfig(entries: string, revisions: string, protocol?: string):
           ...(protocol ? { protocol } : {}),
         },
       },
-      tools: { whoami: tool("read"), pid: tool("read"), refuse: tool("read"), add_entry: tool("write_reversible") },
+      tools: {
+        whoami: tool("read"),
+        pid: tool("read"),
+        refuse: tool("read"),
+        entry_status: tool("read"),
+        add_entry: {
+          ...tool("write_reversible"),
+          max_attempts: 1,
+          injected: { idempotency_key: "action.idempotency_key" },
+          reconcile: { tool: "entry_status", key_argument: "idempotency_key" },
+        },
+      },
     }),
     "http revisions test config",
   );
@@ -86,7 +100,7 @@ describe.each([
       // What `npm run tools -- list` and /operator/tools show.
       const rows = await toolStatus(config, NO_PINS, tools);
       expect(rows.map((row) => [row.tool, row.listed, row.revision])).toEqual(
-        ["add_entry", "pid", "refuse", "whoami"].map((tool) => [tool, true, expected]),
+        ["add_entry", "entry_status", "pid", "refuse", "whoami"].map((tool) => [tool, true, expected]),
       );
       expect(renderToolStatus(rows)).toContain(expected);
       // Negotiation probes the launched server it then speaks to: one process, however the revision was decided.
@@ -158,6 +172,47 @@ describe.each([
       expect(tools.revision?.("revisions")).toBe(expected);
       const again = await callTool(tools, "whoami", {}, alice);
       expect(again.ok && JSON.parse(again.text ?? "{}").era).toBe(era);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe.each(["2026-07-28", "2025-11-25"])("an approved write through the graph on HTTP, %s", (revision) => {
+  const backend = backends[0];
+  if (!backend) throw new Error("no Postgres backend");
+  const opened = useBackend(backend, TEST_TIMEOUT_MS);
+  const fixture = useSandbox("all", TEST_TIMEOUT_MS);
+
+  it(
+    "adds exactly one entry under the owner's task token and records one succeeded write",
+    async () => {
+      const entries = path.join(await fixture.tempDir("http-revisions-"), "entries.jsonl");
+      const tools = fixture.add(await connectTools(revisionsConfig(entries, "", revision), undefined, {}));
+      expect(tools.revision?.("revisions")).toBe(revision);
+      const planner = scriptedPlanner([
+        calls(proposal("add_entry", { text: "graph" })),
+        { type: "final", answer: "Done.", citations: [], abstained: false },
+      ]);
+      const agent = agentHarness({ database: opened().database, tools, planner });
+      const { threadId, state: paused } = await agent.run("alice", "Add an entry saying graph");
+      expect(paused.status).toBe("waiting_approval");
+      expect(await entriesIn(entries)).toEqual([]);
+      const state = await agent.resume("alice", threadId, APPROVE);
+      planner.assertDone();
+      expect(state.status).toBe("completed");
+      const writes = (await opened().database.ledger.list(threadId)).filter((row) => row.tool === "add_entry");
+      expect(writes.map((row) => [row.attempt, row.status, row.error_code])).toEqual([[1, "succeeded", null]]);
+      const alice = await principal("alice");
+      expect(await entriesIn(entries)).toEqual([
+        {
+          text: "graph",
+          era: revision === "2026-07-28" ? "modern" : "legacy",
+          tenant: alice.tenant,
+          subject: alice.user_id,
+          task: threadId,
+          idempotency_key: writes[0]?.idempotency_key,
+        },
+      ]);
     },
     TEST_TIMEOUT_MS,
   );

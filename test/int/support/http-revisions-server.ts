@@ -10,13 +10,14 @@
  * `revisions` (401 otherwise). Tools: `whoami` (read: the claims of the
  * request's token, the `traceparent` in the call's `_meta` and the SDK era
  * that served it) and `add_entry` (write: appends one JSON line with the
- * caller to `WARRANT_HTTP_ENTRIES`), `pid` (its process id, for a test that kills
+ * caller to `WARRANT_HTTP_ENTRIES`), `entry_status` (whether an idempotency key was
+ * applied), `pid` (its process id, for a test that kills
  * it) and `refuse` (a tool error naming `access_denied`). A token whose subject
  * is `WARRANT_HTTP_REFUSE_SUBJECT` is refused with 403. Prints
  * `revisions listening on <url>`, after appending its pid to `WARRANT_HTTP_STARTS`.
  * Run as `node --import tsx test/int/support/http-revisions-server.ts`.
  */
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer as McpServerV1 } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -37,6 +38,14 @@ const revisions = parseRevisions(process.env[REVISIONS_ENV]);
 const refusedSubject = process.env["WARRANT_HTTP_REFUSE_SUBJECT"];
 
 type Era = "modern" | "legacy" | "v1";
+
+function readEntries(): Record<string, unknown>[] {
+  if (!existsSync(entriesPath)) return [];
+  const lines = readFileSync(entriesPath, "utf8")
+    .split("\n")
+    .filter((line) => line !== "");
+  return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+}
 
 function callerOf(extra: unknown): Record<string, unknown> {
   const context = extra as { http?: { authInfo?: AuthInfo }; authInfo?: AuthInfo };
@@ -60,10 +69,26 @@ function register(server: McpServerV1, era: Era): void {
   );
   server.registerTool(
     "add_entry",
-    { description: "Appends one entry.", inputSchema: { text: z.string().max(200) } },
-    async ({ text: entry }, extra) => {
-      appendFileSync(entriesPath, `${JSON.stringify({ text: entry, era, ...callerOf(extra) })}\n`);
+    {
+      description: "Appends one entry.",
+      inputSchema: { text: z.string().max(200), idempotency_key: z.string().max(200).optional() },
+    },
+    async ({ text: entry, idempotency_key }, extra) => {
+      const key = idempotency_key === undefined ? {} : { idempotency_key };
+      appendFileSync(entriesPath, `${JSON.stringify({ text: entry, era, ...callerOf(extra), ...key })}\n`);
       return text({ added: entry });
+    },
+  );
+  server.registerTool(
+    "entry_status",
+    {
+      description: "Whether an entry with this idempotency key was added.",
+      inputSchema: z.object({ idempotency_key: z.string().max(200) }),
+      outputSchema: z.object({ applied: z.boolean() }),
+    },
+    async ({ idempotency_key }) => {
+      const applied = readEntries().some((entry) => entry["idempotency_key"] === idempotency_key);
+      return { ...text({ applied }), structuredContent: { applied } };
     },
   );
   server.registerTool("pid", { description: "This server's process id." }, async () => text({ pid: process.pid }));
