@@ -2,13 +2,13 @@
  * Builds a configured server's connection: stdio servers through the SDK's
  * stdio client, Streamable HTTP servers with task tokens minted per call from
  * the deployment's signing secret (the servers Warrant launches or controls),
- * and remote servers with an `auth` block through OAuth (oauth-connection.ts).
+ * both on the revision negotiated or pinned (negotiation.ts), and remote
+ * servers with an `auth` block through OAuth (oauth-connection.ts, 2025-11-25 only).
  */
 import { randomBytes } from "node:crypto";
 import { mintTaskToken } from "../auth/task-token.js";
 import type { ServerConfig } from "../policy/config.js";
 import type { ConnectionEvents, ServerConnection } from "./connection.js";
-import { httpConnection } from "./http-session.js";
 import {
   deploymentProvider,
   memoryCredentialStore,
@@ -17,7 +17,7 @@ import {
 } from "../oauth/provider.js";
 import { HOST_OWNER, type Authorize } from "../oauth/authorization.js";
 import { oauthConnection } from "./oauth-connection.js";
-import { negotiatedStdioConnection } from "./negotiation.js";
+import { negotiatedHttpConnection, negotiatedStdioConnection } from "./negotiation.js";
 
 /** Task-token settings: the signing secret shared with HTTP servers we launch. */
 export interface TokenSettings {
@@ -70,7 +70,7 @@ export function connectionFactory(tokens: TokenSettings, oauth: OAuthHostOptions
         catalogOwner: oauth.catalogOwner,
         events,
       });
-    return httpConnection({
+    return negotiatedHttpConnection({
       server,
       mint: (request) =>
         mintTaskToken(

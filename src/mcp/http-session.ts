@@ -13,14 +13,9 @@
  * to the optional GET event stream only means the server offers none.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
-import { createInterface } from "node:readline";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { childEnvironment, REPO_ROOT } from "../env.js";
-import type { ServerConfig } from "../policy/config.js";
+import { traceparentOf } from "../trace-ids.js";
 import {
   listAllTools,
   negotiated,
@@ -28,11 +23,13 @@ import {
   PROBE_TIMEOUT_MS,
   serverInfoOf,
   watchToolList,
+  type Caller,
   type ConnectionEvents,
   type ServerConnection,
   v1Requests,
 } from "./connection.js";
 import { reasonOf } from "./health.js";
+import { httpEndpoint, type HttpEndpoint, type HttpServer } from "./http-launch.js";
 import { createHostClient, type ElicitationHandler } from "../elicitation/client.js";
 
 const currentToken = new AsyncLocalStorage<string>();
@@ -67,7 +64,7 @@ function isResumptionRefused(method: string, headers: Headers, status: number): 
 }
 
 /** The fetch of one session: the call's task token, the GET stream's 404 read as "no stream", a lost resumption reported. */
-function sessionFetch(onResumptionRefused: () => void): typeof fetch {
+export function sessionFetch(onResumptionRefused: () => void): typeof fetch {
   return async (input, init) => {
     const headers = new Headers(init?.headers);
     const token = currentToken.getStore();
@@ -79,70 +76,6 @@ function sessionFetch(onResumptionRefused: () => void): typeof fetch {
     await response.body?.cancel().catch(() => undefined);
     return new Response(null, { status: 405, statusText: "no server-initiated stream (the server answered 404)" });
   };
-}
-
-export interface LaunchedServer {
-  url: string;
-  process: ChildProcess;
-}
-
-function hasExited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-/** Stops a child we started: SIGTERM, then SIGKILL if it lingers; resolves once it has exited. */
-export async function stopChild(child: ChildProcess, graceMs = 3_000): Promise<void> {
-  if (hasExited(child)) return;
-  const exited = once(child, "exit").then(() => undefined);
-  child.kill("SIGTERM");
-  const stopped = await Promise.race([exited.then(() => true), sleep(graceMs, false, { ref: false })]);
-  if (stopped || hasExited(child)) return;
-  child.kill("SIGKILL");
-  await Promise.race([exited, sleep(graceMs, undefined, { ref: false })]);
-}
-
-/** Set for launched HTTP servers: exit when stdin closes (see tools/caseops). */
-export const EXIT_WITH_STDIN_ENV = "WARRANT_EXIT_WITH_STDIN";
-
-/** Starts a server that announces `… listening on <url>` on its first stdout line. A server that fails to announce is stopped. */
-export async function launchHttpServer(
-  command: string,
-  args: string[],
-  environment: Record<string, string>,
-  timeoutMs = 20_000,
-): Promise<LaunchedServer> {
-  const child = spawn(command === "node" ? process.execPath : command, args, {
-    cwd: REPO_ROOT,
-    // The child's stdin is a pipe it watches: if this process dies without
-    // stopping it (SIGKILL), the pipe closes and the server exits too.
-    env: childEnvironment({ ...environment, [EXIT_WITH_STDIN_ENV]: "1" }),
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: child.stdout });
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not announce its URL`)), timeoutMs);
-      child.once("error", (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`${args.at(-1) ?? command} exited with code ${code ?? "signal"} before listening`));
-      });
-      lines.on("line", (line) => {
-        const match = /listening on (http:\/\/\S+)/.exec(line);
-        if (match?.[1]) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      });
-    });
-    return { url, process: child };
-  } catch (error) {
-    await stopChild(child);
-    throw error;
-  }
 }
 
 /** One MCP session over Streamable HTTP. */
@@ -199,8 +132,6 @@ export function isSessionGone(error: unknown, session: HttpSession): boolean {
   return error instanceof StreamableHTTPError && error.code === 404 && session.transport.sessionId !== undefined;
 }
 
-type HttpServer = Extract<ServerConfig, { transport: "http" }>;
-
 /** Claims of a task token, minus the audience (fixed per server). */
 export interface TokenRequest {
   tenant: string;
@@ -209,10 +140,17 @@ export interface TokenRequest {
   task: string;
 }
 
+export { EXIT_WITH_STDIN_ENV, launchHttpServer, stopChild, type LaunchedServer } from "./http-launch.js";
+
 export interface HttpConnectionOptions {
   server: HttpServer;
   /** Mints a task token for this server's audience. */
   mint: (request: TokenRequest) => Promise<string>;
+  /**
+   * The server's endpoint when another owns it (negotiation.ts shares one between both revisions' connections, so
+   * a launched server is started once): then shutdown leaves it running for its owner to close.
+   */
+  endpoint?: HttpEndpoint;
   /** Extra environment for a launched server (its token secret). */
   launchEnvironment: Record<string, string>;
   events: ConnectionEvents;
@@ -223,8 +161,7 @@ const HOST = "warrant-host";
 
 export function httpConnection(options: HttpConnectionOptions): ServerConnection {
   const { server, mint, events } = options;
-  let url = server.url ?? "";
-  let launched: LaunchedServer | undefined;
+  const endpoint = options.endpoint ?? httpEndpoint(server, options.launchEnvironment, events);
   let closing = false;
   /** One session per tenant: the promise while it opens, the session once open. */
   const sessions = new Map<string, { opening: Promise<HttpSession>; open?: HttpSession }>();
@@ -234,7 +171,7 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
   /** Runs `work` on a short-lived host session that is ended on the server afterwards. */
   const withHostSession = async <T>(task: string, work: (client: Client) => Promise<T>): Promise<T> => {
     const token = await hostToken(task);
-    const session = await connectHttp(url, token);
+    const session = await connectHttp(endpoint.url(), token);
     try {
       return await withTaskToken(token, () => work(session.client));
     } finally {
@@ -260,7 +197,7 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
     const entry: { opening: Promise<HttpSession>; open?: HttpSession } = {
       // A lost resumption ends the session: the response it was to carry is gone with it.
       opening: connectHttp(
-        url,
+        endpoint.url(),
         token,
         () => {
           if (entry.open) forget(tenant, entry.open);
@@ -286,25 +223,12 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
     return entry.opening;
   };
 
-  const launch = async (): Promise<void> => {
-    if (!server.launch || (launched && !hasExited(launched.process))) return;
-    const started = await launchHttpServer(server.launch.command, server.launch.args, {
-      ...server.launch.env,
-      ...options.launchEnvironment,
-    });
-    launched = started;
-    url = started.url;
-    started.process.once("exit", () => {
-      if (launched === started && !closing) events.down("the server process exited");
-    });
-  };
-
   return {
     async open() {
       if (closing) throw new Error("the connection is shut down");
       // Sessions of the previous connection belong to a server that failed; calls open fresh ones.
       await dropSessions();
-      await launch();
+      await endpoint.ensure();
       if (closing) throw new Error("the connection is shut down");
       try {
         return await withHostSession("catalog", async (client) => {
@@ -313,7 +237,7 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
         });
       } catch (error) {
         // A server we launched that cannot list its tools is restarted on the next attempt.
-        if (launched) await stopChild(launched.process);
+        await endpoint.stop();
         throw error;
       }
     },
@@ -326,7 +250,8 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
         task: caller.threadId,
       });
       return {
-        meta: undefined,
+        // The caller's identity travels in the token; a tool call attempt's trace context in `_meta`.
+        meta: traceMeta(caller),
         async run(work) {
           const first = await tenantSession(tenant, token);
           try {
@@ -360,7 +285,7 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
           await endSession(session, token);
         }),
       );
-      if (launched) await stopChild(launched.process);
+      if (!options.endpoint) await endpoint.close();
     },
   };
 
@@ -368,4 +293,10 @@ export function httpConnection(options: HttpConnectionOptions): ServerConnection
   function hostTokenFor(tenant: string): Promise<string> {
     return mint({ tenant, subject: HOST, scopes: [], task: "shutdown" });
   }
+}
+
+/** The `_meta` of a caller whose identity travels in a token: the attempt's `traceparent`, when it is one. */
+export function traceMeta(caller: Caller): Record<string, string> | undefined {
+  const trace = caller.trace;
+  return trace ? { traceparent: traceparentOf(trace.runId, trace.callId, trace.attempt) } : undefined;
 }

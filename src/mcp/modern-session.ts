@@ -26,8 +26,9 @@
  * v2 failures are re-thrown as the v1 errors failures.ts classifies, so the
  * tool host's typed codes do not depend on the revision.
  */
-import { Client, ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import { Client, ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { ListedTool } from "./catalog.js";
 import {
@@ -54,6 +55,8 @@ export function isNotModern(error: unknown): boolean {
 export function asV1Error(error: unknown, signal?: AbortSignal): unknown {
   if (signal?.aborted && signal.reason instanceof Error) return signal.reason;
   if (error instanceof ProtocolError) return new McpError(error.code, error.message, error.data);
+  // An HTTP refusal (a Streamable HTTP server's 401, 403, 5xx) is the v1 transport's error with the same status.
+  if (error instanceof SdkHttpError) return new StreamableHTTPError(error.status, error.message);
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.RequestTimeout) return new McpError(ErrorCode.RequestTimeout, error.message);
     if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected)
@@ -72,7 +75,7 @@ async function translated<T>(options: RequestOptions, work: () => Promise<T>): P
 }
 
 /** The host's v2 client, pinned to 2026-07-28, declaring form elicitation when `elicit` answers it. */
-function createModernClient(elicit: ElicitationHandler | undefined): Client {
+export function createModernClient(elicit: ElicitationHandler | undefined): Client {
   const info = { name: "warrant-host", version: "0.1.0" };
   const negotiation = { versionNegotiation: { mode: { pin: MODERN_REVISION } } };
   if (!elicit) return new Client(info, negotiation);
@@ -83,7 +86,7 @@ function createModernClient(elicit: ElicitationHandler | undefined): Client {
   return client;
 }
 
-function requestsOf(client: Client): McpRequests {
+export function requestsOf(client: Client): McpRequests {
   return {
     client,
     callTool: (params, options) => translated(options, () => client.callTool(params, options)),
@@ -95,7 +98,7 @@ function requestsOf(client: Client): McpRequests {
 }
 
 /** Every tool (following pagination), never from the client's response cache: a pin must see what the server serves now. */
-async function listAllTools(client: Client, capabilities: ServerCapabilities): Promise<ListedTool[]> {
+export async function listModernTools(client: Client, capabilities: ServerCapabilities): Promise<ListedTool[]> {
   if (!capabilities.tools) return [];
   return collectTools((cursor) =>
     client.listTools(cursor === undefined ? {} : { cursor }, { timeout: OPEN_TIMEOUT_MS, cacheMode: "bypass" }),
@@ -111,7 +114,9 @@ async function listAllTools(client: Client, capabilities: ServerCapabilities): P
 class InPlaceStdioTransport extends StdioClientTransport {}
 
 /** Opens the stream `notifications/tools/list_changed` arrives on; resolves when the stream has ended. */
-async function listenForToolChanges(client: Client): Promise<{ ended: Promise<"local" | "graceful" | "remote"> }> {
+export async function listenForToolChanges(
+  client: Client,
+): Promise<{ ended: Promise<"local" | "graceful" | "remote"> }> {
   const subscription = await client.listen({ toolsListChanged: true }, { timeout: OPEN_TIMEOUT_MS });
   return { ended: subscription.closed };
 }
@@ -142,7 +147,7 @@ export function modernStdioConnection(server: StdioServer, events: ConnectionEve
         const capabilities = capabilitiesOf(client);
         // Listening before listing: a change is either in the listing or on the stream (as unsolicited ones on 2025-11-25).
         if (capabilities.tools?.listChanged) subscription.ended = (await listenForToolChanges(client)).ended;
-        const tools = await listAllTools(client, capabilities);
+        const tools = await listModernTools(client, capabilities);
         const info = { name: client.getServerVersion()?.name ?? "", version: client.getServerVersion()?.version ?? "" };
         return { capabilities, info, tools, revision: "2026-07-28" };
       });
@@ -157,7 +162,7 @@ export function modernStdioConnection(server: StdioServer, events: ConnectionEve
     },
     ...overSlot(slot, {
       requests: requestsOf,
-      list: (client) => listAllTools(client, capabilitiesOf(client)),
+      list: (client) => listModernTools(client, capabilitiesOf(client)),
       probe: (client) => client.discover({ timeout: PROBE_TIMEOUT_MS }),
     }),
   };

@@ -1,17 +1,20 @@
 /**
- * Which MCP revision a stdio server is spoken to in, behind the one
+ * Which MCP revision a server (stdio or Streamable HTTP) is spoken to in, behind the one
  * `ServerConnection` interface (so the rest of src/mcp/ does not know): a
  * server pinned to a revision (`"protocol"` in its config) gets that one and
  * no other; an unpinned one is asked `server/discover` through the v2 client
  * at its first open and spoken to in 2026-07-28 when it answers with it, else
  * in 2025-11-25 through the v1 client (a v1-only server answers the discover
  * with an error). The verdict holds for the reopens after a crash (no second
- * process per reconnect); a server that stops answering 2026-07-28 is spoken
+ * process or probe per reconnect); a server that stops answering 2026-07-28 is spoken
  * to in 2025-11-25 from its next open, and a restart of the host asks again.
  * The host's guarantees hold on both (resources and prompts with the caller
  * in `_meta`, `tools/list_changed` re-listing against the pins).
  */
 import type { ConnectionEvents, OpenedServer, Revision, ServerConnection } from "./connection.js";
+import { httpEndpoint } from "./http-launch.js";
+import { httpConnection, type HttpConnectionOptions } from "./http-session.js";
+import { modernHttpConnection } from "./modern-http-session.js";
 import { isNotModern, modernStdioConnection } from "./modern-session.js";
 import { stdioConnection } from "./stdio-session.js";
 import type { StdioServer } from "./stdio-process.js";
@@ -24,8 +27,43 @@ export interface NegotiatedConnection extends ServerConnection {
 }
 
 export function negotiatedStdioConnection(server: StdioServer, events: ConnectionEvents): NegotiatedConnection {
-  if (server.protocol === "2025-11-25") return withRevision(stdioConnection(server, events), "2025-11-25");
-  if (server.protocol === "2026-07-28") return withRevision(modernStdioConnection(server, events), "2026-07-28");
+  return negotiatedConnection(
+    server.protocol,
+    () => modernStdioConnection(server, events),
+    () => stdioConnection(server, events),
+  );
+}
+
+/** A Streamable HTTP server with task tokens, on the revision negotiated or pinned (`protocol` in its config). */
+export function negotiatedHttpConnection(options: HttpConnectionOptions): NegotiatedConnection {
+  // One endpoint for both revisions' connections: a launched server is started once, whichever speaks to it.
+  const endpoint = httpEndpoint(options.server, options.launchEnvironment, options.events);
+  const shared = { ...options, endpoint };
+  const connection = negotiatedConnection(
+    options.server.protocol,
+    () => modernHttpConnection(shared),
+    () => httpConnection(shared),
+  );
+  return {
+    ...connection,
+    async shutdown() {
+      await connection.shutdown();
+      await endpoint.close();
+    },
+  };
+}
+
+/**
+ * The revision `pin` names, else 2026-07-28 through `modern` when the server speaks it and 2025-11-25 through
+ * `legacy` when it does not. Each builds a fresh connection (a failed open leaves nothing running).
+ */
+export function negotiatedConnection(
+  pin: Revision | undefined,
+  modern: () => ServerConnection,
+  legacy: () => ServerConnection,
+): NegotiatedConnection {
+  if (pin === "2025-11-25") return withRevision(legacy(), "2025-11-25");
+  if (pin === "2026-07-28") return withRevision(modern(), "2026-07-28");
   let active: ServerConnection | undefined;
   let revision: Revision | undefined;
   let closed = false;
@@ -58,7 +96,7 @@ export function negotiatedStdioConnection(server: StdioServer, events: Connectio
       if (previous) await previous.shutdown();
       if (verdict !== "2025-11-25") {
         try {
-          const opened = await openAs(modernStdioConnection(server, events), "2026-07-28");
+          const opened = await openAs(modern(), "2026-07-28");
           verdict = "2026-07-28";
           return opened;
         } catch (error) {
@@ -66,7 +104,7 @@ export function negotiatedStdioConnection(server: StdioServer, events: Connectio
         }
       }
       if (closed) throw new Error("the connection is shut down");
-      const opened = await openAs(stdioConnection(server, events), "2025-11-25");
+      const opened = await openAs(legacy(), "2025-11-25");
       verdict = "2025-11-25";
       return opened;
     },

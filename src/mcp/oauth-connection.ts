@@ -31,7 +31,7 @@ import {
   v1Requests,
 } from "./connection.js";
 import { reasonOf } from "./health.js";
-import { isStandaloneStreamRefusal } from "./http-session.js";
+import { isStandaloneStreamRefusal, traceMeta } from "./http-session.js";
 import { HOST_OWNER, type Authorize } from "../oauth/authorization.js";
 import { checkIssuer } from "../oauth/issuer.js";
 import { OwnerOAuthProvider } from "../oauth/provider.js";
@@ -261,7 +261,7 @@ export function oauthConnection(options: OAuthConnectionOptions): ServerConnecti
     },
     async session(caller) {
       const owner = caller.principal.user_id;
-      return { meta: undefined, run: (work) => runForgetting(owner, (client) => work(v1Requests(client))) };
+      return { meta: traceMeta(caller), run: (work) => runForgetting(owner, (client) => work(v1Requests(client))) };
     },
     relist: () => run(catalogOwner, (client) => listAllTools(client, negotiated(client))),
     async probe() {

@@ -67,10 +67,15 @@ describe("the protocol setting in the config", () => {
     },
   );
 
-  it("refuses 2026-07-28 on an http server (stdio only for now)", () => {
-    const http = { transport: "http", url: "http://127.0.0.1:1/mcp", audience: "a", protocol: "2026-07-28" };
-    expect(() => parseConfig(JSON.stringify({ servers: { s: http }, tools: {} }), "test config")).toThrow(
-      expect.objectContaining({ name: "ConfigError" }),
+  it("accepts both revisions on an http server, and refuses 2026-07-28 on an OAuth-protected one (not yet)", () => {
+    const http = { transport: "http", url: "http://127.0.0.1:1/mcp", audience: "a" };
+    const parseHttp = (server: Record<string, unknown>) => () =>
+      parseConfig(JSON.stringify({ servers: { s: { ...http, ...server } }, tools: {} }), "test config");
+    for (const protocol of REVISIONS) expect(parseHttp({ protocol })).not.toThrow();
+    const auth = { type: "oauth", grant: "client_credentials", client_id: "warrant", client_secret: "${OAUTH_SECRET}" };
+    expect(parseHttp({ auth, protocol: "2025-11-25" })).not.toThrow();
+    expect(parseHttp({ auth, protocol: "2026-07-28" })).toThrow(
+      expect.objectContaining({ name: "ConfigError", message: expect.stringMatching(/OAuth-protected/) }),
     );
   });
 });

@@ -18,7 +18,8 @@ import type { Database } from "../../src/stores/open-database.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { credentialNames } from "../../src/oauth/config.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
-import { agentHarness } from "./support/agent.js";
+import { traceparentOf } from "../../src/trace-ids.js";
+import { agentHarness, principal } from "./support/agent.js";
 import {
   type ClientAuthMethod,
   type ClientCredentialsServers,
@@ -57,7 +58,10 @@ function configText(method: ClientAuthMethod, auth: Record<string, unknown> = {}
         },
       },
     },
-    tools: { whoami: { server: "reports", risk: "read", timeout_ms: 10_000 } },
+    tools: {
+      whoami: { server: "reports", risk: "read", timeout_ms: 10_000 },
+      traceparent: { server: "reports", risk: "read", timeout_ms: 10_000 },
+    },
   });
 }
 
@@ -126,6 +130,17 @@ describe("client_credentials server through a full run", () => {
         expect(dump).not.toContain(secret);
     }, 60_000);
   }
+});
+
+describe("traceparent on an OAuth-protected server", () => {
+  it("arrives in a tool call attempt's _meta", async () => {
+    const host = await hostFor("client_secret_basic");
+    const tool = host.catalog().find((entry) => entry.name === "traceparent") ?? expect.fail("traceparent not listed");
+    const runId = "7d1e4c2a-3b5f-4e6a-8c9d-0a1b2c3d4e5f";
+    const options = { timeoutMs: 10_000, principal: await principal("alice"), threadId: "oauth-trace" };
+    const result = await host.call(tool, {}, { ...options, record: { call_id: "c9", run_id: runId, attempt: 2 } });
+    expect(result.ok && result.text).toBe(traceparentOf(runId, "c9", 2));
+  }, 60_000);
 });
 
 describe("client_credentials config, validated at start", () => {

@@ -180,6 +180,9 @@ export async function startClientCredentialsServers(
       seen.push(extra.authInfo?.token ?? "");
       return { content: [{ type: "text", text: `client ${extra.authInfo?.clientId ?? "none"}` }] };
     });
+    mcp.registerTool("traceparent", { description: "The call's traceparent." }, async (extra) => ({
+      content: [{ type: "text", text: String(extra._meta?.["traceparent"] ?? "none") }],
+    }));
     const leaked = (token: string | undefined, clientId: string | undefined) => {
       seen.push(token ?? "");
       const secret = clients.find((client) => client.client_id === clientId)?.client_secret ?? "none";

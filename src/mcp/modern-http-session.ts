@@ -1,0 +1,138 @@
+/**
+ * Streamable HTTP MCP servers on the 2026-07-28 revision, through the v2 SDK
+ * client. The revision has no session: one client serves every caller, and
+ * each request carries its own task token (minted per call, attached by the
+ * same fetch wrapper as on 2025-11-25 from the call's async context), so no
+ * request ever travels under another tenant's credentials. The host's own
+ * requests (listing, the `server/discover` probe, the `subscriptions/listen`
+ * stream tool list changes arrive on) carry a host token.
+ *
+ * Health: a launched server's exit reports it down at once (http-launch.ts);
+ * an error on the client's transport makes it suspect; the listen stream
+ * ended by the server takes it down (a host deaf to changes would miss a
+ * changed definition). Failures are re-thrown as the v1 errors failures.ts
+ * classifies (modern-session.ts), so the typed codes do not depend on the
+ * revision.
+ */
+import type { Client } from "@modelcontextprotocol/client";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { ErrorCode, McpError, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, type OpenedServer, type ServerConnection } from "./connection.js";
+import { reasonOf } from "./health.js";
+import { httpEndpoint } from "./http-launch.js";
+import { sessionFetch, traceMeta, withTaskToken, type HttpConnectionOptions } from "./http-session.js";
+import {
+  createModernClient,
+  isNotModern,
+  listenForToolChanges,
+  listModernTools,
+  requestsOf,
+} from "./modern-session.js";
+import { retire } from "./stdio-process.js";
+import { interceptTaskAnswers } from "./tasks.js";
+
+/** The host's own identity towards HTTP servers (as on 2025-11-25): listing and probing need no tenant data. */
+const HOST = "warrant-host";
+
+function capabilitiesOf(client: Client): ServerCapabilities {
+  const capabilities = client.getServerCapabilities();
+  if (!capabilities) throw new Error("the server did not answer server/discover");
+  return capabilities as ServerCapabilities;
+}
+
+/** A Streamable HTTP server spoken to on 2026-07-28; `open` rejects with `isNotModern` when it does not speak it. */
+export function modernHttpConnection(options: HttpConnectionOptions): ServerConnection {
+  const { server, mint, events } = options;
+  const endpoint = options.endpoint ?? httpEndpoint(server, options.launchEnvironment, events);
+  let current: Client | undefined;
+  let closing = false;
+
+  const asHost = async <T>(task: string, work: () => Promise<T>): Promise<T> =>
+    withTaskToken(await mint({ tenant: HOST, subject: HOST, scopes: [], task }), work);
+
+  const connected = (): Client => {
+    if (!current) throw new McpError(ErrorCode.ConnectionClosed, "not connected");
+    return current;
+  };
+
+  const retireCurrent = async (): Promise<void> => {
+    const previous = current;
+    current = undefined;
+    if (previous) await retire(previous);
+  };
+
+  /** Connects `client` (server/discover), listens for tool list changes, lists the tools. */
+  const start = async (client: Client): Promise<{ opened: OpenedServer; ended?: Promise<string> }> => {
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint.url()), { fetch: sessionFetch(() => {}) });
+    await client.connect(transport, { timeout: OPEN_TIMEOUT_MS });
+    interceptTaskAnswers(transport);
+    const capabilities = capabilitiesOf(client);
+    // Listening before listing: a change is either in the listing or on the stream.
+    const ended = capabilities.tools?.listChanged ? (await listenForToolChanges(client)).ended : undefined;
+    const tools = await listModernTools(client, capabilities);
+    const version = client.getServerVersion();
+    const info = { name: version?.name ?? "", version: version?.version ?? "" };
+    return { opened: { capabilities, info, tools, revision: "2026-07-28" }, ...(ended ? { ended } : {}) };
+  };
+
+  return {
+    async open() {
+      if (closing) throw new Error("the connection is shut down");
+      await retireCurrent();
+      await endpoint.ensure();
+      const client = createModernClient(events.elicit);
+      // Only the current client's notifications count: one still opening lists its tools itself.
+      client.setNotificationHandler("notifications/tools/list_changed", () => {
+        if (current === client) events.toolsChanged();
+      });
+      let started: Awaited<ReturnType<typeof start>>;
+      try {
+        started = await asHost("catalog", () => start(client));
+        if (closing) throw new Error("the connection is shut down");
+      } catch (error) {
+        await retire(client);
+        // A server we launched that cannot be opened is restarted on the next attempt; one that does not speak
+        // 2026-07-28 is left running for the 2025-11-25 connection sharing its endpoint.
+        if (!(options.endpoint && isNotModern(error))) await endpoint.stop();
+        throw error;
+      }
+      client.onerror = (error) => {
+        if (current === client) events.suspect(`stream error: ${reasonOf(error)}`);
+      };
+      current = client;
+      void started.ended?.then((how) => {
+        if (how === "local") return;
+        // After a launched server's own exit report, which names the real reason.
+        setTimeout(() => {
+          if (current === client) events.down("the server ended the tools/list_changed subscription");
+        }, 0).unref();
+      });
+      return started.opened;
+    },
+    async session(caller) {
+      const token = await mint({
+        tenant: caller.principal.tenant,
+        subject: caller.principal.user_id,
+        scopes: caller.principal.scopes,
+        task: caller.threadId,
+      });
+      return {
+        meta: traceMeta(caller),
+        run(work) {
+          const client = current;
+          if (!client) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, "not connected"));
+          return withTaskToken(token, () => work(requestsOf(client)));
+        },
+      };
+    },
+    relist: () => asHost("catalog", async () => listModernTools(connected(), capabilitiesOf(connected()))),
+    async probe() {
+      await asHost("probe", () => connected().discover({ timeout: PROBE_TIMEOUT_MS }));
+    },
+    async shutdown() {
+      closing = true;
+      await retireCurrent();
+      if (!options.endpoint) await endpoint.close();
+    },
+  };
+}
