@@ -4,6 +4,7 @@
  *   GET  /threads/{thread_id}/elicitations                   → { elicitations: [open questions] }
  *   POST /threads/{thread_id}/elicitations/{elicitation_id}  body: {"action": "accept", "content": {...}}
  *                                                                 | {"action": "decline"} | {"action": "cancel"}
+ *                                                            (URL mode: {"action": "accept"} is consent, no content)
  *                                                            → { elicitation_id, status }
  *
  * Only the run's owner answers (the principal of the verified token, never a
@@ -42,6 +43,8 @@ function view(row: ElicitationRow) {
     tool: row.tool,
     message: row.message,
     requested_schema: row.requested_schema,
+    mode: row.mode,
+    ...(row.url === null ? {} : { url: row.url, host: new URL(row.url).host }),
     defaults: Object.fromEntries(
       Object.entries(row.requested_schema.properties).flatMap(([name, field]) =>
         field.default === undefined ? [] : [[name, field.default]],
@@ -78,7 +81,9 @@ export function registerElicitationRoutes(app: Hono<Env>, context: RouteContext,
     if (row.status !== "pending" || Date.parse(row.expires_at) <= Date.now())
       throw new ApiError("elicitation_closed", "the question is no longer open");
     let content = null;
-    if (parsed.data.action === "accept") {
+    if (row.mode === "url" && parsed.data.action === "accept" && parsed.data.content !== undefined)
+      throw new ApiError("invalid_request", 'consent to open a URL is {"action": "accept"} with no content');
+    if (row.mode === "form" && parsed.data.action === "accept") {
       const checked = validateAnswer(row.requested_schema, parsed.data.content);
       if (!checked.ok)
         return c.json(
