@@ -237,7 +237,12 @@ export function elicitationHandler(options: {
       if (!schema || typeof request.message !== "string") return refuse("the request has no form");
       const shape = checkRequestedSchema(schema);
       if (!shape.ok) return refuse(shape.reason);
-      question = { call: entry.call, message: displayText(request.message, 2_000), schema, defaults: defaultsOf(schema) };
+      question = {
+        call: entry.call,
+        message: displayText(request.message, 2_000),
+        schema,
+        defaults: defaultsOf(schema),
+      };
     }
     const stop = new AbortController();
     const abort = () => stop.abort();

@@ -18,6 +18,7 @@ export type UrlCheck = { ok: true; url: string; host: string } | { ok: false; re
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** C0/C1 controls, whitespace, and the invisible or reordering characters a URL could hide its host behind. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
 const HIDDEN = /[\u0000-\u0020\u007f-\u009f\u00a0\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/u;
 
 /** Checks a URL a server asks the owner to open. */
