@@ -27,7 +27,8 @@ import { ApiError } from "../../errors.js";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const AnswerSchema = z.discriminatedUnion("action", [
-  z.object({ action: z.literal("accept"), content: z.unknown() }).strict(),
+  // `content` is the form's answer; a URL-mode question's consent has none.
+  z.object({ action: z.literal("accept"), content: z.unknown().optional() }).strict(),
   z.object({ action: z.literal("decline") }).strict(),
   z.object({ action: z.literal("cancel") }).strict(),
 ]);
@@ -84,6 +85,8 @@ export function registerElicitationRoutes(app: Hono<Env>, context: RouteContext,
     if (row.mode === "url" && parsed.data.action === "accept" && parsed.data.content !== undefined)
       throw new ApiError("invalid_request", 'consent to open a URL is {"action": "accept"} with no content');
     if (row.mode === "form" && parsed.data.action === "accept") {
+      if (parsed.data.content === undefined)
+        throw new ApiError("invalid_request", 'the body must be {"action": "accept", "content": {...}}');
       const checked = validateAnswer(row.requested_schema, parsed.data.content);
       if (!checked.ok)
         return c.json(
