@@ -86,7 +86,9 @@ server.registerTool(
       return { content: [{ type: "text", text: `not consented: error (${reason.slice(0, 300)})` }] };
     }
     if (result.action !== "accept") return { content: [{ type: "text", text: `not consented: ${result.action}` }] };
+    // The flow at the page ended: say so, and give the host a moment to show it before the call ends.
     await server.server.createElicitationCompletionNotifier(elicitationId)();
+    await new Promise((resolve) => setTimeout(resolve, 500));
     return { content: [{ type: "text", text: "consented: accept" }] };
   },
 );
