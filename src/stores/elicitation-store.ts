@@ -85,7 +85,13 @@ export function elicitationTables(schema: string): string[] {
       settled_at timestamptz
     )`,
     `create index if not exists elicitations_by_thread on ${s}.elicitations (thread_id, created_at)`,
-    // URL mode (added after the table): consent to open a URL instead of a form.
+  ];
+}
+
+/** Migration 3: URL mode (src/elicitation/url.ts), consent to open a URL instead of a form, and its completion. */
+export function elicitationUrlColumns(schema: string): string[] {
+  const s = quoteSchemaName(schema);
+  return [
     `alter table ${s}.elicitations add column if not exists mode text not null default 'form'`,
     `alter table ${s}.elicitations add column if not exists url text`,
     `alter table ${s}.elicitations add column if not exists completed_at timestamptz`,
