@@ -89,7 +89,7 @@ export type ModelErrorCode =
   | "model_request_failed"
   | "model_invalid_usage";
 /** `ledger_order`: a call's ledger rows are not what the journal knows they must be (a bug, never an input). */
-export type RuntimeErrorCode = "illegal_transition" | "ledger_order";
+export type RuntimeErrorCode = "illegal_transition" | "ledger_order" | "elicitation_url_refused";
 
 /** Base of all Warrant errors. */
 export class WarrantError extends Error {

@@ -6,6 +6,11 @@
  * defaults, the route that answers it) and, at a terminal, asked field by
  * field and sent to `POST /threads/{id}/elicitations/{elicitation_id}`. A
  * refused answer prints the fields the server named and is asked again.
+ *
+ * A URL-mode question (the server asks the user to open a page) prints the
+ * server, its message, the host and the full URL, and asks for explicit
+ * consent (y/N, anything but yes declines). The CLI never opens or fetches
+ * the URL: it prints it for the user to open.
  */
 import type { FieldSchema, RequestedSchema } from "../elicitation/schema.js";
 import type { ReviewIO } from "./review.js";
@@ -19,10 +24,16 @@ export interface OpenElicitation {
   requested_schema: RequestedSchema;
   defaults: Record<string, unknown>;
   expires_at: string;
+  /** `url`: consent to open `url` (on `host`); no form. */
+  mode?: "form" | "url";
+  url?: string;
+  host?: string;
 }
 
 export type ElicitationReply =
   | { action: "accept"; content: Record<string, unknown> }
+  /** URL mode: consent, no content. */
+  | { action: "accept"; content?: undefined }
   | { action: "decline" }
   | { action: "cancel" };
 
@@ -35,6 +46,7 @@ function describeField(name: string, field: FieldSchema, required: boolean): str
 
 /** The question as the terminal shows it. */
 export function elicitationCard(question: OpenElicitation): string {
+  if (question.mode === "url") return urlCard(question);
   const required = new Set(question.requested_schema.required ?? []);
   return [
     `The ${question.server} server asks (during ${question.tool}; only you can answer; open until ${question.expires_at}):`,
@@ -45,6 +57,27 @@ export function elicitationCard(question: OpenElicitation): string {
     ),
     `  answer: POST /threads/${question.thread_id}/elicitations/${question.elicitation_id} {"action": "accept", "content": {…}} | {"action": "decline"} | {"action": "cancel"}`,
   ].join("\n");
+}
+
+function urlCard(question: OpenElicitation): string {
+  const route = `POST /threads/${question.thread_id}/elicitations/${question.elicitation_id}`;
+  return [
+    `The ${question.server} server asks you to open a page (during ${question.tool}; only you can answer; open until ${question.expires_at}):`,
+    `  ${question.message}`,
+    `  host: ${question.host ?? ""}`,
+    `  url:  ${question.url ?? ""}`,
+    `  answer: ${route} {"action": "accept"} (you consent to open it) | {"action": "decline"}`,
+  ].join("\n");
+}
+
+/** Asks for consent to open the URL: only an explicit yes accepts; the URL is printed, never opened here. */
+async function askUrlConsent(question: OpenElicitation, io: ReviewIO): Promise<ElicitationReply | undefined> {
+  io.write(`  Open ${question.host ?? "the page"} yourself? Consent (y/N): `);
+  const choice = (await io.readLine())?.trim().toLowerCase();
+  if (choice === undefined) return undefined;
+  if (choice !== "y" && choice !== "yes") return { action: "decline" };
+  io.write(`  Open this URL in your browser (the agent never sees it):\n  ${question.url ?? ""}\n`);
+  return { action: "accept" };
 }
 
 /** A typed value from what was typed; empty means "leave it out" (the default applies). */
@@ -61,6 +94,7 @@ function typedValue(field: FieldSchema, text: string): unknown {
 
 /** Asks answer / decline / cancel, then each field; undefined when input ends. */
 export async function askElicitation(question: OpenElicitation, io: ReviewIO): Promise<ElicitationReply | undefined> {
+  if (question.mode === "url") return askUrlConsent(question, io);
   for (;;) {
     io.write("  (a)nswer, (d)ecline or (c)ancel? ");
     const choice = (await io.readLine())?.trim().toLowerCase();

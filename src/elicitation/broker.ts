@@ -9,6 +9,10 @@
  * told `decline`). A thread with no run streaming in this process (a CLI run
  * with no one to ask) is declined at once.
  *
+ * A URL-mode question (the owner consents to open a URL the server names)
+ * goes the same way with no form; the server's later completion notification
+ * stamps the row and pushes `{type: "elicitation_completed"}`.
+ *
  * Each question ends in an `elicited` audit event of the run (chained): the
  * call, the server, the outcome, who answered. Never the content.
  */
@@ -35,6 +39,10 @@ export interface ElicitationEvent {
   tool: string;
   message: string;
   requested_schema: ElicitationQuestion["schema"];
+  /** `url`: the owner is asked to consent to open `url` (on `host`), not to fill a form. */
+  mode: "form" | "url";
+  url?: string | undefined;
+  host?: string | undefined;
   /** The form's defaults (SEP-1034): prefilled, and sent for any field the answer leaves out. */
   defaults: AnswerContent;
   expires_at: string;
@@ -57,6 +65,8 @@ export interface ElicitationRecords {
     tenant: string;
     message: string;
     requested_schema: RequestedSchema;
+    mode: "form" | "url";
+    url: string | null;
     expires_at: string;
   }): Promise<void>;
   get(elicitationId: string): Promise<{ answered_by: string | null } | undefined>;
@@ -64,6 +74,8 @@ export interface ElicitationRecords {
   close(elicitationId: string, status: "timeout" | "cancel"): Promise<boolean>;
   /** The answer of a settled row, taken once; undefined while pending. */
   take(elicitationId: string): Promise<{ status: string; content: AnswerContent | null } | undefined>;
+  /** Notes that the server said a URL-mode question is complete; false when it was not an accepted one. */
+  complete(elicitationId: string): Promise<boolean>;
 }
 
 export interface ElicitationBrokerOptions {
@@ -82,6 +94,8 @@ export function createElicitationBroker(options: ElicitationBrokerOptions): Elic
   const now = options.now ?? Date.now;
   /** Who answered each question this instance asked (for the audit event). */
   const answeredBy = new Map<ElicitationQuestion, { id: string; by: string | null }>();
+  /** The ids of settled URL-mode questions, until the server says they are complete (weak: forgotten with them). */
+  const askedIds = new WeakMap<ElicitationQuestion, { id: string }>();
 
   return {
     async ask(question, signal) {
@@ -97,6 +111,8 @@ export function createElicitationBroker(options: ElicitationBrokerOptions): Elic
         tool: call.tool,
         message: question.message,
         requested_schema: question.schema,
+        mode: question.url ? "url" : "form",
+        ...(question.url ? { url: question.url.url, host: question.url.host } : {}),
         defaults: question.defaults,
         expires_at: expiresAt,
       };
@@ -111,6 +127,8 @@ export function createElicitationBroker(options: ElicitationBrokerOptions): Elic
         tenant: call.principal.tenant,
         message: question.message,
         requested_schema: question.schema,
+        mode: event.mode,
+        url: question.url?.url ?? null,
         expires_at: expiresAt,
       });
       answeredBy.set(question, { id: elicitationId, by: null });
@@ -154,9 +172,15 @@ export function createElicitationBroker(options: ElicitationBrokerOptions): Elic
         await sleep(Math.min(POLL_MS, left), undefined, { signal }).catch(() => undefined);
       }
     },
+    async completed(question) {
+      const asked = answeredBy.get(question) ?? askedIds.get(question);
+      if (!asked || !(await store.complete(asked.id))) return;
+      push(question.call.threadId, "custom", { type: "elicitation_completed", elicitation_id: asked.id });
+    },
     async settled(question, outcome: ElicitationOutcome, detail) {
       const asked = answeredBy.get(question);
       answeredBy.delete(question);
+      if (asked && question.url) askedIds.set(question, asked);
       const record = question.call.record;
       if (!options.audit || !record) return asked?.id;
       await options.audit.record(

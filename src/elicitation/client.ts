@@ -1,5 +1,5 @@
 /**
- * Elicitation as a human step (MCP `elicitation/create`, form mode). The
+ * Elicitation as a human step (MCP `elicitation/create`, form and URL mode). The
  * host declares the `elicitation` capability only when it has a broker to
  * ask the run's owner (`ElicitationBroker`); the model never sees the
  * question and never answers it.
@@ -18,7 +18,13 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ElicitationCompleteNotificationSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
 import type { RunStart } from "../audit/chain.js";
 import {
@@ -29,6 +35,7 @@ import {
   type AnswerContent,
   type RequestedSchema,
 } from "./schema.js";
+import { checkElicitationUrl, URL_REFUSED } from "./url.js";
 
 /** The call a question is asked in. */
 export interface ElicitationCall {
@@ -56,6 +63,8 @@ export interface ElicitationQuestion {
   schema: RequestedSchema;
   /** The form's defaults (SEP-1034), shown prefilled. */
   defaults: AnswerContent;
+  /** URL mode: the checked URL the owner may open, its host, and the server's id of the question. */
+  url?: { url: string; host: string; serverId: string } | undefined;
 }
 
 /** How a question ended. `timeout` reaches the server as `decline`. */
@@ -72,10 +81,17 @@ export interface ElicitationBroker {
   ask(question: ElicitationQuestion, signal: AbortSignal): Promise<ElicitationAnswer>;
   /** Records how a question ended (never the answer's content); returns the question's id when it was asked. */
   settled?(question: ElicitationQuestion, outcome: ElicitationOutcome, detail: string): Promise<string | undefined>;
+  /** Records that the server said a URL-mode question it asked is complete (`notifications/elicitation/complete`). */
+  completed?(question: ElicitationQuestion): Promise<void>;
 }
 
-/** Answers one `elicitation/create` of `client`'s server. */
-export type ElicitationHandler = (client: object, params: unknown, signal: AbortSignal) => Promise<ElicitResult>;
+/**
+ * Answers one `elicitation/create` of `client`'s server; `complete` takes
+ * the server's `notifications/elicitation/complete`.
+ */
+export type ElicitationHandler = ((client: object, params: unknown, signal: AbortSignal) => Promise<ElicitResult>) & {
+  complete?: (params: { elicitationId: string }) => Promise<void>;
+};
 
 interface InFlightCall {
   call: ElicitationCall;
@@ -87,12 +103,15 @@ interface InFlightCall {
 const callContext = new AsyncLocalStorage<InFlightCall>();
 const inFlight = new WeakMap<object, Set<InFlightCall>>();
 
-/** The host's MCP client, declaring form elicitation when `elicit` answers it. */
+/** The host's MCP client, declaring form and URL elicitation when `elicit` answers it. */
 export function createHostClient(elicit?: ElicitationHandler): Client {
   const info = { name: "warrant-host", version: "0.1.0" };
   if (!elicit) return new Client(info);
-  const client = new Client(info, { capabilities: { elicitation: { form: {} } } });
+  const client = new Client(info, { capabilities: { elicitation: { form: {}, url: {} } } });
   client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(client, request.params, extra.signal));
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) =>
+    elicit.complete ? elicit.complete(notification.params) : Promise.resolve(),
+  );
   return client;
 }
 
@@ -167,6 +186,9 @@ export async function elicitableCall<T>(
 
 const DECLINE: ElicitResult = { action: "decline" };
 
+/** How many URL-mode questions of one server are remembered for their completion notification. */
+const REMEMBERED_URLS = 200;
+
 /** Builds the handler of one server's elicitations. `allowed`: the operator lets this server ask users. */
 export function elicitationHandler(options: {
   server: string;
@@ -175,9 +197,17 @@ export function elicitationHandler(options: {
   log: (line: string) => void;
 }): ElicitationHandler {
   const { server, broker, log } = options;
-  return async (client, params, signal) => {
+  /** URL-mode questions this handler asked, by the server's id: its completion notification finds its row. */
+  const urlQuestions = new Map<string, ElicitationQuestion>();
+  const handler: ElicitationHandler = async (client, params, signal) => {
     const entry = callOf(client);
-    const form = params as { mode?: string; message?: unknown; requestedSchema?: RequestedSchema };
+    const request = params as {
+      mode?: string;
+      message?: unknown;
+      requestedSchema?: RequestedSchema;
+      url?: unknown;
+      elicitationId?: unknown;
+    };
     if (!entry) {
       log(`[warrant mcp] declined an elicitation of ${server}: it came with no single call in flight\n`);
       return DECLINE;
@@ -189,17 +219,31 @@ export function elicitationHandler(options: {
       return DECLINE;
     };
     if (!options.allowed) return refuse("the server is not configured to elicit (`elicitation: true`)");
-    if (form.mode !== undefined && form.mode !== "form") return refuse("only form elicitation is supported");
-    const schema = form.requestedSchema;
-    if (!schema || typeof form.message !== "string") return refuse("the request has no form");
-    const shape = checkRequestedSchema(schema);
-    if (!shape.ok) return refuse(shape.reason);
-    const question: ElicitationQuestion = {
-      call: entry.call,
-      message: displayText(form.message, 2_000),
-      schema,
-      defaults: defaultsOf(schema),
-    };
+    let question: ElicitationQuestion;
+    if (request.mode === "url") {
+      const checked = urlQuestionOf(entry.call, request);
+      if (!checked.ok) {
+        // A typed error, not a silent decline: the server learns why; the refusal is recorded like any other.
+        await refuse(`${URL_REFUSED}: ${checked.reason}`);
+        throw new McpError(ErrorCode.InvalidParams, `${URL_REFUSED}: ${checked.reason}`, {
+          code: URL_REFUSED,
+          reason: checked.reason,
+        });
+      }
+      question = checked.question;
+    } else {
+      if (request.mode !== undefined && request.mode !== "form") return refuse("unknown elicitation mode");
+      const schema = request.requestedSchema;
+      if (!schema || typeof request.message !== "string") return refuse("the request has no form");
+      const shape = checkRequestedSchema(schema);
+      if (!shape.ok) return refuse(shape.reason);
+      question = {
+        call: entry.call,
+        message: displayText(request.message, 2_000),
+        schema,
+        defaults: defaultsOf(schema),
+      };
+    }
     const stop = new AbortController();
     const abort = () => stop.abort();
     signal.addEventListener("abort", abort, { once: true });
@@ -216,12 +260,58 @@ export function elicitationHandler(options: {
       signal.removeEventListener("abort", abort);
       entry.signal.removeEventListener("abort", abort);
     }
-    const result = toResult(schema, answer);
+    const result = question.url ? toUrlResult(answer) : toResult(question.schema, answer);
     const outcome = answer.action === "accept" && result.action !== "accept" ? "refused" : answer.action;
-    const id = await broker.settled?.(question, outcome, "").catch(() => undefined);
+    const detail = question.url ? `url host ${question.url.host}` : "";
+    const id = await broker.settled?.(question, outcome, detail).catch(() => undefined);
     entry.call.elicited?.push({ id: id ?? null, outcome });
+    if (question.url && outcome === "accept") {
+      urlQuestions.set(question.url.serverId, question);
+      if (urlQuestions.size > REMEMBERED_URLS) urlQuestions.delete(urlQuestions.keys().next().value ?? "");
+    }
     return result;
   };
+  handler.complete = async ({ elicitationId }) => {
+    const question = urlQuestions.get(elicitationId);
+    // A completion of a question this host never consented to (or forgot) changes nothing.
+    if (!question) return;
+    urlQuestions.delete(elicitationId);
+    await broker.completed?.(question).catch((error: unknown) => {
+      log(`[warrant mcp] completion of an elicitation of ${server} not recorded: ${String(error)}\n`);
+    });
+  };
+  return handler;
+}
+
+const NO_FORM: RequestedSchema = { type: "object", properties: {} };
+
+/** A URL-mode request as a question, or why it is refused. */
+function urlQuestionOf(
+  call: ElicitationCall,
+  request: { message?: unknown; url?: unknown; elicitationId?: unknown },
+): { ok: true; question: ElicitationQuestion } | { ok: false; reason: string } {
+  const { elicitationId } = request;
+  if (typeof request.message !== "string") return { ok: false, reason: "no message" };
+  if (typeof elicitationId !== "string" || elicitationId === "" || elicitationId.length > 200)
+    return { ok: false, reason: "no usable elicitationId" };
+  const checked = checkElicitationUrl(request.url);
+  if (!checked.ok) return checked;
+  return {
+    ok: true,
+    question: {
+      call,
+      message: displayText(request.message, 2_000),
+      schema: NO_FORM,
+      defaults: {},
+      url: { url: checked.url, host: checked.host, serverId: elicitationId },
+    },
+  };
+}
+
+/** The server's view of a URL-mode answer: consent carries no content; a timeout is a decline. */
+function toUrlResult(answer: ElicitationAnswer): ElicitResult {
+  if (answer.action === "accept") return { action: "accept" };
+  return answer.action === "cancel" ? { action: "cancel" } : DECLINE;
 }
 
 /** The server's view of an answer: defaults filled in (SEP-1034), checked once more; a timeout is a decline. */
@@ -233,5 +323,5 @@ function toResult(schema: RequestedSchema, answer: ElicitationAnswer): ElicitRes
 }
 
 function blankQuestion(call: ElicitationCall): ElicitationQuestion {
-  return { call, message: "", schema: { type: "object", properties: {} }, defaults: {} };
+  return { call, message: "", schema: NO_FORM, defaults: {} };
 }

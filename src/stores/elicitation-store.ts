@@ -23,14 +23,22 @@ export interface ElicitationRow {
   tenant: string;
   message: string;
   requested_schema: RequestedSchema;
+  /** `url`: consent to open `url`, no form. */
+  mode: "form" | "url";
+  url: string | null;
   status: ElicitationStatus;
   answered_by: string | null;
   created_at: string;
   expires_at: string;
   settled_at: string | null;
+  /** When the server said a consented URL-mode question is complete. */
+  completed_at: string | null;
 }
 
-export type NewElicitation = Omit<ElicitationRow, "status" | "answered_by" | "created_at" | "settled_at">;
+export type NewElicitation = Omit<
+  ElicitationRow,
+  "status" | "answered_by" | "created_at" | "settled_at" | "completed_at"
+>;
 
 export interface ElicitationStore {
   open(row: NewElicitation): Promise<void>;
@@ -50,6 +58,8 @@ export interface ElicitationStore {
    */
   take(elicitationId: string): Promise<{ status: ElicitationStatus; content: AnswerContent | null } | undefined>;
   listThread(threadId: string): Promise<ElicitationRow[]>;
+  /** Stamps an accepted URL-mode row complete; false when it is not one (or was stamped already). */
+  complete(elicitationId: string): Promise<boolean>;
 }
 
 export function elicitationTables(schema: string): string[] {
@@ -78,13 +88,24 @@ export function elicitationTables(schema: string): string[] {
   ];
 }
 
-const COLUMNS = `elicitation_id, thread_id, run_id, call_id, server, tool, owner, tenant, message, requested_schema,
-  status, answered_by, created_at, expires_at, settled_at`;
+/** Migration 3: URL mode (src/elicitation/url.ts), consent to open a URL instead of a form, and its completion. */
+export function elicitationUrlColumns(schema: string): string[] {
+  const s = quoteSchemaName(schema);
+  return [
+    `alter table ${s}.elicitations add column if not exists mode text not null default 'form'`,
+    `alter table ${s}.elicitations add column if not exists url text`,
+    `alter table ${s}.elicitations add column if not exists completed_at timestamptz`,
+  ];
+}
 
-interface RawRow extends Omit<ElicitationRow, "created_at" | "expires_at" | "settled_at"> {
+const COLUMNS = `elicitation_id, thread_id, run_id, call_id, server, tool, owner, tenant, message, requested_schema,
+  mode, url, status, answered_by, created_at, expires_at, settled_at, completed_at`;
+
+interface RawRow extends Omit<ElicitationRow, "created_at" | "expires_at" | "settled_at" | "completed_at"> {
   created_at: Date;
   expires_at: Date;
   settled_at: Date | null;
+  completed_at: Date | null;
 }
 
 function toRow(raw: RawRow): ElicitationRow {
@@ -93,6 +114,7 @@ function toRow(raw: RawRow): ElicitationRow {
     created_at: raw.created_at.toISOString(),
     expires_at: raw.expires_at.toISOString(),
     settled_at: raw.settled_at ? raw.settled_at.toISOString() : null,
+    completed_at: raw.completed_at ? raw.completed_at.toISOString() : null,
   };
 }
 
@@ -102,8 +124,8 @@ export function createElicitationStore(pool: pg.Pool, schema: string): Elicitati
     async open(row) {
       await pool.query(
         `insert into ${s}.elicitations (elicitation_id, thread_id, run_id, call_id, server, tool, owner, tenant, message,
-           requested_schema, expires_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::timestamptz)`,
+           requested_schema, expires_at, mode, url)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::timestamptz, $12, $13)`,
         [
           row.elicitation_id,
           row.thread_id,
@@ -116,6 +138,8 @@ export function createElicitationStore(pool: pg.Pool, schema: string): Elicitati
           row.message,
           JSON.stringify(row.requested_schema),
           row.expires_at,
+          row.mode,
+          row.url,
         ],
       );
     },
@@ -159,6 +183,14 @@ export function createElicitationStore(pool: pg.Pool, schema: string): Elicitati
       );
       const row = result.rows[0] as { status: ElicitationStatus; content: AnswerContent | null } | undefined;
       return row ? { status: row.status, content: row.content } : undefined;
+    },
+    async complete(elicitationId) {
+      const result = await pool.query(
+        `update ${s}.elicitations set completed_at = now()
+          where elicitation_id = $1 and mode = 'url' and status = 'accept' and completed_at is null`,
+        [elicitationId],
+      );
+      return result.rowCount === 1;
     },
     async listThread(threadId) {
       const result = await pool.query(

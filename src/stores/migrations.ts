@@ -19,7 +19,7 @@ import { approvalTables } from "./approval-store.js";
 import { auditChainTables } from "./audit-chain-store.js";
 import { auditTables } from "./audit-store.js";
 import { cronTables } from "./cron-store.js";
-import { elicitationTables } from "./elicitation-store.js";
+import { elicitationTables, elicitationUrlColumns } from "./elicitation-store.js";
 import { ledgerTables, ledgerTaskColumn } from "./ledger-columns.js";
 import { oauthCredentialTables } from "./oauth-token-store.js";
 import { pinTables } from "./pin-store.js";
@@ -67,4 +67,5 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   { version: 2, name: "ledger task ids", statements: ledgerTaskColumn },
+  { version: 3, name: "elicitation url mode", statements: elicitationUrlColumns },
 ];

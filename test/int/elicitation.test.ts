@@ -15,13 +15,21 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { Client } from "@langchain/langgraph-sdk";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "./support/fake-openai.js";
 import { finalReply } from "../support/scripted-model.js";
 import { proposeBooking, writeElicitingConfig, type ElicitationEventData } from "./support/elicitation.js";
-import { createServerSandbox, waitUntil, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
+import {
+  answerAs,
+  customOf,
+  elicitationOf,
+  ledgerRowsOf,
+  queryRows,
+  startRun,
+  toolTextOf,
+  type Streamed,
+} from "./support/elicitation-run.js";
 
 let sandbox: ServerSandbox | undefined;
 let fake: FakeOpenAI | undefined;
@@ -47,72 +55,10 @@ afterAll(async () => {
   }
 });
 
-interface Streamed {
-  events: { event: string; data: unknown }[];
-  done: Promise<void>;
-}
-
-/** Starts a run on a new thread of alice's and collects its stream events in the background. */
-async function startRun(client: Client, text: string): Promise<{ threadId: string; streamed: Streamed }> {
-  const thread = await client.threads.create();
-  const events: Streamed["events"] = [];
-  const stream = client.runs.stream(thread.thread_id, "agent", {
-    input: { messages: [{ role: "human", content: text }] },
-    streamMode: ["values", "custom"],
-  });
-  const done = (async () => {
-    for await (const chunk of stream) events.push({ event: chunk.event, data: chunk.data });
-  })();
-  return { threadId: thread.thread_id, streamed: { events, done } };
-}
-
-function customOf(streamed: Streamed, type: string): Record<string, unknown>[] {
-  return streamed.events
-    .filter((chunk) => chunk.event === "custom")
-    .map((chunk) => chunk.data as Record<string, unknown>)
-    .filter((data) => data["type"] === type);
-}
-
-async function elicitationOf(streamed: Streamed): Promise<ElicitationEventData> {
-  await waitUntil(() => customOf(streamed, "elicitation").length > 0, "the elicitation event", 60_000);
-  return customOf(streamed, "elicitation")[0] as unknown as ElicitationEventData;
-}
-
-function toolTextOf(streamed: Streamed): string {
-  const values = [...streamed.events].reverse().find((chunk) => chunk.event === "values")?.data as
-    | { messages?: { type?: string; content?: unknown }[] }
-    | undefined;
-  const tool = values?.messages?.find((message) => message.type === "tool");
-  return String(tool?.content ?? "");
-}
-
-/** The tool call's ledger rows in the run's last state (the rows the execute node wrote). */
-function ledgerOf(streamed: Streamed): Record<string, unknown>[] {
-  const values = [...streamed.events].reverse().find((chunk) => chunk.event === "values")?.data as
-    | { ledger?: Record<string, unknown>[] }
-    | undefined;
-  return (values?.ledger ?? []).filter((row) => row["tool"] === "book_review_slot");
-}
-
-async function answer(target: ServerProcess, user: string, event: ElicitationEventData, body: unknown) {
-  const response = await sandbox!.fetch(target, `/threads/${event.thread_id}/elicitations/${event.elicitation_id}`, {
-    method: "POST",
-    body: typeof body === "string" ? body : JSON.stringify(body),
-    headers: { "content-type": "application/json" },
-    user,
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-async function query<T>(sql: string, params: unknown[]): Promise<T[]> {
-  const client = new pg.Client({ connectionString: sandbox!.databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const ledgerOf = (streamed: Streamed) => ledgerRowsOf(streamed, "book_review_slot");
+const answer = (target: ServerProcess, user: string, event: ElicitationEventData, body: unknown) =>
+  answerAs(sandbox!, target, user, event, body);
+const query = <T>(sql: string, params: unknown[]) => queryRows<T>(sandbox!.databaseUrl, sql, params);
 
 describe("elicitation through the API", () => {
   it("the owner answers a date; a reviewer and malformed answers are refused; nothing of the content is kept", async () => {

@@ -100,7 +100,7 @@ describe("routing a question to its call", () => {
     expect(fake.asked.map((question) => question.call.tool)).toEqual(["mine"]);
   });
 
-  it("refuses a server not configured to elicit, a URL-mode request and a form that does not fit", async () => {
+  it("refuses a server not configured to elicit, a hostile URL-mode request and a form that does not fit", async () => {
     const fake = broker({ action: "accept", content: { date: "2026-12-24" } });
     const mcp = client();
     const ask = (allowed: boolean, params: unknown) =>
@@ -112,9 +112,10 @@ describe("routing a question to its call", () => {
         ),
       );
     expect(await ask(false, PARAMS)).toEqual({ action: "decline" });
-    expect(await ask(true, { mode: "url", message: "Open", url: "https://example.edu" })).toEqual({
-      action: "decline",
-    });
+    // A URL the host will not show: a typed error to the server, recorded as refused, no one asked.
+    await expect(
+      ask(true, { mode: "url", message: "Open", url: "javascript:alert(1)", elicitationId: "e-1" }),
+    ).rejects.toMatchObject({ code: -32602, data: { code: "elicitation_url_refused" } });
     const badDefault = {
       message: "x",
       requestedSchema: { type: "object", properties: { n: { type: "integer", minimum: 5, default: 1 } } },
@@ -122,6 +123,28 @@ describe("routing a question to its call", () => {
     expect(await ask(true, badDefault)).toEqual({ action: "decline" });
     expect(fake.asked).toEqual([]);
     expect(fake.settled).toEqual(["refused", "refused", "refused"]);
+  });
+
+  it("a URL-mode question asks the owner with the checked URL; consent reaches the server with no content", async () => {
+    const fake = broker({ action: "accept", content: { smuggled: "x" } });
+    const completed: ElicitationQuestion[] = [];
+    fake.value.completed = async (question) => void completed.push(question);
+    const mcp = client();
+    const handle = elicitationHandler({ server: "booking", allowed: true, broker: fake.value, log: () => undefined });
+    const params = { mode: "url", message: "Connect", url: "https://Consent.Example.com/c?s=1", elicitationId: "e-7" };
+    const result = await elicitableCall(mcp, call("book"), options, () =>
+      handle(mcp, params, new AbortController().signal),
+    );
+    expect(result).toEqual({ action: "accept" });
+    expect(fake.asked.map((question) => question.url)).toEqual([
+      { url: "https://consent.example.com/c?s=1", host: "consent.example.com", serverId: "e-7" },
+    ]);
+    expect(fake.settled).toEqual(["accept"]);
+    // The completion of an id the host never consented to changes nothing; the consented one is recorded once.
+    await handle.complete?.({ elicitationId: "e-unknown" });
+    await handle.complete?.({ elicitationId: "e-7" });
+    await handle.complete?.({ elicitationId: "e-7" });
+    expect(completed).toEqual([fake.asked[0]]);
   });
 
   it("a timeout reaches the server as decline; an answer that does not fit the form is never sent", async () => {

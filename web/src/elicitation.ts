@@ -1,7 +1,8 @@
 /**
  * A server's question to the run's owner during a tool call (elicitation):
  * read from the run's `custom` stream events (`{type: "elicitation"}`, and
- * `{type: "elicitation_closed"}` when it ends) or from
+ * `{type: "elicitation_closed"}` when it ends, `{type: "elicitation_completed"}`
+ * when the server says a consented URL-mode question is done) or from
  * `GET /threads/{id}/elicitations` after a reload, and answered with
  * `POST /threads/{id}/elicitations/{elicitation_id}`.
  */
@@ -32,10 +33,18 @@ export interface Elicitation {
   requested_schema: { type: "object"; properties: Record<string, ElicitationField>; required?: string[] };
   defaults: Record<string, unknown>;
   expires_at: string;
+  /** `url`: the owner is asked to consent to open `url` (on `host`); there is no form. */
+  mode?: "form" | "url";
+  url?: string;
+  host?: string;
+  /** The page's own: a URL question the owner accepted stays shown until the server says it is complete. */
+  state?: "accepted" | "completed";
 }
 
 export type ElicitationAnswer =
   | { action: "accept"; content: Record<string, unknown> }
+  /** URL mode: consent, with no content. */
+  | { action: "accept"; content?: undefined }
   | { action: "decline" }
   | { action: "cancel" };
 
@@ -57,6 +66,18 @@ export function closedElicitationOf(data: unknown): string | null {
   return isRecord(data) && data.type === "elicitation_closed" && typeof data.elicitation_id === "string"
     ? data.elicitation_id
     : null;
+}
+
+/** The id of the URL-mode question a custom event says is complete, if it says so. */
+export function completedElicitationOf(data: unknown): string | null {
+  return isRecord(data) && data.type === "elicitation_completed" && typeof data.elicitation_id === "string"
+    ? data.elicitation_id
+    : null;
+}
+
+/** The outcome a closing event carries (`accept`, `decline`, …). */
+export function closedOutcomeOf(data: unknown): string | null {
+  return isRecord(data) && typeof data.outcome === "string" ? data.outcome : null;
 }
 
 /** Why the server refused an answer: its code and the fields it named. */

@@ -2,11 +2,15 @@
  * The open questions of the thread's running call (elicitations): added by
  * the run's `custom` stream events, removed when one closes or is answered,
  * and read again from the server when the thread is opened (after a reload).
+ * A URL-mode question the owner accepted stays, marked accepted, then
+ * completed when the server says so.
  */
 import { useCallback, useEffect, useState } from "react";
 import {
   answerElicitation,
   closedElicitationOf,
+  closedOutcomeOf,
+  completedElicitationOf,
   elicitationOf,
   fetchOpenElicitations,
   type AnswerRefusal,
@@ -40,14 +44,25 @@ export function useElicitations(token: string, threadId: string | null) {
         known.some((item) => item.elicitation_id === asked.elicitation_id) ? known : [...known, asked],
       );
     const closed = closedElicitationOf(data);
-    if (closed) setQuestions((known) => known.filter((item) => item.elicitation_id !== closed));
+    if (closed)
+      setQuestions((known) =>
+        known.flatMap((item) => {
+          if (item.elicitation_id !== closed) return [item];
+          if (item.mode !== "url" || closedOutcomeOf(data) !== "accept") return [];
+          return [{ ...item, state: item.state ?? ("accepted" as const) }];
+        }),
+      );
+    const completed = completedElicitationOf(data);
+    if (completed) setQuestions((known) => marked(known, completed, "completed"));
   }, []);
 
   const answer = useCallback(
     async (question: Elicitation, sent: ElicitationAnswer): Promise<AnswerRefusal | null> => {
       const refusal = await answerElicitation(token, question, sent);
+      if (!refusal && question.mode === "url" && sent.action === "accept")
+        setQuestions((known) => marked(known, question.elicitation_id, "accepted"));
       // Taken, or no longer open: either way the form goes.
-      if (!refusal || refusal.code === "elicitation_closed")
+      else if (!refusal || refusal.code === "elicitation_closed")
         setQuestions((known) => known.filter((item) => item.elicitation_id !== question.elicitation_id));
       return refusal;
     },
@@ -55,4 +70,9 @@ export function useElicitations(token: string, threadId: string | null) {
   );
 
   return { questions, onCustomEvent, answer };
+}
+
+/** The questions with one marked accepted or completed (completed is never undone). */
+function marked(known: Elicitation[], id: string, state: "accepted" | "completed"): Elicitation[] {
+  return known.map((item) => (item.elicitation_id === id && item.state !== "completed" ? { ...item, state } : item));
 }

@@ -88,7 +88,16 @@ export const StoreItemSchema = z.looseObject({
 export const ReviewSchema = z.looseObject({ thread_id: z.string(), owner: z.string(), review: z.unknown() }).partial();
 
 export const ElicitationSchema = z
-  .object({ elicitation_id: z.string(), server: z.string(), message: z.string(), expires_at: Timestamp })
+  .object({
+    elicitation_id: z.string(),
+    server: z.string(),
+    message: z.string(),
+    expires_at: Timestamp,
+    /** `url`: the owner consents to open `url` (whose host is `host`); there is no form. */
+    mode: z.enum(["form", "url"]),
+    url: z.string(),
+    host: z.string(),
+  })
   .partial();
 
 export const Health = z.looseObject({

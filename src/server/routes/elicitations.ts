@@ -4,6 +4,7 @@
  *   GET  /threads/{thread_id}/elicitations                   → { elicitations: [open questions] }
  *   POST /threads/{thread_id}/elicitations/{elicitation_id}  body: {"action": "accept", "content": {...}}
  *                                                                 | {"action": "decline"} | {"action": "cancel"}
+ *                                                            (URL mode: {"action": "accept"} is consent, no content)
  *                                                            → { elicitation_id, status }
  *
  * Only the run's owner answers (the principal of the verified token, never a
@@ -26,7 +27,8 @@ import { ApiError } from "../../errors.js";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const AnswerSchema = z.discriminatedUnion("action", [
-  z.object({ action: z.literal("accept"), content: z.unknown() }).strict(),
+  // `content` is the form's answer; a URL-mode question's consent has none.
+  z.object({ action: z.literal("accept"), content: z.unknown().optional() }).strict(),
   z.object({ action: z.literal("decline") }).strict(),
   z.object({ action: z.literal("cancel") }).strict(),
 ]);
@@ -42,6 +44,8 @@ function view(row: ElicitationRow) {
     tool: row.tool,
     message: row.message,
     requested_schema: row.requested_schema,
+    mode: row.mode,
+    ...(row.url === null ? {} : { url: row.url, host: new URL(row.url).host }),
     defaults: Object.fromEntries(
       Object.entries(row.requested_schema.properties).flatMap(([name, field]) =>
         field.default === undefined ? [] : [[name, field.default]],
@@ -78,7 +82,11 @@ export function registerElicitationRoutes(app: Hono<Env>, context: RouteContext,
     if (row.status !== "pending" || Date.parse(row.expires_at) <= Date.now())
       throw new ApiError("elicitation_closed", "the question is no longer open");
     let content = null;
-    if (parsed.data.action === "accept") {
+    if (row.mode === "url" && parsed.data.action === "accept" && parsed.data.content !== undefined)
+      throw new ApiError("invalid_request", 'consent to open a URL is {"action": "accept"} with no content');
+    if (row.mode === "form" && parsed.data.action === "accept") {
+      if (parsed.data.content === undefined)
+        throw new ApiError("invalid_request", 'the body must be {"action": "accept", "content": {...}}');
       const checked = validateAnswer(row.requested_schema, parsed.data.content);
       if (!checked.ok)
         return c.json(

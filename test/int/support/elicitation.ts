@@ -7,6 +7,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { ConsentPage } from "./consent-pages.js";
 import type { ScriptedCompletion } from "./fake-openai.js";
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 20 };
@@ -30,6 +31,12 @@ export async function writeElicitingConfig(directory: string, timeoutMs: number,
         risk: "read",
         timeout_ms: 5_000,
       },
+      open_consent_page: {
+        server: "booking",
+        description: "Asks the user to open a page of the server's.",
+        risk: "read",
+        timeout_ms: 5_000,
+      },
     },
     elicitation: { timeout_ms: timeoutMs },
   };
@@ -40,6 +47,13 @@ export async function writeElicitingConfig(directory: string, timeoutMs: number,
 export const proposeBooking = (topic: string): ScriptedCompletion => ({
   kind: "completion",
   tool_calls: [{ id: "call_booking_1", name: "book_review_slot", arguments: JSON.stringify({ topic }) }],
+  finish_reason: "tool_calls",
+  usage: USAGE,
+});
+
+export const proposeConsentPage = (page: ConsentPage): ScriptedCompletion => ({
+  kind: "completion",
+  tool_calls: [{ id: "call_consent_1", name: "open_consent_page", arguments: JSON.stringify({ page }) }],
   finish_reason: "tool_calls",
   usage: USAGE,
 });
@@ -56,4 +70,7 @@ export interface ElicitationEventData {
   requested_schema: { type: "object"; properties: Record<string, Record<string, unknown>>; required?: string[] };
   defaults: Record<string, unknown>;
   expires_at: string;
+  mode?: "form" | "url";
+  url?: string;
+  host?: string;
 }

@@ -15,6 +15,7 @@ import type { AgentValues, ResumeDecision, SessionInfo } from "../types";
 import { ApprovalPanel } from "./ApprovalPanel";
 import { AssistantQuestion, questionOf } from "./AssistantQuestion";
 import { ElicitationForm } from "./ElicitationForm";
+import { UrlConsentCard } from "./UrlConsentCard";
 import { useElicitations } from "../use-elicitations";
 import { Composer } from "./Composer";
 import { ConnectCard } from "./ConnectCard";
@@ -155,13 +156,21 @@ export function Chat({
           <>
             <MessageList messages={stream.messages} values={values} />
             {stream.isLoading && <ToolProgressList progress={stream.toolProgress} />}
-            {elicitations.questions.map((question) => (
-              <ElicitationForm
-                key={question.elicitation_id}
-                question={question}
-                onAnswer={(answer) => elicitations.answer(question, answer)}
-              />
-            ))}
+            {elicitations.questions.map((question) =>
+              question.mode === "url" ? (
+                <UrlConsentCard
+                  key={question.elicitation_id}
+                  question={question}
+                  onAnswer={(answer) => elicitations.answer(question, answer)}
+                />
+              ) : (
+                <ElicitationForm
+                  key={question.elicitation_id}
+                  question={question}
+                  onAnswer={(answer) => elicitations.answer(question, answer)}
+                />
+              ),
+            )}
             {stream.isLoading && (
               <p role="status" className="working">
                 Working…
