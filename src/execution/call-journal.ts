@@ -13,6 +13,7 @@ import type { LedgerOutcome, LedgerRow } from "../state/ledger.js";
 import type { LedgerStore } from "../ports.js";
 import type { RunStart } from "../audit/chain.js";
 import { effectUnknown } from "./reconcile.js";
+import { isTaskWaiting, waitedTask } from "./task-wait.js";
 
 export type Allowed = Extract<Decision, { type: "allow" }>;
 
@@ -32,6 +33,8 @@ export interface CallContext {
   budget: { left: number };
   /** Attempts this node started (what usage.tool_calls adds). */
   started: { count: number };
+  /** A task still working after its first poll is left to the poller of task waits (task-wait.ts). */
+  detachTasks?: boolean | undefined;
 }
 
 /**
@@ -230,15 +233,22 @@ export class CallJournal {
       row = { ...row, task_id: taskId };
       this.rows.set(row.attempt, row);
     };
-    const outcome = await this.context.tools.call(tool, args, {
-      timeoutMs: tool.contract.timeout_ms,
-      signal: this.context.signal,
-      principal: this.context.principal,
-      threadId,
-      record: { call_id: this.action.call_id, run_id: this.context.runId, attempt: row.attempt, run: this.context.run },
-      elicited,
-      ...(tool.contract.task && row.risk !== "read" ? { task: { resume, started: recordTask } } : {}),
-    });
+    // A fresh task may be left to the poller; a resumed one (after a crash or the poller's resume) is settled here.
+    const detach = this.context.detachTasks === true && resume === undefined;
+    const outcome = await this.context.tools
+      .call(tool, args, {
+        timeoutMs: tool.contract.timeout_ms,
+        signal: this.context.signal,
+        principal: this.context.principal,
+        threadId,
+        record: { call_id: this.action.call_id, run_id: this.context.runId, attempt: row.attempt, run: this.context.run },
+        elicited,
+        ...(tool.contract.task && row.risk !== "read" ? { task: { resume, started: recordTask, detach } } : {}),
+      })
+      .catch((error: unknown) => {
+        if (!isTaskWaiting(error)) throw error;
+        throw waitedTask(row, error.taskId, error.pollAfterMs, tool.contract.timeout_ms, this.context.now());
+      });
     const finished = this.context.now();
     // A write whose answer never arrived may still have been applied: that is not a failure we know of.
     const unknown = !outcome.ok && row.risk !== "read" && effectUnknown(outcome.code);
