@@ -241,7 +241,12 @@ export class CallJournal {
         signal: this.context.signal,
         principal: this.context.principal,
         threadId,
-        record: { call_id: this.action.call_id, run_id: this.context.runId, attempt: row.attempt, run: this.context.run },
+        record: {
+          call_id: this.action.call_id,
+          run_id: this.context.runId,
+          attempt: row.attempt,
+          run: this.context.run,
+        },
         elicited,
         ...(tool.contract.task && row.risk !== "read" ? { task: { resume, started: recordTask, detach } } : {}),
       })

@@ -201,14 +201,17 @@ export async function callAsTask(
 
 /**
  * One look at a task a call started (the poller of task waits): `tasks/get`, or with `cancel` a `tasks/cancel`
- * first. Throws {@link TaskEnded} `outcome_unknown` for a task the server does not know.
+ * first. Throws {@link TaskEnded} `outcome_unknown` for a task the server does not know, or a server no longer on
+ * 2026-07-28 (no task requests).
  */
 export async function lookAtTask(
-  requests: TaskRequests,
+  requests: TaskRequests | undefined,
   taskId: string,
   options: RequestOptions,
   cancel = false,
 ): Promise<TaskState> {
+  if (!requests)
+    throw new TaskEnded("outcome_unknown", "the task cannot be polled: the server no longer speaks 2026-07-28");
   try {
     if (cancel) await requests.cancel(taskId, options).catch(() => undefined);
     return await requests.get(taskId, options);

@@ -57,6 +57,8 @@ export interface CallOptions {
   task?: TaskHooks;
 }
 
+type TaskLook = Pick<CallOptions, "principal" | "threadId" | "timeoutMs"> & { cancel?: boolean };
+
 /** The tools side of the host: catalog, health, calls, resources and prompts. */
 export interface ToolHost {
   /** Contracted tools of the servers as last listed (a server that is down keeps its last listing). */
@@ -70,15 +72,8 @@ export interface ToolHost {
   /** Whether any connected server lists a tool by this name (contracted or not). */
   isListed(name: string): boolean;
   call(tool: CatalogTool, args: Record<string, unknown>, options: CallOptions): Promise<NormalizedResult>;
-  /**
-   * One `tasks/get` (or, with `cancel`, `tasks/cancel` then `tasks/get`) for a task a call of `server` started:
-   * what the poller of task waits sends. `outcome_unknown` for a task the server does not know (any more).
-   */
-  taskState?(
-    server: string,
-    taskId: string,
-    options: Pick<CallOptions, "principal" | "threadId" | "timeoutMs"> & { cancel?: boolean },
-  ): Promise<{ ok: true; task: TaskState } | Failed>;
+  /** One `tasks/get` (with `cancel`, `tasks/cancel` first) of a task a call of `server` started (task waits). */
+  taskState?(server: string, taskId: string, options: TaskLook): Promise<{ ok: true; task: TaskState } | Failed>;
   /**
    * Reads a resource. ok → `text` is the resource's text contents joined by
    * newlines, `structured` the parsed JSON when the (single) content is JSON.
@@ -250,8 +245,7 @@ export async function connectTools(
       });
       raw = await session.run((client) => work(client, session.meta, requestOptions));
     } catch (error) {
-      // A task left to the poller is no failure: the call is neither settled nor lost (tasks.ts).
-      if (isTaskWaiting(error)) throw error;
+      if (isTaskWaiting(error)) throw error; // a task left to the poller (tasks.ts) is no failure
       // A protocol error's message may quote what the server was sent or answered.
       const failure = classify(error);
       return failed(entry, { ...failure, message: secrets.text(failure.message, "error").value });
@@ -328,11 +322,7 @@ export async function connectTools(
         { where: "result", server, tool: "tasks/get", sensitive: [] },
         entry,
         callOptions,
-        (requests, _meta, requestOptions) => {
-          if (!requests.tasks)
-            throw new TaskEnded("outcome_unknown", "the task cannot be polled: the server no longer speaks 2026-07-28");
-          return lookAtTask(requests.tasks, taskId, requestOptions, cancel);
-        },
+        (requests, _meta, requestOptions) => lookAtTask(requests.tasks, taskId, requestOptions, cancel),
         (raw) => ({ ok: true as const, task: raw as TaskState }),
         classifyCallFailure,
       );

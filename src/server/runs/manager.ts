@@ -113,12 +113,7 @@ type OptionalOption =
 const unfinished = (run: RunRow | undefined) => run?.status === "running" || run?.status === "pending";
 
 export class RunManager {
-  readonly #options: Required<
-    Omit<
-      RunManagerOptions,
-      OptionalOption | "log"
-    >
-  > &
+  readonly #options: Required<Omit<RunManagerOptions, OptionalOption | "log">> &
     Pick<RunManagerOptions, OptionalOption> & {
       log: (line: string) => void;
     };
