@@ -17,6 +17,9 @@ import { isTaskWaiting, waitedTask } from "./task-wait.js";
 
 export type Allowed = Extract<Decision, { type: "allow" }>;
 
+/** The least time a resumed task gets (past its deadline): one `tasks/get` still settles a task that ended. */
+const RESUMED_LOOK_MS = 5_000;
+
 export interface CallContext {
   /** The host's clock (milliseconds since the epoch; injectable for deadline tests). */
   now: () => number;
@@ -235,9 +238,13 @@ export class CallJournal {
     };
     // A fresh task may be left to the poller; a resumed one (after a crash or the poller's resume) is settled here.
     const detach = this.context.detachTasks === true && resume === undefined;
+    // A resumed task keeps its contract's deadline (from the send), with time for one look at it.
+    const deadline = Date.parse(row.started_at) + tool.contract.timeout_ms;
+    const timeoutMs =
+      resume === undefined ? tool.contract.timeout_ms : Math.max(RESUMED_LOOK_MS, deadline - this.context.now());
     const outcome = await this.context.tools
       .call(tool, args, {
-        timeoutMs: tool.contract.timeout_ms,
+        timeoutMs,
         signal: this.context.signal,
         principal: this.context.principal,
         threadId,
