@@ -236,10 +236,11 @@ export class CallJournal {
       row = { ...row, task_id: taskId };
       this.rows.set(row.attempt, row);
     };
-    // A fresh task may be left to the poller; a resumed one (after a crash or the poller's resume) is settled here.
-    const detach = this.context.detachTasks === true && resume === undefined;
     // A resumed task keeps its contract's deadline (from the send), with time for one look at it.
     const deadline = Date.parse(row.started_at) + tool.contract.timeout_ms;
+    // A task still working is left to the poller (fresh, or resumed after a crash) until its deadline; past it the
+    // run settles it here (a timeout, reconciled as today). The poller resumes a thread only once its task ended.
+    const detach = this.context.detachTasks === true && this.context.now() < deadline;
     const timeoutMs =
       resume === undefined ? tool.contract.timeout_ms : Math.max(RESUMED_LOOK_MS, deadline - this.context.now());
     const outcome = await this.context.tools

@@ -178,8 +178,7 @@ export async function callAsTask(
   let polls = 0;
   for (;;) {
     // Detached: once polled (and still working), the wait is the poller's; the row keeps the task id.
-    if (hooks.detach && hooks.resume === undefined && polls > 0 && task?.status === "working")
-      throw new TaskWaiting(taskId, pollDelay(task, delay));
+    if (hooks.detach && polls > 0 && task?.status === "working") throw new TaskWaiting(taskId, pollDelay(task, delay));
     if (task?.status === "completed") return task.result ?? { content: [] };
     if (task?.status === "failed")
       throw new McpError(task.error?.code ?? ErrorCode.InternalError, task.error?.message ?? "the task failed");
