@@ -120,9 +120,15 @@ describe.runIf(serverBackend)("a task write waited for by the poller, not by a r
       expect(refused.status).toBe(409);
       expect(await refused.json()).toMatchObject({ error: "task_waiting" });
       await untilIdle(alice, threadId);
-      const state = await alice.threads.getState<{ ledger: LedgerRow[]; result?: { answer: string } }>(threadId);
+      const state = await alice.threads.getState<{
+        ledger: LedgerRow[];
+        result?: { answer: string };
+        usage?: { tool_calls?: number };
+      }>(threadId);
       expect(shape(state.values.ledger)).toEqual([["create_study_event", 1, "succeeded", null, true]]);
       expect(state.values.result?.answer).toBe("Booked.");
+      // The send counts once against the run's tool calls, though the node that made it paused.
+      expect(state.values.usage?.tool_calls).toBe(1);
       expect(await storedCalendarEvents(dataPath)).toHaveLength(1);
       expect(await serverTasks(dataPath)).toEqual([expect.objectContaining({ status: "completed" })]);
     },
