@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal.js";
+import { ApiError } from "../../src/errors.js";
 import type { TaskState } from "../../src/mcp/connection.js";
 import type { ToolHost } from "../../src/mcp/tool-host.js";
 import { startTaskWaitPoller } from "../../src/server/crons/task-waits.js";
@@ -124,10 +125,19 @@ describe("the poller of task waits", () => {
 
   it("keeps the wait when the resume is refused (the thread busy), to try again", async () => {
     const result = await oneTick(wait(), task("completed"), async () => {
-      throw new Error("thread_busy");
+      throw new ApiError("thread_busy", "the thread's run is still pausing");
     });
     expect(result).toMatchObject({ resumed: ["task-1"], removed: 0 });
     expect(result.rescheduled).toHaveLength(1);
+    expect(result.rescheduled[0]).toBeLessThan(1_000);
+  });
+
+  it("tries a resume that failed for another reason later (an owner no longer listed)", async () => {
+    const result = await oneTick(wait(), task("completed"), async () => {
+      throw new Error("principal_revoked");
+    });
+    expect(result).toMatchObject({ resumed: ["task-1"], removed: 0 });
+    expect(result.rescheduled[0]).toBeGreaterThan(20_000);
   });
 
   it("a cancel asked for sends tasks/cancel, then resumes", async () => {

@@ -8,6 +8,7 @@
  * from its task, as after a crash. A resume refused (the thread busy, the interrupt not stored yet) is tried again
  * at the next poll.
  */
+import { isApiError } from "../../errors.js";
 import type { ToolHost } from "../../mcp/tool-host.js";
 import { pollDelay } from "../../mcp/tasks.js";
 import type { TaskWait, TaskWaitStore } from "../../stores/task-wait-store.js";
@@ -30,6 +31,8 @@ export interface TaskWaitPoller {
 const BATCH = 20;
 /** How long a taken wait is this instance's (others skip it); longer than one `tasks/get` may take. */
 const LEASE_MS = 30_000;
+/** When a wait whose resume failed for another reason than a busy thread is tried again. */
+const RETRY_MS = 30_000;
 /** How long one `tasks/get` may take. */
 const LOOK_TIMEOUT_MS = 10_000;
 
@@ -42,7 +45,9 @@ export function startTaskWaitPoller(options: TaskWaitPollerOptions): TaskWaitPol
       if (stopped) return;
       await pollOnce(options, wait).catch((error: unknown) => {
         options.log(`task ${wait.task_id} of thread ${wait.thread_id}: poll failed: ${String(error)}`);
-        return options.store.reschedule(wait, new Date(Date.now() + options.intervalMs));
+        // A thread still pausing (or busy) is tried again soon; anything else (an owner revoked) less often.
+        const later = isApiError(error) && error.code === "thread_busy" ? options.intervalMs : RETRY_MS;
+        return options.store.reschedule(wait, new Date(Date.now() + later));
       });
     }
   };
