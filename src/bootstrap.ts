@@ -100,6 +100,8 @@ export function createRuntime(
     planner?: Planner;
     now?: () => number;
     principals?: PrincipalDirectory;
+    /** A poller of task waits runs beside the graphs (the server): task writes pause the thread (Host.taskWaits). */
+    detachTasks?: boolean;
   } = {},
 ): Runtime {
   const database = overrides.database
@@ -174,6 +176,14 @@ export function createRuntime(
       opened.database = true;
       return (await database()).saver;
     },
+    ...(overrides.detachTasks
+      ? {
+          taskWaits: async () => {
+            opened.database = true;
+            return (await database()).taskWaits;
+          },
+        }
+      : {}),
     reviewPolicy: async () => (await config()).review_policy,
     policyEngine,
     currentPrincipal: (principal) => principals.current(principal),

@@ -85,6 +85,11 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
   },
   WARRANT_CRON_INTERVAL_MS: { description: "How often each instance looks for crons due." },
   WARRANT_QUEUE_POLL_MS: { description: "How often each instance looks for delayed or queued runs due." },
+  WARRANT_TASK_POLL_MS: {
+    description:
+      "How often each instance looks for MCP task waits due (a paused thread's task write; the server's own" +
+      " poll interval still applies per task).",
+  },
   WARRANT_MAX_CRONS: { description: "Crons one principal may have." },
   WARRANT_WEBHOOK_SECRET: {
     description: "Key webhook bodies are signed with (at least 32 characters); unset: webhooks are refused.",

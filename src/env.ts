@@ -113,6 +113,7 @@ export const EnvSchema = z.object({
     .optional(),
   WARRANT_CRON_INTERVAL_MS: positiveInt(5_000),
   WARRANT_QUEUE_POLL_MS: positiveInt(500),
+  WARRANT_TASK_POLL_MS: positiveInt(1_000),
   WARRANT_MAX_CRONS: positiveInt(10),
   WARRANT_WEBHOOK_SECRET: z.string().min(32, "must be at least 32 characters").max(512).optional(),
   WARRANT_WEBHOOK_POLL_MS: positiveInt(1_000),
@@ -248,6 +249,8 @@ export interface Settings {
     cronIntervalMs: number;
     /** `WARRANT_QUEUE_POLL_MS`: how often each instance looks for delayed or queued runs due (default 500 ms). */
     queuePollMs: number;
+    /** `WARRANT_TASK_POLL_MS`: how often each instance looks for MCP task waits due (default 1 s). */
+    taskPollMs?: number | undefined;
     /** `WARRANT_MAX_CRONS`: crons one principal may have (default 10). */
     maxCrons: number;
     /** `WARRANT_WEBHOOK_SECRET`: the key webhook bodies are signed with; unset, webhooks are refused. */
@@ -341,6 +344,7 @@ export function loadSettings(source: Record<string, string | undefined> = proces
     platform: {
       cronIntervalMs: env.WARRANT_CRON_INTERVAL_MS,
       queuePollMs: env.WARRANT_QUEUE_POLL_MS,
+      taskPollMs: env.WARRANT_TASK_POLL_MS,
       maxCrons: env.WARRANT_MAX_CRONS,
       webhookSecret: env.WARRANT_WEBHOOK_SECRET,
       webhookPollMs: env.WARRANT_WEBHOOK_POLL_MS,

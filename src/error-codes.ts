@@ -80,6 +80,8 @@ export const API_ERROR_MEANINGS: Record<ApiErrorCode, string> = {
   thread_unfinished: "The thread's last run has not finished.",
   review_pending: "The thread is waiting for a review; answer it before starting another run.",
   no_pending_interrupt: "A resume was sent but nothing is waiting for one.",
+  task_waiting:
+    "The thread waits for an MCP task of a write; the server resumes it when the task ends (only the server may).",
   review_expired: "The approval expired before it was decided.",
   approver_not_permitted: "The caller may not decide this review (review policy per risk).",
   nothing_to_run: "The request has no input, command or resume.",

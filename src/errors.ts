@@ -249,6 +249,7 @@ export type ApiErrorCode =
   | "thread_unfinished"
   | "review_pending"
   | "no_pending_interrupt"
+  | "task_waiting"
   | "review_expired"
   | "approver_not_permitted"
   | "nothing_to_run"
@@ -296,6 +297,7 @@ export const API_ERROR_STATUS: Record<ApiErrorCode, number> = {
   thread_unfinished: 409,
   review_pending: 409,
   no_pending_interrupt: 409,
+  task_waiting: 409,
   review_expired: 409,
   approver_not_permitted: 403,
   nothing_to_run: 409,

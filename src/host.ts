@@ -12,6 +12,7 @@ import type { PolicyEngine } from "./policy/engine.js";
 import type { ApprovalStore, ContextProvider, LedgerStore } from "./ports.js";
 import type { AuditStore } from "./audit/events.js";
 import type { SaveHolding } from "./checkpoint/checkpointer.js";
+import type { TaskWaitStore } from "./stores/task-wait-store.js";
 
 export interface Host {
   budgets: Budgets;
@@ -25,6 +26,11 @@ export interface Host {
    * (src/graph/save-holding.ts). Absent: nothing is declared, every save is written at once.
    */
   saveHolding?(): Promise<SaveHolding>;
+  /**
+   * Where a task write's wait goes when the run does not hold a worker for it (a poller on every instance finishes
+   * it: src/server/crons/task-waits.ts). Absent (no poller runs, e.g. the CLI): the run polls the task itself.
+   */
+  taskWaits?(): Promise<TaskWaitStore>;
   /** Who decides reviews, per risk (from the config). */
   reviewPolicy(): Promise<ReviewPolicy>;
   /** The engine behind the `authorized` check (config `policy.engine`); the built-in one when absent. */

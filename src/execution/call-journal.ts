@@ -13,8 +13,12 @@ import type { LedgerOutcome, LedgerRow } from "../state/ledger.js";
 import type { LedgerStore } from "../ports.js";
 import type { RunStart } from "../audit/chain.js";
 import { effectUnknown } from "./reconcile.js";
+import { isTaskWaiting, waitedTask } from "./task-wait.js";
 
 export type Allowed = Extract<Decision, { type: "allow" }>;
+
+/** The least time a resumed task gets (past its deadline): one `tasks/get` still settles a task that ended. */
+const RESUMED_LOOK_MS = 5_000;
 
 export interface CallContext {
   /** The host's clock (milliseconds since the epoch; injectable for deadline tests). */
@@ -32,6 +36,8 @@ export interface CallContext {
   budget: { left: number };
   /** Attempts this node started (what usage.tool_calls adds). */
   started: { count: number };
+  /** A task still working after its first poll is left to the poller of task waits (task-wait.ts). */
+  detachTasks?: boolean | undefined;
 }
 
 /**
@@ -230,15 +236,32 @@ export class CallJournal {
       row = { ...row, task_id: taskId };
       this.rows.set(row.attempt, row);
     };
-    const outcome = await this.context.tools.call(tool, args, {
-      timeoutMs: tool.contract.timeout_ms,
-      signal: this.context.signal,
-      principal: this.context.principal,
-      threadId,
-      record: { call_id: this.action.call_id, run_id: this.context.runId, attempt: row.attempt, run: this.context.run },
-      elicited,
-      ...(tool.contract.task && row.risk !== "read" ? { task: { resume, started: recordTask } } : {}),
-    });
+    // A resumed task keeps its contract's deadline (from the send), with time for one look at it.
+    const deadline = Date.parse(row.started_at) + tool.contract.timeout_ms;
+    // A task still working is left to the poller (fresh, or resumed after a crash) until its deadline; past it the
+    // run settles it here (a timeout, reconciled as today). The poller resumes a thread only once its task ended.
+    const detach = this.context.detachTasks === true && this.context.now() < deadline;
+    const timeoutMs =
+      resume === undefined ? tool.contract.timeout_ms : Math.max(RESUMED_LOOK_MS, deadline - this.context.now());
+    const outcome = await this.context.tools
+      .call(tool, args, {
+        timeoutMs,
+        signal: this.context.signal,
+        principal: this.context.principal,
+        threadId,
+        record: {
+          call_id: this.action.call_id,
+          run_id: this.context.runId,
+          attempt: row.attempt,
+          run: this.context.run,
+        },
+        elicited,
+        ...(tool.contract.task && row.risk !== "read" ? { task: { resume, started: recordTask, detach } } : {}),
+      })
+      .catch((error: unknown) => {
+        if (!isTaskWaiting(error)) throw error;
+        throw waitedTask(row, error.taskId, error.pollAfterMs, tool.contract.timeout_ms, this.context.now());
+      });
     const finished = this.context.now();
     // A write whose answer never arrived may still have been applied: that is not a failure we know of.
     const unknown = !outcome.ok && row.risk !== "read" && effectUnknown(outcome.code);

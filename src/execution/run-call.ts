@@ -53,6 +53,8 @@ async function settleCall(
     if (row.status !== "running") continue;
     // A write its server runs as a task, whose id was recorded: ask the task, do not reconcile blind.
     if (row.task_id !== undefined && taskTool?.contract.task) {
+      // Its send was counted by an execution that never returned its usage (it paused on the task, or died).
+      context.started.count += 1;
       const resumed = await journal.resumeTask(taskTool, row);
       if (resumed.outcome.ok) return settled(success(action, resumed.outcome.text, resumed.outcome.structured));
       if (resumed.row.status === "failed")

@@ -43,6 +43,27 @@ export interface TaskHooks {
   resume?: string | undefined;
   /** Called with the task id the moment it arrives; polling starts only once it resolves (the id is durable). */
   started(taskId: string): Promise<void>;
+  /**
+   * The run does not wait here: a task still working after its first poll ends the call with {@link TaskWaiting}
+   * (the thread pauses and a poller on any instance waits for it; src/server/crons/task-waits.ts).
+   */
+  detach?: boolean | undefined;
+}
+
+/** A task still working that the run leaves to the poller: the call is neither settled nor failed. */
+export class TaskWaiting extends Error {
+  constructor(
+    readonly taskId: string,
+    readonly pollAfterMs: number,
+  ) {
+    super(`the task ${taskId} is still working`);
+    this.name = "TaskWaiting";
+  }
+}
+
+/** Whether `error` is a {@link TaskWaiting} (by name: it crosses the tool host's failure classification). */
+export function isTaskWaiting(error: unknown): error is TaskWaiting {
+  return error instanceof Error && error.name === "TaskWaiting" && typeof (error as TaskWaiting).taskId === "string";
 }
 
 /** How a task call ended without a tool result, with the code the ledger records. */
@@ -123,7 +144,8 @@ export function taskRequests(
   };
 }
 
-const pollDelay = (task: TaskState, fallback: number): number =>
+/** How long to wait before polling `task` again: the server's interval, bounded. */
+export const pollDelay = (task: TaskState, fallback: number): number =>
   Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, task.pollIntervalMs ?? fallback));
 
 /** A task the server does not know: JSON-RPC invalid params on `tasks/get`, as the extension says. */
@@ -153,7 +175,10 @@ export async function callAsTask(
     await hooks.started(taskId);
   }
   let delay = task ? pollDelay(task, 0) : 0;
+  let polls = 0;
   for (;;) {
+    // Detached: once polled (and still working), the wait is the poller's; the row keeps the task id.
+    if (hooks.detach && polls > 0 && task?.status === "working") throw new TaskWaiting(taskId, pollDelay(task, delay));
     if (task?.status === "completed") return task.result ?? { content: [] };
     if (task?.status === "failed")
       throw new McpError(task.error?.code ?? ErrorCode.InternalError, task.error?.message ?? "the task failed");
@@ -163,12 +188,35 @@ export async function callAsTask(
     try {
       await sleep(Math.min(delay, left), undefined, options.signal ? { signal: options.signal } : undefined);
       task = await requests.get(taskId, { timeout: left, ...(options.signal ? { signal: options.signal } : {}) });
+      polls += 1;
     } catch (error) {
       if (options.signal?.aborted) return cancelled(requests, taskId, options.signal);
       if (forgotten(error)) throw new TaskEnded("outcome_unknown", "the server no longer knows the task");
       throw error;
     }
     delay = pollDelay(task, delay);
+  }
+}
+
+/**
+ * One look at a task a call started (the poller of task waits): `tasks/get`, or with `cancel` a `tasks/cancel`
+ * first. Throws {@link TaskEnded} `outcome_unknown` for a task the server does not know, or a server no longer on
+ * 2026-07-28 (no task requests).
+ */
+export async function lookAtTask(
+  requests: TaskRequests | undefined,
+  taskId: string,
+  options: RequestOptions,
+  cancel = false,
+): Promise<TaskState> {
+  if (!requests)
+    throw new TaskEnded("outcome_unknown", "the task cannot be polled: the server no longer speaks 2026-07-28");
+  try {
+    if (cancel) await requests.cancel(taskId, options).catch(() => undefined);
+    return await requests.get(taskId, options);
+  } catch (error) {
+    if (forgotten(error)) throw new TaskEnded("outcome_unknown", "the server no longer knows the task");
+    throw error;
   }
 }
 

@@ -23,7 +23,7 @@ import {
   type OAuthHostOptions,
   type TokenSettings,
 } from "./connection-factory.js";
-import type { McpRequests, Revision } from "./connection.js";
+import type { McpRequests, Revision, TaskState } from "./connection.js";
 import { classifyCallFailure, classifyRequestFailure, type Failure } from "./failures.js";
 import { logHealth, type HealthEvent } from "./health.js";
 import { withHostValues, type HostValues } from "./host-values.js";
@@ -33,7 +33,7 @@ import type { PinStore } from "./pins.js";
 import { normalizePrompt, normalizeResource, type PromptResult } from "./resources.js";
 import { resultRedactor, type Site } from "../audit/result-redaction.js";
 import { createServerSet, type ServerEntry } from "./servers.js";
-import { callAsTask, TaskEnded, type TaskHooks } from "./tasks.js";
+import { callAsTask, isTaskWaiting, lookAtTask, TaskEnded, type TaskHooks } from "./tasks.js";
 import {
   elicitableCall,
   elicitationHandler,
@@ -57,6 +57,8 @@ export interface CallOptions {
   task?: TaskHooks;
 }
 
+type TaskLook = Pick<CallOptions, "principal" | "threadId" | "timeoutMs"> & { cancel?: boolean };
+
 /** The tools side of the host: catalog, health, calls, resources and prompts. */
 export interface ToolHost {
   /** Contracted tools of the servers as last listed (a server that is down keeps its last listing). */
@@ -70,6 +72,8 @@ export interface ToolHost {
   /** Whether any connected server lists a tool by this name (contracted or not). */
   isListed(name: string): boolean;
   call(tool: CatalogTool, args: Record<string, unknown>, options: CallOptions): Promise<NormalizedResult>;
+  /** One `tasks/get` (with `cancel`, `tasks/cancel` first) of a task a call of `server` started (task waits). */
+  taskState?(server: string, taskId: string, options: TaskLook): Promise<{ ok: true; task: TaskState } | Failed>;
   /**
    * Reads a resource. ok → `text` is the resource's text contents joined by
    * newlines, `structured` the parsed JSON when the (single) content is JSON.
@@ -241,6 +245,7 @@ export async function connectTools(
       });
       raw = await session.run((client) => work(client, session.meta, requestOptions));
     } catch (error) {
+      if (isTaskWaiting(error)) throw error; // a task left to the poller (tasks.ts) is no failure
       // A protocol error's message may quote what the server was sent or answered.
       const failure = classify(error);
       return failed(entry, { ...failure, message: secrets.text(failure.message, "error").value });
@@ -307,6 +312,18 @@ export async function connectTools(
           return elicitableCall(requests.client, call, requestOptions, callTool);
         },
         (raw) => normalizeResult(raw, tool.contract.output),
+        classifyCallFailure,
+      );
+    },
+    async taskState(server, taskId, { cancel, ...callOptions }) {
+      const entry = servers.get(server);
+      if (!entry) return { ok: false, code: "unknown_tool", message: "no such server" };
+      return send(
+        { where: "result", server, tool: "tasks/get", sensitive: [] },
+        entry,
+        callOptions,
+        (requests, _meta, requestOptions) => lookAtTask(requests.tasks, taskId, requestOptions, cancel),
+        (raw) => ({ ok: true as const, task: raw as TaskState }),
         classifyCallFailure,
       );
     },

@@ -8,6 +8,10 @@
  */
 import { countRunEnded, registerGauge, watchEventLoop } from "../metrics.js";
 import { createRunQueueStore } from "../stores/run-queue-store.js";
+import { createTaskWaitStore } from "../stores/task-wait-store.js";
+import { startTaskWaitPoller } from "./crons/task-waits.js";
+import { resumeTaskWait } from "./crons/task-wait-resume.js";
+import { threadConfig } from "../run-config.js";
 import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
@@ -63,7 +67,8 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
   // Redacted with the tool host's patterns once it is built (the built-in ones before).
   let secrets: SecretScanner | undefined;
   const log = options.log ?? ((line: string) => console.error(logLine(`warrant-server: ${line}`, secrets)));
-  const runtime = createRuntime(settings, options.overrides ?? {});
+  // Task writes pause their thread; this instance's poller (with every other instance's) waits for them.
+  const runtime = createRuntime(settings, { ...options.overrides, detachTasks: true });
   try {
     const database = await runtime.database();
     watchEventLoop();
@@ -148,6 +153,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       secrets,
       queue: createRunQueueStore(database.pool, database.schema),
       ledger: database.ledger,
+      taskWaits: database.taskWaits,
     });
     const recoverOrphans = async () => {
       const recovered = await manager.recoverOrphans();
@@ -167,6 +173,23 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       manager,
       directory: runtime.principals,
       graph: () => graphs.get("agent") ?? [...graphs.values()][0] ?? failNoGraph(),
+    });
+    const taskPoller = startTaskWaitPoller({
+      // The poller's ticks run on the background connections, as the scheduler's do.
+      store: createTaskWaitStore(database.background, database.schema),
+      tools: runtime.host.tools,
+      intervalMs: settings.platform?.taskPollMs ?? 1_000,
+      log,
+      resume: (wait) =>
+        resumeTaskWait(
+          {
+            manager,
+            threads: database.threads,
+            directory: runtime.principals,
+            snapshotOf: (threadId) => (graphs.get("agent") ?? failNoGraph()).getState(threadConfig(threadId)),
+          },
+          wait,
+        ),
     });
     const web = await webOptions(settings, secret, runtime.host.tools, oidc);
     if (web.devPrincipals && settings.server.devLogin)
@@ -242,6 +265,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
           clearInterval(sweep);
           // No new cron runs from this instance; the others keep firing.
           await scheduler.stop();
+          await taskPoller.stop();
           // No new connections; idle keep-alive sockets go now, streams end with their runs.
           http.close();
           http.closeIdleConnections?.();

@@ -29,6 +29,7 @@ import { runEventTables } from "./run-events-store.js";
 import { runKeyTables } from "./run-keys.js";
 import { runQueueTables } from "./run-queue-store.js";
 import { storeItemTables } from "./store-item-table.js";
+import { taskWaitTables } from "./task-wait-store.js";
 import { threadTables } from "./thread-tables.js";
 import { webhookTables } from "./webhook-store.js";
 
@@ -68,4 +69,5 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 2, name: "ledger task ids", statements: ledgerTaskColumn },
   { version: 3, name: "elicitation url mode", statements: elicitationUrlColumns },
+  { version: 4, name: "task waits", statements: taskWaitTables },
 ];

@@ -22,6 +22,7 @@ import { MIGRATIONS } from "./migrations.js";
 import { createPinStore } from "./pin-store.js";
 import { listenForRunEvents, type RunEventListener } from "./run-events-listener.js";
 import { createRunEventStore, type RunEventStore } from "./run-events-store.js";
+import { createTaskWaitStore, type TaskWaitStore } from "./task-wait-store.js";
 import { createThreadStore, type ThreadStore } from "./thread-store.js";
 
 /** An open database. Everything shares `pool`. */
@@ -52,6 +53,8 @@ export interface Database {
   audit: AuditStore;
   /** Pinned tool definitions (src/mcp/pins.ts). */
   pins: PinStore;
+  /** Tasks paused threads wait for (src/server/crons/task-waits.ts polls them). */
+  taskWaits: TaskWaitStore;
   /** Recomputes the audit chains (one run's, or all) and lists where they are broken. */
   verifyAudit(runId?: string): Promise<VerifyReport>;
   /** Ends the pool, then (embedded) stops the socket server and closes PGlite. Idempotent. */
@@ -106,6 +109,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     approvals: createApprovalStore(pool, schema, writeAhead),
     audit: createAuditStore(pool, schema, writeAhead),
     pins: createPinStore(pool, schema),
+    taskWaits: createTaskWaitStore(pool, schema),
     verifyAudit: async (runId) => verifyChains({ ...(await loadChain(pool, schema, runId)), runId }),
     close: () => (closing ??= close()),
   };

@@ -162,3 +162,48 @@ describe("assertRunnable", () => {
     );
   });
 });
+
+describe("a thread waiting for a write's MCP task", () => {
+  const waiting = {
+    ...snapshot(["execute"]),
+    tasks: [
+      {
+        id: "task-0",
+        name: "execute",
+        interrupts: [
+          {
+            id: "i-1",
+            value: {
+              kind: "task_wait",
+              tasks: [
+                {
+                  call_id: "call_w",
+                  attempt: 1,
+                  server: "calendar",
+                  tool: "create_study_event",
+                  task_id: "task-1",
+                  poll_after: "2026-12-01T00:00:01.000Z",
+                  deadline: "2026-12-01T00:00:30.000Z",
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  } as unknown as StateSnapshot;
+
+  it("is resumed by the server's poller only: a client's resume, input or continue is task_waiting", () => {
+    expect(codeOf(() => assertRunnable(waiting, { kind: "resume", value: { kind: "task_wait_over" } }))).toBe(
+      "task_waiting",
+    );
+    expect(codeOf(() => assertRunnable(waiting, input))).toBe("task_waiting");
+    expect(codeOf(() => assertRunnable(waiting, { kind: "continue" }))).toBe("task_waiting");
+  });
+
+  it("a review is still resumable", () => {
+    expect(codeOf(() => assertRunnable(snapshot(["human_review"], [["i-1"]]), { kind: "resume", value: {} }))).toBe(
+      "ok",
+    );
+  });
+});

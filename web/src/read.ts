@@ -105,3 +105,20 @@ export function authorizationsOf(value: unknown): AuthorizationRequest[] {
     ];
   });
 }
+
+/** A write's MCP task the thread waits for (a `task_wait` interrupt): the server resumes the thread when it ends. */
+export interface WaitedTask {
+  server: string;
+  tool: string;
+  task_id: string;
+}
+
+/** The tasks the thread waits for, when an interrupt value is a `task_wait` (never a review: nothing to decide). */
+export function taskWaitsOf(value: unknown): WaitedTask[] {
+  if (!isRecord(value) || value.kind !== "task_wait" || !Array.isArray(value.tasks)) return [];
+  return value.tasks.flatMap((entry): WaitedTask[] =>
+    isRecord(entry) && isString(entry.server) && isString(entry.tool) && isString(entry.task_id)
+      ? [{ server: entry.server.slice(0, 128), tool: entry.tool.slice(0, 128), task_id: entry.task_id.slice(0, 256) }]
+      : [],
+  );
+}

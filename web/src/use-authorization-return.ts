@@ -4,11 +4,13 @@
  * and the server's callback resumes the run without this page. So the page
  * looks again when it gets the focus back and every few seconds: a run
  * going on the thread is joined (followed live); a thread no longer waiting
- * for authorization is reopened, so the page shows its current state.
+ * for authorization is reopened, so the page shows its current state. A
+ * thread waiting for a write's MCP task (`task_wait`) is followed the same
+ * way: the server's poller resumes it when the task ends.
  */
 import { useEffect, useRef } from "react";
 import type { Client, StreamMode } from "@langchain/langgraph-sdk";
-import { authorizationsOf } from "./read";
+import { authorizationsOf, taskWaitsOf } from "./read";
 
 interface Joinable {
   isLoading: boolean;
@@ -21,7 +23,11 @@ function stillWaiting(interrupts: unknown): boolean {
   if (typeof interrupts !== "object" || interrupts === null) return false;
   return Object.values(interrupts as Record<string, unknown>).some(
     (list) =>
-      Array.isArray(list) && list.some((item) => authorizationsOf((item as { value?: unknown })?.value).length > 0),
+      Array.isArray(list) &&
+      list.some((item) => {
+        const value = (item as { value?: unknown })?.value;
+        return authorizationsOf(value).length > 0 || taskWaitsOf(value).length > 0;
+      }),
   );
 }
 

@@ -16,6 +16,7 @@ import { pendingInterrupts } from "./outcome.js";
 import { unansweredToolCalls } from "./stopped.js";
 import type { ServedGraph } from "./types.js";
 import { ApiError } from "../../errors.js";
+import { isTaskWaitInterrupt } from "../../execution/task-wait.js";
 
 /** What a run request asks of the thread. */
 export type RunAsk =
@@ -46,6 +47,12 @@ export function assertRunnable(
 ): RunPlan {
   const pending = pendingInterrupts(snapshot);
   const none: RunPlan = { closeStopped: false };
+  // A write's MCP task is being waited for: only the server's poller resumes the thread (task-waits.ts).
+  if (pending.some((item) => isTaskWaitInterrupt(item.value)))
+    throw new ApiError(
+      "task_waiting",
+      "the thread waits for an MCP task of a write; it resumes by itself when the task ends, or cancel its run",
+    );
   switch (ask.kind) {
     case "resume":
       if (pending.length === 0)

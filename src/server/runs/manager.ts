@@ -12,6 +12,7 @@
  * for its run: the dead run is marked `server_restarted` then and there, not
  * at the next sweep.
  */
+import type { TaskWaitStore } from "../../stores/task-wait-store.js";
 import { countRunStarted } from "../../metrics.js";
 import { randomUUID } from "node:crypto";
 import type { BaseStore } from "@langchain/langgraph";
@@ -76,6 +77,8 @@ export interface RunManagerOptions {
   ledger?: LedgerStore | undefined;
   /** Pending runs (delayed or queued): a queued run's row is activated instead of inserted when it starts. */
   queue?: RunQueueStore | undefined;
+  /** Tasks paused threads wait for: cancelling the run that paused cancels them (crons/task-waits.ts). */
+  taskWaits?: TaskWaitStore | undefined;
   log?: (line: string) => void;
 }
 
@@ -95,19 +98,23 @@ export type StartPoint =
 /** How often a remote reader with nothing new to read asks whether the run has ended. */
 const ENDED_CHECK_MS = 500;
 
+/** The options a manager may go without. */
+type OptionalOption =
+  | "notifications"
+  | "onRunEnded"
+  | "onRunEnd"
+  | "atPoint"
+  | "secrets"
+  | "storeFor"
+  | "queue"
+  | "ledger"
+  | "taskWaits";
+
 const unfinished = (run: RunRow | undefined) => run?.status === "running" || run?.status === "pending";
 
 export class RunManager {
-  readonly #options: Required<
-    Omit<
-      RunManagerOptions,
-      "log" | "notifications" | "onRunEnded" | "onRunEnd" | "atPoint" | "secrets" | "storeFor" | "queue" | "ledger"
-    >
-  > &
-    Pick<
-      RunManagerOptions,
-      "notifications" | "onRunEnded" | "onRunEnd" | "atPoint" | "secrets" | "storeFor" | "queue" | "ledger"
-    > & {
+  readonly #options: Required<Omit<RunManagerOptions, OptionalOption | "log">> &
+    Pick<RunManagerOptions, OptionalOption> & {
       log: (line: string) => void;
     };
   readonly #active = new Map<string, ActiveRun & { controller: AbortController; cancel: () => void }>();
@@ -286,6 +293,9 @@ export class RunManager {
   async cancel(owner: Owner, threadId: string, runId: string): Promise<RunRow | undefined> {
     const run = await this.#options.store.requestCancel(owner, threadId, runId);
     if (run) this.#active.get(runId)?.cancel();
+    // A run that paused on a task wait holds nothing to stop: the poller cancels the task and settles its row.
+    if (run && run.status !== "running" && run.status !== "pending")
+      await this.#options.taskWaits?.requestCancel(threadId);
     return run;
   }
 

@@ -7,7 +7,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { StreamMode } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { makeClient, problemOf, type Problem } from "../api";
-import { approvalOf, authorizationsOf } from "../read";
+import { approvalOf, authorizationsOf, taskWaitsOf } from "../read";
 import { setThreadInUrl, threadFromUrl } from "../session";
 import { useAuthorizationReturn } from "../use-authorization-return";
 import { useRejoin } from "../use-rejoin";
@@ -88,10 +88,12 @@ export function Chat({
   useRejoin(client, threadId, stream, SUBMIT_OPTIONS.streamMode);
   // Waiting for the owner to connect a server: the callback resumes the run elsewhere; this page follows it.
   const authorizations = authorizationsOf(stream.interrupt?.value);
+  // Waiting for a write's MCP task: the server resumes the thread when it ends; this page follows it.
+  const taskWaits = taskWaitsOf(stream.interrupt?.value);
   useAuthorizationReturn({
     client,
     threadId,
-    waiting: authorizations.length > 0 && !stream.isLoading,
+    waiting: (authorizations.length > 0 || taskWaits.length > 0) && !stream.isLoading,
     stream,
     streamMode: SUBMIT_OPTIONS.streamMode,
     reopen: () => {
@@ -176,6 +178,12 @@ export function Chat({
                 Working…
               </p>
             )}
+            {!stream.isLoading &&
+              taskWaits.map((task) => (
+                <p key={task.task_id} role="status" className="working">
+                  Waiting for {task.tool} at {task.server} (task {task.task_id}); the run goes on when it ends.
+                </p>
+              ))}
             {values.run && (
               <RunPanel values={values} budgets={session.budgets} live={stream.isLoading} asked={question !== null} />
             )}
@@ -209,7 +217,7 @@ export function Chat({
             <Composer
               key={askAgain ? `again-${askAgain.at}` : "composer"}
               initialText={askAgain?.text ?? ""}
-              disabled={stream.isLoading || approval !== null || authorizations.length > 0}
+              disabled={stream.isLoading || approval !== null || authorizations.length > 0 || taskWaits.length > 0}
               pendingReview={approval !== null}
               question={question !== null}
               onSend={send}
