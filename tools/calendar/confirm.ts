@@ -70,6 +70,22 @@ function decided(action: string, content: unknown): Confirmation {
     : { kind: "refused", action: action === "accept" ? "not confirmed" : action };
 }
 
+type InputRequests = Parameters<typeof inputRequired>[0]["inputRequests"];
+
+const confirmMessage = (title: string): string => `Create the study event "${title.slice(0, 200)}" in your calendar?`;
+
+/** The 2026-07-28 `inputRequests` that ask to confirm an event titled `title` (a plain call's or a task's). */
+export function confirmRequests(title: string): InputRequests {
+  return { [CONFIRM_KEY]: inputRequired.elicit({ message: confirmMessage(title), requestedSchema: CONFIRM_SCHEMA }) };
+}
+
+/** The decision carried by 2026-07-28 `inputResponses` (a re-sent call's or a `tasks/update`'s); undefined: none. */
+export function confirmationIn(responses: unknown): Confirmation | undefined {
+  const view = inputResponse(responses as Parameters<typeof inputResponse>[0], CONFIRM_KEY);
+  if (view.kind === "missing") return undefined;
+  return view.kind === "elicit" ? decided(view.action, view.content) : { kind: "refused", action: "unreadable" };
+}
+
 /** Asks (or reads the answer to) the confirmation of an event titled `title`; `sdk` says which revision asks. */
 export async function confirmCreate(
   settings: ConfirmSettings,
@@ -78,14 +94,9 @@ export async function confirmCreate(
   title: string,
 ): Promise<Confirmation> {
   if (!settings.confirm) return { kind: "confirmed" };
-  const message = `Create the study event "${title.slice(0, 200)}" in your calendar?`;
   if (sdk === "v2") {
-    const view = inputResponse(inputResponsesOf(extra) as Parameters<typeof inputResponse>[0], CONFIRM_KEY);
-    if (view.kind === "missing") {
-      const elicit = inputRequired.elicit({ message, requestedSchema: CONFIRM_SCHEMA });
-      return { kind: "ask", result: inputRequired({ inputRequests: { [CONFIRM_KEY]: elicit } }) };
-    }
-    return view.kind === "elicit" ? decided(view.action, view.content) : { kind: "refused", action: "unreadable" };
+    const answered = confirmationIn(inputResponsesOf(extra));
+    return answered ?? { kind: "ask", result: inputRequired({ inputRequests: confirmRequests(title) }) };
   }
   const { sendRequest } = extra as {
     sendRequest: (request: unknown, schema: typeof ElicitResultSchema, options: object) => Promise<unknown>;
@@ -93,7 +104,7 @@ export async function confirmCreate(
   try {
     const answer = ElicitResultSchema.parse(
       await sendRequest(
-        { method: "elicitation/create", params: { message, requestedSchema: CONFIRM_SCHEMA } },
+        { method: "elicitation/create", params: { message: confirmMessage(title), requestedSchema: CONFIRM_SCHEMA } },
         ElicitResultSchema,
         { timeout: ELICITATION_TIMEOUT_MS },
       ),

@@ -84,6 +84,8 @@ Environment (for tests):
   ${CALL_LOG_ENV}=PATH     One JSON line per create_study_event request received.
   WARRANT_CALENDAR_TASK_MS=N       On 2026-07-28, create_study_event is a task that writes N ms
                                    later (see tools/calendar/tasks.ts; poll: ..._TASK_POLL_MS).
+                                   With ${CONFIRM_ENV}=1 the task asks first (input_required,
+                                   answered by tasks/update).
 `;
 
 interface Options {
@@ -357,7 +359,7 @@ async function main(argv: readonly string[]): Promise<number> {
   // A bad task setting is fatal (runEntry logs it): tests only.
   const result = (plan: CreateOutcome) =>
     plan.kind === "rejected" ? errorResult(plan.error) : jsonResult(plan.result);
-  const tasks = tasksFromEnvironment(process.env, options.dataPath, store, result, log);
+  const tasks = tasksFromEnvironment(process.env, options.dataPath, store, result, log, confirm);
   await tasks?.resume();
   const server = serveBothRevisions(
     SERVER_INFO,

@@ -6,10 +6,15 @@
  * that starts finds the tasks a previous one left `working` and finishes them: the write is idempotent by its key, so
  * finishing twice still makes one event. `tasks/get` answers a task's state (its tool result once completed),
  * `tasks/cancel` cancels a task still working, an unknown task id is JSON-RPC -32602 (as the extension says).
+ * With `WARRANT_CALENDAR_CONFIRM=1` too, a task starts `input_required` with the confirmation in its `inputRequests`;
+ * `tasks/update` {taskId, inputResponses} answers it: confirmed, the task works and writes once; refused, it completes
+ * with the tool error a plain call answers (`tool_failed`, nothing written).
  */
 import { randomUUID } from "node:crypto";
+import { appendFileSync } from "node:fs";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { CreateStudyEventInputSchema } from "./calendar.js";
+import { type ConfirmSettings, confirmationIn, confirmRequests } from "./confirm.js";
 import type { CalendarStoreBackend, CreateOutcome } from "./store.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -27,6 +32,10 @@ interface TaskRecord {
   lastUpdatedAt: string;
   args: Record<string, unknown>;
   result?: Record<string, unknown>;
+  /** While `input_required`: what the task asks (the confirmation); the answer comes with `tasks/update`. */
+  inputRequests?: Record<string, unknown>;
+  /** When the work started (the task's creation, or the accepted confirmation). */
+  workFrom?: string;
 }
 
 interface Message {
@@ -45,6 +54,10 @@ export interface TaskSettings {
   path: string;
   /** Test switch: the process exits right after answering a task (the server dies while the host polls). */
   exitAfterTask?: boolean;
+  /** `WARRANT_CALENDAR_CONFIRM=1`: a task first asks to confirm (`input_required`), answered by `tasks/update`. */
+  confirm?: boolean;
+  /** `WARRANT_CALENDAR_CALL_LOG`: one JSON line per `create_study_event` task call and `tasks/update` received. */
+  callLog?: string | undefined;
 }
 
 export interface CalendarTasks {
@@ -79,6 +92,7 @@ function wireTask(record: TaskRecord, pollMs: number): Record<string, unknown> {
     ttlMs: TTL_MS,
     pollIntervalMs: pollMs,
     ...(record.status === "completed" && record.result ? { result: record.result } : {}),
+    ...(record.status === "input_required" && record.inputRequests ? { inputRequests: record.inputRequests } : {}),
   };
 }
 
@@ -95,6 +109,7 @@ export function tasksFromEnvironment(
   store: CalendarStoreBackend,
   toolResult: ToolResult,
   log: (message: string) => void,
+  confirm?: ConfirmSettings,
 ): CalendarTasks | undefined {
   const workMs = environment["WARRANT_CALENDAR_TASK_MS"];
   if (workMs === undefined || workMs === "") return undefined;
@@ -106,6 +121,8 @@ export function tasksFromEnvironment(
     pollMs: Number(pollMs),
     path: `${dataPath}.tasks.json`,
     exitAfterTask: environment["WARRANT_CALENDAR_TASK_EXIT"] === "1",
+    confirm: confirm?.confirm === true,
+    callLog: confirm?.callLog,
   };
   return calendarTasks(settings, store, toolResult, log);
 }
@@ -162,7 +179,7 @@ export function calendarTasks(
     log(`task ${taskId}: completed`);
   };
   const schedule = (record: TaskRecord): void => {
-    const due = Date.parse(record.createdAt) + settings.workMs - Date.now();
+    const due = Date.parse(record.workFrom ?? record.createdAt) + settings.workMs - Date.now();
     timers.set(
       record.taskId,
       setTimeout(
@@ -185,10 +202,50 @@ export function calendarTasks(
   const taskIdOf = (message: Message): string =>
     typeof message.params?.["taskId"] === "string" ? message.params["taskId"] : "";
 
+  /** One line per task request that could write (tests count what reached the server). */
+  const logCall = (method: string | undefined, key: unknown, inputResponses: boolean): void => {
+    if (settings.callLog === undefined) return;
+    const line = { method, idempotency_key: key, input_responses: inputResponses };
+    appendFileSync(settings.callLog, `${JSON.stringify(line)}\n`);
+  };
+  /**
+   * `tasks/update`: the answer to what an `input_required` task asked. Confirmed, the task works (and writes once);
+   * refused, it completes with the tool error a plain call answers (nothing written).
+   */
+  const answerUpdate = async (message: Message): Promise<Record<string, unknown>> => {
+    const taskId = taskIdOf(message);
+    const decision = confirmationIn(message.params?.["inputResponses"]);
+    const updated = await update((tasks) => {
+      const record = tasks[taskId];
+      if (!record) return undefined;
+      logCall(message.method, record.args["idempotency_key"], decision !== undefined);
+      if (record.status !== "input_required" || decision === undefined) return record;
+      const now = new Date().toISOString();
+      delete record.inputRequests;
+      if (decision.kind === "confirmed")
+        Object.assign(record, { status: "working", workFrom: now, lastUpdatedAt: now });
+      else {
+        const action = decision.kind === "refused" ? decision.action : "not confirmed";
+        const error = { code: "tool_failed" as const, message: `the event was not confirmed (${action})` };
+        Object.assign(record, {
+          status: "completed",
+          result: toolResult({ kind: "rejected", error }),
+          lastUpdatedAt: now,
+        });
+      }
+      return record;
+    });
+    if (!updated) return unknownTask(message);
+    if (updated.status === "working" && !timers.has(taskId)) schedule(updated);
+    log(`task ${taskId}: updated, now ${updated.status}`);
+    return response(message, {});
+  };
+
   return {
     claims(message) {
       if (message.id === undefined) return false;
-      if (message.method === "tasks/get" || message.method === "tasks/cancel") return true;
+      if (message.method === "tasks/get" || message.method === "tasks/cancel" || message.method === "tasks/update")
+        return true;
       return message.method === "tools/call" && message.params?.["name"] === TASK_TOOL && declaresTasks(message.params);
     },
     async answer(message) {
@@ -197,19 +254,22 @@ export function calendarTasks(
         if (!parsed.success)
           return { jsonrpc: "2.0", id: message.id, error: { code: INVALID_PARAMS, message: "invalid arguments" } };
         const now = new Date().toISOString();
+        logCall(message.method, parsed.data.idempotency_key, false);
+        // Asked to confirm first: nothing is worked on (or written) before the answer (`tasks/update`).
         const record: TaskRecord = {
           taskId: randomUUID(),
-          status: "working",
+          status: settings.confirm ? "input_required" : "working",
           createdAt: now,
           lastUpdatedAt: now,
           args: parsed.data,
+          ...(settings.confirm ? { inputRequests: confirmRequests(parsed.data.title) } : {}),
         };
         // Durable before the answer leaves: a tasks/get for the returned id resolves.
         await update((tasks) => {
           tasks[record.taskId] = record;
         });
-        schedule(record);
-        log(`task ${record.taskId}: working on ${TASK_TOOL} for ${parsed.data.user_id}`);
+        if (record.status === "working") schedule(record);
+        log(`task ${record.taskId}: ${record.status} on ${TASK_TOOL} for ${parsed.data.user_id}`);
         if (settings.exitAfterTask) {
           log(`task ${record.taskId}: exiting after the task answer (WARRANT_CALENDAR_TASK_EXIT=1)`);
           setTimeout(() => process.exit(1), 200);
@@ -221,6 +281,7 @@ export function calendarTasks(
         const record = (await read())[taskId];
         return record ? response(message, wireTask(record, settings.pollMs)) : unknownTask(message);
       }
+      if (message.method === "tasks/update") return answerUpdate(message);
       const cancelled = await update((tasks) => {
         const record = tasks[taskId];
         if (!record) return false;
