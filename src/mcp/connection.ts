@@ -189,6 +189,8 @@ export interface TaskState {
   pollIntervalMs?: number | undefined;
   result?: Record<string, unknown> | undefined;
   error?: { code: number; message: string } | undefined;
+  /** While `input_required`: what the task asks, by key (answered with `tasks/update`). */
+  inputRequests?: Record<string, unknown> | undefined;
 }
 
 /** What a call that may become a task answered: its result, or a task. */
@@ -202,4 +204,8 @@ export interface TaskRequests {
   ): Promise<TaskAnswer>;
   get(taskId: string, options: RequestOptions): Promise<TaskState>;
   cancel(taskId: string, options: RequestOptions): Promise<void>;
+  /** Asks the run's owner what an `input_required` task asks; the answers by key, for `tasks/update`. */
+  answer(inputRequests: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /** `tasks/update`: the answers to what the task asked; the task goes back to working. */
+  update(taskId: string, inputResponses: Record<string, unknown>, options: RequestOptions): Promise<void>;
 }

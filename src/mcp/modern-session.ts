@@ -74,12 +74,16 @@ async function translated<T>(options: RequestOptions, work: () => Promise<T>): P
   }
 }
 
+/** Each v2 client's elicitation handler: a task's `inputRequests` are answered by it too (tasks.ts). */
+const elicitors = new WeakMap<Client, ElicitationHandler>();
+
 /** The host's v2 client, pinned to 2026-07-28, declaring form elicitation when `elicit` answers it. */
 export function createModernClient(elicit: ElicitationHandler | undefined): Client {
   const info = { name: "warrant-host", version: "0.1.0" };
   const negotiation = { versionNegotiation: { mode: { pin: MODERN_REVISION } } };
   if (!elicit) return new Client(info, negotiation);
   const client = new Client(info, { ...negotiation, capabilities: { elicitation: { form: {} } } });
+  elicitors.set(client, elicit);
   client.setRequestHandler("elicitation/create", (request, context) =>
     elicit(client, request.params, context.mcpReq.signal),
   );
@@ -93,7 +97,7 @@ export function requestsOf(client: Client): McpRequests {
     readResource: (params, options) =>
       translated(options, () => client.readResource(params, { ...options, cacheMode: "bypass" })),
     getPrompt: (params, options) => translated(options, () => client.getPrompt(params, options)),
-    tasks: taskRequests(client, (error, options) => asV1Error(error, options.signal)),
+    tasks: taskRequests(client, (error, options) => asV1Error(error, options.signal), elicitors.get(client)),
   };
 }
 

@@ -16,6 +16,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@modelcontextprotocol/client";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { ElicitationHandler } from "../elicitation/client.js";
 import type { ToolErrorCode } from "../errors.js";
 import type { RequestOptions, TaskRequests, TaskState } from "./connection.js";
 
@@ -29,12 +30,16 @@ const MAX_POLL_MS = 30_000;
 /** How long `tasks/cancel` and the look after it may take when a run is cancelled. */
 const CANCEL_TIMEOUT_MS = 5_000;
 
+/** The answer to a question the host cannot ask (no elicitation for this server, or not an elicitation). */
+const DECLINED = { action: "decline" } as const;
+
 const TaskSchema = z.looseObject({
   taskId: z.string().min(1).max(256),
   status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
   pollIntervalMs: z.number().int().nonnegative().optional(),
   result: z.record(z.string(), z.unknown()).optional(),
   error: z.looseObject({ code: z.number().int(), message: z.string() }).optional(),
+  inputRequests: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** What the caller of a task call is told, and may know already. */
@@ -105,10 +110,15 @@ export function interceptTaskAnswers(transport: MessageTransport): void {
   transport.onmessage = wrapped as MessageTransport["onmessage"];
 }
 
-/** The task requests of `client`; `translate` turns a v2 failure into the v1 error failures.ts classifies. */
+/**
+ * The task requests of `client`; `translate` turns a v2 failure into the v1 error failures.ts classifies; `elicit`
+ * (the client's elicitation handler: same owner binding and records as a plain call's question) answers what an
+ * `input_required` task asks. Without it, or for anything but `elicitation/create`, the host declines.
+ */
 export function taskRequests(
   client: Client,
   translate: (error: unknown, options: RequestOptions) => unknown,
+  elicit?: ElicitationHandler,
 ): TaskRequests {
   // The client's own capabilities, with the extension added: per-request capabilities replace the client's.
   const base = (client as unknown as { _capabilities?: Record<string, unknown> })._capabilities ?? {};
@@ -140,6 +150,20 @@ export function taskRequests(
     cancel: (taskId, options) =>
       translated(options, async () => {
         await client.request({ method: "tasks/cancel", params: { taskId } }, z.looseObject({}), options);
+      }),
+    async answer(inputRequests, signal) {
+      const answers: Record<string, unknown> = {};
+      // One question at a time, in the server's order: the owner sees them as the server asked.
+      for (const [key, request] of Object.entries(inputRequests)) {
+        const asked = isRecord(request) && request["method"] === "elicitation/create" && elicit !== undefined;
+        answers[key] = asked ? await elicit(client, request["params"], signal) : DECLINED;
+      }
+      return answers;
+    },
+    update: (taskId, inputResponses, options) =>
+      translated(options, async () => {
+        const params = { taskId, inputResponses };
+        await client.request({ method: "tasks/update", params }, z.looseObject({}), options);
       }),
   };
 }
@@ -183,6 +207,11 @@ export async function callAsTask(
     if (task?.status === "failed")
       throw new McpError(task.error?.code ?? ErrorCode.InternalError, task.error?.message ?? "the task failed");
     if (task?.status === "cancelled") throw new TaskEnded("task_cancelled", "the task was cancelled at the server");
+    if (task?.status === "input_required" && task.inputRequests) {
+      // The owner answers as for a plain call's question; the answers go back on the same task (no new tools/call).
+      await answerTask(requests, task, deadline, options);
+      task = undefined;
+    }
     const left = deadline - Date.now();
     if (left <= 0) throw new McpError(ErrorCode.RequestTimeout, "the task did not end in time");
     try {
@@ -196,6 +225,19 @@ export async function callAsTask(
     }
     delay = pollDelay(task, delay);
   }
+}
+
+/** Asks what `task` asks (the owner, through the client's elicitation handler) and sends the answers (`tasks/update`). */
+async function answerTask(
+  requests: TaskRequests,
+  task: TaskState,
+  deadline: number,
+  options: RequestOptions,
+): Promise<void> {
+  const signal = options.signal ?? new AbortController().signal;
+  const inputResponses = await requests.answer(task.inputRequests ?? {}, signal);
+  const timeout = Math.max(deadline - Date.now(), MIN_POLL_MS);
+  await requests.update(task.taskId, inputResponses, { timeout, ...(options.signal ? { signal: options.signal } : {}) });
 }
 
 /**
