@@ -237,7 +237,10 @@ async function answerTask(
   const signal = options.signal ?? new AbortController().signal;
   const inputResponses = await requests.answer(task.inputRequests ?? {}, signal);
   const timeout = Math.max(deadline - Date.now(), MIN_POLL_MS);
-  await requests.update(task.taskId, inputResponses, { timeout, ...(options.signal ? { signal: options.signal } : {}) });
+  await requests.update(task.taskId, inputResponses, {
+    timeout,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
 }
 
 /**

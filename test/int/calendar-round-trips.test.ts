@@ -15,7 +15,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { ElicitationAnswer, ElicitationBroker, ElicitationQuestion } from "../../src/elicitation/client.js";
+import type { ElicitationBroker } from "../../src/elicitation/client.js";
 import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { loadConfig, type WarrantConfig } from "../../src/policy/config.js";
 import { calls, proposal, scriptedPlanner } from "../support/scripted-planner.js";
@@ -32,6 +32,7 @@ import {
   storedCalendarEvents,
   toolCodes,
 } from "./support/calendar.js";
+import { scriptedOwner as owner } from "./support/elicitation.js";
 import { backends, useBackend } from "./support/postgres.js";
 
 const WRITE_TIMEOUT_MS = 5_000;
@@ -43,18 +44,6 @@ let shipped: WarrantConfig;
 beforeAll(async () => {
   shipped = await loadConfig(settings.configPath);
 });
-
-/** The owner, as the host's elicitation broker: answers every question with `answer` and keeps what was asked. */
-function owner(answer: ElicitationAnswer): ElicitationBroker & { asked: ElicitationQuestion[] } {
-  const asked: ElicitationQuestion[] = [];
-  return {
-    asked,
-    async ask(question) {
-      asked.push(question);
-      return answer;
-    },
-  };
-}
 
 describe.runIf(serverBackend).each(REVISIONS)("a calendar write on %s", (revision) => {
   const opened = useBackend(serverBackend!, TEST_TIMEOUT_MS);

@@ -7,6 +7,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { ElicitationAnswer, ElicitationBroker, ElicitationQuestion } from "../../../src/elicitation/client.js";
 import type { ConsentPage } from "./consent-pages.js";
 import type { ScriptedCompletion } from "./fake-openai.js";
 
@@ -73,4 +74,16 @@ export interface ElicitationEventData {
   mode?: "form" | "url";
   url?: string;
   host?: string;
+}
+
+/** The owner, as the host's elicitation broker: answers every question with `answer` and keeps what was asked. */
+export function scriptedOwner(answer: ElicitationAnswer): ElicitationBroker & { asked: ElicitationQuestion[] } {
+  const asked: ElicitationQuestion[] = [];
+  return {
+    asked,
+    async ask(question) {
+      asked.push(question);
+      return answer;
+    },
+  };
 }
