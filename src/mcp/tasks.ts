@@ -200,9 +200,12 @@ export async function callAsTask(
   }
   let delay = task ? pollDelay(task, 0) : 0;
   let polls = 0;
+  // A task the owner answered is waited for here, not left to the poller: the row keeps the question's record.
+  let answered = false;
   for (;;) {
     // Detached: once polled (and still working), the wait is the poller's; the row keeps the task id.
-    if (hooks.detach && polls > 0 && task?.status === "working") throw new TaskWaiting(taskId, pollDelay(task, delay));
+    if (hooks.detach && !answered && polls > 0 && task?.status === "working")
+      throw new TaskWaiting(taskId, pollDelay(task, delay));
     if (task?.status === "completed") return task.result ?? { content: [] };
     if (task?.status === "failed")
       throw new McpError(task.error?.code ?? ErrorCode.InternalError, task.error?.message ?? "the task failed");
@@ -210,6 +213,7 @@ export async function callAsTask(
     if (task?.status === "input_required" && task.inputRequests) {
       // The owner answers as for a plain call's question; the answers go back on the same task (no new tools/call).
       await answerTask(requests, task, deadline, options);
+      answered = true;
       task = undefined;
     }
     const left = deadline - Date.now();

@@ -26,13 +26,18 @@ const PROPOSAL: ScriptedCompletion = {
   usage: { prompt_tokens: 50, completion_tokens: 20 },
 };
 
-/** The shipped config with the calendar pinned to 2026-07-28 and allowed to ask users, written into `directory`. */
-async function writePinnedConfig(directory: string): Promise<string> {
+/**
+ * The shipped config with the calendar pinned to 2026-07-28 and allowed to ask users, written into `directory`;
+ * with `task`, create_study_event runs as an MCP task.
+ */
+async function writePinnedConfig(directory: string, task: boolean): Promise<string> {
   const config = JSON.parse(await readFile("warrant.config.json", "utf8")) as {
     servers: Record<string, Record<string, unknown>>;
+    tools: Record<string, Record<string, unknown>>;
     policy: { cedar: { schema: string; policies: string[] } };
   };
   config.servers["calendar"] = { ...config.servers["calendar"], protocol: "2026-07-28", elicitation: true };
+  if (task) config.tools["create_study_event"] = { ...config.tools["create_study_event"], task: true };
   // Relative paths in the config are the repository's: the file lives elsewhere.
   config.policy.cedar.schema = path.resolve(config.policy.cedar.schema);
   config.policy.cedar.policies = config.policy.cedar.policies.map((file) => path.resolve(file));
@@ -51,12 +56,22 @@ async function query<T>(sandbox: ServerSandbox, sql: string, params: unknown[]):
   }
 }
 
+/**
+ * The two ways the confirmation reaches the host: a plain call's `input_required` answer (the SDK client re-sends
+ * the call with the answer), or a task's (`input_required` on the task, answered with `tasks/update` on the same
+ * task, which the run then waits for: the row keeps the question's record).
+ */
+const WAYS = [
+  { way: "a plain call", task: false, methods: [undefined, undefined] },
+  { way: "a task", task: true, methods: ["tools/call", "tasks/update"] },
+] as const;
+
 describe("a confirmed calendar write on 2026-07-28 through the API", () => {
   const fixture = useSandbox("each", 60_000);
 
-  it(
-    "the owner confirms in the run's elicitation: one event, one row at attempt 1, one key on both requests",
-    async () => {
+  it.each(WAYS)(
+    "$way: the owner confirms in the run's elicitation: one event, one row at attempt 1, one key on both requests",
+    async ({ task, methods }) => {
       const fake = fixture.add(await startFakeOpenAI());
       const sandbox = fixture.add(await createServerSandbox());
       const callLog = path.join(sandbox.dataDir, "calls.jsonl");
@@ -64,9 +79,10 @@ describe("a confirmed calendar write on 2026-07-28 through the API", () => {
         WARRANT_PLANNER: "model",
         WARRANT_MODEL: "fake-model",
         OPENAI_BASE_URL: fake.baseUrl,
-        WARRANT_CONFIG: await writePinnedConfig(sandbox.dataDir),
+        WARRANT_CONFIG: await writePinnedConfig(sandbox.dataDir, task),
         WARRANT_CALENDAR_CONFIRM: "1",
         WARRANT_CALENDAR_CALL_LOG: callLog,
+        ...(task ? { WARRANT_CALENDAR_TASK_MS: "500" } : {}),
       });
       fake.enqueue(PROPOSAL, finalReply("The study block is in your calendar."));
       const alice = await sandbox.client(server, "alice");
@@ -110,19 +126,21 @@ describe("a confirmed calendar write on 2026-07-28 through the API", () => {
 
       const calendar = await sandbox.calendarEvents();
       expect(calendar).toHaveLength(1);
-      const rows = await query<{ attempt: number; status: string; idempotency_key: string }>(
+      const rows = await query<{ attempt: number; status: string; idempotency_key: string; task: boolean }>(
         sandbox,
-        "select attempt, status, idempotency_key from warrant.ledger where thread_id = $1 and tool = 'create_study_event'",
+        "select attempt, status, idempotency_key, task_id is not null as task from warrant.ledger " +
+          "where thread_id = $1 and tool = 'create_study_event'",
         [thread.thread_id],
       );
-      expect(rows.map((row) => [row.attempt, row.status])).toEqual([[1, "succeeded"]]);
+      expect(rows.map((row) => [row.attempt, row.status, row.task])).toEqual([[1, "succeeded", task]]);
       const key = rows[0]?.idempotency_key;
       expect(calendar[0]?.["idempotency_key"]).toBe(key);
       const lines = (await readFile(callLog, "utf8")).split("\n").filter((line) => line !== "");
       expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([
-        { idempotency_key: key, input_responses: false },
-        { idempotency_key: key, input_responses: true },
+        { method: methods[0], idempotency_key: key, input_responses: false },
+        { method: methods[1], idempotency_key: key, input_responses: true },
       ]);
+      // A task the owner answered is waited for in the run (no task wait): the stream's last values are final.
       const values = [...events].reverse().find((chunk) => chunk.event === "values")?.data as {
         status?: string;
         ledger?: Array<Record<string, unknown>>;
@@ -138,6 +156,12 @@ describe("a confirmed calendar write on 2026-07-28 through the API", () => {
         [question.elicitation_id],
       );
       expect(asked).toEqual([{ status: "accept", answered_by: "alice" }]);
+      const audited = await query<Record<string, unknown>>(
+        sandbox,
+        "select code, tool, actor from warrant.audit_events where thread_id = $1 and kind = 'elicited'",
+        [thread.thread_id],
+      );
+      expect(audited).toEqual([{ code: "accept", tool: "create_study_event", actor: "alice" }]);
       expect(fake.pending()).toBe(0);
     },
     TEST_TIMEOUT_MS,
