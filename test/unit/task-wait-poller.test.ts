@@ -1,8 +1,8 @@
 /**
  * The poller of task waits (src/server/crons/task-waits.ts) against an in-memory store and tool host: a working
- * task is polled again at its server's interval, an ended or forgotten one resumes its thread and the wait goes, a
- * wait past its deadline resumes without a look, an unreachable server or a refused resume is tried again, and a
- * cancel asked for sends `tasks/cancel` before the resume.
+ * task is polled again at its server's interval, an ended, forgotten or input-asking one resumes its thread and the
+ * wait goes, a wait past its deadline resumes without a look, an unreachable server or a refused resume is tried
+ * again, and a cancel asked for sends `tasks/cancel` before the resume.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
@@ -97,8 +97,8 @@ describe("the poller of task waits", () => {
     expect(result.rescheduled[0]).toBeGreaterThan(1_500);
   });
 
-  it.each([["completed"], ["failed"], ["cancelled"]] as const)(
-    "resumes a %s task and drops its wait",
+  it.each([["completed"], ["failed"], ["cancelled"], ["input_required"]] as const)(
+    "resumes a %s task and drops its wait (input_required: the resumed run asks the owner)",
     async (status) => {
       const result = await oneTick(wait(), task(status), started);
       expect(result).toMatchObject({ sent: ["get task-1"], resumed: ["task-1"], removed: 1, rescheduled: [] });

@@ -3,7 +3,8 @@
  * node left to it (src/execution/task-wait.ts) is polled here, by whichever instance takes its due row first
  * (TaskWaitStore.claimDue: a lease, `FOR UPDATE SKIP LOCKED`), with one `tasks/get` at the server's interval.
  * Still working → polled again after the server's `pollIntervalMs` (bounded as tasks.ts bounds it). Ended
- * (completed, failed, cancelled, forgotten) or past the contract's deadline → the thread's `task_wait` interrupt
+ * (completed, failed, cancelled, forgotten), asking for input (`input_required`: the resumed run asks the owner and
+ * answers with `tasks/update`) or past the contract's deadline → the thread's `task_wait` interrupt
  * is resumed by a run started as its owner through the run manager; the resumed execute node settles the call
  * from its task, as after a crash. A resume refused (the thread busy, the interrupt not stored yet) is tried again
  * at the next poll.
@@ -94,7 +95,8 @@ async function pollOnce(options: TaskWaitPollerOptions, wait: TaskWait): Promise
       await options.store.reschedule(wait, new Date(now + Math.min(options.intervalMs, left)));
       return;
     }
-    if (state?.ok && (state.task.status === "working" || state.task.status === "input_required")) {
+    // Asking for input: the thread is resumed, and the resumed run asks the owner (tasks.ts, `tasks/update`).
+    if (state?.ok && state.task.status === "working") {
       await options.store.reschedule(wait, new Date(now + Math.min(pollDelay(state.task, options.intervalMs), left)));
       return;
     }
