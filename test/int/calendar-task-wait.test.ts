@@ -5,7 +5,9 @@
  * interrupt and no run active; the poller (any instance's) polls the task in Postgres and resumes the thread when
  * it ends: one event, the row `succeeded` with its task id, the thread idle with the final answer. A client may
  * not resume the wait itself (`task_waiting`); a second instance finishes a wait the first one started (one task,
- * one event); a cancel of the paused run cancels the task at the server (`task_cancelled`, no event).
+ * one event); a cancel of the paused run cancels the task at the server (`task_cancelled`, no event). A task that
+ * asks for input once it worked (`input_required`): the poller resumes the thread, the resumed run asks alice and
+ * answers with `tasks/update`, then waits for the task: one event, the question on the row.
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -40,11 +42,21 @@ const shape = (rows: readonly LedgerRow[]) =>
 describe.runIf(serverBackend)("a task write waited for by the poller, not by a run", () => {
   const fixture = useSandbox("each");
 
-  /** A server on the calendar in task mode (its data at `dataPath`), polling task waits every 200 ms. */
-  async function serve(dataPath: string, shared?: TestServer): Promise<TestServer> {
+  /**
+   * A server on the calendar in task mode (its data at `dataPath`, `switches` added), polling task waits every
+   * 200 ms; with switches, the calendar may ask users.
+   */
+  async function serve(
+    dataPath: string,
+    shared?: TestServer,
+    switches: Record<string, string> = {},
+  ): Promise<TestServer> {
     const directory = path.dirname(dataPath);
     const file = path.join(directory, `task-wait-${shared ? "second" : "first"}.config.json`);
-    await writeFile(file, JSON.stringify(taskConfig(shipped, dataPath, { WARRANT_CALENDAR_TASK_MS: TASK_MS })));
+    const config = taskConfig(shipped, dataPath, { WARRANT_CALENDAR_TASK_MS: TASK_MS, ...switches });
+    const calendar = config.servers["calendar"];
+    if (calendar && Object.keys(switches).length > 0) calendar.elicitation = true;
+    await writeFile(file, JSON.stringify(config));
     const server = await startTestServer({
       settings: { WARRANT_CONFIG: file, WARRANT_TASK_POLL_MS: "200" },
       ...(shared ? { database: shared.database } : {}),
@@ -176,6 +188,51 @@ describe.runIf(serverBackend)("a task write waited for by the poller, not by a r
       await sleep(Number(TASK_MS) + 500);
       expect(await serverTasks(dataPath)).toEqual([expect.objectContaining({ status: "cancelled" })]);
       expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a task that asks once it worked: the poller resumes the thread, the run asks alice, one event after her answer",
+    async () => {
+      const dataPath = path.join(await fixture.tempDir("task-wait-"), "calendar.json");
+      const switches = { WARRANT_CALENDAR_CONFIRM: "1", WARRANT_CALENDAR_TASK_ASK: "late" };
+      const server = await serve(dataPath, undefined, switches);
+      const alice = await server.client("alice");
+      const threadId = await bookAndApprove(alice);
+      await expectPausedOnTask(server, alice, threadId);
+      // The task asks (input_required); the poller resumes the thread and the resumed run asks alice.
+      const pending = async () => {
+        const client = new pg.Client({ connectionString: server.databaseUrl });
+        await client.connect();
+        try {
+          const { rows } = await client.query(
+            "select elicitation_id from warrant.elicitations where thread_id = $1 and status = 'pending'",
+            [threadId],
+          );
+          return rows as Array<{ elicitation_id: string }>;
+        } finally {
+          await client.end();
+        }
+      };
+      const deadline = Date.now() + 30_000;
+      while ((await pending()).length === 0 && Date.now() < deadline) await sleep(200);
+      const [question] = await pending();
+      if (!question) throw new Error("alice was not asked");
+      expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
+      const answered = await server.fetch(`/threads/${threadId}/elicitations/${question.elicitation_id}`, {
+        user: "alice",
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ action: "accept", content: { confirm: true } }),
+      });
+      expect(answered.status).toBe(200);
+      await untilIdle(alice, threadId);
+      const state = await alice.threads.getState<{ ledger: LedgerRow[] }>(threadId);
+      expect(shape(state.values.ledger)).toEqual([["create_study_event", 1, "succeeded", null, true]]);
+      expect(state.values.ledger[0]?.elicitation).toEqual([{ id: question.elicitation_id, outcome: "accept" }]);
+      expect(await storedCalendarEvents(dataPath)).toHaveLength(1);
+      expect(await serverTasks(dataPath)).toEqual([expect.objectContaining({ status: "completed" })]);
     },
     TEST_TIMEOUT_MS,
   );

@@ -8,7 +8,8 @@
  * `tasks/cancel` cancels a task still working, an unknown task id is JSON-RPC -32602 (as the extension says).
  * With `WARRANT_CALENDAR_CONFIRM=1` too, a task starts `input_required` with the confirmation in its `inputRequests`;
  * `tasks/update` {taskId, inputResponses} answers it: confirmed, the task works and writes once; refused, it completes
- * with the tool error a plain call answers (`tool_failed`, nothing written).
+ * with the tool error a plain call answers (`tool_failed`, nothing written). `WARRANT_CALENDAR_TASK_ASK=late`: the
+ * task works first and asks when its work is done, before it writes (a question the host's poller finds).
  */
 import { randomUUID } from "node:crypto";
 import { appendFileSync } from "node:fs";
@@ -36,6 +37,8 @@ interface TaskRecord {
   inputRequests?: Record<string, unknown>;
   /** When the work started (the task's creation, or the accepted confirmation). */
   workFrom?: string;
+  /** The owner confirmed the write (`tasks/update`). */
+  confirmed?: boolean;
 }
 
 interface Message {
@@ -56,6 +59,8 @@ export interface TaskSettings {
   exitAfterTask?: boolean;
   /** `WARRANT_CALENDAR_CONFIRM=1`: a task first asks to confirm (`input_required`), answered by `tasks/update`. */
   confirm?: boolean;
+  /** `WARRANT_CALENDAR_TASK_ASK=late`: with `confirm`, the task asks once its work is done, not when it starts. */
+  askLate?: boolean;
   /** `WARRANT_CALENDAR_CALL_LOG`: one JSON line per `create_study_event` task call and `tasks/update` received. */
   callLog?: string | undefined;
 }
@@ -122,6 +127,7 @@ export function tasksFromEnvironment(
     path: `${dataPath}.tasks.json`,
     exitAfterTask: environment["WARRANT_CALENDAR_TASK_EXIT"] === "1",
     confirm: confirm?.confirm === true,
+    askLate: environment["WARRANT_CALENDAR_TASK_ASK"] === "late",
     callLog: confirm?.callLog,
   };
   return calendarTasks(settings, store, toolResult, log);
@@ -162,6 +168,18 @@ export function calendarTasks(
     timers.delete(taskId);
     const record = (await read())[taskId];
     if (record?.status !== "working") return;
+    if (settings.confirm && !record.confirmed) {
+      // Asking late: the work is done, the write waits for the answer.
+      await update((tasks) => {
+        const current = tasks[taskId];
+        const inputRequests = confirmRequests(String(record.args["title"]));
+        const now = new Date().toISOString();
+        if (current?.status === "working")
+          Object.assign(current, { status: "input_required", inputRequests, lastUpdatedAt: now });
+      });
+      log(`task ${taskId}: input_required (asking late)`);
+      return;
+    }
     const input = CreateStudyEventInputSchema.parse(record.args);
     let result: Record<string, unknown>;
     try {
@@ -223,7 +241,7 @@ export function calendarTasks(
       const now = new Date().toISOString();
       delete record.inputRequests;
       if (decision.kind === "confirmed")
-        Object.assign(record, { status: "working", workFrom: now, lastUpdatedAt: now });
+        Object.assign(record, { status: "working", confirmed: true, workFrom: now, lastUpdatedAt: now });
       else {
         const action = decision.kind === "refused" ? decision.action : "not confirmed";
         const error = { code: "tool_failed" as const, message: `the event was not confirmed (${action})` };
@@ -256,13 +274,14 @@ export function calendarTasks(
         const now = new Date().toISOString();
         logCall(message.method, parsed.data.idempotency_key, false);
         // Asked to confirm first: nothing is worked on (or written) before the answer (`tasks/update`).
+        const asksFirst = settings.confirm === true && settings.askLate !== true;
         const record: TaskRecord = {
           taskId: randomUUID(),
-          status: settings.confirm ? "input_required" : "working",
+          status: asksFirst ? "input_required" : "working",
           createdAt: now,
           lastUpdatedAt: now,
           args: parsed.data,
-          ...(settings.confirm ? { inputRequests: confirmRequests(parsed.data.title) } : {}),
+          ...(asksFirst ? { inputRequests: confirmRequests(parsed.data.title) } : {}),
         };
         // Durable before the answer leaves: a tasks/get for the returned id resolves.
         await update((tasks) => {
