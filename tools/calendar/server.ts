@@ -85,7 +85,7 @@ Environment (for tests):
   WARRANT_CALENDAR_TASK_MS=N       On 2026-07-28, create_study_event is a task that writes N ms
                                    later (see tools/calendar/tasks.ts; poll: ..._TASK_POLL_MS).
                                    With ${CONFIRM_ENV}=1 the task asks first (input_required,
-                                   answered by tasks/update).
+                                   answered by tasks/update); WARRANT_CALENDAR_TASK_ASK=late: once it worked.
 `;
 
 interface Options {
