@@ -5,7 +5,7 @@
  * `inputRequests`; the host asks the owner through the same elicitation handler a plain call's question takes (the
  * row's `elicitation` entry), then answers with `tasks/update` on the same task: one `tools/call`, one
  * `tasks/update`, one ledger row, attempt 1. Confirmed, the task writes once; declined, nothing is written and the
- * row fails `tool_failed`, as a plain call's refusal does.
+ * row fails `tool_failed`, as a plain call's refusal does; a server not allowed to ask users is declined unasked.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -55,13 +55,13 @@ describe.runIf(serverBackend)("a task that asks for input (input_required, tasks
       .map((call) => [call.method, call.idempotency_key, call.input_responses]);
   }
 
-  /** alice asks, approves the write; the owner answers the task's question with `answer`. */
-  async function approvedTaskWrite(answer: ElicitationAnswer) {
+  /** alice asks, approves the write; the owner answers the task's question with `answer` (if the server may ask). */
+  async function approvedTaskWrite(answer: ElicitationAnswer, mayAsk = true) {
     const config = taskConfig(shipped, dataPath, { WARRANT_CALENDAR_CONFIRM: "1", WARRANT_CALENDAR_CALL_LOG: callLog });
     const server = config.servers["calendar"];
     if (server?.transport !== "stdio") throw new Error("no stdio calendar");
     const broker = scriptedOwner(answer);
-    const pinned = { ...config, servers: { calendar: { ...server, elicitation: true } } };
+    const pinned = { ...config, servers: { calendar: { ...server, elicitation: mayAsk } } };
     const host = each.add(await connectTools(pinned, undefined, { elicitation: broker }));
     expect(host.revision?.("calendar")).toBe("2026-07-28");
     const planner = scriptedPlanner([calls(proposal("create_study_event", EVENT)), DONE]);
@@ -77,8 +77,9 @@ describe.runIf(serverBackend)("a task that asks for input (input_required, tasks
       ["tools/call", key, false],
       ["tasks/update", key, true],
     ]);
-    expect(broker.asked).toHaveLength(1);
-    expect(broker.asked[0]?.call).toMatchObject({ server: "calendar", tool: "create_study_event", threadId });
+    expect(broker.asked).toHaveLength(mayAsk ? 1 : 0);
+    if (mayAsk)
+      expect(broker.asked[0]?.call).toMatchObject({ server: "calendar", tool: "create_study_event", threadId });
     return { state, durable };
   }
 
@@ -109,6 +110,17 @@ describe.runIf(serverBackend)("a task that asks for input (input_required, tasks
       expect(toolCodes(state)).toEqual(["tool_failed"]);
       expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
       expect(await serverTasks(dataPath)).toEqual([expect.objectContaining({ status: "completed" })]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a server not allowed to ask users: the host declines the task's question unasked, nothing is written",
+    async () => {
+      const { state, durable } = await approvedTaskWrite({ action: "accept", content: { confirm: true } }, false);
+      expect(shape(durable)).toEqual([["create_study_event", 1, "failed", "tool_failed", true]]);
+      expect(state.ledger[0]?.elicitation).toEqual([{ id: null, outcome: "refused" }]);
+      expect(await storedCalendarEvents(dataPath)).toHaveLength(0);
     },
     TEST_TIMEOUT_MS,
   );
