@@ -6,8 +6,8 @@
  * `ping` being gone from the revision).
  *
  * An `input_required` answer is fulfilled by the client itself through the
- * same `elicitation/create` handler as a 2025-11-25 server's elicitation
- * (the owner is asked; the call's timeout is paused while they answer), then
+ * same `elicitation/create` handler as a 2025-11-25 server's elicitation,
+ * form or URL mode (the owner is asked; the call's timeout is paused while they answer), then
  * re-sent with the `inputResponses` under a new request id: to the host it
  * is one `tools/call`, so its ledger row and idempotency key stay the same.
  *
