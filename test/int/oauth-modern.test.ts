@@ -34,6 +34,8 @@ beforeAll(async () => {
 interface HostSettings {
   protocol?: Revision;
   issuer?: string;
+  /** A required server's failed open fails the start (its error is what the test sees). */
+  required?: boolean;
 }
 
 async function hostFor(servers: ClientCredentialsServers, settings: HostSettings = {}): Promise<ToolHost> {
@@ -44,7 +46,7 @@ async function hostFor(servers: ClientCredentialsServers, settings: HostSettings
     client_secret: "${WARRANT_TEST_CC_SECRET}",
     issuer: settings.issuer ?? servers.issuer,
   };
-  const server = { transport: "http", url: servers.mcpUrl, audience: "reports", optional: true, auth };
+  const server = { transport: "http", url: servers.mcpUrl, audience: "reports", optional: !settings.required, auth };
   const config = parseConfig(
     JSON.stringify({
       servers: { reports: settings.protocol ? { ...server, protocol: settings.protocol } : server },
@@ -116,12 +118,17 @@ describe("an authorization server that is not the configured issuer", () => {
     ["2026-07-28", () => modern],
     ["2025-11-25", () => legacyOnly],
   ])(
-    "%s: no token is asked for, the server stays unavailable, calls fail typed",
+    "%s: no token is asked for, the start fails typed (an optional server stays down)",
     async (_revision, serversOf) => {
       const servers = serversOf();
       const issuedBefore = servers.issued.length;
+      // The SDK reads a client stamped with another issuer as absent, and this server offers no registration.
+      await expect(hostFor(servers, { issuer: "http://127.0.0.1:9/", required: true })).rejects.toMatchObject({
+        code: "mcp_start_failed",
+      });
       const host = await hostFor(servers, { issuer: "http://127.0.0.1:9/" });
-      expect(host.catalog().map((entry) => entry.name)).toEqual([]);
+      expect(host.isHealthy("reports")).toBe(false);
+      expect(host.catalog()).toEqual([]);
       expect(servers.issued.length).toBe(issuedBefore);
     },
     TIMEOUT_MS,
