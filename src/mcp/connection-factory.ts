@@ -69,9 +69,12 @@ export function connectionFactory(tokens: TokenSettings, oauth: OAuthHostOptions
         provider ??= deploymentProvider(name, auth, values);
         return provider;
       };
-      const legacy = () =>
-        oauthConnection({ name, url: server.url ?? "", auth, providerFor: deployment, events });
-      return negotiatedConnection(server.protocol, () => modernOAuthConnection({ server, events }, deployment()), legacy);
+      const legacy = () => oauthConnection({ name, url: server.url ?? "", auth, providerFor: deployment, events });
+      return negotiatedConnection(
+        server.protocol,
+        () => modernOAuthConnection({ server, events }, deployment()),
+        legacy,
+      );
     }
     if (auth)
       return oauthConnection({

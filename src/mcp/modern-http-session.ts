@@ -5,7 +5,9 @@
  * same fetch wrapper as on 2025-11-25 from the call's async context), so no
  * request ever travels under another tenant's credentials. The host's own
  * requests (listing, the `server/discover` probe, the `subscriptions/listen`
- * stream tool list changes arrive on) carry a host token.
+ * stream tool list changes arrive on) carry a host token. An OAuth-protected
+ * `client_credentials` server is spoken to the same way with the deployment's
+ * OAuth provider in place of the task tokens (`modernOAuthConnection`).
  *
  * Health: a launched server's exit reports it down at once (http-launch.ts);
  * an error on the client's transport makes it suspect; the listen stream

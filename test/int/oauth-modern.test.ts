@@ -15,7 +15,10 @@ import { connectTools, type ToolHost } from "../../src/mcp/tool-host.js";
 import { parseConfig } from "../../src/policy/config.js";
 import { useSandbox } from "../support/sandbox.js";
 import { principal } from "./support/agent.js";
-import { type ClientCredentialsServers, startClientCredentialsServers } from "./support/oauth-client-credentials-servers.js";
+import {
+  type ClientCredentialsServers,
+  startClientCredentialsServers,
+} from "./support/oauth-client-credentials-servers.js";
 
 const SECRET = `cc-modern-${process.pid}-do-not-leak`;
 const CREDENTIALS = { WARRANT_TEST_CC_SECRET: SECRET };
@@ -65,7 +68,10 @@ async function call(host: ToolHost, name: string, args: Record<string, unknown> 
 }
 
 describe("a client_credentials server that speaks 2026-07-28", () => {
-  it.each([["unpinned", undefined], ["pinned", "2026-07-28" as const]])(
+  it.each([
+    ["unpinned", undefined],
+    ["pinned", "2026-07-28" as const],
+  ])(
     "%s: negotiated 2026-07-28, a read and a write run on the issued token",
     async (_label, protocol) => {
       const issuedBefore = modern.issued.length;

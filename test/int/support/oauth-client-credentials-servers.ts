@@ -161,7 +161,12 @@ function registerTools(mcp: McpServer, { clients, seen, entries }: ToolRecords):
     },
   );
   mcp.registerTool("traceparent", { description: "The call's traceparent." }, async (extra) => ({
-    content: [{ type: "text", text: String((requestMeta(extra) as Record<string, unknown> | undefined)?.["traceparent"] ?? "none") }],
+    content: [
+      {
+        type: "text",
+        text: String((requestMeta(extra) as Record<string, unknown> | undefined)?.["traceparent"] ?? "none"),
+      },
+    ],
   }));
   const leaked = (auth: AuthInfo | undefined) => {
     seen.push(auth?.token ?? "");
@@ -180,7 +185,11 @@ function registerTools(mcp: McpServer, { clients, seen, entries }: ToolRecords):
 type AuthedRequest = IncomingMessage & { auth?: AuthInfo; body: unknown };
 
 /** An express request (body parsed, bearer verified) answered by the v2 handler. */
-async function serveModern(handler: ReturnType<typeof createMcpHandler>, request: AuthedRequest, response: ServerResponse) {
+async function serveModern(
+  handler: ReturnType<typeof createMcpHandler>,
+  request: AuthedRequest,
+  response: ServerResponse,
+) {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value);
   // The body is parsed (express.json) and serialized again: its length may differ.

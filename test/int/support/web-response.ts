@@ -12,6 +12,7 @@ export async function sendWebResponse(response: ServerResponse, answer: Response
   response.writeHead(answer.status, headers);
   const reader = answer.body?.getReader();
   response.on("close", () => void reader?.cancel().catch(() => undefined));
-  for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader?.read()) response.write(chunk.value);
+  for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader?.read())
+    response.write(chunk.value);
   response.end();
 }
