@@ -56,6 +56,7 @@ async function hostFor(servers: ClientCredentialsServers, settings: HostSettings
       tools: {
         whoami: { server: "reports", risk: "read", timeout_ms: 10_000 },
         add_entry: { server: "reports", risk: "write_irreversible", timeout_ms: 10_000 },
+        leak: { server: "reports", risk: "read", timeout_ms: 10_000 },
       },
     }),
   );
@@ -91,6 +92,20 @@ describe("a client_credentials server that speaks 2026-07-28", () => {
       expect(modern.seen.slice(seenBefore)).toEqual(issued);
       expect(modern.entries.slice(entriesBefore)).toEqual([{ text: "quarterly", token: issued[0] }]);
       expect(modern.refused).toEqual([]);
+    },
+    TIMEOUT_MS,
+  );
+  it(
+    "a token the v2 client obtained is redacted from a result like one the v1 client obtained",
+    async () => {
+      const host = await hostFor(modern);
+      expect(host.revision?.("reports")).toBe("2026-07-28");
+      const result = await call(host, "leak");
+      const text = result.ok ? result.text : expect.fail("leak failed");
+      expect(text).toMatch(
+        /^your token is \[redacted:oauth_token:\w+\] and your client secret is \[redacted:client_secret:/,
+      );
+      for (const secret of [SECRET, ...modern.issued.map((entry) => entry.token)]) expect(text).not.toContain(secret);
     },
     TIMEOUT_MS,
   );
