@@ -62,7 +62,7 @@ export interface ModernAuthorization {
   forCaller(caller: Caller): Promise<<T>(work: () => Promise<T>) => Promise<T>>;
 }
 
-/** A Streamable HTTP server with task tokens on 2026-07-28; `open` rejects with `isNotModern` when it does not speak it. */
+/** A Streamable HTTP server with task tokens on 2026-07-28; `open` rejects `isNotModern` when it does not speak it. */
 export function modernHttpConnection(options: HttpConnectionOptions): ServerConnection {
   const { mint } = options;
   return modernClientConnection(options, {

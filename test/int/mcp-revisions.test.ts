@@ -67,7 +67,7 @@ describe("the protocol setting in the config", () => {
     },
   );
 
-  it("accepts both revisions on an http server and a client_credentials one, 2026-07-28 not on authorization_code", () => {
+  it("accepts both revisions on http and client_credentials servers, not 2026-07-28 on authorization_code", () => {
     const http = { transport: "http", url: "http://127.0.0.1:1/mcp", audience: "a" };
     const parseHttp = (server: Record<string, unknown>) => () =>
       parseConfig(JSON.stringify({ servers: { s: { ...http, ...server } }, tools: {} }), "test config");
