@@ -30,6 +30,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { loadTaskTokenSecret, verifyTaskToken } from "../../../src/auth/task-token.js";
 import { inputResponsesOf } from "../../../tools/calendar/confirm.js";
+import { sendWebResponse } from "./web-response.js";
 import { exitOnShutdown } from "../../../tools/shared/stdio-entry.js";
 import { MODERN_REVISION, parseRevisions, REVISIONS_ENV, requestMeta } from "../../../tools/shared/revisions.js";
 
@@ -144,16 +145,7 @@ async function serveModern(request: IncomingMessage, response: ServerResponse, b
     }),
     { authInfo: auth },
   );
-  const answerHeaders: Record<string, string> = {};
-  answer.headers.forEach((value, name) => {
-    answerHeaders[name] = value;
-  });
-  response.writeHead(answer.status, answerHeaders);
-  const reader = answer.body?.getReader();
-  response.on("close", () => void reader?.cancel().catch(() => undefined));
-  for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader?.read())
-    response.write(chunk.value);
-  response.end();
+  await sendWebResponse(response, answer);
 }
 
 /** The v1 SDK's stateless Streamable HTTP: one server and transport per request. */
