@@ -54,8 +54,9 @@ export const PROCESS_ERROR_MEANINGS: Record<ConfigErrorCode | ModelErrorCode | R
   ledger_order: "A call's ledger rows are not what the journal knows they must be: a bug, never an input.",
   elicitation_url_refused:
     "A server's URL-mode elicitation named a URL the host refuses to show (not https, or http off loopback, " +
-    "credentials in it, too long, control characters): the server gets this code as an invalid-params error, " +
-    "the refusal is audited and no one is asked.",
+    "credentials in it, too long, control characters): the server gets this code as an invalid-params error " +
+    "(on 2026-07-28, where an input response cannot be an error, a `decline`), the refusal is audited and no one " +
+    "is asked.",
 };
 
 /** Errors the HTTP API answers with, as `{ "error": code, "message": text }`; the status is ApiError's. */

@@ -283,6 +283,12 @@ export function elicitationHandler(options: {
   return handler;
 }
 
+/** True when `error` is the handler's refusal of a URL-mode request's URL (code `elicitation_url_refused`). */
+export function isUrlRefusal(error: unknown): boolean {
+  if (!(error instanceof McpError) || typeof error.data !== "object" || error.data === null) return false;
+  return Reflect.get(error.data, "code") === URL_REFUSED;
+}
+
 const NO_FORM: RequestedSchema = { type: "object", properties: {} };
 
 /** A URL-mode request as a question, or why it is refused. */

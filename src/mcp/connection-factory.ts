@@ -3,7 +3,10 @@
  * stdio client, Streamable HTTP servers with task tokens minted per call from
  * the deployment's signing secret (the servers Warrant launches or controls),
  * both on the revision negotiated or pinned (negotiation.ts), and remote
- * servers with an `auth` block through OAuth (oauth-connection.ts, 2025-11-25 only).
+ * servers with an `auth` block through OAuth: `client_credentials` ones on the
+ * revision negotiated or pinned too, one provider shared by both revisions'
+ * connections (its token serves whichever speaks); `authorization_code` ones
+ * on 2025-11-25 (oauth-connection.ts; per-owner sessions on 2026-07-28 are not built yet).
  */
 import { randomBytes } from "node:crypto";
 import { mintTaskToken } from "../auth/task-token.js";
@@ -17,7 +20,9 @@ import {
 } from "../oauth/provider.js";
 import { HOST_OWNER, type Authorize } from "../oauth/authorization.js";
 import { oauthConnection } from "./oauth-connection.js";
-import { negotiatedHttpConnection, negotiatedStdioConnection } from "./negotiation.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { modernOAuthConnection } from "./modern-http-session.js";
+import { negotiatedConnection, negotiatedHttpConnection, negotiatedStdioConnection } from "./negotiation.js";
 
 /** Task-token settings: the signing secret shared with HTTP servers we launch. */
 export interface TokenSettings {
@@ -57,15 +62,26 @@ export function connectionFactory(tokens: TokenSettings, oauth: OAuthHostOptions
   return (name, server, events) => {
     if (server.transport === "stdio") return negotiatedStdioConnection(server, events);
     const auth = server.auth;
+    if (auth?.grant === "client_credentials") {
+      let provider: OAuthClientProvider | undefined;
+      // Built at the first open (the credential is checked at start, checkCredentials), then shared.
+      const deployment = () => {
+        provider ??= deploymentProvider(name, auth, values);
+        return provider;
+      };
+      const legacy = () => oauthConnection({ name, url: server.url ?? "", auth, providerFor: deployment, events });
+      return negotiatedConnection(
+        server.protocol,
+        () => modernOAuthConnection({ server, events }, deployment()),
+        legacy,
+      );
+    }
     if (auth)
       return oauthConnection({
         name,
         url: server.url ?? "",
         auth,
-        providerFor: (owner) =>
-          auth.grant === "client_credentials"
-            ? deploymentProvider(name, auth, values)
-            : new OwnerOAuthProvider({ server: name, owner, auth, store, values }),
+        providerFor: (owner) => new OwnerOAuthProvider({ server: name, owner, auth, store, values }),
         authorize: oauth.authorize,
         catalogOwner: oauth.catalogOwner,
         events,

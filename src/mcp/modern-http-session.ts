@@ -5,7 +5,9 @@
  * same fetch wrapper as on 2025-11-25 from the call's async context), so no
  * request ever travels under another tenant's credentials. The host's own
  * requests (listing, the `server/discover` probe, the `subscriptions/listen`
- * stream tool list changes arrive on) carry a host token.
+ * stream tool list changes arrive on) carry a host token. An OAuth-protected
+ * `client_credentials` server is spoken to the same way with the deployment's
+ * OAuth provider in place of the task tokens (`modernOAuthConnection`).
  *
  * Health: a launched server's exit reports it down at once (http-launch.ts);
  * an error on the client's transport makes it suspect; the listen stream
@@ -17,7 +19,14 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { ErrorCode, McpError, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import { OPEN_TIMEOUT_MS, PROBE_TIMEOUT_MS, type OpenedServer, type ServerConnection } from "./connection.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import {
+  OPEN_TIMEOUT_MS,
+  PROBE_TIMEOUT_MS,
+  type Caller,
+  type OpenedServer,
+  type ServerConnection,
+} from "./connection.js";
 import { reasonOf } from "./health.js";
 import { httpEndpoint } from "./http-launch.js";
 import { sessionFetch, traceMeta, withTaskToken, type HttpConnectionOptions } from "./http-session.js";
@@ -40,15 +49,66 @@ function capabilitiesOf(client: Client): ServerCapabilities {
   return capabilities as ServerCapabilities;
 }
 
-/** A Streamable HTTP server spoken to on 2026-07-28; `open` rejects with `isNotModern` when it does not speak it. */
+/**
+ * How a 2026-07-28 connection authorizes its requests: task tokens minted per call (Warrant's own servers), or the
+ * bearer of an OAuth provider (modernOAuthConnection), the same provider object the 2025-11-25 connection uses.
+ */
+export interface ModernAuthorization {
+  /** The client's transport to `url`, with what adds the credentials (a fetch wrapper, an auth provider). */
+  transport(url: URL): StreamableHTTPClientTransport;
+  /** Runs the host's own requests (`task`: catalog, probe) under the host's credentials. */
+  asHost<T>(task: string, work: () => Promise<T>): Promise<T>;
+  /** What runs a caller's requests under that caller's credentials. */
+  forCaller(caller: Caller): Promise<<T>(work: () => Promise<T>) => Promise<T>>;
+}
+
+/** A Streamable HTTP server with task tokens on 2026-07-28; `open` rejects `isNotModern` when it does not speak it. */
 export function modernHttpConnection(options: HttpConnectionOptions): ServerConnection {
-  const { server, mint, events } = options;
+  const { mint } = options;
+  return modernClientConnection(options, {
+    transport: (url) => new StreamableHTTPClientTransport(url, { fetch: sessionFetch(() => {}) }),
+    asHost: async (task, work) => withTaskToken(await mint({ tenant: HOST, subject: HOST, scopes: [], task }), work),
+    async forCaller(caller) {
+      const token = await mint({
+        tenant: caller.principal.tenant,
+        subject: caller.principal.user_id,
+        scopes: caller.principal.scopes,
+        task: caller.threadId,
+      });
+      return (work) => withTaskToken(token, work);
+    },
+  });
+}
+
+/**
+ * An OAuth-protected Streamable HTTP server on 2026-07-28 (`client_credentials`: one provider for the deployment).
+ * The v2 transport takes the v1 provider as is: it sends its token on every request, answers a 401 with the SDK's
+ * `auth()` (a new token, or a refresh) and retries once, as the v1 transport does on 2025-11-25.
+ */
+export function modernOAuthConnection(
+  options: Pick<HttpConnectionOptions, "server" | "events">,
+  provider: OAuthClientProvider,
+): ServerConnection {
+  const unchanged = async <T>(work: () => Promise<T>): Promise<T> => work();
+  return modernClientConnection(
+    { ...options, launchEnvironment: {} },
+    {
+      transport: (url) => new StreamableHTTPClientTransport(url, { authProvider: provider }),
+      asHost: (_task, work) => work(),
+      forCaller: async () => unchanged,
+    },
+  );
+}
+
+function modernClientConnection(
+  options: Omit<HttpConnectionOptions, "mint">,
+  authorization: ModernAuthorization,
+): ServerConnection {
+  const { server, events } = options;
   const endpoint = options.endpoint ?? httpEndpoint(server, options.launchEnvironment, events);
   let current: Client | undefined;
   let closing = false;
-
-  const asHost = async <T>(task: string, work: () => Promise<T>): Promise<T> =>
-    withTaskToken(await mint({ tenant: HOST, subject: HOST, scopes: [], task }), work);
+  const asHost = authorization.asHost;
 
   const connected = (): Client => {
     if (!current) throw new McpError(ErrorCode.ConnectionClosed, "not connected");
@@ -63,7 +123,7 @@ export function modernHttpConnection(options: HttpConnectionOptions): ServerConn
 
   /** Connects `client` (server/discover), listens for tool list changes, lists the tools. */
   const start = async (client: Client): Promise<{ opened: OpenedServer; ended?: Promise<string> }> => {
-    const transport = new StreamableHTTPClientTransport(new URL(endpoint.url()), { fetch: sessionFetch(() => {}) });
+    const transport = authorization.transport(new URL(endpoint.url()));
     await client.connect(transport, { timeout: OPEN_TIMEOUT_MS });
     interceptTaskAnswers(transport);
     const capabilities = capabilitiesOf(client);
@@ -110,18 +170,13 @@ export function modernHttpConnection(options: HttpConnectionOptions): ServerConn
       return started.opened;
     },
     async session(caller) {
-      const token = await mint({
-        tenant: caller.principal.tenant,
-        subject: caller.principal.user_id,
-        scopes: caller.principal.scopes,
-        task: caller.threadId,
-      });
+      const asCaller = await authorization.forCaller(caller);
       return {
         meta: traceMeta(caller),
         run(work) {
           const client = current;
           if (!client) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, "not connected"));
-          return withTaskToken(token, () => work(requestsOf(client)));
+          return asCaller(() => work(requestsOf(client)));
         },
       };
     },

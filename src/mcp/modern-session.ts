@@ -6,8 +6,8 @@
  * `ping` being gone from the revision).
  *
  * An `input_required` answer is fulfilled by the client itself through the
- * same `elicitation/create` handler as a 2025-11-25 server's elicitation
- * (the owner is asked; the call's timeout is paused while they answer), then
+ * same `elicitation/create` handler as a 2025-11-25 server's elicitation,
+ * form or URL mode (the owner is asked; the call's timeout is paused while they answer), then
  * re-sent with the `inputResponses` under a new request id: to the host it
  * is one `tools/call`, so its ledger row and idempotency key stay the same.
  *
@@ -40,7 +40,7 @@ import {
   type RequestOptions,
   type ServerConnection,
 } from "./connection.js";
-import type { ElicitationHandler } from "../elicitation/client.js";
+import { isUrlRefusal, type ElicitationHandler } from "../elicitation/client.js";
 import { clientSlot, overSlot, stdioParameters, type StdioServer } from "./stdio-process.js";
 import { interceptTaskAnswers, taskRequests } from "./tasks.js";
 
@@ -77,16 +77,32 @@ async function translated<T>(options: RequestOptions, work: () => Promise<T>): P
 /** Each v2 client's elicitation handler: a task's `inputRequests` are answered by it too (tasks.ts). */
 const elicitors = new WeakMap<Client, ElicitationHandler>();
 
-/** The host's v2 client, pinned to 2026-07-28, declaring form elicitation when `elicit` answers it. */
+/**
+ * The host's v2 client, pinned to 2026-07-28, declaring form and URL elicitation when `elicit` answers it.
+ *
+ * A URL-mode request of an `input_required` answer goes through the same handler as on 2025-11-25 (URL checks,
+ * owner consent, audit and ledger records), with two differences the revision makes. It has no `elicitationId`
+ * and no `notifications/elicitation/complete` (the SDK's 2026 schema drops both), so the question's server id is
+ * its key among the answer's `inputRequests`, and no completion is ever recorded on this revision. And an input
+ * response cannot be an error: a refused URL reaches the server as `decline` (the refusal is audited with
+ * `elicitation_url_refused` and recorded on the call's ledger row, as on 2025-11-25; nobody is asked).
+ */
 export function createModernClient(elicit: ElicitationHandler | undefined): Client {
   const info = { name: "warrant-host", version: "0.1.0" };
   const negotiation = { versionNegotiation: { mode: { pin: MODERN_REVISION } } };
   if (!elicit) return new Client(info, negotiation);
-  const client = new Client(info, { ...negotiation, capabilities: { elicitation: { form: {} } } });
+  const client = new Client(info, { ...negotiation, capabilities: { elicitation: { form: {}, url: {} } } });
   elicitors.set(client, elicit);
-  client.setRequestHandler("elicitation/create", (request, context) =>
-    elicit(client, request.params, context.mcpReq.signal),
-  );
+  client.setRequestHandler("elicitation/create", async (request, context) => {
+    const { params } = request;
+    if (params.mode !== "url") return elicit(client, params, context.mcpReq.signal);
+    try {
+      return await elicit(client, { ...params, elicitationId: String(context.mcpReq.id) }, context.mcpReq.signal);
+    } catch (error) {
+      if (isUrlRefusal(error)) return { action: "decline" };
+      throw error;
+    }
+  });
   return client;
 }
 

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@modelcontextprotocol/client";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { ElicitationHandler } from "../elicitation/client.js";
+import { type ElicitationHandler, isUrlRefusal } from "../elicitation/client.js";
 import type { ToolErrorCode } from "../errors.js";
 import type { RequestOptions, TaskRequests, TaskState } from "./connection.js";
 
@@ -155,8 +155,8 @@ export function taskRequests(
       const answers: Record<string, unknown> = {};
       // One question at a time, in the server's order: the owner sees them as the server asked.
       for (const [key, request] of Object.entries(inputRequests)) {
-        const asked = isRecord(request) && request["method"] === "elicitation/create" && elicit !== undefined;
-        answers[key] = asked ? await elicit(client, request["params"], signal) : DECLINED;
+        const params = isRecord(request) && request["method"] === "elicitation/create" ? request["params"] : undefined;
+        answers[key] = elicit && isRecord(params) ? await askOnce(elicit, client, key, params, signal) : DECLINED;
       }
       return answers;
     },
@@ -166,6 +166,27 @@ export function taskRequests(
         await client.request({ method: "tasks/update", params }, z.looseObject({}), options);
       }),
   };
+}
+
+/**
+ * One question of a task through the client's elicitation handler. A URL-mode one is known by its key among the
+ * task's `inputRequests` (2026-07-28 has no `elicitationId`), and a refused URL reaches the server as `decline`
+ * (an input response cannot be an error), as for a plain call's `input_required` (modern-session.ts).
+ */
+async function askOnce(
+  elicit: ElicitationHandler,
+  client: Client,
+  key: string,
+  params: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<unknown> {
+  if (params["mode"] !== "url") return elicit(client, params, signal);
+  try {
+    return await elicit(client, { ...params, elicitationId: key }, signal);
+  } catch (error) {
+    if (isUrlRefusal(error)) return DECLINED;
+    throw error;
+  }
 }
 
 /** How long to wait before polling `task` again: the server's interval, bounded. */

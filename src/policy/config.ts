@@ -31,8 +31,9 @@ const serverCommon = {
   /** The server may ask the run's owner for input during a call (`elicitation/create`); otherwise such requests are declined. */
   elicitation: z.boolean().optional(),
   /**
-   * The MCP revision to speak: `2026-07-28` (the v2 SDK; not yet to OAuth-protected servers) or `2025-11-25`; without
-   * it the host asks `server/discover` and falls back to 2025-11-25 when the server does not speak 2026-07-28.
+   * The MCP revision to speak: `2026-07-28` (the v2 SDK; not yet to `authorization_code` OAuth servers) or
+   * `2025-11-25`; without it the host asks `server/discover` and falls back to 2025-11-25 when the server does not
+   * speak 2026-07-28.
    */
   protocol: z.enum(["2026-07-28", "2025-11-25"]).optional(),
 };
@@ -76,8 +77,8 @@ const HttpServerSchema = z
   .refine((server) => server.auth === undefined || (server.url !== undefined && server.launch === undefined), {
     message: "an OAuth-protected server is a remote one: give its url, not a launch command",
   })
-  .refine((server) => server.protocol !== "2026-07-28" || server.auth === undefined, {
-    message: "the 2026-07-28 revision is not spoken to OAuth-protected servers yet; such a server speaks 2025-11-25",
+  .refine((server) => server.protocol !== "2026-07-28" || server.auth?.grant !== "authorization_code", {
+    message: "the 2026-07-28 revision is not spoken to authorization_code servers yet; such a server speaks 2025-11-25",
     path: ["protocol"],
   });
 

@@ -17,6 +17,7 @@ import {
   answerAs,
   customOf,
   elicitationOf,
+  expectUrlRefusedUnasked,
   ledgerRowsOf,
   queryRows,
   startRun,
@@ -127,17 +128,7 @@ describe("URL-mode elicitation through the API", () => {
         page,
         text: expect.stringMatching(/^not consented: error \(.*elicitation_url_refused: /),
       });
-      expect({ page, asked: customOf(streamed, "elicitation").length }).toEqual({ page, asked: 0 });
-      expect(ledgerRowsOf(streamed, "open_consent_page").map((row) => row["elicitation"])).toEqual([
-        [{ id: null, outcome: "refused" }],
-      ]);
-      const audit = await query<{ code: string; detail: string }>(
-        "select code, detail from warrant.audit_events where thread_id = $1 and kind = 'elicited'",
-        [threadId],
-      );
-      expect(audit).toEqual([{ code: "refused", detail: expect.stringContaining("elicitation_url_refused: ") }]);
-      const rows = await query<unknown>("select 1 from warrant.elicitations where thread_id = $1", [threadId]);
-      expect(rows).toEqual([]);
+      await expectUrlRefusedUnasked(sandbox.databaseUrl, threadId, streamed, page);
     }
     expect(fake.pending()).toBe(0);
   }, 240_000);

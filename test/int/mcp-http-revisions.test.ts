@@ -13,6 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { useSandbox } from "../support/sandbox.js";
+import type { ElicitationBroker, ElicitationQuestion } from "../../src/elicitation/client.js";
 import type { PinStore } from "../../src/mcp/pins.js";
 import { connectTools, type CallOptions, type ToolHost } from "../../src/mcp/tool-host.js";
 import { renderToolStatus, toolStatus } from "../../src/mcp/tool-report.js";
@@ -28,9 +29,13 @@ const RUN_ID = "5f0c2a4e-1d7b-4c55-9a0e-6b3e2f1d9c01";
 /** No tool pinned yet: the report's revision column is what this test reads. */
 const NO_PINS: PinStore = { check: async () => [], get: async () => undefined, approve: async () => undefined };
 
-/** The test server launched by the host, serving `revisions` (empty: both), pinned to `protocol` when given. */
-function revisionsConfig(entries: string, revisions: string, protocol?: string): WarrantConfig {
+/**
+ * The test server launched by the host, serving `revisions` (empty: both), pinned to `protocol` when given;
+ * `elicitation`: the server may ask users, and its `consent_page` (2026-07-28 only) is contracted.
+ */
+function revisionsConfig(entries: string, revisions: string, protocol?: string, elicitation = false): WarrantConfig {
   const tool = (risk: string) => ({ server: "revisions", risk });
+  const eliciting = elicitation ? { elicitation: true } : {};
   return parseConfig(
     JSON.stringify({
       servers: {
@@ -48,9 +53,11 @@ function revisionsConfig(entries: string, revisions: string, protocol?: string):
             },
           },
           ...(protocol ? { protocol } : {}),
+          ...eliciting,
         },
       },
       tools: {
+        ...(elicitation ? { consent_page: tool("read") } : {}),
         whoami: tool("read"),
         pid: tool("read"),
         refuse: tool("read"),
@@ -241,3 +248,41 @@ async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<vo
     await sleep(50);
   }
 }
+
+describe("URL-mode elicitation over HTTP on 2026-07-28", () => {
+  const fixture = useSandbox("all", TEST_TIMEOUT_MS);
+
+  it(
+    "the owner's consent re-sends the call with accept; a hostile URL is refused and nobody is asked",
+    async () => {
+      const entries = path.join(await fixture.tempDir("http-revisions-"), "entries.jsonl");
+      const asked: ElicitationQuestion[] = [];
+      const settled: string[] = [];
+      const elicitation: ElicitationBroker = {
+        async ask(question) {
+          asked.push(question);
+          return { action: "accept", content: {} };
+        },
+        async settled(_question, outcome, detail) {
+          settled.push(`${outcome} ${detail}`);
+          return undefined;
+        },
+      };
+      const config = revisionsConfig(entries, "2026-07-28", "2026-07-28", true);
+      const tools = fixture.add(await connectTools(config, undefined, { elicitation }));
+      const alice: CallOptions = { timeoutMs: 20_000, principal: await principal("alice"), threadId: "consent" };
+      const url = "https://consent.warrant.test/connect";
+      const good = await callTool(tools, "consent_page", { url }, alice);
+      expect(good.ok && JSON.parse(good.text ?? "{}")).toEqual({ consent: "accept" });
+      expect(asked.map((question) => question.url?.url)).toEqual([url]);
+      const hostile = await callTool(tools, "consent_page", { url: "javascript:alert(1)" }, alice);
+      expect(hostile.ok && JSON.parse(hostile.text ?? "{}")).toEqual({ consent: "decline" });
+      expect(asked).toHaveLength(1);
+      expect(settled).toEqual([
+        "accept url host consent.warrant.test",
+        expect.stringMatching(/^refused elicitation_url_refused: /),
+      ]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});

@@ -67,15 +67,19 @@ describe("the protocol setting in the config", () => {
     },
   );
 
-  it("accepts both revisions on an http server, and refuses 2026-07-28 on an OAuth-protected one (not yet)", () => {
+  it("accepts both revisions on http and client_credentials servers, not 2026-07-28 on authorization_code", () => {
     const http = { transport: "http", url: "http://127.0.0.1:1/mcp", audience: "a" };
     const parseHttp = (server: Record<string, unknown>) => () =>
       parseConfig(JSON.stringify({ servers: { s: { ...http, ...server } }, tools: {} }), "test config");
-    for (const protocol of REVISIONS) expect(parseHttp({ protocol })).not.toThrow();
     const auth = { type: "oauth", grant: "client_credentials", client_id: "warrant", client_secret: "${OAUTH_SECRET}" };
-    expect(parseHttp({ auth, protocol: "2025-11-25" })).not.toThrow();
-    expect(parseHttp({ auth, protocol: "2026-07-28" })).toThrow(
-      expect.objectContaining({ name: "ConfigError", message: expect.stringMatching(/OAuth-protected/) }),
+    for (const protocol of REVISIONS) {
+      expect(parseHttp({ protocol })).not.toThrow();
+      expect(parseHttp({ auth, protocol })).not.toThrow();
+    }
+    const consent = { ...auth, grant: "authorization_code", redirect_uri: "https://warrant.example/oauth/callback" };
+    expect(parseHttp({ auth: consent, protocol: "2025-11-25" })).not.toThrow();
+    expect(parseHttp({ auth: consent, protocol: "2026-07-28" })).toThrow(
+      expect.objectContaining({ name: "ConfigError", message: expect.stringMatching(/authorization_code/) }),
     );
   });
 });

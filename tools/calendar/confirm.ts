@@ -46,7 +46,7 @@ export function confirmSettings(environment: NodeJS.ProcessEnv): ConfirmSettings
 }
 
 /** The `inputResponses` of a 2026-07-28 request as the v2 SDK hands them to a handler (`ctx.mcpReq`). */
-function inputResponsesOf(extra: unknown): unknown {
+export function inputResponsesOf(extra: unknown): unknown {
   if (typeof extra !== "object" || extra === null) return undefined;
   const request = (extra as { mcpReq?: unknown }).mcpReq;
   return typeof request === "object" && request !== null

@@ -6,6 +6,7 @@
  */
 import type { Client } from "@langchain/langgraph-sdk";
 import pg from "pg";
+import { expect } from "vitest";
 import type { ElicitationEventData } from "./elicitation.js";
 import { waitUntil, type ServerProcess, type ServerSandbox } from "./server-process.js";
 
@@ -81,4 +82,31 @@ export async function queryRows<T>(databaseUrl: string, sql: string, params: unk
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Asserts that a run's URL-mode question was refused (`elicitation_url_refused`) before anyone was asked: no
+ * `elicitation` event, the call's ledger row notes one refusal, one `elicited` audit event with the code, no
+ * question row. `label` names the case in a failure.
+ */
+export async function expectUrlRefusedUnasked(
+  databaseUrl: string,
+  threadId: string,
+  streamed: Streamed,
+  label: string,
+): Promise<void> {
+  expect({ label, asked: customOf(streamed, "elicitation").length }).toEqual({ label, asked: 0 });
+  expect(ledgerRowsOf(streamed, "open_consent_page").map((row) => row["elicitation"])).toEqual([
+    [{ id: null, outcome: "refused" }],
+  ]);
+  const audit = await queryRows<{ code: string; detail: string }>(
+    databaseUrl,
+    "select code, detail from warrant.audit_events where thread_id = $1 and kind = 'elicited'",
+    [threadId],
+  );
+  expect(audit).toEqual([{ code: "refused", detail: expect.stringContaining("elicitation_url_refused: ") }]);
+  const rows = await queryRows<unknown>(databaseUrl, "select 1 from warrant.elicitations where thread_id = $1", [
+    threadId,
+  ]);
+  expect(rows).toEqual([]);
 }

@@ -1,7 +1,7 @@
 /**
  * Shared parts of the elicitation tests: a config whose only server is the
  * tests' eliciting stdio server (test/int/support/eliciting-server.ts, with
- * `elicitation: true`) and a contract for its tool, written to a temp file
+ * `elicitation: true`, on either revision) and a contract for its tool, written to a temp file
  * for a server process (`WARRANT_CONFIG`); the scripted model turns that
  * propose the call and then answer.
  */
@@ -13,9 +13,18 @@ import type { ScriptedCompletion } from "./fake-openai.js";
 
 const USAGE = { prompt_tokens: 50, completion_tokens: 20 };
 
-/** Writes the config into `directory`; returns its path. */
-export async function writeElicitingConfig(directory: string, timeoutMs: number, name = "eliciting"): Promise<string> {
+/**
+ * Writes the config into `directory`; returns its path. `modern`: the server speaks 2026-07-28 only and the host is
+ * pinned to it, and only `open_consent_page` is contracted (else the server speaks 2025-11-25 alone).
+ */
+export async function writeElicitingConfig(
+  directory: string,
+  timeoutMs: number,
+  name = "eliciting",
+  modern = false,
+): Promise<string> {
   const file = path.join(directory, `${name}.config.json`);
+  const revision = modern ? { protocol: "2026-07-28", env: { WARRANT_MCP_REVISIONS: "2026-07-28" } } : {};
   const config = {
     servers: {
       booking: {
@@ -23,15 +32,21 @@ export async function writeElicitingConfig(directory: string, timeoutMs: number,
         command: "node",
         args: ["--import", "tsx", "test/int/support/eliciting-server.ts"],
         elicitation: true,
+        ...revision,
       },
     },
     tools: {
-      book_review_slot: {
-        server: "booking",
-        description: "Books a review slot on a date the user picks.",
-        risk: "read",
-        timeout_ms: 5_000,
-      },
+      // The 2026-07-28 server offers only the URL-mode tool.
+      ...(modern
+        ? {}
+        : {
+            book_review_slot: {
+              server: "booking",
+              description: "Books a review slot on a date the user picks.",
+              risk: "read",
+              timeout_ms: 5_000,
+            },
+          }),
       open_consent_page: {
         server: "booking",
         description: "Asks the user to open a page of the server's.",

@@ -13,7 +13,9 @@
  * caller to `WARRANT_HTTP_ENTRIES`), `entry_status` (whether an idempotency key was
  * applied), `pid` (its process id, for a test that kills
  * it) and `refuse` (a tool error naming `access_denied`). A token whose subject
- * is `WARRANT_HTTP_REFUSE_SUBJECT` is refused with 403. Prints
+ * is `WARRANT_HTTP_REFUSE_SUBJECT` is refused with 403. On 2026-07-28 only, `consent_page(url)` answers
+ * `input_required` with a URL-mode request for `url` (key `consent`) and, re-sent with the answer, says
+ * `{ consent: <action> }`. Prints
  * `revisions listening on <url>`, after appending its pid to `WARRANT_HTTP_STARTS`.
  * Run as `node --import tsx test/int/support/http-revisions-server.ts`.
  */
@@ -23,10 +25,12 @@ import type { AddressInfo } from "node:net";
 import { McpServer as McpServerV1 } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { createMcpHandler, inputRequired, inputResponse, McpServer } from "@modelcontextprotocol/server";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { loadTaskTokenSecret, verifyTaskToken } from "../../../src/auth/task-token.js";
+import { inputResponsesOf } from "../../../tools/calendar/confirm.js";
+import { sendWebResponse } from "./web-response.js";
 import { exitOnShutdown } from "../../../tools/shared/stdio-entry.js";
 import { MODERN_REVISION, parseRevisions, REVISIONS_ENV, requestMeta } from "../../../tools/shared/revisions.js";
 
@@ -95,6 +99,23 @@ function register(server: McpServerV1, era: Era): void {
   server.registerTool("refuse", { description: "Always refuses." }, async () => {
     throw new McpError(-32003, "refused", { code: "access_denied" });
   });
+  if (era === "modern") registerConsent(server);
+}
+
+/** URL-mode elicitation the 2026-07-28 way: an `input_required` answer, then the re-sent call with the answer. */
+function registerConsent(server: McpServerV1): void {
+  server.registerTool(
+    "consent_page",
+    { description: "Asks the user to open a page (URL mode).", inputSchema: { url: z.string().max(20_000) } },
+    async ({ url }, extra) => {
+      const answered = inputResponse(inputResponsesOf(extra) as Parameters<typeof inputResponse>[0], "consent");
+      if (answered.kind === "missing") {
+        const consent = inputRequired.elicitUrl({ message: "Open our consent page.", url });
+        return inputRequired({ inputRequests: { consent } }) as unknown as ReturnType<typeof text>;
+      }
+      return text({ consent: answered.kind === "elicit" ? answered.action : "unreadable" });
+    },
+  );
 }
 
 const modern = createMcpHandler(
@@ -124,16 +145,7 @@ async function serveModern(request: IncomingMessage, response: ServerResponse, b
     }),
     { authInfo: auth },
   );
-  const answerHeaders: Record<string, string> = {};
-  answer.headers.forEach((value, name) => {
-    answerHeaders[name] = value;
-  });
-  response.writeHead(answer.status, answerHeaders);
-  const reader = answer.body?.getReader();
-  response.on("close", () => void reader?.cancel().catch(() => undefined));
-  for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader?.read())
-    response.write(chunk.value);
-  response.end();
+  await sendWebResponse(response, answer);
 }
 
 /** The v1 SDK's stateless Streamable HTTP: one server and transport per request. */

@@ -6,13 +6,16 @@
  * authenticates the client by `client_secret_basic`, `client_secret_post` or
  * `private_key_jwt` (verified with jose against the registered public key),
  * and records which method each token request used. The resource server uses
- * the SDK's bearer middleware and resource metadata router; its tool
- * `whoami` records the bearer token of each call, and the hostile `leak`
+ * the SDK's bearer middleware and resource metadata router, and answers
+ * 2025-11-25 only (the v1 SDK) or, with `modern`, 2026-07-28 as well (the v2
+ * SDK's handler); its tool `whoami` records the bearer token of each call,
+ * `add_entry` (a write) appends one entry with it, `revokeAll` makes every
+ * token issued so far answer 401, and the hostile `leak`
  * and `leak_error` put the call's token and its client's secret in a
  * result and in an error message (what redaction must catch).
  */
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
@@ -21,7 +24,12 @@ import {
   getOAuthProtectedResourceMetadataUrl,
   mcpAuthMetadataRouter,
 } from "@modelcontextprotocol/sdk/server/auth/router.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { createMcpHandler, McpServer as McpServerV2 } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { sendWebResponse } from "./web-response.js";
+import { requestMeta } from "../../../tools/shared/revisions.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { OAuthMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { importSPKI, jwtVerify } from "jose";
@@ -56,6 +64,11 @@ export interface RegisteredClient {
   public_key?: string;
 }
 
+export interface Entry {
+  text: string;
+  token: string;
+}
+
 export interface IssuedToken {
   token: string;
   client_id: string;
@@ -72,6 +85,10 @@ export interface ClientCredentialsServers {
   refused: string[];
   /** Bearer tokens of `whoami` calls, in order. */
   seen: string[];
+  /** Entries `add_entry` appended, with the bearer token of each call. */
+  entries: Entry[];
+  /** Every token issued so far is refused from now on (401): the host must get a new one. */
+  revokeAll(): void;
   close(): Promise<void>;
 }
 
@@ -116,10 +133,85 @@ async function authenticate(
   return ok && client ? { client, method: "client_secret_post" } : undefined;
 }
 
+/** Where the tools record what they saw. */
+interface ToolRecords {
+  clients: readonly RegisteredClient[];
+  seen: string[];
+  entries: Entry[];
+}
+
+/** The bearer a tool call came with, on either SDK (v2 passes it under `http`). */
+function authOf(extra: unknown): AuthInfo | undefined {
+  const context = extra as { http?: { authInfo?: AuthInfo }; authInfo?: AuthInfo };
+  return context.http?.authInfo ?? context.authInfo;
+}
+
+function registerTools(mcp: McpServer, { clients, seen, entries }: ToolRecords): void {
+  mcp.registerTool("whoami", { description: "Says whose token this is." }, async (extra) => {
+    const auth = authOf(extra);
+    seen.push(auth?.token ?? "");
+    return { content: [{ type: "text", text: `client ${auth?.clientId ?? "none"}` }] };
+  });
+  mcp.registerTool(
+    "add_entry",
+    { description: "Appends one entry.", inputSchema: { text: z.string().max(200) } },
+    async ({ text }, extra) => {
+      entries.push({ text, token: authOf(extra)?.token ?? "" });
+      return { content: [{ type: "text", text: `added ${text}` }] };
+    },
+  );
+  mcp.registerTool("traceparent", { description: "The call's traceparent." }, async (extra) => ({
+    content: [
+      {
+        type: "text",
+        text: String((requestMeta(extra) as Record<string, unknown> | undefined)?.["traceparent"] ?? "none"),
+      },
+    ],
+  }));
+  const leaked = (auth: AuthInfo | undefined) => {
+    seen.push(auth?.token ?? "");
+    const secret = clients.find((client) => client.client_id === auth?.clientId)?.client_secret ?? "none";
+    return `your token is ${auth?.token ?? "none"} and your client secret is ${secret}`;
+  };
+  mcp.registerTool("leak", { description: "Echoes the caller's credentials." }, async (extra) => ({
+    content: [{ type: "text", text: leaked(authOf(extra)) }],
+  }));
+  mcp.registerTool("leak_error", { description: "Fails, quoting the caller's credentials." }, async (extra) => ({
+    isError: true,
+    content: [{ type: "text", text: `refused: ${leaked(authOf(extra))}` }],
+  }));
+}
+
+type AuthedRequest = IncomingMessage & { auth?: AuthInfo; body: unknown };
+
+/** An express request (body parsed, bearer verified) answered by the v2 handler. */
+async function serveModern(
+  handler: ReturnType<typeof createMcpHandler>,
+  request: AuthedRequest,
+  response: ServerResponse,
+) {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value);
+  // The body is parsed (express.json) and serialized again: its length may differ.
+  headers.delete("content-length");
+  const answer = await handler.fetch(
+    new Request(`http://127.0.0.1${request.url ?? "/"}`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(request.body),
+    }),
+    request.auth ? { authInfo: request.auth } : {},
+  );
+  await sendWebResponse(response, answer);
+}
+
 export async function startClientCredentialsServers(
   clients: readonly RegisteredClient[],
+  options: { modern?: boolean } = {},
 ): Promise<ClientCredentialsServers> {
   const issued: IssuedToken[] = [];
+  const entries: Entry[] = [];
+  const revoked = new Set<string>();
   const refused: string[] = [];
   const seen: string[] = [];
 
@@ -168,33 +260,19 @@ export async function startClientCredentialsServers(
     verifier: {
       verifyAccessToken: async (token) => {
         const found = issued.find((entry) => entry.token === token);
-        if (!found) throw new InvalidTokenError("unknown token");
+        if (!found || revoked.has(token)) throw new InvalidTokenError("unknown token");
         return { token, clientId: found.client_id, scopes: [], expiresAt: Math.floor(Date.now() / 1000) + 3600 };
       },
     },
     resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
   });
   resourceApp.post("/mcp", bearer, async (request: unknown, response: unknown) => {
+    if (options.modern) {
+      await serveModern(modern, request as AuthedRequest, response as ServerResponse);
+      return;
+    }
     const mcp = new McpServer({ name: "reports", version: "1.0.0" });
-    mcp.registerTool("whoami", { description: "Says whose token this is." }, async (extra) => {
-      seen.push(extra.authInfo?.token ?? "");
-      return { content: [{ type: "text", text: `client ${extra.authInfo?.clientId ?? "none"}` }] };
-    });
-    mcp.registerTool("traceparent", { description: "The call's traceparent." }, async (extra) => ({
-      content: [{ type: "text", text: String(extra._meta?.["traceparent"] ?? "none") }],
-    }));
-    const leaked = (token: string | undefined, clientId: string | undefined) => {
-      seen.push(token ?? "");
-      const secret = clients.find((client) => client.client_id === clientId)?.client_secret ?? "none";
-      return `your token is ${token ?? "none"} and your client secret is ${secret}`;
-    };
-    mcp.registerTool("leak", { description: "Echoes the caller's credentials." }, async (extra) => ({
-      content: [{ type: "text", text: leaked(extra.authInfo?.token, extra.authInfo?.clientId) }],
-    }));
-    mcp.registerTool("leak_error", { description: "Fails, quoting the caller's credentials." }, async (extra) => ({
-      isError: true,
-      content: [{ type: "text", text: `refused: ${leaked(extra.authInfo?.token, extra.authInfo?.clientId)}` }],
-    }));
+    registerTools(mcp, { clients, seen, entries });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await mcp.connect(transport);
     const typed = request as Parameters<StreamableHTTPServerTransport["handleRequest"]>[0] & { body: unknown };
@@ -204,6 +282,15 @@ export async function startClientCredentialsServers(
       typed.body,
     );
   });
+  // 2026-07-28 (and 2025-11-25 on its stateless legacy leg): the v2 SDK's handler, one server per request.
+  const modern = createMcpHandler(
+    () => {
+      const mcp = new McpServerV2({ name: "reports", version: "1.0.0" });
+      registerTools(mcp as unknown as McpServer, { clients, seen, entries });
+      return mcp;
+    },
+    { legacy: "stateless", onerror: () => undefined },
+  );
 
   return {
     issuer,
@@ -211,7 +298,12 @@ export async function startClientCredentialsServers(
     issued,
     refused,
     seen,
+    entries,
+    revokeAll() {
+      for (const entry of issued) revoked.add(entry.token);
+    },
     async close() {
+      await modern.close();
       for (const { server } of [auth, resource]) {
         server.closeAllConnections();
         await new Promise((resolve) => server.close(resolve));
