@@ -138,6 +138,7 @@ describe("loadSettings", () => {
       platform: {
         cronIntervalMs: 5_000,
         queuePollMs: 500,
+        taskPollMs: 1000,
         maxCrons: 10,
         webhookSecret: undefined,
         webhookPollMs: 1_000,
