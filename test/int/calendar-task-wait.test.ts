@@ -25,6 +25,11 @@ import { backends } from "./support/postgres.js";
 import { BOOKING_REQUEST, startTestServer, type TestServer } from "./support/server.js";
 
 const TEST_TIMEOUT_MS = 120_000;
+/**
+ * How long a thread may take to settle after the task ended or the run was cancelled: a poller tick, the resumed run,
+ * and on a loaded machine a resume the poller retries after 30 s.
+ */
+const SETTLE_MS = 90_000;
 /** Long enough to see the thread paused before the task ends. */
 const TASK_MS = "4000";
 const [serverBackend] = backends;
@@ -110,7 +115,7 @@ describe.runIf(serverBackend)("a task write waited for by the poller, not by a r
   }
 
   async function untilIdle(alice: Client, threadId: string): Promise<void> {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + SETTLE_MS;
     while ((await alice.threads.get(threadId)).status !== "idle" && Date.now() < deadline) await sleep(200);
   }
 
@@ -180,7 +185,7 @@ describe.runIf(serverBackend)("a task write waited for by the poller, not by a r
       const [paused] = await alice.runs.list(threadId, { limit: 1 });
       if (!paused) throw new Error("no run");
       await alice.runs.cancel(threadId, paused.run_id);
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + SETTLE_MS;
       const rows = async () =>
         ((await alice.threads.getState<{ ledger?: LedgerRow[] }>(threadId)).values.ledger ?? []) as LedgerRow[];
       while (!(await rows()).some((row) => row.status !== "running") && Date.now() < deadline) await sleep(200);
@@ -215,7 +220,7 @@ describe.runIf(serverBackend)("a task write waited for by the poller, not by a r
           await client.end();
         }
       };
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + SETTLE_MS;
       while ((await pending()).length === 0 && Date.now() < deadline) await sleep(200);
       const [question] = await pending();
       if (!question) throw new Error("alice was not asked");
