@@ -28,7 +28,7 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { createMcpHandler, McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { serveModern, type AuthedRequest } from "./web-response.js";
+import { authOf, serveModern, type AuthedRequest } from "./web-response.js";
 import { requestMeta } from "../../../tools/shared/revisions.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { OAuthMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
@@ -141,11 +141,6 @@ interface ToolRecords {
 }
 
 /** The bearer a tool call came with, on either SDK (v2 passes it under `http`). */
-function authOf(extra: unknown): AuthInfo | undefined {
-  const context = extra as { http?: { authInfo?: AuthInfo }; authInfo?: AuthInfo };
-  return context.http?.authInfo ?? context.authInfo;
-}
-
 function registerTools(mcp: McpServer, { clients, seen, entries }: ToolRecords): void {
   mcp.registerTool("whoami", { description: "Says whose token this is." }, async (extra) => {
     const auth = authOf(extra);

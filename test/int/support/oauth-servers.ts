@@ -24,7 +24,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createMcpHandler, McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { serveModern, type AuthedRequest } from "./web-response.js";
+import { authOf, serveModern, type AuthedRequest } from "./web-response.js";
 
 /** express has no types in this tree; the little used here, typed by hand. */
 type Handler = (request: unknown, response: unknown, next: () => void) => void;
@@ -81,12 +81,16 @@ export async function startOAuthServers(options: { modern?: boolean } = {}): Pro
     resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
   });
   const revisions: string[] = [];
-  /** The revision a call's handler context says (the v2 SDK's), else 2025-11-25. */
+  /** The revision a call's `_meta` envelope names (2026-07-28 requests carry it), else 2025-11-25. */
   const revisionOf = (extra: unknown) =>
-    (extra as { mcpReq?: { protocolVersion?: string } }).mcpReq?.protocolVersion ?? "2025-11-25";
+    String(
+      (extra as { mcpReq?: { envelope?: Record<string, unknown> } }).mcpReq?.envelope?.[
+        "io.modelcontextprotocol/protocolVersion"
+      ] ?? "2025-11-25",
+    );
   const registerTools = (mcp: McpServer) => {
     mcp.registerTool("whoami", { description: "Says whose token this is." }, async (extra) => {
-      seen.push(extra.authInfo?.token ?? "");
+      seen.push(authOf(extra)?.token ?? "");
       revisions.push(revisionOf(extra));
       return { content: [{ type: "text", text: "ok" }] };
     });
@@ -97,7 +101,7 @@ export async function startOAuthServers(options: { modern?: boolean } = {}): Pro
         inputSchema: { title: z.string(), idempotency_key: z.string() },
       },
       async ({ title, idempotency_key }, extra) => {
-        filed.push({ token: extra.authInfo?.token ?? "", title, idempotency_key });
+        filed.push({ token: authOf(extra)?.token ?? "", title, idempotency_key });
         revisions.push(revisionOf(extra));
         return { content: [{ type: "text", text: JSON.stringify({ status: "created", title }) }] };
       },

@@ -41,3 +41,9 @@ export async function serveModern(
   );
   await sendWebResponse(response, answer);
 }
+
+/** The bearer a tool handler of either SDK was called with (the v2 SDK's under `http`). */
+export function authOf(extra: unknown): AuthInfo | undefined {
+  const context = extra as { http?: { authInfo?: AuthInfo }; authInfo?: AuthInfo };
+  return context.http?.authInfo ?? context.authInfo;
+}
