@@ -70,4 +70,19 @@ describe("per-user OAuth on 2026-07-28", () => {
     expect(oauth.seen.slice(before)).toEqual([bobs]);
     expect(oauth.revisions.at(-1)).toBe("2026-07-28");
   });
+
+  it("a token the server revoked: the 2026-07-28 call fails authorization_required, the token is forgotten", async () => {
+    const { client } = await clientOf("bob");
+    oauth.revoked.add((await tokensOf("bob"))?.access_token ?? "");
+    const failed = await runAs(client);
+    const { ledger } = (await client.threads.getState(failed.thread_id)).values as {
+      ledger: { tool: string; error_code: string | null }[];
+    };
+    expect(ledger.filter((row) => row.tool === "whoami").map((row) => row.error_code)).toEqual([
+      "authorization_required",
+    ]);
+    expect(await tokensOf("bob")).toBeUndefined();
+    expect((await tokensOf("alice"))?.access_token).toBeTruthy();
+    expect((await runAs(client)).asks.map((ask) => ask.server)).toEqual(["tickets"]);
+  });
 });
