@@ -5,7 +5,6 @@
  * the resumed call runs on 2026-07-28 under her token; bob's call does not use it, and asks bob.
  */
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/policy/config.js";
 import {
   callback,
   clientOf,
@@ -17,17 +16,10 @@ import {
   tokensOf,
   useOAuthFlow,
 } from "./support/oauth-flow.js";
-import { ticketsServer, WHOAMI_CONTRACT } from "./support/oauth-servers.js";
 
 useOAuthFlow({ modern: true });
 
 describe("per-user OAuth on 2026-07-28", () => {
-  it("an authorization_code server may be pinned to 2026-07-28", () => {
-    const pinned = { ...ticketsServer("http://127.0.0.1:9/mcp"), protocol: "2026-07-28" };
-    const config = parseConfig(JSON.stringify({ servers: { tickets: pinned }, tools: { whoami: WHOAMI_CONTRACT } }));
-    expect(config.servers["tickets"]?.protocol).toBe("2026-07-28");
-  });
-
   it("alice's call pauses for her link; her callback (iss checked) lets it run on 2026-07-28 with her token", async () => {
     expect(host.revision?.("tickets")).toBe("2026-07-28");
     const { client, token } = await clientOf("alice");
