@@ -9,7 +9,14 @@
  * The owner's callback (`authorizationFor`, `completeAuthorization` with the RFC 9207 `iss` check) stays on the
  * v1 path, which the connection factory shares between both revisions.
  */
-import { type Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
+import {
+  type Client,
+  IssuerMismatchError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { AuthorizationRequired, isAuthorizationRequired } from "../errors.js";
@@ -22,6 +29,18 @@ import { createModernClient, requestsOf } from "./modern-session.js";
 import type { OAuthConnectionOptions } from "./oauth-connection.js";
 import { retire } from "./stdio-process.js";
 import { interceptTaskAnswers } from "./tasks.js";
+
+/**
+ * The v2 SDK checks the `issuer` of the authorization server's metadata (RFC 8414 §3.3) where the v1 SDK does not:
+ * a server whose metadata fails that check (a 2025-03-26 one serving it at its own origin) is not spoken to in
+ * 2026-07-28, and the negotiation speaks 2025-11-25 to it as before (a pinned one fails to open with this error).
+ */
+function asNotModern(error: unknown): unknown {
+  if (!(error instanceof IssuerMismatchError && error.kind === "metadata")) return error;
+  return new SdkError(SdkErrorCode.EraNegotiationFailed, `2026-07-28 refused: ${error.message}`, undefined, {
+    cause: error,
+  });
+}
 
 export function modernOwnerOAuthConnection(
   options: Pick<HttpConnectionOptions, "server" | "events">,
@@ -133,7 +152,9 @@ export function modernOwnerOAuthConnection(
     async open() {
       if (closing) throw new Error("the connection is shut down");
       await Promise.all([...sessions.keys()].map(dropSession));
-      return authorized(catalogOwner, () => catalog.open());
+      return authorized(catalogOwner, () => catalog.open()).catch((error: unknown) => {
+        throw asNotModern(error);
+      });
     },
     async session(caller) {
       const owner = caller.principal.user_id;
