@@ -6,7 +6,8 @@
  * servers with an `auth` block through OAuth: `client_credentials` ones on the
  * revision negotiated or pinned too, one provider shared by both revisions'
  * connections (its token serves whichever speaks); `authorization_code` ones
- * on 2025-11-25 (oauth-connection.ts; per-owner sessions on 2026-07-28 are not built yet).
+ * too, with per-owner sessions on either revision (oauth-connection.ts, modern-oauth-connection.ts) and the
+ * owner's authorization (the link, the callback's exchange and `iss` check) on the v1 path for both.
  */
 import { randomBytes } from "node:crypto";
 import { mintTaskToken } from "../auth/task-token.js";
@@ -22,6 +23,7 @@ import { HOST_OWNER, type Authorize } from "../oauth/authorization.js";
 import { oauthConnection } from "./oauth-connection.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { modernOAuthConnection } from "./modern-http-session.js";
+import { modernOwnerOAuthConnection } from "./modern-oauth-connection.js";
 import { negotiatedConnection, negotiatedHttpConnection, negotiatedStdioConnection } from "./negotiation.js";
 
 /** Task-token settings: the signing secret shared with HTTP servers we launch. */
@@ -76,16 +78,25 @@ export function connectionFactory(tokens: TokenSettings, oauth: OAuthHostOptions
         legacy,
       );
     }
-    if (auth)
-      return oauthConnection({
+    if (auth) {
+      const owners = {
         name,
         url: server.url ?? "",
         auth,
-        providerFor: (owner) => new OwnerOAuthProvider({ server: name, owner, auth, store, values }),
+        providerFor: (owner: string) => new OwnerOAuthProvider({ server: name, owner, auth, store, values }),
         authorize: oauth.authorize,
         catalogOwner: oauth.catalogOwner,
         events,
-      });
+      };
+      // The owner's link and callback (never opened: it holds no session), whichever revision the calls speak.
+      const flow = oauthConnection(owners);
+      return negotiatedConnection(
+        server.protocol,
+        () => modernOwnerOAuthConnection({ server, events }, owners),
+        () => oauthConnection(owners),
+        flow,
+      );
+    }
     return negotiatedHttpConnection({
       server,
       mint: (request) =>

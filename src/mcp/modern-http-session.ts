@@ -100,7 +100,7 @@ export function modernOAuthConnection(
   );
 }
 
-function modernClientConnection(
+export function modernClientConnection(
   options: Omit<HttpConnectionOptions, "mint">,
   authorization: ModernAuthorization,
 ): ServerConnection {

@@ -53,17 +53,26 @@ export function negotiatedHttpConnection(options: HttpConnectionOptions): Negoti
   };
 }
 
+/** An owner's authorization (link, callback), the same whichever revision the server is spoken to in. */
+export type OwnerAuthorization = Pick<ServerConnection, "authorizationFor" | "completeAuthorization">;
+
 /**
  * The revision `pin` names, else 2026-07-28 through `modern` when the server speaks it and 2025-11-25 through
- * `legacy` when it does not. Each builds a fresh connection (a failed open leaves nothing running).
+ * `legacy` when it does not. Each builds a fresh connection (a failed open leaves nothing running). `owners`
+ * (per-user OAuth servers) is passed through as the connection's `authorizationFor` and `completeAuthorization`.
  */
 export function negotiatedConnection(
   pin: Revision | undefined,
   modern: () => ServerConnection,
   legacy: () => ServerConnection,
+  owners: OwnerAuthorization = {},
 ): NegotiatedConnection {
-  if (pin === "2025-11-25") return withRevision(legacy(), "2025-11-25");
-  if (pin === "2026-07-28") return withRevision(modern(), "2026-07-28");
+  const authorization: OwnerAuthorization = {
+    ...(owners.authorizationFor ? { authorizationFor: owners.authorizationFor } : {}),
+    ...(owners.completeAuthorization ? { completeAuthorization: owners.completeAuthorization } : {}),
+  };
+  if (pin === "2025-11-25") return { ...withRevision(legacy(), "2025-11-25"), ...authorization };
+  if (pin === "2026-07-28") return { ...withRevision(modern(), "2026-07-28"), ...authorization };
   let active: ServerConnection | undefined;
   let revision: Revision | undefined;
   let closed = false;
@@ -86,6 +95,7 @@ export function negotiatedConnection(
     }
   };
   return {
+    ...authorization,
     revision: () => revision,
     async open() {
       if (closed) throw new Error("the connection is shut down");

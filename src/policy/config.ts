@@ -31,7 +31,7 @@ const serverCommon = {
   /** The server may ask the run's owner for input during a call (`elicitation/create`); otherwise such requests are declined. */
   elicitation: z.boolean().optional(),
   /**
-   * The MCP revision to speak: `2026-07-28` (the v2 SDK; not yet to `authorization_code` OAuth servers) or
+   * The MCP revision to speak: `2026-07-28` (the v2 SDK) or
    * `2025-11-25`; without it the host asks `server/discover` and falls back to 2025-11-25 when the server does not
    * speak 2026-07-28.
    */
@@ -76,10 +76,6 @@ const HttpServerSchema = z
   })
   .refine((server) => server.auth === undefined || (server.url !== undefined && server.launch === undefined), {
     message: "an OAuth-protected server is a remote one: give its url, not a launch command",
-  })
-  .refine((server) => server.protocol !== "2026-07-28" || server.auth?.grant !== "authorization_code", {
-    message: "the 2026-07-28 revision is not spoken to authorization_code servers yet; such a server speaks 2025-11-25",
-    path: ["protocol"],
   });
 
 export const ServerConfigSchema = z.discriminatedUnion("transport", [StdioServerSchema, HttpServerSchema]);

@@ -67,7 +67,7 @@ describe("the protocol setting in the config", () => {
     },
   );
 
-  it("accepts both revisions on http and client_credentials servers, not 2026-07-28 on authorization_code", () => {
+  it("accepts both revisions on http, client_credentials and authorization_code servers", () => {
     const http = { transport: "http", url: "http://127.0.0.1:1/mcp", audience: "a" };
     const parseHttp = (server: Record<string, unknown>) => () =>
       parseConfig(JSON.stringify({ servers: { s: { ...http, ...server } }, tools: {} }), "test config");
@@ -77,10 +77,7 @@ describe("the protocol setting in the config", () => {
       expect(parseHttp({ auth, protocol })).not.toThrow();
     }
     const consent = { ...auth, grant: "authorization_code", redirect_uri: "https://warrant.example/oauth/callback" };
-    expect(parseHttp({ auth: consent, protocol: "2025-11-25" })).not.toThrow();
-    expect(parseHttp({ auth: consent, protocol: "2026-07-28" })).toThrow(
-      expect.objectContaining({ name: "ConfigError", message: expect.stringMatching(/authorization_code/) }),
-    );
+    for (const protocol of REVISIONS) expect(parseHttp({ auth: consent, protocol })).not.toThrow();
   });
 });
 

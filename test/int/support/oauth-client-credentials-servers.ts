@@ -15,7 +15,7 @@
  * result and in an error message (what redaction must catch).
  */
 import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
@@ -28,7 +28,7 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { createMcpHandler, McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { sendWebResponse } from "./web-response.js";
+import { authOf, serveModern, type AuthedRequest } from "./web-response.js";
 import { requestMeta } from "../../../tools/shared/revisions.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { OAuthMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
@@ -141,11 +141,6 @@ interface ToolRecords {
 }
 
 /** The bearer a tool call came with, on either SDK (v2 passes it under `http`). */
-function authOf(extra: unknown): AuthInfo | undefined {
-  const context = extra as { http?: { authInfo?: AuthInfo }; authInfo?: AuthInfo };
-  return context.http?.authInfo ?? context.authInfo;
-}
-
 function registerTools(mcp: McpServer, { clients, seen, entries }: ToolRecords): void {
   mcp.registerTool("whoami", { description: "Says whose token this is." }, async (extra) => {
     const auth = authOf(extra);
@@ -180,29 +175,6 @@ function registerTools(mcp: McpServer, { clients, seen, entries }: ToolRecords):
     isError: true,
     content: [{ type: "text", text: `refused: ${leaked(authOf(extra))}` }],
   }));
-}
-
-type AuthedRequest = IncomingMessage & { auth?: AuthInfo; body: unknown };
-
-/** An express request (body parsed, bearer verified) answered by the v2 handler. */
-async function serveModern(
-  handler: ReturnType<typeof createMcpHandler>,
-  request: AuthedRequest,
-  response: ServerResponse,
-) {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value);
-  // The body is parsed (express.json) and serialized again: its length may differ.
-  headers.delete("content-length");
-  const answer = await handler.fetch(
-    new Request(`http://127.0.0.1${request.url ?? "/"}`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(request.body),
-    }),
-    request.auth ? { authInfo: request.auth } : {},
-  );
-  await sendWebResponse(response, answer);
 }
 
 export async function startClientCredentialsServers(

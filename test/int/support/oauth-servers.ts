@@ -4,9 +4,11 @@
  * bearer middleware and in-memory demo provider, which grants every
  * authorization request at once, as a signed-in user who consents would).
  * The resource server's tools, `whoami` and the write `file_ticket`, record
- * the bearer token of each call, so a test can tell whose token a call carried.
+ * the bearer token of each call, so a test can tell whose token a call carried. With `modern` the resource server
+ * answers 2026-07-28 as well (the v2 SDK's handler, 2025-11-25 on its stateless legacy leg), as
+ * oauth-client-credentials-servers.ts does; `revisions` records the revision of each tool call.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { DemoInMemoryAuthProvider } from "@modelcontextprotocol/sdk/examples/server/demoInMemoryOAuthProvider.js";
@@ -20,7 +22,9 @@ import {
 } from "@modelcontextprotocol/sdk/server/auth/router.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { createMcpHandler, McpServer as McpServerV2 } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { authOf, serveModern, type AuthedRequest } from "./web-response.js";
 
 /** express has no types in this tree; the little used here, typed by hand. */
 type Handler = (request: unknown, response: unknown, next: () => void) => void;
@@ -41,6 +45,8 @@ export interface OAuthServers {
   revoked: Set<string>;
   /** `file_ticket` calls: the token each carried and its arguments. */
   filed: { token: string; title: string; idempotency_key: string }[];
+  /** The revision each tool call arrived in (`whoami`, `file_ticket`), in order. */
+  revisions: string[];
   close(): Promise<void>;
 }
 
@@ -50,7 +56,7 @@ async function listen(app: App): Promise<{ server: Server; url: URL }> {
   return { server, url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`) };
 }
 
-export async function startOAuthServers(): Promise<OAuthServers> {
+export async function startOAuthServers(options: { modern?: boolean } = {}): Promise<OAuthServers> {
   const provider = new DemoInMemoryAuthProvider();
   const authApp = express();
   const auth = await listen(authApp);
@@ -74,10 +80,18 @@ export async function startOAuthServers(): Promise<OAuthServers> {
     },
     resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
   });
-  resourceApp.post("/mcp", bearer, async (request: unknown, response: unknown) => {
-    const mcp = new McpServer({ name: "tickets", version: "1.0.0" });
+  const revisions: string[] = [];
+  /** The revision a call's `_meta` envelope names (2026-07-28 requests carry it), else 2025-11-25. */
+  const revisionOf = (extra: unknown) =>
+    String(
+      (extra as { mcpReq?: { envelope?: Record<string, unknown> } }).mcpReq?.envelope?.[
+        "io.modelcontextprotocol/protocolVersion"
+      ] ?? "2025-11-25",
+    );
+  const registerTools = (mcp: McpServer) => {
     mcp.registerTool("whoami", { description: "Says whose token this is." }, async (extra) => {
-      seen.push(extra.authInfo?.token ?? "");
+      seen.push(authOf(extra)?.token ?? "");
+      revisions.push(revisionOf(extra));
       return { content: [{ type: "text", text: "ok" }] };
     });
     mcp.registerTool(
@@ -87,10 +101,27 @@ export async function startOAuthServers(): Promise<OAuthServers> {
         inputSchema: { title: z.string(), idempotency_key: z.string() },
       },
       async ({ title, idempotency_key }, extra) => {
-        filed.push({ token: extra.authInfo?.token ?? "", title, idempotency_key });
+        filed.push({ token: authOf(extra)?.token ?? "", title, idempotency_key });
+        revisions.push(revisionOf(extra));
         return { content: [{ type: "text", text: JSON.stringify({ status: "created", title }) }] };
       },
     );
+  };
+  const modern = createMcpHandler(
+    () => {
+      const mcp = new McpServerV2({ name: "tickets", version: "1.0.0" });
+      registerTools(mcp as unknown as McpServer);
+      return mcp;
+    },
+    { legacy: "stateless", onerror: () => undefined },
+  );
+  resourceApp.post("/mcp", bearer, async (request: unknown, response: unknown) => {
+    if (options.modern) {
+      await serveModern(modern, request as AuthedRequest, response as ServerResponse);
+      return;
+    }
+    const mcp = new McpServer({ name: "tickets", version: "1.0.0" });
+    registerTools(mcp);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await mcp.connect(transport);
     const typed = request as Parameters<StreamableHTTPServerTransport["handleRequest"]>[0] & { body: unknown };
@@ -107,7 +138,9 @@ export async function startOAuthServers(): Promise<OAuthServers> {
     seen,
     revoked,
     filed,
+    revisions,
     async close() {
+      await modern.close();
       for (const { server } of [auth, resource]) {
         server.closeAllConnections();
         await new Promise((resolve) => server.close(resolve));
