@@ -61,8 +61,9 @@ export function elicitationCard(question: OpenElicitation): string {
 
 function urlCard(question: OpenElicitation): string {
   const route = `POST /threads/${question.thread_id}/elicitations/${question.elicitation_id}`;
+  const when = `during ${question.tool}; only you can answer; open until ${question.expires_at}`;
   return [
-    `The ${question.server} server asks you to open a page (during ${question.tool}; only you can answer; open until ${question.expires_at}):`,
+    `The ${question.server} server asks you to open a page (${when}):`,
     `  ${question.message}`,
     `  host: ${question.host ?? ""}`,
     `  url:  ${question.url ?? ""}`,

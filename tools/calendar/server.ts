@@ -376,9 +376,9 @@ async function main(argv: readonly string[]): Promise<number> {
     },
     { stdin: true },
   );
-  log(
-    `ready: ${store.label} (${eventCount} events)${failMode === undefined ? "" : `, fail mode ${failMode}${Number.isFinite(failuresLeft) ? ` for ${failuresLeft} call(s)` : ""}`}${confirm.confirm ? ", confirming creates" : ""}`,
-  );
+  const failing = Number.isFinite(failuresLeft) ? ` for ${failuresLeft} call(s)` : "";
+  const mode = failMode === undefined ? "" : `, fail mode ${failMode}${failing}`;
+  log(`ready: ${store.label} (${eventCount} events)${mode}${confirm.confirm ? ", confirming creates" : ""}`);
   return 0;
 }
 
