@@ -149,19 +149,25 @@ export async function runPrimary(settings: Settings, hooks: PrimaryHooks): Promi
     throw error;
   }
   started = true;
-  await hooks.listening(url);
 
   let draining = false;
+  let announced: Promise<void> = Promise.resolve();
   const stop = (signal: NodeJS.Signals) => {
     if (draining) return;
     draining = true;
     void (async () => {
+      // The runtime file is written before it is removed.
+      await announced.catch(() => undefined);
       hooks.log(`${signal}: draining ${live().length} worker(s)`);
       const clean = await stopWorkers("SIGTERM");
       await hooks.stopped();
       process.exit(clean ? 0 : 1);
     })();
   };
+  // Before the URL is announced: a client that sends SIGTERM as soon as it reads the URL gets a drain, never the
+  // default action (the process killed by the signal).
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  announced = hooks.listening(url);
+  await announced;
 }

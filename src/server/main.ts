@@ -52,15 +52,16 @@ async function serve(settings: Settings): Promise<void> {
     }
   }
   const server = await startServer({ ...options, ...(database ? { overrides: { database } } : {}) });
-  if (worker) reportListening(server.url);
-  else await announce(settings, server.url);
+  let announced: Promise<void> = Promise.resolve();
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.error(`warrant-server: ${signal}: draining`);
-    server
-      .close()
+    // The runtime file is written before it is removed.
+    announced
+      .catch(() => undefined)
+      .then(() => server.close())
       .then(() => database?.close())
       .then(() => (worker ? undefined : removeRuntimeFile(settings.dataDir, databaseIdentity(settings))))
       .then(
@@ -74,8 +75,15 @@ async function serve(settings: Settings): Promise<void> {
         },
       );
   };
+  // Before the URL is announced: a client that sends SIGTERM as soon as it reads the URL gets a drain, never the
+  // default action (the process killed by the signal).
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  if (worker) reportListening(server.url);
+  else {
+    announced = announce(settings, server.url);
+    await announced;
+  }
 }
 
 async function main(): Promise<void> {
