@@ -211,14 +211,83 @@ export const NEEDS_MODEL =
 
 /** A request the rules planner would answer from the notes, when no notes search is offered (e.g. only other servers are configured). */
 export const NO_NOTES_SEARCH =
-  "outside_repertoire: the rules planner answers questions from the notes, reads a file you name (read welcome.txt), plans study time and checks cases; no tool that can search the notes is available to you, so this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)";
+  "outside_repertoire: the rules planner answers questions from the notes, reads a file you name (read " +
+  "welcome.txt), plans study time and checks cases; no tool that can search the notes is available to you, " +
+  "so this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint)";
 
 /** Polite openings that do not change what is asked ("please", "can you", "I want you to"). */
-const POLITE =
-  /^(?:(?:please|kindly|hey|hi|ok|okay)[\s,]+|(?:can|could|would|will)\s+you\s+(?:please\s+)?|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:you\s+)?to\s+|help\s+me\s+)+/i;
-/** Verbs asking for an effect or an artefact the rules planner cannot produce. */
-const ACTION =
-  /^(?:send|e-?mail|mail|message|text|call|delete|remove|erase|cancel|move|rename|reschedule|save|store|write|create|generate|draw|update|edit|change|modify|upload|download|post|publish|share|forward|reply|buy|order|pay|book|remind|notify|invite|translate|implement|code|program|install|run|execute|deploy|open|close|print|export|import|sign|submit|register|enrol|enroll|grade|mark)\b/i;
+const POLITE = new RegExp(
+  [
+    "^(?:",
+    "(?:please|kindly|hey|hi|ok|okay)[\\s,]+",
+    "|(?:can|could|would|will)\\s+you\\s+(?:please\\s+)?",
+    "|i\\s+(?:want|need|would\\s+like|'d\\s+like)\\s+(?:you\\s+)?to\\s+",
+    "|help\\s+me\\s+",
+    ")+",
+  ].join(""),
+  "i",
+);
+/** Verbs asking for an effect or an artefact the rules planner cannot produce (ACTION's alternatives). */
+const ACTION_VERBS = [
+  "send",
+  "e-?mail",
+  "mail",
+  "message",
+  "text",
+  "call",
+  "delete",
+  "remove",
+  "erase",
+  "cancel",
+  "move",
+  "rename",
+  "reschedule",
+  "save",
+  "store",
+  "write",
+  "create",
+  "generate",
+  "draw",
+  "update",
+  "edit",
+  "change",
+  "modify",
+  "upload",
+  "download",
+  "post",
+  "publish",
+  "share",
+  "forward",
+  "reply",
+  "buy",
+  "order",
+  "pay",
+  "book",
+  "remind",
+  "notify",
+  "invite",
+  "translate",
+  "implement",
+  "code",
+  "program",
+  "install",
+  "run",
+  "execute",
+  "deploy",
+  "open",
+  "close",
+  "print",
+  "export",
+  "import",
+  "sign",
+  "submit",
+  "register",
+  "enrol",
+  "enroll",
+  "grade",
+  "mark",
+];
+const ACTION = new RegExp(`^(?:${ACTION_VERBS.join("|")})\\b`, "i");
 /** Things the rules planner does not handle anywhere in a request: calendars (other than the study branch), mail, reminders, files. */
 const OUT_OF_SCOPE =
   /\b(?:calendars?|e-?mails?|inbox|reminders?)\b|\b[\w-]+\.(?:txt|md|pdf|docx?|csv|json|ics|xlsx?|pptx?)\b/i;

@@ -88,5 +88,6 @@ export function injectArguments(
  * the server applies the write at most once.
  */
 export function idempotencyKey(threadId: string, tool: string, modelArgs: Record<string, unknown>): string {
-  return `wk_${createHash("sha256").update(threadId).update("\u0000").update(actionFingerprint(tool, modelArgs)).digest("hex").slice(0, 40)}`;
+  const hash = createHash("sha256").update(threadId).update("\u0000").update(actionFingerprint(tool, modelArgs));
+  return `wk_${hash.digest("hex").slice(0, 40)}`;
 }

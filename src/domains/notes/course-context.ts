@@ -143,7 +143,11 @@ export async function loadCourseContext(options: ContextProviderInput): Promise<
  */
 export function courseNote(course: CourseContext): string {
   if (course.outline === null) {
-    return `Course ${course.course}: no outline is available to this user (${course.unavailable ?? "unavailable"}). Do not answer from memory; abstain if the notes cannot be read.`;
+    const why = course.unavailable ?? "unavailable";
+    return (
+      `Course ${course.course}: no outline is available to this user (${why}). ` +
+      "Do not answer from memory; abstain if the notes cannot be read."
+    );
   }
   const notes = course.outline.notes.map((note) => JSON.stringify({ note_id: note.note_id, title: note.title }));
   const lines = [

@@ -13,10 +13,16 @@ import { contentTerms, isOnTopic, type Hit } from "./relevance.js";
 import { clearsThreshold, cutoffsFor, retrieve, type Retrieval } from "./retrieval.js";
 
 const FILLER = new Set(
-  "a an and are about between compare comparing contrast difference differences do does explain for from how i in is it me my notes note of on or please say says said show summarize tell the to use using what when which why with".split(
-    " ",
-  ),
+  (
+    "a an and are about between compare comparing contrast difference differences do does explain for from " +
+    "how i in is it me my notes note of on or please say says said show summarize tell the to use using what " +
+    "when which why with"
+  ).split(" "),
 );
+/** A note named in a refusal: its title (cut) and id. */
+const notePhrase = (note: { title: string; note_id: string }): string =>
+  `"${note.title.slice(0, MAX_TOPIC_CHARS)}" (${note.note_id})`;
+
 /** Longest topic echoed back in a refusal. */
 const MAX_TOPIC_CHARS = 120;
 
@@ -108,7 +114,7 @@ export function cannotFind(
   const near =
     closest.length === 0
       ? ""
-      : ` The closest notes I can read are ${closest.map((note) => `"${note.title.slice(0, MAX_TOPIC_CHARS)}" (${note.note_id})`).join(", ")}; ask about one of them if that is what you meant.`;
+      : ` The closest notes I can read are ${closest.map(notePhrase).join(", ")}; ask about one of them if that is what you meant.`;
   return {
     type: "final",
     answer: `I can't find notes on "${topic}"${where} that you can read, so I won't answer from unrelated notes.${near}`,

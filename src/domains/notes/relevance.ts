@@ -22,12 +22,18 @@ export interface Hit {
  */
 const NOT_CONTENT = new Set(
   (
-    "a about above add after again against all also am an and any are as ask at be because been before being below between both but by can could " +
-    "compare comparing contrast did difference differences do does doing down during each either else explain few find for from further had has have having " +
-    "he her here hers him his how i if in into is it its itself just look may me might more most must my no nor not note notes now of off on once one only " +
-    "or other our out over own please put said same say says search she should show so some such summarize summarise tell than that the their them then there these they " +
-    "this those through to too under until up us use using very was we were what when where which while who whom why will with would you your " +
-    "calendar calendars day days daily hour hours minute minutes min mins session sessions schedule plan study studying time week weeks start starting " +
+    "a about above add after again against all also am an and any are as ask at be because been before " +
+    "being below between both but by can could " +
+    "compare comparing contrast did difference differences do does doing down during each either else " +
+    "explain few find for from further had has have having " +
+    "he her here hers him his how i if in into is it its itself just look may me might more most must my " +
+    "no nor not note notes now of off on once one only " +
+    "or other our out over own please put said same say says search she should show so some such summarize " +
+    "summarise tell than that the their them then there these they " +
+    "this those through to too under until up us use using very was we were what when where which while " +
+    "who whom why will with would you your " +
+    "calendar calendars day days daily hour hours minute minutes min mins session sessions schedule plan " +
+    "study studying time week weeks start starting " +
     "block book create make give write quiz questions question course"
   ).split(" "),
 );
