@@ -14,7 +14,7 @@ describe("server node flags", () => {
 
   it("adds them to a worker's execArgv unless it sets them already", () => {
     expect(withServerFlags(["--import", "tsx"])).toEqual(["--import", "tsx", ...SERVER_NODE_FLAGS]);
-    expect(withServerFlags(["--max-semi-space-size=64"])).toEqual(["--max-semi-space-size=64"]);
+    expect(withServerFlags(["--max-semi-space-size=16"])).toEqual(["--max-semi-space-size=16"]);
     expect(withServerFlags([...SERVER_NODE_FLAGS])).toEqual([...SERVER_NODE_FLAGS]);
   });
 });
