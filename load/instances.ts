@@ -1,6 +1,6 @@
 /**
  * Server instances for the load: each is `npm start`'s entry with its flags
- * (`node --max-semi-space-size=32 --import tsx src/server/main.ts`; the bench
+ * (`node --max-semi-space-size=64 --import tsx src/server/main.ts`; the bench
  * also starts its reference server this way, with Node's defaults) in its own process group, so stopping it also stops its
  * MCP children. Loopback only (HOST 127.0.0.1).
  */
@@ -39,7 +39,12 @@ export async function startInstance(
   entry = SERVER_ENTRY,
 ): Promise<Instance> {
   // Warrant starts with the flags `npm start` gives it; the reference with Node's defaults, as its users run it.
-  const flags = entry === SERVER_ENTRY ? SERVER_NODE_FLAGS : [];
+  // BENCH_CPU_PROF=<dir>: every server process (a cluster's workers too) writes a V8 CPU profile there as it exits.
+  const profiles = process.env["BENCH_CPU_PROF"];
+  const flags = [
+    ...(entry === SERVER_ENTRY ? SERVER_NODE_FLAGS : []),
+    ...(profiles ? ["--cpu-prof", `--cpu-prof-dir=${profiles}`] : []),
+  ];
   const child = spawn(process.execPath, [...flags, "--import", "tsx", entry], {
     cwd: repoRoot,
     env: {

@@ -29,6 +29,8 @@ export class RunEmitter {
   readonly #values = new ValuesEncoder();
   /** The run's own (client) metadata keys: shown on its events, as LangGraph's server shows them. */
   readonly #clientKeys: ReadonlySet<string>;
+  /** How the run's stream ended so far: its last state and whether an interrupt came after it (`ending`). */
+  #ending: { values: Record<string, unknown>; interrupted: boolean } | "unknown" | undefined;
 
   constructor(log: EventLog, writer: RunEventWriter, modes: ClientStreamMode[], clientKeys: Iterable<string> = []) {
     this.#log = log;
@@ -87,8 +89,20 @@ export class RunEmitter {
     if (pushed) this.#writer.write(pushed);
   }
 
+  /**
+   * How the run's stream ended: the graph's last `values` (the state at its
+   * last checkpoint) and whether an interrupt came after them (a review or
+   * a task wait pending). Undefined when the stream did not say (no state
+   * streamed, or an interrupt without interrupts): the caller reads the
+   * checkpoint instead. Meaningful once the stream ended without an error.
+   */
+  ending(): { values: Record<string, unknown>; interrupted: boolean } | undefined {
+    return this.#ending === "unknown" ? undefined : this.#ending;
+  }
+
   /** Emits the events one library chunk stands for, in the client's modes. */
   chunk(mode: string, data: unknown): void {
+    if (mode === "values") this.#noteValues(data);
     if (mode === "messages") {
       if (this.#modes.includes("messages-tuple")) this.push("messages", data);
       if (this.#modes.includes("messages"))
@@ -100,6 +114,23 @@ export class RunEmitter {
       if (complete.length > 0) this.push("messages/complete", complete);
     }
     if ((this.#modes as string[]).includes(mode)) this.push(mode, data);
+  }
+
+  #noteValues(data: unknown): void {
+    if (this.#ending === "unknown") return;
+    if (data === null || typeof data !== "object" || Array.isArray(data)) {
+      this.#ending = "unknown";
+      return;
+    }
+    if (!Object.hasOwn(data, "__interrupt__")) {
+      this.#ending = { values: data as Record<string, unknown>, interrupted: false };
+      return;
+    }
+    const interrupts = (data as { __interrupt__?: unknown }).__interrupt__;
+    this.#ending =
+      this.#ending !== undefined && Array.isArray(interrupts) && interrupts.length > 0
+        ? { values: this.#ending.values, interrupted: true }
+        : "unknown";
   }
 
   /** Resolves once every event emitted so far is stored. */

@@ -24,7 +24,7 @@ import { abortReason } from "./abort.js";
 import { settlingWrite } from "../../execution/writes-in-flight.js";
 import { registerRunStream } from "../../elicitation/streams.js";
 import type { RunEmitter, StreamEventV2 } from "./emission.js";
-import { inspectThread, type ThreadInspection } from "./outcome.js";
+import { inspectEnding, inspectThread, type ThreadInspection } from "./outcome.js";
 import type { RunRequest, ServedGraph } from "./types.js";
 import { closeStoppedRun } from "./stopped.js";
 
@@ -127,7 +127,9 @@ export async function executeRun(context: ExecutionContext, execution: Execution
       for await (const [mode, data] of stream as AsyncIterable<[string, unknown]>) emitter.chunk(mode, data);
     }
     context.atPoint?.("after_final_checkpoint");
-    ended = await inspect();
+    // The stream already showed where the run left the thread; the checkpoint is read only when it did not.
+    const ending = emitter.ending();
+    ended = ending ? inspectEnding(ending.values, ending.interrupted, run.run_id) : await inspect();
   } catch (error) {
     if (controller.signal.aborted) {
       runStatus = "interrupted";

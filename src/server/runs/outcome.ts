@@ -1,7 +1,8 @@
 /**
- * Where a run left its thread, read from the thread's last checkpoint: the
- * thread's status (interrupted while a review is pending), the outcome kept
- * on the run row, and the public values kept on the thread row.
+ * Where a run left its thread, read from the thread's last checkpoint (or,
+ * for a run that streamed to its end, from its stream): the thread's status
+ * (interrupted while a review is pending), the outcome kept on the run row,
+ * and the public values kept on the thread row.
  */
 import type { StateSnapshot } from "@langchain/langgraph";
 import { threadConfig } from "../../run-config.js";
@@ -37,7 +38,30 @@ export async function inspectThread(
   const pending = pendingInterrupts(snapshot).length > 0;
   // Every checkpoint of an API run carries its run_id (checkpoint-metadata.ts).
   const lastRun = (snapshot.metadata as Record<string, unknown> | undefined)?.["run_id"];
-  const values = (snapshot.values ?? {}) as {
+  return inspection((snapshot.values ?? {}) as Record<string, unknown>, pending, {
+    run_id: typeof lastRun === "string" ? lastRun : undefined,
+    ended: pending || snapshot.next.length === 0,
+  });
+}
+
+/**
+ * Where a run that streamed to its end left its thread, from its stream
+ * alone (`RunEmitter.ending`): its last `values` are the thread's values at
+ * its last checkpoint, and it paused on a review exactly when an interrupt
+ * came after them; either way its last checkpoint is its own and ends it.
+ * The same inspection `inspectThread` would read back, without reading the
+ * thread's state again.
+ */
+export function inspectEnding(values: Record<string, unknown>, interrupted: boolean, runId: string): ThreadInspection {
+  return inspection(values, interrupted, { run_id: runId, ended: true });
+}
+
+function inspection(
+  state: Record<string, unknown>,
+  pending: boolean,
+  last: NonNullable<ThreadInspection["last"]>,
+): ThreadInspection {
+  const values = state as {
     status?: unknown;
     termination_reason?: unknown;
     result?: unknown;
@@ -53,10 +77,7 @@ export async function inspectThread(
       ...(typeof values.run?.run_id === "string" ? { warrant_run_id: values.run.run_id } : {}),
     },
     values: keptValues(values),
-    last: {
-      run_id: typeof lastRun === "string" ? lastRun : undefined,
-      ended: pending || snapshot.next.length === 0,
-    },
+    last,
   };
 }
 
