@@ -2,11 +2,11 @@
  * The served part of the bench's results (bench/workers.ts): per setting the
  * medians of runs/s, CPU ms a tool step (the server's processes, Postgres, the
  * load generator) and the machine's CPU use; Warrant's ratios against
- * createReactAgent served in one process; the targets of the throughput
- * issue; and its table.
+ * createReactAgent served in one process (the median of the per-round
+ * ratios); the targets of the throughput issue; and its table.
  */
 import { decimals, times, verdict } from "./format.js";
-import { ratio, summarize } from "./stats.js";
+import { pairedRatios, summarize } from "./stats.js";
 import type { Target } from "./report.js";
 import type { WorkerSetting } from "./workers.js";
 
@@ -24,11 +24,15 @@ export interface ServedSummary {
 
 const medianOf = (values: number[]) => summarize(values.length > 0 ? values : [Number.NaN]).median;
 
-/** The settings in measured order; ratios against the first when it is the reference (`reference: true`). */
+/** The median of the per-round ratios (the rounds interleave the settings, bench/workers.ts); null when none pairs. */
+function pairedRatio(values: number[], base: number[]): number | null {
+  const ratios = pairedRatios(values, base);
+  return ratios.length === 0 ? null : medianOf(ratios);
+}
+
+/** The settings in measured order; ratios against the reference setting (`reference: true`), paired by round. */
 export function servedSummary(settings: WorkerSetting[]): ServedSummary[] {
   const reference = settings.find((setting) => setting.reference);
-  const referenceRuns = reference ? medianOf(reference.runsPerSecond) : null;
-  const referenceCpu = reference ? medianOf(reference.cpuMsPerStep) : null;
   return settings.map((setting) => {
     const runs = medianOf(setting.runsPerSecond);
     const cpu = medianOf(setting.cpuMsPerStep);
@@ -36,9 +40,9 @@ export function servedSummary(settings: WorkerSetting[]): ServedSummary[] {
       label: setting.label,
       workers: setting.workers,
       runs_per_second: runs,
-      runs_per_second_ratio: referenceRuns === null ? null : ratio(runs, referenceRuns),
+      runs_per_second_ratio: reference ? pairedRatio(setting.runsPerSecond, reference.runsPerSecond) : null,
       server_cpu_ms_per_step: cpu,
-      server_cpu_ratio: referenceCpu === null ? null : ratio(cpu, referenceCpu),
+      server_cpu_ratio: reference ? pairedRatio(setting.cpuMsPerStep, reference.cpuMsPerStep) : null,
       postgres_cpu_ms_per_step: medianOf(setting.postgresCpuMsPerStep),
       generator_cpu_ms_per_step: medianOf(setting.generatorCpuMsPerStep),
       machine_cpu_use: medianOf(setting.machineCpuUse),

@@ -7,7 +7,9 @@
  * threads (the scripted model, bench/script.ts), each a `threads.create` and
  * a `runs.stream` in `values` mode through the SDK, drained to its end: the
  * same requests, the same model endpoint, the same MCP server program and
- * the same database for every setting.
+ * the same database for every setting. Every setting's server is started
+ * first and the rounds interleave them, the first rotating
+ * (`measureInterleaved`); the ratios are the medians of the per-round ones.
  *
  * Reported per setting: runs/s (median of rounds), CPU ms per tool step
  * (process CPU time of the server's own processes, primary and workers
@@ -30,6 +32,7 @@ import { startInstance, type Instance } from "../load/instances.js";
 import { benchRequest, FINAL_ANSWER, USER_ID } from "./script.js";
 import type { ScriptedEndpoint } from "./scripted-endpoint.js";
 import { servedSummary, servedTable, servedTargets } from "./report-served.js";
+import { rotate } from "./stats.js";
 
 const CONCURRENT = 50;
 const STEPS = 5;
@@ -48,19 +51,33 @@ export interface WorkerSetting {
   generatorCpuMsPerStep: number[];
 }
 
-/** CPU ms of every process named `postgres` (the server and its backends). */
+/**
+ * CPU ms of every process named `postgres` (the server and its backends), including backends that have exited:
+ * the postmaster (a `postgres` process whose parent is not one) adds its reaped children's time (cutime, cstime).
+ * A pool that closes idle connections between rounds would otherwise take their backends' CPU out of the sum.
+ */
 async function postgresCpuMs(): Promise<number> {
-  let ticks = 0;
+  const processes = new Map<number, number[]>();
   for (const entry of await fs.readdir("/proc")) {
     if (!/^[0-9]+$/.test(entry)) continue;
     try {
       const stat = await fs.readFile(`/proc/${entry}/stat`, "utf8");
       if (!stat.includes("(postgres)")) continue;
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
+      processes.set(
+        Number(entry),
+        stat
+          .slice(stat.lastIndexOf(")") + 2)
+          .split(" ")
+          .map(Number),
+      );
     } catch {
       // exited while we looked
     }
+  }
+  let ticks = 0;
+  for (const fields of processes.values()) {
+    const [ppid = 0, utime = 0, stime = 0, cutime = 0, cstime = 0] = [1, 11, 12, 13, 14].map((at) => fields[at] ?? 0);
+    ticks += utime + stime + (processes.has(ppid) ? 0 : cutime + cstime);
   }
   return ticks * 10;
 }
@@ -144,8 +161,16 @@ async function serverEnv(settings: Settings, endpoint: ScriptedEndpoint, dataDir
 const WARRANT_ENTRY = "src/server/main.ts";
 const REFERENCE_ENTRY = "bench/reference-server.ts";
 
-/** Measures a served setting, `rounds` rounds after one unmeasured: `threads.create` + `runs.stream` for each thread. */
-async function measureServed(
+/** A started setting: its results so far, one round of its threads, its server's CPU, its stop. */
+interface Served {
+  result: WorkerSetting;
+  run(): Promise<void>;
+  cpuMs(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Starts a served setting: its server, and `threads.create` + `runs.stream` for each thread of a round. */
+async function openServed(
   label: string,
   start: () => Promise<{
     instance: Instance;
@@ -154,52 +179,74 @@ async function measureServed(
     workers: number;
     cleanup(): Promise<void>;
   }>,
+): Promise<Served> {
+  const { instance, token, entry, workers, cleanup } = await start();
+  const client = new Client({
+    apiUrl: instance.url,
+    ...(token === undefined ? {} : { defaultHeaders: { Authorization: `Bearer ${token}` } }),
+    callerOptions: { maxRetries: 0 },
+  });
+  const run = async () => {
+    const thread = await client.threads.create({ threadId: randomUUID() });
+    const input = { messages: [{ role: "user" as const, content: benchRequest(STEPS) }] };
+    let last: unknown;
+    for await (const part of client.runs.stream(thread.thread_id, "agent", { input, streamMode: "values" })) {
+      if (part.event === "error") throw new Error(`${label}: a served run failed: ${JSON.stringify(part.data)}`);
+      if (part.event === "values") last = part.data;
+    }
+    checkFinal(label, last);
+  };
+  const result: WorkerSetting = {
+    label,
+    workers,
+    reference: entry === REFERENCE_ENTRY,
+    runsPerSecond: [],
+    cpuMsPerStep: [],
+    machineCpuUse: [],
+    postgresCpuMsPerStep: [],
+    generatorCpuMsPerStep: [],
+  };
+  return {
+    result,
+    run,
+    cpuMs: () => serverCpuMs(instance.pid, entry),
+    async stop() {
+      await instance.stop();
+      await cleanup();
+    },
+  };
+}
+
+/**
+ * Every setting's server is started first; then each round runs the settings one after another, the first rotating,
+ * after one unmeasured round of each. On a machine whose speed drifts, a setting measured right after another sees
+ * about the same machine, so the ratios taken within a round (`servedSummary`) move less than a whole setting's rounds
+ * measured before the next setting's. The servers that wait are idle (their pollers aside).
+ */
+async function measureInterleaved(
+  settings: (() => Promise<Served>)[],
   rounds: number,
   progress: (line: string) => void,
-): Promise<WorkerSetting> {
-  const { instance, token, entry, workers, cleanup } = await start();
-  const reference = entry === REFERENCE_ENTRY;
+): Promise<WorkerSetting[]> {
+  const served: Served[] = [];
   try {
-    const client = new Client({
-      apiUrl: instance.url,
-      ...(token === undefined ? {} : { defaultHeaders: { Authorization: `Bearer ${token}` } }),
-      callerOptions: { maxRetries: 0 },
-    });
-    const run = async () => {
-      const thread = await client.threads.create({ threadId: randomUUID() });
-      const input = { messages: [{ role: "user" as const, content: benchRequest(STEPS) }] };
-      let last: unknown;
-      for await (const part of client.runs.stream(thread.thread_id, "agent", { input, streamMode: "values" })) {
-        if (part.event === "error") throw new Error(`${label}: a served run failed: ${JSON.stringify(part.data)}`);
-        if (part.event === "values") last = part.data;
-      }
-      checkFinal(label, last);
-    };
-    const result: WorkerSetting = {
-      label,
-      workers,
-      reference,
-      runsPerSecond: [],
-      cpuMsPerStep: [],
-      machineCpuUse: [],
-      postgresCpuMsPerStep: [],
-      generatorCpuMsPerStep: [],
-    };
-    const cpuMs = () => serverCpuMs(instance.pid, entry);
-    await round(run, cpuMs);
+    for (const open of settings) served.push(await open());
+    for (const setting of served) await round(setting.run, setting.cpuMs);
     for (let index = 0; index < rounds; index += 1) {
-      const measured = await round(run, cpuMs);
-      result.runsPerSecond.push(measured.runsPerSecond);
-      result.cpuMsPerStep.push(measured.cpuMsPerStep);
-      result.machineCpuUse.push(measured.machineCpuUse);
-      result.postgresCpuMsPerStep.push(measured.postgresCpuMsPerStep);
-      result.generatorCpuMsPerStep.push(measured.generatorCpuMsPerStep);
-      progress(`${label}: round ${index + 1}/${rounds}: ${measured.runsPerSecond.toFixed(2)} runs/s`);
+      for (const setting of rotate(served, index)) {
+        const measured = await round(setting.run, setting.cpuMs);
+        const { result } = setting;
+        result.runsPerSecond.push(measured.runsPerSecond);
+        result.cpuMsPerStep.push(measured.cpuMsPerStep);
+        result.machineCpuUse.push(measured.machineCpuUse);
+        result.postgresCpuMsPerStep.push(measured.postgresCpuMsPerStep);
+        result.generatorCpuMsPerStep.push(measured.generatorCpuMsPerStep);
+        progress(`${result.label}: round ${index + 1}/${rounds}: ${measured.runsPerSecond.toFixed(2)} runs/s`);
+      }
     }
-    return result;
+    return served.map((setting) => setting.result);
   } finally {
-    await instance.stop();
-    await cleanup();
+    for (const setting of served) await setting.stop();
   }
 }
 
@@ -249,18 +296,16 @@ export async function measureWorkers(
   rounds: number,
   progress: (line: string) => void,
 ): Promise<WorkerSetting[]> {
-  const results: WorkerSetting[] = [];
+  const settingsToMeasure: (() => Promise<Served>)[] = [];
   if (settings.databaseUrl !== undefined) {
     const reference = "createReactAgent, served in one process";
-    results.push(await measureServed(reference, referenceServer(settings.databaseUrl, endpoint), rounds, progress));
+    settingsToMeasure.push(() => openServed(reference, referenceServer(settings.databaseUrl as string, endpoint)));
   } else progress("the served reference needs a Postgres server (DATABASE_URL): skipped");
-  results.push(await measureServed("warrant, 1 worker", warrantServer(settings, endpoint, 1), rounds, progress));
+  settingsToMeasure.push(() => openServed("warrant, 1 worker", warrantServer(settings, endpoint, 1)));
   const workers = defaultWorkers(settings);
   if (workers > 1)
-    results.push(
-      await measureServed(`warrant, ${workers} workers`, warrantServer(settings, endpoint, workers), rounds, progress),
-    );
-  return results;
+    settingsToMeasure.push(() => openServed(`warrant, ${workers} workers`, warrantServer(settings, endpoint, workers)));
+  return measureInterleaved(settingsToMeasure, rounds, progress);
 }
 
 export function renderWorkers(results: WorkerSetting[]): string {
