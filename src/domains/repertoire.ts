@@ -8,6 +8,10 @@
 
 /** The marker every refusal's "what I can do" sentence starts with (tests and the phrasing set look for it). */
 export const CAN_DO = "What I can do:";
+/** What the rules planner does, as the rest of the sentence after `CAN_DO`. */
+const ABILITIES =
+  "answer questions from your notes, make quizzes from a course's notes, " +
+  "and plan study time (over days, or as sessions in your calendar)";
 
 /** One sentence of what the rules planner does, and two example requests for `courses` (the user's first course). */
 export function whatICanDo(courses: readonly string[]): string {
@@ -15,5 +19,5 @@ export function whatICanDo(courses: readonly string[]): string {
   const examples = course
     ? [`Make a quiz from my ${course} notes`, `Schedule 2 hours of ${course} revision tomorrow at 18:00`]
     : ["What do my notes say about attention?", "Schedule 2 hours of attention tomorrow at 18:00"];
-  return `${CAN_DO} answer questions from your notes, make quizzes from a course's notes, and plan study time (over days, or as sessions in your calendar). For example: "${examples[0]}" or "${examples[1]}".`;
+  return `${CAN_DO} ${ABILITIES}. For example: "${examples[0]}" or "${examples[1]}".`;
 }

@@ -19,17 +19,26 @@ import {
 
 useOAuthFlow({ modern: true });
 
+/**
+ * `user`'s call without a token: it pauses for the tickets link and reaches the resource server no more;
+ * then the user's browser follows the link. Returns the client, the user's token, the resource server's
+ * count of calls before, the paused run and the code and state the browser came back with.
+ */
+async function pauseForLink(user: string) {
+  const { client, token } = await clientOf(user);
+  const before = oauth.seen.length;
+  const paused = await runAs(client);
+  expect(paused.status).toBe("waiting_approval");
+  expect(paused.asks.map((ask) => ask.server)).toEqual(["tickets"]);
+  expect(oauth.seen.length).toBe(before);
+  const browser = await codeFrom(paused.asks[0]?.authorization_url ?? "");
+  return { client, token, before, paused, browser };
+}
+
 describe("per-user OAuth on 2026-07-28", () => {
   it("alice's call pauses for her link; her callback (iss checked) lets it run on 2026-07-28 with her token", async () => {
     expect(host.revision?.("tickets")).toBe("2026-07-28");
-    const { client, token } = await clientOf("alice");
-    const before = oauth.seen.length;
-    const paused = await runAs(client);
-    expect(paused.status).toBe("waiting_approval");
-    expect(paused.asks.map((ask) => ask.server)).toEqual(["tickets"]);
-    expect(oauth.seen.length).toBe(before);
-
-    const browser = await codeFrom(paused.asks[0]?.authorization_url ?? "");
+    const { client, token, before, paused, browser } = await pauseForLink("alice");
     const mixedUp = await callback(token, { code: browser.code, state: browser.state, iss: `${oauth.issuer}x` });
     expect(mixedUp.status).toBe(400);
     expect(((await mixedUp.json()) as { error: string }).error).toBe("authorization_failed");
@@ -46,14 +55,7 @@ describe("per-user OAuth on 2026-07-28", () => {
   });
 
   it("bob's call does not use alice's token: it asks bob, then runs on 2026-07-28 with his own", async () => {
-    const { client, token } = await clientOf("bob");
-    const before = oauth.seen.length;
-    const paused = await runAs(client);
-    expect(paused.status).toBe("waiting_approval");
-    expect(paused.asks.map((ask) => ask.server)).toEqual(["tickets"]);
-    expect(oauth.seen.length).toBe(before);
-
-    const browser = await codeFrom(paused.asks[0]?.authorization_url ?? "");
+    const { client, token, before, paused, browser } = await pauseForLink("bob");
     expect((await callback(token, { code: browser.code, state: browser.state, iss: oauth.issuer })).status).toBe(200);
     expect((await settled(client, paused.thread_id)).status).toBe("completed");
     const bobs = (await tokensOf("bob"))?.access_token;

@@ -25,14 +25,34 @@ const NUMBER_WORDS: Record<string, number> = {
   "half an": 0.5,
 };
 
+/** The number words "one" to "twelve", as alternatives. */
+const ONE_TO_TWELVE = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve";
+/** Digits with thousands separators ("1,500"), or with an optional decimal point ("1.5"). */
+const DIGITS = String.raw`\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?`;
 /** A quantity: digits (with thousands separators or a decimal point) or a number word. */
-const QUANTITY = String.raw`(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|half\s+an?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)`;
+const QUANTITY = String.raw`(${DIGITS}|half\s+an?|an?|${ONE_TO_TWELVE})`;
 const UNIT = "(hours?|hrs?|h|minutes?|mins?)";
 const PER_DAY = String.raw`(?:(?:a|an|per|each|every)\s+day|\/\s*day|daily|(?:on|in)\s+(?:any\s+(?:one\s+)?|a\s+single\s+|one\s+)day)`;
-const LIMIT_WORDS = String.raw`(?:\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|never\s+more\s+than|up\s+to|a\s+max(?:imum)?\s+of|max(?:imum)?(?:\s+of)?|(?:a\s+)?limit(?:ed)?\s+(?:of|to)|capped\s+at|a\s+cap\s+of)|<=|≤)`;
+/** The phrases before an amount that make it a limit ("at most", "no more than", "capped at"), as alternatives. */
+const LIMIT_PHRASES = [
+  String.raw`at\s+most`,
+  String.raw`no\s+more\s+than`,
+  String.raw`not\s+more\s+than`,
+  String.raw`never\s+more\s+than`,
+  String.raw`up\s+to`,
+  String.raw`a\s+max(?:imum)?\s+of`,
+  String.raw`max(?:imum)?(?:\s+of)?`,
+  String.raw`(?:a\s+)?limit(?:ed)?\s+(?:of|to)`,
+  String.raw`capped\s+at`,
+  String.raw`a\s+cap\s+of`,
+].join("|");
+const LIMIT_WORDS = String.raw`(?:\b(?:${LIMIT_PHRASES})|<=|≤)`;
 
 // Not after a minus sign: "-5 hours" is no duration (asked for), never 5 hours.
-const DURATION_SOURCE = String.raw`(?<![\w.-])${QUANTITY}\s*-?\s*${UNIT}\b(?:\s*(?:and\s+)?(\d{1,2})\s*(?:minutes?|mins?)\b|(\s+and\s+a\s+half)\b)?`;
+// After the unit, optionally: more minutes ("2 hours 30 minutes", "1 h and 15 min"; captured), or "and a half".
+const AND_MINUTES = String.raw`\s*(?:and\s+)?(\d{1,2})\s*(?:minutes?|mins?)\b`;
+const AND_A_HALF = String.raw`(\s+and\s+a\s+half)\b`;
+const DURATION_SOURCE = String.raw`(?<![\w.-])${QUANTITY}\s*-?\s*${UNIT}\b(?:${AND_MINUTES}|${AND_A_HALF})?`;
 const DURATION = new RegExp(DURATION_SOURCE, "i");
 /** A duration marked as the total ("a total of 2 hours", "120 minutes in total"), which wins over session lengths. */
 const MARKED_TOTAL = [
@@ -47,8 +67,11 @@ const LIMIT_DAILY = new RegExp(
   String.raw`\bdaily\s+(?:limit|max(?:imum)?|cap)\s+(?:of\s+|is\s+)?${QUANTITY}(?![\d.])(?:\s*-?\s*${UNIT}\b)?`,
   "i",
 );
+/** The words after an amount that make it a limit, before or after "a day" ("2 hours max a day", "2 h a day tops"). */
+const LIMIT_AFTER_WORDS = String.raw`(?:max(?:imum)?|at\s+most|tops)`;
 const LIMIT_AFTER = new RegExp(
-  String.raw`(?<![\w.])${QUANTITY}\s*-?\s*${UNIT}\b\s*(?:(?:max(?:imum)?|at\s+most|tops)\s*${PER_DAY}|${PER_DAY}\s*(?:max(?:imum)?|at\s+most|tops)\b)`,
+  String.raw`(?<![\w.])${QUANTITY}\s*-?\s*${UNIT}\b\s*` +
+    String.raw`(?:${LIMIT_AFTER_WORDS}\s*${PER_DAY}|${PER_DAY}\s*${LIMIT_AFTER_WORDS}\b)`,
   "i",
 );
 /** "at most 60 minutes" with no "a day": a limit only when another duration is left for the total. */
@@ -59,8 +82,12 @@ const LIMIT_LOOSE = new RegExp(
 /** "40 minutes a day": how much each day, with no limit word. */
 const PER_DAY_AMOUNT = new RegExp(String.raw`(?<![\w.])${QUANTITY}\s*-?\s*${UNIT}\b\s*${PER_DAY}`, "i");
 
-const DAYS =
-  /(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s*-?\s*(?:(?:separate|consecutive|different|study|following|straight|working)\s+)?days?\b/i;
+/** The words that may stand between a number and "days" ("3 separate days", "five study days"). */
+const DAY_KINDS = "separate|consecutive|different|study|following|straight|working";
+const DAYS = new RegExp(
+  String.raw`(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+|${ONE_TO_TWELVE})\s*-?\s*(?:(?:${DAY_KINDS})\s+)?days?\b`,
+  "i",
+);
 const WEEKS = /(?<![\w.])(\d+|an?|one|two|three|four)\s*-?\s*weeks?\b/i;
 
 /** A duration as written: its value and whether the unit was hours (so "at most 1 a day" after "2 hours" means hours). */

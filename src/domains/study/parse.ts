@@ -68,12 +68,31 @@ const CALENDAR_WRITE =
   /\b(?:put|add|schedule|book|create|plan|block|insert|place|set\s+up|reserve|enter|pencil|save|make|get)\b/i;
 const PLAN_VERB = /\b(?:plan|schedule|split|spread|divide|distribute|allocate|organi[sz]e|arrange|timetable)\b/i;
 const DIVIDE_VERB = /\b(?:divide|split|allocate|distribute|share|spread|apportion|budget)\b/i;
-const TOPIC_LIST =
-  /\b(?:between|among|amongst|across|over)\s+(.+?)(?=\s+(?:using|based\s+on|with|from|according\s+to|in\s+my|by|so|and\s+(?:put|add|schedule))\b|[.?!;:]|$)/i;
+/** The words after a list of topics that start the rest of the request ("… using my notes"), as alternatives. */
+const AFTER_TOPICS = [
+  "using",
+  String.raw`based\s+on`,
+  "with",
+  "from",
+  String.raw`according\s+to`,
+  String.raw`in\s+my`,
+  "by",
+  "so",
+  String.raw`and\s+(?:put|add|schedule)`,
+].join("|");
+/** The topics after "between" (captured), up to a word that starts the rest of the request, a stop, or the end. */
+const TOPIC_LIST = new RegExp(
+  String.raw`\b(?:between|among|amongst|across|over)\s+(.+?)(?=\s+(?:${AFTER_TOPICS})\b|[.?!;:]|$)`,
+  "i",
+);
 const USES_NOTES = /\bnotes?\b/i;
 /** Verbs that put study time somewhere: with a day or a time, a calendar session or plan. */
-const SESSION_VERB =
-  /\b(?:schedule|book|block|put|pencil|set\s+aside|reserve|plan|add|fit|squeeze|carve|find(?=\s+(?:me\s+)?(?:\d|an?\s|half|one|two|three)))\b/i;
+/** "find" only before an amount ("find me 2 hours", "find an hour"), not in "find my notes". */
+const FIND_AMOUNT = String.raw`find(?=\s+(?:me\s+)?(?:\d|an?\s|half|one|two|three))`;
+const SESSION_VERB = new RegExp(
+  String.raw`\b(?:schedule|book|block|put|pencil|set\s+aside|reserve|plan|add|fit|squeeze|carve|${FIND_AMOUNT})\b`,
+  "i",
+);
 /** Verbs that ask for a calendar entry even before a start is given ("schedule 2 hours of attention"). */
 const CALENDAR_VERB = /\b(?:schedule|book|block|pencil|set\s+aside|reserve)\b/i;
 /** Words that make a request about study time when no duration is given yet ("schedule attention study tomorrow"). */
@@ -97,15 +116,23 @@ const GENERIC_CALENDAR_NAMES = new Set(["own", "personal", "main", "default", "u
  * left of a request after its amounts, dates and these is its topic.
  */
 const NOT_TOPIC = new Set(
-  (
-    "a about after again all also am an and any are as aside at be been before begin beginning begins best block blocks book but by calendar calendars can could create day days daily do does each enter evenly equally every " +
-    "exam exams for from get give go going have help how i in into is it its just learn learning let like make me minute minutes more most my need next no not notes note now of off on onto or our out over " +
-    "pencil per place plan planned planning please prepare preparing put reserve review reviewing revise revising revision schedule scheduled session sessions set should so some spread " +
-    "start starting starts study studying studies than that the them then these this those time times to together topic topics total up use using want we week weeks what when will with " +
-    "would you your hour hours split divide distribute allocate share between among amongst across evening evenings morning mornings afternoon afternoons separate consecutive different following " +
-    "straight working one two three four five six seven eight nine ten eleven twelve first each utc gmt via add it's i'd i'm based according insert " +
-    "hi hey hello kindly ok okay thanks thank aside fit squeeze find carve same"
-  ).split(" "),
+  [
+    "a about after again all also am an and any are as aside at be been before begin beginning begins best block",
+    "blocks book but by calendar calendars can could create day days daily do does each enter evenly equally every",
+    "exam exams for from get give go going have help how i in into is it its just learn learning let like make me",
+    "minute minutes more most my need next no not notes note now of off on onto or our out over",
+    "pencil per place plan planned planning please prepare preparing put reserve review reviewing revise revising",
+    "revision schedule scheduled session sessions set should so some spread",
+    "start starting starts study studying studies than that the them then these this those time times to together",
+    "topic topics total up use using want we week weeks what when will with",
+    "would you your hour hours split divide distribute allocate share between among amongst across evening evenings",
+    "morning mornings afternoon afternoons separate consecutive different following",
+    "straight working one two three four five six seven eight nine ten eleven twelve first each utc gmt via add",
+    "it's i'd i'm based according insert",
+    "hi hey hello kindly ok okay thanks thank aside fit squeeze find carve same",
+  ]
+    .join(" ")
+    .split(" "),
 );
 const WORD = /[a-z0-9]+(?:['-][a-z0-9]+)*/g;
 const MAX_TOPIC_WORDS = 5;
@@ -121,8 +148,13 @@ export function topicOf(text: string): string | null {
 function wholeMinutes(minutes: number, what: string): string | undefined {
   if (!Number.isFinite(minutes))
     return `invalid_request: the ${what} is not a number of minutes; write it like "120 minutes" or "2 hours"`;
-  if (!Number.isInteger(minutes))
-    return `invalid_request: the ${what} (${Math.round(minutes * 100) / 100} minutes) is not a whole number of minutes; round it, e.g. "${Math.round(minutes)} minutes"`;
+  if (!Number.isInteger(minutes)) {
+    const shown = Math.round(minutes * 100) / 100;
+    return (
+      `invalid_request: the ${what} (${shown} minutes) is not a whole number of minutes; ` +
+      `round it, e.g. "${Math.round(minutes)} minutes"`
+    );
+  }
   if (minutes < 1) return `invalid_request: the ${what} must be at least 1 minute`;
   return undefined;
 }
@@ -131,7 +163,11 @@ function totalProblem(total: number): string | undefined {
   const whole = wholeMinutes(total, "total duration");
   if (whole) return whole;
   if (total > LIMITS.max_total_minutes) {
-    return `invalid_request: ${total} minutes is more than one study plan holds (at most ${LIMITS.max_total_minutes} minutes, ${LIMITS.max_total_minutes / 60} hours); plan a shorter period`;
+    const most = LIMITS.max_total_minutes;
+    return (
+      `invalid_request: ${total} minutes is more than one study plan holds ` +
+      `(at most ${most} minutes, ${most / 60} hours); plan a shorter period`
+    );
   }
   return undefined;
 }
@@ -201,12 +237,16 @@ function parseDivision(scanner: Scanner, total: Amount | undefined, usesNotes: b
   if (topics.length < 2)
     return {
       type: "needs_human",
-      reason: `missing_topics: name the topics to divide ${total.minutes} minutes between, e.g. "between self-attention, cross-attention and normalization"`,
+      reason:
+        `missing_topics: name the topics to divide ${total.minutes} minutes between, ` +
+        `e.g. "between self-attention, cross-attention and normalization"`,
     };
   if (topics.length > LIMITS.max_topics)
     return {
       type: "needs_human",
-      reason: `invalid_request: ${topics.length} topics are more than one division holds (at most ${LIMITS.max_topics}); divide fewer at a time`,
+      reason:
+        `invalid_request: ${topics.length} topics are more than one division holds ` +
+        `(at most ${LIMITS.max_topics}); divide fewer at a time`,
     };
   return { type: "request", request: { kind: "divide", total_minutes: total.minutes, topics, uses_notes: usesNotes } };
 }
@@ -338,7 +378,9 @@ export function parseStudyRequest(request: string, clock?: StudyClock): StudyPar
   if (minutes > LIMITS.max_session_minutes) {
     return {
       type: "needs_human",
-      reason: `invalid_request: a ${minutes} minute session is longer than a calendar event may be (at most ${LIMITS.max_session_minutes}); split it over days, e.g. "over 3 days"`,
+      reason:
+        `invalid_request: a ${minutes} minute session is longer than a calendar event may be ` +
+        `(at most ${LIMITS.max_session_minutes}); split it over days, e.g. "over 3 days"`,
     };
   }
   const complete = completeStart(startReading, clock);

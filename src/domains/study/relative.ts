@@ -37,8 +37,11 @@ const DAY_AFTER_TOMORROW = /\b(?:the\s+)?day\s+after\s+tomorrow\b/i;
 const TOMORROW = /\b(?:tomorrow|tmrw)(?:\s+(morning|afternoon|evening|night))?\b/i;
 const TODAY = /\b(today|tonight)\b/i;
 const THIS_PART = /\bthis\s+(morning|afternoon|evening)\b/i;
-const WEEKDAY =
-  /\b(?:(?:on|this|next|coming)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?(?:\s+(morning|afternoon|evening|night))?\b/i;
+/** A weekday name, captured ("monday"; "mondays" also reads, its "s" outside the capture). */
+const WEEKDAY_NAME = "(monday|tuesday|wednesday|thursday|friday|saturday|sunday)";
+/** An optional part of the day after the weekday ("friday evening"), captured. */
+const PART_OF_DAY = String.raw`(?:\s+(morning|afternoon|evening|night))?`;
+const WEEKDAY = new RegExp(String.raw`\b(?:(?:on|this|next|coming)\s+)?${WEEKDAY_NAME}s?${PART_OF_DAY}\b`, "i");
 const WEEKEND = /\b(?:(?:on|this|next|the)\s+)*weekend\b/i;
 const NEXT_WEEK = /\bnext\s+week\b/i;
 /** "the next 3 days", "the coming five days": the plan starts at the next occurrence of its time. */

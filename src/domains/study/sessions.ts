@@ -44,7 +44,9 @@ export function sessionsOf(
     if (instant === undefined) {
       const time = `${String(start.hour).padStart(2, "0")}:${String(start.minute).padStart(2, "0")}`;
       return {
-        reason: `invalid_request: ${time} does not exist on ${formatDate(date)} in ${start.zone} (the clocks move forward); choose another start time`,
+        reason:
+          `invalid_request: ${time} does not exist on ${formatDate(date)} in ${start.zone} ` +
+          "(the clocks move forward); choose another start time",
       };
     }
     sessions.push({
