@@ -25,23 +25,30 @@ export function runMetadataOf(config: { metadata?: Record<string, unknown> } | u
 
 /**
  * The same saver, with `put` adding the run's metadata. Every other method
- * is the saver's own, bound to it (so private fields keep working).
+ * is the saver's own, bound to it (so private fields keep working), once:
+ * LangGraph reads `getNextVersion` and `putWrites` off the saver at every
+ * superstep.
  */
 export function withRunMetadata<S extends BaseCheckpointSaver>(saver: S): S {
+  const put: BaseCheckpointSaver["put"] = (config, checkpoint, metadata, versions) =>
+    saver.put(
+      config,
+      checkpoint,
+      { ...runMetadataOf(config as { metadata?: Record<string, unknown> }), ...metadata },
+      versions,
+    );
+  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
   return new Proxy(saver, {
     get(target, property) {
-      if (property === "put") {
-        const put: BaseCheckpointSaver["put"] = (config, checkpoint, metadata, versions) =>
-          target.put(
-            config,
-            checkpoint,
-            { ...runMetadataOf(config as { metadata?: Record<string, unknown> }), ...metadata },
-            versions,
-          );
-        return put;
-      }
+      if (property === "put") return put;
       const value: unknown = Reflect.get(target, property, target);
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== "function") return value;
+      // Bound again only when the property now holds another function.
+      const known = bound.get(property);
+      if (known?.method === value) return known.bound;
+      const method = (value as (...args: unknown[]) => unknown).bind(target);
+      bound.set(property, { method: value, bound: method });
+      return method;
     },
   });
 }

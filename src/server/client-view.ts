@@ -41,17 +41,55 @@ const isObject = (value: unknown): value is JsonObject =>
 
 /** The value as JSON a client may receive. */
 export function toClientJson(value: unknown): string {
-  return JSON.stringify(value, function replacer(this: JsonObject, key: string, current: unknown) {
-    const raw = this[key];
-    if (isMessage(raw)) return withMessageDicts(messageDict(raw));
-    if (raw instanceof Error) return { error: raw.name, message: raw.message };
-    if (NEVER.has(key)) return undefined;
-    if (current === null || typeof current !== "object") return current;
-    if (key === "configurable" && isObject(current)) return visibleConfigurable(current);
-    if (key === "principal" && isPrincipalShaped(current)) return identityOf(current);
-    if (isRawCheckpoint(current)) return checkpointView(current);
-    return withMessageDicts(current);
-  });
+  // Most of what leaves (a state's ledger, usage, decisions) is plain data none of the rules below touches:
+  // serialized without calling the replacer at every key, the same text.
+  if (isPlainData(value, 0)) return JSON.stringify(value);
+  return JSON.stringify(value, clientReplacer);
+}
+
+/** The rules, for JSON.stringify: called with each key and its value, `this` the object that holds it. */
+function clientReplacer(this: JsonObject, key: string, current: unknown): unknown {
+  const raw = this[key];
+  if (isMessage(raw)) return withMessageDicts(messageDict(raw));
+  if (raw instanceof Error) return { error: raw.name, message: raw.message };
+  if (NEVER.has(key)) return undefined;
+  if (current === null || typeof current !== "object") return current;
+  if (key === "configurable" && isObject(current)) return visibleConfigurable(current);
+  if (key === "principal" && isPrincipalShaped(current)) return identityOf(current);
+  if (isRawCheckpoint(current)) return checkpointView(current);
+  return withMessageDicts(current);
+}
+
+/** Deeper than this, a value takes the replacer's path whatever it holds. */
+const PLAIN_DEPTH = 32;
+
+/**
+ * Whether `toClientJson`'s replacer would return every part of `value` as it is: strings, finite or not
+ * numbers, booleans, null, and arrays and plain objects of them, with no key the rules look at
+ * (`NEVER_TO_CLIENT_KEYS`, `configurable`, `principal`) and no raw checkpoint payload. Anything else (a
+ * message, an error, an object with a `toJSON`, undefined, a function) answers false, as does nesting
+ * beyond `PLAIN_DEPTH`.
+ */
+function isPlainData(value: unknown, depth: number): boolean {
+  if (value === null) return true;
+  const type = typeof value;
+  if (type === "string" || type === "number" || type === "boolean") return true;
+  if (type !== "object" || depth >= PLAIN_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) {
+      if (!(index in value) || !isPlainData(value[index], depth + 1)) return false;
+    }
+    return true;
+  }
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  const object = value as JsonObject;
+  if (typeof object.toJSON === "function") return false;
+  for (const key in object) {
+    if (NEVER.has(key) || key === "configurable" || key === "principal") return false;
+    if (!isPlainData(object[key], depth + 1)) return false;
+  }
+  return !isRawCheckpoint(object);
 }
 
 /**
@@ -112,10 +150,21 @@ function messageDict(message: MessageLike): JsonObject {
  * message itself.
  */
 function withMessageDicts(value: object): object {
-  if (Array.isArray(value))
-    return value.some(isMessage) ? value.map((item) => (isMessage(item) ? messageDict(item) : item)) : value;
+  // Called for every object the serializer meets: plain loops, nothing allocated unless a message is found.
+  if (Array.isArray(value)) {
+    let items: unknown[] | undefined;
+    for (let index = 0; index < value.length; index += 1) {
+      const item: unknown = value[index];
+      if (!isMessage(item)) continue;
+      items ??= value.slice();
+      items[index] = messageDict(item);
+    }
+    return items ?? value;
+  }
   let copy: JsonObject | undefined;
-  for (const [key, item] of Object.entries(value)) {
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const item = (value as JsonObject)[key];
     if (!isMessage(item)) continue;
     copy ??= { ...value };
     copy[key] = messageDict(item);
