@@ -28,7 +28,7 @@ import { mintApiToken } from "../src/auth/api-token.js";
 import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js";
 import { DEFAULT_WORKERS_CAP, type Settings } from "../src/env.js";
 import { loadConfig } from "../src/policy/config.js";
-import { startInstance, type Instance } from "../load/instances.js";
+import { SERVER_ENTRY, startInstance, type Instance } from "../load/instances.js";
 import { benchRequest, FINAL_ANSWER, USER_ID } from "./script.js";
 import type { ScriptedEndpoint } from "./scripted-endpoint.js";
 import { servedSummary, servedTable, servedTargets } from "./report-served.js";
@@ -158,7 +158,7 @@ async function serverEnv(settings: Settings, endpoint: ScriptedEndpoint, dataDir
   };
 }
 
-const WARRANT_ENTRY = "src/server/main.ts";
+const WARRANT_ENTRY = SERVER_ENTRY;
 const REFERENCE_ENTRY = "bench/reference-server.ts";
 
 /** A started setting: its results so far, one round of its threads, its server's CPU, its stop. */

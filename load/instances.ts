@@ -1,16 +1,18 @@
 /**
  * Server instances for the load: each is `npm start`'s entry with its flags
- * (`node --max-semi-space-size=64 --import tsx src/server/main.ts`; the bench
- * also starts its reference server this way, with Node's defaults) in its own process group, so stopping it also stops its
- * MCP children. Loopback only (HOST 127.0.0.1).
+ * (`node --max-semi-space-size=64 .build/src/server/main.js`, compiled first
+ * by scripts/build-server.mjs as `npm start` compiles it; the bench also
+ * starts its reference server, `--import tsx` with Node's defaults) in its
+ * own process group, so stopping it also stops its MCP children. Loopback
+ * only (HOST 127.0.0.1).
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { SERVER_NODE_FLAGS } from "../src/cluster/node-flags.js";
 
-/** What `npm start` runs. */
-const SERVER_ENTRY = "src/server/main.ts";
+/** What `npm start` runs: the server compiled by scripts/build-server.mjs. */
+export const SERVER_ENTRY = ".build/src/server/main.js";
 
 /** The line a server prints once it listens: Warrant's, or the bench's reference server (bench/reference-server.ts). */
 const LISTENING = /^(?:warrant|reference) listening on (http:\/\/\S+)$/;
@@ -45,7 +47,13 @@ export async function startInstance(
     ...(entry === SERVER_ENTRY ? SERVER_NODE_FLAGS : []),
     ...(profiles ? ["--cpu-prof", `--cpu-prof-dir=${profiles}`] : []),
   ];
-  const child = spawn(process.execPath, [...flags, "--import", "tsx", entry], {
+  if (entry === SERVER_ENTRY)
+    execFileSync(process.execPath, ["scripts/build-server.mjs"], {
+      cwd: repoRoot,
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+  const loader = entry.endsWith(".ts") ? ["--import", "tsx"] : [];
+  const child = spawn(process.execPath, [...flags, ...loader, entry], {
     cwd: repoRoot,
     env: {
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",

@@ -9,8 +9,15 @@ import { z } from "zod";
 import { ConfigError } from "./errors.js";
 import { parseModelName } from "./model-name.js";
 
-/** Repository root, resolved from this file (works under tsx and the LangGraph CLI). */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+/**
+ * Repository root, resolved from this file: the folder above src/ under tsx and the LangGraph CLI, and the same
+ * folder when `npm start` runs the compiled copy in `.build/src/` (scripts/build-server.mjs).
+ */
+export const REPO_ROOT = repositoryRoot(path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."));
+
+function repositoryRoot(above: string): string {
+  return path.basename(above) === ".build" ? path.dirname(above) : above;
+}
 
 const positiveInt = (fallback: number) =>
   z
