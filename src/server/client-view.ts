@@ -43,7 +43,9 @@ const isObject = (value: unknown): value is JsonObject =>
 export function toClientJson(value: unknown): string {
   // Most of what leaves (a state's ledger, usage, decisions) is plain data none of the rules below touches:
   // serialized without calling the replacer at every key, the same text.
-  if (isPlainData(value, 0)) return JSON.stringify(value);
+  // A message is shown as its dict, which is most often plain data itself.
+  const shown = isMessage(value) ? messageDict(value) : value;
+  if (isPlainData(shown, 0)) return JSON.stringify(shown);
   return JSON.stringify(value, clientReplacer);
 }
 
@@ -65,13 +67,14 @@ const PLAIN_DEPTH = 32;
 
 /**
  * Whether `toClientJson`'s replacer would return every part of `value` as it is: strings, finite or not
- * numbers, booleans, null, and arrays and plain objects of them, with no key the rules look at
+ * numbers, booleans, null, undefined, and arrays and plain objects of them, with no key the rules look at
  * (`NEVER_TO_CLIENT_KEYS`, `configurable`, `principal`) and no raw checkpoint payload. Anything else (a
- * message, an error, an object with a `toJSON`, undefined, a function) answers false, as does nesting
- * beyond `PLAIN_DEPTH`.
+ * message, an error, an object with a `toJSON`, a function) answers false, as does nesting beyond
+ * `PLAIN_DEPTH`.
  */
 function isPlainData(value: unknown, depth: number): boolean {
-  if (value === null) return true;
+  // undefined is left out of an object and written as null in an array, with the replacer or without.
+  if (value === null || value === undefined) return true;
   const type = typeof value;
   if (type === "string" || type === "number" || type === "boolean") return true;
   if (type !== "object" || depth >= PLAIN_DEPTH) return false;
@@ -104,6 +107,9 @@ export function toClientFieldJson(key: string, value: unknown): string | undefin
 
 /** The JSON of one item of an array as `toClientJson` writes it inside the array. */
 export function toClientItemJson(item: unknown): string {
+  const shown = isMessage(item) ? messageDict(item) : item;
+  // Plain data is written alike in an array and alone (but undefined: null in an array, no text alone).
+  if (shown !== undefined && isPlainData(shown, 0)) return JSON.stringify(shown);
   return toClientJson([item]).slice(1, -1);
 }
 

@@ -3,9 +3,9 @@
  * serialized without the replacer, and must come out as the replacer would
  * write it; anything a rule touches, at any depth, still takes the rules.
  */
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { toClientJson } from "../../src/server/client-view.js";
+import { toClientItemJson, toClientJson } from "../../src/server/client-view.js";
 import { NEVER_TO_CLIENT_KEYS } from "../../src/run-config.js";
 
 /** A nest of `depth` objects around `inner`: `{ a: { a: … inner } }`. */
@@ -69,5 +69,27 @@ describe("toClientJson on plain data", () => {
     const holed: number[] = [1];
     holed[2] = 3;
     expect(toClientJson(holed)).toBe("[1,null,3]");
+  });
+
+  it("writes a message alone or as an item as the replacer writes it inside an array", () => {
+    const messages = [
+      new HumanMessage({ content: "What do my notes say?", id: "h1" }),
+      new AIMessage({
+        content: "",
+        id: "a1",
+        tool_calls: [{ id: "call_1", name: "notes_search", args: { query: "attention", limit: 3 } }],
+        usage_metadata: { input_tokens: 10, output_tokens: 2, total_tokens: 12 },
+      }),
+      new ToolMessage({ content: "3 notes", tool_call_id: "call_1", id: "t1" }),
+      new AIMessage({ content: [{ type: "text", text: "From your notes" }], id: "a2", name: undefined }),
+    ];
+    for (const message of messages) {
+      // In an array the message goes through the replacer: that is the reference text.
+      const reference = toClientJson([message]).slice(1, -1);
+      expect(toClientJson(message)).toBe(reference);
+      expect(toClientItemJson(message)).toBe(reference);
+      expect(JSON.parse(reference)).toMatchObject({ id: message.id, type: message.getType() });
+    }
+    expect(toClientItemJson(undefined)).toBe("null");
   });
 });
