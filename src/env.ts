@@ -2,6 +2,7 @@
  * The only module that reads `process.env`. It returns a fully defaulted,
  * validated settings object; everything else receives settings as arguments.
  */
+import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,8 +16,13 @@ import { parseModelName } from "./model-name.js";
  */
 export const REPO_ROOT = repositoryRoot(path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."));
 
+/**
+ * `above` (the folder above src/), or the folder above that when `above` is the compiled tree (named `.build`, with
+ * no package.json).
+ */
 function repositoryRoot(above: string): string {
-  return path.basename(above) === ".build" ? path.dirname(above) : above;
+  const compiled = path.basename(above) === ".build" && !existsSync(path.join(above, "package.json"));
+  return compiled ? path.dirname(above) : above;
 }
 
 const positiveInt = (fallback: number) =>
