@@ -3,7 +3,9 @@ import { parseArgs } from "node:util";
 import { isRunKey } from "../stores/run-keys.js";
 import { CliError } from "../errors.js";
 
-export const USAGE = `usage: npm run chat -- (--user <user_id> | --token <token>) [--thread <id>] [--case C-102] [--resume <json>] [--idempotency-key <key>] [--json] ["request"]`;
+export const USAGE =
+  "usage: npm run chat -- (--user <user_id> | --token <token>) [--thread <id>] [--case C-102] " +
+  '[--resume <json>] [--idempotency-key <key>] [--json] ["request"]';
 
 function parseOptions(argv: string[]) {
   return parseArgs({

@@ -55,7 +55,8 @@ export function elicitationCard(question: OpenElicitation): string {
     ...Object.entries(question.requested_schema.properties).map(([name, field]) =>
       describeField(name, field, required.has(name)),
     ),
-    `  answer: POST /threads/${question.thread_id}/elicitations/${question.elicitation_id} {"action": "accept", "content": {…}} | {"action": "decline"} | {"action": "cancel"}`,
+    `  answer: POST /threads/${question.thread_id}/elicitations/${question.elicitation_id} ` +
+      '{"action": "accept", "content": {…}} | {"action": "decline"} | {"action": "cancel"}',
   ].join("\n");
 }
 

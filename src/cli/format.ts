@@ -60,7 +60,8 @@ export function formatRun(state: Partial<State>, extras: RunExtras = {}): string
       lines.push(
         "approve all with:",
         `  ${resume}`,
-        `(or send {"type":"edit","action_id":…,"edited_action":{"name":…,"args":{…}}} or {"type":"reject","action_id":…,"message":…} per action)`,
+        '(or send {"type":"edit","action_id":…,"edited_action":{"name":…,"args":{…}}} ' +
+          'or {"type":"reject","action_id":…,"message":…} per action)',
         "",
       );
   }

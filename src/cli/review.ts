@@ -131,9 +131,10 @@ export async function reviewInteractively(
   for (const [index, action] of review.action_requests.entries()) {
     const actionId = review.approvals[index]?.action_id;
     for (;;) {
+      const summary = describeAction(action.name, action.args, VIEWER_ZONE).summary;
       const answer = await ask(
         io,
-        `[${index + 1}/${review.action_requests.length}] ${describeAction(action.name, action.args, VIEWER_ZONE).summary}: (a)pprove, (e)dit or (r)eject? `,
+        `[${index + 1}/${review.action_requests.length}] ${summary}: (a)pprove, (e)dit or (r)eject? `,
       );
       if (answer === undefined) return undefined;
       const choice = answer.toLowerCase();

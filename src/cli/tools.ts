@@ -111,7 +111,8 @@ async function main(argv: string[]): Promise<number> {
       }
       if (configured) {
         process.stderr.write(
-          `warrant: config_pinned: ${tool} is pinned in ${settings.configPath}; to accept the served definition set its "pin" to sha256:${pin.served_hash}\n`,
+          `warrant: config_pinned: ${tool} is pinned in ${settings.configPath}; ` +
+            `to accept the served definition set its "pin" to sha256:${pin.served_hash}\n`,
         );
         return 1;
       }
@@ -130,7 +131,8 @@ async function main(argv: string[]): Promise<number> {
 
 function diffLines(pin: ToolPin, configuredLine: string | undefined): string[] {
   const lines = [
-    `${pin.tool} (server ${pin.server}): pinned ${withPrefix(pin.hash)} (${pin.pinned_at}), served ${withPrefix(pin.served_hash)} (${pin.served_at ?? "?"})`,
+    `${pin.tool} (server ${pin.server}): pinned ${withPrefix(pin.hash)} (${pin.pinned_at}), ` +
+      `served ${withPrefix(pin.served_hash)} (${pin.served_at ?? "?"})`,
   ];
   if (configuredLine) lines.push(configuredLine);
   if (pin.manifest === null || pin.served_manifest === null)

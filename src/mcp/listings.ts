@@ -58,8 +58,10 @@ export function createListings({ config, pins, log }: ListingsOptions): Listings
       if (verdict.status !== "changed") continue;
       found.set(verdict.tool, { pinned_hash: verdict.pinned_hash, served_hash: verdict.served_hash });
       if (changed.get(server)?.get(verdict.tool)?.served_hash !== verdict.served_hash) {
+        const hashes = `pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}`;
         log(
-          `[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (pinned ${verdict.pinned_hash.slice(0, 12)}, served ${verdict.served_hash.slice(0, 12)}); review with \`npm run tools -- diff ${verdict.tool}\`\n`,
+          `[warrant mcp] tool ${verdict.tool} of server ${server} withheld: its definition changed (${hashes}); ` +
+            `review with \`npm run tools -- diff ${verdict.tool}\`\n`,
         );
       }
     }

@@ -18,7 +18,10 @@ import { createHash } from "node:crypto";
 import { BaseMessage, RemoveMessage, coerceMessageLikeToMessage, type BaseMessageLike } from "@langchain/core/messages";
 import { REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 
-/** One write to `messages`: a message or a list of them (objects and strings are coerced; any array is a list, as in `messagesDeltaReducer`). */
+/**
+ * One write to `messages`: a message or a list of them (objects and strings
+ * are coerced; any array is a list, as in `messagesDeltaReducer`).
+ */
 export type TranscriptWrite = BaseMessageLike | BaseMessageLike[];
 
 const flatten = (writes: readonly TranscriptWrite[]): BaseMessageLike[] =>

@@ -39,9 +39,10 @@ export function failureEnding(observations: readonly Observation[]): Ending | un
   }
   const broken = failed[0];
   if (!broken) return undefined;
+  const message = broken.message ? `: ${broken.message}` : "";
   return {
     type: "stop",
     code: "tool_failure",
-    detail: `${broken.code ?? "tool_failed"}: ${broken.tool} (${what(broken)}) failed after its retries${broken.message ? `: ${broken.message}` : ""}`,
+    detail: `${broken.code ?? "tool_failed"}: ${broken.tool} (${what(broken)}) failed after its retries${message}`,
   };
 }

@@ -91,7 +91,8 @@ function describeEvent(structured: unknown): string | undefined {
   const event = isRecord(structured) && isRecord(structured["event"]) ? structured["event"] : undefined;
   if (!event) return undefined;
   const text = (name: string) => (typeof event[name] === "string" ? event[name] : "?");
-  return `${text("title")}: ${text("start")} to ${text("end")} (${text("timezone")}, calendar ${text("calendar")}, event ${text("event_id")})`;
+  const where = `${text("timezone")}, calendar ${text("calendar")}, event ${text("event_id")}`;
+  return `${text("title")}: ${text("start")} to ${text("end")} (${where})`;
 }
 
 /** The final answer after the calendar writes: what was created, what was rejected and why, the notes cited. */
@@ -105,7 +106,9 @@ function afterWrites(
   );
   const refused = writes.flatMap((write) => {
     if (write.ok) return [];
-    const what = `${typeof write.args?.["title"] === "string" ? write.args["title"] : "a session"} at ${typeof write.args?.["start"] === "string" ? write.args["start"] : "?"}`;
+    const title = typeof write.args?.["title"] === "string" ? write.args["title"] : "a session";
+    const start = typeof write.args?.["start"] === "string" ? write.args["start"] : "?";
+    const what = `${title} at ${start}`;
     // A rejection's message names who rejected (human_review); any other failure keeps its code.
     if (write.code === "approval_rejected")
       return [
@@ -151,7 +154,8 @@ function decidePlan(
     );
   if (writer && !canFill(writer))
     return needs(
-      "this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint): the calendar tool's arguments are not the ones the rules planner fills",
+      "this request needs a model planner (set WARRANT_MODEL and an OpenAI-compatible endpoint): " +
+        "the calendar tool's arguments are not the ones the rules planner fills",
     );
   if (request.kind === "plan" && !offered.has("calculate_schedule"))
     return needs("tool_not_permitted: the schedule calculator (calculate_schedule) is not available");
@@ -176,7 +180,8 @@ function decidePlan(
       const detail = schedule?.message ? `: ${schedule.message}` : "";
       return schedule?.code === "capacity_exceeded"
         ? needs(
-            `capacity_exceeded: ${request.total_minutes} minutes do not fit in ${request.days} day(s) at most ${request.daily_limit} a day${detail}. Raise the daily limit, add days or plan fewer minutes`,
+            `capacity_exceeded: ${request.total_minutes} minutes do not fit in ${request.days} day(s) ` +
+              `at most ${request.daily_limit} a day${detail}. Raise the daily limit, add days or plan fewer minutes`,
           )
         : needs(
             `schedule_unavailable: the schedule could not be calculated (${schedule?.code ?? "no result"})${detail}`,
@@ -205,7 +210,8 @@ function decidePlan(
   const notes = readNotes(observations, evidence, chosen);
   if (request.uses_notes && notes.length === 0) {
     return needs(
-      `no_evidence: none of the notes you can access cover "${request.topic ?? ""}", so the plan would cite nothing; name another topic, or ask again without "my notes"`,
+      `no_evidence: none of the notes you can access cover "${request.topic ?? ""}", so the plan would cite nothing; ` +
+        'name another topic, or ask again without "my notes"',
     );
   }
 
@@ -237,11 +243,8 @@ function decidePlan(
       eventArguments(writer, { topic: request.topic, session, days, zone: start.zone, calendar, notes }),
     ),
   );
-  return {
-    type: "tool_calls",
-    calls,
-    text: `Proposing ${calls.length} study session(s): ${planned.sessions.map((session) => sessionTitle(request.topic, session.minutes)).join(", ")}`,
-  };
+  const titles = planned.sessions.map((session) => sessionTitle(request.topic, session.minutes));
+  return { type: "tool_calls", calls, text: `Proposing ${calls.length} study session(s): ${titles.join(", ")}` };
 }
 
 /** The note that backs a topic: the best hit naming the topic in its title, else in its excerpt; one not taken by another topic first. */
@@ -263,9 +266,10 @@ function decideDivision(
   if (!offered.has("search_notes")) {
     if (request.uses_notes) return needs("tool_not_permitted: no tool that can search the notes is available to you");
     const shares = divideEvenly(request.total_minutes, request.topics.length);
+    const division = request.topics.map((topic, index) => `${topic}: ${shares[index]} min`).join(", ");
     return {
       type: "final",
-      answer: `Division of ${request.total_minutes} minutes: ${request.topics.map((topic, index) => `${topic}: ${shares[index]} min`).join(", ")}.`,
+      answer: `Division of ${request.total_minutes} minutes: ${division}.`,
       citations: [],
       abstained: false,
     };
@@ -308,13 +312,16 @@ function decideDivision(
   if (supported.length === 0) {
     return {
       type: "final",
-      answer: `None of the notes you can access cover ${listed(unsupported)}, so I will not divide ${request.total_minutes} minutes between them or guess what to study.`,
+      answer:
+        `None of the notes you can access cover ${listed(unsupported)}, ` +
+        `so I will not divide ${request.total_minutes} minutes between them or guess what to study.`,
       citations: [],
       abstained: true,
     };
   }
   const citations = [...new Set(supported.map((entry) => entry.note.ref))];
   const shares = divideEvenly(request.total_minutes, supported.length);
+  const oneUnsupported = unsupported.length === 1;
   const lines = [
     `Division of ${request.total_minutes} minutes between ${supported.length} topic(s) your notes support:`,
     ...supported.map(
@@ -323,7 +330,9 @@ function decideDivision(
     ),
     ...(unsupported.length > 0
       ? [
-          `Unsupported: ${listed(unsupported)}: no note you can access covers ${unsupported.length === 1 ? "it" : "them"}, so ${unsupported.length === 1 ? "it gets" : "they get"} no minutes and the ${request.total_minutes} are split among the supported topics only.`,
+          `Unsupported: ${listed(unsupported)}: no note you can access covers ${oneUnsupported ? "it" : "them"}, ` +
+            `so ${oneUnsupported ? "it gets" : "they get"} no minutes ` +
+            `and the ${request.total_minutes} are split among the supported topics only.`,
         ]
       : []),
   ];

@@ -58,7 +58,13 @@ const MONTHS: Record<string, number> = {
   december: 12,
   dec: 12,
 };
-const MONTH = String.raw`(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?`;
+/** The month names in full, then their abbreviations ("sept" before "sep"), as alternatives. */
+const MONTH_NAMES = [
+  "january|february|march|april|may|june|july|august|september|october|november|december",
+  "jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec",
+].join("|");
+/** A month name, captured, with an optional dot after an abbreviation ("Dec."). */
+const MONTH = String.raw`(${MONTH_NAMES})\.?`;
 const ORDINAL = "(?:st|nd|rd|th)?";
 
 const ISO = /(?<![\w-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ]([0-2]?\d):([0-5]\d)(?::[0-5]\d)?(Z)?)?(?![\w-])/i;
@@ -70,8 +76,14 @@ const MONTH_NO_YEAR = new RegExp(
   String.raw`\b(?:\d{1,2}${ORDINAL}\s+(?:of\s+)?${MONTH}|${MONTH}\s+\d{1,2}${ORDINAL})(?![\w,]|,?\s+\d{4})`,
   "i",
 );
-const RELATIVE =
-  /\b(today|tonight|tomorrow|yesterday|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|next\s+week|this\s+(?:morning|afternoon|evening|week))\b/i;
+/** The weekday names, as alternatives. */
+const WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday";
+/** "this morning" to "this evening", or "this week". */
+const THIS_PERIOD = String.raw`this\s+(?:morning|afternoon|evening|week)`;
+const RELATIVE = new RegExp(
+  String.raw`\b(today|tonight|tomorrow|yesterday|${WEEKDAYS}|weekend|next\s+week|${THIS_PERIOD})\b`,
+  "i",
+);
 
 const TIME_24 = /(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])/;
 const TIME_12 = /(?<![\d:.])(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(a\.?m\.?|p\.?m\.?)(?![a-z])/i;
@@ -235,7 +247,9 @@ export function completeStart(
   }
   if (clock && !reading.date && reading.relativeDay && !reading.zone)
     return {
-      reason: `missing_start: in which time zone is "${reading.relative ?? "that"}"? Add UTC or an IANA name such as Europe/Berlin, e.g. "Europe/Berlin"`,
+      reason:
+        `missing_start: in which time zone is "${reading.relative ?? "that"}"? ` +
+        'Add UTC or an IANA name such as Europe/Berlin, e.g. "Europe/Berlin"',
       missing,
     };
   if (!reading.date) {
