@@ -28,7 +28,8 @@ export function inputTokensChart(figures: PerVariant<ScenarioFigures>): string {
   const x = (index: number) => MARGIN.left + (index / (count - 1)) * plotWidth;
   const y = (value: number) => MARGIN.top + plotHeight - (value / top) * plotHeight;
   const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="11">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" ` +
+      `font-family="sans-serif" font-size="11">`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="white"/>`,
     `<line x1="${MARGIN.left}" y1="${y(0)}" x2="${MARGIN.left + plotWidth}" y2="${y(0)}" stroke="#444"/>`,
     `<line x1="${MARGIN.left}" y1="${MARGIN.top}" x2="${MARGIN.left}" y2="${y(0)}" stroke="#444"/>`,
@@ -42,16 +43,20 @@ export function inputTokensChart(figures: PerVariant<ScenarioFigures>): string {
   }
   for (let index = 0; index < count; index += 5)
     parts.push(`<text x="${x(index)}" y="${y(0) + 16}" text-anchor="middle">${index + 1}</text>`);
+  const middleY = MARGIN.top + plotHeight / 2;
   parts.push(
     `<text x="${MARGIN.left + plotWidth / 2}" y="${HEIGHT - 6}" text-anchor="middle">model request of the 30-step research thread</text>`,
-    `<text x="14" y="${MARGIN.top + plotHeight / 2}" text-anchor="middle" transform="rotate(-90 14 ${MARGIN.top + plotHeight / 2})">input tokens (o200k)</text>`,
+    `<text x="14" y="${middleY}" text-anchor="middle" transform="rotate(-90 14 ${middleY})">input tokens (o200k)</text>`,
   );
   series.forEach((entry, position) => {
     const points = entry.values.map((value, index) => `${x(index).toFixed(1)},${y(value).toFixed(1)}`).join(" ");
     const color = COLORS[entry.name] ?? "#000";
+    /** The legend's column, right of the plot, and the height of this variant's swatch in it. */
+    const legendX = WIDTH - MARGIN.right;
+    const swatchY = MARGIN.top + 10 + position * 18;
     parts.push(
       `<polyline fill="none" stroke="${color}" stroke-width="2" points="${points}"/>`,
-      `<line x1="${WIDTH - MARGIN.right + 12}" y1="${MARGIN.top + 10 + position * 18}" x2="${WIDTH - MARGIN.right + 32}" y2="${MARGIN.top + 10 + position * 18}" stroke="${color}" stroke-width="2"/>`,
+      `<line x1="${legendX + 12}" y1="${swatchY}" x2="${legendX + 32}" y2="${swatchY}" stroke="${color}" stroke-width="2"/>`,
       `<text x="${WIDTH - MARGIN.right + 36}" y="${MARGIN.top + 14 + position * 18}">${LABELS[entry.name] ?? entry.name}</text>`,
     );
   });

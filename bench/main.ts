@@ -348,13 +348,17 @@ async function main(): Promise<void> {
       promptCache.research_30,
       path.join(path.dirname(RESULTS_PATH), "research-30-input-tokens.svg"),
     );
+    const loadAverage = loadAtStart.map((value) => value.toFixed(1)).join(" ");
     console.log(
-      `warrant bench: ${RUNS} runs, per-step slope ${SHORT_STEPS}→${LONG_STEPS} steps, durability sync, ${scratch.label}; load average ${loadAtStart.map((value) => value.toFixed(1)).join(" ")} on ${os.cpus().length} CPUs`,
+      `warrant bench: ${RUNS} runs, per-step slope ${SHORT_STEPS}→${LONG_STEPS} steps, durability sync, ${scratch.label}; ` +
+        `load average ${loadAverage} on ${os.cpus().length} CPUs`,
     );
     console.log(renderTable(results));
     if (settings.databaseUrl === undefined) {
       console.log(
-        "\nThe targets are set for a Postgres server (DATABASE_URL). Here the embedded PGlite runs every statement in this process, on the agents' own thread, over one connection: the timing ratios above are not what the targets measure.",
+        "\nThe targets are set for a Postgres server (DATABASE_URL). " +
+          "Here the embedded PGlite runs every statement in this process, on the agents' own thread, over one connection: " +
+          "the timing ratios above are not what the targets measure.",
       );
     }
     console.log(`\nwritten ${path.relative(process.cwd(), RESULTS_PATH)} (${results.elapsed_seconds} s)`);

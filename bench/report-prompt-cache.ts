@@ -40,6 +40,9 @@ export function promptCacheTable(results: Pick<Results, "prompt_cache" | "target
   const cache = results.prompt_cache;
   const byFigure = new Map(results.targets.map((entry) => [entry.figure, entry]));
   const lines = [`| ${SCENARIO_COLUMNS.join(" | ")}|`, "|---|---|---|---|---|---|---|"];
+  const openAIPrice = BENCH_PRICES.openai;
+  /** The OpenAI prices the dollar row applies, per million tokens. */
+  const priceTable = `price table: $${openAIPrice.input_per_million_usd}/M, cached $${openAIPrice.cached_input_per_million_usd}/M`;
   for (const key of ["research_30", "all_tools_10"] as const) {
     const figures = cache[key];
     const row = (
@@ -97,11 +100,7 @@ export function promptCacheTable(results: Pick<Results, "prompt_cache" | "target
       (f) => f.effective_input_tokens,
       `${key}_effective_input_tokens`,
     );
-    row(
-      `OpenAI wire: input $ per run (price table: $${BENCH_PRICES.openai.input_per_million_usd}/M, cached $${BENCH_PRICES.openai.cached_input_per_million_usd}/M)`,
-      (f) => usd(openAIInputUsd(f)),
-      openAIInputUsd,
-    );
+    row(`OpenAI wire: input $ per run (${priceTable})`, (f) => usd(openAIInputUsd(f)), openAIInputUsd);
   }
   const seen = byFigure.get("research_30_request_seen_at_every_step");
   const research = cache.research_30.warrant;
@@ -160,14 +159,19 @@ export function anthropicWireTable(results: {
   const wire = results.anthropic_wire;
   const byFigure = new Map(results.targets.map((entry) => [entry.figure, entry]));
   const price = BENCH_PRICES.anthropic;
+  /** The Anthropic prices the dollar rows apply, per million tokens. */
+  const priceTable =
+    `price table: $${price.input_per_million_usd}/M, reads $${price.cached_input_per_million_usd}/M, ` +
+    `writes $${price.cache_write_per_million_usd}/M`;
   const lines = [
     "| Anthropic wire (Messages over HTTP), figure | Warrant | createReactAgent (ChatAnthropic) | Warrant ÷ createReactAgent | target | |",
     "|---|---|---|---|---|---|",
   ];
   const row = (label: string, values: [number, number], cell: (value: number) => string, figure?: string) => {
     const goal = figure ? byFigure.get(figure) : undefined;
+    const cells = `${cell(values[0])} | ${cell(values[1])}`;
     lines.push(
-      `| ${label} | ${cell(values[0])} | ${cell(values[1])} | ${times(ratio(values[0], values[1]))} | ${goal?.rule ?? ""} | ${verdict(goal?.met ?? null)} |`,
+      `| ${label} | ${cells} | ${times(ratio(values[0], values[1]))} | ${goal?.rule ?? ""} | ${verdict(goal?.met ?? null)} |`,
     );
   };
   const pair = (value: (f: AnthropicThreadFigures) => number, key: "research_30" | "all_tools_10") =>
@@ -199,7 +203,7 @@ export function anthropicWireTable(results: {
       count,
     );
     row(
-      `${key}: input $ per run (price table: $${price.input_per_million_usd}/M, reads $${price.cached_input_per_million_usd}/M, writes $${price.cache_write_per_million_usd}/M)`,
+      `${key}: input $ per run (${priceTable})`,
       pair((f) => f.input_usd, key),
       usd,
       `anthropic_wire_${key}_input_usd`,

@@ -226,7 +226,8 @@ export function renderTable(results: Results): string {
   const byFigure = new Map(results.targets.map((entry) => [entry.figure, entry]));
   const row = (figure: string, label: string, cells: PerVariant<string>, warrantRatio: number | null) => {
     const goal = byFigure.get(figure);
-    return `| ${label} | ${cells.warrant} | ${cells.create_react_agent} | ${cells.create_agent} | ${times(warrantRatio)} | ${goal?.rule ?? ""} | ${verdict(goal?.met ?? null)} |`;
+    const shown = `${cells.warrant} | ${cells.create_react_agent} | ${cells.create_agent}`;
+    return `| ${label} | ${shown} | ${times(warrantRatio)} | ${goal?.rule ?? ""} | ${verdict(goal?.met ?? null)} |`;
   };
   const bytes = (value: number) => `${decimals(value / 1000, 1)} KB`;
   const lines = [
@@ -282,6 +283,7 @@ export function renderTable(results: Results): string {
     ),
   ];
   const floors = results.floors;
+  const detail = results.tool_definition_detail;
   return [
     ...lines,
     "",
@@ -291,7 +293,9 @@ export function renderTable(results: Results): string {
     "",
     servedTable(results.served, results.targets),
     "",
-    `Floors: one raw MCP call (search_notes over stdio) ${spreadOf(floors.mcp_call_ms, 2)} ms; one bare commit (autocommit INSERT) ${spreadOf(floors.bare_commit_ms, 2)} ms.`,
-    `Warrant offered ${results.tool_definition_detail.warrant_tools.join(", ")}; the peers bind all ${results.tool_definition_detail.all_bound_tool_count} listed tools. Tool results ≈${results.tool_result_chars} characters.`,
+    `Floors: one raw MCP call (search_notes over stdio) ${spreadOf(floors.mcp_call_ms, 2)} ms; ` +
+      `one bare commit (autocommit INSERT) ${spreadOf(floors.bare_commit_ms, 2)} ms.`,
+    `Warrant offered ${detail.warrant_tools.join(", ")}; the peers bind all ${detail.all_bound_tool_count} listed tools. ` +
+      `Tool results ≈${results.tool_result_chars} characters.`,
   ].join("\n");
 }

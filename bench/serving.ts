@@ -90,14 +90,14 @@ async function main(): Promise<void> {
       }
     }
     const base = quantile(samples["baseline"]!, 0.5);
-    console.log(
-      `warrant bench: serving overhead, ${RUNS} runs per way after ${WARMUP} warm-up rounds (${settings.databaseUrl ? "Postgres server" : "embedded Postgres"})`,
-    );
+    const database = settings.databaseUrl ? "Postgres server" : "embedded Postgres";
+    console.log(`warrant bench: serving overhead, ${RUNS} runs per way after ${WARMUP} warm-up rounds (${database})`);
     console.log("way        median ms   p90 ms   median ratio vs baseline");
     for (const [name, values] of Object.entries(samples)) {
       const median = quantile(values, 0.5);
+      const p90 = quantile(values, 0.9);
       console.log(
-        `${name.padEnd(10)} ${median.toFixed(1).padStart(9)} ${quantile(values, 0.9).toFixed(1).padStart(8)}   ${(median / base).toFixed(2)}x`,
+        `${name.padEnd(10)} ${median.toFixed(1).padStart(9)} ${p90.toFixed(1).padStart(8)}   ${(median / base).toFixed(2)}x`,
       );
     }
   } finally {

@@ -162,7 +162,8 @@ export async function warrantVariant(
       };
       if (values.status !== "completed" || values.result?.answer !== FINAL_ANSWER || values.ledger?.length !== steps)
         throw new Error(
-          `warrant thread of ${steps} steps ended ${values.status} after ${values.ledger?.length} calls: ${JSON.stringify(values.result).slice(0, 200)}`,
+          `warrant thread of ${steps} steps ended ${values.status} after ${values.ledger?.length} calls: ` +
+            JSON.stringify(values.result).slice(0, 200),
         );
     },
     async close() {
@@ -193,7 +194,8 @@ function checkPeerThread(name: VariantName, steps: number, messages: BaseMessage
     results.some((message) => message.status === "error")
   ) {
     throw new Error(
-      `${name} thread of ${steps} steps ended with ${results.length} tool results, last message ${JSON.stringify(last?.content).slice(0, 200)}`,
+      `${name} thread of ${steps} steps ended with ${results.length} tool results, ` +
+        `last message ${JSON.stringify(last?.content).slice(0, 200)}`,
     );
   }
 }

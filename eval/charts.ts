@@ -24,6 +24,12 @@ const COLORS = [
   "#bcbd22",
   "#17becf",
 ];
+/** The diagonal white stripes laid over the bars and legend swatches of simulated configurations (`url(#hatch)`). */
+const HATCH = [
+  `<defs><pattern id="hatch" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">`,
+  `<line x1="0" y1="0" x2="0" y2="5" stroke="#fff" stroke-width="2"/>`,
+  "</pattern></defs>",
+].join("");
 const escapeXml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
@@ -50,8 +56,9 @@ export function barChart(chart: BarChart): string {
   const width = left + plotWidth + 20;
   const y = (value: number) => top + plotHeight - (chart.axisMax === 0 ? 0 : (value / chart.axisMax) * plotHeight);
   const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`,
-    `<defs><pattern id="hatch" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="5" stroke="#fff" stroke-width="2"/></pattern></defs>`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ` +
+      `font-family="sans-serif" font-size="11">`,
+    HATCH,
     `<text x="${left}" y="20" font-size="14" font-weight="bold">${escapeXml(chart.title)}</text>`,
   ];
   for (let tick = 0; tick <= 4; tick += 1) {
@@ -68,15 +75,17 @@ export function barChart(chart: BarChart): string {
       const x = x0 + seriesIndex * barWidth;
       const color = COLORS[seriesIndex % COLORS.length] ?? "#000";
       if (value === null) {
+        const middle = x + barWidth / 2;
         parts.push(
-          `<text x="${x + barWidth / 2}" y="${y(0) - 4}" text-anchor="middle" font-size="8" transform="rotate(-90 ${x + barWidth / 2} ${y(0) - 4})">n/a</text>`,
+          `<text x="${middle}" y="${y(0) - 4}" text-anchor="middle" font-size="8" transform="rotate(-90 ${middle} ${y(0) - 4})">n/a</text>`,
         );
         return;
       }
       const barTop = y(value);
       const barHeight = Math.max(y(0) - barTop, 0);
+      const tooltip = escapeXml(`${series.configuration} · ${group}: ${chart.format(value)}`);
       parts.push(
-        `<rect x="${x}" y="${barTop}" width="${barWidth - 2}" height="${barHeight}" fill="${color}"><title>${escapeXml(`${series.configuration} · ${group}: ${chart.format(value)}`)}</title></rect>`,
+        `<rect x="${x}" y="${barTop}" width="${barWidth - 2}" height="${barHeight}" fill="${color}"><title>${tooltip}</title></rect>`,
       );
       if (series.simulated)
         parts.push(`<rect x="${x}" y="${barTop}" width="${barWidth - 2}" height="${barHeight}" fill="url(#hatch)"/>`);

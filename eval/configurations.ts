@@ -91,7 +91,9 @@ export function configurationsFor(available: Available): Configuration[] {
       graph: "agent",
       planner: { kind: "simulated", profile: profile.name },
       simulated: true,
-      description: `SIMULATION: agent graph, model planner against the simulated endpoint, profile "${profile.name}": ${profile.description}`,
+      description:
+        "SIMULATION: agent graph, model planner against the simulated endpoint, " +
+        `profile "${profile.name}": ${profile.description}`,
     });
   }
   return configurations;

@@ -176,19 +176,28 @@ async function main(argv: string[]): Promise<number> {
   const retrieval = await runRetrievalSuite();
   const out = await outputDirectory(options.out);
   await mkdir(out.dir, { recursive: true });
+  /** runs.json: the command, when and how long, the configurations, their summaries and every run. */
+  const runsFile = {
+    command,
+    started_at: startedAt.toISOString(),
+    duration_ms: durationMs,
+    repeats: options.repeats,
+    configurations,
+    summaries,
+    runs: records,
+  };
   await Promise.all([
     writeFile(path.join(out.dir, "report.md"), `${report}\n${retrieval.markdown}`),
     writeFile(path.join(out.dir, "retrieval.svg"), retrieval.svg),
-    writeFile(
-      path.join(out.dir, "runs.json"),
-      `${JSON.stringify({ command, started_at: startedAt.toISOString(), duration_ms: durationMs, repeats: options.repeats, configurations, summaries, runs: records }, null, 2)}\n`,
-    ),
+    writeFile(path.join(out.dir, "runs.json"), `${JSON.stringify(runsFile, null, 2)}\n`),
     writeFile(path.join(out.dir, "success-rate.svg"), successChart(summaries, series, CATEGORIES)),
     writeFile(path.join(out.dir, "cost-per-success.svg"), costChart(summaries, series, CATEGORIES)),
   ]);
   const shown = out.scratch ? out.dir : path.relative(process.cwd(), out.dir) || ".";
+  const scratchNote = out.scratch ? " (a scratch directory; --out eval/results updates the tracked sample)" : "";
   process.stderr.write(
-    `eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${shown}/report.md, runs.json, success-rate.svg, cost-per-success.svg, retrieval.svg${out.scratch ? " (a scratch directory; --out eval/results updates the tracked sample)" : ""}\n`,
+    `eval: ${records.length} runs in ${(durationMs / 1000).toFixed(0)} s; wrote ${shown}/report.md, runs.json, ` +
+      `success-rate.svg, cost-per-success.svg, retrieval.svg${scratchNote}\n`,
   );
   return 0;
 }

@@ -7,7 +7,10 @@
 import type { ObservedDenial, RunObservation, Score } from "./record.js";
 import type { Expectation, Task } from "./task.js";
 
-/** Whether `id` (a note id, case id or evidence ref) is named by `pattern` (exactly, with a version suffix, or as a prefix ending in `.`, `/` or `:`). */
+/**
+ * Whether `id` (a note id, case id or evidence ref) is named by `pattern`
+ * (exactly, with a version suffix, or as a prefix ending in `.`, `/` or `:`).
+ */
 export function matchesSource(pattern: string, id: string): boolean {
   if (id === pattern || id.startsWith(`${pattern}@`) || id.startsWith(`${pattern}#`)) return true;
   return /[./:]$/.test(pattern) && id.startsWith(pattern);

@@ -36,8 +36,20 @@ export function parseFault(text: string): Fault {
   throw new Error("--fault takes cut, outage:<seconds>s or latency:<milliseconds>ms");
 }
 
-const POSTGRES_TEXT =
-  /\b(57P0[1-3]|0800[036]|40001|40P01)\b|ECONN|EPIPE|terminating connection|Connection terminated|duplicate key|violates|syntax error|SQLSTATE/i;
+/** The SQLSTATE codes of a shutdown (57P01-57P03), a lost connection (08000, 08003, 08006), a serialization failure or a deadlock. */
+const POSTGRES_CODES = String.raw`\b(57P0[1-3]|0800[036]|40001|40P01)\b`;
+/** The words of a database or connection error in a message, as alternatives. */
+const POSTGRES_WORDS = [
+  "ECONN",
+  "EPIPE",
+  "terminating connection",
+  "Connection terminated",
+  "duplicate key",
+  "violates",
+  "syntax error",
+  "SQLSTATE",
+].join("|");
+const POSTGRES_TEXT = new RegExp(`${POSTGRES_CODES}|${POSTGRES_WORDS}`, "i");
 
 export interface FaultFigures {
   fault: string;

@@ -36,10 +36,10 @@ export function quantile(samples: readonly number[], q: number): number {
 export function problemsOf(figures: LoadFigures): string[] {
   const problems: string[] = [];
   const unended = figures.outcomes.filter((outcome) => !outcome.ended);
-  if (unended.length > 0)
-    problems.push(
-      `${unended.length} run(s) did not end: ${[...new Set(unended.map((outcome) => outcome.failure ?? outcome.runStatus ?? "unknown"))].slice(0, 3).join("; ")}`,
-    );
+  if (unended.length > 0) {
+    const reasons = new Set(unended.map((outcome) => outcome.failure ?? outcome.runStatus ?? "unknown"));
+    problems.push(`${unended.length} run(s) did not end: ${[...reasons].slice(0, 3).join("; ")}`);
+  }
   if (figures.leaks.length > 0) problems.push(`${figures.leaks.length} cross-principal datum/data in responses`);
   if (figures.serverErrors > 0) problems.push(`${figures.serverErrors} response(s) with a 5xx status`);
   if (figures.serverTrouble.length > 0)
@@ -61,15 +61,24 @@ export function formatReport(figures: LoadFigures): string[] {
     for (const value of values) counts.set(value ?? "none", (counts.get(value ?? "none") ?? 0) + 1);
     return [...counts].map(([key, n]) => `${key} ${n}`).join(", ");
   };
+  /** The 50th, 95th and 99th percentiles of `samples`, in milliseconds. */
+  const percentiles = (samples: readonly number[]) =>
+    `p50 ${ms(quantile(samples, 0.5))}, p95 ${ms(quantile(samples, 0.95))}, p99 ${ms(quantile(samples, 0.99))}`;
   const backoffs = outcomes.reduce((sum, outcome) => sum + outcome.backoffs, 0);
+  const runsPerSecond = ((ended.length * 1000) / figures.wallMs).toFixed(2);
+  const runStatus = count(outcomes.map((outcome) => outcome.runStatus));
+  const agentStatus = count(outcomes.map((outcome) => outcome.agentStatus));
+  const connections = figures.connections;
   const lines = [
     `warrant load: ${figures.label}`,
-    `runs: ${ended.length}/${outcomes.length} ended in ${(figures.wallMs / 1000).toFixed(1)} s, ${((ended.length * 1000) / figures.wallMs).toFixed(2)} runs/s; run status: ${count(outcomes.map((outcome) => outcome.runStatus))}; agent status: ${count(outcomes.map((outcome) => outcome.agentStatus))}`,
-    `latency per admitted run (stream open → end): p50 ${ms(quantile(runMs, 0.5))}, p95 ${ms(quantile(runMs, 0.95))}, p99 ${ms(quantile(runMs, 0.99))}`,
-    `latency per thread (create → run end, backoffs included): p50 ${ms(quantile(threadMs, 0.5))}, p95 ${ms(quantile(threadMs, 0.95))}, p99 ${ms(quantile(threadMs, 0.99))}`,
+    `runs: ${ended.length}/${outcomes.length} ended in ${(figures.wallMs / 1000).toFixed(1)} s, ${runsPerSecond} runs/s; ` +
+      `run status: ${runStatus}; agent status: ${agentStatus}`,
+    `latency per admitted run (stream open → end): ${percentiles(runMs)}`,
+    `latency per thread (create → run end, backoffs included): ${percentiles(threadMs)}`,
     `per-principal limit: ${backoffs} answer(s) 429 too_many_runs, each backed off for its Retry-After`,
-    figures.connections
-      ? `Postgres connections to the load database (pg_stat_activity, ${figures.connections.samples} samples): peak ${figures.connections.peak}, mean ${figures.connections.mean.toFixed(1)}, peak running a statement ${figures.connections.peakActive}`
+    connections
+      ? `Postgres connections to the load database (pg_stat_activity, ${connections.samples} samples): ` +
+        `peak ${connections.peak}, mean ${connections.mean.toFixed(1)}, peak running a statement ${connections.peakActive}`
       : "Postgres connections: embedded PGlite, one connection inside the process by construction (not sampled)",
     `errors by code: ${
       figures.errors.size === 0
@@ -87,7 +96,8 @@ export function formatReport(figures: LoadFigures): string[] {
             .join("; ")})`
         : ""
     }`,
-    `5xx responses: ${figures.serverErrors}; unhandled rejections: ${figures.unhandledRejections}; server trouble lines: ${figures.serverTrouble.length}`,
+    `5xx responses: ${figures.serverErrors}; unhandled rejections: ${figures.unhandledRejections}; ` +
+      `server trouble lines: ${figures.serverTrouble.length}`,
   ];
   return lines;
 }

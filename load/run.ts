@@ -103,8 +103,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       ];
     });
     const tenants = new Set(principals.map((principal) => principal.tenant)).size;
+    const database =
+      options.mode === "server"
+        ? `server Postgres, ${count} instances on one scratch database`
+        : "embedded PGlite, 1 instance";
+    const poolSize = options.mode === "server" ? options.poolMax : 1;
     const figures: LoadFigures = {
-      label: `${options.mode === "server" ? `server Postgres, ${count} instances on one scratch database` : "embedded PGlite, 1 instance"}; ${options.threads} threads from ${principals.length} principals in ${tenants} tenants; rules planner; run limit ${options.maxActiveRuns} per principal; pool ${options.mode === "server" ? options.poolMax : 1} per instance`,
+      label:
+        `${database}; ${options.threads} threads from ${principals.length} principals in ${tenants} tenants; ` +
+        `rules planner; run limit ${options.maxActiveRuns} per principal; pool ${poolSize} per instance`,
       wallMs,
       outcomes,
       errors: ledger.errors,
@@ -198,7 +205,8 @@ async function sampleConnections(url: string): Promise<{ stop(): Promise<Connect
   const loop = (async () => {
     while (running) {
       const row = await client.query<{ total: number; active: number }>(
-        "select count(*)::int as total, count(*) filter (where state = 'active')::int as active from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+        "select count(*)::int as total, count(*) filter (where state = 'active')::int as active " +
+          "from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
         [name],
       );
       totals.push(row.rows[0]?.total ?? 0);

@@ -42,7 +42,8 @@ if (!settings.databaseUrl) {
   const holder = await embeddedDatabaseHolder(settings.dataDir);
   if (holder !== undefined) {
     process.stderr.write(
-      `warrant: database_unreachable: the embedded database in ${settings.dataDir} is in use by process ${holder} (npm start?); stop it, or run both with DATABASE_URL set to one Postgres server\n`,
+      `warrant: database_unreachable: the embedded database in ${settings.dataDir} is in use by process ${holder} ` +
+        "(npm start?); stop it, or run both with DATABASE_URL set to one Postgres server\n",
     );
     process.exit(1);
   }

@@ -73,8 +73,10 @@ function describe(parse: StudyParse): string {
   if (parse.type === "needs_human")
     return `question ${parse.reason.split(":")[0]} [${(parse.missing ?? []).join(",")}]`;
   const request = parse.request;
-  if (request.kind === "plan")
-    return `plan ${request.total_minutes}/${request.days}d/${request.daily_limit} "${request.topic}" ${request.calendar === null ? "schedule" : startLabel(request.start)}`;
+  if (request.kind === "plan") {
+    const where = request.calendar === null ? "schedule" : startLabel(request.start);
+    return `plan ${request.total_minutes}/${request.days}d/${request.daily_limit} "${request.topic}" ${where}`;
+  }
   if (request.kind === "session") return `session ${request.minutes} "${request.topic}" ${startLabel(request.start)}`;
   return `divide ${request.total_minutes} ${request.topics.join("|")}`;
 }

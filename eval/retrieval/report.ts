@@ -84,7 +84,8 @@ export const SHIPPED: Choice = {
 const describe = (choice: Choice | undefined) =>
   choice === undefined
     ? "none"
-    : `threshold ${choice.onTopic}, clear winner ≥ ${choice.clearFloor} and ≥ ${choice.clearMargin}× the next, near-best ${choice.nearBest}`;
+    : `threshold ${choice.onTopic}, clear winner ≥ ${choice.clearFloor} and ≥ ${choice.clearMargin}× the next, ` +
+      `near-best ${choice.nearBest}`;
 
 export interface RetrievalSuite {
   runs: RetrievalRun[];
@@ -102,7 +103,9 @@ export interface RetrievalSuite {
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
 
 function row(name: string, f: Figures): string {
-  return `| ${name} | ${f.questions} | ${f.answerable} | ${f.mustAbstain} | ${percent(f.recallAt3)} | ${percent(f.falseAbstentionRate)} (${f.falseAbstentions}) | ${percent(f.falseAnswerRate)} (${f.falseAnswers}) |`;
+  const abstentions = `${percent(f.falseAbstentionRate)} (${f.falseAbstentions})`;
+  const answers = `${percent(f.falseAnswerRate)} (${f.falseAnswers})`;
+  return `| ${name} | ${f.questions} | ${f.answerable} | ${f.mustAbstain} | ${percent(f.recallAt3)} | ${abstentions} | ${answers} |`;
 }
 
 const TABLE_HEAD = [
@@ -223,7 +226,20 @@ export async function runRetrievalSuite(): Promise<RetrievalSuite> {
     "",
     "![retrieval figures](retrieval.svg)",
     "",
-    `**How the cut-offs are decided** (\`src/domains/notes/retrieval.ts\`): a permitted note is evidence when its score reaches the threshold ON_TOPIC = ${ON_TOPIC}, or when it is a *clear winner* (score ≥ CLEAR_FLOOR = ${CLEAR_FLOOR} and ≥ CLEAR_MARGIN = ${CLEAR_MARGIN} × the next permitted note's score: a per-question, relative test, so a paraphrase whose extra words lower every note alike is still answered from the one note that stands out); of the evidence, notes under NEAR_BEST = ${NEAR_BEST} × the best score are not read. A note's score is the IDF-weighted share of the question's concepts it covers, ${TITLE_SHARE * 100}% of it from its title naming them (\`tools/notes/search.ts\`). The four cut-offs are calibrated jointly over a grid of ${CHOICES.length} choices by the lowest cost (a false answer counts as ${FALSE_ANSWER_COST} false abstentions), then the fewest false answers, then recall, then the more cautious choice. Calibrated on all the questions: ${describe(calibrated)} (shipped: ${describe(SHIPPED)}).`,
+    [
+      "**How the cut-offs are decided** (`src/domains/notes/retrieval.ts`):",
+      `a permitted note is evidence when its score reaches the threshold ON_TOPIC = ${ON_TOPIC},`,
+      `or when it is a *clear winner* (score ≥ CLEAR_FLOOR = ${CLEAR_FLOOR}`,
+      `and ≥ CLEAR_MARGIN = ${CLEAR_MARGIN} × the next permitted note's score: a per-question, relative test,`,
+      "so a paraphrase whose extra words lower every note alike is still answered from the one note that stands out);",
+      `of the evidence, notes under NEAR_BEST = ${NEAR_BEST} × the best score are not read.`,
+      "A note's score is the IDF-weighted share of the question's concepts it covers,",
+      `${TITLE_SHARE * 100}% of it from its title naming them (\`tools/notes/search.ts\`).`,
+      `The four cut-offs are calibrated jointly over a grid of ${CHOICES.length} choices by the lowest cost`,
+      `(a false answer counts as ${FALSE_ANSWER_COST} false abstentions),`,
+      "then the fewest false answers, then recall, then the more cautious choice.",
+      `Calibrated on all the questions: ${describe(calibrated)} (shipped: ${describe(SHIPPED)}).`,
+    ].join(" "),
     "",
     [
       "Two-fold check of the cut-offs, within the calibration set:",
@@ -233,12 +249,17 @@ export async function runRetrievalSuite(): Promise<RetrievalSuite> {
     "",
     "| calibrated on | cut-offs | recall@3 (own half / other half) | false abstention | false answer |",
     "|---|---|---|---|---|",
-    ...twoFold.map(
-      (fold) =>
-        `| ${fold.calibratedOn} questions | ${describe(fold.choice)} | ${percent(fold.onItself.recallAt3)} / ${percent(fold.heldOut.recallAt3)} | ${percent(fold.onItself.falseAbstentionRate)} / ${percent(fold.heldOut.falseAbstentionRate)} | ${percent(fold.onItself.falseAnswerRate)} / ${percent(fold.heldOut.falseAnswerRate)} |`,
-    ),
+    ...twoFold.map((fold) => {
+      /** A rate on the half the cut-offs were calibrated on, then on the other half. */
+      const halves = (rate: "recallAt3" | "falseAbstentionRate" | "falseAnswerRate") =>
+        `${percent(fold.onItself[rate])} / ${percent(fold.heldOut[rate])}`;
+      const cut = describe(fold.choice);
+      const rates = `${halves("recallAt3")} | ${halves("falseAbstentionRate")} | ${halves("falseAnswerRate")}`;
+      return `| ${fold.calibratedOn} questions | ${cut} | ${rates} |`;
+    }),
     "",
-    `The fixed workflow reads the same notes as the rules planner for ${workflowAgrees}/${runs.length} questions (same retrieval: \`retrieveFor\`).`,
+    `The fixed workflow reads the same notes as the rules planner for ${workflowAgrees}/${runs.length} questions ` +
+      "(same retrieval: `retrieveFor`).",
     "",
     CAVEAT,
     "",
@@ -246,19 +267,21 @@ export async function runRetrievalSuite(): Promise<RetrievalSuite> {
     "",
     "| threshold | recall@3 | false abstention | false answer |",
     "|---|---|---|---|",
-    ...sweepRows.map(
-      (entry) =>
-        `| ${entry.choice.onTopic}${entry.choice.onTopic === ON_TOPIC ? " (shipped)" : ""} | ${percent(entry.figures.recallAt3)} | ${percent(entry.figures.falseAbstentionRate)} | ${percent(entry.figures.falseAnswerRate)} |`,
-    ),
+    ...sweepRows.map((entry) => {
+      const threshold = `${entry.choice.onTopic}${entry.choice.onTopic === ON_TOPIC ? " (shipped)" : ""}`;
+      const f = entry.figures;
+      return `| ${threshold} | ${percent(f.recallAt3)} | ${percent(f.falseAbstentionRate)} | ${percent(f.falseAnswerRate)} |`;
+    }),
     "",
     "By kind of question:",
     "",
     "| kind | questions | recall@3 | false abstention | false answer |",
     "|---|---|---|---|---|",
-    ...kinds.map(
-      ({ kind, f }) =>
-        `| ${kind} | ${f.questions} | ${f.answerable > 0 ? percent(f.recallAt3) : "–"} | ${f.answerable > 0 ? `${f.falseAbstentions}/${f.answerable}` : "–"} | ${f.falseAnswers}/${f.questions} |`,
-    ),
+    ...kinds.map(({ kind, f }) => {
+      const recall = f.answerable > 0 ? percent(f.recallAt3) : "–";
+      const abstentions = f.answerable > 0 ? `${f.falseAbstentions}/${f.answerable}` : "–";
+      return `| ${kind} | ${f.questions} | ${recall} | ${abstentions} | ${f.falseAnswers}/${f.questions} |`;
+    }),
     "",
     ...(misses.length === 0
       ? ["No question was missed."]

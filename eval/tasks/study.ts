@@ -173,7 +173,8 @@ export const STUDY_TASKS: Task[] = [
     title: "plan 120 min over 3 days into the calendar (approved)",
     user: "alice",
     request:
-      "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar",
+      "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, " +
+      "starting 2026-12-02 at 18:00 UTC, and put it in my calendar",
     review: "approve",
     expect: { outcomes: ["answered"], ...ALICE, calendar_minutes: [40, 40, 40] },
   },
@@ -183,7 +184,8 @@ export const STUDY_TASKS: Task[] = [
     title: "plan 90 min over 2 days into the calendar (approved)",
     user: "bob",
     request:
-      "Use my notes to plan 90 minutes of locking study over 2 days, at most 60 minutes a day, starting 2026-12-03 at 09:00 UTC, and put it in my calendar",
+      "Use my notes to plan 90 minutes of locking study over 2 days, at most 60 minutes a day, " +
+      "starting 2026-12-03 at 09:00 UTC, and put it in my calendar",
     review: "approve",
     expect: { outcomes: ["answered"], ...BOB, calendar_minutes: [45, 45] },
   },

@@ -85,6 +85,9 @@ interface EventRow {
 
 const COLUMNS =
   "event_id, user_id, idempotency_key, title, description, start_text, end_text, timezone, calendar, created_at";
+/** The columns an insert writes, in the order of its values: `COLUMNS` with the instants `start_at` and `end_at`. */
+const INSERT_COLUMNS =
+  "event_id, user_id, idempotency_key, title, description, start_text, end_text, start_at, end_at, timezone, calendar, created_at";
 
 function toEvent(row: EventRow): CalendarEvent {
   return {
@@ -181,7 +184,7 @@ export async function openPostgresStore(databaseUrl: string, schema = "calendar"
       if (windowError !== undefined) return { kind: "rejected", error: windowError };
       const event = newEvent(input);
       const inserted = await pool.query<EventRow>(
-        `${IDEMPOTENT}insert into ${s}.events (event_id, user_id, idempotency_key, title, description, start_text, end_text, start_at, end_at, timezone, calendar, created_at)
+        `${IDEMPOTENT}insert into ${s}.events (${INSERT_COLUMNS})
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          on conflict (user_id, idempotency_key) do nothing
          returning ${COLUMNS}`,

@@ -178,7 +178,8 @@ function registerListEvents(server: McpServer, state: ServerState): void {
     {
       title: "List calendar events",
       description:
-        "Lists the caller's events, sorted by start. Optional: one calendar, and a window (from/to, ISO 8601 with offset) of which events must overlap part.",
+        "Lists the caller's events, sorted by start. " +
+        "Optional: one calendar, and a window (from/to, ISO 8601 with offset) of which events must overlap part.",
       inputSchema: ListEventsInputSchema,
       outputSchema: ListEventsOutputSchema,
       annotations: READ_ONLY,
@@ -213,7 +214,8 @@ function registerExportEventsIcs(server: McpServer, state: ServerState): void {
     {
       title: "Export calendar events as iCalendar",
       description:
-        "The caller's events (optionally one calendar and a from/to window, as list_events) as one iCalendar (.ics, RFC 5545) document, for import into another calendar app.",
+        "The caller's events (optionally one calendar and a from/to window, as list_events) " +
+        "as one iCalendar (.ics, RFC 5545) document, for import into another calendar app.",
       inputSchema: ListEventsInputSchema,
       outputSchema: ExportIcsOutputSchema,
       annotations: READ_ONLY,
@@ -290,7 +292,8 @@ function registerGetWriteStatus(server: McpServer, state: ServerState): void {
     {
       title: "Get write status",
       description:
-        "Reconciliation after a lost or timed-out create_study_event: whether a write with this idempotency key was applied for the caller, and its event if so.",
+        "Reconciliation after a lost or timed-out create_study_event: " +
+        "whether a write with this idempotency key was applied for the caller, and its event if so.",
       inputSchema: GetWriteStatusInputSchema,
       outputSchema: GetWriteStatusOutputSchema,
       annotations: READ_ONLY,

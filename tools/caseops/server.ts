@@ -2,7 +2,8 @@
  * `caseops` MCP server over Streamable HTTP: four read-only tools over the
  * shipped claim cases, behind short-lived, audience-bound task tokens.
  *
- * Run: `WARRANT_TASK_TOKEN_SECRET=<hex|base64url> npx tsx tools/caseops/server.ts [--help] [--port N] [--host H] [--audience A] [--data PATH]`.
+ * Run: `WARRANT_TASK_TOKEN_SECRET=<hex|base64url> npx tsx tools/caseops/server.ts
+ * [--help] [--port N] [--host H] [--audience A] [--data PATH]`.
  * On listen, stdout carries exactly one line, `caseops listening on <url>`, so a
  * parent process can read the URL; every log line goes to stderr.
  *
@@ -179,7 +180,8 @@ function createMcpServer(index: CaseIndex): McpServer {
     {
       title: "Case snapshot",
       description:
-        "The structured view of one claim case: claim type, status, pinned rule version and the document codes already on file, with an evidence reference to this case version.",
+        "The structured view of one claim case: claim type, status, pinned rule version " +
+        "and the document codes already on file, with an evidence reference to this case version.",
       inputSchema: CaseInputSchema,
       outputSchema: CaseSnapshotSchema,
       annotations: READ_ONLY,
@@ -215,7 +217,9 @@ function createMcpServer(index: CaseIndex): McpServer {
     {
       title: "Resolve document alias",
       description:
-        "Maps an unclassified document of the case to a canonical document code through the fixed alias table (exact title match). normalized_code is null with confidence 0 when the title is not in the table.",
+        "Maps an unclassified document of the case to a canonical document code " +
+        "through the fixed alias table (exact title match). " +
+        "normalized_code is null with confidence 0 when the title is not in the table.",
       inputSchema: ResolveAliasInputSchema,
       outputSchema: AliasResolutionSchema,
       annotations: READ_ONLY,

@@ -121,7 +121,8 @@ export function questionCount(value: string | undefined): number | undefined {
 export function quizPromptText(outline: Outline, questions: number): string {
   const notes = outline.notes.map((note) => `- ${note.note_id}: ${note.title}`);
   return [
-    `Write ${questions} quiz question(s) with short answers for ${outline.title} (${outline.course}), grounded only in the course notes listed below.`,
+    `Write ${questions} quiz question(s) with short answers for ${outline.title} (${outline.course}), ` +
+      "grounded only in the course notes listed below.",
     "",
     "Rules:",
     "- Read a note with read_note before writing a question about it; use only what the notes say, no outside knowledge.",

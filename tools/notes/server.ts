@@ -164,7 +164,8 @@ function registerSearchNotes(server: McpServer, state: ServerState): void {
     {
       title: "Search course notes",
       description:
-        "Full-text search over the course notes the caller may read. Returns the best-matching notes (id, source, page, score, snippet), best first.",
+        "Full-text search over the course notes the caller may read. " +
+        "Returns the best-matching notes (id, source, page, score, snippet), best first.",
       inputSchema: SearchNotesInputSchema,
       outputSchema: SearchNotesOutputSchema,
       annotations: READ_ONLY,
@@ -257,7 +258,9 @@ function registerQuizPrompt(server: McpServer, state: ServerState): void {
     "quiz_from_notes",
     {
       title: "Quiz from course notes",
-      description: `Instructions for writing quiz questions grounded only in one course's notes, each citing a note id (1–${MAX_QUIZ_QUESTIONS} questions, default 5).`,
+      description:
+        "Instructions for writing quiz questions grounded only in one course's notes, " +
+        `each citing a note id (1–${MAX_QUIZ_QUESTIONS} questions, default 5).`,
       // Loose on purpose: a malformed course id gets the same refusal as a missing or forbidden one.
       argsSchema: {
         course_id: z.string().max(64).describe("Course code, e.g. cs301."),

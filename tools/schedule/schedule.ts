@@ -117,7 +117,8 @@ export function calculateSchedule(input: CalculateScheduleInput): ScheduleOutcom
       error: {
         code: "capacity_exceeded",
         message:
-          `total_minutes ${total_minutes} exceeds capacity ${capacity} (days ${days} × daily_limit ${daily_limit}) by ${total_minutes - capacity}; ` +
+          `total_minutes ${total_minutes} exceeds capacity ${capacity} ` +
+          `(days ${days} × daily_limit ${daily_limit}) by ${total_minutes - capacity}; ` +
           `it would fit with daily_limit ≥ ${neededLimit}${beyond(neededLimit, DAILY_LIMIT_MAX)} ` +
           `or days ≥ ${neededDays}${beyond(neededDays, DAYS_MAX)}`,
       },

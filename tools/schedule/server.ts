@@ -67,7 +67,8 @@ function registerTools(server: McpServer): void {
     {
       title: "Calculate a study schedule",
       description:
-        `Splits total_minutes (integer ≤ ${TOTAL_MINUTES_MAX}) over days (integer ≤ ${DAYS_MAX}) as evenly as possible, larger shares first; ` +
+        `Splits total_minutes (integer ≤ ${TOTAL_MINUTES_MAX}) over days (integer ≤ ${DAYS_MAX}) ` +
+        "as evenly as possible, larger shares first; " +
         `the allocation always sums exactly to total_minutes. Fails with capacity_exceeded when total_minutes > days × daily_limit ` +
         `(daily_limit integer ≤ ${DAILY_LIMIT_MAX}); it never changes days or daily_limit by itself.`,
       inputSchema: CalculateScheduleInputSchema,

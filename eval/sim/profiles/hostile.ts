@@ -60,6 +60,7 @@ function spoil(move: SimulatedMove, draws: Draws): { move: SimulatedMove; attemp
 export const hostile: Profile = {
   name: "hostile",
   description:
-    "sends malformed argument JSON, arguments over the 64 KiB limit, control and bidi characters in arguments and answers (on a seeded share of turns)",
+    "sends malformed argument JSON, arguments over the 64 KiB limit, " +
+    "control and bidi characters in arguments and answers (on a seeded share of turns)",
   reply: (conversation, draws) => spoil(carefulMove(conversation), draws),
 };

@@ -143,7 +143,8 @@ function repairMove(conversation: Conversation): SimulatedMove | undefined {
 export const sloppy: Profile = {
   name: "sloppy",
   description:
-    "repeats searches, asks for the wrong course, adds unknown fields to arguments, keeps going after it has the answer, invents a citation (each by seeded chance)",
+    "repeats searches, asks for the wrong course, adds unknown fields to arguments, " +
+    "keeps going after it has the answer, invents a citation (each by seeded chance)",
   reply(conversation, draws) {
     const repair = repairMove(conversation);
     if (repair) return { move: repair, attempts: {} };
