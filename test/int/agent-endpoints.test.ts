@@ -17,7 +17,8 @@ import { NOTES_QUESTION, startTestServer, type TestServer } from "./support/serv
 
 const TIMEOUT_MS = 120_000;
 const planFor = (date: string) =>
-  `Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting ${date} at 18:00 UTC, and put it in my calendar`;
+  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, " +
+  `starting ${date} at 18:00 UTC, and put it in my calendar`;
 
 let server: TestServer;
 const fixture = useSandbox();

@@ -25,9 +25,11 @@ import { axeViolations, leaksIn, overflowIn, unreachableScrollRegions } from "./
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
 const PLAN_OF_FOUR =
-  "Use my notes to plan 160 minutes of attention study over 4 days, at most 40 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
+  "Use my notes to plan 160 minutes of attention study over 4 days, at most 40 minutes a day, " +
+  "starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 const PLAN_OF_THREE =
-  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
+  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, " +
+  "starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 const NO_START = "Plan 5 hours of revision on normalization, max 90 minutes a day, and put it in my calendar";
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 

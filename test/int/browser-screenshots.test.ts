@@ -21,7 +21,8 @@ const OUT =
 
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 const PLAN =
-  "Use my notes to plan 160 minutes of attention study over 4 days, at most 40 minutes a day, starting 2026-12-14 at 18:00 UTC, and put it in my calendar";
+  "Use my notes to plan 160 minutes of attention study over 4 days, at most 40 minutes a day, " +
+  "starting 2026-12-14 at 18:00 UTC, and put it in my calendar";
 
 let sandbox: ServerSandbox | undefined;
 let server: ServerProcess;

@@ -17,7 +17,8 @@ import { BROWSER_TESTS_RUN, buildPage, launchBrowser, type TestBrowser, signInAs
 import { createServerSandbox, type ServerProcess, type ServerSandbox } from "./support/server-process.js";
 
 const STUDY_REQUEST =
-  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
+  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, " +
+  "starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 
 const SCENARIOS = {
   approveTwoRejectOne:

@@ -9,7 +9,8 @@
  * What agent-chat-ui sends (read from its source):
  * - `/info` with `X-Api-Key` (and `X-Auth-Scheme` when configured) to check the connection;
  * - the history list: `threads.search({ metadata: { graph_id: "agent" }, limit: 100 })`;
- * - a new message: `submit({ messages: [...placeholders, human] }, { streamMode: ["values"], streamSubgraphs: true, streamResumable: true })`,
+ * - a new message: `submit({ messages: [...placeholders, human] }, options)` with the options
+ *   `{ streamMode: ["values"], streamSubgraphs: true, streamResumable: true }`,
  *   where placeholders are made-up tool messages for every tool call without a result;
  * - approve / edit / reject: `submit({}, { command: { resume: { decisions } } })`;
  * - "Mark as resolved": `submit({}, { command: { goto: "__end__" } })`.

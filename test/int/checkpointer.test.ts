@@ -21,13 +21,15 @@ async function rowsOf(opened: OpenedBackend, threadId: string): Promise<unknown>
   const query = async (sql: string) => (await opened.database.pool.query(sql, [threadId])).rows;
   return {
     checkpoints: await query(
-      "select checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata from checkpoints where thread_id = $1 order by checkpoint_id",
+      "select checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata " +
+        "from checkpoints where thread_id = $1 order by checkpoint_id",
     ),
     blobs: await query(
       "select checkpoint_ns, channel, version, type, blob from checkpoint_blobs where thread_id = $1 order by channel, version",
     ),
     writes: await query(
-      "select checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob from checkpoint_writes where thread_id = $1 order by checkpoint_id, task_id, idx",
+      "select checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob " +
+        "from checkpoint_writes where thread_id = $1 order by checkpoint_id, task_id, idx",
     ),
   };
 }

@@ -184,7 +184,8 @@ describe("elicitation through the API", () => {
     ]);
     expect(String(audit[0]?.["detail"])).toContain("answered by alice");
     const dump = await query<{ dump: string }>(
-      "select (select coalesce(string_agg(row_to_json(e)::text, ''), '') from warrant.elicitations e) || (select coalesce(string_agg(row_to_json(a)::text, ''), '') from warrant.audit_events a) as dump",
+      "select (select coalesce(string_agg(row_to_json(e)::text, ''), '') from warrant.elicitations e) || " +
+        "(select coalesce(string_agg(row_to_json(a)::text, ''), '') from warrant.audit_events a) as dump",
       [],
     );
     expect(dump[0]?.dump).not.toContain("2026-12-24");

@@ -37,7 +37,8 @@ async function notesAndCalendarConfig(): Promise<WarrantConfig> {
 }
 
 describe("npm run eval's harness", () => {
-  it("runs grouped by task in suite order, and scores the workflow and the rules agent from effects in Postgres and the calendar store", async () => {
+  it("runs grouped by task in suite order, and scores the workflow and the rules agent " +
+    "from effects in Postgres and the calendar store", async () => {
     const observations: Array<{ task: string; configuration: string; observation: RunObservation }> = [];
     const records = await runEvaluation({
       tasks: pick("notes-bm25", "fail-transient-timeout", "study-calendar-attention"),

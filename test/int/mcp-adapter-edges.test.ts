@@ -137,126 +137,146 @@ describe("notes over stdio: the adapter beside our host", () => {
   const callOptions = (threadId: string) => ({ timeoutMs: CALL_TIMEOUT_MS, principal: alice, threadId });
 
   describe("edge 1: unknown arguments", () => {
-    it("adapter edge (not reproducible as stated in 1.1.4): an extra key in the tool input is refused client-side, only because the server's schema forbids extras / our host: invalid_arguments naming the key", async () => {
-      const readNote = adapterTool(adapterTools, "read_note");
-      // @langchain/core validates JSON-schema tools with @cfworker/json-schema and then passes the input on
-      // unstripped; what stops the key here is the server's own `additionalProperties: false`.
-      expect(readNote.schema).toMatchObject({ additionalProperties: false });
-      const before = hookCalls;
-      const error = await thrown(() => readNote.invoke({ user_id: "alice", note_id: NOTE_ID, extra_key: "x" }));
-      // core's exception keeps the name "Error"; its class name is what tells it from the adapter's ToolException.
-      expect(error.constructor.name).toBe("ToolInputParsingException");
-      // The hook runs inside the adapter's call path, before callTool: not reached, so nothing was sent.
-      expect(hookCalls).toBe(before);
+    it(
+      "adapter edge (not reproducible as stated in 1.1.4): an extra key in the tool input is refused client-side, " +
+        "only because the server's schema forbids extras / our host: invalid_arguments naming the key",
+      async () => {
+        const readNote = adapterTool(adapterTools, "read_note");
+        // @langchain/core validates JSON-schema tools with @cfworker/json-schema and then passes the input on
+        // unstripped; what stops the key here is the server's own `additionalProperties: false`.
+        expect(readNote.schema).toMatchObject({ additionalProperties: false });
+        const before = hookCalls;
+        const error = await thrown(() => readNote.invoke({ user_id: "alice", note_id: NOTE_ID, extra_key: "x" }));
+        // core's exception keeps the name "Error"; its class name is what tells it from the adapter's ToolException.
+        expect(error.constructor.name).toBe("ToolInputParsingException");
+        // The hook runs inside the adapter's call path, before callTool: not reached, so nothing was sent.
+        expect(hookCalls).toBe(before);
 
-      const ours = validateArguments(
-        catalogTool(host, "read_note"),
-        JSON.stringify({ note_id: NOTE_ID, extra_key: "x" }),
-      );
-      expect(ours).toEqual({ ok: false, code: "invalid_arguments", message: 'unknown argument "extra_key"' });
-    });
+        const ours = validateArguments(
+          catalogTool(host, "read_note"),
+          JSON.stringify({ note_id: NOTE_ID, extra_key: "x" }),
+        );
+        expect(ours).toEqual({ ok: false, code: "invalid_arguments", message: 'unknown argument "extra_key"' });
+      },
+    );
 
-    it("adapter edge: a key added by beforeToolCall skips validation and reaches the server / our host: refused before any call", async () => {
-      const readNote = adapterTool(adapterTools, "read_note");
-      const before = hookCalls;
-      const error = await thrown(() =>
-        readNote.invoke(
-          { user_id: "alice", note_id: NOTE_ID },
-          { configurable: { hookArguments: { extra_key: "x" } } },
-        ),
-      );
-      expect(hookCalls).toBe(before + 1);
-      expect(error.name).toBe("ToolException");
-      // The server names the key in its refusal: it received it.
-      expect(error.message).toContain('Unrecognized key: "extra_key"');
+    it(
+      "adapter edge: a key added by beforeToolCall skips validation and reaches the server " +
+        "/ our host: refused before any call",
+      async () => {
+        const readNote = adapterTool(adapterTools, "read_note");
+        const before = hookCalls;
+        const error = await thrown(() =>
+          readNote.invoke(
+            { user_id: "alice", note_id: NOTE_ID },
+            { configurable: { hookArguments: { extra_key: "x" } } },
+          ),
+        );
+        expect(hookCalls).toBe(before + 1);
+        expect(error.name).toBe("ToolException");
+        // The server names the key in its refusal: it received it.
+        expect(error.message).toContain('Unrecognized key: "extra_key"');
 
-      // Our host never merges anything unvalidated: injected fields are contract-bound, and the model's
-      // arguments go through the strict validator (no unknown keys) before a call is planned.
-      const ours = validateArguments(
-        catalogTool(host, "read_note"),
-        JSON.stringify({ note_id: NOTE_ID, extra_key: "x" }),
-      );
-      expect(ours).toMatchObject({ ok: false, code: "invalid_arguments" });
-    });
+        // Our host never merges anything unvalidated: injected fields are contract-bound, and the model's
+        // arguments go through the strict validator (no unknown keys) before a call is planned.
+        const ours = validateArguments(
+          catalogTool(host, "read_note"),
+          JSON.stringify({ note_id: NOTE_ID, extra_key: "x" }),
+        );
+        expect(ours).toMatchObject({ ok: false, code: "invalid_arguments" });
+      },
+    );
   });
 
   describe("edge 2: validation details", () => {
-    it("adapter edge: a schema violation caught client-side says only 'did not match expected schema' / our host: invalid_arguments naming the field", async () => {
-      const readNote = adapterTool(adapterTools, "read_note");
-      const error = await thrown(() => readNote.invoke({ user_id: "alice", note_id: "NOT VALID" }));
-      expect(error.constructor.name).toBe("ToolInputParsingException");
-      // verboseParsingErrors is off by default: which field failed, and why, is gone.
-      expect(error.message).toBe("Received tool input did not match expected schema");
-      expect(error.message).not.toContain("note_id");
+    it(
+      "adapter edge: a schema violation caught client-side says only 'did not match expected schema' " +
+        "/ our host: invalid_arguments naming the field",
+      async () => {
+        const readNote = adapterTool(adapterTools, "read_note");
+        const error = await thrown(() => readNote.invoke({ user_id: "alice", note_id: "NOT VALID" }));
+        expect(error.constructor.name).toBe("ToolInputParsingException");
+        // verboseParsingErrors is off by default: which field failed, and why, is gone.
+        expect(error.message).toBe("Received tool input did not match expected schema");
+        expect(error.message).not.toContain("note_id");
 
-      const ours = validateArguments(catalogTool(host, "read_note"), JSON.stringify({ note_id: "NOT VALID" }));
-      expect(ours.ok).toBe(false);
-      if (ours.ok) return;
-      expect(ours.code).toBe("invalid_arguments");
-      expect(ours.message).toContain('"note_id"');
-    });
+        const ours = validateArguments(catalogTool(host, "read_note"), JSON.stringify({ note_id: "NOT VALID" }));
+        expect(ours.ok).toBe(false);
+        if (ours.ok) return;
+        expect(ours.code).toBe("invalid_arguments");
+        expect(ours.message).toContain('"note_id"');
+      },
+    );
 
-    it("adapter edge: the server's validation error arrives as prose in a ToolException with no code / our host: typed invalid_arguments", async () => {
-      const readNote = adapterTool(adapterTools, "read_note");
-      // The hook replaces a valid note_id after the client-side check, so the server's validator answers.
-      const error = await thrown(() =>
-        readNote.invoke(
-          { user_id: "alice", note_id: NOTE_ID },
-          { configurable: { hookArguments: { note_id: "NOT VALID" } } },
-        ),
-      );
-      expect(error.name).toBe("ToolException");
-      // The JSON-RPC code survives only inside the text; there is nothing typed to branch on.
-      expect(error.message).toContain("MCP error -32602: Input validation error");
-      expect(Object.hasOwn(error, "code")).toBe(false);
-      expect(error.cause).toBeUndefined();
+    it(
+      "adapter edge: the server's validation error arrives as prose in a ToolException with no code " +
+        "/ our host: typed invalid_arguments",
+      async () => {
+        const readNote = adapterTool(adapterTools, "read_note");
+        // The hook replaces a valid note_id after the client-side check, so the server's validator answers.
+        const error = await thrown(() =>
+          readNote.invoke(
+            { user_id: "alice", note_id: NOTE_ID },
+            { configurable: { hookArguments: { note_id: "NOT VALID" } } },
+          ),
+        );
+        expect(error.name).toBe("ToolException");
+        // The JSON-RPC code survives only inside the text; there is nothing typed to branch on.
+        expect(error.message).toContain("MCP error -32602: Input validation error");
+        expect(Object.hasOwn(error, "code")).toBe(false);
+        expect(error.cause).toBeUndefined();
 
-      // SDK 1.32 servers return validation failures as isError results (not thrown -32602), so our host
-      // types them in normalizeResult; a thrown one would go through classifyCallFailure to the same code.
-      const ours = await host.call(
-        catalogTool(host, "read_note"),
-        { user_id: "alice", note_id: "NOT VALID" },
-        callOptions("edge-2"),
-      );
-      expect(ours).toEqual({ ok: false, code: "invalid_arguments", message: "the server rejected the arguments" });
-    });
+        // SDK 1.32 servers return validation failures as isError results (not thrown -32602), so our host
+        // types them in normalizeResult; a thrown one would go through classifyCallFailure to the same code.
+        const ours = await host.call(
+          catalogTool(host, "read_note"),
+          { user_id: "alice", note_id: "NOT VALID" },
+          callOptions("edge-2"),
+        );
+        expect(ours).toEqual({ ok: false, code: "invalid_arguments", message: "the server rejected the arguments" });
+      },
+    );
   });
 
   describe("edge 3: structuredContent", () => {
-    it("adapter edge: structuredContent is encoded twice in the ToolMessage and attached again as an artifact / our host: used once", async () => {
-      const args = { user_id: "alice", query: "attention", limit: 2 };
-      const message: unknown = await adapterTool(adapterTools, "search_notes").invoke({
-        type: "tool_call",
-        id: "call-edge-3",
-        name: "search_notes",
-        args,
-      });
-      if (!ToolMessage.isInstance(message))
-        throw new Error("the adapter did not answer a tool call with a ToolMessage");
-      // The content is a string: the adapter's text block, with structuredContent riding along, JSON-encoded again.
-      expect(typeof message.content).toBe("string");
-      const content = String(message.content);
-      const block: unknown = JSON.parse(content);
-      if (!isRecord(block) || typeof block["text"] !== "string") throw new Error("unexpected adapter content block");
-      const payload = block["structuredContent"];
-      if (!isRecord(payload) || !Array.isArray(payload["hits"]))
-        throw new Error("the adapter block carries no structuredContent");
-      const firstHit: unknown = payload["hits"][0];
-      if (!isRecord(firstHit) || typeof firstHit["note_id"] !== "string") throw new Error("no hit to look for");
-      // Once as escaped JSON text, once as the structured object: the model reads the payload twice.
-      expect(JSON.parse(block["text"])).toEqual(payload);
-      expect(occurrences(content, firstHit["note_id"])).toBe(2);
-      expect(content.length).toBeGreaterThan(2 * JSON.stringify(payload).length);
-      // …and a third copy as an artifact.
-      expect(message.artifact).toContainEqual({ type: "mcp_structured_content", data: payload });
+    it(
+      "adapter edge: structuredContent is encoded twice in the ToolMessage and attached again as an artifact " +
+        "/ our host: used once",
+      async () => {
+        const args = { user_id: "alice", query: "attention", limit: 2 };
+        const message: unknown = await adapterTool(adapterTools, "search_notes").invoke({
+          type: "tool_call",
+          id: "call-edge-3",
+          name: "search_notes",
+          args,
+        });
+        if (!ToolMessage.isInstance(message))
+          throw new Error("the adapter did not answer a tool call with a ToolMessage");
+        // The content is a string: the adapter's text block, with structuredContent riding along, JSON-encoded again.
+        expect(typeof message.content).toBe("string");
+        const content = String(message.content);
+        const block: unknown = JSON.parse(content);
+        if (!isRecord(block) || typeof block["text"] !== "string") throw new Error("unexpected adapter content block");
+        const payload = block["structuredContent"];
+        if (!isRecord(payload) || !Array.isArray(payload["hits"]))
+          throw new Error("the adapter block carries no structuredContent");
+        const firstHit: unknown = payload["hits"][0];
+        if (!isRecord(firstHit) || typeof firstHit["note_id"] !== "string") throw new Error("no hit to look for");
+        // Once as escaped JSON text, once as the structured object: the model reads the payload twice.
+        expect(JSON.parse(block["text"])).toEqual(payload);
+        expect(occurrences(content, firstHit["note_id"])).toBe(2);
+        expect(content.length).toBeGreaterThan(2 * JSON.stringify(payload).length);
+        // …and a third copy as an artifact.
+        expect(message.artifact).toContainEqual({ type: "mcp_structured_content", data: payload });
 
-      const ours = await host.call(catalogTool(host, "search_notes"), args, callOptions("edge-3"));
-      if (!ours.ok) throw new Error(`our host failed: ${ours.code}`);
-      expect(ours.structured).toEqual(payload);
-      // The text the model sees is the structured content, encoded once; the server's duplicate text block is dropped.
-      expect(ours.text).toBe(JSON.stringify(ours.structured));
-      expect(occurrences(ours.text, firstHit["note_id"])).toBe(1);
-    });
+        const ours = await host.call(catalogTool(host, "search_notes"), args, callOptions("edge-3"));
+        if (!ours.ok) throw new Error(`our host failed: ${ours.code}`);
+        expect(ours.structured).toEqual(payload);
+        // The text the model sees is the structured content, encoded once; the server's duplicate text block is dropped.
+        expect(ours.text).toBe(JSON.stringify(ours.structured));
+        expect(occurrences(ours.text, firstHit["note_id"])).toBe(1);
+      },
+    );
   });
 });
 
@@ -278,9 +298,10 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
   /** A caseops server of the test's own, and the tenant of every session it opened, in order. */
   const countingCaseopsServer = () => countingCaseops(SECRET);
 
-  const bearer = async (tenant: string, subject: string, task: string): Promise<Record<string, string>> => ({
-    authorization: `Bearer ${await mintTaskToken(SECRET, { audience: "caseops", tenant, subject, task, scopes: ["cases:read"] }, { ttlSeconds: 120 })}`,
-  });
+  const bearer = async (tenant: string, subject: string, task: string): Promise<Record<string, string>> => {
+    const claims = { audience: "caseops", tenant, subject, task, scopes: ["cases:read"] };
+    return { authorization: `Bearer ${await mintTaskToken(SECRET, claims, { ttlSeconds: 120 })}` };
+  };
 
   /** The tenant a caseops snapshot answered for, from the adapter's content block. */
   function snapshotTenant(result: unknown): unknown {
@@ -289,77 +310,85 @@ describe("edge 4: caseops over Streamable HTTP, sessions counted on the server",
       : undefined;
   }
 
-  it("adapter edge: headers from beforeToolCall open a new MCP session on every call, even for a repeated header set, and close() ends none", async () => {
-    const { server, opened } = await countingCaseopsServer();
-    const adapter = new MultiServerMCPClient({
-      mcpServers: {
-        caseops: {
-          transport: "http",
-          url: server.url,
-          headers: await bearer("warrant-host", "warrant-host", "catalog"),
-          automaticSSEFallback: false,
+  it(
+    "adapter edge: headers from beforeToolCall open a new MCP session on every call, " +
+      "even for a repeated header set, and close() ends none",
+    async () => {
+      const { server, opened } = await countingCaseopsServer();
+      const adapter = new MultiServerMCPClient({
+        mcpServers: {
+          caseops: {
+            transport: "http",
+            url: server.url,
+            headers: await bearer("warrant-host", "warrant-host", "catalog"),
+            automaticSSEFallback: false,
+          },
         },
-      },
-      // The adapter's per-request headers: each call's token, handed over in the run config.
-      beforeToolCall: (_request, _state, runConfig) => {
-        const headers = configured(runConfig, "headers");
-        return headers ? { headers } : undefined;
-      },
-    });
-    try {
-      const snapshot = adapterTool(await adapter.getTools(), "get_case_snapshot");
-      expect(opened).toEqual(["warrant-host"]);
-      for (const [index, call] of CALLS.entries()) {
-        const headers = await bearer(call.tenant, call.user, `adapter-task-${index}`);
-        expect(snapshotTenant(await snapshot.invoke({ case_id: call.case_id }, { configurable: { headers } }))).toBe(
-          call.tenant,
-        );
+        // The adapter's per-request headers: each call's token, handed over in the run config.
+        beforeToolCall: (_request, _state, runConfig) => {
+          const headers = configured(runConfig, "headers");
+          return headers ? { headers } : undefined;
+        },
+      });
+      try {
+        const snapshot = adapterTool(await adapter.getTools(), "get_case_snapshot");
+        expect(opened).toEqual(["warrant-host"]);
+        for (const [index, call] of CALLS.entries()) {
+          const headers = await bearer(call.tenant, call.user, `adapter-task-${index}`);
+          expect(snapshotTenant(await snapshot.invoke({ case_id: call.case_id }, { configurable: { headers } }))).toBe(
+            call.tenant,
+          );
+        }
+        // One session for the listing plus one per call (client.fork() on every call).
+        expect(opened).toEqual(["warrant-host", ...CALLS.map((call) => call.tenant)]);
+
+        // The same header set twice still forks twice: it is not even one connection per distinct set.
+        const repeated = await bearer("acme", "dana", "adapter-repeated");
+        await snapshot.invoke({ case_id: "C-102" }, { configurable: { headers: repeated } });
+        await snapshot.invoke({ case_id: "C-102" }, { configurable: { headers: repeated } });
+        expect(opened).toHaveLength(1 + CALLS.length + 2);
+
+        await adapter.close();
+        // close() closes the transports but never DELETEs a session: all of them stay open on the server.
+        expect(server.stats().sessions).toBe(1 + CALLS.length + 2);
+      } finally {
+        await adapter.close();
+        await server.close();
       }
-      // One session for the listing plus one per call (client.fork() on every call).
-      expect(opened).toEqual(["warrant-host", ...CALLS.map((call) => call.tenant)]);
+    },
+  );
 
-      // The same header set twice still forks twice: it is not even one connection per distinct set.
-      const repeated = await bearer("acme", "dana", "adapter-repeated");
-      await snapshot.invoke({ case_id: "C-102" }, { configurable: { headers: repeated } });
-      await snapshot.invoke({ case_id: "C-102" }, { configurable: { headers: repeated } });
-      expect(opened).toHaveLength(1 + CALLS.length + 2);
+  it(
+    "adapter edge: getTools(servers, { headers }) opens one session per distinct header set, " +
+      "so one per call with per-call tokens",
+    async () => {
+      const { server, opened } = await countingCaseopsServer();
+      // No connection-level headers: the adapter lets those override the per-call ones.
+      const adapter = new MultiServerMCPClient({
+        mcpServers: { caseops: { transport: "http", url: server.url, automaticSSEFallback: false } },
+      });
+      try {
+        for (const [index, call] of CALLS.entries()) {
+          const headers = await bearer(call.tenant, call.user, `adapter-task-${index}`);
+          const snapshot = adapterTool(await adapter.getTools(["caseops"], { headers }), "get_case_snapshot");
+          expect(snapshotTenant(await snapshot.invoke({ case_id: call.case_id }))).toBe(call.tenant);
+        }
+        expect(opened).toEqual(CALLS.map((call) => call.tenant));
 
-      await adapter.close();
-      // close() closes the transports but never DELETEs a session: all of them stay open on the server.
-      expect(server.stats().sessions).toBe(1 + CALLS.length + 2);
-    } finally {
-      await adapter.close();
-      await server.close();
-    }
-  });
+        // A header set seen before reuses its connection: the pool is keyed by the serialized headers.
+        const repeated = await bearer("acme", "dana", "adapter-repeated");
+        await adapter.getTools(["caseops"], { headers: repeated });
+        await adapter.getTools(["caseops"], { headers: repeated });
+        expect(opened).toHaveLength(CALLS.length + 1);
 
-  it("adapter edge: getTools(servers, { headers }) opens one session per distinct header set, so one per call with per-call tokens", async () => {
-    const { server, opened } = await countingCaseopsServer();
-    // No connection-level headers: the adapter lets those override the per-call ones.
-    const adapter = new MultiServerMCPClient({
-      mcpServers: { caseops: { transport: "http", url: server.url, automaticSSEFallback: false } },
-    });
-    try {
-      for (const [index, call] of CALLS.entries()) {
-        const headers = await bearer(call.tenant, call.user, `adapter-task-${index}`);
-        const snapshot = adapterTool(await adapter.getTools(["caseops"], { headers }), "get_case_snapshot");
-        expect(snapshotTenant(await snapshot.invoke({ case_id: call.case_id }))).toBe(call.tenant);
+        await adapter.close();
+        expect(server.stats().sessions).toBe(CALLS.length + 1);
+      } finally {
+        await adapter.close();
+        await server.close();
       }
-      expect(opened).toEqual(CALLS.map((call) => call.tenant));
-
-      // A header set seen before reuses its connection: the pool is keyed by the serialized headers.
-      const repeated = await bearer("acme", "dana", "adapter-repeated");
-      await adapter.getTools(["caseops"], { headers: repeated });
-      await adapter.getTools(["caseops"], { headers: repeated });
-      expect(opened).toHaveLength(CALLS.length + 1);
-
-      await adapter.close();
-      expect(server.stats().sessions).toBe(CALLS.length + 1);
-    } finally {
-      await adapter.close();
-      await server.close();
-    }
-  });
+    },
+  );
 
   it("our host: the same calls with fresh tokens use one session per tenant, ended on close", async () => {
     const { server, opened } = await countingCaseopsServer();

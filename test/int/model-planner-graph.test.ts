@@ -122,7 +122,8 @@ describe("the model planner's requests through the graph (issue 23)", () => {
   });
 
   for (const allowedTools of [true, false]) {
-    it(`keeps system and tools fixed, the request in view, and refuses a masked tool (allowed_tools ${allowedTools ? "on" : "off"})`, async () => {
+    const mode = allowedTools ? "on" : "off";
+    it(`keeps system and tools fixed, the request in view, and refuses a masked tool (allowed_tools ${mode})`, async () => {
       const STEPS = 24;
       // The backup server is down from the 10th request on; the model calls its tool at the 12th anyway.
       let requests = 0;

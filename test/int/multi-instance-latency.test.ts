@@ -92,8 +92,10 @@ describe("run events reach another instance", () => {
       ["poll 100 ms", polled],
       ["NOTIFY + 1 s poll", notified],
     ] as const) {
+      const p50 = quantile(result.latencies, 0.5).toFixed(1);
+      const p95 = quantile(result.latencies, 0.95).toFixed(1);
       console.log(
-        `remote delivery, ${label}: p50 ${quantile(result.latencies, 0.5).toFixed(1)} ms, p95 ${quantile(result.latencies, 0.95).toFixed(1)} ms (n=${result.latencies.length}, one event every ${GAP_MS} ms)`,
+        `remote delivery, ${label}: p50 ${p50} ms, p95 ${p95} ms (n=${result.latencies.length}, one event every ${GAP_MS} ms)`,
       );
       expect(result.ids).toEqual(Array.from({ length: EVENTS }, (_unused, index) => index));
     }

@@ -61,7 +61,9 @@ describe("OAuth token store", () => {
     const other = createOAuthTokenStore(database.pool, database.schema, new Uint8Array(randomBytes(32)));
     await expect(other.load("alice", "tickets")).rejects.toThrow();
     await database.pool.query(
-      `update ${s}.oauth_credentials set sealed = set_byte(sealed, length(sealed) - 1, (get_byte(sealed, length(sealed) - 1) + 1) % 256) where owner = 'alice'`,
+      `update ${s}.oauth_credentials ` +
+        "set sealed = set_byte(sealed, length(sealed) - 1, (get_byte(sealed, length(sealed) - 1) + 1) % 256) " +
+        "where owner = 'alice'",
     );
     await expect(store.load("alice", "tickets")).rejects.toThrow();
   });

@@ -218,7 +218,8 @@ describe("one metadata rule for every run", () => {
     await query("update warrant.crons set next_run_at = now() where cron_id = any($1::uuid[])", [ids]);
     const fired = async () =>
       query<{ run_id: string; thread_id: string; status: string; cron_id: string }>(
-        "select run_id::text, thread_id::text, status, metadata->>'cron_id' as cron_id from warrant.runs where metadata->>'cron_id' = any($1)",
+        "select run_id::text, thread_id::text, status, metadata->>'cron_id' as cron_id " +
+          "from warrant.runs where metadata->>'cron_id' = any($1)",
         [ids],
       );
     await waitUntil(

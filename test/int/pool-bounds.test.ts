@@ -64,19 +64,23 @@ async function timedFailure(work: Promise<unknown>): Promise<{ error: unknown; e
 }
 
 describe("a bounded pool", () => {
-  it("server mode: a query that cannot get a connection within the wait fails with database_busy, then works once one is free", async () => {
-    const { database } = await serverDatabase(2);
-    const giveBack = await holdAll(database, 2);
-    const { error, elapsedMs } = await timedFailure(database.threads.get(owner, randomUUID()));
-    expect(error).toMatchObject({ code: "database_busy" });
-    expect(elapsedMs).toBeGreaterThanOrEqual(WAIT_MS - 50);
-    expect(elapsedMs).toBeLessThan(WAIT_MS + 2_000);
-    // Callback-style checkouts (pg-pool's own query path) get the same typed error.
-    const viaCallback = await new Promise<unknown>((resolve) => database.pool.connect((failure) => resolve(failure)));
-    expect(viaCallback).toMatchObject({ code: "database_busy" });
-    giveBack();
-    expect(await database.threads.get(owner, randomUUID())).toBeUndefined();
-  });
+  it(
+    "server mode: a query that cannot get a connection within the wait fails with database_busy, " +
+      "then works once one is free",
+    async () => {
+      const { database } = await serverDatabase(2);
+      const giveBack = await holdAll(database, 2);
+      const { error, elapsedMs } = await timedFailure(database.threads.get(owner, randomUUID()));
+      expect(error).toMatchObject({ code: "database_busy" });
+      expect(elapsedMs).toBeGreaterThanOrEqual(WAIT_MS - 50);
+      expect(elapsedMs).toBeLessThan(WAIT_MS + 2_000);
+      // Callback-style checkouts (pg-pool's own query path) get the same typed error.
+      const viaCallback = await new Promise<unknown>((resolve) => database.pool.connect((failure) => resolve(failure)));
+      expect(viaCallback).toMatchObject({ code: "database_busy" });
+      giveBack();
+      expect(await database.threads.get(owner, randomUUID())).toBeUndefined();
+    },
+  );
 
   it("server mode: never opens more connections than its size, however many queries wait", async () => {
     const { database, test } = await serverDatabase(3);

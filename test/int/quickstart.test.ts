@@ -26,7 +26,8 @@ import { storedCalendarEvents } from "./support/calendar.js";
 
 // The README's headline command (quick start).
 const HEADLINE =
-  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
+  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, " +
+  "starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 const TIMEOUT_MS = 300_000;
 
 let dataDir: string;
@@ -266,7 +267,8 @@ describe("the quick start, in the README's order, on the embedded database", () 
   );
 
   it(
-    "after the server stops: the in-process CLI refuses an empty --resume the same way, and its paused review reaches the next server's inbox",
+    "after the server stops: the in-process CLI refuses an empty --resume the same way, " +
+      "and its paused review reaches the next server's inbox",
     async () => {
       server?.signal("SIGTERM");
       expect(await server?.exited).toMatchObject({ code: 0 });

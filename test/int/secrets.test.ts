@@ -117,7 +117,9 @@ async function writeCorpus(directory: string): Promise<string> {
     title: "Rotating deploy keys",
     page: 1,
     released: true,
-    text: `Deploy keys are rotated every term. The current key is ${NOTE_KEY} and the bucket key is ${NOTE_AWS}; rotate both before the exam.`,
+    text:
+      "Deploy keys are rotated every term. " +
+      `The current key is ${NOTE_KEY} and the bucket key is ${NOTE_AWS}; rotate both before the exam.`,
   };
   const file = path.join(directory, "notes.json");
   await fs.writeFile(file, JSON.stringify({ version: shipped.version, courses: shipped.courses, notes: [note] }));

@@ -168,36 +168,40 @@ describe("a run as alice", () => {
     expect(last.status).toBe("completed");
   });
 
-  it("accepts a submit shaped as useStream sends it (human message with id, resumable, head checkpoint, all its stream modes)", async () => {
-    const thread = await alice.threads.create();
-    const head = await alice.threads.getState(thread.thread_id);
-    const events: string[] = [];
-    for await (const part of alice.runs.stream(thread.thread_id, "agent", {
-      input: {
-        messages: [
-          {
-            type: "human",
-            content: [{ type: "text", text: NOTES_QUESTION }],
-            id: "c0ffee00-0000-4000-8000-000000000001",
-          },
-        ],
-      },
-      streamMode: ["values", "messages-tuple", "updates", "tools"],
-      streamResumable: true,
-      onDisconnect: "continue",
-      checkpoint: { ...head.checkpoint, checkpoint_map: {} } as never,
-      config: { configurable: {} },
-      metadata: {},
-    })) {
-      events.push(part.event);
-    }
-    expect(events).toContain("values");
-    expect(events).toContain("updates");
-    const state = await alice.threads.getState(thread.thread_id);
-    expect((state.values as Values).status).toBe("completed");
-    const messages = (state.values as { messages: { id?: string; type: string }[] }).messages;
-    expect(messages[0]).toMatchObject({ type: "human", id: "c0ffee00-0000-4000-8000-000000000001" });
-  });
+  it(
+    "accepts a submit shaped as useStream sends it " +
+      "(human message with id, resumable, head checkpoint, all its stream modes)",
+    async () => {
+      const thread = await alice.threads.create();
+      const head = await alice.threads.getState(thread.thread_id);
+      const events: string[] = [];
+      for await (const part of alice.runs.stream(thread.thread_id, "agent", {
+        input: {
+          messages: [
+            {
+              type: "human",
+              content: [{ type: "text", text: NOTES_QUESTION }],
+              id: "c0ffee00-0000-4000-8000-000000000001",
+            },
+          ],
+        },
+        streamMode: ["values", "messages-tuple", "updates", "tools"],
+        streamResumable: true,
+        onDisconnect: "continue",
+        checkpoint: { ...head.checkpoint, checkpoint_map: {} } as never,
+        config: { configurable: {} },
+        metadata: {},
+      })) {
+        events.push(part.event);
+      }
+      expect(events).toContain("values");
+      expect(events).toContain("updates");
+      const state = await alice.threads.getState(thread.thread_id);
+      expect((state.values as Values).status).toBe("completed");
+      const messages = (state.values as { messages: { id?: string; type: string }[] }).messages;
+      expect(messages[0]).toMatchObject({ type: "human", id: "c0ffee00-0000-4000-8000-000000000001" });
+    },
+  );
 
   it("serves assistants, their schemas and graph, and /info", async () => {
     const assistants = await alice.assistants.search();
@@ -271,7 +275,8 @@ describe("authentication", () => {
     const good = await server.token("alice");
     const [header, payload, signature] = good.split(".");
     const forged = JSON.parse(Buffer.from(payload!, "base64url").toString()) as Record<string, unknown>;
-    const tampered = `${header}.${Buffer.from(JSON.stringify({ ...forged, sub: "rita", scopes: ["approvals:decide"] })).toString("base64url")}.${signature}`;
+    const claims = JSON.stringify({ ...forged, sub: "rita", scopes: ["approvals:decide"] });
+    const tampered = `${header}.${Buffer.from(claims).toString("base64url")}.${signature}`;
     const expired = await mintApiToken(server.secret, await server.principal("alice"), {
       ttlSeconds: 60,
       now: Date.now() - 3_600_000,

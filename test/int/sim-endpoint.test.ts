@@ -20,7 +20,8 @@ import { simulatedAgent, simulationTools } from "./support/sim-agent.js";
 
 const TIMEOUT_MS = 120_000;
 const PLAN =
-  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2027-01-04 at 18:00 UTC, and put it in my calendar";
+  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, " +
+  "starting 2027-01-04 at 18:00 UTC, and put it in my calendar";
 const QUESTION = "Compare self-attention with cross-attention using my notes";
 
 let directory: string;
@@ -67,7 +68,8 @@ function executedCalls(state: State): { tool: string; args: Record<string, unkno
 
 describe("the simulated model endpoint through the model planner", () => {
   it(
-    "careful: searches, schedules, reads, proposes the three writes in one review and stops; approved, they are created once and the answer cites what it read",
+    "careful: searches, schedules, reads, proposes the three writes in one review and stops; " +
+      "approved, they are created once and the answer cites what it read",
     async () => {
       const agent = await agentWith("careful", 1);
       const { threadId, state } = await agent.run("alice", PLAN);

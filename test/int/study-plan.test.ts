@@ -22,7 +22,8 @@ import { openTestDatabase } from "./support/postgres.js";
 const TIMEOUT_MS = 60_000;
 
 const plan = (date: string) =>
-  `Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting ${date} at 18:00 UTC, and put it in my calendar`;
+  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, " +
+  `starting ${date} at 18:00 UTC, and put it in my calendar`;
 
 interface Payload {
   action_requests: { name: string; args: Record<string, unknown> }[];

@@ -286,7 +286,8 @@ describe("one run's timeline", () => {
 
 describe("the same run id from the API", () => {
   it(
-    "traces a run started and resumed through the API by either API run id or the run id in its values; the server exports each finished run over OTLP",
+    "traces a run started and resumed through the API by either API run id or the run id in its values; " +
+      "the server exports each finished run over OTLP",
     async () => {
       const receiver = await otlpReceiver();
       const server = await startTestServer({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });

@@ -120,7 +120,9 @@ describe("policy replay between engines", () => {
 
   it("new policies (--policies): exactly the calls a new forbid names change, with authorized responsible", () => {
     const text = readFileSync("policies/study.cedar", "utf8");
-    const freeze = `${text}\n@id("calendar.freeze")\n@code("access_denied")\nforbid (principal, action == Warrant::Action::"create_study_event", resource);\n`;
+    const freeze =
+      `${text}\n@id("calendar.freeze")\n@code("access_denied")\n` +
+      'forbid (principal, action == Warrant::Action::"create_study_event", resource);\n';
     const compiled = compileCedar({
       schemaFile: "policies/warrant.cedarschema",
       schema: readFileSync("policies/warrant.cedarschema", "utf8"),

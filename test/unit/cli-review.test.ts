@@ -82,7 +82,8 @@ describe("terminal review", () => {
 
   it("prints a resume command that approves each action by id, quoted for the shell", () => {
     expect(resumeCommand("alice", "t-1", payload)).toBe(
-      `npm run chat -- --user alice --thread t-1 --resume '{"decisions":[{"type":"approve","action_id":"act_1"},{"type":"approve","action_id":"act_2"}]}'`,
+      "npm run chat -- --user alice --thread t-1 --resume " +
+        `'{"decisions":[{"type":"approve","action_id":"act_1"},{"type":"approve","action_id":"act_2"}]}'`,
     );
     expect(shellQuote("it's")).toBe(`'it'\\''s'`);
   });

@@ -559,20 +559,24 @@ describe("the pipeline's order", () => {
     });
   });
 
-  it("decides a resource by the grant alone, never by whether it exists (an enrolled course's unknown note is the server's to refuse)", () => {
-    // The control plane cannot see which notes exist: an unknown note of an
-    // enrolled course passes exactly as a real one, and the notes server then
-    // answers it with its uniform access_denied (tools/notes/corpus.ts).
-    const real = decide(propose("read_note", { note_id: "cs301.lecture-01" }));
-    const unknown = decide(propose("read_note", { note_id: "cs301.no-such-note" }));
-    expect(real.type).toBe("allow");
-    expect(unknown.type).toBe("allow");
-    // Another course: access_denied whether the note exists or not, with the same message.
-    const other = denial(decide(propose("read_note", { note_id: "db201.lecture-01" })));
-    const otherUnknown = denial(decide(propose("read_note", { note_id: "db201.no-such-note" })));
-    expect(refusal(other)).toEqual({ code: "access_denied", check: "authorized", withheld: undefined });
-    expect({ ...otherUnknown, call_id: other.call_id }).toEqual(other);
-  });
+  it(
+    "decides a resource by the grant alone, never by whether it exists " +
+      "(an enrolled course's unknown note is the server's to refuse)",
+    () => {
+      // The control plane cannot see which notes exist: an unknown note of an
+      // enrolled course passes exactly as a real one, and the notes server then
+      // answers it with its uniform access_denied (tools/notes/corpus.ts).
+      const real = decide(propose("read_note", { note_id: "cs301.lecture-01" }));
+      const unknown = decide(propose("read_note", { note_id: "cs301.no-such-note" }));
+      expect(real.type).toBe("allow");
+      expect(unknown.type).toBe("allow");
+      // Another course: access_denied whether the note exists or not, with the same message.
+      const other = denial(decide(propose("read_note", { note_id: "db201.lecture-01" })));
+      const otherUnknown = denial(decide(propose("read_note", { note_id: "db201.no-such-note" })));
+      expect(refusal(other)).toEqual({ code: "access_denied", check: "authorized", withheld: undefined });
+      expect({ ...otherUnknown, call_id: other.call_id }).toEqual(other);
+    },
+  );
 
   it("reports tool_not_permitted for a hidden tool with bad arguments", () => {
     expect(refusal(decide(propose("archive_note", "{not json")))).toEqual({

@@ -20,7 +20,8 @@ describe("trimDescription", () => {
 
   it("keeps the leading whole sentences that fit", () => {
     const text =
-      "Creates one study event in the caller's calendar. The idempotency_key makes retries safe: repeating a call replays it. After a timeout, check get_write_status.";
+      "Creates one study event in the caller's calendar. " +
+      "The idempotency_key makes retries safe: repeating a call replays it. After a timeout, check get_write_status.";
     expect(trimDescription(text, 100)).toBe("Creates one study event in the caller's calendar.");
     expect(trimDescription(text, 130)).toBe(
       "Creates one study event in the caller's calendar. The idempotency_key makes retries safe: repeating a call replays it.",
@@ -58,7 +59,9 @@ describe("modelFacingTool", () => {
   it("keeps every validation keyword while dropping annotations and trimming descriptions", () => {
     const served: ToolSpec = {
       name: "create_study_event",
-      description: `Creates one study event (at most 24 h, end after start) in the caller's calendar. ${"The host handles the idempotency key and retries for you. ".repeat(4)}`,
+      description:
+        "Creates one study event (at most 24 h, end after start) in the caller's calendar. " +
+        "The host handles the idempotency key and retries for you. ".repeat(4),
       parameters: {
         $schema: "http://json-schema.org/draft-07/schema#",
         title: "CreateStudyEvent",
@@ -89,7 +92,8 @@ describe("modelFacingTool", () => {
     expect(shown.name).toBe("create_study_event");
     // The first two sentences fit in MAX_TOOL_DESCRIPTION; the repeats after them do not.
     expect(shown.description).toBe(
-      "Creates one study event (at most 24 h, end after start) in the caller's calendar. The host handles the idempotency key and retries for you.",
+      "Creates one study event (at most 24 h, end after start) in the caller's calendar. " +
+        "The host handles the idempotency key and retries for you.",
     );
     expect(shown.parameters).toEqual({
       type: "object",

@@ -22,7 +22,8 @@ const divide = (fields: Expected) => ({ type: "request", request: { kind: "divid
 
 const understood: [string, Expected][] = [
   [
-    "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar",
+    "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, " +
+      "starting 2026-12-02 at 18:00 UTC, and put it in my calendar",
     plan({
       total_minutes: 120,
       days: 3,
@@ -34,7 +35,8 @@ const understood: [string, Expected][] = [
     }),
   ],
   [
-    "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 a day, starting 2026-12-02 18:00 UTC, and put it in my calendar",
+    "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 a day, " +
+      "starting 2026-12-02 18:00 UTC, and put it in my calendar",
     plan({ total_minutes: 120, days: 3, daily_limit: 60, topic: "attention", calendar: "study", start: DEC2_18_UTC }),
   ],
   [
@@ -50,7 +52,8 @@ const understood: [string, Expected][] = [
     plan({ total_minutes: 121, days: 3, daily_limit: 60, topic: null, calendar: null, start: null }),
   ],
   [
-    "Schedule 2 hours of self-attention revision across 4 days beginning 2026-12-02 09:30 Europe/Berlin, no more than 45 min per day, and add it to my calendar",
+    "Schedule 2 hours of self-attention revision across 4 days beginning 2026-12-02 09:30 Europe/Berlin, " +
+      "no more than 45 min per day, and add it to my calendar",
     plan({
       total_minutes: 120,
       days: 4,
@@ -79,7 +82,8 @@ const understood: [string, Expected][] = [
     session({ minutes: 90, topic: "multi-head attention", start: at(2026, 12, 2, 12, 0, "Europe/Paris") }),
   ],
   [
-    "Over the next 3 days, starting 2026-12-02 at 08:00 Asia/Tokyo, I want to put 3 hours of positional encoding into my calendar, max 1.5 hours per day",
+    "Over the next 3 days, starting 2026-12-02 at 08:00 Asia/Tokyo, " +
+      "I want to put 3 hours of positional encoding into my calendar, max 1.5 hours per day",
     plan({
       total_minutes: 180,
       days: 3,
@@ -127,11 +131,13 @@ const understood: [string, Expected][] = [
     session({ minutes: 120, topic: "dense retrieval", start: at(2026, 12, 9, 14, 0, "Europe/Madrid") }),
   ],
   [
-    "Can you put 60-minute blocks of attention study in my calendar for 2 days from 2026-12-02 at 18:00 UTC, up to 60 minutes per day, 120 minutes in total",
+    "Can you put 60-minute blocks of attention study in my calendar " +
+      "for 2 days from 2026-12-02 at 18:00 UTC, up to 60 minutes per day, 120 minutes in total",
     plan({ total_minutes: 120, days: 2, daily_limit: 60, topic: "attention" }),
   ],
   [
-    "plan 150 minutes of retrieval augmented generation over three days, not more than 1 hour each day, from 2026-12-02 at 6:00 pm UTC, add them to my calendar",
+    "plan 150 minutes of retrieval augmented generation over three days, not more than 1 hour each day, " +
+      "from 2026-12-02 at 6:00 pm UTC, add them to my calendar",
     plan({
       total_minutes: 150,
       days: 3,
@@ -157,7 +163,8 @@ const understood: [string, Expected][] = [
     plan({ total_minutes: 90, days: 3, daily_limit: 90, topic: "dropout" }),
   ],
   [
-    "Use my notes to plan 2 hours of attention study over 2 days and put it in my calendar starting 2026-12-02 at 18:00 America/Argentina/Buenos_Aires",
+    "Use my notes to plan 2 hours of attention study over 2 days and put it in my calendar " +
+      "starting 2026-12-02 at 18:00 America/Argentina/Buenos_Aires",
     plan({
       total_minutes: 120,
       days: 2,

@@ -212,7 +212,8 @@ function run(request: string, options: { principal?: Principal; tools?: ToolSpec
 }
 
 const HEADLINE =
-  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
+  "Use my notes to plan 120 minutes of attention study over 3 days, at most 60 minutes a day, " +
+  "starting 2026-12-02 at 18:00 UTC, and put it in my calendar";
 
 describe("a study plan into the calendar", () => {
   it("searches and schedules, reads the relevant notes, then proposes every session in one turn", () => {
@@ -323,7 +324,8 @@ describe("a study plan into the calendar", () => {
 
   it("keeps the wall-clock start in the user's zone", () => {
     const { proposals } = run(
-      "Schedule 2 hours of self-attention over 2 days from 2026-12-02 at 19:00 Europe/Berlin, at most 1 hour a day, and add it to my calendar",
+      "Schedule 2 hours of self-attention over 2 days from 2026-12-02 at 19:00 Europe/Berlin, " +
+        "at most 1 hour a day, and add it to my calendar",
     );
     expect(
       proposals

@@ -22,7 +22,8 @@ const REQUIRED = process.env["CI"] === "true";
 export const BROWSER_TESTS_RUN = REQUIRED || existsSync(CHROMIUM_PATH);
 if (!BROWSER_TESTS_RUN) {
   process.stderr.write(
-    `\n  NOTICE: browser tests skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium). Under CI=true they are required.\n\n`,
+    `\n  NOTICE: browser tests skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium). ` +
+      "Under CI=true they are required.\n\n",
   );
 }
 
