@@ -37,9 +37,9 @@ export function parseFault(text: string): Fault {
 }
 
 /** The SQLSTATE codes of a shutdown (57P01-57P03), a lost connection (08000, 08003, 08006), a serialization failure or a deadlock. */
-const POSTGRES_CODES = String.raw`\b(57P0[1-3]|0800[036]|40001|40P01)\b`;
+export const POSTGRES_CODES = String.raw`\b(57P0[1-3]|0800[036]|40001|40P01)\b`;
 /** The words of a database or connection error in a message, as alternatives. */
-const POSTGRES_WORDS = [
+export const POSTGRES_WORDS = [
   "ECONN",
   "EPIPE",
   "terminating connection",

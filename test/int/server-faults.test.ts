@@ -11,27 +11,14 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POSTGRES_CODES, POSTGRES_WORDS } from "../../load/faults.js";
 import { startFaultProxy, type FaultProxy } from "./support/fault-proxy.js";
 import { BOOKING_REQUEST, startTestServer, type TestServer } from "./support/server.js";
 
-/** The SQLSTATE codes of a shutdown (57P01-57P03), a lost connection (08000, 08003, 08006), a serialization failure or a deadlock. */
-const POSTGRES_CODES = String.raw`\b(57P0[1-3]|0800[036]|40001|40P01)\b`;
-/** The words of a database or connection error in a message, and bits of the SQL this suite runs, as alternatives. */
-const POSTGRES_WORDS = [
-  "ECONN",
-  "EPIPE",
-  "terminating connection",
-  "Connection terminated",
-  "duplicate key",
-  "violates",
-  "syntax error",
-  "SQLSTATE",
-  "pg_sleep",
-  "insert into",
-  "update .* set",
-].join("|");
+/** The database's error words (load/faults.ts), and bits of the SQL this suite runs, as alternatives. */
+const ERROR_WORDS = [POSTGRES_WORDS, "pg_sleep", "insert into", "update .* set"].join("|");
 /** Driver or server text that must never reach a client. */
-const POSTGRES_TEXT = new RegExp(`${POSTGRES_CODES}|${POSTGRES_WORDS}`, "i");
+const POSTGRES_TEXT = new RegExp(`${POSTGRES_CODES}|${ERROR_WORDS}`, "i");
 const RUNS = 20;
 const APPROVE = { decisions: [{ type: "approve" }] };
 /** How long an instance may take to answer again after the database is back before the test fails (generous). */
