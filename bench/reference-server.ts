@@ -16,10 +16,11 @@
 import { serve } from "@hono/node-server";
 import { createEmbedServer, type ThreadSaver } from "@langchain/langgraph-api/experimental/embed";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import pg from "pg";
 import { loadSettings } from "../src/env.js";
-import { notesAdapter, peerModel } from "./variants.js";
+import { notesAdapter, peerModel } from "./peers.js";
 
 type Metadata = Record<string, unknown>;
 
@@ -43,6 +44,12 @@ function memoryThreads(): ThreadSaver {
     },
   };
 }
+
+// Stock LangChain, as its users run it: nothing here may bring in Warrant's graph, whose module replaces core's
+// runWithConfig for the whole process (useLeanRunContext; bench/peers.ts). The method is core's class method unless
+// something assigned its own.
+if (Object.hasOwn(AsyncLocalStorageProviderSingleton, "runWithConfig"))
+  throw new Error("the reference server must run on stock @langchain/core: something replaced runWithConfig");
 
 const settings = loadSettings(process.env);
 const endpoint = process.env["BENCH_ENDPOINT"];

@@ -18,22 +18,22 @@ import { HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/mes
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
-import { MultiServerMCPClient } from "@langchain/mcp-adapters";
-import { ChatAnthropic } from "@langchain/anthropic";
-import { ChatOpenAI } from "@langchain/openai";
 import { createAgent } from "langchain";
 import { buildAgent } from "../graphs/agent.js";
 import { findPrincipal, loadPrincipalDirectory } from "../src/auth/principal.js";
 import { createRuntime, plannerFor } from "../src/bootstrap.js";
-import { REPO_ROOT, type Budgets, type Settings } from "../src/env.js";
+import type { Budgets, Settings } from "../src/env.js";
 import { connectTools, type ToolHost } from "../src/mcp/tool-host.js";
 import type { Database } from "../src/stores/open-database.js";
 import { loadConfig, parseConfig, type WarrantConfig } from "../src/policy/config.js";
 import { runConfigFor } from "../src/run-config.js";
 import { runOptions } from "../src/graph/routes.js";
+import { BENCH_MODEL, notesAdapter, peerModel, type Wire } from "./peers.js";
 import { BENCH_PRICES } from "./prices.js";
 import type { ScriptedEndpoint } from "./scripted-endpoint.js";
 import { FINAL_ANSWER, USER_ID, benchRequest } from "./script.js";
+
+export { BENCH_MODEL, WIRES, notesAdapter, peerModel, type Wire } from "./peers.js";
 
 export const VARIANTS = ["warrant", "create_react_agent", "create_agent"] as const;
 export type VariantName = (typeof VARIANTS)[number];
@@ -66,46 +66,6 @@ async function notesOnlyConfig(settings: Settings): Promise<WarrantConfig> {
     JSON.stringify({ ...shipped, servers: { notes: shipped.servers["notes"] }, tools }),
     "bench notes config",
   );
-}
-
-/** The model name every variant sends (the scripted endpoint ignores it). */
-export const BENCH_MODEL = "bench-scripted";
-
-/**
- * The provider wire a variant's model speaks to the scripted endpoint: OpenAI
- * Chat Completions or Anthropic Messages (both non-streaming, over HTTP).
- */
-export type Wire = "openai" | "anthropic";
-export const WIRES: readonly Wire[] = ["openai", "anthropic"];
-
-/**
- * The peers' model, bound the way their users bind it, no cache settings:
- * `ChatOpenAI` (non-streaming: streaming fetches tiktoken ranks and hangs
- * offline) or `ChatAnthropic`, against the scripted endpoint.
- */
-export function peerModel(
-  endpoint: Pick<ScriptedEndpoint, "baseUrl" | "anthropicBaseUrl">,
-  wire: Wire = "openai",
-  /** For a server that streams the graph with callbacks (which makes a chat model stream): the endpoint answers whole replies. */
-  disableStreaming = false,
-) {
-  if (wire === "anthropic")
-    return new ChatAnthropic({
-      model: BENCH_MODEL,
-      apiKey: "bench-key",
-      anthropicApiUrl: endpoint.anthropicBaseUrl,
-      temperature: 0,
-      maxRetries: 0,
-      disableStreaming,
-    });
-  return new ChatOpenAI({
-    model: BENCH_MODEL,
-    apiKey: "not-needed",
-    configuration: { baseURL: endpoint.baseUrl },
-    temperature: 0,
-    maxRetries: 0,
-    disableStreaming,
-  });
 }
 
 /**
@@ -171,17 +131,6 @@ export async function warrantVariant(
       await tools.close();
     },
   };
-}
-
-/** The peers' MCP client: the same notes server program over stdio. */
-export async function notesAdapter(settings: Settings): Promise<MultiServerMCPClient> {
-  const notes = (await loadConfig(settings.configPath)).servers["notes"];
-  if (notes?.transport !== "stdio") throw new Error("the shipped notes server is not stdio");
-  return new MultiServerMCPClient({
-    mcpServers: {
-      notes: { transport: "stdio", command: process.execPath, args: notes.args, cwd: REPO_ROOT, stderr: "ignore" },
-    },
-  });
 }
 
 /** Throws unless a peer's thread made `steps` tool calls and ended with the script's answer. */
