@@ -24,7 +24,7 @@ import { ledgerTables, ledgerTaskColumn } from "./ledger-columns.js";
 import { oauthCredentialTables } from "./oauth-token-store.js";
 import { pinTables } from "./pin-store.js";
 import { revocationTables } from "./revocation-store.js";
-import { admissionTables } from "./run-admission.js";
+import { admissionFunction, admissionTables } from "./run-admission.js";
 import { runEventTables } from "./run-events-store.js";
 import { runKeyTables } from "./run-keys.js";
 import { runQueueTables } from "./run-queue-store.js";
@@ -70,4 +70,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: "ledger task ids", statements: ledgerTaskColumn },
   { version: 3, name: "elicitation url mode", statements: elicitationUrlColumns },
   { version: 4, name: "task waits", statements: taskWaitTables },
+  { version: 5, name: "run admission in one statement", statements: admissionFunction },
 ];

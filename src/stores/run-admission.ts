@@ -12,13 +12,21 @@
  * lease expires, without waiting for the orphan sweep.
  *
  * Counting and then updating is only atomic when no other admission of the
- * same owner runs in between, so the transaction first takes a per-owner
+ * same owner runs in between, so the admission first takes a per-owner
  * advisory transaction lock (released at commit or rollback, also when the
  * connection dies). Under READ COMMITTED each statement after the lock sees
  * every admission committed before it.
+ *
+ * The lock, the count and the lease are one call of a database function
+ * (`admit_run`, migration 5), sent as one statement: the lock is held for
+ * the function's own few statements, not across the client's round trips.
+ * Held across a begin, three statements and a commit, an owner's admissions
+ * queued behind each other's network and event-loop waits: 50 runs of one
+ * user started at once waited 19 ms each for the lock at the median, 86 ms
+ * at worst, on a busy 2-core machine.
  */
 import type pg from "pg";
-import { transaction } from "../db/retry.js";
+import { IDEMPOTENT } from "../db/retry.js";
 import { quoteSchemaName } from "../sql-names.js";
 import type { Owner } from "./thread-rows.js";
 
@@ -60,6 +68,42 @@ export interface StrandedLease {
   active_run: string;
   /** The graph the leasing run was for (the thread's status is read from its checkpoint). */
   graph_id: string | null;
+}
+
+/**
+ * Migration 5: the admission as one function call. Its statements are the
+ * lock (`admissionLockStatement`'s keys, passed in), the count
+ * (`countStatement`) and the lease (`leaseStatement`), in that order; a
+ * plpgsql function is VOLATILE, so each of its statements takes a snapshot
+ * of its own, after the lock. Answers the outcome and the owner's runs in
+ * progress (its own not counted).
+ */
+export function admissionFunction(schema: string): string[] {
+  const s = quoteSchemaName(schema);
+  return [
+    `create or replace function ${s}.admit_run(p_thread uuid, p_tenant text, p_owner text, p_run uuid,
+       p_lease_ms double precision, p_graph text, p_run_bound jsonb, p_limit integer, p_lock_space text, p_lock_key text)
+       returns table (outcome text, in_flight integer) language plpgsql volatile as $$
+     declare
+       running integer;
+     begin
+       perform pg_advisory_xact_lock(hashtext(p_lock_space), hashtext(p_lock_key));
+       select count(*)::int into running from ${s}.threads t
+        where t.tenant = p_tenant and t.owner = p_owner and t.active_run is not null and t.lease_until > now()
+          and t.active_run is distinct from p_run;
+       if running >= p_limit then
+         return query select 'over_limit'::text, running;
+         return;
+       end if;
+       update ${s}.threads t
+          set active_run = p_run, lease_until = now() + make_interval(secs => p_lease_ms / 1000),
+              status = 'busy', graph_id = p_graph, run_bound = coalesce(p_run_bound, t.run_bound), updated_at = now()
+        where t.thread_id = p_thread and t.tenant = p_tenant and t.owner = p_owner
+          and (t.active_run is null or t.lease_until < now() or t.active_run = p_run);
+       return query select (case when found then 'admitted' else 'thread_busy' end)::text, running;
+     end
+     $$`,
+  ];
 }
 
 /** Counting an owner's live leases reads only the leased threads. */
@@ -117,28 +161,35 @@ export function admissionLockStatement(schema: string, owner: Owner): pg.QueryCo
 
 export function createRunAdmission(pool: pg.Pool, schema: string): RunAdmission {
   const s = quoteSchemaName(schema);
-  // A run retrying its own admission (its COMMIT's answer was lost) does not count against itself.
+  // An owner's runs in progress, `runId`'s not counted (admit_run counts the same way).
   const countStatement = (owner: Owner, runId: string | null = null): pg.QueryConfig => ({
     text: `select count(*)::int as n from ${s}.threads where tenant = $1 and owner = $2 and active_run is not null and lease_until > now()
               and active_run is distinct from $3::uuid`,
     values: [owner.tenant, owner.user_id, runId],
   });
   return {
-    admit(owner, threadId, runId, { leaseMs, limit, fields }) {
-      // Held only for these four statements; nothing else is awaited meanwhile (the embedded pool has one client).
-      // Retried whole after a transient failure, also one during COMMIT: the lease statement lets a run take its own lease again.
-      return transaction(
-        pool,
-        async (client): Promise<Admission> => {
-          await client.query(admissionLockStatement(schema, owner));
-          const inFlight = (await client.query<{ n: number }>(countStatement(owner, runId))).rows[0]?.n ?? 0;
-          if (inFlight >= limit) return { type: "over_limit", in_flight: inFlight };
-          const taken =
-            (await client.query(leaseStatement(schema, owner, threadId, runId, leaseMs, fields))).rows.length > 0;
-          return taken ? { type: "admitted" } : { type: "thread_busy" };
-        },
-        { idempotent: true },
+    async admit(owner, threadId, runId, { leaseMs, limit, fields }) {
+      const [lockSpace, lockKey] = admissionLockStatement(schema, owner).values ?? [];
+      // One statement, repeated whole after a transient failure (also a lost answer): the run's own lease counts
+      // for nothing against it and may be taken again.
+      const result = await pool.query<{ outcome: Admission["type"]; in_flight: number }>(
+        `${IDEMPOTENT}select outcome, in_flight from ${s}.admit_run($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)`,
+        [
+          threadId,
+          owner.tenant,
+          owner.user_id,
+          runId,
+          leaseMs,
+          fields.graph_id,
+          fields.run_bound ? JSON.stringify(fields.run_bound) : null,
+          limit,
+          lockSpace,
+          lockKey,
+        ],
       );
+      const row = result.rows[0];
+      if (row === undefined) throw new Error("admit_run answered no row");
+      return row.outcome === "over_limit" ? { type: "over_limit", in_flight: row.in_flight } : { type: row.outcome };
     },
     async inFlight(owner) {
       return (await pool.query<{ n: number }>(countStatement(owner))).rows[0]?.n ?? 0;
