@@ -134,16 +134,14 @@ export function leaseStatement(
                   status = 'busy', graph_id = $6, run_bound = coalesce($7::jsonb, run_bound), updated_at = now()
             where thread_id = $1 and tenant = $2 and owner = $3 and (active_run is null or lease_until < now() or active_run = $4)
             returning thread_id::text`,
-    values: [
-      threadId,
-      owner.tenant,
-      owner.user_id,
-      runId,
-      leaseMs,
-      fields.graph_id,
-      fields.run_bound ? JSON.stringify(fields.run_bound) : null,
-    ],
+    values: leaseValues(owner, threadId, runId, leaseMs, fields),
   };
+}
+
+/** The lease's parameters, $1…$7: `leaseStatement`'s, and the first seven of `admit_run`. */
+function leaseValues(owner: Owner, threadId: string, runId: string, leaseMs: number, fields: LeaseFields): unknown[] {
+  const runBound = fields.run_bound ? JSON.stringify(fields.run_bound) : null;
+  return [threadId, owner.tenant, owner.user_id, runId, leaseMs, fields.graph_id, runBound];
 }
 
 /**
@@ -174,18 +172,7 @@ export function createRunAdmission(pool: pg.Pool, schema: string): RunAdmission 
       // for nothing against it and may be taken again.
       const result = await pool.query<{ outcome: Admission["type"]; in_flight: number }>(
         `${IDEMPOTENT}select outcome, in_flight from ${s}.admit_run($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)`,
-        [
-          threadId,
-          owner.tenant,
-          owner.user_id,
-          runId,
-          leaseMs,
-          fields.graph_id,
-          fields.run_bound ? JSON.stringify(fields.run_bound) : null,
-          limit,
-          lockSpace,
-          lockKey,
-        ],
+        [...leaseValues(owner, threadId, runId, leaseMs, fields), limit, lockSpace, lockKey],
       );
       const row = result.rows[0];
       if (row === undefined) throw new Error("admit_run answered no row");
